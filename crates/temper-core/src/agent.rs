@@ -1,0 +1,207 @@
+//! The three roles as traits, and the typed values that cross them.
+//! Every turn is one fresh request built from these contexts; nothing is carried between turns.
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+/// A failing rule the Architect may pick (already filtered by the harness).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Candidate {
+    pub rule_id: String,
+    pub title: String,
+    pub severity: String,
+    pub stig_ids: Vec<String>,
+    pub has_stock_fix: bool,
+    /// Attempts made on this rule so far in this run.
+    pub attempts: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PickContext {
+    pub skill: String,
+    pub profile: String,
+    /// In the order the harness prefers (risk order, then severity).
+    pub candidates: Vec<Candidate>,
+    /// Lessons from semantic memory, most relevant first.
+    pub lessons: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Selection {
+    pub rule_id: String,
+    pub plan: String,
+}
+
+/// Everything the Worker sees for one attempt.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FixContext {
+    pub rule_id: String,
+    pub title: String,
+    pub severity: String,
+    pub description: String,
+    pub rationale: String,
+    pub plan: String,
+    /// The datastream's own fix, resolved, when there is one.
+    pub stock_fix: Option<String>,
+    /// Distilled lines of earlier attempts on this rule (episodic memory).
+    pub episodes: Vec<String>,
+    /// Preferred approaches and lessons (semantic memory).
+    pub lessons: Vec<String>,
+    /// Regexes the harness will refuse; shown so the Worker can avoid them.
+    pub bans: Vec<String>,
+    pub attempt: u32,
+}
+
+/// The Worker's one action: the `apply_fix` tool call, as a typed value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApplyFix {
+    pub fix_script: String,
+    pub revert_script: String,
+    pub description: String,
+}
+
+/// Where an `apply_fix` came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FixSource {
+    /// The datastream's `<fix>`; its revert is the checkpoint snapshot.
+    Stock,
+    /// A native `tool_calls` entry.
+    Native,
+    /// Parsed from the message content (`<tool_call>` or fenced JSON).
+    Text,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReflectContext {
+    pub rule_id: String,
+    pub title: String,
+    pub fix_script: String,
+    pub verdict: String,
+    /// Captured before the revert: fix output, rule result, health output, journal errors.
+    pub diagnostics: String,
+    pub episodes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tip {
+    pub text: String,
+    /// e.g. "package", "config", "service".
+    pub kind: String,
+    pub mechanism: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reflection {
+    pub lesson: String,
+    /// A regex the harness will refuse from now on; validated by the agent layer.
+    pub banned: Option<String>,
+    pub preferred: String,
+    /// At most 200 characters; kept in episodic memory.
+    pub distilled: String,
+    pub tips: Vec<Tip>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReengageContext {
+    pub rule_id: String,
+    pub title: String,
+    pub plan: String,
+    pub episodes: Vec<String>,
+    pub attempts: u32,
+    pub plateau: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Decision {
+    Continue { plan: String },
+    Pivot { plan: String },
+    Escalate { reason: String },
+}
+
+/// One LLM call as the store keeps it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TurnRecord {
+    pub role: String,
+    pub model: String,
+    pub prompt_chars: usize,
+    pub prompt_tokens_est: u32,
+    pub prompt_tokens: Option<u32>,
+    pub completion_tokens: Option<u32>,
+    pub latency_ms: u64,
+    pub retries: u32,
+    pub tool_calls_seen: u32,
+    /// Calls after the first, dropped (`tool_call_capped`), with their names.
+    pub tool_calls_dropped: Vec<String>,
+    /// "native", "text" or "none".
+    pub mode: String,
+    pub finish_reason: Option<String>,
+    /// Prompt sections: kept, cut or dropped under the budget.
+    pub sections: Vec<SectionFate>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SectionFate {
+    pub name: String,
+    /// "kept", "cut" or "dropped".
+    pub fate: String,
+    pub chars: usize,
+}
+
+/// A role's answer plus the record of the call(s) that produced it.
+#[derive(Debug, Clone)]
+pub struct Turn<T> {
+    pub value: T,
+    pub records: Vec<TurnRecord>,
+}
+
+impl<T> Turn<T> {
+    pub fn bare(value: T) -> Self {
+        Self { value, records: Vec::new() }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The endpoint kept failing after its retries: the run pauses, it does not fail.
+    #[error("llm unavailable after {retries} retries: {reason}")]
+    Unavailable { retries: u32, reason: String, records: Vec<TurnRecord> },
+    /// The reply was unusable (no call, invalid JSON, length cut-off, empty script...).
+    /// This counts as an attempt with its reason.
+    #[error("rejected reply: {reason}")]
+    Rejected { reason: String, records: Vec<TurnRecord> },
+    /// This agent has nothing to offer for the rule (e.g. stock agent, no stock fix).
+    #[error("no fix available: {0}")]
+    NoFix(String),
+}
+
+impl AgentError {
+    pub fn records(&self) -> &[TurnRecord] {
+        match self {
+            Self::Unavailable { records, .. } | Self::Rejected { records, .. } => records,
+            Self::NoFix(_) => &[],
+        }
+    }
+}
+
+pub type AgentResult<T> = Result<Turn<T>, AgentError>;
+
+#[async_trait]
+pub trait Architect: Send + Sync {
+    /// Picks one rule from `ctx.candidates`. An id outside that list is an error.
+    async fn select(&self, ctx: &PickContext) -> AgentResult<Selection>;
+    /// Re-engaged every few attempts or on a plateau.
+    async fn reengage(&self, ctx: &ReengageContext) -> AgentResult<Decision>;
+}
+
+#[async_trait]
+pub trait Worker: Send + Sync {
+    /// Exactly one `apply_fix`.
+    async fn propose(&self, ctx: &FixContext) -> AgentResult<(ApplyFix, FixSource)>;
+}
+
+#[async_trait]
+pub trait Reflector: Send + Sync {
+    async fn reflect(&self, ctx: &ReflectContext) -> AgentResult<Reflection>;
+}

@@ -1,0 +1,121 @@
+//! Port traits: the hardware (hypervisor, guest shell) behind interfaces, so the loop
+//! can be tested fast and then again on the real VM.
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+/// Errors from the hypervisor or the guest.
+#[derive(Debug, thiserror::Error)]
+pub enum PortError {
+    #[error("hypervisor: {0}")]
+    Hypervisor(String),
+    #[error("snapshot `{0}` does not exist")]
+    NoSnapshot(String),
+    #[error("ssh connect to {target} failed: {reason}")]
+    Connect { target: String, reason: String },
+    #[error("ssh session dropped: {0}")]
+    Dropped(String),
+    #[error("command timed out after {0:?} and was killed in the guest")]
+    Timeout(Duration),
+    #[error("guest not reachable within {0:?}")]
+    Unreachable(Duration),
+    #[error("{0}")]
+    Other(String),
+}
+
+pub type PortResult<T> = Result<T, PortError>;
+
+/// The hypervisor: domain state and snapshots (with memory).
+#[async_trait]
+pub trait Hypervisor: Send + Sync {
+    /// True when the domain is running.
+    async fn is_running(&self) -> PortResult<bool>;
+    async fn snapshot_list(&self) -> PortResult<Vec<String>>;
+    /// Takes a snapshot of the running domain, memory included.
+    async fn snapshot_create(&self, name: &str, description: &str) -> PortResult<()>;
+    async fn snapshot_revert(&self, name: &str) -> PortResult<()>;
+    async fn snapshot_delete(&self, name: &str) -> PortResult<()>;
+    async fn snapshot_exists(&self, name: &str) -> PortResult<bool> {
+        Ok(self.snapshot_list().await?.iter().any(|s| s == name))
+    }
+}
+
+/// One command in the guest. `argv` is quoted by the implementation; `stdin` is passed as
+/// data, byte for byte, so scripts never go through shell quoting.
+#[derive(Debug, Clone)]
+pub struct Exec {
+    pub argv: Vec<String>,
+    pub stdin: Vec<u8>,
+    pub timeout: Duration,
+    /// Bytes kept from each of stdout and stderr; the rest is cut and marked.
+    pub max_output: usize,
+    /// Run through `sudo -n`.
+    pub sudo: bool,
+}
+
+impl Exec {
+    pub fn new<I, S>(argv: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            argv: argv.into_iter().map(Into::into).collect(),
+            stdin: Vec::new(),
+            timeout: Duration::from_secs(60),
+            max_output: 256 * 1024,
+            sudo: true,
+        }
+    }
+    /// A bash script as root, passed on stdin (`sudo -n bash -s`).
+    pub fn script(script: &str) -> Self {
+        Self::new(["bash", "-s"]).stdin(script.as_bytes().to_vec())
+    }
+    pub fn stdin(mut self, data: Vec<u8>) -> Self {
+        self.stdin = data;
+        self
+    }
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = t;
+        self
+    }
+    pub fn max_output(mut self, n: usize) -> Self {
+        self.max_output = n;
+        self
+    }
+    pub fn as_user(mut self) -> Self {
+        self.sudo = false;
+        self
+    }
+}
+
+/// What the guest produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExecOutput {
+    pub exit_code: Option<u32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub duration: Duration,
+}
+
+impl ExecOutput {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+    pub fn stdout_str(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+    pub fn stderr_str(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+}
+
+/// A shell in the guest, over SSH.
+#[async_trait]
+pub trait Guest: Send + Sync {
+    async fn exec(&self, exec: Exec) -> PortResult<ExecOutput>;
+    /// Drops the connection and waits for SSH again with a bounded back-off (after a revert).
+    async fn reconnect(&self, within: Duration) -> PortResult<()>;
+}

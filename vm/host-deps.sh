@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what the host needs: libvirt, qemu (TCG), mmdebstrap, the libvirt headers for the `virt` crate.
+# Idempotent: skips when everything is already there.
+source "$(dirname "$0")/lib.sh"
+need=(libvirtd virsh qemu-system-x86_64 qemu-img mmdebstrap pkg-config mkfs.ext4 oscap)
+missing=0; for b in "${need[@]}"; do command -v "$b" >/dev/null || missing=1; done
+pkg-config --exists libvirt 2>/dev/null || missing=1
+if [ $missing = 0 ]; then log "host deps present"; exit 0; fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# bookworm's qemu-system-x86 (7.2) conflicts with the preinstalled qemu-utils 10.0 from backports and removes it;
+# qemu-utils is installed again afterwards (7.2).
+apt-get install -y -q --no-install-recommends \
+  libvirt-daemon-system libvirt-clients libvirt-dev qemu-system-x86 mmdebstrap pkg-config \
+  e2fsprogs openscap-scanner openssh-client ca-certificates
+apt-get install -y -q --no-install-recommends qemu-utils
+log "host deps installed"
