@@ -1,0 +1,177 @@
+use serde::Serialize;
+
+use crate::{Store, StoreResult, now};
+
+/// Written (state `started`) before the fix touches the guest.
+#[derive(Debug, Clone)]
+pub struct NewAttempt {
+    pub run_id: i64,
+    pub rule_id: String,
+    pub plan: String,
+    pub source: String,
+    pub fix_script: String,
+    pub revert_script: String,
+    pub description: String,
+    pub checkpoint: String,
+}
+
+/// Everything the evaluation and the revert found.
+#[derive(Debug, Clone, Default)]
+pub struct AttemptOutcome {
+    pub fix_exit_code: Option<i64>,
+    pub fix_stdout: Option<String>,
+    pub fix_stderr: Option<String>,
+    pub rule_result: Option<String>,
+    pub health_ok: Option<bool>,
+    pub health_output: Option<String>,
+    pub access_ok: Option<bool>,
+    pub regressions: Vec<String>,
+    pub verdict: String,
+    pub verdict_reason: String,
+    pub revert_method: String,
+    pub revert_ms: Option<i64>,
+    pub apply_ms: Option<i64>,
+    pub evaluate_ms: Option<i64>,
+    pub diagnostics: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct AttemptRow {
+    pub id: i64,
+    pub run_id: i64,
+    pub rule_id: String,
+    pub n: i64,
+    pub state: String,
+    pub plan: String,
+    pub source: String,
+    pub fix_script: String,
+    pub revert_script: String,
+    pub description: String,
+    pub checkpoint: String,
+    pub fix_exit_code: Option<i64>,
+    pub fix_stdout: Option<String>,
+    pub fix_stderr: Option<String>,
+    pub rule_result: Option<String>,
+    pub health_ok: Option<bool>,
+    pub health_output: Option<String>,
+    pub access_ok: Option<bool>,
+    pub regressions: Option<String>,
+    pub verdict: Option<String>,
+    pub verdict_reason: Option<String>,
+    pub revert_method: Option<String>,
+    pub revert_ms: Option<i64>,
+    pub apply_ms: Option<i64>,
+    pub evaluate_ms: Option<i64>,
+    pub diagnostics: Option<String>,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+}
+
+impl Store {
+    /// Numbers the attempt and bumps the rule's count in one transaction.
+    pub async fn start_attempt(&self, a: &NewAttempt) -> StoreResult<(i64, i64)> {
+        let mut tx = self.pool.begin().await?;
+        let (n,): (i64,) = sqlx::query_as("SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE run_id = ? AND rule_id = ?")
+            .bind(a.run_id)
+            .bind(&a.rule_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let id = sqlx::query(
+            "INSERT INTO attempts (run_id, rule_id, n, state, plan, source, fix_script, revert_script, description, checkpoint, started_at)
+             VALUES (?, ?, ?, 'started', ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(a.run_id)
+        .bind(&a.rule_id)
+        .bind(n)
+        .bind(&a.plan)
+        .bind(&a.source)
+        .bind(&a.fix_script)
+        .bind(&a.revert_script)
+        .bind(&a.description)
+        .bind(&a.checkpoint)
+        .bind(now())
+        .execute(&mut *tx)
+        .await?
+        .last_insert_rowid();
+        sqlx::query("UPDATE rules SET attempts = attempts + 1 WHERE run_id = ? AND rule_id = ?")
+            .bind(a.run_id)
+            .bind(&a.rule_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok((id, n))
+    }
+
+    pub async fn set_attempt_state(&self, id: i64, state: &str) -> StoreResult<()> {
+        sqlx::query("UPDATE attempts SET state = ? WHERE id = ?")
+            .bind(state)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn finish_attempt(&self, id: i64, o: &AttemptOutcome) -> StoreResult<()> {
+        let regressions = serde_json::to_string(&o.regressions).unwrap_or_else(|_| "[]".into());
+        sqlx::query(
+            "UPDATE attempts SET state = 'done', fix_exit_code = ?, fix_stdout = ?, fix_stderr = ?, rule_result = ?,
+               health_ok = ?, health_output = ?, access_ok = ?, regressions = ?, verdict = ?, verdict_reason = ?,
+               revert_method = ?, revert_ms = ?, apply_ms = ?, evaluate_ms = ?, diagnostics = ?, ended_at = ?
+             WHERE id = ?",
+        )
+        .bind(o.fix_exit_code)
+        .bind(&o.fix_stdout)
+        .bind(&o.fix_stderr)
+        .bind(&o.rule_result)
+        .bind(o.health_ok)
+        .bind(&o.health_output)
+        .bind(o.access_ok)
+        .bind(regressions)
+        .bind(&o.verdict)
+        .bind(&o.verdict_reason)
+        .bind(&o.revert_method)
+        .bind(o.revert_ms)
+        .bind(o.apply_ms)
+        .bind(o.evaluate_ms)
+        .bind(&o.diagnostics)
+        .bind(now())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Marks attempts a crash left half-done; returns them. They are never run again.
+    pub async fn interrupt_open_attempts(&self, run: i64) -> StoreResult<Vec<AttemptRow>> {
+        let open: Vec<AttemptRow> = sqlx::query_as("SELECT * FROM attempts WHERE run_id = ? AND state != 'done' AND state != 'interrupted'")
+            .bind(run)
+            .fetch_all(&self.pool)
+            .await?;
+        sqlx::query(
+            "UPDATE attempts SET state = 'interrupted', verdict = COALESCE(verdict, 'interrupted'),
+               verdict_reason = COALESCE(verdict_reason, 'the harness stopped during this attempt; the VM was restored to the checkpoint'),
+               revert_method = COALESCE(revert_method, 'snapshot'), ended_at = COALESCE(ended_at, ?)
+             WHERE run_id = ? AND state != 'done' AND state != 'interrupted'",
+        )
+        .bind(now())
+        .bind(run)
+        .execute(&self.pool)
+        .await?;
+        Ok(open)
+    }
+
+    pub async fn attempts(&self, run: i64) -> StoreResult<Vec<AttemptRow>> {
+        Ok(sqlx::query_as("SELECT * FROM attempts WHERE run_id = ? ORDER BY id")
+            .bind(run)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    pub async fn rule_attempts(&self, run: i64, rule_id: &str) -> StoreResult<Vec<AttemptRow>> {
+        Ok(sqlx::query_as("SELECT * FROM attempts WHERE run_id = ? AND rule_id = ? ORDER BY n")
+            .bind(run)
+            .bind(rule_id)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+}
