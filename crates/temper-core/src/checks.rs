@@ -1,0 +1,55 @@
+//! The checks after every fix: the mission-app health check and the lockout guard.
+use std::time::Duration;
+
+use crate::ports::{Exec, Guest, PortError};
+
+/// The token the health check prints when all is well.
+pub const HEALTHY: &str = "HEALTHY";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Health {
+    pub ok: bool,
+    pub exit_code: Option<u32>,
+    pub output: String,
+}
+
+/// Runs the health check: healthy only on exit 0 *and* the exact token as the last line.
+pub async fn health(guest: &dyn Guest, command: &str) -> Result<Health, PortError> {
+    let out = guest.exec(Exec::new([command]).timeout(Duration::from_secs(60))).await?;
+    let stdout = out.stdout_str();
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let mut output = stdout.trim().to_string();
+    if !out.stderr.is_empty() {
+        output.push_str(&format!("\n[stderr] {}", out.stderr_str().trim()));
+    }
+    Ok(Health { ok: out.exit_code == Some(0) && last == HEALTHY, exit_code: out.exit_code, output })
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// The lockout guard: a fresh SSH session works and `sudo -n true` succeeds.
+pub async fn access(guest: &dyn Guest, within: Duration) -> Access {
+    if let Err(e) = guest.reconnect(within).await {
+        return Access { ok: false, detail: format!("ssh reconnect failed: {e}") };
+    }
+    match guest.exec(Exec::new(["true"]).timeout(Duration::from_secs(30))).await {
+        Ok(o) if o.success() => Access { ok: true, detail: "ssh and sudo -n true work".into() },
+        Ok(o) => Access { ok: false, detail: format!("sudo -n true exited {:?}: {}", o.exit_code, o.stderr_str().trim()) },
+        Err(e) => Access { ok: false, detail: format!("sudo -n true: {e}") },
+    }
+}
+
+/// Recent errors from the journal, for the Reflector (captured before any revert).
+pub async fn journal_errors(guest: &dyn Guest) -> String {
+    let exec = Exec::new(["journalctl", "-p", "err", "-n", "30", "--no-pager", "--since", "-10min"])
+        .timeout(Duration::from_secs(30))
+        .max_output(16 * 1024);
+    match guest.exec(exec).await {
+        Ok(o) => o.stdout_str(),
+        Err(e) => format!("(journal unavailable: {e})"),
+    }
+}

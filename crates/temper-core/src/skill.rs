@@ -1,0 +1,236 @@
+//! A skill is data: `skills/<name>/skill.toml` plus prompts. No skill needs code in the loop.
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+use serde::Deserialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SkillError {
+    #[error("skill {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("skill {path}: {source}")]
+    Parse { path: PathBuf, source: toml::de::Error },
+    #[error("skill {path}: pattern `{pattern}` does not compile: {source}")]
+    Pattern { path: PathBuf, pattern: String, source: regex::Error },
+}
+
+/// What the harness does with a rule the skill names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Disposition {
+    /// Must not be automated.
+    Skipped,
+    /// Accepted risk, documented.
+    Waived,
+    /// Left for later (e.g. needs a maintenance window).
+    Deferred,
+}
+
+impl Disposition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Skipped => "skipped",
+            Self::Waived => "waived",
+            Self::Deferred => "deferred",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SkipEntry {
+    /// Regex, full match against the short rule id (`sshd_disable_root_login`).
+    pub rule: String,
+    pub reason: String,
+    #[serde(default = "skipped")]
+    pub disposition: Disposition,
+}
+
+fn skipped() -> Disposition {
+    Disposition::Skipped
+}
+
+/// An ordering constraint: `rule` goes `last` (after every other candidate) or `after` another.
+#[derive(Debug, Clone, Deserialize)]
+pub struct OrderEntry {
+    pub rule: String,
+    #[serde(default)]
+    pub last: bool,
+    /// Regex: the rule waits until no candidate matching this remains.
+    pub after: Option<String>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct DenyEntry {
+    pub pattern: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Manifest {
+    pub name: String,
+    pub description: String,
+    /// File name of the datastream in the SSG content directory (host and guest).
+    pub datastream: String,
+    pub profile: String,
+    /// Other profiles the skill is tested with (e.g. a quick one).
+    #[serde(default)]
+    pub profiles: Vec<String>,
+    /// Regexes on short rule ids, lowest risk first; unmatched rules come after all of them.
+    #[serde(default)]
+    pub risk_order: Vec<String>,
+    #[serde(default, rename = "order")]
+    pub ordering: Vec<OrderEntry>,
+    #[serde(default)]
+    pub skip: Vec<SkipEntry>,
+    #[serde(default)]
+    pub deny: Vec<DenyEntry>,
+}
+
+/// A loaded skill with its patterns compiled.
+#[derive(Debug, Clone)]
+pub struct Skill {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    risk: Vec<Regex>,
+    skips: Vec<(Regex, SkipEntry)>,
+    order: Vec<(Regex, Option<Regex>, OrderEntry)>,
+}
+
+fn full(path: &Path, p: &str) -> Result<Regex, SkillError> {
+    Regex::new(&format!("^(?:{p})$")).map_err(|source| SkillError::Pattern {
+        path: path.to_path_buf(),
+        pattern: p.to_string(),
+        source,
+    })
+}
+
+impl Skill {
+    pub fn load(dir: impl AsRef<Path>) -> Result<Self, SkillError> {
+        let dir = dir.as_ref().to_path_buf();
+        let path = dir.join("skill.toml");
+        let text = std::fs::read_to_string(&path).map_err(|source| SkillError::Read { path: path.clone(), source })?;
+        let manifest: Manifest = toml::from_str(&text).map_err(|source| SkillError::Parse { path: path.clone(), source })?;
+        let risk = manifest.risk_order.iter().map(|p| full(&path, p)).collect::<Result<_, _>>()?;
+        let skips = manifest
+            .skip
+            .iter()
+            .map(|s| Ok((full(&path, &s.rule)?, s.clone())))
+            .collect::<Result<_, SkillError>>()?;
+        let order = manifest
+            .ordering
+            .iter()
+            .map(|o| {
+                let after = o.after.as_deref().map(|a| full(&path, a)).transpose()?;
+                Ok((full(&path, &o.rule)?, after, o.clone()))
+            })
+            .collect::<Result<_, SkillError>>()?;
+        for d in &manifest.deny {
+            Regex::new(&d.pattern).map_err(|source| SkillError::Pattern {
+                path: path.clone(),
+                pattern: d.pattern.clone(),
+                source,
+            })?;
+        }
+        Ok(Self { dir, manifest, risk, skips, order })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.manifest.name
+    }
+
+    pub fn prompts_dir(&self) -> PathBuf {
+        self.dir.join("prompts")
+    }
+
+    /// The skip, waiver or deferral for a rule, if the skill has one.
+    pub fn disposition(&self, short_id: &str) -> Option<&SkipEntry> {
+        self.skips.iter().find(|(re, _)| re.is_match(short_id)).map(|(_, s)| s)
+    }
+
+    /// Position in the risk order (lower is safer); unmatched rules share the last rank.
+    pub fn risk_rank(&self, short_id: &str) -> usize {
+        self.risk.iter().position(|re| re.is_match(short_id)).unwrap_or(self.risk.len())
+    }
+
+    /// Why a rule must wait, given the other open candidates, or None when it may go now.
+    pub fn held_back<'a>(&'a self, short_id: &str, others: &[&str]) -> Option<&'a OrderEntry> {
+        self.order.iter().find_map(|(re, after, entry)| {
+            if !re.is_match(short_id) {
+                return None;
+            }
+            let waits = others.iter().any(|o| {
+                *o != short_id && (entry.last && !re.is_match(o) || after.as_ref().is_some_and(|a| a.is_match(o)))
+            });
+            waits.then_some(entry)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(toml: &str) -> Skill {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("skill.toml"), toml).unwrap();
+        Skill::load(dir.path()).unwrap()
+    }
+
+    const BASE: &str = r#"
+name = "t"
+description = "d"
+datastream = "ds.xml"
+profile = "p"
+risk_order = ["package_.*_installed", "sshd_.*"]
+[[order]]
+rule = "audit_rules_immutable"
+last = true
+reason = "immutable audit rules block later audit changes"
+[[order]]
+rule = "grub2_audit_argument"
+after = "package_audit_installed"
+reason = "needs audit"
+[[skip]]
+rule = "partition_for_.*"
+reason = "partitioning"
+[[skip]]
+rule = "ensure_logrotate_activated"
+reason = "later"
+disposition = "deferred"
+"#;
+
+    #[test]
+    fn skips_match_whole_ids_only() {
+        let s = skill(BASE);
+        assert_eq!(s.disposition("partition_for_tmp").unwrap().disposition, Disposition::Skipped);
+        assert_eq!(s.disposition("ensure_logrotate_activated").unwrap().disposition, Disposition::Deferred);
+        assert!(s.disposition("xpartition_for_tmp").is_none());
+    }
+
+    #[test]
+    fn risk_rank_orders_and_unmatched_go_last() {
+        let s = skill(BASE);
+        assert_eq!(s.risk_rank("package_aide_installed"), 0);
+        assert_eq!(s.risk_rank("sshd_set_idle_timeout"), 1);
+        assert_eq!(s.risk_rank("accounts_tmout"), 2);
+    }
+
+    #[test]
+    fn last_rule_waits_until_alone_and_after_waits_for_its_prerequisite() {
+        let s = skill(BASE);
+        assert!(s.held_back("audit_rules_immutable", &["audit_rules_immutable", "sshd_x"]).is_some());
+        assert!(s.held_back("audit_rules_immutable", &["audit_rules_immutable"]).is_none());
+        assert!(s.held_back("grub2_audit_argument", &["package_audit_installed"]).is_some());
+        assert!(s.held_back("grub2_audit_argument", &["sshd_x"]).is_none());
+        assert!(s.held_back("sshd_x", &["audit_rules_immutable"]).is_none());
+    }
+
+    #[test]
+    fn bad_pattern_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("skill.toml"), BASE.replace("sshd_.*", "sshd_(")).unwrap();
+        let err = Skill::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("sshd_("), "{err}");
+    }
+}
