@@ -150,7 +150,9 @@ impl TextBuilder {
             let ws = rest.find(|c: char| !c.is_whitespace()).unwrap_or(rest.len());
             if ws > 0 {
                 self.ws_seen = true;
-                self.nl_run += rest[..ws].matches('\n').count() as u32;
+                // A blank line inside one text run is a paragraph break; newlines of
+                // pretty-printing spread over several runs between tags are not.
+                self.nl_run = self.nl_run.max(rest[..ws].matches('\n').count() as u32);
                 rest = &rest[ws..];
                 continue;
             }
