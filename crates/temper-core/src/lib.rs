@@ -2,6 +2,7 @@
 pub mod agent;
 pub mod checks;
 pub mod policy;
+pub mod ralph;
 pub mod ports;
 pub mod scan;
 pub mod skill;

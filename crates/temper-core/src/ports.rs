@@ -119,3 +119,62 @@ pub trait Guest: Send + Sync {
     /// Drops the connection and waits for SSH again with a bounded back-off (after a revert).
     async fn reconnect(&self, within: Duration) -> PortResult<()>;
 }
+
+/// Time spent in the guest and the hypervisor, summed by [`Timed`].
+#[derive(Debug, Default)]
+pub struct Clock {
+    nanos: std::sync::atomic::AtomicU64,
+}
+
+impl Clock {
+    pub fn add(&self, d: Duration) {
+        self.nanos.fetch_add(d.as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+    pub fn total(&self) -> Duration {
+        Duration::from_nanos(self.nanos.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+/// Wraps a port and adds the time of every call to a [`Clock`].
+pub struct Timed<'a, T: ?Sized> {
+    pub inner: &'a T,
+    pub clock: &'a Clock,
+}
+
+macro_rules! timed {
+    ($self:ident, $e:expr) => {{
+        let t = std::time::Instant::now();
+        let r = $e.await;
+        $self.clock.add(t.elapsed());
+        r
+    }};
+}
+
+#[async_trait]
+impl<T: Guest + ?Sized> Guest for Timed<'_, T> {
+    async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
+        timed!(self, self.inner.exec(exec))
+    }
+    async fn reconnect(&self, within: Duration) -> PortResult<()> {
+        timed!(self, self.inner.reconnect(within))
+    }
+}
+
+#[async_trait]
+impl<T: Hypervisor + ?Sized> Hypervisor for Timed<'_, T> {
+    async fn is_running(&self) -> PortResult<bool> {
+        timed!(self, self.inner.is_running())
+    }
+    async fn snapshot_list(&self) -> PortResult<Vec<String>> {
+        timed!(self, self.inner.snapshot_list())
+    }
+    async fn snapshot_create(&self, name: &str, description: &str) -> PortResult<()> {
+        timed!(self, self.inner.snapshot_create(name, description))
+    }
+    async fn snapshot_revert(&self, name: &str) -> PortResult<()> {
+        timed!(self, self.inner.snapshot_revert(name))
+    }
+    async fn snapshot_delete(&self, name: &str) -> PortResult<()> {
+        timed!(self, self.inner.snapshot_delete(name))
+    }
+}

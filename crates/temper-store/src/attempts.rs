@@ -112,32 +112,26 @@ impl Store {
     }
 
     pub async fn finish_attempt(&self, id: i64, o: &AttemptOutcome) -> StoreResult<()> {
-        let regressions = serde_json::to_string(&o.regressions).unwrap_or_else(|_| "[]".into());
-        sqlx::query(
-            "UPDATE attempts SET state = 'done', fix_exit_code = ?, fix_stdout = ?, fix_stderr = ?, rule_result = ?,
-               health_ok = ?, health_output = ?, access_ok = ?, regressions = ?, verdict = ?, verdict_reason = ?,
-               revert_method = ?, revert_ms = ?, apply_ms = ?, evaluate_ms = ?, diagnostics = ?, ended_at = ?
-             WHERE id = ?",
-        )
-        .bind(o.fix_exit_code)
-        .bind(&o.fix_stdout)
-        .bind(&o.fix_stderr)
-        .bind(&o.rule_result)
-        .bind(o.health_ok)
-        .bind(&o.health_output)
-        .bind(o.access_ok)
-        .bind(regressions)
-        .bind(&o.verdict)
-        .bind(&o.verdict_reason)
-        .bind(&o.revert_method)
-        .bind(o.revert_ms)
-        .bind(o.apply_ms)
-        .bind(o.evaluate_ms)
-        .bind(&o.diagnostics)
-        .bind(now())
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+        let mut conn = self.pool.acquire().await?;
+        finish(&mut conn, id, o).await
+    }
+
+    /// Keeps a fix in one transaction: the attempt's outcome, the rule's status and the new
+    /// checkpoint. A crash before the commit leaves the old checkpoint in force.
+    pub async fn record_fix(&self, run: i64, id: i64, o: &AttemptOutcome, rule_id: &str, checkpoint: &str) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        finish(&mut tx, id, o).await?;
+        sqlx::query("UPDATE rules SET status = 'fixed', reason = NULL WHERE run_id = ? AND rule_id = ?")
+            .bind(run)
+            .bind(rule_id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE runs SET checkpoint = ? WHERE id = ?")
+            .bind(checkpoint)
+            .bind(run)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -174,4 +168,34 @@ impl Store {
             .fetch_all(&self.pool)
             .await?)
     }
+}
+
+async fn finish(conn: &mut sqlx::SqliteConnection, id: i64, o: &AttemptOutcome) -> StoreResult<()> {
+    let regressions = serde_json::to_string(&o.regressions).unwrap_or_else(|_| "[]".into());
+    sqlx::query(
+        "UPDATE attempts SET state = 'done', fix_exit_code = ?, fix_stdout = ?, fix_stderr = ?, rule_result = ?,
+           health_ok = ?, health_output = ?, access_ok = ?, regressions = ?, verdict = ?, verdict_reason = ?,
+           revert_method = ?, revert_ms = ?, apply_ms = ?, evaluate_ms = ?, diagnostics = ?, ended_at = ?
+         WHERE id = ?",
+    )
+    .bind(o.fix_exit_code)
+    .bind(&o.fix_stdout)
+    .bind(&o.fix_stderr)
+    .bind(&o.rule_result)
+    .bind(o.health_ok)
+    .bind(&o.health_output)
+    .bind(o.access_ok)
+    .bind(regressions)
+    .bind(&o.verdict)
+    .bind(&o.verdict_reason)
+    .bind(&o.revert_method)
+    .bind(o.revert_ms)
+    .bind(o.apply_ms)
+    .bind(o.evaluate_ms)
+    .bind(&o.diagnostics)
+    .bind(now())
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
 }

@@ -1,0 +1,355 @@
+//! Steps 3 to 5: the Worker's single `apply_fix`, checked, run, evaluated, then kept or reverted.
+use std::time::Instant;
+
+use serde_json::json;
+use temper_scap::Outcome;
+use temper_store::{AttemptOutcome, NewAttempt};
+
+use super::pick::Pick;
+use super::preflight::checkpoint_prefix;
+use super::{LoopResult, Phase, Ralph, RunState};
+use crate::agent::{AgentError, ApplyFix, FixContext, FixSource};
+use crate::checks;
+use crate::policy::{DenyList, DenySource};
+use crate::ports::Exec;
+use crate::scan::tail;
+use crate::verdict::Verdict;
+
+/// How an attempt ended, for the reflection and the escalation checks.
+pub(super) struct Ended {
+    pub verdict: Verdict,
+    pub reason: String,
+    pub fix_script: String,
+    pub diagnostics: String,
+}
+
+/// What the Worker came back with.
+enum Proposal {
+    Fix(ApplyFix, FixSource),
+    /// An unusable reply: an attempt with its reason, nothing executed.
+    Rejected(String),
+    /// Nothing to try: escalate.
+    NoFix(String),
+}
+
+const OUTPUT_CAP: usize = 256 * 1024;
+
+impl Ralph<'_> {
+    /// Attempts one rule until it is fixed or escalated.
+    pub(super) async fn work_on(&self, run: i64, state: &mut RunState, pick: Pick) -> LoopResult<()> {
+        let rule = pick.rule_id.clone();
+        let mut plan = pick.plan;
+        loop {
+            if let Some(reason) = self.budget_spent(run, &rule).await? {
+                return self.escalate(run, &rule, &reason).await;
+            }
+            let started = Instant::now();
+            let ended = self.attempt(run, state, &rule, &plan).await?;
+            self.store.add_rule_time(run, &rule, started.elapsed().as_millis() as i64).await?;
+            let Some(ended) = ended else { return Ok(()) };
+            if ended.verdict == Verdict::Fixed {
+                return Ok(());
+            }
+            self.reflect(run, &rule, &ended).await?;
+            if let Some(reason) = self.should_escalate(run, &rule, &mut plan).await? {
+                return self.escalate(run, &rule, &reason).await;
+            }
+        }
+    }
+
+    /// One attempt. `None` when the rule was escalated instead (no fix to try).
+    async fn attempt(&self, run: i64, state: &mut RunState, rule: &str, plan: &str) -> LoopResult<Option<Ended>> {
+        let n = self.store.rule(run, rule).await?.map_or(0, |r| r.attempts as u32) + 1;
+        self.phase(run, Phase::Fix, Some(rule), n).await?;
+        let ctx = self.fix_context(rule, plan, n).await?;
+        let (proposal, records) = match self.agents.worker.propose(&ctx).await {
+            Ok(t) => (Proposal::Fix(t.value.0, t.value.1), t.records),
+            Err(AgentError::Rejected { reason, records }) => (Proposal::Rejected(reason), records),
+            Err(AgentError::NoFix(reason)) => (Proposal::NoFix(reason), Vec::new()),
+            Err(AgentError::Unavailable { reason, records, .. }) => {
+                self.record_turns(run, None, Some(rule), &records).await?;
+                return Err(self.pause(run, reason).await);
+            }
+        };
+        let (fix, source) = match proposal {
+            Proposal::Fix(fix, source) => (fix, source),
+            Proposal::NoFix(reason) => {
+                self.escalate(run, rule, &format!("no fix to try: {reason}")).await?;
+                return Ok(None);
+            }
+            Proposal::Rejected(reason) => {
+                let empty = ApplyFix { fix_script: String::new(), revert_script: String::new(), description: String::new() };
+                let id = self.start_attempt(run, state, rule, plan, &empty, "rejected").await?;
+                self.record_turns(run, Some(id), Some(rule), &records).await?;
+                return self.unexecuted(run, id, rule, Verdict::ApplyFailed, format!("the Worker's reply was rejected: {reason}"), "").await;
+            }
+        };
+        let id = self.start_attempt(run, state, rule, plan, &fix, source_name(source)).await?;
+        self.record_turns(run, Some(id), Some(rule), &records).await?;
+
+        // Step 3: the deny-list, before anything runs.
+        let deny = self.deny_list(run).await?;
+        for script in [&fix.fix_script, &fix.revert_script] {
+            if let Err(refusal) = deny.check(script) {
+                let reason = refusal.to_string();
+                return self.unexecuted(run, id, rule, Verdict::Refused, reason, &fix.fix_script).await;
+            }
+        }
+        let applied = Instant::now();
+        let out = self.guest.exec(Exec::script(&fix.fix_script).timeout(self.settings.fix_timeout).max_output(OUTPUT_CAP)).await;
+        self.store.set_attempt_state(id, "applied").await?;
+        let apply_ms = applied.elapsed().as_millis() as i64;
+        let mut o = AttemptOutcome { apply_ms: Some(apply_ms), ..Default::default() };
+        let apply_error = match &out {
+            Ok(out) => {
+                o.fix_exit_code = out.exit_code.map(i64::from);
+                o.fix_stdout = Some(capped(&out.stdout_str(), out.stdout_truncated));
+                o.fix_stderr = Some(capped(&out.stderr_str(), out.stderr_truncated));
+                (!out.success()).then(|| format!("the fix exited {:?}", out.exit_code))
+            }
+            Err(e) => Some(format!("the fix did not finish: {e}")),
+        };
+
+        // Step 4: evaluate.
+        self.phase(run, Phase::Evaluate, Some(rule), n).await?;
+        let evaluated = Instant::now();
+        let (verdict, reason) = self.evaluate(state, rule, &ctx, source, apply_error, &mut o).await?;
+        o.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
+        o.verdict = verdict.to_string();
+        o.verdict_reason = reason.clone();
+        self.store
+            .event(run, "verdict", Some(rule), json!({"attempt": n, "verdict": verdict, "reason": reason}))
+            .await?;
+
+        // Step 5: keep or revert.
+        if verdict == Verdict::Fixed {
+            self.keep(run, state, id, rule, &mut o).await?;
+        } else {
+            o.diagnostics = Some(self.diagnostics(&o).await);
+            self.phase(run, Phase::Revert, Some(rule), n).await?;
+            self.revert(run, state, rule, &fix, o.access_ok == Some(true), &mut o).await?;
+            self.store.finish_attempt(id, &o).await?;
+        }
+        Ok(Some(Ended {
+            verdict,
+            reason,
+            fix_script: fix.fix_script,
+            diagnostics: o.diagnostics.unwrap_or_default(),
+        }))
+    }
+
+    /// Rescan (the rule and the regression set in one oscap call), lockout guard, health.
+    async fn evaluate(
+        &self,
+        state: &RunState,
+        rule: &str,
+        ctx: &FixContext,
+        source: FixSource,
+        apply_error: Option<String>,
+        o: &mut AttemptOutcome,
+    ) -> LoopResult<(Verdict, String)> {
+        let access = checks::access(self.guest, self.settings.ssh_ready).await;
+        o.access_ok = Some(access.ok);
+        if !access.ok {
+            return Ok((Verdict::Lockout, access.detail));
+        }
+        let health = checks::health(self.guest, &self.settings.health_command).await?;
+        o.health_ok = Some(health.ok);
+        o.health_output = Some(health.output.clone());
+        if let Some(err) = apply_error {
+            return Ok((Verdict::ApplyFailed, err));
+        }
+        if !health.ok {
+            return Ok((Verdict::HealthBroken, format!("health check: {}", health.output)));
+        }
+        let mut rules = vec![rule.to_string()];
+        rules.extend(state.regression_set.iter().filter(|r| *r != rule).cloned());
+        let scan = self.scanner.scan(self.guest, &rules).await?;
+        let result = scan.outcome(rule);
+        o.rule_result = Some(result.map_or("missing".into(), |r| r.to_string()));
+        o.regressions = state
+            .regression_set
+            .iter()
+            .filter(|r| scan.outcome(r).is_some_and(|x| matches!(x, Outcome::Fail | Outcome::Error)))
+            .cloned()
+            .collect();
+        if result != Some(Outcome::Pass) {
+            let needs_reboot = source == FixSource::Stock && ctx.stock_fix.is_some() && self.stock_needs_reboot(rule);
+            let verdict = if needs_reboot { Verdict::NeedsReboot } else { Verdict::StillFailing };
+            return Ok((verdict, format!("the rule's result after the fix is {}", o.rule_result.as_deref().unwrap_or("?"))));
+        }
+        if !o.regressions.is_empty() {
+            return Ok((Verdict::Regression, format!("rules that passed now fail: {}", o.regressions.join(", "))));
+        }
+        Ok((Verdict::Fixed, "the rule passes, the health check is HEALTHY, access works, no regression".into()))
+    }
+
+    /// Keeps a fix: a new checkpoint with memory, recorded, then the old one deleted.
+    async fn keep(&self, run: i64, state: &mut RunState, id: i64, rule: &str, o: &mut AttemptOutcome) -> LoopResult<()> {
+        let name = format!("{}a{id}", checkpoint_prefix(run));
+        self.hv.snapshot_create(&name, &format!("temper run {run}: {rule} fixed")).await?;
+        o.revert_method = "none".into();
+        self.store.record_fix(run, id, o, rule, &name).await?;
+        let old = std::mem::replace(&mut state.checkpoint, name.clone());
+        if old != self.settings.baseline {
+            self.hv.snapshot_delete(&old).await?;
+        }
+        state.regression_set.push(rule.to_string());
+        self.store.event(run, "checkpoint", Some(rule), json!({"snapshot": name, "replaced": old})).await?;
+        Ok(())
+    }
+
+    /// The Worker's revert script, verified; else (or when unreachable) the checkpoint.
+    async fn revert(&self, run: i64, state: &RunState, rule: &str, fix: &ApplyFix, reachable: bool, o: &mut AttemptOutcome) -> LoopResult<()> {
+        let started = Instant::now();
+        let mut method = "snapshot";
+        if reachable && !fix.revert_script.trim().is_empty() {
+            match self.revert_by_script(rule, fix).await {
+                Ok(()) => method = "script",
+                Err(why) => {
+                    self.store.event(run, "revert_script_failed", Some(rule), json!({"reason": why})).await?;
+                    method = "script+snapshot";
+                }
+            }
+        }
+        if method != "script" {
+            self.restore(&state.checkpoint).await?;
+        }
+        o.revert_method = method.into();
+        o.revert_ms = Some(started.elapsed().as_millis() as i64);
+        self.store
+            .event(run, "revert", Some(rule), json!({"method": method, "ms": o.revert_ms, "checkpoint": state.checkpoint}))
+            .await?;
+        Ok(())
+    }
+
+    /// Runs the revert script and checks the rule and the health are as before (rule failing, healthy).
+    async fn revert_by_script(&self, rule: &str, fix: &ApplyFix) -> Result<(), String> {
+        let exec = Exec::script(&fix.revert_script).timeout(self.settings.fix_timeout).max_output(OUTPUT_CAP);
+        match self.guest.exec(exec).await {
+            Ok(out) if out.success() => {}
+            Ok(out) => return Err(format!("revert script exited {:?}: {}", out.exit_code, tail(&out.stderr_str(), 500))),
+            Err(e) => return Err(format!("revert script: {e}")),
+        }
+        let access = checks::access(self.guest, self.settings.ssh_ready).await;
+        if !access.ok {
+            return Err(access.detail);
+        }
+        let health = checks::health(self.guest, &self.settings.health_command).await.map_err(|e| e.to_string())?;
+        if !health.ok {
+            return Err(format!("health after revert: {}", health.output));
+        }
+        let scan = self.scanner.scan(self.guest, &[rule.to_string()]).await.map_err(|e| e.to_string())?;
+        match scan.outcome(rule) {
+            Some(Outcome::Fail) => Ok(()),
+            other => Err(format!("after revert the rule is {other:?}, before it was fail")),
+        }
+    }
+
+    async fn start_attempt(&self, run: i64, state: &RunState, rule: &str, plan: &str, fix: &ApplyFix, source: &str) -> LoopResult<i64> {
+        let (id, n) = self
+            .store
+            .start_attempt(&NewAttempt {
+                run_id: run,
+                rule_id: rule.to_string(),
+                plan: plan.to_string(),
+                source: source.to_string(),
+                fix_script: fix.fix_script.clone(),
+                revert_script: fix.revert_script.clone(),
+                description: fix.description.clone(),
+                checkpoint: state.checkpoint.clone(),
+            })
+            .await?;
+        self.store.event(run, "attempt", Some(rule), json!({"attempt": n, "source": source})).await?;
+        Ok(id)
+    }
+
+    /// An attempt that ran nothing (refused or rejected): recorded with its reason.
+    async fn unexecuted(&self, run: i64, id: i64, rule: &str, verdict: Verdict, reason: String, script: &str) -> LoopResult<Option<Ended>> {
+        let o = AttemptOutcome {
+            verdict: verdict.to_string(),
+            verdict_reason: reason.clone(),
+            revert_method: "none".into(),
+            diagnostics: Some(reason.clone()),
+            ..Default::default()
+        };
+        self.store.finish_attempt(id, &o).await?;
+        self.store.event(run, "verdict", Some(rule), json!({"verdict": verdict, "reason": reason})).await?;
+        Ok(Some(Ended { verdict, reason: reason.clone(), fix_script: script.to_string(), diagnostics: reason }))
+    }
+
+    async fn fix_context(&self, rule: &str, plan: &str, attempt: u32) -> LoopResult<FixContext> {
+        let c = self.content.rule(rule);
+        let text = |f: fn(&temper_scap::Rule) -> &str| c.map(f).unwrap_or("").to_string();
+        let episodes = self.store.lessons(Some(rule)).await?.into_iter().rev().map(|l| l.distilled).collect();
+        let lessons = self
+            .store
+            .lessons(None)
+            .await?
+            .into_iter()
+            .filter(|l| l.rule_id.as_deref() != Some(rule))
+            .take(8)
+            .map(|l| format!("{} (prefer: {})", l.distilled, l.preferred))
+            .collect();
+        let bans = self.store.bans().await?.into_iter().map(|b| b.pattern).collect();
+        Ok(FixContext {
+            rule_id: rule.to_string(),
+            title: text(|r| &r.title),
+            severity: text(|r| &r.severity),
+            description: text(|r| &r.description),
+            rationale: text(|r| &r.rationale),
+            plan: plan.to_string(),
+            stock_fix: c.and_then(|r| r.fix.as_ref()).map(|f| f.script.clone()),
+            episodes,
+            lessons,
+            bans,
+            attempt,
+        })
+    }
+
+    fn stock_needs_reboot(&self, rule: &str) -> bool {
+        self.content.rule(rule).and_then(|r| r.fix.as_ref()).is_some_and(|f| f.reboot)
+    }
+
+    /// Built-in rules, the skill's, and every active ban (this run's and earlier runs').
+    async fn deny_list(&self, run: i64) -> LoopResult<DenyList> {
+        let mut deny = DenyList::builtin(&self.settings.user);
+        for d in &self.skill.manifest.deny {
+            let _ = deny.add(&d.pattern, &d.reason, DenySource::Skill);
+        }
+        for b in self.store.bans().await? {
+            if deny.add(&b.pattern, &b.reason, DenySource::Ban).is_err() {
+                self.store.event(run, "ban_invalid", b.rule_id.as_deref(), json!({"pattern": b.pattern})).await?;
+            }
+        }
+        Ok(deny)
+    }
+
+    /// What the Reflector sees, captured before the revert.
+    async fn diagnostics(&self, o: &AttemptOutcome) -> String {
+        let journal = checks::journal_errors(self.guest).await;
+        format!(
+            "fix exit code: {:?}\nfix stdout:\n{}\nfix stderr:\n{}\nrule result: {}\nhealth: {}\nregressions: {}\njournal errors:\n{}",
+            o.fix_exit_code,
+            tail(o.fix_stdout.as_deref().unwrap_or(""), 2000),
+            tail(o.fix_stderr.as_deref().unwrap_or(""), 2000),
+            o.rule_result.as_deref().unwrap_or("not scanned"),
+            o.health_output.as_deref().unwrap_or("not run"),
+            o.regressions.join(", "),
+            tail(&journal, 3000),
+        )
+    }
+}
+
+fn source_name(s: FixSource) -> &'static str {
+    match s {
+        FixSource::Stock => "stock",
+        FixSource::Native => "llm",
+        FixSource::Text => "llm_text",
+    }
+}
+
+fn capped(s: &str, truncated: bool) -> String {
+    if truncated { format!("{s}\n[output cut at {OUTPUT_CAP} bytes]") } else { s.to_string() }
+}
+

@@ -1,0 +1,109 @@
+//! Step 6b: escalate a rule on budget, on a plateau, or when the Architect says so.
+use serde_json::json;
+
+use super::{LoopResult, Ralph};
+use crate::agent::{AgentError, Decision, ReengageContext};
+
+impl Ralph<'_> {
+    /// The attempt or wall-clock budget, checked before each attempt.
+    pub(super) async fn budget_spent(&self, run: i64, rule: &str) -> LoopResult<Option<String>> {
+        let Some(r) = self.store.rule(run, rule).await? else { return Ok(None) };
+        let max = self.settings.max_attempts;
+        if r.attempts as u32 >= max {
+            return Ok(Some(format!("attempt budget spent: {} of {max} attempts failed", r.attempts)));
+        }
+        let budget = self.settings.rule_budget;
+        if r.elapsed_ms as u128 >= budget.as_millis() {
+            return Ok(Some(format!("wall-clock budget spent: {}s of {}s", r.elapsed_ms / 1000, budget.as_secs())));
+        }
+        Ok(None)
+    }
+
+    /// After a failed attempt: the budget, a plateau, or the Architect re-engaged.
+    pub(super) async fn should_escalate(&self, run: i64, rule: &str, plan: &mut String) -> LoopResult<Option<String>> {
+        if let Some(reason) = self.budget_spent(run, rule).await? {
+            return Ok(Some(reason));
+        }
+        let attempts = self.store.rule_attempts(run, rule).await?;
+        let n = attempts.len();
+        let plateau = self.plateau(run, rule, &attempts).await?;
+        let every = self.settings.reengage_every.max(1) as usize;
+        if plateau.is_none() && n % every != 0 {
+            return Ok(None);
+        }
+        let ctx = ReengageContext {
+            rule_id: rule.to_string(),
+            title: self.content.rule(rule).map(|r| r.title.clone()).unwrap_or_default(),
+            plan: plan.clone(),
+            episodes: self.store.lessons(Some(rule)).await?.into_iter().rev().map(|l| l.distilled).collect(),
+            attempts: n as u32,
+            plateau: plateau.is_some(),
+        };
+        let decision = match self.agents.architect.reengage(&ctx).await {
+            Ok(t) => {
+                self.record_turns(run, None, Some(rule), &t.records).await?;
+                t.value
+            }
+            Err(AgentError::Unavailable { reason, records, .. }) => {
+                self.record_turns(run, None, Some(rule), &records).await?;
+                return Err(self.pause(run, reason).await);
+            }
+            Err(e) => {
+                self.record_turns(run, None, Some(rule), e.records()).await?;
+                let default = Decision::Continue { plan: plan.clone() };
+                self.store
+                    .event(run, "reengage_default", Some(rule), json!({"reason": e.to_string(), "default": default}))
+                    .await?;
+                default
+            }
+        };
+        self.store.event(run, "reengage", Some(rule), json!({"decision": decision, "plateau": plateau})).await?;
+        match (decision, plateau) {
+            (Decision::Escalate { reason }, _) => Ok(Some(format!("the Architect escalated: {reason}"))),
+            (Decision::Pivot { plan: p }, _) => {
+                *plan = p;
+                Ok(None)
+            }
+            (Decision::Continue { .. }, Some(p)) => Ok(Some(format!("{p}, and the Architect offered no new approach"))),
+            (Decision::Continue { plan: p }, None) => {
+                *plan = p;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The same verdict and the same lesson in the last few attempts.
+    async fn plateau(&self, run: i64, rule: &str, attempts: &[temper_store::AttemptRow]) -> LoopResult<Option<String>> {
+        let w = self.settings.plateau_window;
+        if w < 2 || attempts.len() < w {
+            return Ok(None);
+        }
+        let last = &attempts[attempts.len() - w..];
+        let verdicts: Vec<_> = last.iter().map(|a| a.verdict.clone().unwrap_or_default()).collect();
+        let lessons: Vec<String> = self
+            .store
+            .lessons(Some(rule))
+            .await?
+            .into_iter()
+            .filter(|l| l.run_id == Some(run))
+            .take(w)
+            .map(|l| normalize(&l.distilled))
+            .collect();
+        let same_verdict = verdicts.windows(2).all(|p| p[0] == p[1]);
+        let same_lesson = lessons.len() == w && lessons.windows(2).all(|p| p[0] == p[1]);
+        let same_script = last.windows(2).all(|p| p[0].fix_script == p[1].fix_script);
+        Ok((same_verdict && (same_lesson || same_script))
+            .then(|| format!("plateau: the last {w} attempts ended `{}` with the same lesson or script", verdicts[0])))
+    }
+
+    pub(super) async fn escalate(&self, run: i64, rule: &str, reason: &str) -> LoopResult<()> {
+        self.store.set_rule_status(run, rule, "escalated", Some(reason)).await?;
+        self.store.event(run, "escalate", Some(rule), json!({"reason": reason})).await?;
+        Ok(())
+    }
+}
+
+/// Lessons compared without digits, case or spacing ("attempt 3" equals "attempt 4").
+fn normalize(s: &str) -> String {
+    s.chars().filter(|c| !c.is_ascii_digit()).collect::<String>().to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ")
+}

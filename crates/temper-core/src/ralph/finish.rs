@@ -1,0 +1,106 @@
+//! The end of a run: a final full scan, the summary and the exit code.
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::json;
+use temper_scap::Outcome;
+
+use super::{LoopResult, Phase, Ralph};
+
+/// Exit codes: every failing rule fixed or dispositioned; some remain.
+pub const EXIT_DONE: i64 = 0;
+pub const EXIT_REMAINING: i64 = 2;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub run: i64,
+    pub exit_code: i64,
+    /// Rules by final status: fixed, escalated, skipped, waived, deferred, still_failing, passing...
+    pub statuses: BTreeMap<String, usize>,
+    pub before: BTreeMap<String, usize>,
+    pub after: BTreeMap<String, usize>,
+    pub score_before: Option<f64>,
+    pub score_after: Option<f64>,
+    pub attempts: usize,
+    pub reverts: BTreeMap<String, usize>,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    /// This process's wall time, and its parts.
+    pub wall_secs: f64,
+    pub guest_secs: f64,
+    pub llm_secs: f64,
+    pub harness_secs: f64,
+    pub harness_pct: f64,
+    /// Rules the final scan found failing that the run did not mark as dispositioned.
+    pub failing_after: Vec<String>,
+}
+
+impl Ralph<'_> {
+    pub(super) async fn finish(&self, run: i64) -> LoopResult<Summary> {
+        self.phase(run, Phase::Finish, None, 0).await?;
+        let scan = self.scanner.scan(self.guest, &[]).await?;
+        for r in self.store.rules(run).await? {
+            let after = scan.outcome(&r.rule_id).map_or("missing".to_string(), |o| o.to_string());
+            self.store.set_final_result(run, &r.rule_id, &after).await?;
+            if r.status == "pending" {
+                let why = if r.attempts == 0 { "not attempted in this run" } else { "attempts ended without a fix" };
+                self.store.set_rule_status(run, &r.rule_id, "still_failing", Some(why)).await?;
+            }
+        }
+        let rules = self.store.rules(run).await?;
+        let mut statuses = BTreeMap::new();
+        let mut before = BTreeMap::new();
+        for r in &rules {
+            *statuses.entry(r.status.clone()).or_insert(0) += 1;
+            *before.entry(r.initial_result.clone()).or_insert(0) += 1;
+        }
+        let dispositioned = |s: &str| matches!(s, "skipped" | "waived" | "deferred");
+        let failing_after: Vec<String> = rules
+            .iter()
+            .filter(|r| r.final_result.as_deref() == Some(Outcome::Fail.as_str()) && !dispositioned(&r.status))
+            .map(|r| r.rule_id.clone())
+            .collect();
+        let remaining = rules.iter().any(|r| matches!(r.status.as_str(), "still_failing" | "escalated"));
+        let exit_code = if remaining || !failing_after.is_empty() { EXIT_REMAINING } else { EXIT_DONE };
+
+        let attempts = self.store.attempts(run).await?;
+        let mut reverts = BTreeMap::new();
+        for a in &attempts {
+            if let Some(m) = a.revert_method.as_deref().filter(|m| *m != "none") {
+                *reverts.entry(m.to_string()).or_insert(0) += 1;
+            }
+        }
+        let turns = self.store.turns(run).await?;
+        let prompt_tokens = turns.iter().map(|t| t.prompt_tokens.unwrap_or(t.prompt_tokens_est)).sum();
+        let completion_tokens = turns.iter().filter_map(|t| t.completion_tokens).sum();
+        let llm_secs = turns.iter().map(|t| t.latency_ms).sum::<i64>() as f64 / 1000.0;
+        let wall_secs = self.started.elapsed().as_secs_f64();
+        let guest_secs = self.clock.total().as_secs_f64();
+        let harness_secs = (wall_secs - guest_secs - llm_secs).max(0.0);
+        let score_after = scan.results.score().map(|s| s.value);
+        self.store.set_scores(run, None, score_after).await?;
+        let summary = Summary {
+            run,
+            exit_code,
+            statuses,
+            before,
+            after: scan.results.counts(false).into_iter().collect(),
+            score_before: self.store.run(run).await?.score_before,
+            score_after,
+            attempts: attempts.len(),
+            reverts,
+            prompt_tokens,
+            completion_tokens,
+            wall_secs,
+            guest_secs,
+            llm_secs,
+            harness_secs,
+            harness_pct: if wall_secs > 0.0 { 100.0 * harness_secs / wall_secs } else { 0.0 },
+            failing_after,
+        };
+        let text = serde_json::to_string(&summary).unwrap_or_default();
+        self.store.event(run, "finish", None, json!(summary)).await?;
+        self.store.finish_run(run, "finished", exit_code, &text).await?;
+        Ok(summary)
+    }
+}

@@ -1,0 +1,96 @@
+//! The Ralph loop: one run, as a plain sequence of steps over the port traits.
+//!
+//! 1. preflight: restore the checkpoint, check access and health, scan the profile;
+//! 2. pick: the Architect picks one failing rule the harness offers;
+//! 3. fix: the Worker's single `apply_fix`, checked against the deny-list;
+//! 4. evaluate: rescan, health, lockout guard, regression set;
+//! 5. keep (checkpoint) or revert (script, verified, else snapshot);
+//! 6. reflect on failure, escalate on budget, plateau or the Architect's word;
+//!    then finish: a final scan, the summary and the exit code.
+mod attempt;
+mod escalate;
+mod finish;
+mod pick;
+mod preflight;
+mod reflect;
+mod settings;
+mod status;
+
+use std::time::Instant;
+
+use temper_scap::Benchmark;
+use temper_store::Store;
+
+pub use finish::Summary;
+pub use settings::Settings;
+pub use status::{Observer, Phase, Quiet, Status};
+
+use crate::agent::{Architect, Reflector, Worker};
+use crate::ports::{Clock, Guest, Hypervisor, PortError};
+use crate::scan::{ScanError, Scanner};
+use crate::skill::Skill;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoopError {
+    #[error("baseline snapshot `{0}` does not exist: run `bash vm/up.sh` (or create it) first")]
+    NoBaseline(String),
+    #[error("preflight: {0}")]
+    Preflight(String),
+    #[error("the LLM is unavailable; run {run} is paused, `temper resume` continues it: {reason}")]
+    Paused { run: i64, reason: String },
+    #[error("scan: {0}")]
+    Scan(#[from] ScanError),
+    #[error("target: {0}")]
+    Port(#[from] PortError),
+    #[error("store: {0}")]
+    Store(#[from] temper_store::StoreError),
+    #[error("the guest could not be restored to checkpoint `{checkpoint}`: {reason}")]
+    Restore { checkpoint: String, reason: String },
+}
+
+pub type LoopResult<T> = Result<T, LoopError>;
+
+/// The agents for the three roles.
+pub struct Agents<'a> {
+    pub architect: &'a dyn Architect,
+    pub worker: &'a dyn Worker,
+    pub reflector: &'a dyn Reflector,
+}
+
+/// Everything one run needs. The hardware sits behind the port traits.
+pub struct Ralph<'a> {
+    pub store: &'a Store,
+    pub hv: &'a dyn Hypervisor,
+    pub guest: &'a dyn Guest,
+    pub agents: Agents<'a>,
+    pub skill: &'a Skill,
+    /// The profile's selected rules, for titles, rationale and stock fixes.
+    pub content: &'a Benchmark,
+    pub scanner: Scanner,
+    pub settings: Settings,
+    pub observer: &'a dyn Observer,
+    /// Sums the time spent in the guest and hypervisor (wrap the ports in [`crate::ports::Timed`]).
+    pub clock: &'a Clock,
+    pub started: Instant,
+}
+
+impl Ralph<'_> {
+    /// Runs `run` (a new run, or one being resumed) to its end.
+    pub async fn run(&self, run: i64) -> LoopResult<Summary> {
+        let mut state = self.preflight(run).await?;
+        while let Some(pick) = self.pick(run, &mut state).await? {
+            self.work_on(run, &mut state, pick).await?;
+        }
+        self.finish(run).await
+    }
+}
+
+/// What the loop carries between steps; all of it can be rebuilt from the store.
+#[derive(Debug, Clone)]
+pub struct RunState {
+    /// Rules that passed at the last checkpoint: any of them failing is a regression.
+    pub regression_set: Vec<String>,
+    pub checkpoint: String,
+    /// Rules worked on in this process (for `--max-rules`).
+    pub worked: usize,
+}

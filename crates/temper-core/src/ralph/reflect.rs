@@ -1,0 +1,72 @@
+//! Step 6a: on a failure the Reflector distills a lesson; bans, preferred approaches and
+//! tips go to semantic memory, the distilled line to the rule's episodic memory.
+use serde_json::json;
+
+use super::attempt::Ended;
+use super::{LoopResult, Phase, Ralph};
+use crate::agent::{AgentError, ReflectContext};
+
+/// The most a distilled line may hold.
+pub const DISTILLED_MAX: usize = 200;
+
+impl Ralph<'_> {
+    pub(super) async fn reflect(&self, run: i64, rule: &str, ended: &Ended) -> LoopResult<()> {
+        let n = self.store.rule(run, rule).await?.map_or(0, |r| r.attempts as u32);
+        self.phase(run, Phase::Reflect, Some(rule), n).await?;
+        let episodes = self.store.lessons(Some(rule)).await?.into_iter().rev().map(|l| l.distilled).collect();
+        let ctx = ReflectContext {
+            rule_id: rule.to_string(),
+            title: self.content.rule(rule).map(|r| r.title.clone()).unwrap_or_default(),
+            fix_script: ended.fix_script.clone(),
+            verdict: ended.verdict.to_string(),
+            diagnostics: ended.diagnostics.clone(),
+            episodes,
+        };
+        let fallback = || clip(&format!("attempt {n}: {}: {}", ended.verdict, ended.reason), DISTILLED_MAX);
+        match self.agents.reflector.reflect(&ctx).await {
+            Ok(turn) => {
+                self.record_turns(run, None, Some(rule), &turn.records).await?;
+                let r = turn.value;
+                let distilled = if r.distilled.trim().is_empty() { fallback() } else { clip(&r.distilled, DISTILLED_MAX) };
+                self.store.add_lesson(run, rule, &r.lesson, &r.preferred, &distilled).await?;
+                if let Some(ban) = r.banned.as_deref().filter(|b| !b.trim().is_empty()) {
+                    if regex::Regex::new(ban).is_ok() {
+                        self.store.add_ban(run, rule, ban, &r.lesson).await?;
+                    } else {
+                        self.store.event(run, "ban_invalid", Some(rule), json!({"pattern": ban})).await?;
+                    }
+                }
+                for t in &r.tips {
+                    self.store.add_tip(run, rule, &t.text, &t.kind, &t.mechanism).await?;
+                }
+                self.store
+                    .event(run, "reflect", Some(rule), json!({"distilled": distilled, "banned": r.banned, "tips": r.tips.len()}))
+                    .await?;
+            }
+            Err(AgentError::Unavailable { reason, records, .. }) => {
+                self.record_turns(run, None, Some(rule), &records).await?;
+                // Keep the episode before pausing, so the next attempt still learns from this one.
+                self.store.add_lesson(run, rule, &ended.reason, "", &fallback()).await?;
+                return Err(self.pause(run, reason).await);
+            }
+            Err(e) => {
+                self.record_turns(run, None, Some(rule), e.records()).await?;
+                self.store.add_lesson(run, rule, &ended.reason, "", &fallback()).await?;
+                self.store.event(run, "reflect_failed", Some(rule), json!({"reason": e.to_string()})).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Cuts on a char boundary.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    s[..i].to_string()
+}

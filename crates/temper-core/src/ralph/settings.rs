@@ -1,0 +1,40 @@
+use std::time::Duration;
+
+/// The run's knobs, from temper.toml, env and flags.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The harness's SSH user: the deny-list protects its sudo and keys.
+    pub user: String,
+    pub health_command: String,
+    pub baseline: String,
+    /// Restrict the run to these rules (short or full ids); empty means all.
+    pub rules: Vec<String>,
+    pub max_rules: Option<usize>,
+    pub rule_budget: Duration,
+    pub max_attempts: u32,
+    /// Re-engage the Architect after this many failed attempts on a rule.
+    pub reengage_every: u32,
+    /// This many failed attempts with the same lesson is a plateau.
+    pub plateau_window: usize,
+    pub fix_timeout: Duration,
+    /// How long to wait for SSH after a revert.
+    pub ssh_ready: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            user: "temper".into(),
+            health_command: "/usr/local/bin/mission-healthcheck".into(),
+            baseline: "baseline".into(),
+            rules: Vec::new(),
+            max_rules: None,
+            rule_budget: Duration::from_secs(1800),
+            max_attempts: 5,
+            reengage_every: 2,
+            plateau_window: 3,
+            fix_timeout: Duration::from_secs(600),
+            ssh_ready: Duration::from_secs(120),
+        }
+    }
+}
