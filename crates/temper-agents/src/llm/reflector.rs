@@ -1,0 +1,99 @@
+//! The Reflector: one `reflect` call distilled into a `Reflection`.
+use async_trait::async_trait;
+use temper_core::agent::{AgentResult, ReflectContext, Reflection, Reflector, Tip, Turn};
+
+use super::LlmAgent;
+use crate::ban::check_ban;
+use crate::prompt::Section;
+use crate::skill::PromptFile;
+use crate::text::clip;
+use crate::tools::{ReflectArgs, parse_args, reflect};
+use crate::turn::{Failure, TurnSpec, bullets, run};
+
+pub const MAX_DISTILLED_CHARS: usize = 200;
+
+#[async_trait]
+impl Reflector for LlmAgent {
+    async fn reflect(&self, ctx: &ReflectContext) -> AgentResult<Reflection> {
+        let system = self.system(PromptFile::Reflector, "reflector")?;
+        let tool = reflect();
+        let spec = TurnSpec {
+            role: "reflector",
+            system,
+            sections: sections(ctx),
+            tool: &tool,
+            budget: self.client.config().budgets.reflector,
+        };
+        let mut refused = None;
+        let parsed = run(&self.client, spec, |args| {
+            let (r, why) = validate_reflection(args)?;
+            refused = why;
+            Ok(r)
+        })
+        .await
+        .map_err(Failure::into_agent_error)?;
+        let mut record = parsed.record;
+        if let Some(why) = refused {
+            tracing::warn!(rule = %ctx.rule_id, %why, "reflector ban refused");
+            record.error = Some(why);
+        }
+        Ok(Turn { value: parsed.value, records: vec![record] })
+    }
+}
+
+/// A refused ban is dropped (the rest is kept) and its reason returned for the record.
+/// `distilled` is cut to 200 characters; empty, it is taken from the lesson.
+pub fn validate_reflection(arguments: &str) -> Result<(Reflection, Option<String>), String> {
+    let a: ReflectArgs = parse_args("reflect", arguments)?;
+    let lesson = a.lesson.trim().to_owned();
+    if lesson.is_empty() {
+        return Err("lesson is empty".into());
+    }
+    let distilled = if a.distilled.trim().is_empty() { &lesson } else { a.distilled.trim() };
+    let mut refused = None;
+    let banned = match a.banned.as_deref().map(str::trim).filter(|b| !b.is_empty()) {
+        None => None,
+        Some(b) => match check_ban(b) {
+            Ok(_) => Some(b.to_owned()),
+            Err(why) => {
+                refused = Some(format!("ban `{}` refused: {why}", clip(b, 80)));
+                None
+            }
+        },
+    };
+    let tips = a
+        .tips
+        .into_iter()
+        .filter(|t| !t.text.trim().is_empty())
+        .map(|t| Tip { text: t.text.trim().into(), kind: t.kind.trim().into(), mechanism: t.mechanism.trim().into() })
+        .collect();
+    let reflection = Reflection {
+        distilled: clip(distilled, MAX_DISTILLED_CHARS),
+        lesson,
+        banned,
+        preferred: a.preferred.trim().to_owned(),
+        tips,
+    };
+    Ok((reflection, refused))
+}
+
+fn sections(ctx: &ReflectContext) -> Vec<Section> {
+    let mut s = vec![Section::fixed(
+        "task",
+        format!("Rule: {}\nTitle: {}\nVerdict: {}", ctx.rule_id, ctx.title, ctx.verdict),
+    )];
+    if !ctx.fix_script.trim().is_empty() {
+        s.push(Section::optional("fix_script", 1, format!("## The fix that was tried\n```bash\n{}\n```", ctx.fix_script.trim())));
+    }
+    if !ctx.diagnostics.trim().is_empty() {
+        s.push(Section::optional("diagnostics", 1, format!("## Diagnostics\n{}", ctx.diagnostics.trim())));
+    }
+    if let Some(e) = bullets("Earlier attempts (oldest first)", &ctx.episodes) {
+        s.push(Section::optional("episodes", 2, e).keep_tail());
+    }
+    s.push(Section::fixed(
+        "ask",
+        "Call the tool `reflect` exactly once. Leave banned null unless one narrow pattern must never be used again.".into(),
+    ));
+    s
+}

@@ -1,0 +1,167 @@
+//! Prompt assembly under a token budget.
+//!
+//! Sections carry a priority (0 first). They are placed in priority order; one that no longer fits
+//! is cut (when it may be) or dropped, and every fate is recorded. The assembled prompt keeps the
+//! sections' original order. Token counts are estimates: [`estimate_tokens`].
+use temper_core::agent::SectionFate;
+
+use crate::text::clip_bytes;
+
+/// Estimated tokens of `s`: bytes / 2.5, rounded up.
+///
+/// Measured with Qwen2.5's tokenizer (llama.cpp `/tokenize`): English prose runs ~4.6 bytes per
+/// token, JSON ~3.6, bash ~2.6 and SCAP rule ids ~2.75. The common chars/4 rule undercounts bash
+/// by a third, so this uses 2.5 to stay on the safe side of the context window.
+pub fn estimate_tokens(s: &str) -> u32 {
+    u32::try_from((s.len() * 2).div_ceil(5)).unwrap_or(u32::MAX)
+}
+
+/// Tokens the separator between two sections costs.
+const SEP_TOKENS: u32 = 1;
+/// A cut shorter than this is not worth keeping: the section is dropped instead.
+const MIN_CUT_TOKENS: u32 = 24;
+const CUT_MARK_HEAD: &str = "\n[... cut to fit the prompt budget]";
+const CUT_MARK_TAIL: &str = "[... earlier part cut to fit the prompt budget]\n";
+
+/// Which end of a section survives a cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    Head,
+    Tail,
+}
+
+#[derive(Debug, Clone)]
+pub struct Section {
+    pub name: String,
+    pub text: String,
+    /// 0 is placed first.
+    pub priority: u8,
+    /// A required section that cannot be placed fails the assembly.
+    pub required: bool,
+    /// Whether it may be shortened; otherwise it is kept whole or dropped.
+    pub cuttable: bool,
+    pub keep: Keep,
+}
+
+impl Section {
+    /// A section kept whole or not at all; required.
+    pub fn fixed(name: &str, text: String) -> Self {
+        Self { name: name.into(), text, priority: 0, required: true, cuttable: false, keep: Keep::Head }
+    }
+
+    /// An optional section that may be cut, keeping its head.
+    pub fn optional(name: &str, priority: u8, text: String) -> Self {
+        Self { name: name.into(), text, priority, required: false, cuttable: true, keep: Keep::Head }
+    }
+
+    pub fn keep_tail(mut self) -> Self {
+        self.keep = Keep::Tail;
+        self
+    }
+
+    pub fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Assembled {
+    /// Kept sections (whole or cut), in their original order: (name, text).
+    pub parts: Vec<(String, String)>,
+    pub fates: Vec<SectionFate>,
+    pub tokens: u32,
+}
+
+impl Assembled {
+    /// The text of one kept section.
+    pub fn part(&self, name: &str) -> Option<&str> {
+        self.parts.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str())
+    }
+
+    /// Kept sections other than those named in `except`, joined by blank lines.
+    pub fn join_except(&self, except: &[&str]) -> String {
+        let texts: Vec<&str> = self
+            .parts
+            .iter()
+            .filter(|(n, _)| !except.contains(&n.as_str()))
+            .map(|(_, t)| t.as_str())
+            .collect();
+        texts.join("\n\n")
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("prompt budget of {budget} tokens cannot hold the required section `{name}` (~{needed} tokens)")]
+pub struct BudgetError {
+    pub name: String,
+    pub needed: u32,
+    pub budget: u32,
+}
+
+pub fn assemble(sections: Vec<Section>, budget: u32) -> Result<Assembled, BudgetError> {
+    let mut order: Vec<usize> = (0..sections.len()).collect();
+    order.sort_by_key(|&i| (sections[i].priority, i));
+    let mut placed: Vec<Option<(String, &'static str)>> = vec![None; sections.len()];
+    let mut left = budget;
+    for i in order {
+        let s = &sections[i];
+        let cost = estimate_tokens(&s.text) + SEP_TOKENS;
+        if cost <= left {
+            left -= cost;
+            placed[i] = Some((s.text.clone(), "kept"));
+        } else if s.cuttable && left >= MIN_CUT_TOKENS + SEP_TOKENS {
+            let cut = cut_to(&s.text, left - SEP_TOKENS, s.keep);
+            left -= estimate_tokens(&cut) + SEP_TOKENS;
+            placed[i] = Some((cut, "cut"));
+        } else if s.required {
+            return Err(BudgetError { name: s.name.clone(), needed: cost, budget });
+        }
+    }
+    let mut parts = Vec::new();
+    let mut fates = Vec::new();
+    for (s, p) in sections.iter().zip(placed) {
+        match p {
+            Some((text, fate)) => {
+                fates.push(SectionFate { name: s.name.clone(), fate: fate.into(), chars: text.chars().count() });
+                parts.push((s.name.clone(), text));
+            }
+            None => fates.push(SectionFate { name: s.name.clone(), fate: "dropped".into(), chars: 0 }),
+        }
+    }
+    Ok(Assembled { parts, fates, tokens: budget - left })
+}
+
+/// The largest piece of `text` (plus a cut mark) whose estimate fits `tokens`.
+fn cut_to(text: &str, tokens: u32, keep: Keep) -> String {
+    let mark = match keep {
+        Keep::Head => CUT_MARK_HEAD,
+        Keep::Tail => CUT_MARK_TAIL,
+    };
+    // estimate_tokens(x) <= tokens  <=>  2 * len(x) <= 5 * tokens.
+    let max_bytes = (tokens as usize * 5 / 2).saturating_sub(mark.len());
+    match keep {
+        Keep::Head => {
+            let mut head = clip_bytes(text, max_bytes);
+            // Prefer a line boundary when it keeps most of the room.
+            if let Some(nl) = head.rfind('\n').filter(|&nl| nl >= head.len() / 2) {
+                head = &head[..nl];
+            }
+            format!("{head}{mark}")
+        }
+        Keep::Tail => {
+            let mut start = text.len().saturating_sub(max_bytes);
+            while !text.is_char_boundary(start) {
+                start += 1;
+            }
+            let mut tail = &text[start..];
+            if let Some(nl) = tail.find('\n').filter(|&nl| nl <= tail.len() / 2) {
+                tail = &tail[nl + 1..];
+            }
+            format!("{mark}{tail}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,60 @@
+//! Stock first, LLM where the stock fix is missing or has already been tried.
+use async_trait::async_trait;
+use temper_core::agent::{
+    AgentResult, ApplyFix, Architect, Decision, FixContext, FixSource, PickContext,
+    ReengageContext, ReflectContext, Reflection, Reflector, Selection, Worker,
+};
+
+use crate::llm::LlmAgent;
+use crate::stock::StockAgent;
+
+/// Architect, Reflector and later attempts are the LLM's; the Worker's first attempt on a rule
+/// with a stock fix is the stock fix.
+#[derive(Clone)]
+pub struct TieredAgent {
+    pub llm: LlmAgent,
+    pub stock: StockAgent,
+}
+
+impl TieredAgent {
+    pub fn new(llm: LlmAgent) -> Self {
+        Self { llm, stock: StockAgent }
+    }
+}
+
+/// The stock fix is used on the first attempt only, when there is one and no earlier attempt
+/// on the rule is remembered (a remembered attempt means the stock fix failed or broke something).
+pub fn uses_stock(ctx: &FixContext) -> bool {
+    ctx.attempt <= 1
+        && ctx.episodes.is_empty()
+        && ctx.stock_fix.as_deref().is_some_and(|f| !f.trim().is_empty())
+}
+
+#[async_trait]
+impl Architect for TieredAgent {
+    async fn select(&self, ctx: &PickContext) -> AgentResult<Selection> {
+        self.llm.select(ctx).await
+    }
+
+    async fn reengage(&self, ctx: &ReengageContext) -> AgentResult<Decision> {
+        self.llm.reengage(ctx).await
+    }
+}
+
+#[async_trait]
+impl Worker for TieredAgent {
+    async fn propose(&self, ctx: &FixContext) -> AgentResult<(ApplyFix, FixSource)> {
+        if uses_stock(ctx) {
+            self.stock.propose(ctx).await
+        } else {
+            self.llm.propose(ctx).await
+        }
+    }
+}
+
+#[async_trait]
+impl Reflector for TieredAgent {
+    async fn reflect(&self, ctx: &ReflectContext) -> AgentResult<Reflection> {
+        self.llm.reflect(ctx).await
+    }
+}
