@@ -1,0 +1,85 @@
+//! The Reflector over the scripted server: structured output, ban checks, distilled length.
+mod common;
+
+use common::*;
+use serde_json::json;
+use temper_core::agent::{AgentError, Reflector, Tip};
+use temper_mockllm::{MockLlm, Scripted};
+
+fn reflection(banned: serde_json::Value, distilled: &str) -> Scripted {
+    Scripted::tool_call(
+        "reflect",
+        json!({
+            "lesson": "50-redhat.conf sets PermitRootLogin first; sshd keeps the first value",
+            "banned": banned,
+            "preferred": "write a drop-in that sorts before 50-redhat.conf",
+            "distilled": distilled,
+            "tips": [
+                {"text": "sshd uses the first value it reads", "type": "config", "mechanism": "sshd_config.d ordering"},
+                {"text": "", "type": "other", "mechanism": ""}
+            ]
+        }),
+    )
+}
+
+#[tokio::test]
+async fn reflection_is_parsed() {
+    let mock = MockLlm::start(vec![reflection(json!(r"sed\s+-i\s+'s/\^PermitRootLogin"), "sed on sshd_config lost to 50-redhat.conf")])
+        .await
+        .unwrap();
+    let turn = agent(&mock.url()).reflect(&reflect_context()).await.unwrap();
+    let r = turn.value;
+    assert_eq!(r.banned.as_deref(), Some(r"sed\s+-i\s+'s/\^PermitRootLogin"));
+    assert_eq!(r.distilled, "sed on sshd_config lost to 50-redhat.conf");
+    assert_eq!(
+        r.tips,
+        [Tip { text: "sshd uses the first value it reads".into(), kind: "config".into(), mechanism: "sshd_config.d ordering".into() }],
+        "tips with no text are dropped"
+    );
+    assert!(turn.records[0].error.is_none());
+    let user = messages(&mock.requests()[0])[1]["content"].as_str().unwrap().to_owned();
+    assert!(user.contains("50-redhat.conf sets PermitRootLogin yes first"), "diagnostics are shown");
+}
+
+#[tokio::test]
+async fn match_everything_ban_is_refused_and_the_rest_kept() {
+    for ban in [".*", ".+", "", "(unclosed"] {
+        let mock = MockLlm::start(vec![reflection(json!(ban), "d")]).await.unwrap();
+        let turn = agent(&mock.url()).reflect(&reflect_context()).await.unwrap();
+        assert_eq!(turn.value.banned, None, "{ban}");
+        assert!(turn.value.lesson.contains("50-redhat.conf"));
+        assert_eq!(turn.value.preferred, "write a drop-in that sorts before 50-redhat.conf");
+        let e = turn.records[0].error.clone();
+        if ban.is_empty() {
+            assert!(e.is_none(), "an empty ban is no ban");
+        } else {
+            assert!(e.unwrap().contains("refused"), "{ban}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn null_ban_is_none() {
+    let mock = MockLlm::start(vec![reflection(json!(null), "d")]).await.unwrap();
+    let turn = agent(&mock.url()).reflect(&reflect_context()).await.unwrap();
+    assert_eq!(turn.value.banned, None);
+    assert!(turn.records[0].error.is_none());
+}
+
+#[tokio::test]
+async fn distilled_is_cut_to_200_chars_on_a_char_boundary() {
+    let long = "é".repeat(150) + &"x".repeat(150);
+    let mock = MockLlm::start(vec![reflection(json!(null), &long)]).await.unwrap();
+    let turn = agent(&mock.url()).reflect(&reflect_context()).await.unwrap();
+    assert_eq!(turn.value.distilled.chars().count(), 200);
+    assert!(turn.value.distilled.starts_with('é') && turn.value.distilled.ends_with('x'));
+}
+
+#[tokio::test]
+async fn empty_lesson_is_rejected() {
+    let mock = MockLlm::start(vec![Scripted::tool_call("reflect", json!({"lesson": " ", "distilled": "d"}))])
+        .await
+        .unwrap();
+    let err = agent(&mock.url()).reflect(&reflect_context()).await.unwrap_err();
+    assert!(matches!(&err, AgentError::Rejected { reason, .. } if reason == "lesson is empty"), "{err:?}");
+}
