@@ -71,9 +71,9 @@ impl Store {
             .await?)
     }
 
-    /// The newest run that has not finished (running or paused), for `temper resume`.
+    /// The newest run that has not finished (running, paused or interrupted), for `temper resume`.
     pub async fn unfinished_run(&self) -> StoreResult<Option<RunRow>> {
-        Ok(sqlx::query_as("SELECT * FROM runs WHERE status IN ('running', 'paused') ORDER BY id DESC LIMIT 1")
+        Ok(sqlx::query_as("SELECT * FROM runs WHERE status != 'finished' ORDER BY id DESC LIMIT 1")
             .fetch_optional(&self.pool)
             .await?)
     }

@@ -153,7 +153,11 @@ impl Ralph<'_> {
         if !access.ok {
             return Ok((Verdict::Lockout, access.detail));
         }
-        let health = checks::health(self.guest, &self.settings.health_command).await?;
+        // A check that cannot run after a fix is a failed fix (it gets reverted), not a stopped run.
+        let health = match checks::health(self.guest, &self.settings.health_command).await {
+            Ok(h) => h,
+            Err(e) => return Ok((Verdict::HealthBroken, format!("the health check could not run: {e}"))),
+        };
         o.health_ok = Some(health.ok);
         o.health_output = Some(health.output.clone());
         if let Some(err) = apply_error {
@@ -164,7 +168,10 @@ impl Ralph<'_> {
         }
         let mut rules = vec![rule.to_string()];
         rules.extend(state.regression_set.iter().filter(|r| *r != rule).cloned());
-        let scan = self.scanner.scan(self.guest, &rules).await?;
+        let scan = match self.scanner.scan(self.guest, &rules).await {
+            Ok(s) => s,
+            Err(e) => return Ok((Verdict::StillFailing, format!("the rescan failed after the fix: {e}"))),
+        };
         let result = scan.outcome(rule);
         o.rule_result = Some(result.map_or("missing".into(), |r| r.to_string()));
         o.regressions = state

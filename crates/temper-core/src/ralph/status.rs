@@ -59,6 +59,7 @@ impl Ralph<'_> {
     /// Records the phase in the store (for `temper status`) and tells the observer.
     pub(super) async fn phase(&self, run: i64, phase: Phase, rule: Option<&str>, attempt: u32) -> LoopResult<()> {
         self.store.set_phase(run, phase.as_str(), rule).await?;
+        tracing::info!(run, phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
         let rules = self.store.rules(run).await?;
         let count = |s: &str| rules.iter().filter(|r| r.status == s).count();
         self.observer.update(&Status {

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# From a fresh machine to a ready test VM: host packages, SSG content, the image (cached by the
+# hash of its recipe), libvirt, the domain, the `baseline` snapshot, and `temper doctor`.
+# Idempotent: a second run only checks.
+source "$(dirname "$0")/lib.sh"
+cd "$REPO_ROOT"
+bash vm/host-deps.sh
+bash vm/fetch-ssg.sh
+bash vm/up.sh
+log "building temper (release)"
+cargo build --release -q -p temper
+target/release/temper doctor
