@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Removes the test domain, its snapshots' metadata and overlay. --daemons also stops libvirtd and virtlogd.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+V=(virsh -q -c "$LIBVIRT_URI")
+if "${V[@]}" dominfo "$DOM" >/dev/null 2>&1; then
+  "${V[@]}" destroy "$DOM" >/dev/null 2>&1 || true
+  "${V[@]}" undefine "$DOM" --snapshots-metadata >/dev/null
+  log "domain $DOM removed"
+else
+  log "domain $DOM not defined"
+fi
+rm -f "$VM_DIR/run/$DOM.qcow2"
+if [ "${1:-}" = --daemons ]; then
+  for d in libvirtd virtlogd; do
+    f=$VM_DIR/run/$d.pid
+    if [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; then log "$d stopped"; fi
+    rm -f "$f"
+  done
+fi

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Brings the test VM up at its `baseline` memory snapshot: builds the image if needed, starts
+# virtlogd/libvirtd (no systemd here), defines the TCG domain, boots, warms the session, checks
+# the mission app and takes the snapshot. Idempotent: a running domain on the current image with
+# a baseline snapshot is only checked over SSH.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+V=(virsh -q -c "$LIBVIRT_URI")
+KEY=$VM_DIR/keys/id_ed25519
+OVERLAY=$VM_DIR/run/$DOM.qcow2
+CONSOLE=$VM_DIR/run/$DOM-console.log
+DS=/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
+secs() { local d=$(( $(ms) - $1 )); printf '%d.%02d' $((d / 1000)) $((d % 1000 / 10)); }
+# The test VM's host key is per image and it listens on loopback only: no host key pinning here.
+SSH=(ssh -i "$KEY" -p "$PORT" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null
+  -o ConnectTimeout=5 -o LogLevel=ERROR temper@127.0.0.1)
+gssh() { "${SSH[@]}" "$@"; }
+# wait_ssh SECONDS: true once `true` runs over SSH.
+wait_ssh() {
+  local end=$(( SECONDS + $1 ))
+  until timeout 15 "${SSH[@]}" true 2>/dev/null </dev/null; do
+    [ $SECONDS -lt $end ] || return 1
+    sleep 0.5
+  done
+}
+T_ALL=$(ms)
+
+IMG=$(bash "$REPO_ROOT/vm/build-image.sh")
+HASH=$(basename "$IMG")
+
+# libvirt without systemd: start the daemons by hand (NOT -l, it wants TLS certificates).
+pgrep -x virtlogd >/dev/null || virtlogd -d -p "$VM_DIR/run/virtlogd.pid"
+pgrep -x libvirtd >/dev/null || libvirtd -d -p "$VM_DIR/run/libvirtd.pid"
+t=$(ms); end=$(( SECONDS + 60 ))
+until "${V[@]}" uri >/dev/null 2>&1; do
+  [ $SECONDS -lt $end ] || { log "libvirtd did not answer within 60 s"; exit 1; }
+  sleep 0.3
+done
+log "libvirt ready in $(secs "$t") s"
+
+exists() { "${V[@]}" dominfo "$DOM" >/dev/null 2>&1; }
+state() { "${V[@]}" domstate "$DOM" 2>/dev/null | head -1; }
+has_baseline() { "${V[@]}" snapshot-list "$DOM" --name 2>/dev/null | grep -qx baseline; }
+cur_hash() { "${V[@]}" desc "$DOM" 2>/dev/null | sed -n 's/^temper image \([0-9a-f]*\)$/\1/p'; }
+
+if exists && [ "$(cur_hash)" = "$HASH" ] && has_baseline; then
+  if [ "$(state)" = running ] && wait_ssh 20; then
+    log "domain $DOM already up on image $HASH (checked in $(secs "$T_ALL") s)"
+    echo "VM ready: domain $DOM, ssh temper@127.0.0.1:$PORT, snapshot baseline"; exit 0
+  fi
+  log "domain $DOM not answering; reverting to baseline"
+  t=$(ms)
+  if "${V[@]}" snapshot-revert "$DOM" baseline --running && wait_ssh 60; then
+    log "reverted to baseline, SSH in $(secs "$t") s"
+    echo "VM ready: domain $DOM, ssh temper@127.0.0.1:$PORT, snapshot baseline"; exit 0
+  fi
+  log "revert did not bring SSH back; recreating the domain"
+fi
+
+if exists; then
+  t=$(ms)
+  "${V[@]}" destroy "$DOM" >/dev/null 2>&1 || true
+  "${V[@]}" undefine "$DOM" --snapshots-metadata >/dev/null
+  log "removed domain $DOM (image $(cur_hash || true) -> $HASH) in $(secs "$t") s"
+fi
+if ss -Hltn "sport = :$PORT" | grep -q .; then log "port $PORT is in use: set TEMPER_SSH_PORT"; exit 1; fi
+
+rm -f "$OVERLAY" "$CONSOLE"
+qemu-img create -q -f qcow2 -F qcow2 -b "$IMG/guest.qcow2" "$OVERLAY"   # holds the internal snapshots
+XML=$VM_DIR/run/$DOM.xml
+cat > "$XML" <<XML
+<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
+  <name>$DOM</name>
+  <description>temper image $HASH</description>
+  <memory unit='MiB'>$MEM</memory>
+  <vcpu>2</vcpu>
+  <os>
+    <type arch='x86_64' machine='pc'>hvm</type>
+    <kernel>$IMG/vmlinuz</kernel>
+    <initrd>$IMG/initrd.img</initrd>
+    <cmdline>root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet</cmdline>
+  </os>
+  <features><acpi/><apic/></features>
+  <cpu mode='maximum'/>
+  <clock offset='utc'/>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <emulator>/usr/bin/qemu-system-x86_64</emulator>
+    <disk type='file' device='disk'>
+      <driver name='qemu' type='qcow2' cache='unsafe'/>
+      <source file='$OVERLAY'/>
+      <target dev='vda' bus='virtio'/>
+    </disk>
+    <serial type='file'><source path='$CONSOLE'/><target port='0'/></serial>
+    <memballoon model='none'/>
+  </devices>
+  <qemu:commandline>
+    <qemu:arg value='-netdev'/>
+    <qemu:arg value='user,id=slirp0,hostfwd=tcp:127.0.0.1:$PORT-:22'/>
+    <qemu:arg value='-device'/>
+    <qemu:arg value='virtio-net-pci,netdev=slirp0,addr=0x9'/>
+  </qemu:commandline>
+</domain>
+XML
+"${V[@]}" define "$XML" >/dev/null
+# Drop cached images that no defined domain uses any more.
+used=$(for d in $("${V[@]}" list --all --name); do "${V[@]}" desc "$d" 2>/dev/null; done)
+for d in "$VM_DIR"/img/*; do
+  h=$(basename "$d")
+  if [[ $h =~ ^[0-9a-f]{16}$ ]] && ! grep -qx "temper image $h" <<<"$used"; then
+    rm -rf "$d"; log "pruned image $h"
+  fi
+done
+
+t=$(ms)
+"${V[@]}" start "$DOM" >/dev/null
+wait_ssh 300 || { log "no SSH within 300 s; console: $CONSOLE"; tail -20 "$CONSOLE" >&2; exit 1; }
+log "boot to SSH: $(secs "$t") s"
+
+# Warm what a revert should find ready: the login session, sudo, the datastream in page cache.
+t=$(ms)
+gssh 'sudo -n true' </dev/null
+sys=$(gssh 'timeout 120 systemctl is-system-running --wait' </dev/null || true)
+gssh "sudo -n cat $DS >/dev/null && sync" </dev/null
+health=$(gssh /usr/local/bin/mission-healthcheck </dev/null || true)
+[ "$health" = HEALTHY ] || { log "mission health check: $health"; exit 1; }
+log "warm-up: $(secs "$t") s (system $sys, $health)"
+
+t=$(ms)
+"${V[@]}" snapshot-create-as "$DOM" baseline --description "temper baseline (image $HASH), memory included" --atomic >/dev/null
+log "snapshot baseline: $(secs "$t") s; total $(secs "$T_ALL") s"
+echo "VM ready: domain $DOM, ssh temper@127.0.0.1:$PORT, snapshot baseline"
