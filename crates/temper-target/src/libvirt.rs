@@ -1,0 +1,243 @@
+//! `Hypervisor` over libvirt (`virt` crate). libvirt calls block, so each runs on the blocking
+//! pool with a connection of its own (opening one to a local libvirtd takes a few ms).
+use async_trait::async_trait;
+use quick_xml::escape::escape;
+use temper_core::ports::{Hypervisor, PortError, PortResult};
+use virt::connect::Connect;
+use virt::domain::Domain;
+use virt::error::{Error as VirtError, ErrorNumber};
+use virt::sys;
+
+/// Which libvirt and which domain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LibvirtConfig {
+    pub uri: String,
+    pub domain: String,
+}
+
+impl Default for LibvirtConfig {
+    fn default() -> Self {
+        Self { uri: "qemu:///system".into(), domain: "temper-test".into() }
+    }
+}
+
+impl LibvirtConfig {
+    /// Defaults overridden by `TEMPER_LIBVIRT_URI` and `TEMPER_DOMAIN` (as in `vm/lib.sh`).
+    pub fn from_env() -> Self {
+        let d = Self::default();
+        Self {
+            uri: std::env::var("TEMPER_LIBVIRT_URI").unwrap_or(d.uri),
+            domain: std::env::var("TEMPER_DOMAIN").unwrap_or(d.domain),
+        }
+    }
+}
+
+/// The test domain's state and its internal snapshots (memory included).
+#[derive(Debug, Clone)]
+pub struct LibvirtHypervisor {
+    cfg: LibvirtConfig,
+}
+
+impl LibvirtHypervisor {
+    pub fn new(cfg: LibvirtConfig) -> Self {
+        // libvirt prints every error to stderr by default; we return them instead.
+        virt::error::clear_error_callback();
+        Self { cfg }
+    }
+
+    pub fn config(&self) -> &LibvirtConfig {
+        &self.cfg
+    }
+
+    /// Starts the domain when it is shut off.
+    pub async fn start(&self) -> PortResult<()> {
+        self.with_domain("start", |dom| {
+            if !dom.is_active().map_err(|e| hv("is_active", e))? {
+                dom.create().map_err(|e| hv("start", e))?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Powers the domain off at once (like pulling the plug); a no-op when it is off.
+    pub async fn destroy(&self) -> PortResult<()> {
+        self.with_domain("destroy", |dom| {
+            if dom.is_active().map_err(|e| hv("is_active", e))? {
+                dom.destroy().map_err(|e| hv("destroy", e))?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Runs `f` on the domain in the blocking pool.
+    async fn with_domain<T, F>(&self, what: &'static str, f: F) -> PortResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Domain) -> PortResult<T> + Send + 'static,
+    {
+        let cfg = self.cfg.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = Connect::open(Some(&cfg.uri))
+                .map_err(|e| PortError::Hypervisor(format!("connect to {}: {}", cfg.uri, e.message())))?;
+            let dom = conn
+                .lookup_domain_by_name(&cfg.domain)
+                .map_err(|e| PortError::Hypervisor(format!("domain `{}`: {}", cfg.domain, e.message())))?;
+            f(&dom)
+        })
+        .await
+        .map_err(|e| PortError::Hypervisor(format!("{what}: task failed: {e}")))?
+    }
+}
+
+fn hv(what: &str, e: VirtError) -> PortError {
+    PortError::Hypervisor(format!("{what}: {}", e.message()))
+}
+
+/// A missing snapshot is its own error; the rest are hypervisor errors.
+fn snap_err(what: &str, name: &str, e: VirtError) -> PortError {
+    if e.code().is(ErrorNumber::NoDomainSnapshot) {
+        PortError::NoSnapshot(name.to_string())
+    } else {
+        PortError::Hypervisor(format!("{what} `{name}`: {}", e.message()))
+    }
+}
+
+/// The XML `virsh snapshot-create-as NAME --description D` sends.
+fn snapshot_xml(name: &str, description: &str) -> String {
+    format!(
+        "<domainsnapshot><name>{}</name><description>{}</description></domainsnapshot>",
+        escape(name),
+        escape(description)
+    )
+}
+
+#[async_trait]
+impl Hypervisor for LibvirtHypervisor {
+    async fn is_running(&self) -> PortResult<bool> {
+        self.with_domain("is_running", |dom| dom.is_active().map_err(|e| hv("is_active", e)))
+            .await
+    }
+
+    async fn snapshot_list(&self) -> PortResult<Vec<String>> {
+        self.with_domain("snapshot_list", |dom| {
+            let snaps = dom
+                .list_all_snapshots(sys::VIR_DOMAIN_SNAPSHOT_LIST_TOPOLOGICAL)
+                .map_err(|e| hv("list snapshots", e))?;
+            snaps.iter().map(|s| s.name().map_err(|e| hv("snapshot name", e))).collect()
+        })
+        .await
+    }
+
+    async fn snapshot_create(&self, name: &str, description: &str) -> PortResult<()> {
+        if name.is_empty() || name.contains('/') {
+            return Err(PortError::Hypervisor(format!("bad snapshot name `{name}`")));
+        }
+        let (name, xml) = (name.to_string(), snapshot_xml(name, description));
+        self.with_domain("snapshot_create", move |dom| {
+            if !dom.is_active().map_err(|e| hv("is_active", e))? {
+                return Err(PortError::Hypervisor(format!(
+                    "snapshot `{name}`: domain is not running (a memory snapshot needs a running domain)"
+                )));
+            }
+            // Internal snapshot of a running domain: disk and memory, all or nothing.
+            dom.create_snapshot_xml(&xml, sys::VIR_DOMAIN_SNAPSHOT_CREATE_ATOMIC)
+                .map_err(|e| hv(&format!("create snapshot `{name}`"), e))?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn snapshot_revert(&self, name: &str) -> PortResult<()> {
+        let name = name.to_string();
+        self.with_domain("snapshot_revert", move |dom| {
+            let snap = Domain::lookup_snapshot_by_name(dom, &name, 0)
+                .map_err(|e| snap_err("find snapshot", &name, e))?;
+            snap.revert(sys::VIR_DOMAIN_SNAPSHOT_REVERT_RUNNING)
+                .map_err(|e| snap_err("revert to snapshot", &name, e))
+        })
+        .await
+    }
+
+    async fn snapshot_delete(&self, name: &str) -> PortResult<()> {
+        let name = name.to_string();
+        self.with_domain("snapshot_delete", move |dom| {
+            let snap = Domain::lookup_snapshot_by_name(dom, &name, 0)
+                .map_err(|e| snap_err("find snapshot", &name, e))?;
+            snap.delete(0).map_err(|e| snap_err("delete snapshot", &name, e))
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_xml_escapes() {
+        assert_eq!(
+            snapshot_xml("a", "x<y & \"z\""),
+            "<domainsnapshot><name>a</name><description>x&lt;y &amp; &quot;z&quot;</description></domainsnapshot>"
+        );
+    }
+}
+
+/// Against libvirt's built-in test driver (no daemon, no VM): the real calls, fast.
+#[cfg(test)]
+mod test_driver {
+    use super::*;
+
+    /// test:///default is one state per process: the tests take turns.
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+    /// test:///default keeps its state while one connection to it stays open.
+    fn hyp() -> (Connect, LibvirtHypervisor) {
+        let keep = Connect::open(Some("test:///default")).expect("test driver");
+        let h = LibvirtHypervisor::new(LibvirtConfig { uri: "test:///default".into(), domain: "test".into() });
+        (keep, h)
+    }
+
+    #[tokio::test]
+    async fn snapshots_round_trip() {
+        let _turn = LOCK.lock().await;
+        let (_keep, h) = hyp();
+        assert!(h.is_running().await.unwrap());
+        h.snapshot_create("s1", "first <one>").await.unwrap();
+        h.snapshot_create("s2", "second").await.unwrap();
+        assert_eq!(h.snapshot_list().await.unwrap(), ["s1", "s2"]);
+        assert!(h.snapshot_exists("s1").await.unwrap());
+        h.snapshot_revert("s1").await.unwrap();
+        h.snapshot_delete("s2").await.unwrap();
+        h.snapshot_delete("s1").await.unwrap();
+        assert!(h.snapshot_list().await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn missing_snapshot_and_domain_are_clear_errors() {
+        let _turn = LOCK.lock().await;
+        let (_keep, h) = hyp();
+        match h.snapshot_revert("nope").await {
+            Err(PortError::NoSnapshot(n)) => assert_eq!(n, "nope"),
+            other => panic!("want NoSnapshot, got {other:?}"),
+        }
+        assert!(matches!(h.snapshot_delete("nope").await, Err(PortError::NoSnapshot(_))));
+        let other = LibvirtHypervisor::new(LibvirtConfig { uri: "test:///default".into(), domain: "absent".into() });
+        match other.is_running().await {
+            Err(PortError::Hypervisor(m)) => assert!(m.contains("absent"), "{m}"),
+            r => panic!("want Hypervisor error, got {r:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn memory_snapshot_needs_a_running_domain() {
+        let _turn = LOCK.lock().await;
+        let (_keep, h) = hyp();
+        h.destroy().await.unwrap();
+        assert!(!h.is_running().await.unwrap());
+        assert!(matches!(h.snapshot_create("off", "").await, Err(PortError::Hypervisor(_))));
+        h.start().await.unwrap();
+        assert!(h.is_running().await.unwrap());
+    }
+}
