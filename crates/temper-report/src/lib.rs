@@ -1,1 +1,126 @@
-//! temper-report
+//! temper-report: what a run did, for a human (Markdown, HTML), for a program (JSON), and for
+//! an assessor (STIG Viewer checklists: CKL for STIG Viewer 2, CKLB for STIG Viewer 3).
+//!
+//! The whole API:
+//!
+//! ```no_run
+//! # async fn f(store: &temper_store::Store, content: &temper_scap::Benchmark) -> Result<(), temper_report::ReportError> {
+//! use temper_report::{Format, load, render, resolve_run};
+//! let id = resolve_run(store, "latest").await?; // or "12"
+//! let data = load(store, id).await?;
+//! let html = render(&data, Some(content), Format::Html)?;
+//! # Ok(()) }
+//! ```
+//!
+//! - [`load`] reads one run from the store: the run, its rules, attempts, turns, and this run's
+//!   lessons and bans.
+//! - [`render`] writes it in a [`Format`]. `content` is the datastream read with the run's
+//!   profile (`temper_scap::read_benchmark(path, Some(profile))`): it gives titles, rationale,
+//!   DISA ids, the OVAL check and the stock fix. Reports work without it (less detail);
+//!   checklists need it and say so.
+//! - [`replay_script`] is the fixed rules as one bash script (also inside every report).
+//!
+//! Checklists hold one entry per DISA STIG id (`RHEL-09-255045`); several SSG rules that share
+//! one are merged, the worst result winning (error over fail over unknown over pass), so a pass
+//! never hides a failure. For a profile with no DISA ids at all (Debian ANSSI, say) each SSG
+//! rule is its own entry and its SSG id stands in for the STIG id (`Rule_Ver`) and the V id
+//! (`Vuln_Num`), so such runs still give a valid checklist.
+mod ckl;
+mod cklb;
+mod data;
+mod html;
+mod md;
+mod merge;
+mod next_step;
+mod replay;
+mod text;
+mod view;
+
+use std::str::FromStr;
+
+pub use data::{RunData, RunSummary, load, resolve_run};
+pub use merge::{CklStatus, merge_outcomes, status_of};
+pub use replay::replay_script;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Md,
+    Html,
+    Json,
+    /// STIG Viewer 2 checklist (XML).
+    Ckl,
+    /// STIG Viewer 3 checklist (JSON).
+    Cklb,
+}
+
+impl Format {
+    pub const ALL: [Format; 5] = [Self::Md, Self::Html, Self::Json, Self::Ckl, Self::Cklb];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Md => "md",
+            Self::Html => "html",
+            Self::Json => "json",
+            Self::Ckl => "ckl",
+            Self::Cklb => "cklb",
+        }
+    }
+
+    /// The file extension, which is also the name.
+    pub fn extension(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl FromStr for Format {
+    type Err = ReportError;
+    fn from_str(s: &str) -> Result<Self, ReportError> {
+        Self::ALL
+            .into_iter()
+            .find(|f| f.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| ReportError::Format(s.to_string()))
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("store: {0}")]
+    Store(#[from] temper_store::StoreError),
+    #[error("no run in the store yet: start one with `temper run`")]
+    NoRuns,
+    #[error("`{0}` is not a run: give a run number or `latest`")]
+    BadRun(String),
+    #[error("unknown format `{0}`: use md, html, json, ckl or cklb")]
+    Format(String),
+    #[error("a {0} checklist needs the run's datastream content (for DISA ids, check and fix text)")]
+    NeedsContent(Format),
+    #[error("run {0} has no rules yet (its first scan did not finish): nothing to put in a checklist")]
+    NoRules(i64),
+    #[error("template: {0}")]
+    Template(#[from] minijinja::Error),
+    #[error("writing XML: {0}")]
+    Xml(#[from] std::io::Error),
+    #[error("writing JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Writes `data` in `format`. Every format is text (UTF-8).
+pub fn render(data: &RunData, content: Option<&temper_scap::Benchmark>, format: Format) -> Result<String, ReportError> {
+    match format {
+        Format::Md => Ok(md::render(&view::build(data, content))),
+        Format::Html => html::render(&view::build(data, content)),
+        Format::Json => Ok(serde_json::to_string_pretty(&view::build(data, content))?),
+        Format::Ckl | Format::Cklb => {
+            let content = content.ok_or(ReportError::NeedsContent(format))?;
+            let list = merge::checklist(data, content)?;
+            if format == Format::Ckl { ckl::render(&list) } else { cklb::render(&list) }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! STIG Viewer 3 checklist (CKLB, JSON, `cklb_version` 1.0), with the fields STIG Viewer 3
+//! writes for each rule (uuids, `*_src` ids, `group_tree`, `overrides`...).
+use serde_json::{Value, json};
+
+use crate::ReportError;
+use crate::ckl::{host_name, stig_uuid, version_release};
+use crate::merge::{Checklist, Vuln};
+
+pub fn render(list: &Checklist) -> Result<String, ReportError> {
+    let stig_uuid = stig_uuid(list);
+    let (version, release) = version_release(list);
+    let created = list.created.clone();
+    let rules: Vec<Value> = list.vulns.iter().map(|v| rule(v, &stig_uuid, &created)).collect();
+    let doc = json!({
+        "title": format!("temper run {}: {}", list.run_id, list.profile_title),
+        "id": uuid::Uuid::new_v5(&stig_uuid, format!("run:{}", list.run_id).as_bytes()).to_string(),
+        "active": false,
+        "mode": 2,
+        "has_path": true,
+        "target_data": {
+            "target_type": "Computing",
+            "host_name": host_name(&list.target),
+            "ip_address": "",
+            "mac_address": "",
+            "fqdn": "",
+            "comments": format!("temper run {} on {}", list.run_id, list.target),
+            "role": "None",
+            "is_web_database": false,
+            "technology_area": "UNIX OS",
+            "web_db_site": "",
+            "web_db_instance": "",
+            "classification": Value::Null,
+        },
+        "stigs": [{
+            "stig_name": list.profile_title,
+            "display_name": list.profile_title,
+            "stig_id": list.benchmark_id,
+            "version": version,
+            "release_info": release,
+            "uuid": stig_uuid.to_string(),
+            "reference_identifier": Value::Null,
+            "size": rules.len(),
+            "rules": rules,
+        }],
+        "cklb_version": "1.0",
+    });
+    Ok(serde_json::to_string_pretty(&doc)?)
+}
+
+fn rule(v: &Vuln, stig_uuid: &uuid::Uuid, created: &str) -> Value {
+    let uuid = uuid::Uuid::new_v5(stig_uuid, v.rule_ver.as_bytes());
+    // STIG Viewer 3 keeps `SV-257985r1045028` in rule_id and the full id in rule_id_src.
+    let rule_id = v.rule_id.strip_suffix("_rule").unwrap_or(&v.rule_id);
+    json!({
+        "uuid": uuid.to_string(),
+        "stig_uuid": stig_uuid.to_string(),
+        "target_key": Value::Null,
+        "stig_ref": Value::Null,
+        "group_id": v.group_id,
+        "group_id_src": v.group_id,
+        "rule_id": rule_id,
+        "rule_id_src": v.rule_id,
+        "weight": "10.0",
+        "classification": "Unclassified",
+        "severity": v.severity,
+        "rule_version": v.rule_ver,
+        "rule_title": v.title,
+        "fix_text": v.fix_text,
+        "reference_identifier": Value::Null,
+        "group_title": v.group_title,
+        "false_positives": "",
+        "false_negatives": "",
+        "discussion": v.discussion,
+        "check_content": v.check_content,
+        "documentable": "false",
+        "mitigations": "",
+        "potential_impacts": "",
+        "third_party_tools": "",
+        "mitigation_control": "",
+        "responsibility": "",
+        "security_override_guidance": "",
+        "ia_controls": "",
+        "check_content_ref": {"href": "", "name": "M"},
+        "legacy_ids": [],
+        "ccis": v.ccis,
+        "group_tree": [{"id": v.group_id, "title": v.group_title, "description": "<GroupDescription></GroupDescription>"}],
+        "createdAt": created,
+        "updatedAt": created,
+        "STIGUuid": stig_uuid.to_string(),
+        "status": v.status.cklb(),
+        "overrides": {},
+        "comments": v.comments,
+        "finding_details": v.finding_details,
+    })
+}

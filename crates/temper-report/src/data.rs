@@ -1,0 +1,74 @@
+//! Loading one run from the store.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use temper_store::{AttemptRow, BanRow, LessonRow, RuleRow, RunRow, Store, TurnRow};
+
+use crate::ReportError;
+
+/// Everything the store holds about one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunData {
+    pub run: RunRow,
+    /// `runs.summary_json`, when the run finished.
+    pub summary: Option<RunSummary>,
+    /// In first-scan order.
+    pub rules: Vec<RuleRow>,
+    /// In the order they started.
+    pub attempts: Vec<AttemptRow>,
+    pub turns: Vec<TurnRow>,
+    /// This run's active lessons, oldest first (a forgotten lesson is left out).
+    pub lessons: Vec<LessonRow>,
+    /// This run's active bans.
+    pub bans: Vec<BanRow>,
+}
+
+/// The summary the loop writes at the end of a run (temper-core's `Summary`), read leniently:
+/// a field a newer or older core does not write is left at its default.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunSummary {
+    pub run: i64,
+    pub exit_code: i64,
+    pub statuses: BTreeMap<String, usize>,
+    pub before: BTreeMap<String, usize>,
+    pub after: BTreeMap<String, usize>,
+    pub score_before: Option<f64>,
+    pub score_after: Option<f64>,
+    pub attempts: usize,
+    pub reverts: BTreeMap<String, usize>,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub wall_secs: f64,
+    pub guest_secs: f64,
+    pub llm_secs: f64,
+    pub harness_secs: f64,
+    pub harness_pct: f64,
+    pub failing_after: Vec<String>,
+}
+
+/// `latest` or a run number, checked against the store.
+pub async fn resolve_run(store: &Store, spec: &str) -> Result<i64, ReportError> {
+    let spec = spec.trim();
+    if spec.is_empty() || spec.eq_ignore_ascii_case("latest") {
+        return store.latest_run().await?.map(|r| r.id).ok_or(ReportError::NoRuns);
+    }
+    let id: i64 = spec.parse().map_err(|_| ReportError::BadRun(spec.to_string()))?;
+    Ok(store.run(id).await?.id)
+}
+
+/// Reads run `run_id`. A summary that does not parse is dropped (the rows are the record).
+pub async fn load(store: &Store, run_id: i64) -> Result<RunData, ReportError> {
+    let run = store.run(run_id).await?;
+    let summary = run.summary_json.as_deref().and_then(|s| serde_json::from_str(s).ok());
+    let rules = store.rules(run_id).await?;
+    let attempts = store.attempts(run_id).await?;
+    let turns = store.turns(run_id).await?;
+    let mut lessons = Vec::new();
+    for rule in rules.iter().filter(|r| r.attempts > 0 || r.status == "escalated") {
+        lessons.extend(store.lessons(Some(&rule.rule_id)).await?.into_iter().filter(|l| l.run_id == Some(run_id)));
+    }
+    lessons.sort_by_key(|l| l.id);
+    let bans = store.bans().await?.into_iter().filter(|b| b.run_id == Some(run_id)).collect();
+    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans })
+}

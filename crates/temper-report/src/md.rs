@@ -1,0 +1,185 @@
+//! The report as Markdown. Prose and cells are escaped; scripts and output go in fences
+//! longer than any backtick run they hold.
+use std::fmt::Write;
+
+use crate::text::{md, md_code};
+use crate::view::{Count, Report, RuleSection};
+
+pub fn render(r: &Report) -> String {
+    let mut s = String::new();
+    let run = &r.run;
+    let _ = writeln!(s, "# temper report: run {}\n", run.id);
+    let rows = [
+        ("Target", run.target.clone()),
+        ("Skill", run.skill.clone()),
+        ("Profile", if run.profile_title.is_empty() { run.profile.clone() } else { format!("{} ({})", run.profile_title, run.profile) }),
+        ("Content", format!("{} {}", run.benchmark, run.content_version).trim().to_string()),
+        ("Agent", run.agent.clone()),
+        ("Started", run.started_at.clone()),
+        ("Ended", format!("{} ({})", run.ended_at, run.duration)),
+        ("Status", format!("{}{}", run.status, run.exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default())),
+        ("Score", r.score.clone()),
+    ];
+    let _ = writeln!(s, "| | |\n|---|---|");
+    for (k, v) in rows {
+        let _ = writeln!(s, "| {k} | {} |", md(&v, true));
+    }
+    if let Some(e) = &run.error {
+        let _ = writeln!(s, "| Error | {} |", md(e, true));
+    }
+    s.push('\n');
+
+    let _ = writeln!(s, "## Summary\n");
+    counts(&mut s, "Rule", "before", "after", &r.dispositions);
+    counts(&mut s, "Scan result", "first scan", "final scan", &r.results);
+    let _ = writeln!(s, "### Time and tokens\n");
+    let _ = writeln!(s, "| Role | Turns | Prompt tokens | Completion tokens | LLM time | Errors |\n|---|---:|---:|---:|---:|---:|");
+    for t in &r.roles {
+        let _ = writeln!(s, "| {} | {} | {} | {} | {} | {} |", md(&t.role, true), t.turns, t.prompt_tokens, t.completion_tokens, t.time, t.errors);
+    }
+    let a = &r.attempt_time;
+    let _ = writeln!(s, "\n{} attempts: apply {}, evaluate {}, revert {}.", a.attempts, a.apply, a.evaluate, a.revert);
+    if let Some(t) = &r.timing {
+        let _ = writeln!(s, "Wall time {}: guest {}, LLM {}, harness {} ({}).", t.wall, t.guest, t.llm, t.harness, t.harness_pct);
+    }
+    let reverts: Vec<String> = r.reverts.iter().map(|c| format!("{} {}", c.after, md(&c.name, false))).collect();
+    let _ = writeln!(s, "Reverts by method: {}.\n", if reverts.is_empty() { "none".into() } else { reverts.join(", ") });
+
+    let _ = writeln!(s, "## Escalated rules ({})\n", r.escalated.len());
+    if r.escalated.is_empty() {
+        let _ = writeln!(s, "None: no rule needs a human.\n");
+    }
+    for e in &r.escalated {
+        escalated(&mut s, e);
+    }
+
+    let _ = writeln!(s, "## Fixed rules ({})\n", r.fixed.len());
+    if r.fixed.is_empty() {
+        let _ = writeln!(s, "None.\n");
+    } else {
+        let _ = writeln!(s, "| # | Rule | Severity | DISA | Attempt | Source | Change |\n|---:|---|---|---|---:|---|---|");
+        for f in &r.fixed {
+            let _ = writeln!(
+                s,
+                "| {} | {} (`{}`) | {} | {} | {} | {} | {} |",
+                f.order,
+                md(&f.info.title, true),
+                f.info.short_id,
+                md(&f.info.severity, true),
+                md(&f.info.stig_ids.join(", "), true),
+                f.attempt,
+                md(&f.source, true),
+                md(&f.description, true)
+            );
+        }
+        let _ = writeln!(s, "\n### Replay script\n");
+        let _ = writeln!(s, "The fixes above, in order, as one script to replay on another image (`sudo bash replay.sh`):\n");
+        s.push_str(&md_code(&r.replay, "bash"));
+        s.push('\n');
+    }
+
+    let _ = writeln!(s, "## All rules ({})\n", r.rules.len());
+    let _ = writeln!(s, "| Rule | Title | Severity | DISA | First scan | Final scan | Status | Attempts |\n|---|---|---|---|---|---|---|---:|");
+    for l in &r.rules {
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+            l.short_id,
+            md(&l.title, true),
+            md(&l.severity, true),
+            md(&l.stig_ids, true),
+            md(&l.initial_result, true),
+            md(&l.final_result, true),
+            md(&l.status, true),
+            l.attempts
+        );
+    }
+    s
+}
+
+fn counts(s: &mut String, what: &str, before: &str, after: &str, rows: &[Count]) {
+    let _ = writeln!(s, "| {what} | {before} | {after} |\n|---|---:|---:|");
+    for c in rows {
+        let _ = writeln!(s, "| {} | {} | {} |", md(&c.name.replace('_', " "), true), c.before, c.after);
+    }
+    s.push('\n');
+}
+
+fn escalated(s: &mut String, e: &RuleSection) {
+    let i = &e.info;
+    let _ = writeln!(s, "### {} ({})\n", md(&i.title, false), i.short_id);
+    let _ = writeln!(s, "- Rule: `{}`", i.rule_id);
+    let _ = writeln!(s, "- Severity: {}", md(&i.severity, false));
+    let ids = [("STIG", &i.stig_ids), ("SV", &i.sv_ids), ("V", &i.v_ids), ("SRG", &i.srg_ids), ("CCI", &i.cci)];
+    for (name, v) in ids {
+        if !v.is_empty() {
+            let _ = writeln!(s, "- {name}: {}", md(&v.join(", "), false));
+        }
+    }
+    let _ = writeln!(s, "- Result: first scan {}, final scan {}", md(&e.initial_result, false), md(e.final_result.as_deref().unwrap_or("none"), false));
+    let _ = writeln!(s, "- Escalated because: {}\n", md(&e.reason, false));
+    if !i.rationale.is_empty() {
+        let _ = writeln!(s, "**Why it matters.** {}\n", md(&i.rationale, false));
+    }
+    let _ = writeln!(s, "**Next step for a human.**\n");
+    for n in &e.next_steps {
+        let _ = writeln!(s, "- *{}*: check: {} Try: {}", md(&n.cause.replace('_', " "), false), md(&n.check, false), md(&n.try_, false));
+    }
+    s.push('\n');
+    for a in &e.attempts {
+        let _ = writeln!(s, "#### Attempt {}: {} ({} fix)\n", a.n, md(&a.verdict, false), md(&a.source, false));
+        if !a.plan.is_empty() {
+            let _ = writeln!(s, "- Plan: {}", md(&a.plan, false));
+        }
+        if !a.description.is_empty() {
+            let _ = writeln!(s, "- Change: {}", md(&a.description, false));
+        }
+        let _ = writeln!(s, "- Verdict: {}: {}", md(&a.verdict, false), md(&a.verdict_reason, false));
+        let _ = writeln!(s, "- Rule result: {}; health: {}; access: {}", md(&a.rule_result, false), md(&a.health, false), md(&a.access, false));
+        if !a.regressions.is_empty() {
+            let _ = writeln!(s, "- Regressions: {}", md(&a.regressions.join(", "), false));
+        }
+        let _ = writeln!(s, "- Reverted: {} (revert took {})", md(&a.reverted, false), a.revert);
+        let _ = writeln!(s, "- Time: apply {}, evaluate {}\n", a.apply, a.evaluate);
+        let blocks = [
+            ("Fix script", &a.fix_script, "bash"),
+            ("Revert script", &a.revert_script, "bash"),
+            ("Output (stdout)", &a.stdout, "text"),
+            ("Output (stderr)", &a.stderr, "text"),
+            ("Health check output", &a.health_output, "text"),
+        ];
+        for (name, body, lang) in blocks {
+            if !body.trim().is_empty() {
+                let _ = writeln!(s, "{name}{}:\n", a.exit_code.filter(|_| name == "Fix script").map(|c| format!(" (exit code {c})")).unwrap_or_default());
+                s.push_str(&md_code(body, lang));
+                s.push('\n');
+            }
+        }
+    }
+    if !e.lessons.is_empty() {
+        let _ = writeln!(s, "**Reflections and lessons.**\n");
+        for l in &e.lessons {
+            let _ = write!(s, "- {}", md(&l.text, false));
+            if !l.detail.is_empty() && l.detail != l.text {
+                let _ = write!(s, " ({})", md(&l.detail, false));
+            }
+            if !l.extra.is_empty() {
+                let _ = write!(s, " Prefer: {}", md(&l.extra, false));
+            }
+            s.push('\n');
+        }
+        s.push('\n');
+    }
+    if !e.bans.is_empty() {
+        let _ = writeln!(s, "**Bans learned.**\n");
+        for b in &e.bans {
+            let _ = writeln!(s, "- `{}`: {}", b.text.replace('`', "'"), md(&b.detail, false));
+        }
+        s.push('\n');
+    }
+    if let Some(fix) = &i.stock_fix {
+        let _ = writeln!(s, "<details><summary>The content's stock fix</summary>\n");
+        s.push_str(&md_code(fix, "bash"));
+        let _ = writeln!(s, "\n</details>\n");
+    }
+}

@@ -1,0 +1,155 @@
+//! A concrete next step for a human, drawn from an escalated rule's evidence.
+use serde::Serialize;
+use temper_store::{AttemptRow, RuleRow};
+
+use crate::data::RunData;
+use crate::text::short;
+use crate::view::{RuleInfo, regressions};
+
+/// What to check, and what to try.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NextStep {
+    /// The verdict (or situation) this step answers.
+    pub cause: String,
+    pub check: String,
+    pub try_: String,
+}
+
+/// One step per distinct verdict, the latest attempt's first; a step for "no fix at all"
+/// when nothing was tried. Never empty.
+pub fn next_steps(info: &RuleInfo, rule: &RuleRow, attempts: &[&AttemptRow], data: &RunData) -> Vec<NextStep> {
+    let mut out: Vec<NextStep> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for a in attempts.iter().rev() {
+        let verdict = a.verdict.clone().unwrap_or_else(|| a.state.clone());
+        if seen.contains(&verdict) {
+            continue;
+        }
+        seen.push(verdict.clone());
+        if let Some(step) = for_verdict(&verdict, a, info, data) {
+            out.push(step);
+        }
+    }
+    let reason = rule.reason.as_deref().unwrap_or("");
+    if attempts.is_empty() || reason.starts_with("no fix to try") || reason.contains("has no pick") {
+        out.push(no_fix(info, reason));
+    }
+    if out.is_empty() {
+        out.push(NextStep {
+            cause: "escalated".into(),
+            check: format!("Read the escalation reason (\"{reason}\") and the attempts above; run `oscap xccdf eval --rule {}` on a copy of the target to see what the check finds.", rule.rule_id),
+            try_: "Write the change by hand from the rule's description, test it on a snapshot, then rescan.".into(),
+        });
+    }
+    out
+}
+
+fn for_verdict(verdict: &str, a: &AttemptRow, info: &RuleInfo, data: &RunData) -> Option<NextStep> {
+    let step = |check: String, try_: String| Some(NextStep { cause: verdict.to_string(), check, try_ });
+    match verdict {
+        "health_broken" => {
+            let out = a.health_output.as_deref().unwrap_or("");
+            let what = health_culprit(out);
+            step(
+                format!(
+                    "The health check failed after attempt {} ({}). Inspect {what} on a copy of the target: `systemctl status` and `journalctl -u` for it, with the fix applied.",
+                    a.n,
+                    first_line(out).unwrap_or("no output")
+                ),
+                "Find which setting of the fix the service rejects and adjust the service (or an exception) so both hold; then apply the fix in a maintenance window where the service can be restarted and watched.".into(),
+            )
+        }
+        "refused" => {
+            let why = a.verdict_reason.as_deref().unwrap_or("");
+            step(
+                format!("The deny-list refused attempt {}'s script before it ran: {why}.", a.n),
+                "The pattern guards the harness's own access (SSH, sudo, its account) or the machine's availability, so no automation may run it. A human must decide whether the change is safe here and, if so, apply it by hand from a console session.".into(),
+            )
+        }
+        "still_failing" => step(
+            format!(
+                "The fix ran but the rule still reads `{}`. Compare what the check expects{} with the configuration after the fix: `oscap xccdf eval --profile {} --rule {} --oval-results` shows the objects the check looked at.",
+                a.rule_result.as_deref().unwrap_or("?"),
+                info.oval.as_deref().map(|o| format!(" (OVAL definition {o})")).unwrap_or_default(),
+                data.run.profile,
+                info.rule_id
+            ),
+            "Change the setting where the check reads it (a drop-in file may override the main one, a later line may win), or use the content's stock fix as a reference.".into(),
+        ),
+        "needs_reboot" => step(
+            format!("Attempt {}'s fix takes effect only after a reboot, which temper never does.", a.n),
+            "Apply the fix in a maintenance window, reboot, check the machine comes back healthy, then rescan.".into(),
+        ),
+        "apply_failed" => step(
+            format!(
+                "Attempt {}'s fix failed to apply ({}): read its stderr above.",
+                a.n,
+                a.verdict_reason.as_deref().unwrap_or("no reason recorded")
+            ),
+            "Fix the script (a missing package, a path that differs on this image, a syntax error), run it by hand on a snapshot, then rescan.".into(),
+        ),
+        "regression" => {
+            let broke: Vec<String> = regressions(a).iter().map(|r| short(r).to_string()).collect();
+            step(
+                format!("Attempt {}'s fix made rules that passed fail: {}.", a.n, if broke.is_empty() { "see the attempt".to_string() } else { broke.join(", ") }),
+                "Find the setting the rules disagree on and write one change that satisfies all of them; apply them together.".into(),
+            )
+        }
+        "lockout" => step(
+            format!(
+                "Attempt {} cut the harness's access ({}).",
+                a.n,
+                a.verdict_reason.as_deref().unwrap_or("ssh or sudo failed")
+            ),
+            "Never automate this change. Test it on a console (out-of-band access) with a second root session open, and keep a way back in before you log out.".into(),
+        ),
+        "interrupted" => step(
+            format!("Attempt {} was interrupted: the harness stopped mid-attempt and the target was restored.", a.n),
+            "Run `temper resume` or start a new run for this rule.".into(),
+        ),
+        _ => None,
+    }
+}
+
+fn no_fix(info: &RuleInfo, reason: &str) -> NextStep {
+    let try_ = match &info.stock_fix {
+        Some(_) => "Write the fix by hand; the content's stock fix (shown with this rule) is a starting point: read it, adapt it to this image, test it on a snapshot.".to_string(),
+        None => "Write the fix by hand from the rule's description; the content has no stock fix for it. Test it on a snapshot, then rescan.".to_string(),
+    };
+    NextStep {
+        cause: "no fix available".into(),
+        check: format!("No automatic fix was tried: {}.", if reason.is_empty() { "no reason recorded" } else { reason }),
+        try_,
+    }
+}
+
+fn first_line(s: &str) -> Option<&str> {
+    s.lines().map(str::trim).find(|l| !l.is_empty() && *l != "HEALTHY")
+}
+
+/// The unit or service the health output names, else its first line.
+fn health_culprit(out: &str) -> String {
+    let units: Vec<&str> = out
+        .split(|c: char| c.is_whitespace() || matches!(c, ':' | ',' | ';' | '(' | ')' | '\'' | '"'))
+        .filter(|w| w.ends_with(".service") || w.ends_with(".socket"))
+        .collect();
+    if let Some(u) = units.first() {
+        return format!("`{u}`");
+    }
+    match first_line(out) {
+        Some(l) => format!("the service named in the health output (\"{l}\")"),
+        None => "the services the health check covers".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_the_unit() {
+        assert_eq!(health_culprit("nginx.service: failed\nUNHEALTHY"), "`nginx.service`");
+        assert!(health_culprit("web: connection refused").contains("connection refused"));
+        assert_eq!(health_culprit(""), "the services the health check covers");
+    }
+}

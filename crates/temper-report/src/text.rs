@@ -1,0 +1,131 @@
+//! Small text helpers shared by the writers.
+
+/// `xccdf_org.ssgproject.content_rule_foo` -> `foo`.
+pub fn short(id: &str) -> &str {
+    temper_scap::short_rule_id(id)
+}
+
+/// Milliseconds as a short human duration: `850 ms`, `12.3 s`, `4 min 05 s`, `1 h 02 min`.
+pub fn ms(ms: i64) -> String {
+    let ms = ms.max(0);
+    if ms < 1000 {
+        return format!("{ms} ms");
+    }
+    let s = ms as f64 / 1000.0;
+    if s < 60.0 {
+        return format!("{s:.1} s");
+    }
+    let total = ms / 1000;
+    if total < 3600 {
+        return format!("{} min {:02} s", total / 60, total % 60);
+    }
+    format!("{} h {:02} min", total / 3600, (total % 3600) / 60)
+}
+
+/// Seconds between two RFC 3339 stamps, when both parse.
+pub fn span_ms(start: &str, end: Option<&str>) -> Option<i64> {
+    let a = chrono::DateTime::parse_from_rfc3339(start).ok()?;
+    let b = chrono::DateTime::parse_from_rfc3339(end?).ok()?;
+    Some((b - a).num_milliseconds())
+}
+
+/// Cuts `s` to at most `max` bytes on a char boundary, saying so.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    format!("{}\n[... cut: {} more bytes]", &s[..i], s.len() - i)
+}
+
+/// Replaces characters XML 1.0 cannot carry (control characters other than tab, LF and CR,
+/// U+FFFE, U+FFFF) with U+FFFD, so command output with ANSI escapes stays well-formed.
+pub fn xml_chars(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '\t' | '\n' | '\r' => c,
+            c if (c as u32) < 0x20 => '\u{FFFD}',
+            '\u{FFFE}' | '\u{FFFF}' => '\u{FFFD}',
+            c => c,
+        })
+        .collect()
+}
+
+/// Text for a Markdown paragraph or table cell: HTML-significant characters as entities
+/// (a Markdown viewer renders raw HTML), and the characters Markdown would read as markup
+/// backslash-escaped. Newlines become `<br>` in cells when `cell` is set.
+pub fn md(s: &str, cell: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '|' => out.push_str("\\|"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\r' => {}
+            '\n' if cell => out.push_str("<br>"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A fenced code block whose fence is longer than any run of backticks inside.
+pub fn md_code(s: &str, lang: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let fence = "`".repeat(longest.max(2) + 1);
+    let body = s.trim_end_matches('\n');
+    format!("{fence}{lang}\n{body}\n{fence}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(ms(850), "850 ms");
+        assert_eq!(ms(12_340), "12.3 s");
+        assert_eq!(ms(245_000), "4 min 05 s");
+        assert_eq!(ms(3_720_000), "1 h 02 min");
+        assert_eq!(span_ms("2026-01-01T00:00:00.000Z", Some("2026-01-01T00:01:00.500Z")), Some(60_500));
+        assert_eq!(span_ms("2026-01-01T00:00:00Z", None), None);
+    }
+
+    #[test]
+    fn markdown_escapes_html_and_markup() {
+        assert_eq!(md("a <b> & c | d_e", true), "a &lt;b&gt; &amp; c \\| d\\_e");
+        assert_eq!(md("x\ny", true), "x<br>y");
+        let code = md_code("echo ```` done", "bash");
+        assert!(code.starts_with("`````bash\n"), "{code}");
+        assert!(code.ends_with("\n`````\n"));
+    }
+
+    #[test]
+    fn xml_control_chars_replaced() {
+        assert_eq!(xml_chars("a\u{1b}[31mred\tb\n"), "a\u{FFFD}[31mred\tb\n");
+    }
+
+    #[test]
+    fn clip_on_char_boundary() {
+        let s = "ééé";
+        assert!(clip(s, 3).starts_with("é"));
+        assert_eq!(clip("abc", 10), "abc");
+    }
+}

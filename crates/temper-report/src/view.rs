@@ -1,0 +1,479 @@
+//! The report as one value: what Markdown, HTML and JSON all show.
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use temper_scap::{Benchmark, Rule};
+use temper_store::{AttemptRow, RuleRow};
+
+use crate::data::RunData;
+use crate::next_step::{NextStep, next_steps};
+use crate::text::{ms, short, span_ms};
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub run: RunInfo,
+    /// Scan results, first scan against final scan.
+    pub results: Vec<Count>,
+    /// What the run did with each rule: fixed, escalated, skipped...
+    pub dispositions: Vec<Count>,
+    pub score_before: Option<f64>,
+    pub score_after: Option<f64>,
+    /// `61.20 → 78.50`, `-` for a score not known.
+    pub score: String,
+    pub roles: Vec<RoleTime>,
+    pub attempt_time: AttemptTime,
+    pub reverts: Vec<Count>,
+    pub timing: Option<Timing>,
+    pub escalated: Vec<RuleSection>,
+    pub fixed: Vec<FixedRule>,
+    pub rules: Vec<RuleLine>,
+    pub replay: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunInfo {
+    pub id: i64,
+    pub target: String,
+    pub skill: String,
+    pub profile: String,
+    pub profile_title: String,
+    pub benchmark: String,
+    pub datastream: String,
+    pub content_version: String,
+    pub agent: String,
+    pub status: String,
+    pub started_at: String,
+    pub ended_at: String,
+    pub duration: String,
+    pub exit_code: Option<i64>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Count {
+    pub name: String,
+    pub before: usize,
+    pub after: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RoleTime {
+    pub role: String,
+    pub turns: usize,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub time: String,
+    pub errors: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AttemptTime {
+    pub attempts: usize,
+    pub apply: String,
+    pub evaluate: String,
+    pub revert: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Timing {
+    pub wall: String,
+    pub guest: String,
+    pub llm: String,
+    pub harness: String,
+    pub harness_pct: String,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+}
+
+/// DISA and SSG ids and prose for one rule, from the content when it has the rule.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RuleInfo {
+    pub rule_id: String,
+    pub short_id: String,
+    pub anchor: String,
+    pub title: String,
+    pub severity: String,
+    pub stig_ids: Vec<String>,
+    pub sv_ids: Vec<String>,
+    pub v_ids: Vec<String>,
+    pub srg_ids: Vec<String>,
+    pub cci: Vec<String>,
+    pub description: String,
+    pub rationale: String,
+    pub oval: Option<String>,
+    pub stock_fix: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RuleSection {
+    pub info: RuleInfo,
+    pub initial_result: String,
+    pub final_result: Option<String>,
+    pub reason: String,
+    pub verdicts: Vec<String>,
+    pub attempts: Vec<AttemptView>,
+    pub lessons: Vec<LessonView>,
+    pub bans: Vec<LessonView>,
+    pub next_steps: Vec<NextStep>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AttemptView {
+    pub n: i64,
+    pub source: String,
+    pub state: String,
+    pub plan: String,
+    pub description: String,
+    pub fix_script: String,
+    pub revert_script: String,
+    pub exit_code: Option<i64>,
+    pub stdout: String,
+    pub stderr: String,
+    pub rule_result: String,
+    pub health: String,
+    pub health_output: String,
+    pub access: String,
+    pub regressions: Vec<String>,
+    pub verdict: String,
+    pub verdict_reason: String,
+    pub revert_method: String,
+    pub reverted: String,
+    pub apply: String,
+    pub evaluate: String,
+    pub revert: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LessonView {
+    pub text: String,
+    pub detail: String,
+    pub extra: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FixedRule {
+    pub order: usize,
+    pub info: RuleInfo,
+    pub attempt: i64,
+    pub source: String,
+    pub description: String,
+    pub fix_script: String,
+    pub final_result: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RuleLine {
+    pub rule_id: String,
+    pub short_id: String,
+    pub anchor: String,
+    pub title: String,
+    pub severity: String,
+    /// high 0, medium 1, low 2, else 3: for sorting.
+    pub sev_rank: u8,
+    pub stig_ids: String,
+    pub initial_result: String,
+    pub final_result: String,
+    pub status: String,
+    pub attempts: i64,
+    pub reason: String,
+}
+
+/// The dispositions shown even at zero, in this order.
+const DISPOSITIONS: [&str; 6] = ["fixed", "escalated", "still_failing", "skipped", "waived", "deferred"];
+
+pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
+    let run = &data.run;
+    let lookup = |id: &str| content.and_then(|c| c.rule(id));
+    let rules: Vec<RuleLine> = data
+        .rules
+        .iter()
+        .map(|r| {
+            let info = rule_info(r, lookup(&r.rule_id));
+            RuleLine {
+                rule_id: r.rule_id.clone(),
+                short_id: info.short_id.clone(),
+                anchor: info.anchor.clone(),
+                title: info.title.clone(),
+                severity: info.severity.clone(),
+                sev_rank: sev_rank(&info.severity),
+                stig_ids: info.stig_ids.join(", "),
+                initial_result: r.initial_result.clone(),
+                final_result: r.final_result.clone().unwrap_or_default(),
+                status: r.status.clone(),
+                attempts: r.attempts,
+                reason: r.reason.clone().unwrap_or_default(),
+            }
+        })
+        .collect();
+    let escalated = data
+        .rules
+        .iter()
+        .filter(|r| r.status == "escalated")
+        .map(|r| section(data, r, lookup(&r.rule_id)))
+        .collect();
+    let fixed = fixed_rules(data, content);
+    let score_before = run.score_before.or(data.summary.as_ref().and_then(|s| s.score_before));
+    let score_after = run.score_after.or(data.summary.as_ref().and_then(|s| s.score_after));
+    let score_text = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
+    Report {
+        schema: "temper-report/1",
+        run: RunInfo {
+            id: run.id,
+            target: run.target.clone(),
+            skill: run.skill.clone(),
+            profile: run.profile.clone(),
+            profile_title: content.and_then(|c| c.profile.as_ref()).map(|p| p.title.clone()).unwrap_or_default(),
+            benchmark: content.map(|c| c.title.clone()).unwrap_or_default(),
+            datastream: run.datastream.clone(),
+            content_version: run
+                .content_version
+                .clone()
+                .or_else(|| content.map(|c| c.version.clone()))
+                .unwrap_or_else(|| "unknown".into()),
+            agent: run.agent.clone(),
+            status: run.status.clone(),
+            started_at: run.started_at.clone(),
+            ended_at: run.ended_at.clone().unwrap_or_else(|| "not finished".into()),
+            duration: span_ms(&run.started_at, run.ended_at.as_deref()).map(ms).unwrap_or_else(|| "-".into()),
+            exit_code: run.exit_code,
+            error: run.error.clone(),
+        },
+        results: results(&data.rules),
+        dispositions: dispositions(&data.rules),
+        score: format!("{} → {}", score_text(score_before), score_text(score_after)),
+        score_before,
+        score_after,
+        roles: roles(data),
+        attempt_time: AttemptTime {
+            attempts: data.attempts.len(),
+            apply: ms(data.attempts.iter().filter_map(|a| a.apply_ms).sum()),
+            evaluate: ms(data.attempts.iter().filter_map(|a| a.evaluate_ms).sum()),
+            revert: ms(data.attempts.iter().filter_map(|a| a.revert_ms).sum()),
+        },
+        reverts: reverts(&data.attempts),
+        timing: data.summary.as_ref().map(|s| Timing {
+            wall: ms((s.wall_secs * 1000.0) as i64),
+            guest: ms((s.guest_secs * 1000.0) as i64),
+            llm: ms((s.llm_secs * 1000.0) as i64),
+            harness: ms((s.harness_secs * 1000.0) as i64),
+            harness_pct: format!("{:.1}%", s.harness_pct),
+            prompt_tokens: s.prompt_tokens,
+            completion_tokens: s.completion_tokens,
+        }),
+        escalated,
+        fixed,
+        rules,
+        replay: crate::replay::replay_script(data, content),
+    }
+}
+
+pub fn sev_rank(s: &str) -> u8 {
+    match s {
+        "high" => 0,
+        "medium" => 1,
+        "low" => 2,
+        _ => 3,
+    }
+}
+
+pub fn rule_info(r: &RuleRow, c: Option<&Rule>) -> RuleInfo {
+    let short_id = short(&r.rule_id).to_string();
+    let title = c.map(|c| c.title.clone()).filter(|t| !t.is_empty()).unwrap_or_else(|| r.title.clone());
+    RuleInfo {
+        rule_id: r.rule_id.clone(),
+        anchor: format!("rule-{}", short_id.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "-")),
+        short_id,
+        title: if title.is_empty() { short(&r.rule_id).to_string() } else { title },
+        severity: c.map(|c| c.severity.clone()).unwrap_or_else(|| r.severity.clone()),
+        stig_ids: c.map(|c| c.stig_ids.clone()).unwrap_or_default(),
+        sv_ids: c.map(|c| c.sv_ids.clone()).unwrap_or_default(),
+        v_ids: c.map(|c| c.v_ids.clone()).unwrap_or_default(),
+        srg_ids: c.map(|c| c.srg_ids.clone()).unwrap_or_default(),
+        cci: c.map(|c| c.cci.clone()).unwrap_or_default(),
+        description: c.map(|c| c.description.clone()).unwrap_or_default(),
+        rationale: c.map(|c| c.rationale.clone()).unwrap_or_default(),
+        oval: c.and_then(|c| c.oval.as_ref()).map(|o| format!("{} in {}", o.name, o.href)),
+        stock_fix: c.and_then(|c| c.fix.as_ref()).map(|f| f.script.clone()),
+    }
+}
+
+fn section(data: &RunData, r: &RuleRow, c: Option<&Rule>) -> RuleSection {
+    let attempts: Vec<&AttemptRow> = data.attempts.iter().filter(|a| a.rule_id == r.rule_id).collect();
+    let info = rule_info(r, c);
+    let next_steps = next_steps(&info, r, &attempts, data);
+    RuleSection {
+        initial_result: r.initial_result.clone(),
+        final_result: r.final_result.clone(),
+        reason: r.reason.clone().unwrap_or_else(|| "no reason recorded".into()),
+        verdicts: attempts.iter().map(|a| a.verdict.clone().unwrap_or_else(|| a.state.clone())).collect(),
+        attempts: attempts.iter().map(|a| attempt_view(a)).collect(),
+        lessons: data
+            .lessons
+            .iter()
+            .filter(|l| l.rule_id.as_deref() == Some(&r.rule_id))
+            .map(|l| LessonView { text: l.distilled.clone(), detail: l.lesson.clone(), extra: l.preferred.clone() })
+            .collect(),
+        bans: data
+            .bans
+            .iter()
+            .filter(|b| b.rule_id.as_deref() == Some(&r.rule_id))
+            .map(|b| LessonView { text: b.pattern.clone(), detail: b.reason.clone(), extra: String::new() })
+            .collect(),
+        next_steps,
+        info,
+    }
+}
+
+fn yes_no(v: Option<bool>, yes: &str, no: &str) -> String {
+    match v {
+        Some(true) => yes.into(),
+        Some(false) => no.into(),
+        None => "not checked".into(),
+    }
+}
+
+fn attempt_view(a: &AttemptRow) -> AttemptView {
+    let method = a.revert_method.clone().unwrap_or_default();
+    let reverted = match method.as_str() {
+        "none" if a.verdict.as_deref() == Some("fixed") => "kept (new checkpoint)".to_string(),
+        "none" => "nothing to revert (the script never ran)".to_string(),
+        "script" => "reverted by its revert script, verified by a rescan and the health check".to_string(),
+        "snapshot" => "restored from the checkpoint snapshot".to_string(),
+        "script+snapshot" => "the revert script did not verify; restored from the checkpoint snapshot".to_string(),
+        "" => "not recorded".to_string(),
+        other => other.to_string(),
+    };
+    AttemptView {
+        n: a.n,
+        source: a.source.clone(),
+        state: a.state.clone(),
+        plan: a.plan.clone(),
+        description: a.description.clone(),
+        fix_script: a.fix_script.clone(),
+        revert_script: a.revert_script.clone(),
+        exit_code: a.fix_exit_code,
+        stdout: a.fix_stdout.clone().unwrap_or_default(),
+        stderr: a.fix_stderr.clone().unwrap_or_default(),
+        rule_result: a.rule_result.clone().unwrap_or_else(|| "not scanned".into()),
+        health: yes_no(a.health_ok, "healthy", "BROKEN"),
+        health_output: a.health_output.clone().unwrap_or_default(),
+        access: yes_no(a.access_ok, "ssh and sudo work", "LOST"),
+        regressions: regressions(a),
+        verdict: a.verdict.clone().unwrap_or_else(|| a.state.clone()),
+        verdict_reason: a.verdict_reason.clone().unwrap_or_default(),
+        revert_method: method,
+        reverted,
+        apply: a.apply_ms.map(ms).unwrap_or_else(|| "-".into()),
+        evaluate: a.evaluate_ms.map(ms).unwrap_or_else(|| "-".into()),
+        revert: a.revert_ms.map(ms).unwrap_or_else(|| "-".into()),
+    }
+}
+
+/// `attempts.regressions` is a JSON array of rule ids.
+pub fn regressions(a: &AttemptRow) -> Vec<String> {
+    a.regressions
+        .as_deref()
+        .and_then(|s| serde_json::from_str::<Vec<String>>(s).ok())
+        .unwrap_or_default()
+}
+
+/// The kept fixes, in the order they were kept.
+pub fn fixed_rules(data: &RunData, content: Option<&Benchmark>) -> Vec<FixedRule> {
+    let mut kept: Vec<&AttemptRow> = data.attempts.iter().filter(|a| a.verdict.as_deref() == Some("fixed")).collect();
+    kept.sort_by(|a, b| (a.ended_at.as_deref(), a.id).cmp(&(b.ended_at.as_deref(), b.id)));
+    kept.iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let r = data.rules.iter().find(|r| r.rule_id == a.rule_id)?;
+            Some(FixedRule {
+                order: i + 1,
+                info: rule_info(r, content.and_then(|c| c.rule(&r.rule_id))),
+                attempt: a.n,
+                source: a.source.clone(),
+                description: a.description.clone(),
+                fix_script: a.fix_script.clone(),
+                final_result: r.final_result.clone().unwrap_or_else(|| "not scanned".into()),
+            })
+        })
+        .collect()
+}
+
+fn results(rules: &[RuleRow]) -> Vec<Count> {
+    let mut m: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for r in rules {
+        m.entry(r.initial_result.clone()).or_default().0 += 1;
+        if let Some(f) = &r.final_result {
+            m.entry(f.clone()).or_default().1 += 1;
+        }
+    }
+    let rank = |s: &str| ["fail", "error", "unknown", "pass", "notapplicable", "notchecked"].iter().position(|x| *x == s).unwrap_or(9);
+    let mut v: Vec<Count> = m.into_iter().map(|(name, (before, after))| Count { name, before, after }).collect();
+    v.sort_by_key(|c| (rank(&c.name), c.name.clone()));
+    v
+}
+
+/// Before the run every failing rule is open (its first-scan status); after, its final status.
+fn dispositions(rules: &[RuleRow]) -> Vec<Count> {
+    let mut after: BTreeMap<String, usize> = BTreeMap::new();
+    for r in rules {
+        *after.entry(r.status.clone()).or_default() += 1;
+    }
+    let mut v: Vec<Count> = DISPOSITIONS
+        .iter()
+        .map(|d| Count { name: d.to_string(), before: 0, after: after.get(*d).copied().unwrap_or(0) })
+        .collect();
+    for (k, n) in &after {
+        if !DISPOSITIONS.contains(&k.as_str()) {
+            v.push(Count { name: k.clone(), before: 0, after: *n });
+        }
+    }
+    // "before" is what the first scan left each rule as: failing rules open, the rest as scanned.
+    let open = rules.iter().filter(|r| r.initial_result == "fail" && !matches!(r.status.as_str(), "skipped" | "waived" | "deferred")).count();
+    for c in &mut v {
+        c.before = match c.name.as_str() {
+            "skipped" | "waived" | "deferred" => rules.iter().filter(|r| r.status == c.name).count(),
+            "still_failing" => open,
+            "passing" => rules.iter().filter(|r| r.initial_result == "pass").count(),
+            "fixed" | "escalated" => 0,
+            other => rules.iter().filter(|r| r.initial_result == other).count(),
+        };
+    }
+    v
+}
+
+fn roles(data: &RunData) -> Vec<RoleTime> {
+    let mut m: BTreeMap<String, RoleTime> = BTreeMap::new();
+    let mut lat: BTreeMap<String, i64> = BTreeMap::new();
+    for t in &data.turns {
+        let e = m.entry(t.role.clone()).or_insert_with(|| RoleTime {
+            role: t.role.clone(),
+            turns: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            time: String::new(),
+            errors: 0,
+        });
+        e.turns += 1;
+        e.prompt_tokens += t.prompt_tokens.unwrap_or(t.prompt_tokens_est);
+        e.completion_tokens += t.completion_tokens.unwrap_or(0);
+        e.errors += usize::from(t.error.is_some());
+        *lat.entry(t.role.clone()).or_default() += t.latency_ms;
+    }
+    m.into_values()
+        .map(|mut r| {
+            r.time = ms(lat.get(&r.role).copied().unwrap_or(0));
+            r
+        })
+        .collect()
+}
+
+fn reverts(attempts: &[AttemptRow]) -> Vec<Count> {
+    let mut m: BTreeMap<String, usize> = BTreeMap::new();
+    for a in attempts {
+        if let Some(method) = a.revert_method.as_deref().filter(|m| *m != "none") {
+            *m.entry(method.to_string()).or_default() += 1;
+        }
+    }
+    m.into_iter().map(|(name, n)| Count { name, before: 0, after: n }).collect()
+}
