@@ -4,6 +4,12 @@
 //! recorded in `tool_calls_dropped` as `invalid:<name>`, every call after it as
 //! `tool_call_capped:<name>`. A reply cut at `max_tokens` (`finish_reason: length`) is rejected
 //! whole. Nothing goes back to the model: the result of the call is the caller's business.
+//!
+//! The record's `prompt_chars` counts everything the model is shown: system and user messages,
+//! the prefill and the tool schema JSON. `prompt_tokens_est` is the assembled sections' estimate
+//! plus the tool schema, template overheads and the prefill ([`crate::prompt::estimate_tokens`]);
+//! the budget is `min(role budget, context_tokens - max_tokens - that fixed part)`.
+//! `latency_ms` is the whole call, retries and back-off included.
 use std::time::Duration;
 
 use temper_core::agent::{AgentError, TurnRecord};
