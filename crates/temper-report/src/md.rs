@@ -90,7 +90,7 @@ pub fn render(r: &Report) -> String {
             md(&l.stig_ids, true),
             md(&l.initial_result, true),
             md(&l.final_result, true),
-            md(&l.status, true),
+            md(&if l.reason.is_empty() { l.status.clone() } else { format!("{}: {}", l.status, l.reason) }, true),
             l.attempts
         );
     }

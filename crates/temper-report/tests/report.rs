@@ -1,0 +1,245 @@
+//! Markdown, HTML and JSON reports of a real store, and the replay script run for real.
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use temper_report::{Format, ReportError, load, render, replay_script, resolve_run};
+use temper_store::{AttemptOutcome, NewAttempt};
+
+/// Markdown outside code fences.
+fn prose_only(md: &str) -> String {
+    let mut out = String::new();
+    let mut fence: Option<String> = None;
+    for line in md.lines() {
+        let ticks: String = line.chars().take_while(|c| *c == '`').collect();
+        match &fence {
+            Some(f) if line.trim_end() == f => fence = None,
+            Some(_) => {}
+            None if ticks.len() >= 3 => fence = Some(ticks),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn markdown_has_the_summary_and_a_section_per_escalated_rule() {
+    let f = Fixture::rhel9_run().await;
+    let data = load(&f.store, f.run).await.unwrap();
+    let md = render(&data, Some(rhel9()), Format::Md).unwrap();
+    std::fs::write(artifacts().join("report.md"), &md).unwrap();
+
+    assert!(md.contains("# temper report: run 1"));
+    assert!(md.contains("| Target | libvirt:temper-rhel9 |"));
+    assert!(md.contains("DISA STIG for Red Hat Enterprise Linux 9"), "profile title from the content");
+    assert!(md.contains("61.25 → 68.50"), "scores before and after");
+    for (name, after) in [("fixed", 3), ("escalated", 5), ("still failing", 1), ("skipped", 1), ("waived", 1), ("deferred", 1)] {
+        assert!(md.contains(&format!("| {name} | ")) && md.lines().any(|l| l.starts_with(&format!("| {name} |")) && l.ends_with(&format!("| {after} |"))), "{name} after = {after}");
+    }
+    assert!(md.contains("| worker | 8 |"), "worker turns: one per attempt");
+    assert!(md.contains("Reverts by method: 1 script, 1 script+snapshot, 2 snapshot."));
+
+    let c = rhel9();
+    let sections: Vec<&str> = md.split("\n### ").skip(1).collect();
+    for short in ESCALATED {
+        let rule = c.rule(short).unwrap();
+        let section = sections
+            .iter()
+            .find(|s| s.lines().next().unwrap().ends_with(&format!("({short})")))
+            .unwrap_or_else(|| panic!("no section for {short}"));
+        for id in rule.stig_ids.iter().chain(&rule.sv_ids).chain(&rule.v_ids) {
+            assert!(section.contains(&id.replace('_', "\\_")), "{short}: DISA id {id}");
+        }
+        assert!(section.contains("**Why it matters.**"), "{short}: rationale");
+        assert!(section.contains("**Next step for a human.**"), "{short}: next step");
+        assert!(section.contains("Escalated because:"), "{short}: reason");
+    }
+    let section = |short: &str| *sections.iter().find(|s| s.lines().next().unwrap().ends_with(&format!("({short})"))).unwrap();
+    let dropin = section(ESC_DROPIN);
+    assert!(dropin.contains("#### Attempt 1: still\\_failing (llm fix)") && dropin.contains("#### Attempt 2: health\\_broken (llm fix)"));
+    assert!(dropin.contains("Inspect \\`nginx.service\\`"), "the next step names the broken service");
+    assert!(dropin.contains("glob matched nothing &lt;no files&gt;"), "the lesson, escaped");
+    assert!(dropin.contains("Bans learned"));
+    assert!(dropin.contains("reverted by its revert script"));
+    assert!(section(ESC_KEEPALIVE).contains("deny-list refused"));
+    assert!(section(ESC_KEEPALIVE).contains("stops or disables sshd"));
+    assert!(section(ESC_FAILLOCK).contains("console"));
+    assert!(section(ESC_GRUB).contains("reboot"));
+    assert!(section(ESC_NOFIX).contains("No automatic fix was tried"));
+
+    // Outside code blocks nothing is raw HTML; inside, the scripts are verbatim.
+    let prose = prose_only(&md);
+    assert!(!prose.contains("<script>"), "raw HTML outside a code block");
+    assert!(md.contains("</pre><script>alert(1)</script>"), "scripts verbatim in code blocks");
+    assert!(prose.contains("waiver W-17 &lt;approved by the ISSO&gt;"));
+}
+
+#[tokio::test]
+async fn html_escapes_everything_and_loads_nothing() {
+    let f = Fixture::rhel9_run().await;
+    let data = load(&f.store, f.run).await.unwrap();
+    let html = render(&data, Some(rhel9()), Format::Html).unwrap();
+    assert!(!html.contains("<script>alert(1)"), "a script from the data reached the page unescaped");
+    assert!(html.contains("&lt;&#x2f;pre&gt;&lt;script&gt;alert(1)&lt;&#x2f;script&gt;") || html.contains("&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert_eq!(html.matches("<script").count(), 1, "only the report's own inline script");
+    assert!(html.contains("&quot;dq&quot;") || html.contains("&#34;dq&#34;"));
+    let lower = html.to_lowercase();
+    for bad in ["<link", " src=", "href=\"http", "href='http", "@import", "<iframe", "<img"] {
+        assert!(!lower.contains(bad), "network load: {bad}");
+    }
+    // CSS url(...): `URL.createObjectURL(` in the script is fine.
+    for (i, _) in lower.match_indices("url(") {
+        assert!(lower[..i].ends_with("object"), "CSS url() at {i}: {}", &html[i.saturating_sub(40)..i + 20]);
+    }
+    for short in ESCALATED {
+        assert!(html.contains(&format!("id=\"rule-{}\"", short.replace('_', "-"))), "{short}");
+    }
+    assert_eq!(html.matches("<details class=\"rule\"").count(), 5);
+    assert!(html.contains("@media print"));
+}
+
+#[tokio::test]
+async fn json_carries_the_report() {
+    let f = Fixture::rhel9_run().await;
+    let data = load(&f.store, f.run).await.unwrap();
+    let v: serde_json::Value = serde_json::from_str(&render(&data, Some(rhel9()), Format::Json).unwrap()).unwrap();
+    assert_eq!(v["schema"], "temper-report/1");
+    assert_eq!(v["escalated"].as_array().unwrap().len(), 5);
+    let fixed: Vec<&str> = v["fixed"].as_array().unwrap().iter().map(|f| f["info"]["short_id"].as_str().unwrap()).collect();
+    assert_eq!(fixed, [FIXED_ROOT, FIXED_OWNER, FIXED_EMPTY]);
+    assert_eq!(v["rules"].as_array().unwrap().len(), 20);
+    assert_eq!(v["score_before"], 61.25);
+    let dropin = v["escalated"].as_array().unwrap().iter().find(|e| e["info"]["short_id"] == ESC_DROPIN).unwrap();
+    assert_eq!(dropin["verdicts"], serde_json::json!(["still_failing", "health_broken"]));
+    assert_eq!(dropin["attempts"][0]["regressions"], serde_json::json!([]));
+    assert!(dropin["attempts"][0]["stdout"].as_str().unwrap().contains('\u{1b}'), "output kept as it was");
+}
+
+#[tokio::test]
+async fn reports_work_without_content_but_checklists_need_it() {
+    let f = Fixture::rhel9_run().await;
+    let data = load(&f.store, f.run).await.unwrap();
+    let md = render(&data, None, Format::Md).unwrap();
+    assert!(md.contains(&format!("({ESC_DROPIN})")), "titles come from the store");
+    for format in [Format::Ckl, Format::Cklb] {
+        assert!(matches!(render(&data, None, format), Err(ReportError::NeedsContent(_))));
+    }
+}
+
+#[tokio::test]
+async fn runs_and_formats_resolve_with_clear_errors() {
+    let empty = Fixture::open().await;
+    assert!(matches!(resolve_run(&empty.store, "latest").await, Err(ReportError::NoRuns)));
+    let f = Fixture::rhel9_run().await;
+    assert_eq!(resolve_run(&f.store, "latest").await.unwrap(), f.run);
+    assert_eq!(resolve_run(&f.store, "1").await.unwrap(), 1);
+    assert!(matches!(resolve_run(&f.store, "99").await, Err(ReportError::Store(_))));
+    let e = resolve_run(&f.store, "abc").await.unwrap_err();
+    assert!(e.to_string().contains("give a run number or `latest`"), "{e}");
+    assert_eq!("CKLB".parse::<Format>().unwrap(), Format::Cklb);
+    assert!("pdf".parse::<Format>().unwrap_err().to_string().contains("md, html, json, ckl or cklb"));
+}
+
+#[tokio::test]
+async fn replay_script_is_valid_bash_with_the_fixes_in_order() {
+    let f = Fixture::rhel9_run().await;
+    let data = load(&f.store, f.run).await.unwrap();
+    let script = replay_script(&data, Some(rhel9()));
+    let path = artifacts().join("replay.sh");
+    std::fs::write(&path, &script).unwrap();
+    run(Command::new("bash").arg("-n").arg(&path));
+    let c = rhel9();
+    let pos: Vec<usize> = [FIXED_ROOT, FIXED_OWNER, FIXED_EMPTY]
+        .iter()
+        .map(|s| script.find(&format!("step {} '{}'", 1 + [FIXED_ROOT, FIXED_OWNER, FIXED_EMPTY].iter().position(|x| x == s).unwrap(), full(c, s))).unwrap())
+        .collect();
+    assert!(pos[0] < pos[1] && pos[1] < pos[2], "in the order fixed: {pos:?}");
+    assert!(script.contains("chown 0 /etc/ssh/sshd_config\n"));
+    assert!(script.contains("idempotent by design"));
+    assert!(script.contains("set -euo pipefail"));
+    assert!(script.contains("<<'TEMPER_FIX_1_END_'"), "delimiter moved off the script's own line");
+    assert!(!script.contains(ESC_DROPIN), "escalated rules are not replayed");
+}
+
+/// A run whose fixes append to a log: the replay runs them, in order, verbatim; resumes from
+/// a step; stops at a failing step.
+#[tokio::test]
+async fn replay_script_runs_the_fixes_verbatim() {
+    let c = rhel9();
+    let mut f = Fixture::open().await;
+    f.run = f
+        .store
+        .create_run(&temper_store::NewRun {
+            skill: "s".into(),
+            profile: STIG.into(),
+            datastream: "ds.xml".into(),
+            content_version: None,
+            target: "t".into(),
+            agent: "a".into(),
+            options_json: "{}".into(),
+        })
+        .await
+        .unwrap();
+    let steps = [
+        ("sshd_disable_root_login", "printf '%s\\n' \"one <a & b> 'q' $((1+1))\" >> \"$LOG\"\n"),
+        ("file_owner_sshd_config", "cat >> \"$LOG\" <<'EOF'\ntwo `not run` $HOME\nEOF\n"),
+        ("sshd_disable_empty_passwords", "echo three >> \"$LOG\"; exit ${FAIL_AT_3:-0}"),
+    ];
+    for (short, script) in steps {
+        let id = full(c, short);
+        f.store.add_rule(f.run, &id, "", "medium", "fail", "pending", None).await.unwrap();
+        let (aid, _) = f
+            .store
+            .start_attempt(&NewAttempt {
+                run_id: f.run,
+                rule_id: id.clone(),
+                plan: String::new(),
+                source: "llm".into(),
+                fix_script: script.into(),
+                revert_script: String::new(),
+                description: "d".into(),
+                checkpoint: "baseline".into(),
+            })
+            .await
+            .unwrap();
+        let o = AttemptOutcome { verdict: "fixed".into(), revert_method: "none".into(), ..Default::default() };
+        f.store.record_fix(f.run, aid, &o, &id, "cp").await.unwrap();
+    }
+    let data = load(&f.store, f.run).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("replay.sh");
+    std::fs::write(&path, replay_script(&data, Some(c))).unwrap();
+    let log = dir.path().join("log");
+    let replay = |args: &[&str], fail3: bool| {
+        let mut cmd = Command::new("bash");
+        cmd.arg(&path).args(args).env("LOG", &log).env("HOME", "/home/x");
+        if fail3 {
+            cmd.env("FAIL_AT_3", "3");
+        }
+        cmd.output().unwrap()
+    };
+    let root = run(Command::new("id").arg("-u")).trim() == "0";
+    if !root {
+        let out = replay(&[], false);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("run as root"));
+        return;
+    }
+    let out = replay(&[], false);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "one <a & b> 'q' 2\ntwo `not run` $HOME\nthree\n");
+    std::fs::remove_file(&log).unwrap();
+    let out = replay(&["2"], false);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("step 1 ("), "step 1 skipped and said so");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "two `not run` $HOME\nthree\n");
+    std::fs::remove_file(&log).unwrap();
+    let out = replay(&[], true);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("step 3 ("), "names the failing step");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("== done"));
+}
