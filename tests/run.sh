@@ -9,4 +9,4 @@ bash tests/llm/serve-qwen.sh            # starts llama.cpp's server with Qwen2.5
 trap 'bash tests/llm/stop-qwen.sh || true' EXIT
 # VM tests share one guest: one test at a time inside each binary (cargo runs binaries in turn).
 cargo test --workspace --no-fail-fast -- --test-threads=1
-TEMPER_LLM_SMOKE_URL=http://127.0.0.1:8089 cargo test -p temper-agents --test real_model -- --nocapture
+TEMPER_LLM_SMOKE_URL=http://127.0.0.1:8089 cargo test -p temper-agents --features real-model --test real_model -- --nocapture --test-threads=1

@@ -1,0 +1,246 @@
+//! The command line (clap, derive). Every read command takes `--json`.
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "temper", version, about = "Hardens a VM against a SCAP profile, one verified fix at a time.")]
+#[command(after_help = "Examples:\n  temper doctor\n  temper run --agent stock --max-rules 5\n  temper report latest --format html -o report.html")]
+pub struct Cli {
+    /// The config file; `TEMPER_*` variables and flags override it.
+    #[arg(long, global = true, env = "TEMPER_CONFIG", default_value = "temper.toml")]
+    pub config: PathBuf,
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Build, start, stop or inspect the test VM.
+    #[command(after_help = "Examples:\n  temper vm up\n  temper vm status --json")]
+    Vm {
+        #[arg(value_enum)]
+        action: VmAction,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every prerequisite and say what to do about each failure.
+    #[command(after_help = "Example:\n  temper doctor --json")]
+    Doctor {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Scan the VM with oscap, or read a results file.
+    #[command(subcommand)]
+    Scan(ScanCmd),
+    /// Read SCAP content: profiles and rules of a datastream.
+    #[command(subcommand)]
+    Content(ContentCmd),
+    /// Harden the VM: the Ralph loop.
+    #[command(after_help = "Examples:\n  temper run --agent stock --profile xccdf_org.ssgproject.content_profile_standard\n  temper run --agent tiered --llm http://127.0.0.1:8000/v1 --model qwen --max-rules 10")]
+    Run(RunArgs),
+    /// Continue an unfinished run (after a crash or a pause) from its last checkpoint.
+    #[command(after_help = "Examples:\n  temper resume\n  temper resume 3 --llm http://127.0.0.1:8000/v1")]
+    Resume {
+        /// The run id; the newest unfinished run when omitted.
+        run: Option<i64>,
+        #[command(flatten)]
+        agent: AgentArgs,
+    },
+    /// Show a run's progress, from the database (works while a run goes on).
+    #[command(after_help = "Examples:\n  temper status\n  temper status 3 --json")]
+    Status {
+        run: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a run's report or checklist.
+    #[command(after_help = "Examples:\n  temper report latest --format html -o report.html\n  temper report 3 --format ckl -o run3.ckl")]
+    Report {
+        /// A run id or `latest`.
+        #[arg(default_value = "latest")]
+        run: String,
+        #[arg(long, value_enum, default_value = "md")]
+        format: ReportFormat,
+        /// Output file; stdout when omitted.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Check an LLM endpoint.
+    #[command(subcommand)]
+    Llm(LlmCmd),
+    /// Review and forget what temper has learned: lessons, bans and tips.
+    #[command(subcommand)]
+    Memory(MemoryCmd),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum VmAction {
+    Build,
+    Up,
+    Down,
+    Status,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ScanCmd {
+    /// Scan the configured VM (the whole profile, or `--rule` repeated).
+    #[command(after_help = "Example:\n  temper scan run --rule xccdf_org.ssgproject.content_rule_sshd_disable_root_login --json")]
+    Run {
+        #[arg(long = "rule")]
+        rules: Vec<String>,
+        #[arg(long)]
+        profile: Option<String>,
+        /// Include notselected in the counts.
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read an XCCDF results (or ARF) file.
+    #[command(after_help = "Example:\n  temper scan parse results.xml --json")]
+    Parse {
+        file: PathBuf,
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ContentCmd {
+    /// The profiles of a datastream.
+    #[command(after_help = "Example:\n  temper content profiles ssg-rhel9-ds.xml --json")]
+    Profiles {
+        datastream: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The rules a profile selects, with ids, DISA references and resolved stock fixes.
+    #[command(after_help = "Example:\n  temper content rules ssg-rhel9-ds.xml --profile xccdf_org.ssgproject.content_profile_stig --json")]
+    Rules {
+        datastream: PathBuf,
+        #[arg(long)]
+        profile: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentKind {
+    /// The datastream's own fixes, no LLM.
+    Stock,
+    /// The LLM for every rule.
+    Llm,
+    /// Stock first; the LLM where the stock fix fails, is missing or breaks something.
+    Tiered,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AgentArgs {
+    /// stock (default without an LLM), llm, or tiered (default with an LLM).
+    #[arg(long, value_enum)]
+    pub agent: Option<AgentKind>,
+    /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1
+    #[arg(long)]
+    pub llm: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    /// The skill (a folder under skills/).
+    #[arg(long)]
+    pub skill: Option<String>,
+    /// Overrides the skill's profile.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Only these rules (short or full ids, comma separated or repeated).
+    #[arg(long, value_delimiter = ',')]
+    pub rules: Vec<String>,
+    #[arg(long)]
+    pub max_rules: Option<usize>,
+    #[arg(long)]
+    pub rule_budget_secs: Option<u64>,
+    #[arg(long)]
+    pub max_attempts: Option<u32>,
+    /// No progress line (e.g. in CI logs).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ReportFormat {
+    Md,
+    Html,
+    Json,
+    Ckl,
+    Cklb,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LlmCmd {
+    /// Send one Worker-shaped request and say whether the endpoint can drive temper.
+    #[command(after_help = "Example:\n  temper llm probe --llm http://127.0.0.1:8089/v1 --model qwen --json")]
+    Probe {
+        #[arg(long)]
+        llm: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum MemoryKind {
+    Lessons,
+    Bans,
+    Tips,
+}
+
+impl MemoryKind {
+    pub fn table(self) -> &'static str {
+        match self {
+            Self::Lessons => "lessons",
+            Self::Bans => "bans",
+            Self::Tips => "tips",
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCmd {
+    /// List what temper remembers (all kinds, or one).
+    #[command(after_help = "Example:\n  temper memory list --kind bans --json")]
+    List {
+        #[arg(long, value_enum)]
+        kind: Option<MemoryKind>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one item.
+    #[command(after_help = "Example:\n  temper memory show bans 3")]
+    Show {
+        #[arg(value_enum)]
+        kind: MemoryKind,
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget one item (it stays in the database, inactive).
+    #[command(after_help = "Example:\n  temper memory forget lessons 7")]
+    Forget {
+        #[arg(value_enum)]
+        kind: MemoryKind,
+        id: i64,
+    },
+}

@@ -1,0 +1,59 @@
+//! `temper memory list|show|forget`: what temper has learned, for review.
+use serde_json::{Value, json};
+
+use super::print_json;
+use crate::cli::{MemoryCmd, MemoryKind};
+use crate::config::Config;
+
+async fn items(store: &temper_store::Store, kind: MemoryKind) -> anyhow::Result<Vec<Value>> {
+    Ok(match kind {
+        MemoryKind::Lessons => store.lessons(None).await?.into_iter().map(|r| json!(r)).collect(),
+        MemoryKind::Bans => store.bans().await?.into_iter().map(|r| json!(r)).collect(),
+        MemoryKind::Tips => store.tips().await?.into_iter().map(|r| json!(r)).collect(),
+    })
+}
+
+fn line(kind: MemoryKind, v: &Value) -> String {
+    let text = match kind {
+        MemoryKind::Lessons => v["distilled"].as_str().filter(|s| !s.is_empty()).or(v["lesson"].as_str()),
+        MemoryKind::Bans => v["pattern"].as_str(),
+        MemoryKind::Tips => v["text"].as_str(),
+    };
+    format!("{}\t{}\t{}\t{}", kind.table(), v["id"], v["rule_id"].as_str().unwrap_or("-"), text.unwrap_or(""))
+}
+
+pub async fn run(config: &Config, cmd: MemoryCmd) -> anyhow::Result<u8> {
+    let store = temper_store::Store::open(&config.db).await?;
+    match cmd {
+        MemoryCmd::List { kind, json } => {
+            let kinds = kind.map_or(vec![MemoryKind::Lessons, MemoryKind::Bans, MemoryKind::Tips], |k| vec![k]);
+            let mut all = serde_json::Map::new();
+            for k in kinds {
+                let list = items(&store, k).await?;
+                if !json {
+                    list.iter().for_each(|v| println!("{}", line(k, v)));
+                }
+                all.insert(k.table().into(), Value::Array(list));
+            }
+            if json {
+                print_json(&all)?;
+            }
+        }
+        MemoryCmd::Show { kind, id, json } => {
+            let item = items(&store, kind).await?.into_iter().find(|v| v["id"] == id);
+            let Some(item) = item else { anyhow::bail!("no active {} with id {id}", kind.table()) };
+            if json {
+                print_json(&item)?;
+            } else {
+                for (k, v) in item.as_object().into_iter().flatten() {
+                    println!("{k}: {}", v.as_str().map_or(v.to_string(), str::to_string));
+                }
+            }
+        }
+        MemoryCmd::Forget { kind, id } => {
+            store.forget(kind.table(), id).await?;
+            println!("forgot {} {id}", kind.table());
+        }
+    }
+    Ok(0)
+}

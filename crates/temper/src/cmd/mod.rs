@@ -1,0 +1,54 @@
+//! One module per subcommand. Each returns the process exit code.
+mod content;
+mod doctor;
+mod llm;
+mod memory;
+mod report;
+mod run;
+mod scan;
+mod status;
+mod vm;
+
+use crate::cli::{Cli, Cmd};
+use crate::config::Config;
+use crate::telemetry;
+
+/// Exit codes: 0 done, 1 error, 2 rules remain, 75 paused (the LLM was unavailable).
+pub const EXIT_ERROR: u8 = 1;
+pub const EXIT_PAUSED: u8 = 75;
+
+pub async fn dispatch(cli: Cli) -> u8 {
+    let config = match Config::load(&cli.config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("temper: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let _telemetry = telemetry::init(config.otlp_endpoint.as_deref());
+    let result = match cli.cmd {
+        Cmd::Vm { action, json } => vm::run(&config, action, json).await,
+        Cmd::Doctor { json } => doctor::run(&config, json).await,
+        Cmd::Scan(c) => scan::run(&config, c).await,
+        Cmd::Content(c) => content::run(c),
+        Cmd::Run(args) => run::start(&config, args).await,
+        Cmd::Resume { run, agent } => run::resume(&config, run, agent).await,
+        Cmd::Status { run, json } => status::run(&config, run, json).await,
+        Cmd::Report { run, format, output } => report::run(&config, &run, format, output).await,
+        Cmd::Llm(c) => llm::run(&config, c).await,
+        Cmd::Memory(c) => memory::run(&config, c).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("temper: {e:#}");
+            EXIT_ERROR
+        }
+    }
+}
+
+/// Prints a value as pretty JSON.
+pub fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! `temper run` and `temper resume`: the Ralph loop on the configured VM.
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use temper_core::ports::{Clock, Timed};
+use temper_core::ralph::{Agents, LoopError, Quiet, Ralph, Settings, Summary};
+use temper_core::scan::Scanner;
+use temper_store::{NewRun, Store};
+
+use super::{EXIT_ERROR, EXIT_PAUSED, print_json};
+use crate::cli::{AgentArgs, AgentKind, RunArgs};
+use crate::config::Config;
+use crate::progress::{Progress, hms};
+use crate::wiring;
+
+/// What a run was started with; stored so `resume` continues the same run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Options {
+    skill: String,
+    profile: String,
+    rules: Vec<String>,
+    max_rules: Option<usize>,
+    rule_budget_secs: u64,
+    max_attempts: u32,
+    llm_url: Option<String>,
+    llm_model: Option<String>,
+    quiet: bool,
+    json: bool,
+}
+
+pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
+    let mut config = config.clone();
+    if let Some(s) = &args.skill {
+        config.skill = s.clone();
+    }
+    let skill = wiring::skill(&config)?;
+    let profile = args.profile.clone().or(config.profile.clone()).unwrap_or(skill.manifest.profile.clone());
+    let llm_url = args.agent.llm.clone().or(config.llm_url.clone());
+    let kind = args.agent.agent.unwrap_or(if llm_url.is_some() { AgentKind::Tiered } else { AgentKind::Stock });
+    let opts = Options {
+        skill: config.skill.clone(),
+        profile: profile.clone(),
+        rules: args.rules.clone(),
+        max_rules: args.max_rules,
+        rule_budget_secs: args.rule_budget_secs.unwrap_or(config.rule_budget_secs),
+        max_attempts: args.max_attempts.unwrap_or(config.max_attempts),
+        llm_url,
+        llm_model: args.agent.model.clone().or(config.llm_model.clone()),
+        quiet: args.quiet,
+        json: args.json,
+    };
+    let store = Store::open(&config.db).await?;
+    let run = store
+        .create_run(&NewRun {
+            skill: config.skill.clone(),
+            profile,
+            datastream: skill.manifest.datastream.clone(),
+            content_version: None,
+            target: config.target(),
+            agent: wiring::agent_name(kind).into(),
+            options_json: serde_json::to_string(&opts)?,
+        })
+        .await?;
+    eprintln!("temper: run {run} started ({} agent, db {})", wiring::agent_name(kind), config.db.display());
+    execute(&config, &store, run, kind, opts).await
+}
+
+pub async fn resume(config: &Config, run: Option<i64>, agent: AgentArgs) -> anyhow::Result<u8> {
+    let store = Store::open(&config.db).await?;
+    let row = match run {
+        Some(id) => store.run(id).await?,
+        None => store.unfinished_run().await?.context("no unfinished run to resume")?,
+    };
+    if row.status == "finished" {
+        anyhow::bail!("run {} is finished (exit code {:?}); start a new one with `temper run`", row.id, row.exit_code);
+    }
+    let mut opts: Options = serde_json::from_str(&row.options_json).context("the run's stored options")?;
+    if agent.llm.is_some() {
+        opts.llm_url = agent.llm;
+    }
+    if agent.model.is_some() {
+        opts.llm_model = agent.model;
+    }
+    let kind = agent.agent.or_else(|| wiring::parse_agent(&row.agent)).unwrap_or(AgentKind::Stock);
+    let mut config = config.clone();
+    config.skill = opts.skill.clone();
+    store.set_status(row.id, "running", None).await?;
+    store.event(row.id, "resume", None, serde_json::json!({"phase": row.phase, "checkpoint": row.checkpoint})).await?;
+    eprintln!("temper: resuming run {} from checkpoint {} (was in {})", row.id, row.checkpoint, row.phase);
+    execute(&config, &store, row.id, kind, opts).await
+}
+
+async fn execute(config: &Config, store: &Store, run: i64, kind: AgentKind, opts: Options) -> anyhow::Result<u8> {
+    let skill = wiring::skill(config)?;
+    let ds = wiring::host_datastream(config, &skill);
+    let content = temper_scap::read_benchmark(&ds, Some(&opts.profile)).with_context(|| format!("reading {}", ds.display()))?;
+    store.set_content_version(run, &content.version).await?;
+    let llm = wiring::llm_config(config, opts.llm_url.clone(), opts.llm_model.clone());
+    let agent = wiring::agents(kind, llm, &skill)?;
+    let (hv, guest, clock) = (wiring::hypervisor(config), wiring::guest(config)?, Clock::default());
+    let progress = (!opts.quiet).then(Progress::new);
+    let mut scanner = Scanner::new(wiring::guest_datastream(config, &skill), opts.profile.clone());
+    scanner.timeout = Duration::from_secs(config.scan_timeout_secs);
+    let ralph = Ralph {
+        store,
+        hv: &Timed { inner: &hv, clock: &clock },
+        guest: &Timed { inner: &guest, clock: &clock },
+        agents: Agents { architect: agent.as_ref(), worker: agent.as_ref(), reflector: agent.as_ref() },
+        skill: &skill,
+        content: &content,
+        scanner,
+        settings: Settings {
+            user: config.ssh_user.clone(),
+            health_command: config.health_command.clone(),
+            baseline: config.baseline.clone(),
+            rules: opts.rules.clone(),
+            max_rules: opts.max_rules,
+            rule_budget: Duration::from_secs(opts.rule_budget_secs),
+            max_attempts: opts.max_attempts,
+            // The stock agent has one fix per rule: ask the Architect after every failure.
+            reengage_every: if kind == AgentKind::Stock { 1 } else { config.reengage_every },
+            fix_timeout: Duration::from_secs(config.fix_timeout_secs),
+            ..Settings::default()
+        },
+        observer: progress.as_ref().map_or(&Quiet as &dyn temper_core::ralph::Observer, |p| p),
+        clock: &clock,
+        started: Instant::now(),
+    };
+    let result = ralph.run(run).await;
+    if let Some(p) = &progress {
+        p.finish();
+    }
+    match result {
+        Ok(summary) => {
+            if opts.json {
+                print_json(&summary)?;
+            } else {
+                print_summary(&summary);
+            }
+            Ok(summary.exit_code as u8)
+        }
+        Err(LoopError::Paused { run, reason }) => {
+            eprintln!("temper: run {run} paused: the LLM is unavailable ({reason}); `temper resume` continues it");
+            Ok(EXIT_PAUSED)
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            let _ = store.set_status(run, "interrupted", Some(&msg)).await;
+            let _ = store.event(run, "error", None, serde_json::json!({"error": msg})).await;
+            eprintln!("temper: run {run} stopped: {msg}\ntemper: fix the cause, then `temper resume {run}` continues from the last checkpoint");
+            Ok(EXIT_ERROR)
+        }
+    }
+}
+
+fn print_summary(s: &Summary) {
+    let join = |m: &std::collections::BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
+    println!("run {} finished, exit code {}", s.run, s.exit_code);
+    println!("  rules:   {}", join(&s.statuses));
+    println!("  before:  {}  (score {:?})", join(&s.before), s.score_before);
+    println!("  after:   {}  (score {:?})", join(&s.after), s.score_after);
+    println!("  attempts {}, reverts: {}", s.attempts, join(&s.reverts));
+    println!("  tokens:  {} prompt, {} completion", s.prompt_tokens, s.completion_tokens);
+    println!(
+        "  time:    {} wall = {:.1}s guest + {:.1}s llm + {:.1}s harness ({:.2}%)",
+        hms(s.wall_secs as u64),
+        s.guest_secs,
+        s.llm_secs,
+        s.harness_secs,
+        s.harness_pct
+    );
+    if !s.failing_after.is_empty() {
+        println!("  still failing after the final scan: {}", s.failing_after.join(", "));
+    }
+}

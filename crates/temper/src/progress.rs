@@ -1,0 +1,43 @@
+//! The live status line in the terminal.
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use temper_core::ralph::{Observer, Status};
+
+pub struct Progress(ProgressBar);
+
+impl Progress {
+    pub fn new() -> Self {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+        bar.enable_steady_tick(Duration::from_millis(250));
+        Self(bar)
+    }
+
+    pub fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
+impl Observer for Progress {
+    fn update(&self, s: &Status) {
+        let done = s.fixed + s.escalated;
+        let eta = (done > 0 && s.open > 0).then(|| s.elapsed.as_secs() * s.open as u64 / done as u64);
+        let rule = s.rule.as_deref().map(temper_scap::short_rule_id).unwrap_or("-");
+        self.0.set_message(format!(
+            "run {} | {} | {rule} #{} | fixed {} escalated {} open {} | {} elapsed{}",
+            s.run,
+            s.phase.as_str(),
+            s.attempt,
+            s.fixed,
+            s.escalated,
+            s.open,
+            hms(s.elapsed.as_secs()),
+            eta.map(|e| format!(" | eta {}", hms(e))).unwrap_or_default(),
+        ));
+    }
+}
+
+pub fn hms(s: u64) -> String {
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}

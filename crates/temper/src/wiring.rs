@@ -1,0 +1,86 @@
+//! Builds the ports, agents, skill and content from the config.
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use temper_agents::{LlmAgent, LlmConfig, StockAgent, TieredAgent};
+use temper_core::agent::{Architect, Reflector, Worker};
+use temper_core::skill::Skill;
+use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
+
+use crate::cli::AgentKind;
+use crate::config::Config;
+
+pub fn skill(config: &Config) -> anyhow::Result<Skill> {
+    let dir = config.skill_dir();
+    Skill::load(&dir).with_context(|| format!("loading skill {} (skills_dir = {})", config.skill, config.skills_dir.display()))
+}
+
+pub fn host_datastream(config: &Config, skill: &Skill) -> PathBuf {
+    config.content_dir.join(&skill.manifest.datastream)
+}
+
+pub fn guest_datastream(config: &Config, skill: &Skill) -> String {
+    format!("{}/{}", config.guest_content_dir.trim_end_matches('/'), skill.manifest.datastream)
+}
+
+pub fn guest(config: &Config) -> anyhow::Result<SshGuest> {
+    Ok(SshGuest::new(SshConfig {
+        host: config.ssh_host.clone(),
+        port: config.ssh_port,
+        user: config.ssh_user.clone(),
+        key_path: config.ssh_key.clone(),
+        ..SshConfig::default()
+    })?)
+}
+
+pub fn hypervisor(config: &Config) -> LibvirtHypervisor {
+    LibvirtHypervisor::new(LibvirtConfig { uri: config.libvirt_uri.clone(), domain: config.domain.clone() })
+}
+
+/// The LLM settings, when an endpoint is configured or given.
+pub fn llm_config(config: &Config, url: Option<String>, model: Option<String>) -> Option<LlmConfig> {
+    let url = url.or_else(|| config.llm_url.clone())?;
+    let model = model.or_else(|| config.llm_model.clone()).unwrap_or_else(|| "default".into());
+    let mut c = LlmConfig::new(url, model);
+    c.api_key = config.llm_api_key.clone();
+    c.timeout = Duration::from_secs(config.llm_timeout_secs);
+    c.max_tokens = config.llm_max_tokens;
+    c.max_retries = config.llm_max_retries;
+    c.context_tokens = config.llm_context_tokens;
+    c.prefill_tool_call = config.llm_prefill_tool_call;
+    Some(c)
+}
+
+/// One value that plays the three roles.
+pub trait Roles: Architect + Worker + Reflector {}
+impl<T: Architect + Worker + Reflector> Roles for T {}
+
+pub fn agents(kind: AgentKind, llm: Option<LlmConfig>, skill: &Skill) -> anyhow::Result<Box<dyn Roles>> {
+    let llm_agent = |llm: Option<LlmConfig>| -> anyhow::Result<LlmAgent> {
+        let llm = llm.context("this agent needs an LLM: pass --llm URL or set llm_url")?;
+        Ok(LlmAgent::new(llm, &skill.dir)?)
+    };
+    Ok(match kind {
+        AgentKind::Stock => Box::new(StockAgent),
+        AgentKind::Llm => Box::new(llm_agent(llm)?),
+        AgentKind::Tiered => Box::new(TieredAgent::new(llm_agent(llm)?)),
+    })
+}
+
+pub fn agent_name(kind: AgentKind) -> &'static str {
+    match kind {
+        AgentKind::Stock => "stock",
+        AgentKind::Llm => "llm",
+        AgentKind::Tiered => "tiered",
+    }
+}
+
+pub fn parse_agent(name: &str) -> Option<AgentKind> {
+    match name {
+        "stock" => Some(AgentKind::Stock),
+        "llm" => Some(AgentKind::Llm),
+        "tiered" => Some(AgentKind::Tiered),
+        _ => None,
+    }
+}

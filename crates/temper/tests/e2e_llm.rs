@@ -1,0 +1,148 @@
+//! The Ralph loop end to end on the real VM, driven by the scripted LLM server.
+mod support;
+
+use serde_json::Value;
+use support::*;
+
+fn summary(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("summary JSON: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_try_fix_is_kept_and_verified() {
+    require_vm().await;
+    let w = World::new();
+    let llm = mock(vec![select(SUID, "persist fs.suid_dumpable=0"), apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in")]).await;
+    let out = llm_run(&w, &llm, SUID, &[]).await;
+    let s = summary(&out);
+    assert_eq!(s["statuses"]["fixed"], 1, "{s}");
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap();
+    let attempts = store.attempts(run.id).await.unwrap();
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(attempts[0].verdict.as_deref(), Some("fixed"));
+    assert_eq!(attempts[0].rule_result.as_deref(), Some("pass"));
+    assert_eq!(attempts[0].health_ok, Some(true));
+    assert!(run.checkpoint.starts_with("temper-r"), "a checkpoint was taken: {}", run.checkpoint);
+    assert!(hypervisor_has(&run.checkpoint).await);
+    let turns = store.turns(run.id).await.unwrap();
+    assert_eq!(turns.iter().map(|t| t.role.as_str()).collect::<Vec<_>>(), ["architect", "worker"]);
+    assert!(turns.iter().all(|t| t.completion_tokens.unwrap_or(0) > 0));
+    assert_eq!(llm.remaining(), 0, "every scripted reply was used");
+    // Independent: oscap in the guest says pass, and the mission app is healthy.
+    assert_eq!(rescan(&w, SUID).await, "pass");
+    assert!(healthy().await);
+    cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_fix_is_reverted_reflected_on_then_fixed() {
+    require_vm().await;
+    let w = World::new();
+    let wrong = "printf 'fs.suid_dumpable = 0\\n' > /root/not-a-sysctl-file\n";
+    let llm = mock(vec![
+        select(SUID, "set fs.suid_dumpable"),
+        apply_fix(wrong, "rm -f /root/not-a-sysctl-file\n", "wrong place"),
+        reflect("sysctl settings must live under /etc/sysctl.d to persist", Some(r"/root/not-a-sysctl-file"), "write sysctl.d drop-ins, not files in /root"),
+        apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in"),
+    ])
+    .await;
+    let s = summary(&llm_run(&w, &llm, SUID, &[]).await);
+    assert_eq!(s["statuses"]["fixed"], 1, "{s}");
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap().id;
+    let a = store.attempts(run).await.unwrap();
+    assert_eq!(a.len(), 2);
+    assert_eq!(a[0].verdict.as_deref(), Some("still_failing"));
+    assert_eq!(a[0].revert_method.as_deref(), Some("script"), "the revert script was run and verified");
+    assert!(a[0].diagnostics.as_deref().unwrap_or("").contains("rule result: fail"));
+    assert_eq!(a[1].verdict.as_deref(), Some("fixed"));
+    // The lesson reached memory and the second Worker prompt.
+    assert_eq!(store.bans().await.unwrap()[0].pattern, "/root/not-a-sysctl-file");
+    let worker2 = llm.requests()[3].to_string();
+    assert!(worker2.contains("write sysctl.d drop-ins, not files in /root"), "episode fed to the next attempt");
+    let (code, _) = sh("test -e /root/not-a-sysctl-file").await;
+    assert_ne!(code, Some(0), "the failed fix was reverted");
+    assert_eq!(rescan(&w, SUID).await, "pass");
+    cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_that_breaks_health_is_reverted_and_the_vm_is_healthy() {
+    require_vm().await;
+    let w = World::new();
+    // The revert script does not restart nginx, so its verification fails and the snapshot is used.
+    let llm = mock(vec![
+        select(SYSTEMMAP, "tighten System.map"),
+        apply_fix("chmod 0600 /boot/System.map* || true\nsystemctl stop nginx\n", "true\n", "breaks nginx"),
+        reflect("stopping nginx breaks the mission app", Some(r"systemctl\s+stop\s+nginx"), "never stop nginx"),
+    ])
+    .await;
+    let s = summary(&llm_run(&w, &llm, SYSTEMMAP, &["--max-attempts", "1"]).await);
+    assert_eq!(s["statuses"]["escalated"], 1, "{s}");
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap().id;
+    let a = &store.attempts(run).await.unwrap()[0];
+    assert_eq!(a.verdict.as_deref(), Some("health_broken"));
+    assert_eq!(a.health_ok, Some(false));
+    assert!(a.health_output.as_deref().unwrap_or("").contains("UNHEALTHY"));
+    assert_eq!(a.revert_method.as_deref(), Some("script+snapshot"));
+    let rule = store.rule(run, SYSTEMMAP).await.unwrap().unwrap();
+    assert!(rule.reason.unwrap().contains("attempt budget"));
+    assert!(healthy().await, "the VM is healthy after the revert");
+    cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_removing_the_harness_sudo_is_refused_before_it_runs() {
+    require_vm().await;
+    let w = World::new();
+    let llm = mock(vec![
+        select(SUID, "x"),
+        apply_fix("rm -f /etc/sudoers.d/temper\nsysctl -w fs.suid_dumpable=0\n", "true\n", "removes sudo"),
+        reflect("never touch the harness sudo", None, "sudoers.d/temper is off limits"),
+    ])
+    .await;
+    let s = summary(&llm_run(&w, &llm, SUID, &["--max-attempts", "1"]).await);
+    assert_eq!(s["statuses"]["escalated"], 1, "{s}");
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap().id;
+    let a = &store.attempts(run).await.unwrap()[0];
+    assert_eq!(a.verdict.as_deref(), Some("refused"));
+    assert!(a.verdict_reason.as_deref().unwrap().contains("sudo"), "{:?}", a.verdict_reason);
+    assert_eq!(a.fix_exit_code, None, "nothing ran");
+    let (code, _) = sh("test -f /etc/sudoers.d/temper && sudo -n -u temper sudo -n true").await;
+    assert_eq!(code, Some(0), "the harness sudo is intact");
+    cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_is_escalated_when_its_budget_runs_out() {
+    require_vm().await;
+    let w = World::new();
+    let llm = mock(vec![
+        select(SUID, "try"),
+        apply_fix("true\n", "true\n", "does nothing"),
+        reflect("doing nothing fixes nothing", None, "attempt did nothing"),
+        apply_fix("echo still nothing\n", "true\n", "does nothing again"),
+        reflect("still nothing", None, "attempt did nothing again"),
+    ])
+    .await;
+    let out = llm_run(&w, &llm, SUID, &["--max-attempts", "2"]).await;
+    assert_eq!(out.status.code(), Some(2), "some rules remain");
+    let s = summary(&out);
+    assert_eq!(s["statuses"]["escalated"], 1, "{s}");
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap().id;
+    let r = store.rule(run, SUID).await.unwrap().unwrap();
+    assert_eq!(r.status, "escalated");
+    assert_eq!(r.attempts, 2);
+    assert!(r.reason.unwrap().contains("attempt budget spent: 2 of 2"));
+    assert_eq!(store.lessons(Some(SUID)).await.unwrap().len(), 2);
+    cleanup().await;
+}
+
+async fn hypervisor_has(name: &str) -> bool {
+    use temper_core::ports::Hypervisor;
+    hypervisor().snapshot_exists(name).await.unwrap()
+}

@@ -1,0 +1,73 @@
+//! A kill -9 in the middle of an attempt, then `temper resume`: the VM is back at the last
+//! checkpoint, no attempt is lost or run twice, and the database is consistent.
+mod support;
+
+use std::time::Duration;
+
+use support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_nine_mid_attempt_then_resume() {
+    require_vm().await;
+    let w = World::new();
+    let slow = "touch /root/temper-kill-marker\nsleep 300\n";
+    let llm = mock(vec![
+        select(SUID, "first try"),
+        apply_fix(slow, "rm -f /root/temper-kill-marker\n", "slow"),
+        // After the resume the loop picks again and the Worker tries again.
+        select(SUID, "after the crash"),
+        apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in"),
+    ])
+    .await;
+    let url = llm.url();
+    let mut child = tokio::process::Command::from(w.temper())
+        .args(["run", "--agent", "llm", "--llm", &url, "--profile", STANDARD, "--rules", SUID, "--quiet"])
+        .spawn()
+        .unwrap();
+    // Wait until the slow fix is running in the guest, then kill temper without warning.
+    let mut running = false;
+    for _ in 0..600 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        if w.db().exists() {
+            let store = w.store().await;
+            if let Some(run) = store.latest_run().await.unwrap() {
+                if store.attempts(run.id).await.unwrap().iter().any(|a| a.state == "started") {
+                    running = sh("test -e /root/temper-kill-marker").await.0 == Some(0);
+                    if running {
+                        break;
+                    }
+                }
+            }
+        }
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("temper exited before the kill: {st}");
+        }
+    }
+    assert!(running, "the slow fix never started");
+    child.start_kill().unwrap(); // SIGKILL
+    child.wait().await.unwrap();
+
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap();
+    assert_eq!(run.status, "running", "a killed run is left as it was");
+
+    let out = w.run(&["resume", "--quiet"]).await;
+    assert_eq!(out.status.code(), Some(2), "resume finishes the run (other rules remain failing)");
+    let run = store.run(run.id).await.unwrap();
+    assert_eq!(run.status, "finished");
+    assert_eq!(store.integrity_check().await.unwrap(), "ok");
+    let a = store.attempts(run.id).await.unwrap();
+    assert_eq!(a.iter().map(|a| (a.n, a.state.as_str(), a.verdict.as_deref())).collect::<Vec<_>>(), [
+        (1, "interrupted", Some("interrupted")),
+        (2, "done", Some("fixed")),
+    ]);
+    assert_eq!(store.rule(run.id, SUID).await.unwrap().unwrap().attempts, 2, "no attempt lost or doubled");
+    let events = store.events(run.id, 0).await.unwrap();
+    assert!(events.iter().any(|e| e.kind == "attempt_interrupted"));
+    assert!(events.iter().any(|e| e.kind == "resume"));
+    // The VM went back to the checkpoint before continuing: the interrupted fix left nothing.
+    assert_ne!(sh("test -e /root/temper-kill-marker").await.0, Some(0));
+    assert_eq!(rescan(&w, SUID).await, "pass");
+    assert!(healthy().await);
+    cleanup().await;
+}

@@ -1,0 +1,39 @@
+//! The stock agent (no LLM) on the Debian 12 `standard` profile fixes real failing rules; each
+//! fix is verified by an independent rescan, and the VM stays healthy.
+mod support;
+
+use support::*;
+
+const RULES: [&str; 4] = [
+    "sysctl_fs_suid_dumpable",
+    "sysctl_kernel_randomize_va_space",
+    "file_permissions_systemmap",
+    "sshd_disable_root_login",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stock_agent_fixes_real_rules_on_the_standard_profile() {
+    require_vm().await;
+    let w = World::new();
+    let rules = RULES.join(",");
+    let out = w.run(&["run", "--agent", "stock", "--profile", STANDARD, "--rules", &rules, "--quiet", "--json"]).await;
+    assert_eq!(out.status.code(), Some(2), "other rules of the profile remain failing");
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap();
+    let fixed: Vec<String> = store.rules(run.id).await.unwrap().into_iter().filter(|r| r.status == "fixed").map(|r| r.rule_id).collect();
+    assert!(fixed.len() >= 3, "the stock fixes fixed {fixed:?}");
+    for a in store.attempts(run.id).await.unwrap() {
+        assert_eq!(a.source, "stock");
+        assert!(!a.fix_script.trim().is_empty(), "the datastream's own fix was submitted");
+    }
+    // Every rule temper calls fixed passes an independent rescan.
+    for r in &fixed {
+        assert_eq!(rescan(&w, r).await, "pass", "{r}");
+    }
+    assert!(healthy().await);
+    // The rules it was not asked to touch are left as they were (still failing).
+    let r = store.rule(run.id, "xccdf_org.ssgproject.content_rule_sshd_set_keepalive").await.unwrap().unwrap();
+    assert_eq!(r.status, "still_failing");
+    assert_eq!(r.attempts, 0);
+    cleanup().await;
+}

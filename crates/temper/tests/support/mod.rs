@@ -1,0 +1,139 @@
+//! Shared setup for the end-to-end tests: the real `temper` binary, the real VM, a real SQLite
+//! file, and the scripted OpenAI-compatible server (the only double).
+#![allow(dead_code)]
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use temper_core::ports::{Exec, Guest, Hypervisor};
+use temper_mockllm::{MockLlm, Scripted};
+use temper_store::Store;
+use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
+
+pub const STANDARD: &str = "xccdf_org.ssgproject.content_profile_standard";
+pub const SUID: &str = "xccdf_org.ssgproject.content_rule_sysctl_fs_suid_dumpable";
+pub const SYSTEMMAP: &str = "xccdf_org.ssgproject.content_rule_file_permissions_systemmap";
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// One test's world: its own database under a temp dir.
+pub struct World {
+    pub dir: tempfile::TempDir,
+}
+
+impl World {
+    pub fn new() -> Self {
+        Self { dir: tempfile::tempdir().unwrap() }
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("temper.db")
+    }
+
+    /// `temper` with this world's database, the repo's skills, and the VM's defaults.
+    pub fn temper(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_temper"));
+        c.env("TEMPER_CONFIG", self.dir.path().join("none.toml"))
+            .env("TEMPER_DB", self.db())
+            .env("TEMPER_SKILLS_DIR", repo().join("skills"))
+            .env("TEMPER_SKILL", "debian12-anssi")
+            .env("TEMPER_LOG", "warn,temper=info");
+        c
+    }
+
+    pub async fn run(&self, args: &[&str]) -> Output {
+        let mut c = tokio::process::Command::from(self.temper());
+        let out = c.args(args).output().await.unwrap();
+        eprintln!("temper {}:\n{}\n{}", args.join(" "), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        out
+    }
+
+    pub async fn store(&self) -> Store {
+        Store::open(self.db()).await.unwrap()
+    }
+}
+
+pub fn guest() -> SshGuest {
+    SshGuest::new(SshConfig::from_env().unwrap()).unwrap()
+}
+
+pub fn hypervisor() -> LibvirtHypervisor {
+    LibvirtHypervisor::new(LibvirtConfig::from_env())
+}
+
+/// Fails loudly when the VM is not there: these tests need the real one.
+pub async fn require_vm() {
+    let hv = hypervisor();
+    let ok = hv.snapshot_exists("baseline").await.unwrap_or(false);
+    assert!(ok, "the test VM or its baseline snapshot is missing: run `bash vm/up.sh` first");
+}
+
+/// The mission-app health check, run independently of temper.
+pub async fn healthy() -> bool {
+    let g = guest();
+    g.reconnect(Duration::from_secs(120)).await.unwrap();
+    let out = g.exec(Exec::new(["/usr/local/bin/mission-healthcheck"])).await.unwrap();
+    out.success() && out.stdout_str().trim().ends_with("HEALTHY")
+}
+
+/// A root command in the guest; returns (exit code, stdout).
+pub async fn sh(script: &str) -> (Option<u32>, String) {
+    let g = guest();
+    g.reconnect(Duration::from_secs(120)).await.unwrap();
+    let out = g.exec(Exec::script(script)).await.unwrap();
+    (out.exit_code, out.stdout_str())
+}
+
+/// An independent rescan of one rule through `temper scan run` (oscap's XML, not temper's run data).
+pub async fn rescan(w: &World, rule: &str) -> String {
+    let out = w.run(&["scan", "run", "--profile", STANDARD, "--rule", rule, "--json"]).await;
+    assert!(out.status.success(), "scan failed");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["rules"].as_array().unwrap().iter().find(|r| r["id"] == rule).map(|r| r["result"].as_str().unwrap().to_string()).unwrap()
+}
+
+/// Deletes this world's checkpoints and puts the VM back at its baseline.
+pub async fn cleanup() {
+    let hv = hypervisor();
+    for s in hv.snapshot_list().await.unwrap_or_default() {
+        if s.starts_with("temper-r") {
+            let _ = hv.snapshot_delete(&s).await;
+        }
+    }
+    hv.snapshot_revert("baseline").await.unwrap();
+}
+
+pub fn select(rule: &str, plan: &str) -> Scripted {
+    Scripted::tool_call("select_rule", json!({"rule_id": rule, "plan": plan}))
+}
+
+pub fn apply_fix(fix: &str, revert: &str, description: &str) -> Scripted {
+    Scripted::tool_call("apply_fix", json!({"fix_script": fix, "revert_script": revert, "description": description}))
+}
+
+pub fn reflect(lesson: &str, banned: Option<&str>, distilled: &str) -> Scripted {
+    Scripted::tool_call(
+        "reflect",
+        json!({"lesson": lesson, "banned": banned, "preferred": "persist sysctl settings under /etc/sysctl.d", "distilled": distilled,
+               "tips": [{"text": "sysctl rules check both runtime and config", "type": "config", "mechanism": "sysctl.d drop-in"}]}),
+    )
+}
+
+/// The correct fix for `sysctl_fs_suid_dumpable`, and its revert.
+pub const SUID_FIX: &str = "set -e\nprintf 'fs.suid_dumpable = 0\\n' > /etc/sysctl.d/60-temper-suid.conf\nsysctl -q -w fs.suid_dumpable=0\n";
+pub const SUID_REVERT: &str = "rm -f /etc/sysctl.d/60-temper-suid.conf\nsysctl -q --system >/dev/null\n";
+
+pub async fn mock(script: Vec<Scripted>) -> MockLlm {
+    MockLlm::start(script).await.unwrap()
+}
+
+/// `temper run` with the scripted LLM, restricted to `rules`.
+pub async fn llm_run(w: &World, llm: &MockLlm, rules: &str, extra: &[&str]) -> Output {
+    let url = llm.url();
+    let mut args = vec!["run", "--agent", "llm", "--llm", url.as_str(), "--model", "scripted", "--profile", STANDARD, "--rules", rules, "--quiet", "--json"];
+    args.extend_from_slice(extra);
+    w.run(&args).await
+}
