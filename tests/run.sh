@@ -3,7 +3,7 @@
 # every crate's tests, including those against the real VM, and the real-model smoke test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash vm/setup.sh
+TEMPER_CARGO_PROFILE=dev bash vm/setup.sh
 bash tests/report/setup.sh
 bash tests/llm/serve-qwen.sh            # starts llama.cpp's server with Qwen2.5-Coder-0.5B on 127.0.0.1:8089
 trap 'bash tests/llm/stop-qwen.sh || true' EXIT

@@ -7,6 +7,9 @@ cd "$REPO_ROOT"
 bash vm/host-deps.sh
 bash vm/fetch-ssg.sh
 bash vm/up.sh
-log "building temper (release)"
-cargo build --release -q -p temper
-target/release/temper doctor
+# The tests build the dev profile (TEMPER_CARGO_PROFILE=dev) rather than compile everything twice.
+profile=${TEMPER_CARGO_PROFILE:-release}
+log "building temper ($profile)"
+cargo build --profile "$profile" -q -p temper
+dir=$([ "$profile" = dev ] && echo debug || echo "$profile")
+"target/$dir/temper" doctor
