@@ -147,7 +147,9 @@ impl TextBuilder {
         }
         let mut rest = s;
         while !rest.is_empty() {
-            let ws = rest.find(|c: char| !c.is_whitespace()).unwrap_or(rest.len());
+            let ws = rest
+                .find(|c: char| !c.is_whitespace())
+                .unwrap_or(rest.len());
             if ws > 0 {
                 self.ws_seen = true;
                 // A blank line inside one text run is a paragraph break; newlines of
@@ -167,7 +169,11 @@ impl TextBuilder {
     /// Emits the pending space or line breaks before new content.
     fn flush(&mut self) {
         if self.started && self.prose {
-            let want = if self.nl_run >= 2 { self.breaks.max(2) } else { self.breaks };
+            let want = if self.nl_run >= 2 {
+                self.breaks.max(2)
+            } else {
+                self.breaks
+            };
             if want > 0 {
                 while self.cur.ends_with([' ', '\t']) {
                     self.cur.pop();
@@ -255,7 +261,10 @@ impl TextBuilder {
         if !self.cur.is_empty() {
             self.parts.push(Part::Text(self.cur));
         }
-        Template { parts: self.parts, truncated: self.truncated }
+        Template {
+            parts: self.parts,
+            truncated: self.truncated,
+        }
     }
 }
 
@@ -274,24 +283,56 @@ mod tests {
                 _ => unreachable!(),
             }
         }
-        b.finish().render(|id| (id == "v").then_some("027"), &mut Vec::new())
+        b.finish()
+            .render(|id| (id == "v").then_some("027"), &mut Vec::new())
     }
 
     #[test]
     fn collapses_whitespace_and_keeps_paragraphs() {
-        let s = prose(&[("t", "  The root user\n   should never.\n\n\nTo disable, add "), ("o", "code"), ("t", "/etc/x"), ("c", "code"), ("t", ":\n\n")]);
+        let s = prose(&[
+            (
+                "t",
+                "  The root user\n   should never.\n\n\nTo disable, add ",
+            ),
+            ("o", "code"),
+            ("t", "/etc/x"),
+            ("c", "code"),
+            ("t", ":\n\n"),
+        ]);
         assert_eq!(s, "The root user should never.\n\nTo disable, add /etc/x:");
     }
 
     #[test]
     fn pre_is_verbatim_and_subs_resolve() {
-        let s = prose(&[("t", "as follows:\n"), ("o", "pre"), ("t", "umask "), ("s", "v"), ("t", "\n   "), ("c", "pre"), ("t", "\n  done")]);
+        let s = prose(&[
+            ("t", "as follows:\n"),
+            ("o", "pre"),
+            ("t", "umask "),
+            ("s", "v"),
+            ("t", "\n   "),
+            ("c", "pre"),
+            ("t", "\n  done"),
+        ]);
         assert_eq!(s, "as follows:\numask 027\ndone");
     }
 
     #[test]
     fn lists_and_breaks() {
-        let s = prose(&[("t", "Items:"), ("o", "ul"), ("o", "li"), ("t", "one"), ("c", "li"), ("o", "li"), ("t", " two "), ("c", "li"), ("c", "ul"), ("t", "end"), ("o", "br"), ("c", "br"), ("t", "next")]);
+        let s = prose(&[
+            ("t", "Items:"),
+            ("o", "ul"),
+            ("o", "li"),
+            ("t", "one"),
+            ("c", "li"),
+            ("o", "li"),
+            ("t", " two "),
+            ("c", "li"),
+            ("c", "ul"),
+            ("t", "end"),
+            ("o", "br"),
+            ("c", "br"),
+            ("t", "next"),
+        ]);
         assert_eq!(s, "Items:\n- one\n- two\nend\nnext");
     }
 

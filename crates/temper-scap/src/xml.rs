@@ -36,15 +36,22 @@ pub(crate) fn local<'e>(e: &'e BytesStart<'_>) -> &'e str {
 impl<'a> Xml<'a> {
     pub fn new(input: &'a [u8]) -> Result<Self> {
         if input.len() as u64 > MAX_INPUT {
-            return Err(ScapError::TooLarge { what: "input".into(), limit: MAX_INPUT, offset: 0 });
+            return Err(ScapError::TooLarge {
+                what: "input".into(),
+                limit: MAX_INPUT,
+                offset: 0,
+            });
         }
         let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
         if input.iter().all(u8::is_ascii_whitespace) {
             return Err(ScapError::Empty);
         }
-        let s = std::str::from_utf8(input)
-            .map_err(|e| ScapError::NotUtf8 { offset: e.valid_up_to() })?;
-        Ok(Self { r: Reader::from_str(s) })
+        let s = std::str::from_utf8(input).map_err(|e| ScapError::NotUtf8 {
+            offset: e.valid_up_to(),
+        })?;
+        Ok(Self {
+            r: Reader::from_str(s),
+        })
     }
 
     pub fn pos(&self) -> u64 {
@@ -54,9 +61,15 @@ impl<'a> Xml<'a> {
     fn xml_err(&self, e: quick_xml::Error) -> ScapError {
         match e {
             quick_xml::Error::IllFormed(IllFormedError::MissingEndTag(element)) => {
-                ScapError::Truncated { offset: self.pos(), element }
+                ScapError::Truncated {
+                    offset: self.pos(),
+                    element,
+                }
             }
-            source => ScapError::Xml { offset: self.r.error_position(), source },
+            source => ScapError::Xml {
+                offset: self.r.error_position(),
+                source,
+            },
         }
     }
 
@@ -71,11 +84,17 @@ impl<'a> Xml<'a> {
     /// Skips the element whose start tag was just read.
     pub fn skip(&mut self, e: &BytesStart<'_>) -> Result<()> {
         let end = e.to_end();
-        self.r.read_to_end(end.name()).map(|_| ()).map_err(|err| self.xml_err(err))
+        self.r
+            .read_to_end(end.name())
+            .map(|_| ())
+            .map_err(|err| self.xml_err(err))
     }
 
     pub fn truncated(&self, element: &str) -> ScapError {
-        ScapError::Truncated { offset: self.pos(), element: element.to_string() }
+        ScapError::Truncated {
+            offset: self.pos(),
+            element: element.to_string(),
+        }
     }
 
     /// Values of the named (unprefixed) attributes, unescaped.
@@ -89,7 +108,9 @@ impl<'a> Xml<'a> {
             let a = a.map_err(|err| self.xml_err(err.into()))?;
             let key: &str = a.key.into_inner();
             if let Some(i) = names.iter().position(|n| *n == key) {
-                let v = a.normalized_value(XmlVersion::Implicit1_0).map_err(|err| self.xml_err(err))?;
+                let v = a
+                    .normalized_value(XmlVersion::Implicit1_0)
+                    .map_err(|err| self.xml_err(err))?;
                 out[i] = Some(v.into_owned());
             }
         }
@@ -113,7 +134,10 @@ impl<'a> Xml<'a> {
                 out.text(s);
                 Ok(())
             }
-            None => Err(ScapError::UnknownEntity { name: r.to_string(), offset: self.pos() }),
+            None => Err(ScapError::UnknownEntity {
+                name: r.to_string(),
+                offset: self.pos(),
+            }),
         }
     }
 
@@ -172,7 +196,11 @@ pub(crate) fn parse_bool(v: &str, what: &'static str, offset: u64) -> Result<boo
     match v.trim() {
         "true" | "1" => Ok(true),
         "false" | "0" => Ok(false),
-        other => Err(ScapError::Invalid { what, value: clip(other), offset }),
+        other => Err(ScapError::Invalid {
+            what,
+            value: clip(other),
+            offset,
+        }),
     }
 }
 

@@ -36,12 +36,24 @@ pub(crate) struct ProfileDef {
     severities: Vec<(String, String)>,
 }
 
-pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<ProfileDef> {
+pub(crate) fn parse_profile(
+    x: &mut Xml<'_>,
+    e: &BytesStart<'_>,
+    empty: bool,
+) -> Result<ProfileDef> {
     let offset = x.pos();
     let [id, extends] = x.attrs(e, ["id", "extends"])?;
-    let id = id.ok_or(ScapError::MissingAttr { element: "Profile", attr: "id", offset })?;
+    let id = id.ok_or(ScapError::MissingAttr {
+        element: "Profile",
+        attr: "id",
+        offset,
+    })?;
     let mut def = ProfileDef {
-        info: ProfileInfo { id, title: String::new(), description: String::new() },
+        info: ProfileInfo {
+            id,
+            title: String::new(),
+            description: String::new(),
+        },
         extends,
         selects: Vec::new(),
         values: Vec::new(),
@@ -61,19 +73,34 @@ pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) ->
         let offset = x.pos();
         match local(&c) {
             "title" if !c_empty => def.info.title = x.plain("title", MAX_TITLE)?,
-            "description" if !c_empty => def.info.description = x.plain("description", MAX_PROSE)?,
+            "description" if !c_empty => {
+                def.info.description = x.plain("description", MAX_PROSE)?
+            }
             "select" => {
                 let [idref, selected] = x.attrs(&c, ["idref", "selected"])?;
-                let idref = idref.ok_or(ScapError::MissingAttr { element: "select", attr: "idref", offset })?;
-                let selected = selected.ok_or(ScapError::MissingAttr { element: "select", attr: "selected", offset })?;
-                def.selects.push((idref, parse_bool(&selected, "select@selected", offset)?));
+                let idref = idref.ok_or(ScapError::MissingAttr {
+                    element: "select",
+                    attr: "idref",
+                    offset,
+                })?;
+                let selected = selected.ok_or(ScapError::MissingAttr {
+                    element: "select",
+                    attr: "selected",
+                    offset,
+                })?;
+                def.selects
+                    .push((idref, parse_bool(&selected, "select@selected", offset)?));
                 if !c_empty {
                     x.skip(&c)?;
                 }
             }
             "refine-value" => {
                 let [idref, selector] = x.attrs(&c, ["idref", "selector"])?;
-                let idref = idref.ok_or(ScapError::MissingAttr { element: "refine-value", attr: "idref", offset })?;
+                let idref = idref.ok_or(ScapError::MissingAttr {
+                    element: "refine-value",
+                    attr: "idref",
+                    offset,
+                })?;
                 if let Some(s) = selector {
                     def.values.push((idref, Choice::Selector(s)));
                 }
@@ -83,13 +110,25 @@ pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) ->
             }
             "set-value" => {
                 let idref = x.attr(&c, "idref")?;
-                let idref = idref.ok_or(ScapError::MissingAttr { element: "set-value", attr: "idref", offset })?;
-                let value = if c_empty { String::new() } else { raw_value(x, "set-value")? };
+                let idref = idref.ok_or(ScapError::MissingAttr {
+                    element: "set-value",
+                    attr: "idref",
+                    offset,
+                })?;
+                let value = if c_empty {
+                    String::new()
+                } else {
+                    raw_value(x, "set-value")?
+                };
                 def.values.push((idref, Choice::Set(value)));
             }
             "refine-rule" => {
                 let [idref, severity] = x.attrs(&c, ["idref", "severity"])?;
-                let idref = idref.ok_or(ScapError::MissingAttr { element: "refine-rule", attr: "idref", offset })?;
+                let idref = idref.ok_or(ScapError::MissingAttr {
+                    element: "refine-rule",
+                    attr: "idref",
+                    offset,
+                })?;
                 if let Some(s) = severity {
                     def.severities.push((idref, s));
                 }
@@ -109,7 +148,11 @@ pub(crate) fn raw_value(x: &mut Xml<'_>, name: &str) -> Result<String> {
     let mut b = TextBuilder::raw(MAX_VALUE);
     x.content(name, &mut b)?;
     if b.truncated() {
-        return Err(ScapError::TooLarge { what: format!("<{name}> value"), limit: MAX_VALUE as u64, offset });
+        return Err(ScapError::TooLarge {
+            what: format!("<{name}> value"),
+            limit: MAX_VALUE as u64,
+            offset,
+        });
     }
     Ok(b.finish().plain())
 }
@@ -120,7 +163,9 @@ pub(crate) fn find_profile(defs: &[ProfileDef], name: &str) -> Result<usize> {
         return Ok(i);
     }
     let suffix = format!("_profile_{name}");
-    let hits: Vec<usize> = (0..defs.len()).filter(|&i| defs[i].info.id.ends_with(&suffix)).collect();
+    let hits: Vec<usize> = (0..defs.len())
+        .filter(|&i| defs[i].info.id.ends_with(&suffix))
+        .collect();
     match hits.as_slice() {
         [i] => Ok(*i),
         [] => Err(ScapError::ProfileNotFound(name.to_string())),
@@ -179,7 +224,13 @@ impl Policy {
         let by_id = self.select.get(id);
         let by_cluster = cluster.and_then(|c| self.select.get(c));
         match (by_id, by_cluster) {
-            (Some(a), Some(b)) => if a.0 >= b.0 { a.1 } else { b.1 },
+            (Some(a), Some(b)) => {
+                if a.0 >= b.0 {
+                    a.1
+                } else {
+                    b.1
+                }
+            }
             (Some(a), None) | (None, Some(a)) => a.1,
             (None, None) => default,
         }
