@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the temper-report tests need beyond cargo: node with MITRE's hdf-converters (a real
-# reader of STIG Viewer checklists) in tests/report/node_modules, and headless Chromium for
-# the HTML report. Safe to run again.
+# reader of STIG Viewer checklists) in tests/report/node_modules, headless Chromium for the
+# HTML report, and pdftotext (poppler-utils) to read its printed form. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -17,7 +17,10 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 npm ci --no-audit --no-fund
 
-if ! command -v chromium >/dev/null; then
-  apt_install chromium
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v pdftotext >/dev/null || missing+=(poppler-utils)
+if [ "${#missing[@]}" -gt 0 ]; then
+  apt_install "${missing[@]}"
 fi
 echo "tests/report: node $(node --version), $(chromium --version)"

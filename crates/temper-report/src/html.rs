@@ -12,6 +12,7 @@ const JS: &str = include_str!("../templates/report.js");
 
 pub fn render(r: &Report) -> Result<String, ReportError> {
     let mut env = Environment::new();
+    env.add_filter("ticks", ticks);
     // The `.html` name turns HTML auto-escaping on.
     env.add_template("report.html", TEMPLATE)?;
     let out = env.get_template("report.html")?.render(context! {
@@ -20,4 +21,44 @@ pub fn render(r: &Report) -> Result<String, ReportError> {
         js => JS,
     })?;
     Ok(out)
+}
+
+/// Escapes `s` and shows its `backticked` parts as code.
+fn ticks(s: String) -> Value {
+    let mut out = String::with_capacity(s.len() + 16);
+    for (i, part) in s.split('`').enumerate() {
+        if i % 2 == 1 {
+            out.push_str("<code>");
+            escape(&mut out, part);
+            out.push_str("</code>");
+        } else {
+            escape(&mut out, part);
+        }
+    }
+    Value::from_safe_string(out)
+}
+
+fn escape(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#x27;"),
+            c => out.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_escape_and_mark_code() {
+        assert_eq!(ticks("run `a <b>` & \"c\"".into()).to_string(), "run <code>a &lt;b&gt;</code> &amp; &quot;c&quot;");
+        // An unbalanced backtick still escapes everything.
+        assert_eq!(ticks("x ` <script>".into()).to_string(), "x <code> &lt;script&gt;</code>");
+    }
 }

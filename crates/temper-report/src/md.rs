@@ -2,7 +2,7 @@
 //! longer than any backtick run they hold.
 use std::fmt::Write;
 
-use crate::text::{md, md_code};
+use crate::text::{md, md_code, md_ticks};
 use crate::view::{Count, Report, RuleSection};
 
 pub fn render(r: &Report) -> String {
@@ -117,13 +117,13 @@ fn escalated(s: &mut String, e: &RuleSection) {
         }
     }
     let _ = writeln!(s, "- Result: first scan {}, final scan {}", md(&e.initial_result, false), md(e.final_result.as_deref().unwrap_or("none"), false));
-    let _ = writeln!(s, "- Escalated because: {}\n", md(&e.reason, false));
+    let _ = writeln!(s, "- Escalated because: {}\n", md_ticks(&e.reason));
     if !i.rationale.is_empty() {
         let _ = writeln!(s, "**Why it matters.** {}\n", md(&i.rationale, false));
     }
     let _ = writeln!(s, "**Next step for a human.**\n");
     for n in &e.next_steps {
-        let _ = writeln!(s, "- *{}*: check: {} Try: {}", md(&n.cause.replace('_', " "), false), md(&n.check, false), md(&n.try_, false));
+        let _ = writeln!(s, "- *{}*: check: {} Try: {}", md(&n.cause.replace('_', " "), false), md_ticks(&n.check), md_ticks(&n.try_));
     }
     s.push('\n');
     for a in &e.attempts {
@@ -134,7 +134,7 @@ fn escalated(s: &mut String, e: &RuleSection) {
         if !a.description.is_empty() {
             let _ = writeln!(s, "- Change: {}", md(&a.description, false));
         }
-        let _ = writeln!(s, "- Verdict: {}: {}", md(&a.verdict, false), md(&a.verdict_reason, false));
+        let _ = writeln!(s, "- Verdict: {}: {}", md(&a.verdict, false), md_ticks(&a.verdict_reason));
         let _ = writeln!(s, "- Rule result: {}; health: {}; access: {}", md(&a.rule_result, false), md(&a.health, false), md(&a.access, false));
         if !a.regressions.is_empty() {
             let _ = writeln!(s, "- Regressions: {}", md(&a.regressions.join(", "), false));

@@ -77,6 +77,29 @@ pub fn md(s: &str, cell: bool) -> String {
     out
 }
 
+/// Like [`md`], but `backticked` parts stay code spans (their text is literal there).
+pub fn md_ticks(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        // An unbalanced last backtick opens nothing: its text is escaped as prose.
+        if i % 2 == 1 && i + 1 < parts.len() && !part.contains('\n') {
+            out.push('`');
+            out.push_str(part);
+            out.push('`');
+        } else if i % 2 == 1 {
+            out.push_str("\\`");
+            out.push_str(&md(part, false));
+            if i + 1 < parts.len() {
+                out.push_str("\\`");
+            }
+        } else {
+            out.push_str(&md(part, false));
+        }
+    }
+    out
+}
+
 /// A fenced code block whose fence is longer than any run of backticks inside.
 pub fn md_code(s: &str, lang: &str) -> String {
     let mut longest = 0;
@@ -112,6 +135,9 @@ mod tests {
     fn markdown_escapes_html_and_markup() {
         assert_eq!(md("a <b> & c | d_e", true), "a &lt;b&gt; &amp; c \\| d\\_e");
         assert_eq!(md("x\ny", true), "x<br>y");
+        assert_eq!(md_ticks("run `a <b>` & <c>"), "run `a <b>` &amp; &lt;c&gt;");
+        assert_eq!(md_ticks("x ` <y>"), "x \\` &lt;y&gt;");
+        assert_eq!(md_ticks("a `b\nc` d"), "a \\`b\nc\\` d");
         let code = md_code("echo ```` done", "bash");
         assert!(code.starts_with("`````bash\n"), "{code}");
         assert!(code.ends_with("\n`````\n"));

@@ -61,7 +61,7 @@ async fn markdown_has_the_summary_and_a_section_per_escalated_rule() {
     let section = |short: &str| *sections.iter().find(|s| s.lines().next().unwrap().ends_with(&format!("({short})"))).unwrap();
     let dropin = section(ESC_DROPIN);
     assert!(dropin.contains("#### Attempt 1: still\\_failing (llm fix)") && dropin.contains("#### Attempt 2: health\\_broken (llm fix)"));
-    assert!(dropin.contains("Inspect \\`nginx.service\\`"), "the next step names the broken service");
+    assert!(dropin.contains("Inspect `nginx.service`"), "the next step names the broken service, as code");
     assert!(dropin.contains("glob matched nothing &lt;no files&gt;"), "the lesson, escaped");
     assert!(dropin.contains("Bans learned"));
     assert!(dropin.contains("reverted by its revert script"));

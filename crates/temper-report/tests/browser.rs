@@ -1,0 +1,91 @@
+//! The HTML report in a real browser: headless Chromium runs its script, and the DOM it
+//! builds is checked; a screenshot is kept under target/test-artifacts/report.png.
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use temper_report::{Format, load, render};
+
+fn chromium() -> PathBuf {
+    for name in ["chromium", "chromium-browser"] {
+        if let Ok(out) = Command::new("which").arg(name).output()
+            && out.status.success()
+        {
+            return PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        }
+    }
+    panic!("chromium is not installed: run bash tests/report/setup.sh");
+}
+
+/// Headless Chromium with a fresh profile and no background network.
+fn browser(profile: &Path) -> Command {
+    let mut cmd = Command::new(chromium());
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
+#[tokio::test]
+async fn the_html_report_renders_in_chromium() {
+    let f = Fixture::rhel9_run().await;
+    let data = load(&f.store, f.run).await.unwrap();
+    let html = render(&data, Some(rhel9()), Format::Html).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, &html).unwrap();
+    std::fs::write(artifacts().join("report.html"), &html).unwrap();
+    let url = format!("file://{}", page.display());
+
+    let dom = run(browser(&dir.path().join("p1")).args(["--dump-dom", "--virtual-time-budget=3000"]).arg(&url));
+    assert!(dom.contains("temper report"), "the page rendered");
+    assert!(dom.contains("<h2>Summary</h2>"));
+    assert!(dom.contains("61.25 → 68.50"));
+    assert!(dom.contains("Escalated rules"));
+    let c = rhel9();
+    for short in ESCALATED {
+        let rule = c.rule(short).unwrap();
+        assert!(dom.contains(&format!("id=\"rule-{}\"", short.replace('_', "-"))), "{short}: section");
+        assert!(dom.contains(&rule.stig_ids[0]), "{short}: STIG id on the page");
+    }
+    assert!(dom.contains("Next step for a human"));
+    assert!(dom.contains("Inspect <code>nginx.service</code>"), "backticks become code");
+    // The inline script ran: it counts the rows the filter shows.
+    assert!(dom.contains("20 of 20 shown"), "the report's script did not run");
+    // And the data's script did not: it is text.
+    assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!dom.contains("<script>alert(1)"));
+
+    let png = artifacts().join("report.png");
+    let _ = std::fs::remove_file(&png);
+    run(browser(&dir.path().join("p2"))
+        .arg(format!("--screenshot={}", png.display()))
+        .args(["--window-size=1280,2000", "--virtual-time-budget=3000"])
+        .arg(&url));
+    let bytes = std::fs::read(&png).expect("chromium wrote the screenshot");
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+    assert!(bytes.len() > 50_000, "a page, not a blank: {} bytes", bytes.len());
+
+    // Printed, every fold is open: an attempt's revert script (inside a closed <details>)
+    // is in the PDF's text.
+    let pdf = artifacts().join("report.pdf");
+    let _ = std::fs::remove_file(&pdf);
+    run(browser(&dir.path().join("p3"))
+        .arg(format!("--print-to-pdf={}", pdf.display()))
+        .args(["--no-pdf-header-footer", "--virtual-time-budget=3000"])
+        .arg(&url));
+    let text = run(Command::new("pdftotext").arg(&pdf).arg("-"));
+    assert!(text.contains("chown -R 1000 /etc/ssh/sshd_config.d"), "a folded revert script is printed");
+    assert!(!text.contains("Download replay.sh"), "controls are hidden in print");
+}
