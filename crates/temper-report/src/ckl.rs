@@ -192,6 +192,6 @@ mod tests {
         let mut w = Writer::new(Vec::new());
         text(&mut w, "X", "a < b && \"c\" 'd' \u{1b}[0m\r\n").unwrap();
         let s = String::from_utf8(w.into_inner()).unwrap();
-        assert_eq!(s, "<X>a &lt; b &amp;&amp; &quot;c&quot; &apos;d&apos; \u{FFFD}[0m&#13;\n</X>");
+        assert_eq!(s, "<X>a &lt; b &amp;&amp; &quot;c&quot; &apos;d&apos; \\x1b[0m&#13;\n</X>");
     }
 }

@@ -24,7 +24,12 @@
 //! one are merged, the worst result winning (error over fail over unknown over pass), so a pass
 //! never hides a failure. For a profile with no DISA ids at all (Debian ANSSI, say) each SSG
 //! rule is its own entry and its SSG id stands in for the STIG id (`Rule_Ver`) and the V id
-//! (`Vuln_Num`), so such runs still give a valid checklist.
+//! (`Vuln_Num`), so such runs still give a valid checklist. In a profile with DISA ids, a rule
+//! without one is left out. An entry's status comes from the final scan (the first scan when
+//! the run has none): pass is NotAFinding, fail and error are Open, notapplicable is
+//! Not_Applicable, anything else Not_Reviewed. FINDING_DETAILS holds temper's evidence (each
+//! SSG rule's results, status and verdicts), COMMENTS the fix kept or the escalation and its
+//! next step. SSG's `unknown` severity, which a checklist cannot carry, is written as medium.
 mod ckl;
 mod cklb;
 mod data;

@@ -41,17 +41,20 @@ pub fn clip(s: &str, max: usize) -> String {
     format!("{}\n[... cut: {} more bytes]", &s[..i], s.len() - i)
 }
 
-/// Replaces characters XML 1.0 cannot carry (control characters other than tab, LF and CR,
-/// U+FFFE, U+FFFF) with U+FFFD, so command output with ANSI escapes stays well-formed.
+/// Writes characters XML 1.0 cannot carry (control characters other than tab, LF and CR,
+/// U+FFFE, U+FFFF) as visible escapes (`\x1b`), so command output with ANSI colours stays
+/// well-formed and nothing is silently lost.
 pub fn xml_chars(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '\t' | '\n' | '\r' => c,
-            c if (c as u32) < 0x20 => '\u{FFFD}',
-            '\u{FFFE}' | '\u{FFFF}' => '\u{FFFD}',
-            c => c,
-        })
-        .collect()
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            '\u{FFFE}' | '\u{FFFF}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Text for a Markdown paragraph or table cell: HTML-significant characters as entities
@@ -145,7 +148,7 @@ mod tests {
 
     #[test]
     fn xml_control_chars_replaced() {
-        assert_eq!(xml_chars("a\u{1b}[31mred\tb\n"), "a\u{FFFD}[31mred\tb\n");
+        assert_eq!(xml_chars("a\u{1b}[31mred\tb\n\u{0}\u{FFFF}"), "a\\x1b[31mred\tb\n\\x00\\u{ffff}");
     }
 
     #[test]
