@@ -191,6 +191,47 @@ async fn cklb_carries_the_same_rules_and_statuses_with_the_fields_stig_viewer_3_
     assert_eq!(root["status"], "not_a_finding");
 }
 
+/// Every rule of the profile: one VULN per STIG id, V ids one-to-one with STIG ids (the
+/// content lists a rule's SV ids apart from its STIG ids), all read back by hdf-converters.
+#[tokio::test]
+async fn a_whole_profile_checklist_has_one_entry_per_stig_id() {
+    let c = rhel9();
+    let mut f = Fixture::open().await;
+    f.run = f
+        .store
+        .create_run(&temper_store::NewRun {
+            skill: "s".into(),
+            profile: STIG.into(),
+            datastream: "ds.xml".into(),
+            content_version: None,
+            target: "libvirt:all".into(),
+            agent: "a".into(),
+            options_json: "{}".into(),
+        })
+        .await
+        .unwrap();
+    for r in &c.selected_rules {
+        f.store.add_rule(f.run, &r.id, &r.title, &r.severity, "pass", "passing", None).await.unwrap();
+    }
+    let data = load(&f.store, f.run).await.unwrap();
+    let ckl = render(&data, Some(c), Format::Ckl).unwrap();
+    let path = artifacts().join("rhel9-all.ckl");
+    std::fs::write(&path, &ckl).unwrap();
+    let stig_ids: BTreeSet<&str> = c.selected_rules.iter().flat_map(|r| r.stig_ids.iter().map(String::as_str)).collect();
+    let vulns = ckl_vulns(&ckl);
+    assert_eq!(vulns.len(), stig_ids.len());
+    let vnums: BTreeSet<&str> = vulns.iter().map(|v| v.0.as_str()).collect();
+    assert_eq!(vnums.len(), vulns.len(), "Vuln_Num is unique");
+    let with_v = vulns.iter().filter(|v| v.0.starts_with("V-")).count();
+    eprintln!("{} STIG ids, {} with a V id, {} without (the content pairs them ambiguously or not at all)", vulns.len(), with_v, vulns.len() - with_v);
+    assert!(with_v * 100 >= vulns.len() * 99, "nearly every STIG id gets its V id: {with_v} of {}", vulns.len());
+    for (vnum, _, status) in &vulns {
+        assert_eq!(status, "NotAFinding", "{vnum}: every rule passed (first scan, no final scan)");
+    }
+    let h = hdf(&path, "rhel9-all");
+    assert_eq!(h["controls"].as_array().unwrap().len(), vulns.len());
+}
+
 #[tokio::test]
 async fn a_profile_without_disa_ids_uses_ssg_ids_and_stays_readable() {
     let f = Fixture::anssi_run().await;

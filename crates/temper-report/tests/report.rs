@@ -125,6 +125,10 @@ async fn reports_work_without_content_but_checklists_need_it() {
     let data = load(&f.store, f.run).await.unwrap();
     let md = render(&data, None, Format::Md).unwrap();
     assert!(md.contains(&format!("({ESC_DROPIN})")), "titles come from the store");
+    let html = render(&data, None, Format::Html).unwrap();
+    assert_eq!(html.matches("<details class=\"rule\"").count(), 5);
+    let json: serde_json::Value = serde_json::from_str(&render(&data, None, Format::Json).unwrap()).unwrap();
+    assert_eq!(json["run"]["content_version"], rhel9().version.as_str(), "from the run row");
     for format in [Format::Ckl, Format::Cklb] {
         assert!(matches!(render(&data, None, format), Err(ReportError::NeedsContent(_))));
     }
