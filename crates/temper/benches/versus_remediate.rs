@@ -1,0 +1,107 @@
+//! `temper run --agent stock` against `oscap xccdf eval --remediate`, on the same VM and profile,
+//! each from the baseline snapshot and each followed by an independent full rescan and the
+//! health check. Prints rules fixed, still failing, health and wall time for both, and the ratio.
+//!
+//! TEMPER_BENCH_PROFILE (default anssi_bp28_high; `standard` is a quick one) and optionally
+//! TEMPER_BENCH_RULES (comma-separated short ids) restrict both sides alike.
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use temper_core::checks;
+use temper_core::ports::{Exec, Guest, Hypervisor};
+use temper_core::scan::Scanner;
+use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
+
+const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
+const PREFIX: &str = "xccdf_org.ssgproject.content_profile_";
+
+struct Outcome {
+    fixed: usize,
+    still_failing: usize,
+    healthy: bool,
+    wall: Duration,
+    harness_pct: Option<f64>,
+}
+
+async fn restore(hv: &LibvirtHypervisor, guest: &SshGuest) {
+    hv.snapshot_revert("baseline").await.unwrap();
+    guest.reconnect(Duration::from_secs(180)).await.unwrap();
+}
+
+/// Independent check: a full scan and the health check.
+async fn judge(scanner: &Scanner, guest: &SshGuest, failing: &BTreeSet<String>) -> (usize, usize, bool) {
+    guest.reconnect(Duration::from_secs(180)).await.unwrap();
+    let scan = scanner.scan(guest, &[]).await.unwrap();
+    let now_failing: BTreeSet<String> = scan.with(temper_scap::Outcome::Fail).into_iter().collect();
+    let fixed = failing.iter().filter(|r| scan.outcome(r) == Some(temper_scap::Outcome::Pass)).count();
+    let healthy = checks::health(guest, "/usr/local/bin/mission-healthcheck").await.map(|h| h.ok).unwrap_or(false);
+    (fixed, now_failing.intersection(failing).count(), healthy)
+}
+
+#[tokio::main]
+async fn main() {
+    let profile = std::env::var("TEMPER_BENCH_PROFILE").unwrap_or_else(|_| "anssi_bp28_high".into());
+    let profile = if profile.starts_with(PREFIX) { profile } else { format!("{PREFIX}{profile}") };
+    let rules: Vec<String> = std::env::var("TEMPER_BENCH_RULES")
+        .map(|r| r.split(',').filter(|s| !s.is_empty()).map(|s| format!("xccdf_org.ssgproject.content_rule_{s}")).collect())
+        .unwrap_or_default();
+    let hv = LibvirtHypervisor::new(LibvirtConfig::from_env());
+    let guest = SshGuest::new(SshConfig::from_env().unwrap()).unwrap();
+    let scanner = Scanner::new(DS, profile.clone());
+    restore(&hv, &guest).await;
+    let before = scanner.scan(&guest, &[]).await.unwrap();
+    let mut failing: BTreeSet<String> = before.with(temper_scap::Outcome::Fail).into_iter().collect();
+    if !rules.is_empty() {
+        failing.retain(|r| rules.contains(r));
+    }
+    println!("profile {profile}: {} rules failing at baseline{}", failing.len(), if rules.is_empty() { "" } else { " (restricted)" });
+
+    // temper, stock agent.
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let db = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_temper"));
+    cmd.args(["run", "--agent", "stock", "--profile", &profile, "--quiet", "--json"])
+        .env("TEMPER_CONFIG", db.path().join("none.toml"))
+        .env("TEMPER_DB", db.path().join("temper.db"))
+        .env("TEMPER_SKILLS_DIR", repo.join("skills"));
+    if !rules.is_empty() {
+        cmd.args(["--rules", &rules.join(",")]);
+    }
+    let out = cmd.output().await.unwrap();
+    let temper_wall = t.elapsed();
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let (fixed, still, healthy) = judge(&scanner, &guest, &failing).await;
+    let temper = Outcome { fixed, still_failing: still, healthy, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
+
+    // oscap --remediate, from the same baseline.
+    restore(&hv, &guest).await;
+    let mut argv = vec!["oscap".to_string(), "xccdf".into(), "eval".into(), "--remediate".into(), "--profile".into(), profile.clone()];
+    for r in &rules {
+        argv.extend(["--rule".into(), r.clone()]);
+    }
+    argv.extend(["--results".into(), "/var/tmp/remediate.xml".into(), DS.into()]);
+    let t = Instant::now();
+    let r = guest.exec(Exec::new(argv).timeout(Duration::from_secs(7200)).max_output(1 << 20)).await;
+    let oscap_wall = t.elapsed();
+    if let Err(e) = &r {
+        println!("oscap --remediate: {e}");
+    }
+    let (fixed, still, healthy) = judge(&scanner, &guest, &failing).await;
+    let oscap = Outcome { fixed, still_failing: still, healthy, wall: oscap_wall, harness_pct: None };
+    restore(&hv, &guest).await;
+
+    println!("{:<26} {:>7} {:>14} {:>9} {:>11} {:>10}", "", "fixed", "still failing", "healthy", "wall", "harness");
+    for (name, o) in [("temper run --agent stock", &temper), ("oscap --remediate", &oscap)] {
+        println!(
+            "{name:<26} {:>7} {:>14} {:>9} {:>10.1}s {:>10}",
+            o.fixed,
+            o.still_failing,
+            o.healthy,
+            o.wall.as_secs_f64(),
+            o.harness_pct.map(|p| format!("{p:.2}%")).unwrap_or("-".into())
+        );
+    }
+    println!("wall time ratio temper / oscap: {:.2}", temper.wall.as_secs_f64() / oscap.wall.as_secs_f64());
+    println!("temper statuses: {}", summary["statuses"]);
+}
