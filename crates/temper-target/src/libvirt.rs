@@ -17,7 +17,10 @@ pub struct LibvirtConfig {
 
 impl Default for LibvirtConfig {
     fn default() -> Self {
-        Self { uri: "qemu:///system".into(), domain: "temper-test".into() }
+        Self {
+            uri: "qemu:///system".into(),
+            domain: "temper-test".into(),
+        }
     }
 }
 
@@ -79,11 +82,12 @@ impl LibvirtHypervisor {
     {
         let cfg = self.cfg.clone();
         tokio::task::spawn_blocking(move || {
-            let conn = Connect::open(Some(&cfg.uri))
-                .map_err(|e| PortError::Hypervisor(format!("connect to {}: {}", cfg.uri, e.message())))?;
-            let dom = conn
-                .lookup_domain_by_name(&cfg.domain)
-                .map_err(|e| PortError::Hypervisor(format!("domain `{}`: {}", cfg.domain, e.message())))?;
+            let conn = Connect::open(Some(&cfg.uri)).map_err(|e| {
+                PortError::Hypervisor(format!("connect to {}: {}", cfg.uri, e.message()))
+            })?;
+            let dom = conn.lookup_domain_by_name(&cfg.domain).map_err(|e| {
+                PortError::Hypervisor(format!("domain `{}`: {}", cfg.domain, e.message()))
+            })?;
             f(&dom)
         })
         .await
@@ -116,8 +120,10 @@ fn snapshot_xml(name: &str, description: &str) -> String {
 #[async_trait]
 impl Hypervisor for LibvirtHypervisor {
     async fn is_running(&self) -> PortResult<bool> {
-        self.with_domain("is_running", |dom| dom.is_active().map_err(|e| hv("is_active", e)))
-            .await
+        self.with_domain("is_running", |dom| {
+            dom.is_active().map_err(|e| hv("is_active", e))
+        })
+        .await
     }
 
     async fn snapshot_list(&self) -> PortResult<Vec<String>> {
@@ -125,7 +131,10 @@ impl Hypervisor for LibvirtHypervisor {
             let snaps = dom
                 .list_all_snapshots(sys::VIR_DOMAIN_SNAPSHOT_LIST_TOPOLOGICAL)
                 .map_err(|e| hv("list snapshots", e))?;
-            snaps.iter().map(|s| s.name().map_err(|e| hv("snapshot name", e))).collect()
+            snaps
+                .iter()
+                .map(|s| s.name().map_err(|e| hv("snapshot name", e)))
+                .collect()
         })
         .await
     }
@@ -165,7 +174,8 @@ impl Hypervisor for LibvirtHypervisor {
         self.with_domain("snapshot_delete", move |dom| {
             let snap = Domain::lookup_snapshot_by_name(dom, &name, 0)
                 .map_err(|e| snap_err("find snapshot", &name, e))?;
-            snap.delete(0).map_err(|e| snap_err("delete snapshot", &name, e))
+            snap.delete(0)
+                .map_err(|e| snap_err("delete snapshot", &name, e))
         })
         .await
     }
@@ -195,7 +205,10 @@ mod test_driver {
     /// test:///default keeps its state while one connection to it stays open.
     fn hyp() -> (Connect, LibvirtHypervisor) {
         let keep = Connect::open(Some("test:///default")).expect("test driver");
-        let h = LibvirtHypervisor::new(LibvirtConfig { uri: "test:///default".into(), domain: "test".into() });
+        let h = LibvirtHypervisor::new(LibvirtConfig {
+            uri: "test:///default".into(),
+            domain: "test".into(),
+        });
         (keep, h)
     }
 
@@ -222,8 +235,14 @@ mod test_driver {
             Err(PortError::NoSnapshot(n)) => assert_eq!(n, "nope"),
             other => panic!("want NoSnapshot, got {other:?}"),
         }
-        assert!(matches!(h.snapshot_delete("nope").await, Err(PortError::NoSnapshot(_))));
-        let other = LibvirtHypervisor::new(LibvirtConfig { uri: "test:///default".into(), domain: "absent".into() });
+        assert!(matches!(
+            h.snapshot_delete("nope").await,
+            Err(PortError::NoSnapshot(_))
+        ));
+        let other = LibvirtHypervisor::new(LibvirtConfig {
+            uri: "test:///default".into(),
+            domain: "absent".into(),
+        });
         match other.is_running().await {
             Err(PortError::Hypervisor(m)) => assert!(m.contains("absent"), "{m}"),
             r => panic!("want Hypervisor error, got {r:?}"),
@@ -236,7 +255,10 @@ mod test_driver {
         let (_keep, h) = hyp();
         h.destroy().await.unwrap();
         assert!(!h.is_running().await.unwrap());
-        assert!(matches!(h.snapshot_create("off", "").await, Err(PortError::Hypervisor(_))));
+        assert!(matches!(
+            h.snapshot_create("off", "").await,
+            Err(PortError::Hypervisor(_))
+        ));
         h.start().await.unwrap();
         assert!(h.is_running().await.unwrap());
     }

@@ -4,11 +4,13 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use russh::client::{self, Handle};
-use russh::keys::{HashAlg, PrivateKey, PrivateKeyWithHashAlg, PublicKeyOrCertificate, load_secret_key};
+use russh::keys::{
+    HashAlg, PrivateKey, PrivateKeyWithHashAlg, PublicKeyOrCertificate, load_secret_key,
+};
 use russh::{ChannelMsg, Disconnect};
 use temper_core::ports::{Exec, ExecOutput, Guest, PortError, PortResult};
 use tokio::sync::Mutex;
@@ -31,6 +33,9 @@ pub struct SshConfig {
     pub known_host_fingerprint: Option<String>,
     /// Keepalive period; three unanswered ones close the session.
     pub keepalive: Duration,
+    /// After `reconnect`, set the guest clock to the host's: a memory snapshot resumes with
+    /// the clock it was taken with, so a reverted guest runs behind.
+    pub sync_clock: bool,
 }
 
 impl Default for SshConfig {
@@ -43,6 +48,7 @@ impl Default for SshConfig {
             connect_timeout: Duration::from_secs(15),
             known_host_fingerprint: None,
             keepalive: Duration::from_secs(10),
+            sync_clock: true,
         }
     }
 }
@@ -57,9 +63,9 @@ impl SshConfig {
             c.host = h;
         }
         if let Some(p) = var("TEMPER_SSH_PORT") {
-            c.port = p
-                .parse()
-                .map_err(|_| PortError::Other(format!("TEMPER_SSH_PORT `{p}` is not a port number")))?;
+            c.port = p.parse().map_err(|_| {
+                PortError::Other(format!("TEMPER_SSH_PORT `{p}` is not a port number"))
+            })?;
         }
         if let Some(u) = var("TEMPER_SSH_USER") {
             c.user = u;
@@ -86,7 +92,9 @@ pub struct SshGuest {
 
 impl fmt::Debug for SshGuest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SshGuest").field("target", &self.cfg.target()).finish_non_exhaustive()
+        f.debug_struct("SshGuest")
+            .field("target", &self.cfg.target())
+            .finish_non_exhaustive()
     }
 }
 
@@ -101,7 +109,12 @@ impl SshGuest {
             target: cfg.target(),
             reason: format!("cannot load private key {}: {e}", cfg.key_path.display()),
         })?;
-        Ok(Self { cfg, key: Arc::new(key), conn: Mutex::new(None), announced: Arc::default() })
+        Ok(Self {
+            cfg,
+            key: Arc::new(key),
+            conn: Mutex::new(None),
+            announced: Arc::default(),
+        })
     }
 
     /// Loads the key and connects once.
@@ -115,10 +128,31 @@ impl SshGuest {
         &self.cfg
     }
 
+    /// Sets the guest clock to the host's (as root).
+    pub async fn sync_clock(&self) -> PortResult<()> {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_err(|e| PortError::Other(format!("host clock: {e}")))?;
+        let at = format!("@{}.{:03}", now.as_secs(), now.subsec_millis());
+        let out = self
+            .exec(Exec::new(["date", "-u", "-s", at.as_str()]).timeout(Duration::from_secs(30)))
+            .await?;
+        if !out.success() {
+            return Err(PortError::Other(format!(
+                "date -s in the guest: {}",
+                out.stderr_str().trim()
+            )));
+        }
+        Ok(())
+    }
+
     /// One connect + handshake + key auth, bounded by `connect_timeout`.
     async fn open(&self) -> PortResult<Handle<HostKey>> {
         let target = self.cfg.target();
-        let fail = |reason: String| PortError::Connect { target: target.clone(), reason };
+        let fail = |reason: String| PortError::Connect {
+            target: target.clone(),
+            reason,
+        };
         let config = Arc::new(client::Config {
             keepalive_interval: Some(self.cfg.keepalive),
             keepalive_max: 3,
@@ -132,8 +166,14 @@ impl SshGuest {
         };
         let attempt = async {
             let addr = (self.cfg.host.as_str(), self.cfg.port);
-            let mut h = client::connect(config, addr, handler).await.map_err(|e| fail(e.to_string()))?;
-            let hash = h.best_supported_rsa_hash().await.map_err(|e| fail(e.to_string()))?.flatten();
+            let mut h = client::connect(config, addr, handler)
+                .await
+                .map_err(|e| fail(e.to_string()))?;
+            let hash = h
+                .best_supported_rsa_hash()
+                .await
+                .map_err(|e| fail(e.to_string()))?
+                .flatten();
             let key = PrivateKeyWithHashAlg::new(self.key.clone(), hash);
             let auth = h
                 .authenticate_publickey(self.cfg.user.as_str(), key)
@@ -199,6 +239,11 @@ impl Guest for SshGuest {
                 Ok(Ok(h)) => {
                     *self.conn.lock().await = Some(Arc::new(h));
                     tracing::debug!(target_host = %self.cfg.target(), took = ?start.elapsed(), "ssh reconnected");
+                    if self.cfg.sync_clock
+                        && let Err(e) = self.sync_clock().await
+                    {
+                        tracing::warn!(error = %e, "could not set the guest clock");
+                    }
                     return Ok(());
                 }
                 Ok(Err(e)) => tracing::debug!(error = %e, "guest not answering yet"),
@@ -212,12 +257,21 @@ impl Guest for SshGuest {
 
 /// Runs one command on its own channel: stdin written alongside, stdout and stderr kept apart
 /// up to the cap (the rest is read and dropped), bounded by a client-side deadline.
-async fn run(h: &Handle<HostKey>, cmd: &str, exec: Exec, open_timeout: Duration) -> PortResult<ExecOutput> {
+async fn run(
+    h: &Handle<HostKey>,
+    cmd: &str,
+    exec: Exec,
+    open_timeout: Duration,
+) -> PortResult<ExecOutput> {
     let start = Instant::now();
     let channel = match tokio::time::timeout(open_timeout, h.channel_open_session()).await {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => return Err(PortError::Dropped(format!("open channel: {e}"))),
-        Err(_) => return Err(PortError::Dropped(format!("open channel: no answer within {open_timeout:?}"))),
+        Err(_) => {
+            return Err(PortError::Dropped(format!(
+                "open channel: no answer within {open_timeout:?}"
+            )));
+        }
     };
     channel
         .exec(true, cmd.as_bytes())
@@ -239,7 +293,9 @@ async fn run(h: &Handle<HostKey>, cmd: &str, exec: Exec, open_timeout: Duration)
     let read = async {
         while let Some(msg) = rx.wait().await {
             match msg {
-                ChannelMsg::Data { data } => keep(&mut out.stdout, &mut out.stdout_truncated, &data, cap),
+                ChannelMsg::Data { data } => {
+                    keep(&mut out.stdout, &mut out.stdout_truncated, &data, cap)
+                }
                 ChannelMsg::ExtendedData { data, ext: 1 } => {
                     keep(&mut out.stderr, &mut out.stderr_truncated, &data, cap)
                 }
@@ -251,7 +307,11 @@ async fn run(h: &Handle<HostKey>, cmd: &str, exec: Exec, open_timeout: Duration)
                     tracing::warn!(signal = ?signal_name, "guest command killed by a signal");
                     finished = true;
                 }
-                ChannelMsg::Failure => return Err(PortError::Other("the guest refused to run the command".into())),
+                ChannelMsg::Failure => {
+                    return Err(PortError::Other(
+                        "the guest refused to run the command".into(),
+                    ));
+                }
                 ChannelMsg::Close => {
                     finished = true;
                     break;
@@ -272,8 +332,11 @@ async fn run(h: &Handle<HostKey>, cmd: &str, exec: Exec, open_timeout: Duration)
         Ok(r) => r?,
     }
     out.duration = start.elapsed();
-    if !finished && h.is_closed() {
-        return Err(PortError::Dropped("session closed while the command ran".into()));
+    // A live session ends every channel with Close; no Close and no exit status means it died.
+    if !finished {
+        return Err(PortError::Dropped(
+            "session closed while the command ran".into(),
+        ));
     }
     // `timeout` exits 124 (TERM) or 137 (KILL after -k) once the time is up.
     if matches!(out.exit_code, Some(124 | 137)) && out.duration >= exec.timeout {
@@ -301,7 +364,10 @@ struct HostKey {
 impl client::Handler for HostKey {
     type Error = russh::Error;
 
-    async fn check_server_key(&mut self, key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
+    async fn check_server_key(
+        &mut self,
+        key: &PublicKeyOrCertificate,
+    ) -> Result<bool, Self::Error> {
         let fp = key.public_key().fingerprint(HashAlg::Sha256).to_string();
         match &self.pinned {
             Some(want) if *want != fp => {
@@ -336,9 +402,14 @@ mod tests {
 
     #[test]
     fn missing_key_is_a_clear_error() {
-        let cfg = SshConfig { key_path: "/nonexistent/key".into(), ..Default::default() };
+        let cfg = SshConfig {
+            key_path: "/nonexistent/key".into(),
+            ..Default::default()
+        };
         match SshGuest::new(cfg) {
-            Err(PortError::Connect { reason, .. }) => assert!(reason.contains("/nonexistent/key"), "{reason}"),
+            Err(PortError::Connect { reason, .. }) => {
+                assert!(reason.contains("/nonexistent/key"), "{reason}")
+            }
             other => panic!("want Connect error, got {other:?}"),
         }
     }
