@@ -10,11 +10,14 @@ if "${V[@]}" dominfo "$DOM" >/dev/null 2>&1; then
 else
   log "domain $DOM not defined"
 fi
-rm -f "$VM_DIR/run/$DOM.qcow2"
+rm -f "$VM_DIR/run/$DOM.qcow2" "$VM_DIR/run/$DOM.image"
 if [ "${1:-}" = --daemons ]; then
   for d in libvirtd virtlogd; do
     f=$VM_DIR/run/$d.pid
-    if [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; then log "$d stopped"; fi
+    if [ -f "$f" ] && pid=$(cat "$f") && kill "$pid" 2>/dev/null; then
+      for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+      if kill -0 "$pid" 2>/dev/null; then log "$d ($pid) still running after 20 s"; else log "$d stopped"; fi
+    fi
     rm -f "$f"
   done
 fi

@@ -29,11 +29,21 @@ T_ALL=$(ms)
 IMG=$(bash "$REPO_ROOT/vm/build-image.sh")
 HASH=$(basename "$IMG")
 
+# No udev here, so /dev/kvm is root-only. libvirt then finds KVM "enabled when probing but
+# not available now" (it checks as libvirt-qemu) and re-probes qemu on every call: 4 s each,
+# 40 s per define, seconds per revert. Debian's udev rule gives it to group kvm; do the same.
+# The domain still runs under TCG.
+if [ -c /dev/kvm ] && getent group kvm >/dev/null && [ "$(stat -c %G /dev/kvm)" != kvm ]; then
+  chgrp kvm /dev/kvm && chmod 0660 /dev/kvm && log "/dev/kvm: group kvm, mode 0660 (as udev would)"
+fi
 # libvirt without systemd: start the daemons by hand (NOT -l, it wants TLS certificates).
-pgrep -x virtlogd >/dev/null || virtlogd -d -p "$VM_DIR/run/virtlogd.pid"
-pgrep -x libvirtd >/dev/null || libvirtd -d -p "$VM_DIR/run/libvirtd.pid"
+daemons() {
+  pgrep -x virtlogd >/dev/null || virtlogd -d -p "$VM_DIR/run/virtlogd.pid"
+  pgrep -x libvirtd >/dev/null || libvirtd -d -p "$VM_DIR/run/libvirtd.pid"
+}
 t=$(ms); end=$(( SECONDS + 60 ))
-until "${V[@]}" uri >/dev/null 2>&1; do
+# Started again on each try: a daemon that was still shutting down a moment ago is gone now.
+until daemons && "${V[@]}" uri >/dev/null 2>&1; do
   [ $SECONDS -lt $end ] || { log "libvirtd did not answer within 60 s"; exit 1; }
   sleep 0.3
 done
@@ -44,7 +54,10 @@ state() { "${V[@]}" domstate "$DOM" 2>/dev/null | head -1; }
 has_baseline() { "${V[@]}" snapshot-list "$DOM" --name 2>/dev/null | grep -qx baseline; }
 cur_hash() { "${V[@]}" desc "$DOM" 2>/dev/null | sed -n 's/^temper image \([0-9a-f]*\)$/\1/p'; }
 
-if exists && [ "$(cur_hash)" = "$HASH" ] && has_baseline; then
+# The overlay and its snapshots are only valid on the very file they were made over.
+IMG_ID="$HASH $(stat -c %i-%Y "$IMG/guest.qcow2")"
+ID_FILE=$VM_DIR/run/$DOM.image
+if exists && [ "$(cur_hash)" = "$HASH" ] && [ "$(cat "$ID_FILE" 2>/dev/null)" = "$IMG_ID" ] && has_baseline; then
   if [ "$(state)" = running ] && wait_ssh 20; then
     log "domain $DOM already up on image $HASH (checked in $(secs "$T_ALL") s)"
     echo "VM ready: domain $DOM, ssh temper@127.0.0.1:$PORT, snapshot baseline"; exit 0
@@ -59,14 +72,15 @@ if exists && [ "$(cur_hash)" = "$HASH" ] && has_baseline; then
 fi
 
 if exists; then
-  t=$(ms)
+  t=$(ms); old=$(cur_hash || true)
   "${V[@]}" destroy "$DOM" >/dev/null 2>&1 || true
   "${V[@]}" undefine "$DOM" --snapshots-metadata >/dev/null
-  log "removed domain $DOM (image $(cur_hash || true) -> $HASH) in $(secs "$t") s"
+  log "removed domain $DOM (image ${old:-?} -> $HASH) in $(secs "$t") s"
 fi
 if ss -Hltn "sport = :$PORT" | grep -q .; then log "port $PORT is in use: set TEMPER_SSH_PORT"; exit 1; fi
 
-rm -f "$OVERLAY" "$CONSOLE"
+t=$(ms)
+rm -f "$OVERLAY" "$CONSOLE" "$ID_FILE"
 qemu-img create -q -f qcow2 -F qcow2 -b "$IMG/guest.qcow2" "$OVERLAY"   # holds the internal snapshots
 XML=$VM_DIR/run/$DOM.xml
 cat > "$XML" <<XML
@@ -104,11 +118,13 @@ cat > "$XML" <<XML
 </domain>
 XML
 "${V[@]}" define "$XML" >/dev/null
+echo "$IMG_ID" > "$ID_FILE"
+log "domain defined in $(secs "$t") s"
 # Drop cached images that no defined domain uses any more.
-used=$(for d in $("${V[@]}" list --all --name); do "${V[@]}" desc "$d" 2>/dev/null; done)
+used=$(for d in $("${V[@]}" list --all --name); do "${V[@]}" desc "$d" 2>/dev/null || true; echo; done)
 for d in "$VM_DIR"/img/*; do
   h=$(basename "$d")
-  if [[ $h =~ ^[0-9a-f]{16}$ ]] && ! grep -qx "temper image $h" <<<"$used"; then
+  if [[ $h =~ ^[0-9a-f]{16}$ ]] && ! grep -q "$h" <<<"$used"; then
     rm -rf "$d"; log "pruned image $h"
   fi
 done
