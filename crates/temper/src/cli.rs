@@ -46,6 +46,12 @@ pub enum Cmd {
         run: Option<i64>,
         #[command(flatten)]
         agent: AgentArgs,
+        /// No progress line.
+        #[arg(long)]
+        quiet: bool,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Show a run's progress, from the database (works while a run goes on).
     #[command(after_help = "Examples:\n  temper status\n  temper status 3 --json")]

@@ -32,7 +32,7 @@ pub async fn dispatch(cli: Cli) -> u8 {
         Cmd::Scan(c) => scan::run(&config, c).await,
         Cmd::Content(c) => content::run(c),
         Cmd::Run(args) => run::start(&config, args).await,
-        Cmd::Resume { run, agent } => run::resume(&config, run, agent).await,
+        Cmd::Resume { run, agent, quiet, json } => run::resume(&config, run, agent, quiet, json).await,
         Cmd::Status { run, json } => status::run(&config, run, json).await,
         Cmd::Report { run, format, output } => report::run(&config, &run, format, output).await,
         Cmd::Llm(c) => llm::run(&config, c).await,

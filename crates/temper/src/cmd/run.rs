@@ -66,7 +66,7 @@ pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
     execute(&config, &store, run, kind, opts).await
 }
 
-pub async fn resume(config: &Config, run: Option<i64>, agent: AgentArgs) -> anyhow::Result<u8> {
+pub async fn resume(config: &Config, run: Option<i64>, agent: AgentArgs, quiet: bool, json: bool) -> anyhow::Result<u8> {
     let store = Store::open(&config.db).await?;
     let row = match run {
         Some(id) => store.run(id).await?,
@@ -82,6 +82,8 @@ pub async fn resume(config: &Config, run: Option<i64>, agent: AgentArgs) -> anyh
     if agent.model.is_some() {
         opts.llm_model = agent.model;
     }
+    opts.quiet |= quiet;
+    opts.json |= json;
     let kind = agent.agent.or_else(|| wiring::parse_agent(&row.agent)).unwrap_or(AgentKind::Stock);
     let mut config = config.clone();
     config.skill = opts.skill.clone();
