@@ -147,8 +147,10 @@ fn main() {
         PathBuf::from(std::env::var("TEMPER_SSG_DIR").unwrap_or_else(|_| DEFAULT_SSG_DIR.into()));
     let fetch = "run `bash vm/fetch-ssg.sh` (or set TEMPER_SSG_DIR)";
     let ds = need(dir.join("ssg-rhel9-ds.xml"), fetch);
-    let shared =
-        PathBuf::from(std::env::var("TEMPER_SHARED_DIR").unwrap_or_else(|_| "/work/shared".into()));
+    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    let shared = std::env::var("TEMPER_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| if beside.is_dir() { beside } else { PathBuf::from("/work/shared") });
     let results = need(
         shared.join("data/debian12-standard-results.xml"),
         "set TEMPER_SHARED_DIR",

@@ -1,6 +1,6 @@
 //! Where the real content lives, and real oscap as the oracle.
 #![allow(dead_code)]
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub const DEFAULT_SSG_DIR: &str = "/var/cache/temper/vm/ssg/usr/share/xml/scap/ssg/content";
@@ -19,8 +19,7 @@ pub fn ssg(name: &str) -> PathBuf {
 
 /// The real results file (oscap 1.3.7, debian12 `standard`, scanned in the test VM).
 pub fn shared_results() -> PathBuf {
-    let dir = std::env::var("TEMPER_SHARED_DIR").unwrap_or_else(|_| "/work/shared".into());
-    let p = PathBuf::from(dir).join("data/debian12-standard-results.xml");
+    let p = shared_dir().join("data/debian12-standard-results.xml");
     assert!(
         p.is_file(),
         "results file missing: {} (set TEMPER_SHARED_DIR)",
@@ -94,4 +93,13 @@ pub fn oscap_fixes(ds: &str, profile: &str) -> Vec<(String, Option<String>)> {
         out.push((id, script));
     }
     out
+}
+
+/// `TEMPER_SHARED_DIR`, else the `shared/` beside the checkout (where CI puts it).
+pub fn shared_dir() -> PathBuf {
+    if let Ok(d) = std::env::var("TEMPER_SHARED_DIR") {
+        return PathBuf::from(d);
+    }
+    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    if beside.is_dir() { beside } else { PathBuf::from("/work/shared") }
 }
