@@ -35,5 +35,15 @@ async fn stock_agent_fixes_real_rules_on_the_standard_profile() {
     let r = store.rule(run.id, "xccdf_org.ssgproject.content_rule_sshd_set_keepalive").await.unwrap().unwrap();
     assert_eq!(r.status, "still_failing");
     assert_eq!(r.attempts, 0);
+    // The morning-after report of a real stock run: every fix, and a replay script in fix order.
+    let md = report(&w, "md", "stock-run.md").await;
+    let html = report(&w, "html", "stock-run.html").await;
+    for r in &fixed {
+        let short = r.trim_start_matches("xccdf_org.ssgproject.content_rule_");
+        assert!(md.contains(short) && html.contains(short), "{short} in the report");
+    }
+    assert!(md.contains("#!/usr/bin/env bash") || md.contains("#!/bin/bash"), "replay script in the report");
+    let ckl = report(&w, "ckl", "stock-run.ckl").await;
+    assert!(ckl.contains("NotAFinding"), "fixed rules are NotAFinding in the checklist");
     cleanup().await;
 }

@@ -137,3 +137,13 @@ pub async fn llm_run(w: &World, llm: &MockLlm, rules: &str, extra: &[&str]) -> O
     args.extend_from_slice(extra);
     w.run(&args).await
 }
+
+/// Writes the latest run's report in `format` under `target/test-artifacts/` and returns it.
+pub async fn report(w: &World, format: &str, name: &str) -> String {
+    let dir = repo().join("target/test-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let out = w.run(&["report", "latest", "--format", format, "-o", path.to_str().unwrap()]).await;
+    assert!(out.status.success(), "report {format}");
+    std::fs::read_to_string(path).unwrap()
+}

@@ -1,0 +1,146 @@
+//! The read commands of the CLI, on a real SQLite file filled through the store's API, on the
+//! real SSG content and results, and `llm probe` against the scripted server. No VM needed.
+mod support;
+
+use serde_json::{Value, json};
+use support::*;
+use temper_store::{AttemptOutcome, NewAttempt, NewRun};
+
+async fn seeded(w: &World) -> i64 {
+    let s = w.store().await;
+    let run = s
+        .create_run(&NewRun {
+            skill: "debian12-anssi".into(),
+            profile: STANDARD.into(),
+            datastream: "ssg-debian12-ds.xml".into(),
+            content_version: Some("0.1.76".into()),
+            target: "test".into(),
+            agent: "llm".into(),
+            options_json: "{}".into(),
+        })
+        .await
+        .unwrap();
+    s.add_rule(run, SUID, "suid", "medium", "fail", "pending", None).await.unwrap();
+    s.add_rule(run, SYSTEMMAP, "System.map", "low", "fail", "pending", None).await.unwrap();
+    let new = |rule: &str, fix: &str| NewAttempt {
+        run_id: run,
+        rule_id: rule.into(),
+        plan: "plan".into(),
+        source: "llm".into(),
+        fix_script: fix.into(),
+        revert_script: "true".into(),
+        description: "d".into(),
+        checkpoint: "baseline".into(),
+    };
+    let (a, _) = s.start_attempt(&new(SUID, SUID_FIX)).await.unwrap();
+    let o = AttemptOutcome { verdict: "fixed".into(), rule_result: Some("pass".into()), revert_method: "none".into(), ..Default::default() };
+    s.record_fix(run, a, &o, SUID, "temper-r1-a1").await.unwrap();
+    let (b, _) = s.start_attempt(&new(SYSTEMMAP, "systemctl stop nginx")).await.unwrap();
+    let o = AttemptOutcome {
+        verdict: "health_broken".into(),
+        health_ok: Some(false),
+        health_output: Some("UNHEALTHY: nginx".into()),
+        revert_method: "snapshot".into(),
+        ..Default::default()
+    };
+    s.finish_attempt(b, &o).await.unwrap();
+    s.set_rule_status(run, SYSTEMMAP, "escalated", Some("attempt budget spent: 1 of 1 attempts failed")).await.unwrap();
+    s.add_lesson(run, SYSTEMMAP, "stopping nginx breaks the app", "leave nginx alone", "never stop nginx").await.unwrap();
+    s.add_ban(run, SYSTEMMAP, r"systemctl\s+stop\s+nginx", "breaks health").await.unwrap();
+    s.set_final_result(run, SUID, "pass").await.unwrap();
+    s.set_final_result(run, SYSTEMMAP, "fail").await.unwrap();
+    s.finish_run(run, "finished", 2, &json!({"run": run, "exit_code": 2}).to_string()).await.unwrap();
+    run
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    assert!(out.status.success(), "exit {:?}", out.status.code());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_memory_and_reports_read_the_database() {
+    let w = World::new();
+    let run = seeded(&w).await;
+    let st = json_of(&w.run(&["status", "--json"]).await);
+    assert_eq!((st["run"].as_i64(), st["fixed"].as_i64(), st["escalated"].as_i64()), (Some(run), Some(1), Some(1)));
+    assert_eq!(st["status"], "finished");
+
+    let mem = json_of(&w.run(&["memory", "list", "--json"]).await);
+    let ban = &mem["bans"][0];
+    assert_eq!(ban["pattern"], r"systemctl\s+stop\s+nginx");
+    let id = ban["id"].as_i64().unwrap().to_string();
+    let shown = json_of(&w.run(&["memory", "show", "bans", &id, "--json"]).await);
+    assert_eq!(shown["reason"], "breaks health");
+    assert!(w.run(&["memory", "forget", "bans", &id]).await.status.success());
+    let mem = json_of(&w.run(&["memory", "list", "--kind", "bans", "--json"]).await);
+    assert_eq!(mem["bans"].as_array().unwrap().len(), 0, "forgotten");
+    assert!(!w.run(&["memory", "forget", "bans", &id]).await.status.success(), "twice is an error");
+
+    let md = w.run(&["report", "latest", "--format", "md"]).await;
+    let md = String::from_utf8(md.stdout).unwrap();
+    assert!(md.contains("file_permissions_systemmap") && md.contains("attempt budget spent"), "{md}");
+    let html = w.dir.path().join("r.html");
+    assert!(w.run(&["report", &run.to_string(), "--format", "html", "-o", html.to_str().unwrap()]).await.status.success());
+    assert!(std::fs::read_to_string(&html).unwrap().contains("UNHEALTHY: nginx"));
+    let ckl = String::from_utf8(w.run(&["report", "latest", "--format", "ckl"]).await.stdout).unwrap();
+    assert!(ckl.contains("<CHECKLIST>") && ckl.contains("sysctl_fs_suid_dumpable"), "{ckl}");
+    assert!(!w.run(&["report", "99", "--format", "md"]).await.status.success(), "unknown run is an error");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_and_results_commands_read_real_files() {
+    let w = World::new();
+    let ds = std::path::Path::new(&temper_target::vm_dir()).join("ssg/usr/share/xml/scap/ssg/content/ssg-rhel9-ds.xml");
+    let ds = ds.to_str().unwrap();
+    let rules = json_of(&w.run(&["content", "rules", ds, "--profile", "xccdf_org.ssgproject.content_profile_stig", "--json"]).await);
+    let rules = rules.as_array().unwrap();
+    assert!((450..=530).contains(&rules.len()), "{}", rules.len());
+    let root = rules.iter().find(|r| r["id"] == "xccdf_org.ssgproject.content_rule_sshd_disable_root_login").unwrap();
+    assert_eq!(root["stig_ids"][0], "RHEL-09-255045");
+    assert_eq!(root["has_fix"], true);
+    let profiles = json_of(&w.run(&["content", "profiles", ds, "--json"]).await);
+    assert!(profiles.as_array().unwrap().iter().any(|p| p["id"] == "xccdf_org.ssgproject.content_profile_stig"));
+
+    let shared = repo().join("../shared/data/debian12-standard-results.xml");
+    let shared = if shared.is_file() { shared } else { "/work/shared/data/debian12-standard-results.xml".into() };
+    let r = json_of(&w.run(&["scan", "parse", shared.to_str().unwrap(), "--json"]).await);
+    assert_eq!((r["counts"]["fail"].as_i64(), r["counts"]["pass"].as_i64(), r["counts"]["notapplicable"].as_i64()), (Some(19), Some(19), Some(6)));
+    assert!(r["counts"].get("notselected").is_none(), "notselected only with --all");
+    let all = json_of(&w.run(&["scan", "parse", shared.to_str().unwrap(), "--all", "--json"]).await);
+    assert_eq!(all["counts"]["notselected"], 547);
+    let bad = w.dir.path().join("bad.xml");
+    std::fs::write(&bad, "<TestResult><rule-result idref=").unwrap();
+    let out = w.run(&["scan", "parse", bad.to_str().unwrap(), "--json"]).await;
+    assert_eq!(out.status.code(), Some(1), "malformed XML is a clear error, not a panic");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.xml"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_probe_reports_native_mode_and_dropped_calls() {
+    let w = World::new();
+    let two = temper_mockllm::Scripted::tool_calls(vec![
+        temper_mockllm::ScriptedCall::new("apply_fix", json!({"fix_script": "true", "revert_script": "true", "description": "a"})),
+        temper_mockllm::ScriptedCall::new("apply_fix", json!({"fix_script": "false", "revert_script": "true", "description": "b"})),
+    ]);
+    let llm = mock(vec![temper_mockllm::Scripted::rate_limited(0), two]).await;
+    let url = llm.url();
+    let p = json_of(&w.run(&["llm", "probe", "--llm", &url, "--model", "m", "--json"]).await);
+    assert_eq!(p["ok"], true);
+    assert_eq!(p["mode"], "native");
+    assert_eq!(p["dropped_calls"], 1);
+    assert_eq!(p["retries"], 1);
+    assert!(p["completion_tokens"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn every_subcommand_has_help_with_an_example() {
+    let w = World::new();
+    for sub in ["vm", "doctor", "run", "resume", "status", "report", "scan run", "scan parse", "content rules", "content profiles", "llm probe", "memory list", "memory forget"] {
+        let mut args: Vec<&str> = sub.split(' ').collect();
+        args.push("--help");
+        let out = w.temper().args(&args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && text.contains("Example"), "{sub}: {text}");
+    }
+}
