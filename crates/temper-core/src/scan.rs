@@ -80,6 +80,7 @@ impl Scanner {
     }
 
     /// Evaluates the profile, or only `rules` (one oscap call, `--rule` repeated).
+    #[tracing::instrument(name = "oscap", skip_all, fields(rules = rules.len()))]
     pub async fn scan(&self, guest: &dyn Guest, rules: &[String]) -> Result<Scan, ScanError> {
         let start = Instant::now();
         let mut argv = vec!["oscap", "xccdf", "eval", "--profile", &self.profile];

@@ -10,13 +10,24 @@ use clap::Parser;
 
 fn main() -> std::process::ExitCode {
     let cli = cli::Cli::parse();
+    let config = match config::Config::load(&cli.config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("temper: {e}");
+            return std::process::ExitCode::from(cmd::EXIT_ERROR);
+        }
+    };
+    // Outside the async runtime: the OTLP exporter runs on a thread of its own.
+    let telemetry = telemetry::init(config.otlp_endpoint.as_deref());
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("temper: cannot start the async runtime: {e}");
-            return std::process::ExitCode::from(1);
+            return std::process::ExitCode::from(cmd::EXIT_ERROR);
         }
     };
-    let code = runtime.block_on(cmd::dispatch(cli));
+    let code = runtime.block_on(cmd::dispatch(cli, config));
+    drop(runtime);
+    drop(telemetry); // flushes spans
     std::process::ExitCode::from(code)
 }

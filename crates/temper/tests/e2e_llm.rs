@@ -11,9 +11,15 @@ fn summary(out: &std::process::Output) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn first_try_fix_is_kept_and_verified() {
     require_vm().await;
-    let w = World::new();
+    let mut w = World::new();
     let llm = mock(vec![select(SUID, "persist fs.suid_dumpable=0"), apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in")]).await;
+    let otlp = otlp_sink().await;
+    w.env.push(("TEMPER_OTLP_ENDPOINT".into(), otlp.url.clone()));
     let out = llm_run(&w, &llm, SUID, &[]).await;
+    // The run's spans reached the OTLP endpoint.
+    for span in ["preflight", "attempt", "evaluate", "oscap", "keep", "finish"] {
+        assert!(otlp.saw(span), "no `{span}` span exported");
+    }
     let s = summary(&out);
     assert_eq!(s["statuses"]["fixed"], 1, "{s}");
     let store = w.store().await;

@@ -71,3 +71,38 @@ async fn kill_nine_mid_attempt_then_resume() {
     assert!(healthy().await);
     cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unavailable_llm_pauses_the_run_and_resume_finishes_it() {
+    require_vm().await;
+    let mut w = World::new();
+    w.env.push(("TEMPER_LLM_MAX_RETRIES".into(), "2".into()));
+    let down = temper_mockllm::Scripted::status(503);
+    let llm = mock(vec![
+        select(SUID, "persist it"),
+        down.clone(),
+        down.clone(),
+        down,
+        // After the resume: pick again, then a working Worker.
+        select(SUID, "persist it"),
+        apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in"),
+    ])
+    .await;
+    let out = llm_run(&w, &llm, SUID, &[]).await;
+    assert_eq!(out.status.code(), Some(75), "paused, not failed");
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap();
+    assert_eq!(run.status, "paused");
+    assert!(store.attempts(run.id).await.unwrap().is_empty(), "retries never count as attempts");
+    let worker = store.turns(run.id).await.unwrap().into_iter().find(|t| t.role == "worker").unwrap();
+    assert_eq!(worker.retries, 2);
+
+    let out = w.run(&["resume", "--quiet"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let run = store.run(run.id).await.unwrap();
+    assert_eq!(run.status, "finished");
+    let a = store.attempts(run.id).await.unwrap();
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0].verdict.as_deref(), Some("fixed"));
+    cleanup().await;
+}

@@ -36,6 +36,7 @@ const OUTPUT_CAP: usize = 256 * 1024;
 
 impl Ralph<'_> {
     /// Attempts one rule until it is fixed or escalated.
+    #[tracing::instrument(name = "rule", skip_all, fields(rule = %pick.rule_id))]
     pub(super) async fn work_on(&self, run: i64, state: &mut RunState, pick: Pick) -> LoopResult<()> {
         let rule = pick.rule_id.clone();
         let mut plan = pick.plan;
@@ -58,6 +59,7 @@ impl Ralph<'_> {
     }
 
     /// One attempt. `None` when the rule was escalated instead (no fix to try).
+    #[tracing::instrument(name = "attempt", skip_all)]
     async fn attempt(&self, run: i64, state: &mut RunState, rule: &str, plan: &str) -> LoopResult<Option<Ended>> {
         let n = self.store.rule(run, rule).await?.map_or(0, |r| r.attempts as u32) + 1;
         self.phase(run, Phase::Fix, Some(rule), n).await?;
@@ -139,6 +141,7 @@ impl Ralph<'_> {
     }
 
     /// Rescan (the rule and the regression set in one oscap call), lockout guard, health.
+    #[tracing::instrument(name = "evaluate", skip_all)]
     async fn evaluate(
         &self,
         state: &RunState,
@@ -192,6 +195,7 @@ impl Ralph<'_> {
     }
 
     /// Keeps a fix: a new checkpoint with memory, recorded, then the old one deleted.
+    #[tracing::instrument(name = "keep", skip_all)]
     async fn keep(&self, run: i64, state: &mut RunState, id: i64, rule: &str, o: &mut AttemptOutcome) -> LoopResult<()> {
         let name = format!("{}a{id}", checkpoint_prefix(run));
         self.hv.snapshot_create(&name, &format!("temper run {run}: {rule} fixed")).await?;
@@ -207,6 +211,7 @@ impl Ralph<'_> {
     }
 
     /// The Worker's revert script, verified; else (or when unreachable) the checkpoint.
+    #[tracing::instrument(name = "revert", skip_all)]
     async fn revert(&self, run: i64, state: &RunState, rule: &str, fix: &ApplyFix, reachable: bool, o: &mut AttemptOutcome) -> LoopResult<()> {
         let started = Instant::now();
         let mut method = "snapshot";

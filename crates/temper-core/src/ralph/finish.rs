@@ -36,6 +36,7 @@ pub struct Summary {
 }
 
 impl Ralph<'_> {
+    #[tracing::instrument(name = "finish", skip_all)]
     pub(super) async fn finish(&self, run: i64) -> LoopResult<Summary> {
         self.phase(run, Phase::Finish, None, 0).await?;
         let scan = self.scanner.scan(self.guest, &[]).await?;

@@ -76,6 +76,7 @@ pub struct Ralph<'a> {
 
 impl Ralph<'_> {
     /// Runs `run` (a new run, or one being resumed) to its end.
+    #[tracing::instrument(name = "run", skip_all, fields(run = run))]
     pub async fn run(&self, run: i64) -> LoopResult<Summary> {
         let mut state = self.preflight(run).await?;
         while let Some(pick) = self.pick(run, &mut state).await? {

@@ -23,6 +23,7 @@ fn severity_rank(s: &str) -> u8 {
 }
 
 impl Ralph<'_> {
+    #[tracing::instrument(name = "pick", skip_all)]
     pub(super) async fn pick(&self, run: i64, state: &mut RunState) -> LoopResult<Option<Pick>> {
         self.phase(run, Phase::Pick, None, 0).await?;
         if self.settings.max_rules.is_some_and(|m| state.worked >= m) {

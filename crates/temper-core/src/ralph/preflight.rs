@@ -6,6 +6,7 @@ use super::{LoopError, LoopResult, Phase, Ralph, RunState};
 use crate::checks;
 
 impl Ralph<'_> {
+    #[tracing::instrument(name = "preflight", skip_all)]
     pub(super) async fn preflight(&self, run: i64) -> LoopResult<RunState> {
         self.phase(run, Phase::Preflight, None, 0).await?;
         let baseline = &self.settings.baseline;
@@ -47,6 +48,7 @@ impl Ralph<'_> {
     }
 
     /// The full scan that sets each rule's starting point and disposition.
+    #[tracing::instrument(name = "first_scan", skip_all)]
     async fn first_scan(&self, run: i64) -> LoopResult<()> {
         let scan = self.scanner.scan(self.guest, &[]).await?;
         for r in &scan.results.rule_results {
@@ -75,6 +77,7 @@ impl Ralph<'_> {
     }
 
     /// Reverts to a snapshot and waits for SSH.
+    #[tracing::instrument(name = "restore", skip(self))]
     pub(super) async fn restore(&self, checkpoint: &str) -> LoopResult<()> {
         let fail = |reason: String| LoopError::Restore { checkpoint: checkpoint.to_string(), reason };
         self.hv.snapshot_revert(checkpoint).await.map_err(|e| fail(e.to_string()))?;

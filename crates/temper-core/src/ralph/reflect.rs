@@ -10,6 +10,7 @@ use crate::agent::{AgentError, ReflectContext};
 pub const DISTILLED_MAX: usize = 200;
 
 impl Ralph<'_> {
+    #[tracing::instrument(name = "reflect", skip_all)]
     pub(super) async fn reflect(&self, run: i64, rule: &str, ended: &Ended) -> LoopResult<()> {
         let n = self.store.rule(run, rule).await?.map_or(0, |r| r.attempts as u32);
         self.phase(run, Phase::Reflect, Some(rule), n).await?;

@@ -11,21 +11,12 @@ mod vm;
 
 use crate::cli::{Cli, Cmd};
 use crate::config::Config;
-use crate::telemetry;
 
 /// Exit codes: 0 done, 1 error, 2 rules remain, 75 paused (the LLM was unavailable).
 pub const EXIT_ERROR: u8 = 1;
 pub const EXIT_PAUSED: u8 = 75;
 
-pub async fn dispatch(cli: Cli) -> u8 {
-    let config = match Config::load(&cli.config) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("temper: {e}");
-            return EXIT_ERROR;
-        }
-    };
-    let _telemetry = telemetry::init(config.otlp_endpoint.as_deref());
+pub async fn dispatch(cli: Cli, config: Config) -> u8 {
     let result = match cli.cmd {
         Cmd::Vm { action, json } => vm::run(&config, action, json).await,
         Cmd::Doctor { json } => doctor::run(&config, json).await,

@@ -22,11 +22,13 @@ pub fn repo() -> PathBuf {
 /// One test's world: its own database under a temp dir.
 pub struct World {
     pub dir: tempfile::TempDir,
+    /// Extra environment for every `temper` this world starts.
+    pub env: Vec<(String, String)>,
 }
 
 impl World {
     pub fn new() -> Self {
-        Self { dir: tempfile::tempdir().unwrap() }
+        Self { dir: tempfile::tempdir().unwrap(), env: Vec::new() }
     }
 
     pub fn db(&self) -> PathBuf {
@@ -40,7 +42,8 @@ impl World {
             .env("TEMPER_DB", self.db())
             .env("TEMPER_SKILLS_DIR", repo().join("skills"))
             .env("TEMPER_SKILL", "debian12-anssi")
-            .env("TEMPER_LOG", "warn,temper=info");
+            .env("TEMPER_LOG", "warn,temper=info")
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
         c
     }
 
@@ -146,4 +149,36 @@ pub async fn report(w: &World, format: &str, name: &str) -> String {
     let out = w.run(&["report", "latest", "--format", format, "-o", path.to_str().unwrap()]).await;
     assert!(out.status.success(), "report {format}");
     std::fs::read_to_string(path).unwrap()
+}
+
+/// A minimal OTLP/HTTP receiver: keeps the bodies POSTed to `/v1/traces`.
+pub struct OtlpSink {
+    pub url: String,
+    pub bodies: std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
+}
+
+pub async fn otlp_sink() -> OtlpSink {
+    let bodies: std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>> = Default::default();
+    let keep = bodies.clone();
+    let app = axum::Router::new().route(
+        "/v1/traces",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let keep = keep.clone();
+            async move {
+                keep.lock().unwrap().push(body.to_vec());
+                axum::http::StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    OtlpSink { url, bodies }
+}
+
+impl OtlpSink {
+    /// True when a received batch names this span (span names travel as plain bytes in protobuf).
+    pub fn saw(&self, name: &str) -> bool {
+        self.bodies.lock().unwrap().iter().any(|b| b.windows(name.len()).any(|w| w == name.as_bytes()))
+    }
 }
