@@ -127,9 +127,5 @@ pub(crate) fn tail(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }
-    let mut i = s.len() - max;
-    while !s.is_char_boundary(i) {
-        i += 1;
-    }
-    format!("…{}", &s[i..])
+    format!("…{}", &s[s.ceil_char_boundary(s.len() - max)..])
 }

@@ -1,7 +1,6 @@
 //! Loading one run from the store.
-use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use temper_store::{AttemptRow, BanRow, LessonRow, RuleRow, RunRow, Store, TurnRow};
 
 use crate::ReportError;
@@ -23,29 +22,7 @@ pub struct RunData {
     pub bans: Vec<BanRow>,
 }
 
-/// The summary the loop writes at the end of a run (temper-core's `Summary`), read leniently:
-/// a field a newer or older core does not write is left at its default.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RunSummary {
-    pub run: i64,
-    pub exit_code: i64,
-    pub statuses: BTreeMap<String, usize>,
-    pub before: BTreeMap<String, usize>,
-    pub after: BTreeMap<String, usize>,
-    pub score_before: Option<f64>,
-    pub score_after: Option<f64>,
-    pub attempts: usize,
-    pub reverts: BTreeMap<String, usize>,
-    pub prompt_tokens: i64,
-    pub completion_tokens: i64,
-    pub wall_secs: f64,
-    pub guest_secs: f64,
-    pub llm_secs: f64,
-    pub harness_secs: f64,
-    pub harness_pct: f64,
-    pub failing_after: Vec<String>,
-}
+pub use temper_store::RunSummary;
 
 /// `latest` or a run number, checked against the store.
 pub async fn resolve_run(store: &Store, spec: &str) -> Result<i64, ReportError> {

@@ -5,6 +5,7 @@ mod events;
 mod memory;
 mod rules;
 mod runs;
+mod summary;
 mod turns;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ pub use events::EventRow;
 pub use memory::{BanRow, LessonRow, TipRow};
 pub use rules::RuleRow;
 pub use runs::{NewRun, RunRow};
+pub use summary::RunSummary;
 pub use turns::TurnRow;
 
 #[derive(Debug, thiserror::Error)]

@@ -1,7 +1,6 @@
 //! The end of a run: a final full scan, the summary and the exit code.
 use std::collections::BTreeMap;
 
-use serde::Serialize;
 use serde_json::json;
 use temper_scap::Outcome;
 
@@ -11,29 +10,8 @@ use super::{LoopResult, Phase, Ralph};
 pub const EXIT_DONE: i64 = 0;
 pub const EXIT_REMAINING: i64 = 2;
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Summary {
-    pub run: i64,
-    pub exit_code: i64,
-    /// Rules by final status: fixed, escalated, skipped, waived, deferred, still_failing, passing...
-    pub statuses: BTreeMap<String, usize>,
-    pub before: BTreeMap<String, usize>,
-    pub after: BTreeMap<String, usize>,
-    pub score_before: Option<f64>,
-    pub score_after: Option<f64>,
-    pub attempts: usize,
-    pub reverts: BTreeMap<String, usize>,
-    pub prompt_tokens: i64,
-    pub completion_tokens: i64,
-    /// This process's wall time, and its parts.
-    pub wall_secs: f64,
-    pub guest_secs: f64,
-    pub llm_secs: f64,
-    pub harness_secs: f64,
-    pub harness_pct: f64,
-    /// Rules the final scan found failing that the run did not mark as dispositioned.
-    pub failing_after: Vec<String>,
-}
+/// The run summary, as the store keeps it.
+pub type Summary = temper_store::RunSummary;
 
 impl Ralph<'_> {
     #[tracing::instrument(name = "finish", skip_all)]

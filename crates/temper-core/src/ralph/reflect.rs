@@ -60,14 +60,7 @@ impl Ralph<'_> {
     }
 }
 
-/// Cuts on a char boundary.
+/// Cuts to at most `max` bytes, on a char boundary.
 pub fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut i = max;
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    s[..i].to_string()
+    s[..s.floor_char_boundary(max)].to_string()
 }
