@@ -98,7 +98,7 @@ async fn a_fix_that_breaks_health_is_reverted_and_the_vm_is_healthy() {
     assert!(healthy().await, "the VM is healthy after the revert");
     // The escalation report a reviewer reads: the attempt, its evidence, the lesson, a next step.
     let md = report(&w, "md", "escalation-run.md").await;
-    for needle in ["file_permissions_systemmap", "health_broken", "systemctl stop nginx", "UNHEALTHY", "stopping nginx breaks the mission app", "attempt budget"] {
+    for needle in ["file_permissions_systemmap", "health broken", "systemctl stop nginx", "UNHEALTHY", "stopping nginx breaks the mission app", "attempt budget"] {
         assert!(md.contains(needle), "report lacks `{needle}`");
     }
     report(&w, "html", "escalation-run.html").await;

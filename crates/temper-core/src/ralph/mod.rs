@@ -4,12 +4,13 @@
 //! 2. pick: the Architect picks one failing rule the harness offers;
 //! 3. fix: the Worker's single `apply_fix`, checked against the deny-list;
 //! 4. evaluate: rescan, health, lockout guard, regression set;
-//! 5. keep (checkpoint) or revert (script, verified, else snapshot);
+//! 5. keep (checkpoint) or revert (script, verified, else snapshot): `keep.rs`;
 //! 6. reflect on failure, escalate on budget, plateau or the Architect's word;
 //!    then finish: a final scan, the summary and the exit code.
 mod attempt;
 mod escalate;
 mod finish;
+mod keep;
 mod pick;
 mod preflight;
 mod reflect;

@@ -18,9 +18,10 @@ pub async fn run(config: &Config, run: Option<i64>, json_out: bool) -> anyhow::R
     let attempts = store.attempts(row.id).await?;
     let failing = rules.iter().filter(|r| r.initial_result == "fail").count();
     let done = count("fixed") + count("escalated") + count("still_failing");
-    let elapsed = chrono::DateTime::parse_from_rfc3339(&row.started_at)
-        .map(|t| (row.ended_at.as_deref().and_then(|e| chrono::DateTime::parse_from_rfc3339(e).ok()).map_or_else(|| chrono::Utc::now().fixed_offset(), |e| e) - t).num_seconds())
-        .unwrap_or(0);
+    // Seconds from the run's start to its end, or to now while it goes on.
+    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    let end = row.ended_at.as_deref().and_then(parse).unwrap_or_else(|| chrono::Utc::now().fixed_offset());
+    let elapsed = parse(&row.started_at).map_or(0, |start| (end - start).num_seconds());
     let open = count("pending");
     let eta = (done > 0 && open > 0).then(|| elapsed * open as i64 / done as i64);
     let current_attempt = row.current_rule.as_deref().and_then(|r| rules.iter().find(|x| x.rule_id == r)).map(|r| r.attempts);

@@ -1,0 +1,83 @@
+//! Step 5: keep a fix as a new checkpoint, or revert: the Worker's script, verified, else the
+//! last checkpoint.
+use std::time::Instant;
+
+use serde_json::json;
+use temper_scap::Outcome;
+use temper_store::AttemptOutcome;
+
+use super::preflight::checkpoint_prefix;
+use super::{LoopResult, Ralph, RunState};
+use crate::agent::ApplyFix;
+use crate::checks;
+use crate::ports::Exec;
+use crate::scan::tail;
+
+use super::attempt::OUTPUT_CAP;
+
+impl Ralph<'_> {
+    /// Keeps a fix: a new checkpoint with memory, recorded, then the old one deleted.
+    #[tracing::instrument(name = "keep", skip_all)]
+    pub(super) async fn keep(&self, run: i64, state: &mut RunState, id: i64, rule: &str, o: &mut AttemptOutcome) -> LoopResult<()> {
+        let name = format!("{}a{id}", checkpoint_prefix(run));
+        self.hv.snapshot_create(&name, &format!("temper run {run}: {rule} fixed")).await?;
+        o.revert_method = "none".into();
+        self.store.record_fix(run, id, o, rule, &name).await?;
+        let old = std::mem::replace(&mut state.checkpoint, name.clone());
+        if old != self.settings.baseline {
+            self.hv.snapshot_delete(&old).await?;
+        }
+        state.regression_set.push(rule.to_string());
+        self.store.event(run, "checkpoint", Some(rule), json!({"snapshot": name, "replaced": old})).await?;
+        Ok(())
+    }
+
+    /// The Worker's revert script, verified; else (or when unreachable) the checkpoint.
+    #[tracing::instrument(name = "revert", skip_all)]
+    pub(super) async fn revert(&self, run: i64, state: &RunState, rule: &str, fix: &ApplyFix, reachable: bool, o: &mut AttemptOutcome) -> LoopResult<()> {
+        let started = Instant::now();
+        let mut method = "snapshot";
+        if reachable && !fix.revert_script.trim().is_empty() {
+            match self.revert_by_script(rule, fix).await {
+                Ok(()) => method = "script",
+                Err(why) => {
+                    self.store.event(run, "revert_script_failed", Some(rule), json!({"reason": why})).await?;
+                    method = "script+snapshot";
+                }
+            }
+        }
+        if method != "script" {
+            self.restore(&state.checkpoint).await?;
+        }
+        o.revert_method = method.into();
+        o.revert_ms = Some(started.elapsed().as_millis() as i64);
+        self.store
+            .event(run, "revert", Some(rule), json!({"method": method, "ms": o.revert_ms, "checkpoint": state.checkpoint}))
+            .await?;
+        Ok(())
+    }
+
+    /// Runs the revert script and checks the rule and the health are as before (rule failing, healthy).
+    async fn revert_by_script(&self, rule: &str, fix: &ApplyFix) -> Result<(), String> {
+        let exec = Exec::script(&fix.revert_script).timeout(self.settings.fix_timeout).max_output(OUTPUT_CAP);
+        match self.guest.exec(exec).await {
+            Ok(out) if out.success() => {}
+            Ok(out) => return Err(format!("revert script exited {:?}: {}", out.exit_code, tail(&out.stderr_str(), 500))),
+            Err(e) => return Err(format!("revert script: {e}")),
+        }
+        let access = checks::access(self.guest, self.settings.ssh_ready).await;
+        if !access.ok {
+            return Err(access.detail);
+        }
+        let health = checks::health(self.guest, &self.settings.health_command).await.map_err(|e| e.to_string())?;
+        if !health.ok {
+            return Err(format!("health after revert: {}", health.output));
+        }
+        let scan = self.scanner.scan(self.guest, &[rule.to_string()]).await.map_err(|e| e.to_string())?;
+        match scan.outcome(rule) {
+            Some(Outcome::Fail) => Ok(()),
+            other => Err(format!("after revert the rule is {other:?}, before it was fail")),
+        }
+    }
+
+}
