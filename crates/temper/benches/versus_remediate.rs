@@ -71,6 +71,16 @@ async fn main() {
     let out = cmd.output().await.unwrap();
     let temper_wall = t.elapsed();
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let store = temper_store::Store::open(db.path().join("temper.db")).await.unwrap();
+    let run = store.latest_run().await.unwrap().map(|r| r.id).unwrap_or(0);
+    let escalated: Vec<String> = store
+        .rules(run)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.status == "escalated")
+        .map(|r| format!("{}: {}", temper_scap::short_rule_id(&r.rule_id), r.reason.unwrap_or_default()))
+        .collect();
     let (fixed, still, healthy) = judge(&scanner, &guest, &failing).await;
     let temper = Outcome { fixed, still_failing: still, healthy, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
 
@@ -104,4 +114,7 @@ async fn main() {
     }
     println!("wall time ratio temper / oscap: {:.2}", temper.wall.as_secs_f64() / oscap.wall.as_secs_f64());
     println!("temper statuses: {}", summary["statuses"]);
+    for e in &escalated {
+        println!("  escalated by temper: {e}");
+    }
 }
