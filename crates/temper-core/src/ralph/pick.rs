@@ -67,11 +67,13 @@ impl Ralph<'_> {
             }
         };
         // Never trust the pick: it must be one of the offered ids, exactly.
-        if !ctx.candidates.iter().any(|c| c.rule_id == pick.rule_id) {
+        let pick = if ctx.candidates.iter().any(|c| c.rule_id == pick.rule_id) {
+            pick
+        } else {
             let reason = format!("picked `{}`, which was not offered", pick.rule_id);
             self.store.event(run, "architect_rejected", Some(&first.rule_id), json!({"reason": reason})).await?;
-            return Ok(Some(Pick { rule_id: first.rule_id.clone(), plan: "harness default".into() }));
-        }
+            Pick { rule_id: first.rule_id.clone(), plan: "harness default: the first candidate in risk order".into() }
+        };
         self.store.event(run, "pick", Some(&pick.rule_id), json!({"plan": pick.plan})).await?;
         state.worked += 1;
         Ok(Some(pick))
