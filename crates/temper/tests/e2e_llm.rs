@@ -158,3 +158,25 @@ async fn hypervisor_has(name: &str) -> bool {
     use temper_core::ports::Hypervisor;
     hypervisor().snapshot_exists(name).await.unwrap()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_architect_pick_outside_the_offer_is_replaced_by_the_harness_default() {
+    require_vm().await;
+    let w = World::new();
+    // A prefix of the offered id: never substring-matched.
+    let llm = mock(vec![
+        select("xccdf_org.ssgproject.content_rule_sysctl_fs_suid", "close enough?"),
+        apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in"),
+    ])
+    .await;
+    let s = summary(&llm_run(&w, &llm, SUID, &["--max-rules", "1"]).await);
+    assert_eq!(s["statuses"]["fixed"], 1, "{s}");
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap().id;
+    let events = store.events(run, 0).await.unwrap();
+    assert!(events.iter().any(|e| e.kind == "architect_rejected"), "the rejection is recorded");
+    let pick = events.iter().find(|e| e.kind == "pick").unwrap();
+    assert_eq!(pick.rule_id.as_deref(), Some(SUID), "the harness default, the offered rule");
+    assert_eq!(store.attempts(run).await.unwrap()[0].plan, "harness default: the first candidate in risk order");
+    cleanup().await;
+}
