@@ -313,7 +313,11 @@ fn comment(out: &mut String, data: &RunData, r: &RuleRow, c: &Rule, fixes: &[cra
     let name = &r.rule_id;
     match r.status.as_str() {
         "fixed" => {
-            if let Some(f) = fixes.iter().find(|f| &f.info.rule_id == name) {
+            let Some(f) = fixes.iter().find(|f| &f.info.rule_id == name) else {
+                let _ = writeln!(out, "{name}: passes after temper run {}: {}\n", data.run.id, r.reason.as_deref().unwrap_or(""));
+                return;
+            };
+            {
                 let _ = writeln!(
                     out,
                     "{name}: fixed by temper run {} (attempt {}, {} fix): {}\n{}\n",

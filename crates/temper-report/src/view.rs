@@ -336,6 +336,12 @@ fn yes_no(v: Option<bool>, yes: &str, no: &str) -> String {
 fn attempt_view(a: &AttemptRow) -> AttemptView {
     let method = a.revert_method.clone().unwrap_or_default();
     let reverted = match method.as_str() {
+        _ if a.kept.as_deref() == Some("rolled_back") && a.verdict.as_deref() == Some("fixed") => {
+            "rolled back with its batch when an earlier fix was found to regress; replayed".to_string()
+        }
+        _ if a.kept.as_deref() == Some("rolled_back") => {
+            "kept, then blamed by the batch's regression check; the VM went back to the snapshot before it".to_string()
+        }
         "none" if a.verdict.as_deref() == Some("fixed") => "kept (new checkpoint)".to_string(),
         "none" => "nothing to revert (the script never ran)".to_string(),
         "script" => "reverted by its revert script, verified by a rescan and the health check".to_string(),
@@ -380,7 +386,11 @@ pub fn regressions(a: &AttemptRow) -> Vec<String> {
 
 /// The kept fixes, in the order they were kept.
 pub fn fixed_rules(data: &RunData, content: Option<&Benchmark>) -> Vec<FixedRule> {
-    let mut kept: Vec<&AttemptRow> = data.attempts.iter().filter(|a| a.verdict.as_deref() == Some("fixed")).collect();
+    let mut kept: Vec<&AttemptRow> = data
+        .attempts
+        .iter()
+        .filter(|a| a.verdict.as_deref() == Some("fixed") && a.kept.as_deref() != Some("rolled_back"))
+        .collect();
     kept.sort_by(|a, b| (a.ended_at.as_deref(), a.id).cmp(&(b.ended_at.as_deref(), b.id)));
     kept.iter()
         .enumerate()

@@ -15,6 +15,16 @@ pub struct NewAttempt {
     pub checkpoint: String,
 }
 
+/// The fix a bisected batch blames for its regressions.
+#[derive(Debug, Clone)]
+pub struct Culprit {
+    pub id: i64,
+    pub rule_id: String,
+    pub reason: String,
+    pub regressions: Vec<String>,
+    pub diagnostics: String,
+}
+
 /// Everything the evaluation and the revert found.
 #[derive(Debug, Clone, Default)]
 pub struct AttemptOutcome {
@@ -65,6 +75,10 @@ pub struct AttemptRow {
     pub diagnostics: Option<String>,
     pub started_at: String,
     pub ended_at: Option<String>,
+    /// The snapshot taken after this fix was kept.
+    pub snapshot: Option<String>,
+    /// pending | confirmed | rolled_back, for a kept fix.
+    pub kept: Option<String>,
 }
 
 impl Store {
@@ -126,6 +140,11 @@ impl Store {
             .bind(rule_id)
             .execute(&mut *tx)
             .await?;
+        sqlx::query("UPDATE attempts SET snapshot = ?, kept = 'confirmed' WHERE id = ?")
+            .bind(checkpoint)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         sqlx::query("UPDATE runs SET checkpoint = ? WHERE id = ?")
             .bind(checkpoint)
             .bind(run)
@@ -133,6 +152,106 @@ impl Store {
             .await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Keeps a verified fix that awaits its batch's regression check: the attempt's outcome, the
+    /// rule's status and the fix's snapshot, in one transaction. The checkpoint stays as it was.
+    pub async fn record_pending_fix(&self, run: i64, id: i64, o: &AttemptOutcome, rule_id: &str, snapshot: &str) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        finish(&mut tx, id, o).await?;
+        sqlx::query("UPDATE rules SET status = 'fixed', reason = NULL WHERE run_id = ? AND rule_id = ?")
+            .bind(run)
+            .bind(rule_id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE attempts SET snapshot = ?, kept = 'pending' WHERE id = ?")
+            .bind(snapshot)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Fixes kept since the checkpoint that await the regression check, oldest first.
+    pub async fn pending_fixes(&self, run: i64) -> StoreResult<Vec<AttemptRow>> {
+        Ok(sqlx::query_as("SELECT * FROM attempts WHERE run_id = ? AND kept = 'pending' ORDER BY id")
+            .bind(run)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// The regression set passed: every pending fix is confirmed and `checkpoint` is in force.
+    pub async fn confirm_fixes(&self, run: i64, checkpoint: &str) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("UPDATE attempts SET kept = 'confirmed' WHERE run_id = ? AND kept = 'pending'")
+            .bind(run)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE runs SET checkpoint = ? WHERE id = ?")
+            .bind(checkpoint)
+            .bind(run)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// A batch regressed and its snapshots were bisected: `culprit` broke `regressions` and becomes
+    /// a `regression` verdict; `dropped` were kept on top of it and are rolled back to be replayed.
+    /// Their rules reopen. One transaction, so a crash leaves the batch whole or settled.
+    pub async fn roll_back_fixes(&self, run: i64, culprit: &Culprit, dropped: &[i64]) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "UPDATE attempts SET verdict = 'regression', verdict_reason = ?, regressions = ?, diagnostics = ?,
+               revert_method = 'snapshot', kept = 'rolled_back' WHERE id = ?",
+        )
+        .bind(&culprit.reason)
+        .bind(culprit.regressions.join(","))
+        .bind(&culprit.diagnostics)
+        .bind(culprit.id)
+        .execute(&mut *tx)
+        .await?;
+        let note = format!(
+            " [rolled back: kept after the fix for {} that broke {}; replayed]",
+            culprit.rule_id,
+            culprit.regressions.join(", ")
+        );
+        for id in std::iter::once(&culprit.id).chain(dropped) {
+            sqlx::query(
+                "UPDATE rules SET status = 'pending', reason = NULL
+                 WHERE run_id = ? AND rule_id = (SELECT rule_id FROM attempts WHERE id = ?)",
+            )
+            .bind(run)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        for id in dropped {
+            sqlx::query(
+                "UPDATE attempts SET kept = 'rolled_back', revert_method = 'snapshot',
+                   verdict_reason = COALESCE(verdict_reason, '') || ? WHERE id = ?",
+            )
+            .bind(&note)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Rolled-back fixes whose rule is still open: the harness replays them before the next pick.
+    pub async fn fixes_to_replay(&self, run: i64) -> StoreResult<Vec<AttemptRow>> {
+        Ok(sqlx::query_as(
+            "SELECT a.* FROM attempts a JOIN rules r ON r.run_id = a.run_id AND r.rule_id = a.rule_id
+             WHERE a.run_id = ? AND a.kept = 'rolled_back' AND a.verdict = 'fixed' AND r.status = 'pending'
+               AND a.n = (SELECT MAX(n) FROM attempts b WHERE b.run_id = a.run_id AND b.rule_id = a.rule_id)
+             ORDER BY a.id",
+        )
+        .bind(run)
+        .fetch_all(&self.pool)
+        .await?)
     }
 
     /// Marks attempts a crash left half-done; returns them. They are never run again.

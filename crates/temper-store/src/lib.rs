@@ -13,7 +13,7 @@ use std::str::FromStr;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
-pub use attempts::{AttemptOutcome, AttemptRow, NewAttempt};
+pub use attempts::{AttemptOutcome, AttemptRow, Culprit, NewAttempt};
 pub use events::EventRow;
 pub use memory::{BanRow, LessonRow, TipRow};
 pub use rules::RuleRow;

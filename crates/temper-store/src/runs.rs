@@ -35,6 +35,8 @@ pub struct RunRow {
     pub summary_json: Option<String>,
     pub error: Option<String>,
     pub heartbeat_at: Option<String>,
+    /// Fixes per regression check; 1: the regression set rides in every rule rescan.
+    pub regression_every: Option<i64>,
 }
 
 impl Store {
@@ -109,6 +111,15 @@ impl Store {
     pub async fn set_checkpoint(&self, run: i64, name: &str) -> StoreResult<()> {
         sqlx::query("UPDATE runs SET checkpoint = ? WHERE id = ?")
             .bind(name)
+            .bind(run)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn set_regression_every(&self, run: i64, every: u32) -> StoreResult<()> {
+        sqlx::query("UPDATE runs SET regression_every = ? WHERE id = ?")
+            .bind(every)
             .bind(run)
             .execute(&self.pool)
             .await?;

@@ -126,3 +126,60 @@ async fn unwritable_path_is_a_clear_error() {
     let err = Store::open("/proc/temper/t.db").await.unwrap_err();
     assert!(err.to_string().contains("/proc/temper/t.db"), "{err}");
 }
+
+/// Kept fixes wait as `pending`, a clean batch confirms them and moves the checkpoint, a
+/// regressed batch blames one fix and rolls back the later ones for replay.
+#[tokio::test]
+async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(dir.path().join("t.db")).await.unwrap();
+    let run = s.create_run(&new_run()).await.unwrap();
+    for r in ["a", "b", "c"] {
+        s.add_rule(run, r, r, "low", "fail", "pending", None).await.unwrap();
+    }
+    let fixed = AttemptOutcome { verdict: "fixed".into(), revert_method: "none".into(), ..Default::default() };
+    let mut ids = Vec::new();
+    for r in ["a", "b", "c"] {
+        let (id, _) = s.start_attempt(&attempt(run, r)).await.unwrap();
+        s.record_pending_fix(run, id, &fixed, r, &format!("snap-{r}")).await.unwrap();
+        ids.push(id);
+    }
+    let pending = s.pending_fixes(run).await.unwrap();
+    assert_eq!(pending.iter().map(|a| a.snapshot.as_deref().unwrap()).collect::<Vec<_>>(), ["snap-a", "snap-b", "snap-c"]);
+    assert_eq!(s.run(run).await.unwrap().checkpoint, "baseline", "a pending fix does not move the checkpoint");
+    assert_eq!(s.rule(run, "b").await.unwrap().unwrap().status, "fixed");
+
+    // b broke a rule; c was kept on top of it.
+    let culprit = temper_store::Culprit {
+        id: ids[1],
+        rule_id: "b".into(),
+        reason: "rules that passed now fail: x".into(),
+        regressions: vec!["x".into()],
+        diagnostics: "bisected".into(),
+    };
+    s.roll_back_fixes(run, &culprit, &[ids[2]]).await.unwrap();
+    let a = s.attempts(run).await.unwrap();
+    assert_eq!(a[1].verdict.as_deref(), Some("regression"));
+    assert_eq!(a[1].regressions.as_deref(), Some("x"));
+    assert_eq!(a[1].kept.as_deref(), Some("rolled_back"));
+    assert_eq!(a[2].verdict.as_deref(), Some("fixed"), "the dropped fix keeps its verdict");
+    assert!(a[2].verdict_reason.as_deref().unwrap().contains("rolled back"));
+    assert_eq!(s.rule(run, "b").await.unwrap().unwrap().status, "pending");
+    assert_eq!(s.rule(run, "c").await.unwrap().unwrap().status, "pending");
+    // Only c is replayed: b's own fix is the culprit.
+    let replay = s.fixes_to_replay(run).await.unwrap();
+    assert_eq!(replay.iter().map(|a| a.rule_id.as_str()).collect::<Vec<_>>(), ["c"]);
+    assert_eq!(s.pending_fixes(run).await.unwrap().len(), 1, "a stays pending");
+
+    // The replay is kept; the batch is clean and confirmed.
+    let (id, n) = s.start_attempt(&attempt(run, "c")).await.unwrap();
+    assert_eq!(n, 2);
+    s.record_pending_fix(run, id, &fixed, "c", "snap-c2").await.unwrap();
+    assert!(s.fixes_to_replay(run).await.unwrap().is_empty(), "a replayed fix is not replayed again");
+    s.confirm_fixes(run, "snap-c2").await.unwrap();
+    assert!(s.pending_fixes(run).await.unwrap().is_empty());
+    assert_eq!(s.run(run).await.unwrap().checkpoint, "snap-c2");
+    let kept: Vec<_> = s.attempts(run).await.unwrap().into_iter().map(|a| a.kept.unwrap_or_default()).collect();
+    assert_eq!(kept, ["confirmed", "rolled_back", "rolled_back", "confirmed"]);
+    assert_eq!(s.integrity_check().await.unwrap(), "ok");
+}

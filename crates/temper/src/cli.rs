@@ -175,6 +175,10 @@ pub struct RunArgs {
     pub rule_budget_secs: Option<u64>,
     #[arg(long)]
     pub max_attempts: Option<u32>,
+    /// Kept fixes per regression-set rescan; by default measured from the first scan (1 on
+    /// small profiles: the set rides in every rule rescan).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub regression_every: Option<u32>,
     /// No progress line (e.g. in CI logs).
     #[arg(long)]
     pub quiet: bool,

@@ -39,6 +39,8 @@ pub struct Config {
     pub rule_budget_secs: u64,
     pub max_attempts: u32,
     pub reengage_every: u32,
+    /// Kept fixes per regression-set rescan; unset: measured per run.
+    pub regression_every: Option<u32>,
     pub fix_timeout_secs: u64,
     pub scan_timeout_secs: u64,
     pub otlp_endpoint: Option<String>,
@@ -73,6 +75,7 @@ impl Default for Config {
             rule_budget_secs: 1800,
             max_attempts: 5,
             reengage_every: 2,
+            regression_every: None,
             fix_timeout_secs: 600,
             scan_timeout_secs: 1800,
             otlp_endpoint: None,

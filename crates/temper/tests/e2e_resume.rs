@@ -2,8 +2,6 @@
 //! checkpoint, no attempt is lost or run twice, and the database is consistent.
 mod support;
 
-use std::time::Duration;
-
 use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -24,28 +22,7 @@ async fn kill_nine_mid_attempt_then_resume() {
         .args(["run", "--agent", "llm", "--llm", &url, "--profile", STANDARD, "--rules", SUID, "--quiet"])
         .spawn()
         .unwrap();
-    // Wait until the slow fix is running in the guest, then kill temper without warning.
-    let mut running = false;
-    for _ in 0..600 {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        if w.db().exists() {
-            let store = w.store().await;
-            if let Some(run) = store.latest_run().await.unwrap() {
-                if store.attempts(run.id).await.unwrap().iter().any(|a| a.state == "started") {
-                    running = sh("test -e /root/temper-kill-marker").await.0 == Some(0);
-                    if running {
-                        break;
-                    }
-                }
-            }
-        }
-        if let Ok(Some(st)) = child.try_wait() {
-            panic!("temper exited before the kill: {st}");
-        }
-    }
-    assert!(running, "the slow fix never started");
-    child.start_kill().unwrap(); // SIGKILL
-    child.wait().await.unwrap();
+    kill_during_fix(&w, &mut child, "/root/temper-kill-marker").await;
 
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap();

@@ -39,12 +39,13 @@ impl Ralph<'_> {
     pub(super) async fn work_on(&self, run: i64, state: &mut RunState, pick: Pick) -> LoopResult<()> {
         let rule = pick.rule_id.clone();
         let mut plan = pick.plan;
+        let mut replay = pick.replay;
         loop {
             if let Some(reason) = self.budget_spent(run, &rule).await? {
                 return self.escalate(run, &rule, &reason).await;
             }
             let started = Instant::now();
-            let ended = self.attempt(run, state, &rule, &plan).await?;
+            let ended = self.attempt(run, state, &rule, &plan, replay.take()).await?;
             self.store.add_rule_time(run, &rule, started.elapsed().as_millis() as i64).await?;
             let Some(ended) = ended else { return Ok(()) };
             if ended.verdict == Verdict::Fixed {
@@ -59,11 +60,23 @@ impl Ralph<'_> {
 
     /// One attempt. `None` when the rule was escalated instead (no fix to try).
     #[tracing::instrument(name = "attempt", skip_all)]
-    async fn attempt(&self, run: i64, state: &mut RunState, rule: &str, plan: &str) -> LoopResult<Option<Ended>> {
+    async fn attempt(
+        &self,
+        run: i64,
+        state: &mut RunState,
+        rule: &str,
+        plan: &str,
+        replay: Option<(ApplyFix, FixSource)>,
+    ) -> LoopResult<Option<Ended>> {
         let n = self.store.rule(run, rule).await?.map_or(0, |r| r.attempts as u32) + 1;
         self.phase(run, Phase::Fix, Some(rule), n).await?;
         let ctx = self.fix_context(rule, plan, n).await?;
-        let (proposal, records) = match self.agents.worker.propose(&ctx).await {
+        let replayed = replay.is_some();
+        let worker = match replay {
+            Some(fix) => Ok(crate::agent::Turn::bare(fix)),
+            None => self.agents.worker.propose(&ctx).await,
+        };
+        let (proposal, records) = match worker {
             Ok(t) => (Proposal::Fix(t.value.0, t.value.1), t.records),
             Err(AgentError::Rejected { reason, records }) => (Proposal::Rejected(reason), records),
             Err(AgentError::NoFix(reason)) => (Proposal::NoFix(reason), Vec::new()),
@@ -85,7 +98,8 @@ impl Ralph<'_> {
                 return self.unexecuted(run, id, rule, Verdict::ApplyFailed, format!("the Worker's reply was rejected: {reason}"), "").await;
             }
         };
-        let id = self.start_attempt(run, state, rule, plan, &fix, source_name(source)).await?;
+        let source_name = if replayed { "replay" } else { source_name(source) };
+        let id = self.start_attempt(run, state, rule, plan, &fix, source_name).await?;
         self.record_turns(run, Some(id), Some(rule), &records).await?;
 
         // Step 3: the deny-list, before anything runs.
@@ -168,8 +182,11 @@ impl Ralph<'_> {
         if !health.ok {
             return Ok((Verdict::HealthBroken, format!("health check: {}", health.output)));
         }
+        // Cheap regression sets ride in the rule's own rescan; large ones wait for the batch.
         let mut rules = vec![rule.to_string()];
-        rules.extend(state.regression_set.iter().filter(|r| *r != rule).cloned());
+        if state.regression_every <= 1 {
+            rules.extend(state.regression_set.iter().filter(|r| *r != rule).cloned());
+        }
         let scan = match self.scanner.scan(self.guest, &rules).await {
             Ok(s) => s,
             Err(e) => return Ok((Verdict::StillFailing, format!("the rescan failed after the fix: {e}"))),
@@ -190,6 +207,9 @@ impl Ralph<'_> {
         if !o.regressions.is_empty() {
             return Ok((Verdict::Regression, format!("rules that passed now fail: {}", o.regressions.join(", "))));
         }
+        if state.regression_every > 1 {
+            return Ok((Verdict::Fixed, "the rule passes, the health check is HEALTHY, access works; the regression set is checked with the batch".into()));
+        }
         Ok((Verdict::Fixed, "the rule passes, the health check is HEALTHY, access works, no regression".into()))
     }
 
@@ -204,7 +224,7 @@ impl Ralph<'_> {
                 fix_script: fix.fix_script.clone(),
                 revert_script: fix.revert_script.clone(),
                 description: fix.description.clone(),
-                checkpoint: state.checkpoint.clone(),
+                checkpoint: state.head().to_string(),
             })
             .await?;
         self.store.event(run, "attempt", Some(rule), json!({"attempt": n, "source": source})).await?;

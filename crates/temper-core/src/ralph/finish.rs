@@ -21,7 +21,13 @@ impl Ralph<'_> {
         for r in self.store.rules(run).await? {
             let after = scan.outcome(&r.rule_id).map_or("missing".to_string(), |o| o.to_string());
             self.store.set_final_result(run, &r.rule_id, &after).await?;
-            if r.status == "pending" {
+            let open = matches!(r.status.as_str(), "pending" | "escalated");
+            if open && r.initial_result == "fail" && after == Outcome::Pass.as_str() {
+                // Another rule's fix fixed it (installing a package enables its service).
+                let was = r.reason.as_deref().map(|x| format!("; it had been {}: {x}", r.status)).unwrap_or_default();
+                let why = format!("passes at the final scan, after other rules' fixes{was}");
+                self.store.set_rule_status(run, &r.rule_id, "fixed", Some(&why)).await?;
+            } else if r.status == "pending" {
                 let why = if r.attempts == 0 { "not attempted in this run" } else { "attempts ended without a fix" };
                 self.store.set_rule_status(run, &r.rule_id, "still_failing", Some(why)).await?;
             }

@@ -1,5 +1,5 @@
-//! Step 5: keep a fix as a new checkpoint, or revert: the Worker's script, verified, else the
-//! last checkpoint.
+//! Step 5: keep a fix as a new checkpoint (or, in a batch, a pending snapshot), or revert: the
+//! Worker's script, verified, else the newest kept snapshot.
 use std::time::Instant;
 
 use serde_json::json;
@@ -7,7 +7,7 @@ use temper_scap::Outcome;
 use temper_store::AttemptOutcome;
 
 use super::preflight::checkpoint_prefix;
-use super::{LoopResult, Ralph, RunState};
+use super::{Kept, LoopResult, Ralph, RunState};
 use crate::agent::ApplyFix;
 use crate::checks;
 use crate::ports::Exec;
@@ -16,19 +16,32 @@ use crate::scan::tail;
 use super::attempt::OUTPUT_CAP;
 
 impl Ralph<'_> {
-    /// Keeps a fix: a new checkpoint with memory, recorded, then the old one deleted.
+    /// Keeps a fix: a snapshot with memory. When the regression set was scanned with the rule it
+    /// is the new checkpoint and the old one is deleted; otherwise it waits for the batch check.
     #[tracing::instrument(name = "keep", skip_all)]
     pub(super) async fn keep(&self, run: i64, state: &mut RunState, id: i64, rule: &str, o: &mut AttemptOutcome) -> LoopResult<()> {
         let name = format!("{}a{id}", checkpoint_prefix(run));
         self.hv.snapshot_create(&name, &format!("temper run {run}: {rule} fixed")).await?;
         o.revert_method = "none".into();
+        state.regression_set.push(rule.to_string());
+        if state.regression_every > 1 {
+            self.store.record_pending_fix(run, id, o, rule, &name).await?;
+            state.pending.push(Kept { attempt: id, rule: rule.to_string(), snapshot: name.clone() });
+            let batch = json!({"snapshot": name, "pending": state.pending.len(), "every": state.regression_every});
+            return Ok(self.store.event(run, "kept_pending", Some(rule), batch).await?);
+        }
         self.store.record_fix(run, id, o, rule, &name).await?;
         let old = std::mem::replace(&mut state.checkpoint, name.clone());
-        if old != self.settings.baseline {
-            self.hv.snapshot_delete(&old).await?;
-        }
-        state.regression_set.push(rule.to_string());
+        self.drop_snapshot(&old).await?;
         self.store.event(run, "checkpoint", Some(rule), json!({"snapshot": name, "replaced": old})).await?;
+        Ok(())
+    }
+
+    /// Deletes a snapshot the run no longer needs; the baseline is never deleted.
+    pub(super) async fn drop_snapshot(&self, name: &str) -> LoopResult<()> {
+        if name != self.settings.baseline {
+            self.hv.snapshot_delete(name).await?;
+        }
         Ok(())
     }
 
@@ -47,12 +60,12 @@ impl Ralph<'_> {
             }
         }
         if method != "script" {
-            self.restore(&state.checkpoint).await?;
+            self.restore(state.head()).await?;
         }
         o.revert_method = method.into();
         o.revert_ms = Some(started.elapsed().as_millis() as i64);
         self.store
-            .event(run, "revert", Some(rule), json!({"method": method, "ms": o.revert_ms, "checkpoint": state.checkpoint}))
+            .event(run, "revert", Some(rule), json!({"method": method, "ms": o.revert_ms, "checkpoint": state.head()}))
             .await?;
         Ok(())
     }

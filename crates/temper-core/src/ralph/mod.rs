@@ -5,6 +5,7 @@
 //! 3. fix: the Worker's single `apply_fix`, checked against the deny-list;
 //! 4. evaluate: rescan, health, lockout guard, regression set;
 //! 5. keep (checkpoint) or revert (script, verified, else snapshot): `keep.rs`;
+//!    on a large profile kept fixes wait in a batch for one regression rescan: `regress.rs`;
 //! 6. reflect on failure, escalate on budget, plateau or the Architect's word;
 //!    then finish: a final scan, the summary and the exit code.
 mod attempt;
@@ -14,6 +15,7 @@ mod keep;
 mod pick;
 mod preflight;
 mod reflect;
+mod regress;
 mod settings;
 mod status;
 
@@ -23,6 +25,7 @@ use temper_scap::Benchmark;
 use temper_store::Store;
 
 pub use finish::Summary;
+pub use regress::batch_size;
 pub use settings::Settings;
 pub use status::{Observer, Phase, Quiet, Status};
 
@@ -80,8 +83,18 @@ impl Ralph<'_> {
     #[tracing::instrument(name = "run", skip_all, fields(run = run))]
     pub async fn run(&self, run: i64) -> LoopResult<Summary> {
         let mut state = self.preflight(run).await?;
-        while let Some(pick) = self.pick(run, &mut state).await? {
-            self.work_on(run, &mut state, pick).await?;
+        loop {
+            if state.batch_due() {
+                self.check_regressions(run, &mut state).await?;
+            }
+            if let Some(pick) = self.pick(run, &mut state).await? {
+                self.work_on(run, &mut state, pick).await?;
+            } else if state.pending.is_empty() {
+                break;
+            } else {
+                // The last batch; a regression reopens rules, so pick again after it.
+                self.check_regressions(run, &mut state).await?;
+            }
         }
         self.finish(run).await
     }
@@ -90,9 +103,33 @@ impl Ralph<'_> {
 /// What the loop carries between steps; all of it can be rebuilt from the store.
 #[derive(Debug, Clone)]
 pub struct RunState {
-    /// Rules that passed at the last checkpoint: any of them failing is a regression.
+    /// Rules that pass now (at the baseline, or fixed since): any of them failing is a regression.
     pub regression_set: Vec<String>,
+    /// The last checkpoint: the regression set passed there.
     pub checkpoint: String,
+    /// Fixes kept since the checkpoint, oldest first; they await the batch's regression check.
+    pub pending: Vec<Kept>,
+    /// Fixes per regression check; 1: the regression set rides in every rule rescan.
+    pub regression_every: u32,
     /// Rules worked on in this process (for `--max-rules`).
     pub worked: usize,
+}
+
+/// A fix verified on its own (rule, health, access) and kept with its snapshot.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    pub attempt: i64,
+    pub rule: String,
+    pub snapshot: String,
+}
+
+impl RunState {
+    /// The newest kept state: the last pending fix's snapshot, else the checkpoint.
+    pub fn head(&self) -> &str {
+        self.pending.last().map_or(&self.checkpoint, |k| &k.snapshot)
+    }
+
+    pub fn batch_due(&self) -> bool {
+        self.regression_every > 1 && self.pending.len() >= self.regression_every as usize
+    }
 }

@@ -4,13 +4,15 @@ use serde_json::json;
 use temper_store::RuleRow;
 
 use super::{LoopError, LoopResult, Phase, Ralph, RunState};
-use crate::agent::{AgentError, Candidate, PickContext};
+use crate::agent::{AgentError, ApplyFix, Candidate, FixSource, PickContext};
 
 /// The rule to work on and the Architect's plan for it.
 #[derive(Debug, Clone)]
 pub struct Pick {
     pub rule_id: String,
     pub plan: String,
+    /// A fix rolled back with a regressed batch, to run again as the first attempt.
+    pub replay: Option<(ApplyFix, FixSource)>,
 }
 
 fn severity_rank(s: &str) -> u8 {
@@ -26,6 +28,13 @@ impl Ralph<'_> {
     #[tracing::instrument(name = "pick", skip_all)]
     pub(super) async fn pick(&self, run: i64, state: &mut RunState) -> LoopResult<Option<Pick>> {
         self.phase(run, Phase::Pick, None, 0).await?;
+        // Fixes undone with a regressed batch go first; they were picked once already.
+        if let Some(a) = self.store.fixes_to_replay(run).await?.into_iter().find(|a| self.in_scope(&a.rule_id)) {
+            self.store.event(run, "replay", Some(&a.rule_id), json!({"attempt": a.n})).await?;
+            let source = if a.source == "stock" { FixSource::Stock } else { FixSource::Native };
+            let fix = ApplyFix { fix_script: a.fix_script, revert_script: a.revert_script, description: a.description };
+            return Ok(Some(Pick { rule_id: a.rule_id, plan: a.plan, replay: Some((fix, source)) }));
+        }
         if self.settings.max_rules.is_some_and(|m| state.worked >= m) {
             return Ok(None);
         }
@@ -44,7 +53,7 @@ impl Ralph<'_> {
         let pick = match self.agents.architect.select(&ctx).await {
             Ok(turn) => {
                 self.record_turns(run, None, Some(&turn.value.rule_id), &turn.records).await?;
-                Pick { rule_id: turn.value.rule_id, plan: turn.value.plan }
+                Pick { rule_id: turn.value.rule_id, plan: turn.value.plan, replay: None }
             }
             Err(AgentError::Rejected { reason, records }) => {
                 self.record_turns(run, None, None, &records).await?;
@@ -52,7 +61,7 @@ impl Ralph<'_> {
                 self.store
                     .event(run, "architect_rejected", Some(&first.rule_id), json!({"reason": reason, "default": plan}))
                     .await?;
-                Pick { rule_id: first.rule_id.clone(), plan }
+                Pick { rule_id: first.rule_id.clone(), plan, replay: None }
             }
             Err(AgentError::Unavailable { reason, records, .. }) => {
                 self.record_turns(run, None, None, &records).await?;
@@ -72,7 +81,7 @@ impl Ralph<'_> {
         } else {
             let reason = format!("picked `{}`, which was not offered", pick.rule_id);
             self.store.event(run, "architect_rejected", Some(&first.rule_id), json!({"reason": reason})).await?;
-            Pick { rule_id: first.rule_id.clone(), plan: "harness default: the first candidate in risk order".into() }
+            Pick { rule_id: first.rule_id.clone(), plan: "harness default: the first candidate in risk order".into(), replay: None }
         };
         self.store.event(run, "pick", Some(&pick.rule_id), json!({"plan": pick.plan})).await?;
         state.worked += 1;

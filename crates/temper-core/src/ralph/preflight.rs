@@ -1,8 +1,10 @@
 //! Step 1: restore the checkpoint, check access and health, scan the whole profile.
+use std::time::Duration;
+
 use serde_json::json;
 use temper_scap::Outcome;
 
-use super::{LoopError, LoopResult, Phase, Ralph, RunState};
+use super::{Kept, LoopError, LoopResult, Phase, Ralph, RunState};
 use crate::checks;
 
 impl Ralph<'_> {
@@ -19,9 +21,20 @@ impl Ralph<'_> {
                 .event(run, "attempt_interrupted", Some(&a.rule_id), json!({"attempt": a.n, "state": a.state}))
                 .await?;
         }
+        // Back to the newest kept state: the last checkpoint, or a pending fix's snapshot after it.
         let checkpoint = self.store.run(run).await?.checkpoint;
-        self.restore(&checkpoint).await?;
-        self.drop_stale_checkpoints(run, &checkpoint).await?;
+        let pending: Vec<Kept> = self
+            .store
+            .pending_fixes(run)
+            .await?
+            .into_iter()
+            .filter_map(|a| Some(Kept { attempt: a.id, rule: a.rule_id, snapshot: a.snapshot? }))
+            .collect();
+        let head = pending.last().map_or(&checkpoint, |k| &k.snapshot).clone();
+        self.restore(&head).await?;
+        let mut keep: Vec<&str> = pending.iter().map(|k| k.snapshot.as_str()).collect();
+        keep.push(&checkpoint);
+        self.drop_stale_checkpoints(run, &keep).await?;
 
         let access = checks::access(self.guest, self.settings.ssh_ready).await;
         if !access.ok {
@@ -34,17 +47,57 @@ impl Ralph<'_> {
         let oscap = self.scanner.check(self.guest).await?;
         self.store.event(run, "preflight", None, json!({"checkpoint": checkpoint, "oscap": oscap})).await?;
 
-        if self.store.rules(run).await?.is_empty() {
+        let new_run = self.store.rules(run).await?.is_empty();
+        if new_run {
             self.first_scan(run).await?;
         }
+        let regression_every = self.regression_every(run, new_run).await?;
         let rules = self.store.rules(run).await?;
         let regression_set = rules
             .iter()
-            .filter(|r| r.initial_result == "pass" || r.status == "fixed")
+            .filter(|r| r.status == "passing" || r.status == "fixed")
             .map(|r| r.rule_id.clone())
             .collect();
         let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == "escalated").count();
-        Ok(RunState { regression_set, checkpoint, worked })
+        Ok(RunState { regression_set, checkpoint, pending, regression_every, worked })
+    }
+
+    /// Fixes per regression check: the setting, else the run's, else measured on a new run, else 1.
+    async fn regression_every(&self, run: i64, new_run: bool) -> LoopResult<u32> {
+        let stored = self.store.run(run).await?.regression_every.map(|n| n.max(1) as u32);
+        let (every, how, secs) = match (self.settings.regression_every, stored, new_run) {
+            (Some(n), ..) => (n.max(1), "setting", None),
+            (None, Some(n), _) => return Ok(n),
+            (None, None, true) => {
+                let (one, both) = self.measure_rescans(run).await?;
+                (super::batch_size(both, one), "measured", Some(json!({"one_rule": one.as_secs_f64(), "with_set": both.as_secs_f64()})))
+            }
+            (None, None, false) => (1, "default", None),
+        };
+        self.store.set_regression_every(run, every).await?;
+        self.store.event(run, "regression_every", None, json!({"every": every, "how": how, "secs": secs})).await?;
+        Ok(every)
+    }
+
+    /// Times a one-rule rescan, and the same rescan with the regression set, as `evaluate` runs
+    /// them. The second doubles as a stability check: a rule that passed the first scan and fails
+    /// now, with nothing changed, is marked `unstable` and left out of the regression set.
+    async fn measure_rescans(&self, run: i64) -> LoopResult<(Duration, Duration)> {
+        let rules = self.store.rules(run).await?;
+        let Some(probe) = rules.iter().find(|r| r.status == "pending").or(rules.first()) else {
+            return Ok((Duration::ZERO, Duration::ZERO));
+        };
+        let one = self.scanner.scan(self.guest, std::slice::from_ref(&probe.rule_id)).await?.took;
+        let set: Vec<String> = rules.iter().filter(|r| r.status == "passing").map(|r| r.rule_id.clone()).collect();
+        let mut both = vec![probe.rule_id.clone()];
+        both.extend(set.iter().filter(|r| **r != probe.rule_id).cloned());
+        let scan = self.scanner.scan(self.guest, &both).await?;
+        for r in set.iter().filter(|r| scan.outcome(r).is_some_and(|o| matches!(o, Outcome::Fail | Outcome::Error))) {
+            let why = "passed the first scan and failed a rescan with nothing changed";
+            self.store.set_rule_status(run, r, "unstable", Some(why)).await?;
+            self.store.event(run, "regression_unstable", Some(r), json!({"reason": why})).await?;
+        }
+        Ok((one, scan.took))
     }
 
     /// The full scan that sets each rule's starting point and disposition.
@@ -85,11 +138,11 @@ impl Ralph<'_> {
         Ok(())
     }
 
-    /// Deletes this run's checkpoints other than the one in force (a crash can leave one).
-    async fn drop_stale_checkpoints(&self, run: i64, keep: &str) -> LoopResult<()> {
+    /// Deletes this run's snapshots other than those in force (a crash can leave one).
+    async fn drop_stale_checkpoints(&self, run: i64, keep: &[&str]) -> LoopResult<()> {
         let prefix = checkpoint_prefix(run);
         for name in self.hv.snapshot_list().await? {
-            if name.starts_with(&prefix) && name != keep {
+            if name.starts_with(&prefix) && !keep.contains(&name.as_str()) {
                 self.hv.snapshot_delete(&name).await?;
                 self.store.event(run, "checkpoint_dropped", None, json!({"snapshot": name})).await?;
             }

@@ -19,6 +19,8 @@ pub struct Settings {
     pub fix_timeout: Duration,
     /// How long to wait for SSH after a revert.
     pub ssh_ready: Duration,
+    /// Fixes per regression check; `None` measures it in preflight (see `regress::batch_size`).
+    pub regression_every: Option<u32>,
 }
 
 impl Default for Settings {
@@ -35,6 +37,7 @@ impl Default for Settings {
             plateau_window: 3,
             fix_timeout: Duration::from_secs(600),
             ssh_ready: Duration::from_secs(120),
+            regression_every: None,
         }
     }
 }

@@ -9,6 +9,8 @@ pub enum Phase {
     Evaluate,
     Revert,
     Reflect,
+    /// The batch's regression rescan, and its bisection when it finds one.
+    Regression,
     Finish,
 }
 
@@ -21,6 +23,7 @@ impl Phase {
             Self::Evaluate => "evaluate",
             Self::Revert => "revert",
             Self::Reflect => "reflect",
+            Self::Regression => "regression",
             Self::Finish => "finish",
         }
     }

@@ -23,6 +23,7 @@ struct Options {
     max_rules: Option<usize>,
     rule_budget_secs: u64,
     max_attempts: u32,
+    regression_every: Option<u32>,
     llm_url: Option<String>,
     llm_model: Option<String>,
     quiet: bool,
@@ -45,6 +46,7 @@ pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
         max_rules: args.max_rules,
         rule_budget_secs: args.rule_budget_secs.unwrap_or(config.rule_budget_secs),
         max_attempts: args.max_attempts.unwrap_or(config.max_attempts),
+        regression_every: args.regression_every.or(config.regression_every),
         llm_url,
         llm_model: args.agent.model.clone().or(config.llm_model.clone()),
         quiet: args.quiet,
@@ -123,6 +125,7 @@ async fn execute(config: &Config, store: &Store, run: i64, kind: AgentKind, opts
             // The stock agent has one fix per rule: ask the Architect after every failure.
             reengage_every: if kind == AgentKind::Stock { 1 } else { config.reengage_every },
             fix_timeout: Duration::from_secs(config.fix_timeout_secs),
+            regression_every: opts.regression_every,
             ..Settings::default()
         },
         observer: progress.as_ref().map_or(&Quiet as &dyn temper_core::ralph::Observer, |p| p),

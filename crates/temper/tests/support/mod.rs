@@ -98,6 +98,31 @@ pub async fn rescan(w: &World, rule: &str) -> String {
     v["rules"].as_array().unwrap().iter().find(|r| r["id"] == rule).map(|r| r["result"].as_str().unwrap().to_string()).unwrap()
 }
 
+/// Waits until a fix that creates `marker` runs in the guest, then kills temper (SIGKILL).
+pub async fn kill_during_fix(w: &World, child: &mut tokio::process::Child, marker: &str) {
+    let mut running = false;
+    for _ in 0..900 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        if w.db().exists() {
+            let store = w.store().await;
+            if let Some(run) = store.latest_run().await.unwrap() {
+                if store.attempts(run.id).await.unwrap().iter().any(|a| a.state == "started") {
+                    running = sh(&format!("test -e {marker}")).await.0 == Some(0);
+                    if running {
+                        break;
+                    }
+                }
+            }
+        }
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("temper exited before the kill: {st}");
+        }
+    }
+    assert!(running, "the slow fix never started");
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+}
+
 /// Deletes this world's checkpoints and puts the VM back at its baseline.
 pub async fn cleanup() {
     let hv = hypervisor();
@@ -128,6 +153,11 @@ pub fn reflect(lesson: &str, banned: Option<&str>, distilled: &str) -> Scripted 
 /// The correct fix for `sysctl_fs_suid_dumpable`, and its revert.
 pub const SUID_FIX: &str = "set -e\nprintf 'fs.suid_dumpable = 0\\n' > /etc/sysctl.d/60-temper-suid.conf\nsysctl -q -w fs.suid_dumpable=0\n";
 pub const SUID_REVERT: &str = "rm -f /etc/sysctl.d/60-temper-suid.conf\nsysctl -q --system >/dev/null\n";
+
+pub const ASLR: &str = "xccdf_org.ssgproject.content_rule_sysctl_kernel_randomize_va_space";
+/// The correct fix for `sysctl_kernel_randomize_va_space`, and its revert.
+pub const ASLR_FIX: &str = "set -e\nprintf 'kernel.randomize_va_space = 2\\n' > /etc/sysctl.d/60-temper-aslr.conf\nsysctl -q -w kernel.randomize_va_space=2\n";
+pub const ASLR_REVERT: &str = "rm -f /etc/sysctl.d/60-temper-aslr.conf\n";
 
 pub async fn mock(script: Vec<Scripted>) -> MockLlm {
     MockLlm::start(script).await.unwrap()
