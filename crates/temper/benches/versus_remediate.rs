@@ -106,6 +106,15 @@ async fn main() {
     let count = |kind: &str| events.iter().filter(|e| e.kind == kind).count();
     let (fixed, still, healthy) = judge(&scanner, &guest, &failing).await;
     let temper = Outcome { fixed, still_failing: still, healthy, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
+    // Each side's figures as soon as they are known: a long run may be cut off before the other.
+    println!(
+        "temper: {} fixed, {} still failing, healthy {}, wall {:.1}s, harness {:?}%",
+        temper.fixed.len(),
+        temper.still_failing,
+        temper.healthy,
+        temper.wall.as_secs_f64(),
+        temper.harness_pct
+    );
 
     // oscap --remediate, from the same baseline.
     restore(&hv, &guest).await;
