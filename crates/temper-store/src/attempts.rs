@@ -134,17 +134,7 @@ impl Store {
     /// checkpoint. A crash before the commit leaves the old checkpoint in force.
     pub async fn record_fix(&self, run: i64, id: i64, o: &AttemptOutcome, rule_id: &str, checkpoint: &str) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
-        finish(&mut tx, id, o).await?;
-        sqlx::query("UPDATE rules SET status = 'fixed', reason = NULL WHERE run_id = ? AND rule_id = ?")
-            .bind(run)
-            .bind(rule_id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("UPDATE attempts SET snapshot = ?, kept = 'confirmed' WHERE id = ?")
-            .bind(checkpoint)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+        keep(&mut tx, run, id, o, rule_id, checkpoint, "confirmed").await?;
         sqlx::query("UPDATE runs SET checkpoint = ? WHERE id = ?")
             .bind(checkpoint)
             .bind(run)
@@ -158,17 +148,7 @@ impl Store {
     /// rule's status and the fix's snapshot, in one transaction. The checkpoint stays as it was.
     pub async fn record_pending_fix(&self, run: i64, id: i64, o: &AttemptOutcome, rule_id: &str, snapshot: &str) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
-        finish(&mut tx, id, o).await?;
-        sqlx::query("UPDATE rules SET status = 'fixed', reason = NULL WHERE run_id = ? AND rule_id = ?")
-            .bind(run)
-            .bind(rule_id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("UPDATE attempts SET snapshot = ?, kept = 'pending' WHERE id = ?")
-            .bind(snapshot)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+        keep(&mut tx, run, id, o, rule_id, snapshot, "pending").await?;
         tx.commit().await?;
         Ok(())
     }
@@ -287,6 +267,31 @@ impl Store {
             .fetch_all(&self.pool)
             .await?)
     }
+}
+
+/// A kept fix: its outcome, its rule `fixed`, its snapshot and how far it is confirmed.
+async fn keep(
+    conn: &mut sqlx::SqliteConnection,
+    run: i64,
+    id: i64,
+    o: &AttemptOutcome,
+    rule_id: &str,
+    snapshot: &str,
+    kept: &str,
+) -> StoreResult<()> {
+    finish(conn, id, o).await?;
+    sqlx::query("UPDATE rules SET status = 'fixed', reason = NULL WHERE run_id = ? AND rule_id = ?")
+        .bind(run)
+        .bind(rule_id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("UPDATE attempts SET snapshot = ?, kept = ? WHERE id = ?")
+        .bind(snapshot)
+        .bind(kept)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
 }
 
 async fn finish(conn: &mut sqlx::SqliteConnection, id: i64, o: &AttemptOutcome) -> StoreResult<()> {

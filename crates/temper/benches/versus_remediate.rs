@@ -25,6 +25,19 @@ struct Outcome {
     harness_pct: Option<f64>,
 }
 
+const TEMPER: &str = "temper run --agent stock";
+
+fn row(name: &str, o: &Outcome) -> String {
+    format!(
+        "{name:<26} {:>7} {:>14} {:>9} {:>10.1}s {:>10}",
+        o.fixed.len(),
+        o.still_failing,
+        o.healthy,
+        o.wall.as_secs_f64(),
+        o.harness_pct.map(|p| format!("{p:.2}%")).unwrap_or("-".into())
+    )
+}
+
 async fn restore(hv: &LibvirtHypervisor, guest: &SshGuest) {
     hv.snapshot_revert("baseline").await.unwrap();
     guest.reconnect(Duration::from_secs(180)).await.unwrap();
@@ -107,14 +120,7 @@ async fn main() {
     let (fixed, still, healthy) = judge(&scanner, &guest, &failing).await;
     let temper = Outcome { fixed, still_failing: still, healthy, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
     // Each side's figures as soon as they are known: a long run may be cut off before the other.
-    println!(
-        "temper: {} fixed, {} still failing, healthy {}, wall {:.1}s, harness {:?}%",
-        temper.fixed.len(),
-        temper.still_failing,
-        temper.healthy,
-        temper.wall.as_secs_f64(),
-        temper.harness_pct
-    );
+    println!("{}", row(TEMPER, &temper));
 
     // oscap --remediate, from the same baseline.
     restore(&hv, &guest).await;
@@ -137,15 +143,8 @@ async fn main() {
     restore(&hv, &guest).await;
 
     println!("{:<26} {:>7} {:>14} {:>9} {:>11} {:>10}", "", "fixed", "still failing", "healthy", "wall", "harness");
-    for (name, o) in [("temper run --agent stock", &temper), ("oscap --remediate", &oscap)] {
-        println!(
-            "{name:<26} {:>7} {:>14} {:>9} {:>10.1}s {:>10}",
-            o.fixed.len(),
-            o.still_failing,
-            o.healthy,
-            o.wall.as_secs_f64(),
-            o.harness_pct.map(|p| format!("{p:.2}%")).unwrap_or("-".into())
-        );
+    for (name, o) in [(TEMPER, &temper), ("oscap --remediate", &oscap)] {
+        println!("{}", row(name, o));
     }
     println!("wall time ratio temper / oscap: {:.2}", temper.wall.as_secs_f64() / oscap.wall.as_secs_f64());
     println!("temper statuses: {}", summary["statuses"]);
