@@ -6,6 +6,11 @@
 //! TEMPER_BENCH_RULES (comma-separated short ids) restrict both sides alike. Rules the skill
 //! skips, waives or defers (partitioning, the grub password, the harness's NOPASSWD sudo, the
 //! hours-long AIDE database build) are out of scope for both: oscap gets them as `--skip-rule`.
+//!
+//! A full ANSSI run takes longer than one sitting under TCG. With TEMPER_BENCH_CONTINUE=1 a run
+//! cut off during temper's side (its database is kept under `target/bench/<profile>/`) goes on
+//! with `temper resume`; temper's wall time is then the sum of its segments, read from the
+//! run's event timestamps (a segment ends at its last event).
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -36,6 +41,21 @@ fn row(name: &str, o: &Outcome) -> String {
         o.wall.as_secs_f64(),
         o.harness_pct.map(|p| format!("{p:.2}%")).unwrap_or("-".into())
     )
+}
+
+/// The run's wall time over its segments: from its start, or a `resume` event, to the last event
+/// before the next resume (or the end).
+fn active_time(started_at: &str, events: &[temper_store::EventRow]) -> Duration {
+    let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap();
+    let (mut total, mut start, mut last) = (chrono::TimeDelta::zero(), at(started_at), at(started_at));
+    for e in events {
+        if e.kind == "resume" {
+            total += last - start;
+            start = at(&e.ts);
+        }
+        last = at(&e.ts);
+    }
+    (total + (last - start)).to_std().unwrap_or_default()
 }
 
 async fn restore(hv: &LibvirtHypervisor, guest: &SshGuest) {
@@ -73,34 +93,49 @@ async fn main() {
     let hv = LibvirtHypervisor::new(LibvirtConfig::from_env());
     let guest = SshGuest::new(SshConfig::from_env().unwrap()).unwrap();
     let scanner = Scanner::new(DS, profile.clone());
-    restore(&hv, &guest).await;
-    let before = scanner.scan(&guest, &[]).await.unwrap();
-    let mut failing: BTreeSet<String> = before.with(temper_scap::Outcome::Fail).into_iter().collect();
-    if !rules.is_empty() {
-        failing.retain(|r| rules.contains(r));
-    }
-    println!("profile {profile}: {} rules failing at baseline{}", failing.len(), if rules.is_empty() { "" } else { " (restricted)" });
-
-    // temper, stock agent.
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     // Kept after the run, to read what temper did: `temper --db … report latest`.
     let db = repo.join("target/bench").join(profile.trim_start_matches(PREFIX));
-    let _ = std::fs::remove_dir_all(&db);
-    std::fs::create_dir_all(&db).unwrap();
-    let t = Instant::now();
+    let saved = db.join("failing-at-baseline.json");
+    let go_on = std::env::var("TEMPER_BENCH_CONTINUE").is_ok_and(|v| v == "1") && saved.exists();
+
+    let mut failing: BTreeSet<String> = if go_on {
+        serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap()
+    } else {
+        let _ = std::fs::remove_dir_all(&db);
+        std::fs::create_dir_all(&db).unwrap();
+        restore(&hv, &guest).await;
+        let before = scanner.scan(&guest, &[]).await.unwrap();
+        let mut failing: BTreeSet<String> = before.with(temper_scap::Outcome::Fail).into_iter().collect();
+        if !rules.is_empty() {
+            failing.retain(|r| rules.contains(r));
+        }
+        std::fs::write(&saved, serde_json::to_vec(&failing).unwrap()).unwrap();
+        failing
+    };
+    println!("profile {profile}: {} rules failing at baseline{}", failing.len(), if rules.is_empty() { "" } else { " (restricted)" });
+
+    // temper, stock agent.
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_temper"));
-    cmd.args(["run", "--agent", "stock", "--profile", &profile, "--quiet", "--json"])
-        .env("TEMPER_CONFIG", db.join("none.toml"))
+    if go_on {
+        println!("continuing temper's run with `temper resume`");
+        cmd.args(["resume", "--quiet", "--json"]);
+    } else {
+        cmd.args(["run", "--agent", "stock", "--profile", &profile, "--quiet", "--json"]);
+        if !rules.is_empty() {
+            cmd.args(["--rules", &rules.join(",")]);
+        }
+    }
+    cmd.env("TEMPER_CONFIG", db.join("none.toml"))
         .env("TEMPER_DB", db.join("temper.db"))
         .env("TEMPER_SKILLS_DIR", repo.join("skills"));
-    if !rules.is_empty() {
-        cmd.args(["--rules", &rules.join(",")]);
-    }
     let out = cmd.output().await.unwrap();
-    let temper_wall = t.elapsed();
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     let store = temper_store::Store::open(db.join("temper.db")).await.unwrap();
     let run = store.latest_run().await.unwrap().map(|r| r.id).unwrap_or(0);
+    let events = store.events(run, 0).await.unwrap();
+    let temper_wall = active_time(&store.run(run).await.unwrap().started_at, &events);
+    let segments = 1 + events.iter().filter(|e| e.kind == "resume").count();
     let rows = store.rules(run).await.unwrap();
     let out_of_scope: Vec<String> = rows
         .iter()
@@ -115,12 +150,12 @@ async fn main() {
         .map(|r| format!("{}: {}", temper_scap::short_rule_id(&r.rule_id), r.reason.clone().unwrap_or_default()))
         .collect();
     let batch = store.run(run).await.unwrap().regression_every;
-    let events = store.events(run, 0).await.unwrap();
     let count = |kind: &str| events.iter().filter(|e| e.kind == kind).count();
     let (fixed, still, healthy) = judge(&scanner, &guest, &failing).await;
     let temper = Outcome { fixed, still_failing: still, healthy, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
     // Each side's figures as soon as they are known: a long run may be cut off before the other.
     println!("{}", row(TEMPER, &temper));
+    println!("  temper ran in {segments} segment(s); its wall time is their sum");
 
     // oscap --remediate, from the same baseline.
     restore(&hv, &guest).await;
