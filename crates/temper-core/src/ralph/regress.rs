@@ -76,7 +76,7 @@ impl Ralph<'_> {
         }
         let failed: Vec<String> = failed.into_iter().filter(|r| !unstable.contains(r)).collect();
         if failed.is_empty() {
-            self.restore(&state.head().to_string()).await?;
+            self.restore(state.head()).await?;
             return self.promote(run, state).await;
         }
         let (mut lo, mut hi, mut probes) = (1, state.pending.len(), 0);
@@ -94,7 +94,7 @@ impl Ralph<'_> {
         let culprit = state.pending[lo - 1].clone();
         let dropped = state.pending.split_off(lo);
         state.pending.truncate(lo - 1);
-        self.restore(&state.head().to_string()).await?;
+        self.restore(state.head()).await?;
         self.settle(run, state, &culprit, &dropped, &broken, probes).await
     }
 
