@@ -187,7 +187,7 @@ impl Store {
                revert_method = 'snapshot', kept = 'rolled_back' WHERE id = ?",
         )
         .bind(&culprit.reason)
-        .bind(culprit.regressions.join(","))
+        .bind(serde_json::to_string(&culprit.regressions).unwrap_or_else(|_| "[]".into()))
         .bind(&culprit.diagnostics)
         .bind(culprit.id)
         .execute(&mut *tx)

@@ -160,7 +160,7 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
     s.roll_back_fixes(run, &culprit, &[ids[2]]).await.unwrap();
     let a = s.attempts(run).await.unwrap();
     assert_eq!(a[1].verdict.as_deref(), Some("regression"));
-    assert_eq!(a[1].regressions.as_deref(), Some("x"));
+    assert_eq!(a[1].regressions.as_deref(), Some(r#"["x"]"#), "the same JSON list as any attempt's");
     assert_eq!(a[1].kept.as_deref(), Some("rolled_back"));
     assert_eq!(a[2].verdict.as_deref(), Some("fixed"), "the dropped fix keeps its verdict");
     assert!(a[2].verdict_reason.as_deref().unwrap().contains("rolled back"));

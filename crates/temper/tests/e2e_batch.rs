@@ -55,7 +55,7 @@ async fn a_regression_in_a_batch_is_bisected_blamed_and_the_later_fix_replayed()
         ("sysctl_kernel_randomize_va_space", "replay", "fixed", Some("confirmed")),
         ("file_permissions_systemmap", "llm", "fixed", Some("confirmed")),
     ]);
-    assert_eq!(a[1].regressions.as_deref(), Some(SUID), "the culprit is blamed for what it broke");
+    assert_eq!(a[1].regressions.as_deref(), Some(format!("[\"{SUID}\"]").as_str()), "the culprit is blamed for what it broke");
     assert_eq!(a[1].revert_method.as_deref(), Some("snapshot"));
     assert_eq!(a[3].fix_script, ASLR_FIX, "the replay runs the same script");
     // The Reflector saw the regression, and its ban is in force.
