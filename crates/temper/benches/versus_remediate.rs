@@ -126,6 +126,11 @@ async fn main() {
             cmd.args(["--rules", &rules.join(",")]);
         }
     }
+    // Under TCG some stock fixes outlast the 600 s default: aide-common's postinst runs `ucfq`
+    // (a perl start, ~2 s here) once per file under /etc/aide/aide.conf.d. oscap has no limit.
+    if std::env::var_os("TEMPER_FIX_TIMEOUT_SECS").is_none() {
+        cmd.env("TEMPER_FIX_TIMEOUT_SECS", "3600");
+    }
     cmd.env("TEMPER_CONFIG", db.join("none.toml"))
         .env("TEMPER_DB", db.join("temper.db"))
         .env("TEMPER_SKILLS_DIR", repo.join("skills"));
