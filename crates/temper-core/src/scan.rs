@@ -43,6 +43,10 @@ impl Scan {
     pub fn outcome(&self, rule_id: &str) -> Option<Outcome> {
         self.results.result_of(rule_id)
     }
+    /// Those of `rules` that fail or error in this scan: a regression when they passed before.
+    pub fn failing(&self, rules: &[String]) -> Vec<String> {
+        rules.iter().filter(|r| self.outcome(r).is_some_and(|o| matches!(o, Outcome::Fail | Outcome::Error))).cloned().collect()
+    }
     /// Full ids with this outcome.
     pub fn with(&self, outcome: Outcome) -> Vec<String> {
         self.results.rule_results.iter().filter(|r| r.result == outcome).map(|r| r.idref.clone()).collect()

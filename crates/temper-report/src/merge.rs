@@ -317,17 +317,15 @@ fn comment(out: &mut String, data: &RunData, r: &RuleRow, c: &Rule, fixes: &[cra
                 let _ = writeln!(out, "{name}: passes after temper run {}: {}\n", data.run.id, r.reason.as_deref().unwrap_or(""));
                 return;
             };
-            {
-                let _ = writeln!(
-                    out,
-                    "{name}: fixed by temper run {} (attempt {}, {} fix): {}\n{}\n",
-                    data.run.id,
-                    f.attempt,
-                    f.source,
-                    f.description,
-                    clip(f.fix_script.trim_end(), 16 * 1024)
-                );
-            }
+            let _ = writeln!(
+                out,
+                "{name}: fixed by temper run {} (attempt {}, {} fix): {}\n{}\n",
+                data.run.id,
+                f.attempt,
+                f.source,
+                f.description,
+                clip(f.fix_script.trim_end(), 16 * 1024)
+            );
         }
         "escalated" => {
             let info = rule_info(r, Some(c));

@@ -135,11 +135,7 @@ impl Store {
     pub async fn record_fix(&self, run: i64, id: i64, o: &AttemptOutcome, rule_id: &str, checkpoint: &str) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
         keep(&mut tx, run, id, o, rule_id, checkpoint, "confirmed").await?;
-        sqlx::query("UPDATE runs SET checkpoint = ? WHERE id = ?")
-            .bind(checkpoint)
-            .bind(run)
-            .execute(&mut *tx)
-            .await?;
+        set_checkpoint(&mut tx, run, checkpoint).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -168,11 +164,7 @@ impl Store {
             .bind(run)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("UPDATE runs SET checkpoint = ? WHERE id = ?")
-            .bind(checkpoint)
-            .bind(run)
-            .execute(&mut *tx)
-            .await?;
+        set_checkpoint(&mut tx, run, checkpoint).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -267,6 +259,16 @@ impl Store {
             .fetch_all(&self.pool)
             .await?)
     }
+}
+
+/// Puts `checkpoint` in force for the run: what a resume restores and what a failure falls back to.
+async fn set_checkpoint(conn: &mut sqlx::SqliteConnection, run: i64, checkpoint: &str) -> StoreResult<()> {
+    sqlx::query("UPDATE runs SET checkpoint = ? WHERE id = ?")
+        .bind(checkpoint)
+        .bind(run)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
 }
 
 /// A kept fix: its outcome, its rule `fixed`, its snapshot and how far it is confirmed.

@@ -184,7 +184,7 @@ impl Ralph<'_> {
         }
         // Cheap regression sets ride in the rule's own rescan; large ones wait for the batch.
         let mut rules = vec![rule.to_string()];
-        if state.regression_every <= 1 {
+        if !state.batched() {
             rules.extend(state.regression_set.iter().filter(|r| *r != rule).cloned());
         }
         let scan = match self.scanner.scan(self.guest, &rules).await {
@@ -193,12 +193,7 @@ impl Ralph<'_> {
         };
         let result = scan.outcome(rule);
         o.rule_result = Some(result.map_or("missing".into(), |r| r.to_string()));
-        o.regressions = state
-            .regression_set
-            .iter()
-            .filter(|r| scan.outcome(r).is_some_and(|x| matches!(x, Outcome::Fail | Outcome::Error)))
-            .cloned()
-            .collect();
+        o.regressions = scan.failing(&state.regression_set);
         if result != Some(Outcome::Pass) {
             let needs_reboot = source == FixSource::Stock && ctx.stock_fix.is_some() && self.stock_needs_reboot(rule);
             let verdict = if needs_reboot { Verdict::NeedsReboot } else { Verdict::StillFailing };
@@ -207,7 +202,7 @@ impl Ralph<'_> {
         if !o.regressions.is_empty() {
             return Ok((Verdict::Regression, format!("rules that passed now fail: {}", o.regressions.join(", "))));
         }
-        if state.regression_every > 1 {
+        if state.batched() {
             return Ok((Verdict::Fixed, "the rule passes, the health check is HEALTHY, access works; the regression set is checked with the batch".into()));
         }
         Ok((Verdict::Fixed, "the rule passes, the health check is HEALTHY, access works, no regression".into()))

@@ -24,7 +24,7 @@ impl Ralph<'_> {
         self.hv.snapshot_create(&name, &format!("temper run {run}: {rule} fixed")).await?;
         o.revert_method = "none".into();
         state.regression_set.push(rule.to_string());
-        if state.regression_every > 1 {
+        if state.batched() {
             self.store.record_pending_fix(run, id, o, rule, &name).await?;
             state.pending.push(Kept { attempt: id, rule: rule.to_string(), snapshot: name.clone() });
             let batch = json!({"snapshot": name, "pending": state.pending.len(), "every": state.regression_every});

@@ -25,7 +25,6 @@ use temper_scap::Benchmark;
 use temper_store::Store;
 
 pub use finish::Summary;
-pub use regress::batch_size;
 pub use settings::Settings;
 pub use status::{Observer, Phase, Quiet, Status};
 
@@ -129,7 +128,12 @@ impl RunState {
         self.pending.last().map_or(&self.checkpoint, |k| &k.snapshot)
     }
 
+    /// The regression set waits for a batch of kept fixes, instead of riding in each rescan.
+    pub fn batched(&self) -> bool {
+        self.regression_every > 1
+    }
+
     pub fn batch_due(&self) -> bool {
-        self.regression_every > 1 && self.pending.len() >= self.regression_every as usize
+        self.batched() && self.pending.len() >= self.regression_every as usize
     }
 }

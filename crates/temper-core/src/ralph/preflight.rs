@@ -70,7 +70,7 @@ impl Ralph<'_> {
             (None, Some(n), _) => return Ok(n),
             (None, None, true) => {
                 let (one, both) = self.measure_rescans(run).await?;
-                (super::batch_size(both, one), "measured", Some(json!({"one_rule": one.as_secs_f64(), "with_set": both.as_secs_f64()})))
+                (super::regress::batch_size(both, one), "measured", Some(json!({"one_rule": one.as_secs_f64(), "with_set": both.as_secs_f64()})))
             }
             (None, None, false) => (1, "default", None),
         };
@@ -92,10 +92,8 @@ impl Ralph<'_> {
         let mut both = vec![probe.rule_id.clone()];
         both.extend(set.iter().filter(|r| **r != probe.rule_id).cloned());
         let scan = self.scanner.scan(self.guest, &both).await?;
-        for r in set.iter().filter(|r| scan.outcome(r).is_some_and(|o| matches!(o, Outcome::Fail | Outcome::Error))) {
-            let why = "passed the first scan and failed a rescan with nothing changed";
-            self.store.set_rule_status(run, r, "unstable", Some(why)).await?;
-            self.store.event(run, "regression_unstable", Some(r), json!({"reason": why})).await?;
+        for r in scan.failing(&set) {
+            self.mark_unstable(run, &r, "passed the first scan and failed a rescan with nothing changed").await?;
         }
         Ok((one, scan.took))
     }

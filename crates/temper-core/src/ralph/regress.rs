@@ -5,7 +5,6 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use temper_scap::Outcome;
 use temper_store::Culprit;
 
 use super::attempt::Ended;
@@ -69,10 +68,8 @@ impl Ralph<'_> {
         let at_checkpoint = expected(state, &failed, 0);
         let unstable = self.failing_at(&state.checkpoint, &at_checkpoint).await?;
         for r in &unstable {
-            let why = "failed the batch check, and fails again at the checkpoint where it passed";
             state.regression_set.retain(|x| x != r);
-            self.store.set_rule_status(run, r, "unstable", Some(why)).await?;
-            self.store.event(run, "regression_unstable", Some(r), json!({"reason": why})).await?;
+            self.mark_unstable(run, r, "failed the batch check, and fails again at the checkpoint where it passed").await?;
         }
         let failed: Vec<String> = failed.into_iter().filter(|r| !unstable.contains(r)).collect();
         if failed.is_empty() {
@@ -135,17 +132,19 @@ impl Ralph<'_> {
         Ok(())
     }
 
+    /// A rule whose result flips with nothing changed: left out of the regression set from now on.
+    pub(super) async fn mark_unstable(&self, run: i64, rule: &str, why: &str) -> LoopResult<()> {
+        self.store.set_rule_status(run, rule, "unstable", Some(why)).await?;
+        self.store.event(run, "regression_unstable", Some(rule), json!({"reason": why})).await?;
+        Ok(())
+    }
+
     /// The rules of `rules` that fail or error now, in one oscap call.
     async fn failing(&self, rules: &[String]) -> LoopResult<Vec<String>> {
         if rules.is_empty() {
             return Ok(Vec::new());
         }
-        let scan = self.scanner.scan(self.guest, rules).await?;
-        Ok(rules
-            .iter()
-            .filter(|r| scan.outcome(r).is_some_and(|o| matches!(o, Outcome::Fail | Outcome::Error)))
-            .cloned()
-            .collect())
+        Ok(self.scanner.scan(self.guest, rules).await?.failing(rules))
     }
 
     /// `failing`, at a snapshot.
