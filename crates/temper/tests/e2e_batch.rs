@@ -67,14 +67,15 @@ async fn a_regression_in_a_batch_is_bisected_blamed_and_the_later_fix_replayed()
     // One snapshot is left for the run: the checkpoint, taken after the clean check.
     let hv = hypervisor();
     use temper_core::ports::Hypervisor;
-    let left: Vec<String> = hv.snapshot_list().await.unwrap().into_iter().filter(|s| s.starts_with("temper-r")).collect();
+    let prefix = temper_core::ralph::checkpoint_prefix(run.id, &run.started_at);
+    let left: Vec<String> = hv.snapshot_list().await.unwrap().into_iter().filter(|s| s.starts_with(&prefix)).collect();
     assert_eq!(left, [run.checkpoint.clone()]);
     // Independent: every rule passes and the mission app is healthy.
     for rule in [SUID, SYSTEMMAP, ASLR] {
         assert_eq!(rescan(&w, rule).await, "pass", "{rule}");
     }
     assert!(healthy().await);
-    cleanup().await;
+    w.cleanup().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -118,5 +119,5 @@ async fn kill_nine_with_a_pending_batch_resumes_from_the_newest_kept_snapshot() 
     assert_eq!(rescan(&w, SUID).await, "pass");
     assert_eq!(rescan(&w, ASLR).await, "pass");
     assert!(healthy().await);
-    cleanup().await;
+    w.cleanup().await;
 }

@@ -29,7 +29,8 @@ async fn first_try_fix_is_kept_and_verified() {
     assert_eq!(attempts[0].verdict.as_deref(), Some("fixed"));
     assert_eq!(attempts[0].rule_result.as_deref(), Some("pass"));
     assert_eq!(attempts[0].health_ok, Some(true));
-    assert!(run.checkpoint.starts_with("temper-r"), "a checkpoint was taken: {}", run.checkpoint);
+    let prefix = temper_core::ralph::checkpoint_prefix(run.id, &run.started_at);
+    assert!(run.checkpoint.starts_with(&prefix), "a checkpoint was taken, named for this run: {}", run.checkpoint);
     assert!(hypervisor_has(&run.checkpoint).await);
     let turns = store.turns(run.id).await.unwrap();
     assert_eq!(turns.iter().map(|t| t.role.as_str()).collect::<Vec<_>>(), ["architect", "worker"]);
@@ -38,7 +39,7 @@ async fn first_try_fix_is_kept_and_verified() {
     // Independent: oscap in the guest says pass, and the mission app is healthy.
     assert_eq!(rescan(&w, SUID).await, "pass");
     assert!(healthy().await);
-    cleanup().await;
+    w.cleanup().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -70,7 +71,7 @@ async fn a_failed_fix_is_reverted_reflected_on_then_fixed() {
     let (code, _) = sh("test -e /root/not-a-sysctl-file").await;
     assert_ne!(code, Some(0), "the failed fix was reverted");
     assert_eq!(rescan(&w, SUID).await, "pass");
-    cleanup().await;
+    w.cleanup().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -102,7 +103,7 @@ async fn a_fix_that_breaks_health_is_reverted_and_the_vm_is_healthy() {
         assert!(md.contains(needle), "report lacks `{needle}`");
     }
     report(&w, "html", "escalation-run.html").await;
-    cleanup().await;
+    w.cleanup().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,7 +126,7 @@ async fn a_script_removing_the_harness_sudo_is_refused_before_it_runs() {
     assert_eq!(a.fix_exit_code, None, "nothing ran");
     let (code, _) = sh("test -f /etc/sudoers.d/temper && sudo -n -u temper sudo -n true").await;
     assert_eq!(code, Some(0), "the harness sudo is intact");
-    cleanup().await;
+    w.cleanup().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -151,7 +152,7 @@ async fn a_rule_is_escalated_when_its_budget_runs_out() {
     assert_eq!(r.attempts, 2);
     assert!(r.reason.unwrap().contains("attempt budget spent: 2 of 2"));
     assert_eq!(store.lessons(Some(SUID)).await.unwrap().len(), 2);
-    cleanup().await;
+    w.cleanup().await;
 }
 
 async fn hypervisor_has(name: &str) -> bool {
@@ -178,5 +179,5 @@ async fn an_architect_pick_outside_the_offer_is_replaced_by_the_harness_default(
     let pick = events.iter().find(|e| e.kind == "pick").unwrap();
     assert_eq!(pick.rule_id.as_deref(), Some(SUID), "the harness default, the offered rule");
     assert_eq!(store.attempts(run).await.unwrap()[0].plan, "harness default: the first candidate in risk order");
-    cleanup().await;
+    w.cleanup().await;
 }

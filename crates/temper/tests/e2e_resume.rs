@@ -46,7 +46,7 @@ async fn kill_nine_mid_attempt_then_resume() {
     assert_ne!(sh("test -e /root/temper-kill-marker").await.0, Some(0));
     assert_eq!(rescan(&w, SUID).await, "pass");
     assert!(healthy().await);
-    cleanup().await;
+    w.cleanup().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -81,5 +81,5 @@ async fn an_unavailable_llm_pauses_the_run_and_resume_finishes_it() {
     let a = store.attempts(run.id).await.unwrap();
     assert_eq!(a.len(), 1);
     assert_eq!(a[0].verdict.as_deref(), Some("fixed"));
-    cleanup().await;
+    w.cleanup().await;
 }

@@ -45,5 +45,5 @@ async fn stock_agent_fixes_real_rules_on_the_standard_profile() {
     assert!(md.contains("#!/usr/bin/env bash") || md.contains("#!/bin/bash"), "replay script in the report");
     let ckl = report(&w, "ckl", "stock-run.ckl").await;
     assert!(ckl.contains("NotAFinding"), "fixed rules are NotAFinding in the checklist");
-    cleanup().await;
+    w.cleanup().await;
 }

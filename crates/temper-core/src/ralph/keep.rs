@@ -6,7 +6,6 @@ use serde_json::json;
 use temper_scap::Outcome;
 use temper_store::AttemptOutcome;
 
-use super::preflight::checkpoint_prefix;
 use super::{Kept, LoopResult, Ralph, RunState};
 use crate::agent::ApplyFix;
 use crate::checks;
@@ -20,7 +19,7 @@ impl Ralph<'_> {
     /// is the new checkpoint and the old one is deleted; otherwise it waits for the batch check.
     #[tracing::instrument(name = "keep", skip_all)]
     pub(super) async fn keep(&self, run: i64, state: &mut RunState, id: i64, rule: &str, o: &mut AttemptOutcome) -> LoopResult<()> {
-        let name = format!("{}a{id}", checkpoint_prefix(run));
+        let name = format!("{}a{id}", state.prefix);
         self.hv.snapshot_create(&name, &format!("temper run {run}: {rule} fixed")).await?;
         o.revert_method = "none".into();
         state.regression_set.push(rule.to_string());

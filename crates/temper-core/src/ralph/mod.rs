@@ -25,6 +25,7 @@ use temper_scap::Benchmark;
 use temper_store::Store;
 
 pub use finish::Summary;
+pub use preflight::checkpoint_prefix;
 pub use settings::Settings;
 pub use status::{Observer, Phase, Quiet, Status};
 
@@ -112,6 +113,8 @@ pub struct RunState {
     pub regression_every: u32,
     /// Rules worked on in this process (for `--max-rules`).
     pub worked: usize,
+    /// The start of this run's snapshot names (`preflight::checkpoint_prefix`).
+    pub prefix: String,
 }
 
 /// A fix verified on its own (rule, health, access) and kept with its snapshot.

@@ -22,7 +22,8 @@ impl Ralph<'_> {
                 .await?;
         }
         // Back to the newest kept state: the last checkpoint, or a pending fix's snapshot after it.
-        let checkpoint = self.store.run(run).await?.checkpoint;
+        let row = self.store.run(run).await?;
+        let (checkpoint, prefix) = (row.checkpoint.clone(), checkpoint_prefix(run, &row.started_at));
         let pending: Vec<Kept> = self
             .store
             .pending_fixes(run)
@@ -34,7 +35,7 @@ impl Ralph<'_> {
         self.restore(&head).await?;
         let mut keep: Vec<&str> = pending.iter().map(|k| k.snapshot.as_str()).collect();
         keep.push(&checkpoint);
-        self.drop_stale_checkpoints(run, &keep).await?;
+        self.drop_stale_checkpoints(run, &prefix, &keep).await?;
 
         let access = checks::access(self.guest, self.settings.ssh_ready).await;
         if !access.ok {
@@ -59,7 +60,7 @@ impl Ralph<'_> {
             .map(|r| r.rule_id.clone())
             .collect();
         let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == "escalated").count();
-        Ok(RunState { regression_set, checkpoint, pending, regression_every, worked })
+        Ok(RunState { regression_set, checkpoint, pending, regression_every, worked, prefix })
     }
 
     /// Fixes per regression check: the setting, else the run's, else measured on a new run, else 1.
@@ -137,10 +138,9 @@ impl Ralph<'_> {
     }
 
     /// Deletes this run's snapshots other than those in force (a crash can leave one).
-    async fn drop_stale_checkpoints(&self, run: i64, keep: &[&str]) -> LoopResult<()> {
-        let prefix = checkpoint_prefix(run);
+    async fn drop_stale_checkpoints(&self, run: i64, prefix: &str, keep: &[&str]) -> LoopResult<()> {
         for name in self.hv.snapshot_list().await? {
-            if name.starts_with(&prefix) && !keep.contains(&name.as_str()) {
+            if name.starts_with(prefix) && !keep.contains(&name.as_str()) {
                 self.hv.snapshot_delete(&name).await?;
                 self.store.event(run, "checkpoint_dropped", None, json!({"snapshot": name})).await?;
             }
@@ -149,6 +149,23 @@ impl Ralph<'_> {
     }
 }
 
-pub(super) fn checkpoint_prefix(run: i64) -> String {
-    format!("temper-r{run}-")
+/// The start of a run's snapshot names: its id and its start time to the millisecond, so that
+/// runs of different databases on one VM never take (or drop) each other's snapshots.
+pub fn checkpoint_prefix(run: i64, started_at: &str) -> String {
+    let stamp: String = started_at.chars().filter(char::is_ascii_digit).collect();
+    format!("temper-r{run}-{stamp}-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::checkpoint_prefix;
+
+    #[test]
+    fn runs_with_one_id_in_two_databases_have_distinct_snapshot_names() {
+        let a = checkpoint_prefix(1, "2026-11-22T07:01:22.123Z");
+        let b = checkpoint_prefix(1, "2026-11-22T07:01:22.124Z");
+        assert_eq!(a, "temper-r1-20261122070122123-");
+        assert!(!b.starts_with(&a) && !a.starts_with(&b), "neither run may take the other's snapshots: {a} {b}");
+        assert!(!checkpoint_prefix(12, "x").starts_with(&checkpoint_prefix(1, "x")), "run 1 never drops run 12's");
+    }
 }

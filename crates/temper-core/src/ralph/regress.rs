@@ -199,6 +199,7 @@ mod tests {
             pending: vec![kept("a"), kept("b"), kept("c")],
             regression_every: 3,
             worked: 0,
+            prefix: "temper-r1-".into(),
         };
         let failed = vec!["b".to_string(), "x".to_string()];
         assert_eq!(expected(&state, &failed, 0), ["x"], "b failed at the checkpoint: not yet fixed");

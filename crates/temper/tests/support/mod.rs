@@ -57,6 +57,24 @@ impl World {
     pub async fn store(&self) -> Store {
         Store::open(self.db()).await.unwrap()
     }
+
+    /// The snapshot names of this world's runs start with one of these; no other database's do.
+    pub async fn snapshot_prefixes(&self) -> Vec<String> {
+        let runs = self.store().await.list_runs(i64::MAX).await.unwrap_or_default();
+        runs.iter().map(|r| temper_core::ralph::checkpoint_prefix(r.id, &r.started_at)).collect()
+    }
+
+    /// Deletes this world's snapshots (no one else's) and puts the VM back at its baseline.
+    pub async fn cleanup(&self) {
+        let hv = hypervisor();
+        let mine = self.snapshot_prefixes().await;
+        for s in hv.snapshot_list().await.unwrap_or_default() {
+            if mine.iter().any(|p| s.starts_with(p)) {
+                let _ = hv.snapshot_delete(&s).await;
+            }
+        }
+        hv.snapshot_revert("baseline").await.unwrap();
+    }
 }
 
 pub fn guest() -> SshGuest {
@@ -123,16 +141,6 @@ pub async fn kill_during_fix(w: &World, child: &mut tokio::process::Child, marke
     child.wait().await.unwrap();
 }
 
-/// Deletes this world's checkpoints and puts the VM back at its baseline.
-pub async fn cleanup() {
-    let hv = hypervisor();
-    for s in hv.snapshot_list().await.unwrap_or_default() {
-        if s.starts_with("temper-r") {
-            let _ = hv.snapshot_delete(&s).await;
-        }
-    }
-    hv.snapshot_revert("baseline").await.unwrap();
-}
 
 pub fn select(rule: &str, plan: &str) -> Scripted {
     Scripted::tool_call("select_rule", json!({"rule_id": rule, "plan": plan}))
