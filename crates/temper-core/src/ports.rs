@@ -120,22 +120,52 @@ pub trait Guest: Send + Sync {
     async fn reconnect(&self, within: Duration) -> PortResult<()>;
 }
 
-/// Time spent in the guest and the hypervisor, summed by [`Timed`].
+/// Time spent in the guest and the hypervisor, as measured by [`Timed`]: wall time during which
+/// at least one call is in flight, so calls that overlap (a scan and its watchdog) count once.
 #[derive(Debug, Default)]
 pub struct Clock {
-    nanos: std::sync::atomic::AtomicU64,
+    state: std::sync::Mutex<ClockState>,
+}
+
+#[derive(Debug, Default)]
+struct ClockState {
+    in_flight: u32,
+    since: Option<std::time::Instant>,
+    total: Duration,
 }
 
 impl Clock {
-    pub fn add(&self, d: Duration) {
-        self.nanos.fetch_add(d.as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+    /// Counts from now until the guard is dropped (a finished or cancelled call).
+    pub fn enter(&self) -> InFlight<'_> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.in_flight == 0 {
+            s.since = Some(std::time::Instant::now());
+        }
+        s.in_flight += 1;
+        InFlight(self)
     }
     pub fn total(&self) -> Duration {
-        Duration::from_nanos(self.nanos.load(std::sync::atomic::Ordering::Relaxed))
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.total + s.since.filter(|_| s.in_flight > 0).map_or(Duration::ZERO, |t| t.elapsed())
     }
 }
 
-/// Wraps a port and adds the time of every call to a [`Clock`].
+/// One call in flight on a [`Clock`].
+pub struct InFlight<'a>(&'a Clock);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut s = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.in_flight -= 1;
+        if s.in_flight == 0
+            && let Some(t) = s.since.take()
+        {
+            s.total += t.elapsed();
+        }
+    }
+}
+
+/// Wraps a port and counts the time of its calls on a [`Clock`].
 pub struct Timed<'a, T: ?Sized> {
     pub inner: &'a T,
     pub clock: &'a Clock,
@@ -143,10 +173,8 @@ pub struct Timed<'a, T: ?Sized> {
 
 macro_rules! timed {
     ($self:ident, $e:expr) => {{
-        let t = std::time::Instant::now();
-        let r = $e.await;
-        $self.clock.add(t.elapsed());
-        r
+        let _in_flight = $self.clock.enter();
+        $e.await
     }};
 }
 
@@ -176,5 +204,35 @@ impl<T: Hypervisor + ?Sized> Hypervisor for Timed<'_, T> {
     }
     async fn snapshot_delete(&self, name: &str) -> PortResult<()> {
         timed!(self, self.inner.snapshot_delete(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::thread::sleep;
+    use std::time::{Duration, Instant};
+
+    use super::Clock;
+
+    #[test]
+    fn overlapping_calls_count_once() {
+        let clock = Clock::default();
+        let step = Duration::from_millis(20);
+        let t0 = Instant::now();
+        let a = clock.enter();
+        sleep(step);
+        let (b, tb) = (clock.enter(), Instant::now());
+        sleep(step);
+        drop(a);
+        let a_took = t0.elapsed();
+        sleep(step);
+        drop(b);
+        let (b_took, whole) = (tb.elapsed(), t0.elapsed());
+        let total = clock.total();
+        assert!(total <= whole, "no more than the wall time: {total:?} > {whole:?}");
+        assert!(total >= a_took.max(b_took), "at least the longest call: {total:?}");
+        assert!(total < a_took + b_took, "the overlap counts once: {total:?} vs {:?}", a_took + b_took);
+        sleep(step);
+        assert_eq!(clock.total(), total, "nothing counts while no call is in flight");
     }
 }

@@ -123,7 +123,7 @@ impl Ralph<'_> {
         self.store.set_scores(run, score, None).await?;
         let counts = scan.results.counts(false);
         self.store
-            .event(run, "scan", None, json!({"kind": "full", "counts": counts, "score": score, "secs": scan.took.as_secs_f64()}))
+            .event(run, "scan", None, json!({"kind": "full", "counts": counts, "score": score, "secs": scan.took.as_secs_f64(), "stalls": scan.stalls}))
             .await?;
         Ok(())
     }
