@@ -47,3 +47,29 @@ async fn stock_agent_fixes_real_rules_on_the_standard_profile() {
     assert!(ckl.contains("NotAFinding"), "fixed rules are NotAFinding in the checklist");
     w.cleanup().await;
 }
+
+/// Not applicable at baseline, applicable (and failing) once rsyslog is installed: the logrotate
+/// package comes with it.
+const LOGROTATE: &str = "xccdf_org.ssgproject.content_rule_ensure_logrotate_activated";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_another_fix_makes_applicable_is_reopened_and_fixed_in_the_same_run() {
+    require_vm().await;
+    let w = World::new();
+    let out = w.run(&["run", "--agent", "stock", "--profile", STANDARD, "--rules", "package_rsyslog_installed,ensure_logrotate_activated", "--quiet", "--json"]).await;
+    assert_eq!(out.status.code(), Some(2), "other rules of the profile remain failing");
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap();
+    let r = store.rule(run.id, LOGROTATE).await.unwrap().unwrap();
+    assert_eq!(r.initial_result, "notapplicable", "the first scan found it not applicable");
+    assert_eq!(r.status, "fixed", "{r:?}");
+    assert_eq!(r.final_result.as_deref(), Some("pass"));
+    let events = store.events(run.id, 0).await.unwrap();
+    let reopened: Vec<_> = events.iter().filter(|e| e.kind == "rule_applicable").map(|e| e.rule_id.clone().unwrap_or_default()).collect();
+    assert!(reopened.contains(&LOGROTATE.to_string()), "reopened by the final scan: {reopened:?}");
+    let order: Vec<String> = store.attempts(run.id).await.unwrap().into_iter().map(|a| a.rule_id).collect();
+    assert_eq!(order.last().map(String::as_str), Some(LOGROTATE), "worked on after rsyslog's fix: {order:?}");
+    assert_eq!(rescan(&w, LOGROTATE).await, "pass", "an independent rescan agrees");
+    assert!(healthy().await);
+    w.cleanup().await;
+}

@@ -5,6 +5,7 @@ use serde_json::json;
 use temper_scap::Outcome;
 
 use super::{LoopResult, Phase, Ralph};
+use crate::scan::Scan;
 
 /// Exit codes: every failing rule fixed or dispositioned; some remain.
 pub const EXIT_DONE: i64 = 0;
@@ -14,10 +15,31 @@ pub const EXIT_REMAINING: i64 = 2;
 pub type Summary = temper_store::RunSummary;
 
 impl Ralph<'_> {
-    #[tracing::instrument(name = "finish", skip_all)]
-    pub(super) async fn finish(&self, run: i64) -> LoopResult<Summary> {
+    /// The final full scan. A rule not applicable at the first scan that fails now (another
+    /// fix made it applicable) reopens as pending, or takes the skill's disposition; the loop
+    /// goes on while any in the run's scope reopened. A rule reopens once at most, so it ends.
+    #[tracing::instrument(name = "final_scan", skip_all)]
+    pub(super) async fn final_scan(&self, run: i64) -> LoopResult<(Scan, usize)> {
         self.phase(run, Phase::Finish, None, 0).await?;
         let scan = self.scanner.scan(self.guest, &[]).await?;
+        let mut reopened = 0;
+        for r in self.store.rules(run).await? {
+            if r.status != Outcome::NotApplicable.as_str() || scan.outcome(&r.rule_id) != Some(Outcome::Fail) {
+                continue;
+            }
+            let (status, reason) = match self.skill.disposition(temper_scap::short_rule_id(&r.rule_id)) {
+                Some(d) => (d.disposition.as_str(), d.reason.as_str()),
+                None => ("pending", "not applicable at the first scan; fails since other rules' fixes made it applicable"),
+            };
+            reopened += usize::from(status == "pending" && self.in_scope(&r.rule_id));
+            self.store.set_rule_status(run, &r.rule_id, status, Some(reason)).await?;
+            self.store.event(run, "rule_applicable", Some(&r.rule_id), json!({"status": status})).await?;
+        }
+        Ok((scan, reopened))
+    }
+
+    #[tracing::instrument(name = "finish", skip_all)]
+    pub(super) async fn finish(&self, run: i64, scan: &Scan) -> LoopResult<Summary> {
         for r in self.store.rules(run).await? {
             let after = scan.outcome(&r.rule_id).map_or("missing".to_string(), |o| o.to_string());
             self.store.set_final_result(run, &r.rule_id, &after).await?;

@@ -83,20 +83,24 @@ impl Ralph<'_> {
     #[tracing::instrument(name = "run", skip_all, fields(run = run))]
     pub async fn run(&self, run: i64) -> LoopResult<Summary> {
         let mut state = self.preflight(run).await?;
-        loop {
+        let last = loop {
             if state.batch_due() {
                 self.check_regressions(run, &mut state).await?;
             }
             if let Some(pick) = self.pick(run, &mut state).await? {
                 self.work_on(run, &mut state, pick).await?;
-            } else if state.pending.is_empty() {
-                break;
-            } else {
+            } else if !state.pending.is_empty() {
                 // The last batch; a regression reopens rules, so pick again after it.
                 self.check_regressions(run, &mut state).await?;
+            } else {
+                // Other fixes can make rules applicable (auditd's rules once auditd is in).
+                let (scan, reopened) = self.final_scan(run).await?;
+                if reopened == 0 {
+                    break scan;
+                }
             }
-        }
-        self.finish(run).await
+        };
+        self.finish(run, &last).await
     }
 }
 
