@@ -1,13 +1,15 @@
 //! `temper run --agent stock` against `oscap xccdf eval --remediate`, on the same VM and profile,
 //! each from the baseline snapshot and each followed by an independent full rescan and the
-//! health check. Prints rules fixed, still failing, health and wall time for both, and the ratio.
+//! health check. Prints rules fixed, still failing, newly failing (failing at the end, not at
+//! baseline: another fix made them applicable), health and wall time for both, and the ratio.
 //!
 //! TEMPER_BENCH_PROFILE (default anssi_bp28_high; `standard` is a quick one) and optionally
 //! TEMPER_BENCH_RULES (comma-separated short ids) restrict both sides alike. Rules the skill
-//! skips, waives or defers (partitioning, the grub password, the harness's NOPASSWD sudo, the
-//! hours-long AIDE database build) are out of scope for both: oscap gets them as `--skip-rule`.
+//! skips, waives or defers (partitioning, the grub password, the sudo settings that would lock
+//! the harness out, the hours-long AIDE database build) are out of scope for both: oscap gets
+//! them as `--skip-rule`.
 //!
-//! A full ANSSI run takes longer than one sitting under TCG. With TEMPER_BENCH_CONTINUE=1 a run
+//! A full ANSSI run takes about 75 min for temper's side under TCG. With TEMPER_BENCH_CONTINUE=1 a run
 //! cut off during temper's side (its database is kept under `target/bench/<profile>/`) goes on
 //! with `temper resume`; temper's wall time is then the sum of its segments, read from the
 //! run's event timestamps (a segment ends at its last event).
@@ -25,6 +27,8 @@ const PREFIX: &str = "xccdf_org.ssgproject.content_profile_";
 struct Outcome {
     fixed: BTreeSet<String>,
     still_failing: usize,
+    /// Failing at the end, passing or not applicable at baseline (other fixes made them apply).
+    newly_failing: usize,
     healthy: bool,
     wall: Duration,
     harness_pct: Option<f64>,
@@ -34,9 +38,10 @@ const TEMPER: &str = "temper run --agent stock";
 
 fn row(name: &str, o: &Outcome) -> String {
     format!(
-        "{name:<26} {:>7} {:>14} {:>9} {:>10.1}s {:>10}",
+        "{name:<26} {:>7} {:>14} {:>14} {:>9} {:>10.1}s {:>10}",
         o.fixed.len(),
         o.still_failing,
+        o.newly_failing,
         o.healthy,
         o.wall.as_secs_f64(),
         o.harness_pct.map(|p| format!("{p:.2}%")).unwrap_or("-".into())
@@ -64,8 +69,9 @@ async fn restore(hv: &LibvirtHypervisor, guest: &SshGuest) {
 }
 
 /// Independent check: a full scan and the health check. A VM that can no longer be scanned
-/// (SSH or sudo gone) counts as nothing fixed and unhealthy.
-async fn judge(scanner: &Scanner, guest: &SshGuest, failing: &BTreeSet<String>) -> (BTreeSet<String>, usize, bool) {
+/// (SSH or sudo gone) counts as nothing fixed and unhealthy. `ignore`: failing at baseline, or
+/// out of scope, so not newly failing.
+async fn judge(scanner: &Scanner, guest: &SshGuest, failing: &BTreeSet<String>, ignore: &BTreeSet<String>) -> Outcome {
     let scan = match guest.reconnect(Duration::from_secs(180)).await {
         Ok(()) => scanner.scan(guest, &[]).await.map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
@@ -74,13 +80,14 @@ async fn judge(scanner: &Scanner, guest: &SshGuest, failing: &BTreeSet<String>) 
         Ok(s) => s,
         Err(e) => {
             println!("  the VM could not be scanned after this side: {e}");
-            return (BTreeSet::new(), failing.len(), false);
+            return Outcome { fixed: BTreeSet::new(), still_failing: failing.len(), newly_failing: 0, healthy: false, wall: Duration::ZERO, harness_pct: None };
         }
     };
     let now_failing: BTreeSet<String> = scan.with(temper_scap::Outcome::Fail).into_iter().collect();
     let fixed = failing.iter().filter(|r| scan.outcome(r) == Some(temper_scap::Outcome::Pass)).cloned().collect();
     let healthy = checks::health(guest, "/usr/local/bin/mission-healthcheck").await.map(|h| h.ok).unwrap_or(false);
-    (fixed, now_failing.intersection(failing).count(), healthy)
+    let (still_failing, newly_failing) = (now_failing.intersection(failing).count(), now_failing.difference(ignore).count());
+    Outcome { fixed, still_failing, newly_failing, healthy, wall: Duration::ZERO, harness_pct: None }
 }
 
 #[tokio::main]
@@ -99,20 +106,22 @@ async fn main() {
     let saved = db.join("failing-at-baseline.json");
     let go_on = std::env::var("TEMPER_BENCH_CONTINUE").is_ok_and(|v| v == "1") && saved.exists();
 
-    let mut failing: BTreeSet<String> = if go_on {
+    // Every rule failing at baseline; `failing` is those of them in the run's scope.
+    let at_baseline: BTreeSet<String> = if go_on {
         serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap()
     } else {
         let _ = std::fs::remove_dir_all(&db);
         std::fs::create_dir_all(&db).unwrap();
         restore(&hv, &guest).await;
         let before = scanner.scan(&guest, &[]).await.unwrap();
-        let mut failing: BTreeSet<String> = before.with(temper_scap::Outcome::Fail).into_iter().collect();
-        if !rules.is_empty() {
-            failing.retain(|r| rules.contains(r));
-        }
-        std::fs::write(&saved, serde_json::to_vec(&failing).unwrap()).unwrap();
-        failing
+        let at_baseline = before.with(temper_scap::Outcome::Fail).into_iter().collect();
+        std::fs::write(&saved, serde_json::to_vec(&at_baseline).unwrap()).unwrap();
+        at_baseline
     };
+    let mut failing = at_baseline.clone();
+    if !rules.is_empty() {
+        failing.retain(|r| rules.contains(r));
+    }
     println!("profile {profile}: {} rules failing at baseline{}", failing.len(), if rules.is_empty() { "" } else { " (restricted)" });
 
     // temper, stock agent.
@@ -147,6 +156,8 @@ async fn main() {
         .filter(|r| matches!(r.status.as_str(), "skipped" | "waived" | "deferred"))
         .map(|r| r.rule_id.clone())
         .collect();
+    let mut ignore = at_baseline.clone();
+    ignore.extend(out_of_scope.iter().cloned());
     failing.retain(|r| !out_of_scope.contains(r));
     println!("{} rules failing at baseline are in scope ({} skipped, waived or deferred by the skill)", failing.len(), out_of_scope.len());
     let escalated: Vec<String> = rows
@@ -156,8 +167,7 @@ async fn main() {
         .collect();
     let batch = store.run(run).await.unwrap().regression_every;
     let count = |kind: &str| events.iter().filter(|e| e.kind == kind).count();
-    let (fixed, still, healthy) = judge(&scanner, &guest, &failing).await;
-    let temper = Outcome { fixed, still_failing: still, healthy, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
+    let temper = Outcome { wall: temper_wall, harness_pct: summary["harness_pct"].as_f64(), ..judge(&scanner, &guest, &failing, &ignore).await };
     // Each side's figures as soon as they are known: a long run may be cut off before the other.
     println!("{}", row(TEMPER, &temper));
     println!("  temper ran in {segments} segment(s); its wall time is their sum");
@@ -178,11 +188,10 @@ async fn main() {
     if let Err(e) = &r {
         println!("oscap --remediate: {e}");
     }
-    let (fixed, still, healthy) = judge(&scanner, &guest, &failing).await;
-    let oscap = Outcome { fixed, still_failing: still, healthy, wall: oscap_wall, harness_pct: None };
+    let oscap = Outcome { wall: oscap_wall, ..judge(&scanner, &guest, &failing, &ignore).await };
     restore(&hv, &guest).await;
 
-    println!("{:<26} {:>7} {:>14} {:>9} {:>11} {:>10}", "", "fixed", "still failing", "healthy", "wall", "harness");
+    println!("{:<26} {:>7} {:>14} {:>14} {:>9} {:>11} {:>10}", "", "fixed", "still failing", "newly failing", "healthy", "wall", "harness");
     for (name, o) in [(TEMPER, &temper), ("oscap --remediate", &oscap)] {
         println!("{}", row(name, o));
     }
