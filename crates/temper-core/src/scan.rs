@@ -160,12 +160,12 @@ impl Scanner {
     /// `stall_after`. A sample that cannot be read never counts as a stall.
     async fn watch(&self, guest: &dyn Guest) {
         tokio::time::sleep(WATCH_FROM).await;
-        let (mut last, mut since) = (None, tokio::time::Instant::now());
+        let (mut last, mut since) = (None, Instant::now());
         loop {
             let probe = Exec::new(["ps", "-C", "oscap", "-o", "times="]).as_user().timeout(Duration::from_secs(30));
             let cpu = guest.exec(probe).await.ok().and_then(|o| cpu_seconds(&o.stdout_str()));
             match cpu {
-                Some(_) if cpu != last => (last, since) = (cpu, tokio::time::Instant::now()),
+                Some(_) if cpu != last => (last, since) = (cpu, Instant::now()),
                 Some(_) if since.elapsed() >= self.stall_after => return,
                 _ => {}
             }

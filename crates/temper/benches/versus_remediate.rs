@@ -25,13 +25,18 @@ const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
 const PREFIX: &str = "xccdf_org.ssgproject.content_profile_";
 
 struct Outcome {
+    judged: Judged,
+    wall: Duration,
+    harness_pct: Option<f64>,
+}
+
+/// What the independent full scan and health check found after one side.
+struct Judged {
     fixed: BTreeSet<String>,
     still_failing: usize,
     /// Failing at the end, passing or not applicable at baseline (other fixes made them apply).
     newly_failing: usize,
     healthy: bool,
-    wall: Duration,
-    harness_pct: Option<f64>,
 }
 
 const TEMPER: &str = "temper run --agent stock";
@@ -39,10 +44,10 @@ const TEMPER: &str = "temper run --agent stock";
 fn row(name: &str, o: &Outcome) -> String {
     format!(
         "{name:<26} {:>7} {:>14} {:>14} {:>9} {:>10.1}s {:>10}",
-        o.fixed.len(),
-        o.still_failing,
-        o.newly_failing,
-        o.healthy,
+        o.judged.fixed.len(),
+        o.judged.still_failing,
+        o.judged.newly_failing,
+        o.judged.healthy,
         o.wall.as_secs_f64(),
         o.harness_pct.map(|p| format!("{p:.2}%")).unwrap_or("-".into())
     )
@@ -71,7 +76,7 @@ async fn restore(hv: &LibvirtHypervisor, guest: &SshGuest) {
 /// Independent check: a full scan and the health check. A VM that can no longer be scanned
 /// (SSH or sudo gone) counts as nothing fixed and unhealthy. `ignore`: failing at baseline, or
 /// out of scope, so not newly failing.
-async fn judge(scanner: &Scanner, guest: &SshGuest, failing: &BTreeSet<String>, ignore: &BTreeSet<String>) -> Outcome {
+async fn judge(scanner: &Scanner, guest: &SshGuest, failing: &BTreeSet<String>, ignore: &BTreeSet<String>) -> Judged {
     let scan = match guest.reconnect(Duration::from_secs(180)).await {
         Ok(()) => scanner.scan(guest, &[]).await.map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
@@ -80,14 +85,14 @@ async fn judge(scanner: &Scanner, guest: &SshGuest, failing: &BTreeSet<String>, 
         Ok(s) => s,
         Err(e) => {
             println!("  the VM could not be scanned after this side: {e}");
-            return Outcome { fixed: BTreeSet::new(), still_failing: failing.len(), newly_failing: 0, healthy: false, wall: Duration::ZERO, harness_pct: None };
+            return Judged { fixed: BTreeSet::new(), still_failing: failing.len(), newly_failing: 0, healthy: false };
         }
     };
     let now_failing: BTreeSet<String> = scan.with(temper_scap::Outcome::Fail).into_iter().collect();
     let fixed = failing.iter().filter(|r| scan.outcome(r) == Some(temper_scap::Outcome::Pass)).cloned().collect();
     let healthy = checks::health(guest, "/usr/local/bin/mission-healthcheck").await.map(|h| h.ok).unwrap_or(false);
     let (still_failing, newly_failing) = (now_failing.intersection(failing).count(), now_failing.difference(ignore).count());
-    Outcome { fixed, still_failing, newly_failing, healthy, wall: Duration::ZERO, harness_pct: None }
+    Judged { fixed, still_failing, newly_failing, healthy }
 }
 
 #[tokio::main]
@@ -167,7 +172,7 @@ async fn main() {
         .collect();
     let batch = store.run(run).await.unwrap().regression_every;
     let count = |kind: &str| events.iter().filter(|e| e.kind == kind).count();
-    let temper = Outcome { wall: temper_wall, harness_pct: summary["harness_pct"].as_f64(), ..judge(&scanner, &guest, &failing, &ignore).await };
+    let temper = Outcome { judged: judge(&scanner, &guest, &failing, &ignore).await, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
     // Each side's figures as soon as they are known: a long run may be cut off before the other.
     println!("{}", row(TEMPER, &temper));
     println!("  temper ran in {segments} segment(s); its wall time is their sum");
@@ -188,7 +193,7 @@ async fn main() {
     if let Err(e) = &r {
         println!("oscap --remediate: {e}");
     }
-    let oscap = Outcome { wall: oscap_wall, ..judge(&scanner, &guest, &failing, &ignore).await };
+    let oscap = Outcome { judged: judge(&scanner, &guest, &failing, &ignore).await, wall: oscap_wall, harness_pct: None };
     restore(&hv, &guest).await;
 
     println!("{:<26} {:>7} {:>14} {:>14} {:>9} {:>11} {:>10}", "", "fixed", "still failing", "newly failing", "healthy", "wall", "harness");
@@ -207,10 +212,10 @@ async fn main() {
         println!("  escalated by temper: {e}");
     }
     let status = |r: &String| rows.iter().find(|x| &x.rule_id == r).map(|x| format!("{} {}", x.status, x.reason.clone().unwrap_or_default()));
-    for r in oscap.fixed.difference(&temper.fixed) {
+    for r in oscap.judged.fixed.difference(&temper.judged.fixed) {
         println!("  fixed by oscap, not temper: {} (temper: {})", temper_scap::short_rule_id(r), status(r).unwrap_or_default());
     }
-    for r in temper.fixed.difference(&oscap.fixed) {
+    for r in temper.judged.fixed.difference(&oscap.judged.fixed) {
         println!("  fixed by temper, not oscap: {}", temper_scap::short_rule_id(r));
     }
 }
