@@ -37,10 +37,7 @@ pub fn check_ban(pattern: &str) -> Result<Regex, String> {
     }
     let hits = CORPUS.iter().filter(|s| re.is_match(s)).count();
     if hits * 2 > CORPUS.len() {
-        return Err(format!(
-            "ban is too broad: it matches {hits} of {} unrelated sample scripts",
-            CORPUS.len()
-        ));
+        return Err(format!("ban is too broad: it matches {hits} of {} unrelated sample scripts", CORPUS.len()));
     }
     Ok(re)
 }

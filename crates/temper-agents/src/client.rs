@@ -54,10 +54,7 @@ enum Fault {
 
 impl LlmClient {
     pub fn new(cfg: LlmConfig) -> Result<Self, ClientError> {
-        let http = reqwest::Client::builder()
-            .timeout(cfg.timeout)
-            .connect_timeout(cfg.connect_timeout)
-            .build()?;
+        let http = reqwest::Client::builder().timeout(cfg.timeout).connect_timeout(cfg.connect_timeout).build()?;
         Ok(Self { http, cfg })
     }
 
@@ -90,9 +87,7 @@ impl LlmClient {
         let latency = started.elapsed();
         match result {
             Ok(response) => Ok(Exchange { response, retries, latency }),
-            Err(Fault::Transient { reason, .. }) | Err(Fault::Fatal(reason)) => {
-                Err(CallError::Unavailable { retries, reason, latency })
-            }
+            Err(Fault::Transient { reason, .. }) | Err(Fault::Fatal(reason)) => Err(CallError::Unavailable { retries, reason, latency }),
             Err(Fault::BadReply(reason)) => Err(CallError::BadReply { retries, reason, latency }),
         }
     }
@@ -109,15 +104,20 @@ impl LlmClient {
         if !status.is_success() {
             return Err(classify(status, retry_after, &body));
         }
-        serde_json::from_str::<ChatResponse>(&body)
-            .map_err(|e| Fault::BadReply(format!("response is not a chat completion: {e}")))
+        serde_json::from_str::<ChatResponse>(&body).map_err(|e| Fault::BadReply(format!("response is not a chat completion: {e}")))
     }
 }
 
 fn transport(e: reqwest::Error) -> Fault {
     // reqwest errors are all network-level here (send or body read): connection refused or
     // reset, timeouts, truncated bodies. Build errors cannot happen for a fixed valid URL.
-    let kind = if e.is_timeout() { "timeout" } else if e.is_connect() { "connect" } else { "transport" };
+    let kind = if e.is_timeout() {
+        "timeout"
+    } else if e.is_connect() {
+        "connect"
+    } else {
+        "transport"
+    };
     Fault::Transient { reason: format!("{kind}: {}", chain(&e)), retry_after: None }
 }
 
@@ -125,9 +125,9 @@ fn classify(status: StatusCode, retry_after: Option<Duration>, body: &str) -> Fa
     let message = error_message(body);
     let reason = format!("http {}: {message}", status.as_u16());
     match status.as_u16() {
-        500 if is_model_parse_failure(&message) => Fault::BadReply(format!(
-            "server could not parse the model's output as a tool call ({reason})"
-        )),
+        500 if is_model_parse_failure(&message) => {
+            Fault::BadReply(format!("server could not parse the model's output as a tool call ({reason})"))
+        }
         429 | 500 | 502 | 503 | 504 | 529 => Fault::Transient { reason, retry_after },
         _ => Fault::Fatal(reason),
     }
@@ -135,9 +135,7 @@ fn classify(status: StatusCode, retry_after: Option<Duration>, body: &str) -> Fa
 
 fn is_model_parse_failure(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
-    m.contains("model produced output")
-        || m.contains("does not match the expected")
-        || m.contains("failed to parse")
+    m.contains("model produced output") || m.contains("does not match the expected") || m.contains("failed to parse")
 }
 
 /// The `error.message` of an OpenAI-style error body, else the body's start.

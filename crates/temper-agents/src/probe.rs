@@ -1,6 +1,6 @@
 //! `temper llm probe`: one Worker-shaped request, reported as JSON.
 use serde::Serialize;
-use temper_core::agent::{AgentError, FixContext, FixSource, TurnRecord};
+use temper_core::agent::{AgentError, FixContext, FixSource, TurnMode, TurnRecord, TurnRole};
 
 use crate::client::LlmClient;
 use crate::config::LlmConfig;
@@ -12,7 +12,7 @@ use crate::llm::propose_with;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ProbeReport {
     pub ok: bool,
-    pub mode: String,
+    pub mode: TurnMode,
     /// Calls after the first, dropped.
     pub dropped_calls: u32,
     pub retries: u32,
@@ -38,11 +38,7 @@ pub async fn probe(config: &LlmConfig) -> ProbeReport {
         Ok(turn) => {
             let mut r = report(turn.records.first());
             r.ok = true;
-            r.mode = match turn.value.1 {
-                FixSource::Text => "text",
-                _ => "native",
-            }
-            .into();
+            r.mode = if turn.value.1 == FixSource::LlmText { TurnMode::Text } else { TurnMode::Native };
             r
         }
         Err(AgentError::NoFix(reason)) => failed(reason, None),
@@ -57,10 +53,10 @@ fn failed(error: String, record: Option<&TurnRecord>) -> ProbeReport {
 }
 
 fn report(record: Option<&TurnRecord>) -> ProbeReport {
-    let r = record.cloned().unwrap_or_default();
+    let r = record.cloned().unwrap_or_else(|| TurnRecord::new(TurnRole::Worker, ""));
     ProbeReport {
         ok: false,
-        mode: if r.mode.is_empty() { "none".into() } else { r.mode },
+        mode: r.mode,
         dropped_calls: u32::try_from(r.tool_calls_dropped.len()).unwrap_or(u32::MAX),
         retries: r.retries,
         error: None,

@@ -81,12 +81,7 @@ impl Assembled {
 
     /// Kept sections other than those named in `except`, joined by blank lines.
     pub fn join_except(&self, except: &[&str]) -> String {
-        let texts: Vec<&str> = self
-            .parts
-            .iter()
-            .filter(|(n, _)| !except.contains(&n.as_str()))
-            .map(|(_, t)| t.as_str())
-            .collect();
+        let texts: Vec<&str> = self.parts.iter().filter(|(n, _)| !except.contains(&n.as_str())).map(|(_, t)| t.as_str()).collect();
         texts.join("\n\n")
     }
 }

@@ -49,8 +49,7 @@ impl SkillPrompts {
 
     pub fn read(&self, file: PromptFile) -> Result<String, PromptError> {
         let path = self.dir.join(file.file_name());
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| PromptError::Read { path: path.display().to_string(), source: e })?;
+        let text = std::fs::read_to_string(&path).map_err(|e| PromptError::Read { path: path.display().to_string(), source: e })?;
         if text.trim().is_empty() {
             return Err(PromptError::Empty { path: path.display().to_string() });
         }

@@ -1,8 +1,8 @@
 //! The stock agent: no LLM. It applies the datastream's own fixes and gives up after one failure.
 use async_trait::async_trait;
 use temper_core::agent::{
-    AgentError, AgentResult, ApplyFix, Architect, Decision, FixContext, FixSource, PickContext,
-    ReengageContext, ReflectContext, Reflection, Reflector, Selection, Turn, Worker,
+    AgentError, AgentResult, ApplyFix, Architect, Decision, FixContext, FixSource, PickContext, ReengageContext, ReflectContext,
+    Reflection, Reflector, Selection, Turn, Worker,
 };
 
 use crate::text::clip;
@@ -21,10 +21,7 @@ impl Architect for StockAgent {
             .iter()
             .find(|c| c.has_stock_fix && c.attempts == 0)
             .ok_or_else(|| AgentError::NoFix("no candidate with an untried stock fix".into()))?;
-        Ok(Turn::bare(Selection {
-            rule_id: c.rule_id.clone(),
-            plan: format!("apply the datastream's stock fix for {}", c.rule_id),
-        }))
+        Ok(Turn::bare(Selection { rule_id: c.rule_id.clone(), plan: format!("apply the datastream's stock fix for {}", c.rule_id) }))
     }
 
     /// ESCALATE once the stock fix has been tried; there is nothing else to try.
@@ -48,11 +45,7 @@ impl Worker for StockAgent {
             .filter(|f| !f.trim().is_empty())
             .ok_or_else(|| AgentError::NoFix(format!("no stock fix for {}", ctx.rule_id)))?;
         Ok(Turn::bare((
-            ApplyFix {
-                fix_script: fix.to_owned(),
-                revert_script: String::new(),
-                description: format!("stock fix for {}", ctx.rule_id),
-            },
+            ApplyFix { fix_script: fix.to_owned(), revert_script: String::new(), description: format!("stock fix for {}", ctx.rule_id) },
             FixSource::Stock,
         )))
     }
@@ -63,11 +56,8 @@ impl Reflector for StockAgent {
     /// Deterministic, from the verdict and the first line of the diagnostics.
     async fn reflect(&self, ctx: &ReflectContext) -> AgentResult<Reflection> {
         let first = ctx.diagnostics.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-        let distilled = if first.is_empty() {
-            format!("stock fix: {}", ctx.verdict)
-        } else {
-            format!("stock fix: {}: {first}", ctx.verdict)
-        };
+        let distilled =
+            if first.is_empty() { format!("stock fix: {}", ctx.verdict) } else { format!("stock fix: {}: {first}", ctx.verdict) };
         Ok(Turn::bare(Reflection {
             lesson: format!("stock fix did not fix {}: {}", ctx.rule_id, ctx.verdict),
             banned: None,

@@ -1,8 +1,8 @@
 //! Stock first, LLM where the stock fix is missing or has already been tried.
 use async_trait::async_trait;
 use temper_core::agent::{
-    AgentResult, ApplyFix, Architect, Decision, FixContext, FixSource, PickContext,
-    ReengageContext, ReflectContext, Reflection, Reflector, Selection, Worker,
+    AgentResult, ApplyFix, Architect, Decision, FixContext, FixSource, PickContext, ReengageContext, ReflectContext, Reflection, Reflector,
+    Selection, Worker,
 };
 
 use crate::llm::LlmAgent;
@@ -25,9 +25,7 @@ impl TieredAgent {
 /// The stock fix is used on the first attempt only, when there is one and no earlier attempt
 /// on the rule is remembered (a remembered attempt means the stock fix failed or broke something).
 pub fn uses_stock(ctx: &FixContext) -> bool {
-    ctx.attempt <= 1
-        && ctx.episodes.is_empty()
-        && ctx.stock_fix.as_deref().is_some_and(|f| !f.trim().is_empty())
+    ctx.attempt <= 1 && ctx.episodes.is_empty() && ctx.stock_fix.as_deref().is_some_and(|f| !f.trim().is_empty())
 }
 
 #[async_trait]
@@ -44,11 +42,7 @@ impl Architect for TieredAgent {
 #[async_trait]
 impl Worker for TieredAgent {
     async fn propose(&self, ctx: &FixContext) -> AgentResult<(ApplyFix, FixSource)> {
-        if uses_stock(ctx) {
-            self.stock.propose(ctx).await
-        } else {
-            self.llm.propose(ctx).await
-        }
+        if uses_stock(ctx) { self.stock.propose(ctx).await } else { self.llm.propose(ctx).await }
     }
 }
 

@@ -19,22 +19,8 @@ use serde_json::Value;
 use crate::tools::ToolSpec;
 use crate::wire::ResponseMessage;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Native,
-    Text,
-    None,
-}
-
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Native => "native",
-            Self::Text => "text",
-            Self::None => "none",
-        }
-    }
-}
+/// How a reply carried its call: the journal's turn mode.
+pub use temper_core::journal::TurnMode as Mode;
 
 /// One call as it came, arguments still a JSON string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,12 +56,9 @@ pub fn extract(msg: &ResponseMessage, tool: &ToolSpec, prefill: Option<&str>) ->
     Extracted { mode, calls }
 }
 
-static TAGGED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?s)<tool_call>\s*(.*?)\s*(?:</tool_call>|\z)").expect("valid regex"));
-static FENCED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?s)```([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)```").expect("valid regex"));
-static NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#""name"\s*:\s*"([^"]*)""#).expect("valid regex"));
+static TAGGED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?s)<tool_call>\s*(.*?)\s*(?:</tool_call>|\z)").expect("valid regex"));
+static FENCED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?s)```([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)```").expect("valid regex"));
+static NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#""name"\s*:\s*"([^"]*)""#).expect("valid regex"));
 
 pub fn text_calls(content: &str, tool: &ToolSpec) -> Vec<RawCall> {
     let tagged: Vec<RawCall> = TAGGED

@@ -18,11 +18,7 @@ impl ToolSpec {
     pub fn wire(&self) -> Tool {
         Tool {
             kind: "function",
-            function: FunctionDef {
-                name: self.name,
-                description: self.description,
-                parameters: self.parameters.clone(),
-            },
+            function: FunctionDef { name: self.name, description: self.description, parameters: self.parameters.clone() },
         }
     }
 }
@@ -149,8 +145,7 @@ pub struct TipArgs {
 
 /// Parses a call's arguments (a JSON string) into `T`, with a reason fit for the record.
 pub fn parse_args<T: serde::de::DeserializeOwned>(tool: &str, arguments: &str) -> Result<T, String> {
-    let value: Value = serde_json::from_str(arguments)
-        .map_err(|e| format!("{tool} arguments are not valid JSON: {e}"))?;
+    let value: Value = serde_json::from_str(arguments).map_err(|e| format!("{tool} arguments are not valid JSON: {e}"))?;
     if !value.is_object() {
         return Err(format!("{tool} arguments are not a JSON object"));
     }
@@ -175,8 +170,7 @@ mod tests {
 
     #[test]
     fn wrong_type_is_rejected() {
-        let e = parse_args::<ApplyFixArgs>("apply_fix", r#"{"fix_script":1,"revert_script":"r","description":"d"}"#)
-            .unwrap_err();
+        let e = parse_args::<ApplyFixArgs>("apply_fix", r#"{"fix_script":1,"revert_script":"r","description":"d"}"#).unwrap_err();
         assert!(e.contains("invalid type"), "{e}");
     }
 

@@ -12,7 +12,7 @@
 //! `latency_ms` is the whole call, retries and back-off included.
 use std::time::Duration;
 
-use temper_core::agent::{AgentError, TurnRecord};
+use temper_core::agent::{AgentError, TurnRecord, TurnRole};
 
 use crate::client::{CallError, LlmClient};
 use crate::prompt::{Section, assemble, estimate_tokens};
@@ -26,7 +26,7 @@ const MESSAGE_OVERHEAD: u32 = 8;
 const TOOLS_OVERHEAD: u32 = 120;
 
 pub struct TurnSpec<'a> {
-    pub role: &'static str,
+    pub role: TurnRole,
     pub system: String,
     /// User-message sections; the system prompt is added as a required section.
     pub sections: Vec<Section>,
@@ -50,9 +50,7 @@ pub enum Failure {
 impl Failure {
     pub fn into_agent_error(self) -> AgentError {
         match self {
-            Self::Unavailable { retries, reason, record } => {
-                AgentError::Unavailable { retries, reason, records: vec![record] }
-            }
+            Self::Unavailable { retries, reason, record } => AgentError::Unavailable { retries, reason, records: vec![record] },
             Self::Rejected { reason, record, .. } => AgentError::Rejected { reason, records: vec![record] },
         }
     }
@@ -76,19 +74,11 @@ pub async fn run<T>(
     mut validate: impl FnMut(&str) -> Result<T, String>,
 ) -> Result<Parsed<T>, Failure> {
     let cfg = client.config();
-    let mut record = TurnRecord {
-        role: spec.role.into(),
-        model: cfg.model.clone(),
-        mode: Mode::None.as_str().into(),
-        ..TurnRecord::default()
-    };
+    let mut record = TurnRecord::new(spec.role, cfg.model.clone());
     let tools = vec![spec.tool.wire()];
     let tools_json = serde_json::to_string(&tools).unwrap_or_default();
     let prefill = prefill(client, spec.tool);
-    let fixed = estimate_tokens(&tools_json)
-        + TOOLS_OVERHEAD
-        + 3 * MESSAGE_OVERHEAD
-        + prefill.as_deref().map_or(0, estimate_tokens);
+    let fixed = estimate_tokens(&tools_json) + TOOLS_OVERHEAD + 3 * MESSAGE_OVERHEAD + prefill.as_deref().map_or(0, estimate_tokens);
     let room = cfg.context_tokens.saturating_sub(cfg.max_tokens).saturating_sub(fixed);
     let budget = spec.budget.min(room);
 
@@ -105,10 +95,8 @@ pub async fn run<T>(
     record.sections = assembled.fates.clone();
     let system = assembled.part("system").unwrap_or_default().to_owned();
     let user = assembled.join_except(&["system"]);
-    record.prompt_chars = system.chars().count()
-        + user.chars().count()
-        + prefill.as_deref().map_or(0, |p| p.chars().count())
-        + tools_json.chars().count();
+    record.prompt_chars =
+        system.chars().count() + user.chars().count() + prefill.as_deref().map_or(0, |p| p.chars().count()) + tools_json.chars().count();
     record.prompt_tokens_est = assembled.tokens + fixed;
 
     let mut messages = vec![Message::system(system), Message::user(user)];
@@ -149,7 +137,7 @@ pub async fn run<T>(
     record.finish_reason = choice.finish_reason.clone();
     let content = choice.message.content.clone();
     let found = extract(&choice.message, spec.tool, prefill.as_deref());
-    record.mode = found.mode.as_str().into();
+    record.mode = found.mode;
     record.tool_calls_seen = u32::try_from(found.calls.len()).unwrap_or(u32::MAX);
 
     if choice.finish_reason.as_deref() == Some("length") {
@@ -184,8 +172,7 @@ pub async fn run<T>(
             }
         }
     }
-    record.tool_calls_dropped =
-        found.calls[1..].iter().map(|c| format!("tool_call_capped:{}", c.name)).collect();
+    record.tool_calls_dropped = found.calls[1..].iter().map(|c| format!("tool_call_capped:{}", c.name)).collect();
     let mut reason = first_reason.unwrap_or_default();
     if found.calls.len() > 1 {
         reason.push_str(&format!(" (and {} further call(s), none valid)", found.calls.len() - 1));

@@ -8,16 +8,13 @@ use temper_mockllm::{MockLlm, Scripted, ScriptedCall};
 
 #[tokio::test]
 async fn selects_an_offered_rule() {
-    let mock = MockLlm::start(vec![Scripted::tool_call(
-        "select_rule",
-        json!({"rule_id": TMOUT, "plan": "set TMOUT in /etc/profile.d"}),
-    )])
-    .await
-    .unwrap();
+    let mock = MockLlm::start(vec![Scripted::tool_call("select_rule", json!({"rule_id": TMOUT, "plan": "set TMOUT in /etc/profile.d"}))])
+        .await
+        .unwrap();
     let turn = agent(&mock.url()).select(&pick_context()).await.unwrap();
     assert_eq!(turn.value.rule_id, TMOUT);
     assert_eq!(turn.value.plan, "set TMOUT in /etc/profile.d");
-    assert_eq!(turn.records[0].role, "architect");
+    assert_eq!(turn.records[0].role.as_str(), "architect");
     let req = &mock.requests()[0];
     assert_eq!(req["tools"].as_array().unwrap().len(), 1);
     assert_eq!(req["tools"][0]["function"]["name"], "select_rule");
@@ -36,15 +33,18 @@ async fn unknown_rule_id_is_rejected() {
     let err = agent(&mock.url()).select(&pick_context()).await.unwrap_err();
     let AgentError::Rejected { reason, records } = err else { panic!("{err:?}") };
     assert!(reason.contains("not one of the 2 offered candidates"), "{reason}");
-    assert_eq!(records[0].role, "architect");
+    assert_eq!(records[0].role.as_str(), "architect");
 }
 
 #[tokio::test]
 async fn substring_of_a_candidate_id_does_not_match() {
-    for id in ["sshd_disable_root", "sshd_disable_root_login", "content_rule_sshd_disable_root_login", "XCCDF_ORG.SSGPROJECT.CONTENT_RULE_SSHD_DISABLE_ROOT_LOGIN"] {
-        let mock = MockLlm::start(vec![Scripted::tool_call("select_rule", json!({"rule_id": id, "plan": "p"}))])
-            .await
-            .unwrap();
+    for id in [
+        "sshd_disable_root",
+        "sshd_disable_root_login",
+        "content_rule_sshd_disable_root_login",
+        "XCCDF_ORG.SSGPROJECT.CONTENT_RULE_SSHD_DISABLE_ROOT_LOGIN",
+    ] {
+        let mock = MockLlm::start(vec![Scripted::tool_call("select_rule", json!({"rule_id": id, "plan": "p"}))]).await.unwrap();
         let err = agent(&mock.url()).select(&pick_context()).await.unwrap_err();
         assert!(matches!(err, AgentError::Rejected { .. }), "{id} must not match: {err:?}");
     }
@@ -69,10 +69,7 @@ async fn decide_with(reply: Scripted) -> (Decision, temper_core::agent::TurnReco
     let turn = agent(&mock.url()).reengage(&reengage_context()).await.unwrap();
     let req = &mock.requests()[0];
     assert_eq!(req["tools"][0]["function"]["name"], "decide");
-    assert_eq!(
-        req["tools"][0]["function"]["parameters"]["properties"]["decision"]["enum"],
-        json!(["CONTINUE", "PIVOT", "ESCALATE"])
-    );
+    assert_eq!(req["tools"][0]["function"]["parameters"]["properties"]["decision"]["enum"], json!(["CONTINUE", "PIVOT", "ESCALATE"]));
     (turn.value, turn.records.into_iter().next().unwrap())
 }
 
@@ -91,7 +88,7 @@ async fn reengage_decisions_by_tool_call() {
 async fn reengage_strict_text_form() {
     let (d, r) = decide_with(Scripted::text("ESCALATE: the rule needs a reboot")).await;
     assert_eq!(d, Decision::Escalate { reason: "the rule needs a reboot".into() });
-    assert_eq!(r.mode, "text");
+    assert_eq!(r.mode.as_str(), "text");
     assert!(r.error.is_none());
 }
 

@@ -8,11 +8,9 @@ use temper_mockllm::{MockLlm, Scripted, ScriptedCall};
 
 #[tokio::test]
 async fn native_probe_reports_usage_and_serializes_exact_keys() {
-    let mock = MockLlm::start(vec![Scripted::tool_calls(vec![
-        ScriptedCall::new("apply_fix", fix_args()),
-        ScriptedCall::new("apply_fix", fix_args()),
+    let mock = MockLlm::start(vec![
+        Scripted::tool_calls(vec![ScriptedCall::new("apply_fix", fix_args()), ScriptedCall::new("apply_fix", fix_args())]).usage(200, 40),
     ])
-    .usage(200, 40)])
     .await
     .unwrap();
     let r = probe(&config(&mock.url())).await;
@@ -43,7 +41,7 @@ async fn failed_probe_carries_the_reason() {
     let mock = MockLlm::start(vec![Scripted::text("no idea")]).await.unwrap();
     let r = probe(&config(&mock.url())).await;
     assert!(!r.ok);
-    assert_eq!(r.mode, "none");
+    assert_eq!(r.mode.as_str(), "none");
     assert!(r.error.unwrap().contains("no apply_fix call"));
     assert!(r.prompt_tokens.is_some());
 }

@@ -24,9 +24,8 @@ use tokio::sync::Mutex;
 static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
 
 fn url() -> String {
-    std::env::var("TEMPER_LLM_SMOKE_URL").unwrap_or_else(|_| {
-        panic!("TEMPER_LLM_SMOKE_URL is not set: this smoke test needs a real model (see tests/llm/serve-qwen.sh)")
-    })
+    std::env::var("TEMPER_LLM_SMOKE_URL")
+        .unwrap_or_else(|_| panic!("TEMPER_LLM_SMOKE_URL is not set: this smoke test needs a real model (see tests/llm/serve-qwen.sh)"))
 }
 
 fn config() -> LlmConfig {
@@ -75,13 +74,20 @@ async fn worker_turn_yields_exactly_one_apply_fix() {
     let r = &turn.records[0];
     println!(
         "real worker turn: mode={} source={source:?} prompt_tokens={:?} (est {}) completion_tokens={:?} latency_ms={} retries={} seen={} dropped={:?} finish={:?}",
-        r.mode, r.prompt_tokens, r.prompt_tokens_est, r.completion_tokens, r.latency_ms, r.retries, r.tool_calls_seen,
-        r.tool_calls_dropped, r.finish_reason
+        r.mode,
+        r.prompt_tokens,
+        r.prompt_tokens_est,
+        r.completion_tokens,
+        r.latency_ms,
+        r.retries,
+        r.tool_calls_seen,
+        r.tool_calls_dropped,
+        r.finish_reason
     );
     println!("fix_script: {:?}\nrevert_script: {:?}", fix.fix_script, fix.revert_script);
     assert_eq!(turn.records.len(), 1);
-    assert!(matches!(source, FixSource::Native | FixSource::Text));
-    assert_eq!(r.mode, if source == FixSource::Native { "native" } else { "text" });
+    assert!(matches!(source, FixSource::Llm | FixSource::LlmText));
+    assert_eq!(r.mode.as_str(), if source == FixSource::Llm { "native" } else { "text" });
     assert!(r.tool_calls_seen >= 1);
     assert_eq!(r.tool_calls_dropped.len() as u32, r.tool_calls_seen - 1);
     assert!(!fix.fix_script.trim().is_empty() && !fix.revert_script.trim().is_empty());
@@ -95,7 +101,7 @@ async fn probe_reports_a_parsed_call() {
     let report = probe(&config()).await;
     println!("probe: {}", serde_json::to_string(&report).unwrap());
     assert!(report.ok, "{report:?}");
-    assert!(report.mode == "native" || report.mode == "text");
+    assert!(matches!(report.mode.as_str(), "native" | "text"));
     assert!(report.prompt_tokens.unwrap_or(0) > 0 && report.completion_tokens.unwrap_or(0) > 0);
 }
 

@@ -77,9 +77,7 @@ async fn distilled_is_cut_to_200_chars_on_a_char_boundary() {
 
 #[tokio::test]
 async fn empty_lesson_is_rejected() {
-    let mock = MockLlm::start(vec![Scripted::tool_call("reflect", json!({"lesson": " ", "distilled": "d"}))])
-        .await
-        .unwrap();
+    let mock = MockLlm::start(vec![Scripted::tool_call("reflect", json!({"lesson": " ", "distilled": "d"}))]).await.unwrap();
     let err = agent(&mock.url()).reflect(&reflect_context()).await.unwrap_err();
     assert!(matches!(&err, AgentError::Rejected { reason, .. } if reason == "lesson is empty"), "{err:?}");
 }

@@ -10,7 +10,8 @@ use temper_mockllm::{MockLlm, Scripted};
 #[tokio::test]
 async fn stock_architect_picks_the_first_untried_stock_candidate() {
     let mut ctx = pick_context();
-    ctx.candidates = vec![candidate("a_no_stock", false, 0), candidate("b_tried", true, 1), candidate("c", true, 0), candidate("d", true, 0)];
+    ctx.candidates =
+        vec![candidate("a_no_stock", false, 0), candidate("b_tried", true, 1), candidate("c", true, 0), candidate("d", true, 0)];
     let turn = StockAgent.select(&ctx).await.unwrap();
     assert_eq!(turn.value.rule_id, "c");
     assert!(turn.records.is_empty());
@@ -83,7 +84,7 @@ async fn tiered_uses_the_llm_after_the_stock_fix_or_without_one() {
     remembered.episodes = vec!["stock fix broke sshd".into()];
     for ctx in [second, no_stock, remembered] {
         let turn = tiered.propose(&ctx).await.unwrap();
-        assert_eq!(turn.value.1, FixSource::Native);
+        assert_eq!(turn.value.1, FixSource::Llm);
         assert_eq!(turn.records.len(), 1);
     }
     assert_eq!(mock.requests().len(), 3);

@@ -14,7 +14,7 @@ async fn one_native_call_is_executed_and_recorded() {
     let mock = MockLlm::start(vec![Scripted::tool_call("apply_fix", fix_args()).usage(321, 45)]).await.unwrap();
     let turn = agent(&mock.url()).propose(&fix_context()).await.unwrap();
     let (fix, source) = turn.value;
-    assert_eq!(source, FixSource::Native);
+    assert_eq!(source, FixSource::Llm);
     assert_eq!(fix.revert_script, "rm -f /etc/ssh/sshd_config.d/01-root.conf");
     assert_eq!(fix.description, "disable root login over SSH");
     let r = &turn.records[0];
@@ -30,12 +30,8 @@ async fn one_native_call_is_executed_and_recorded() {
 
 #[tokio::test]
 async fn request_is_one_fresh_turn_offering_only_apply_fix() {
-    let mock = MockLlm::start(vec![
-        Scripted::tool_call("apply_fix", fix_args()),
-        Scripted::tool_call("apply_fix", fix_args()),
-    ])
-    .await
-    .unwrap();
+    let mock =
+        MockLlm::start(vec![Scripted::tool_call("apply_fix", fix_args()), Scripted::tool_call("apply_fix", fix_args())]).await.unwrap();
     let a = agent(&mock.url());
     a.propose(&fix_context()).await.unwrap();
     a.propose(&fix_context()).await.unwrap();
@@ -102,12 +98,10 @@ async fn no_tool_call_is_rejected() {
 
 #[tokio::test]
 async fn invalid_json_arguments_are_rejected() {
-    let mock = MockLlm::start(vec![Scripted::tool_calls(vec![ScriptedCall::raw(
-        "apply_fix",
-        r#"{"fix_script": "echo hi", "revert_script": "#,
-    )])])
-    .await
-    .unwrap();
+    let mock =
+        MockLlm::start(vec![Scripted::tool_calls(vec![ScriptedCall::raw("apply_fix", r#"{"fix_script": "echo hi", "revert_script": "#)])])
+            .await
+            .unwrap();
     let err = agent(&mock.url()).propose(&fix_context()).await.unwrap_err();
     let AgentError::Rejected { reason, records } = err else { panic!("{err:?}") };
     assert!(reason.contains("JSON"), "{reason}");
@@ -117,12 +111,7 @@ async fn invalid_json_arguments_are_rejected() {
 
 #[tokio::test]
 async fn missing_field_is_rejected_naming_it() {
-    let mock = MockLlm::start(vec![Scripted::tool_call(
-        "apply_fix",
-        json!({"fix_script": "echo hi", "description": "d"}),
-    )])
-    .await
-    .unwrap();
+    let mock = MockLlm::start(vec![Scripted::tool_call("apply_fix", json!({"fix_script": "echo hi", "description": "d"}))]).await.unwrap();
     let err = agent(&mock.url()).propose(&fix_context()).await.unwrap_err();
     assert!(matches!(&err, AgentError::Rejected { reason, .. } if reason.contains("revert_script")), "{err:?}");
 }
@@ -133,10 +122,7 @@ async fn empty_scripts_are_rejected() {
         let args = json!({"fix_script": fix, "revert_script": revert, "description": "d"});
         let mock = MockLlm::start(vec![Scripted::tool_call("apply_fix", args)]).await.unwrap();
         let err = agent(&mock.url()).propose(&fix_context()).await.unwrap_err();
-        assert!(
-            matches!(&err, AgentError::Rejected { reason, .. } if reason == &format!("{field} is empty")),
-            "{err:?}"
-        );
+        assert!(matches!(&err, AgentError::Rejected { reason, .. } if reason == &format!("{field} is empty")), "{err:?}");
     }
 }
 
@@ -146,10 +132,7 @@ async fn oversized_script_is_rejected() {
     let args = json!({"fix_script": big, "revert_script": "true", "description": "d"});
     let mock = MockLlm::start(vec![Scripted::tool_call("apply_fix", args)]).await.unwrap();
     let err = agent(&mock.url()).propose(&fix_context()).await.unwrap_err();
-    assert!(
-        matches!(&err, AgentError::Rejected { reason, .. } if reason.contains("70000 bytes, over the limit of 65536")),
-        "{err:?}"
-    );
+    assert!(matches!(&err, AgentError::Rejected { reason, .. } if reason.contains("70000 bytes, over the limit of 65536")), "{err:?}");
 }
 
 #[tokio::test]
@@ -171,9 +154,7 @@ async fn finish_reason_length_is_rejected_even_with_a_call() {
 
 #[tokio::test]
 async fn rate_limit_then_success_retries_once_honouring_retry_after() {
-    let mock = MockLlm::start(vec![Scripted::rate_limited(1), Scripted::tool_call("apply_fix", fix_args())])
-        .await
-        .unwrap();
+    let mock = MockLlm::start(vec![Scripted::rate_limited(1), Scripted::tool_call("apply_fix", fix_args())]).await.unwrap();
     let started = Instant::now();
     let turn = agent(&mock.url()).propose(&fix_context()).await.unwrap();
     assert!(started.elapsed().as_millis() >= 950, "Retry-After: 1 was not honoured");
@@ -184,9 +165,7 @@ async fn rate_limit_then_success_retries_once_honouring_retry_after() {
 
 #[tokio::test]
 async fn retry_after_is_bounded() {
-    let mock = MockLlm::start(vec![Scripted::rate_limited(3600), Scripted::tool_call("apply_fix", fix_args())])
-        .await
-        .unwrap();
+    let mock = MockLlm::start(vec![Scripted::rate_limited(3600), Scripted::tool_call("apply_fix", fix_args())]).await.unwrap();
     let mut cfg = config(&mock.url());
     cfg.max_retry_after = std::time::Duration::from_millis(200);
     let a = LlmAgent::new(cfg, skill_dir()).unwrap();
@@ -222,9 +201,7 @@ async fn server_errors_past_the_retries_make_it_unavailable() {
 
 #[tokio::test]
 async fn hang_past_timeout_is_retried() {
-    let mock = MockLlm::start(vec![Scripted::hang(5.0, None), Scripted::tool_call("apply_fix", fix_args())])
-        .await
-        .unwrap();
+    let mock = MockLlm::start(vec![Scripted::hang(5.0, None), Scripted::tool_call("apply_fix", fix_args())]).await.unwrap();
     let turn = agent(&mock.url()).propose(&fix_context()).await.unwrap();
     assert_eq!(turn.records[0].retries, 1);
     assert!(turn.records[0].latency_ms >= 1500, "the first try waited for the 1.5 s timeout");
@@ -254,14 +231,12 @@ async fn connection_refused_is_unavailable() {
     let AgentError::Unavailable { retries, reason, records } = err else { panic!("{err:?}") };
     assert_eq!(retries, 2);
     assert!(reason.starts_with("connect"), "{reason}");
-    assert_eq!(records[0].role, "worker");
+    assert_eq!(records[0].role.as_str(), "worker");
 }
 
 #[tokio::test]
 async fn client_errors_are_not_retried() {
-    let mock = MockLlm::start(vec![Scripted::status(401), Scripted::tool_call("apply_fix", fix_args())])
-        .await
-        .unwrap();
+    let mock = MockLlm::start(vec![Scripted::status(401), Scripted::tool_call("apply_fix", fix_args())]).await.unwrap();
     let err = agent(&mock.url()).propose(&fix_context()).await.unwrap_err();
     assert!(matches!(&err, AgentError::Unavailable { retries: 0, reason, .. } if reason.contains("http 401")), "{err:?}");
     assert_eq!(mock.requests().len(), 1);
@@ -289,8 +264,8 @@ async fn tool_call_in_content_is_text_mode() {
     let body = format!("<tool_call>\n{}\n</tool_call>", json!({"name": "apply_fix", "arguments": fix_args()}));
     let mock = MockLlm::start(vec![Scripted::text(&body)]).await.unwrap();
     let turn = agent(&mock.url()).propose(&fix_context()).await.unwrap();
-    assert_eq!(turn.value.1, FixSource::Text);
-    assert_eq!(turn.records[0].mode, "text");
+    assert_eq!(turn.value.1, FixSource::LlmText);
+    assert_eq!(turn.records[0].mode.as_str(), "text");
     assert_eq!(turn.value.0.description, "disable root login over SSH");
 }
 
@@ -303,7 +278,7 @@ async fn fenced_json_in_content_is_text_mode_and_extra_blocks_are_capped() {
     );
     let mock = MockLlm::start(vec![Scripted::text(&body)]).await.unwrap();
     let turn = agent(&mock.url()).propose(&fix_context()).await.unwrap();
-    assert_eq!(turn.value.1, FixSource::Text);
+    assert_eq!(turn.value.1, FixSource::LlmText);
     assert_eq!(turn.records[0].tool_calls_dropped, ["tool_call_capped:apply_fix"]);
 }
 
@@ -317,7 +292,7 @@ async fn prefill_is_sent_and_its_continuation_parsed() {
     cfg.prefill_tool_call = true;
     let turn = LlmAgent::new(cfg, skill_dir()).unwrap().propose(&fix_context()).await.unwrap();
     assert_eq!(turn.value.0.fix_script, "touch /etc/x");
-    assert_eq!(turn.value.1, FixSource::Text);
+    assert_eq!(turn.value.1, FixSource::LlmText);
     let req = &mock.requests()[0];
     let last = messages(req).last().unwrap();
     assert_eq!(last["role"], "assistant");

@@ -59,17 +59,7 @@ pub struct ApplyFix {
     pub description: String,
 }
 
-/// Where an `apply_fix` came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FixSource {
-    /// The datastream's `<fix>`; its revert is the checkpoint snapshot.
-    Stock,
-    /// A native `tool_calls` entry.
-    Native,
-    /// Parsed from the message content (`<tool_call>` or fenced JSON).
-    Text,
-}
+pub use crate::journal::{FixSource, TurnMode, TurnRole};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReflectContext {
@@ -120,9 +110,9 @@ pub enum Decision {
 }
 
 /// One LLM call as the store keeps it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TurnRecord {
-    pub role: String,
+    pub role: TurnRole,
     pub model: String,
     pub prompt_chars: usize,
     pub prompt_tokens_est: u32,
@@ -133,12 +123,33 @@ pub struct TurnRecord {
     pub tool_calls_seen: u32,
     /// Calls after the first, dropped (`tool_call_capped`), with their names.
     pub tool_calls_dropped: Vec<String>,
-    /// "native", "text" or "none".
-    pub mode: String,
+    pub mode: TurnMode,
     pub finish_reason: Option<String>,
     /// Prompt sections: kept, cut or dropped under the budget.
     pub sections: Vec<SectionFate>,
     pub error: Option<String>,
+}
+
+impl TurnRecord {
+    /// A call by `role` to `model`, with nothing measured yet.
+    pub fn new(role: TurnRole, model: impl Into<String>) -> Self {
+        Self {
+            role,
+            model: model.into(),
+            prompt_chars: 0,
+            prompt_tokens_est: 0,
+            prompt_tokens: None,
+            completion_tokens: None,
+            latency_ms: 0,
+            retries: 0,
+            tool_calls_seen: 0,
+            tool_calls_dropped: Vec::new(),
+            mode: TurnMode::None,
+            finish_reason: None,
+            sections: Vec::new(),
+            error: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

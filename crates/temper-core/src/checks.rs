@@ -43,6 +43,25 @@ pub async fn access(guest: &dyn Guest, within: Duration) -> Access {
     }
 }
 
+/// Why the guard after a change failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GuardFailure {
+    /// SSH or `sudo -n true` no longer works.
+    Lockout(String),
+    /// The health check could not run at all.
+    HealthError(String),
+}
+
+/// The checks after every change, in order: the lockout guard, then the health check. An
+/// unhealthy guest is `Ok` with `ok: false`; the caller decides what that means.
+pub async fn access_then_health(guest: &dyn Guest, within: Duration, command: &str) -> Result<Health, GuardFailure> {
+    let access = access(guest, within).await;
+    if !access.ok {
+        return Err(GuardFailure::Lockout(access.detail));
+    }
+    health(guest, command).await.map_err(|e| GuardFailure::HealthError(e.to_string()))
+}
+
 /// Recent errors from the journal, for the Reflector (captured before any revert).
 pub async fn journal_errors(guest: &dyn Guest) -> String {
     let exec = Exec::new(["journalctl", "-p", "err", "-n", "30", "--no-pager", "--since", "-10min"])

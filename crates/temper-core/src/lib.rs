@@ -1,9 +1,10 @@
 //! temper-core: the Ralph loop, its policies, and the port traits it runs on.
 pub mod agent;
 pub mod checks;
+pub mod journal;
 pub mod policy;
-pub mod ralph;
 pub mod ports;
+pub mod ralph;
 pub mod scan;
 pub mod skill;
 pub mod verdict;

@@ -53,7 +53,10 @@ const BUILTIN: &[(&str, &str)] = &[
     (r"(?m)(^|[;&|`(]\s*|\bsudo\s+|\bexec\s+)(reboot|poweroff|halt|shutdown)\b", "reboots or powers off the machine"),
     (r"\bsystemctl\s+(--\S+\s+)*(reboot|poweroff|halt|kexec|soft-reboot|emergency|rescue)\b", "reboots or changes the machine's state"),
     (r"\b(tel)?init\s+[06]\b", "reboots or halts the machine"),
-    (r"\bsystemctl\s+(--\S+\s+)*(stop|disable|mask|kill)\s+(\S+\s+)*(ssh|sshd|ssh\.service|sshd\.service|ssh\.socket)\b", "stops or disables sshd"),
+    (
+        r"\bsystemctl\s+(--\S+\s+)*(stop|disable|mask|kill)\s+(\S+\s+)*(ssh|sshd|ssh\.service|sshd\.service|ssh\.socket)\b",
+        "stops or disables sshd",
+    ),
     (r"\bservice\s+sshd?\s+stop\b", "stops sshd"),
     (r"\b(pkill|killall)\s+(-\S+\s+)*sshd?\b", "kills sshd"),
     (r"\bupdate-rc\.d\s+sshd?\s+(remove|disable)\b", "disables sshd"),
@@ -103,8 +106,8 @@ impl DenyList {
     pub fn check(&self, script: &str) -> Result<(), Refusal> {
         for rule in &self.rules {
             if let Some(m) = rule.pattern.find(script) {
-                let line = script[..m.end()].rsplit('\n').next().unwrap_or("").to_string()
-                    + script[m.end()..].split('\n').next().unwrap_or("");
+                let line =
+                    script[..m.end()].rsplit('\n').next().unwrap_or("").to_string() + script[m.end()..].split('\n').next().unwrap_or("");
                 return Err(Refusal {
                     pattern: rule.pattern.as_str().to_string(),
                     reason: rule.reason.clone(),

@@ -214,7 +214,11 @@ mod tests {
             let ok = |stdout: &str| ExecOutput { exit_code: Some(0), stdout: stdout.as_bytes().to_vec(), ..Default::default() };
             match exec.argv[0].as_str() {
                 "oscap" => {
-                    let run = { let mut n = self.oscap_runs.lock().unwrap(); *n += 1; *n };
+                    let run = {
+                        let mut n = self.oscap_runs.lock().unwrap();
+                        *n += 1;
+                        *n
+                    };
                     if run <= self.hung {
                         std::future::pending::<()>().await;
                     }

@@ -28,10 +28,15 @@ pub enum Disposition {
 
 impl Disposition {
     pub fn as_str(self) -> &'static str {
+        self.status().as_str()
+    }
+    /// The rule's status in a run.
+    pub fn status(self) -> crate::journal::RuleStatus {
+        use crate::journal::RuleStatus;
         match self {
-            Self::Skipped => "skipped",
-            Self::Waived => "waived",
-            Self::Deferred => "deferred",
+            Self::Skipped => RuleStatus::Skipped,
+            Self::Waived => RuleStatus::Waived,
+            Self::Deferred => RuleStatus::Deferred,
         }
     }
 }
@@ -98,11 +103,7 @@ pub struct Skill {
 }
 
 fn full(path: &Path, p: &str) -> Result<Regex, SkillError> {
-    Regex::new(&format!("^(?:{p})$")).map_err(|source| SkillError::Pattern {
-        path: path.to_path_buf(),
-        pattern: p.to_string(),
-        source,
-    })
+    Regex::new(&format!("^(?:{p})$")).map_err(|source| SkillError::Pattern { path: path.to_path_buf(), pattern: p.to_string(), source })
 }
 
 impl Skill {
@@ -112,11 +113,7 @@ impl Skill {
         let text = std::fs::read_to_string(&path).map_err(|source| SkillError::Read { path: path.clone(), source })?;
         let manifest: Manifest = toml::from_str(&text).map_err(|source| SkillError::Parse { path: path.clone(), source })?;
         let risk = manifest.risk_order.iter().map(|p| full(&path, p)).collect::<Result<_, _>>()?;
-        let skips = manifest
-            .skip
-            .iter()
-            .map(|s| Ok((full(&path, &s.rule)?, s.clone())))
-            .collect::<Result<_, SkillError>>()?;
+        let skips = manifest.skip.iter().map(|s| Ok((full(&path, &s.rule)?, s.clone()))).collect::<Result<_, SkillError>>()?;
         let order = manifest
             .ordering
             .iter()
@@ -126,11 +123,7 @@ impl Skill {
             })
             .collect::<Result<_, SkillError>>()?;
         for d in &manifest.deny {
-            Regex::new(&d.pattern).map_err(|source| SkillError::Pattern {
-                path: path.clone(),
-                pattern: d.pattern.clone(),
-                source,
-            })?;
+            Regex::new(&d.pattern).map_err(|source| SkillError::Pattern { path: path.clone(), pattern: d.pattern.clone(), source })?;
         }
         Ok(Self { dir, manifest, risk, skips, order })
     }
@@ -159,9 +152,8 @@ impl Skill {
             if !re.is_match(short_id) {
                 return None;
             }
-            let waits = others.iter().any(|o| {
-                *o != short_id && (entry.last && !re.is_match(o) || after.as_ref().is_some_and(|a| a.is_match(o)))
-            });
+            let waits =
+                others.iter().any(|o| *o != short_id && (entry.last && !re.is_match(o) || after.as_ref().is_some_and(|a| a.is_match(o))));
             waits.then_some(entry)
         })
     }

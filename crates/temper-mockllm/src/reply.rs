@@ -18,9 +18,7 @@ pub struct ReplyParts<'a> {
 }
 
 pub fn completion(p: &ReplyParts<'_>) -> Value {
-    let finish = p
-        .finish_reason
-        .unwrap_or(if p.tool_calls.is_empty() { "stop" } else { "tool_calls" });
+    let finish = p.finish_reason.unwrap_or(if p.tool_calls.is_empty() { "stop" } else { "tool_calls" });
     let mut message = json!({ "role": "assistant", "content": p.content });
     if !p.tool_calls.is_empty() {
         let calls: Vec<Value> = p
@@ -37,10 +35,7 @@ pub fn completion(p: &ReplyParts<'_>) -> Value {
             .collect();
         message["tool_calls"] = Value::Array(calls);
     }
-    let created = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let created = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     json!({
         "choices": [{ "finish_reason": finish, "index": 0, "message": message }],
         "created": created,

@@ -97,13 +97,7 @@ impl Scripted {
 
     /// Several native tool calls in one reply.
     pub fn tool_calls(calls: Vec<ScriptedCall>) -> Self {
-        Self::Reply {
-            content: None,
-            tool_calls: calls,
-            finish_reason: None,
-            prompt_tokens: None,
-            completion_tokens: None,
-        }
+        Self::Reply { content: None, tool_calls: calls, finish_reason: None, prompt_tokens: None, completion_tokens: None }
     }
 
     /// A plain text reply, no tool calls.
@@ -152,10 +146,8 @@ impl Scripted {
 
 /// Reads a script file (JSON array of entries).
 pub fn load(path: &std::path::Path) -> Result<Vec<Scripted>, ScriptError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ScriptError::Read { path: path.display().to_string(), source: e })?;
-    serde_json::from_str(&text)
-        .map_err(|e| ScriptError::Parse { path: path.display().to_string(), source: e })
+    let text = std::fs::read_to_string(path).map_err(|e| ScriptError::Read { path: path.display().to_string(), source: e })?;
+    serde_json::from_str(&text).map_err(|e| ScriptError::Parse { path: path.display().to_string(), source: e })
 }
 
 #[derive(Debug, thiserror::Error)]

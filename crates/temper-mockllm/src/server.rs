@@ -41,11 +41,7 @@ impl MockLlm {
     }
 
     /// Starts on `addr`; with `log`, every request body is appended there as a JSON line.
-    pub async fn bind(
-        addr: SocketAddr,
-        script: Vec<Scripted>,
-        log: Option<std::path::PathBuf>,
-    ) -> std::io::Result<Self> {
+    pub async fn bind(addr: SocketAddr, script: Vec<Scripted>, log: Option<std::path::PathBuf>) -> std::io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let inner = Arc::new(Mutex::new(Inner { script, log, ..Inner::default() }));
@@ -104,8 +100,7 @@ async fn models() -> Json<Value> {
 }
 
 async fn chat(State(inner): State<Shared>, body: Bytes) -> Response {
-    let request: Value = serde_json::from_slice(&body)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    let request: Value = serde_json::from_slice(&body).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
     let (entry, seq) = {
         let mut g = inner.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(path) = &g.log {

@@ -1,31 +1,31 @@
 //! Loading one run from the store.
 
 use serde::Serialize;
-use temper_store::{AttemptRow, BanRow, LessonRow, RuleRow, RunRow, Store, TurnRow};
+use temper_core::journal::{Attempt, Ban, Journal, Lesson, Rule, RuleStatus, Run, Turn};
 
 use crate::ReportError;
 
 /// Everything the store holds about one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunData {
-    pub run: RunRow,
+    pub run: Run,
     /// `runs.summary_json`, when the run finished.
     pub summary: Option<RunSummary>,
     /// In first-scan order.
-    pub rules: Vec<RuleRow>,
+    pub rules: Vec<Rule>,
     /// In the order they started.
-    pub attempts: Vec<AttemptRow>,
-    pub turns: Vec<TurnRow>,
+    pub attempts: Vec<Attempt>,
+    pub turns: Vec<Turn>,
     /// This run's active lessons, oldest first (a forgotten lesson is left out).
-    pub lessons: Vec<LessonRow>,
+    pub lessons: Vec<Lesson>,
     /// This run's active bans.
-    pub bans: Vec<BanRow>,
+    pub bans: Vec<Ban>,
 }
 
-pub use temper_store::RunSummary;
+pub use temper_core::journal::RunSummary;
 
 /// `latest` or a run number, checked against the store.
-pub async fn resolve_run(store: &Store, spec: &str) -> Result<i64, ReportError> {
+pub async fn resolve_run(store: &dyn Journal, spec: &str) -> Result<i64, ReportError> {
     let spec = spec.trim();
     if spec.is_empty() || spec.eq_ignore_ascii_case("latest") {
         return store.latest_run().await?.map(|r| r.id).ok_or(ReportError::NoRuns);
@@ -35,14 +35,14 @@ pub async fn resolve_run(store: &Store, spec: &str) -> Result<i64, ReportError> 
 }
 
 /// Reads run `run_id`. A summary that does not parse is dropped (the rows are the record).
-pub async fn load(store: &Store, run_id: i64) -> Result<RunData, ReportError> {
+pub async fn load(store: &dyn Journal, run_id: i64) -> Result<RunData, ReportError> {
     let run = store.run(run_id).await?;
     let summary = run.summary_json.as_deref().and_then(|s| serde_json::from_str(s).ok());
     let rules = store.rules(run_id).await?;
     let attempts = store.attempts(run_id).await?;
     let turns = store.turns(run_id).await?;
     let mut lessons = Vec::new();
-    for rule in rules.iter().filter(|r| r.attempts > 0 || r.status == "escalated") {
+    for rule in rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated) {
         lessons.extend(store.lessons(Some(&rule.rule_id)).await?.into_iter().filter(|l| l.run_id == Some(run_id)));
     }
     lessons.sort_by_key(|l| l.id);

@@ -4,7 +4,7 @@
 //! The whole API:
 //!
 //! ```no_run
-//! # async fn f(store: &temper_store::Store, content: &temper_scap::Benchmark) -> Result<(), temper_report::ReportError> {
+//! # async fn f(store: &dyn temper_core::journal::Journal, content: &temper_scap::Benchmark) -> Result<(), temper_report::ReportError> {
 //! use temper_report::{Format, load, render, resolve_run};
 //! let id = resolve_run(store, "latest").await?; // or "12"
 //! let data = load(store, id).await?;
@@ -81,10 +81,7 @@ impl Format {
 impl FromStr for Format {
     type Err = ReportError;
     fn from_str(s: &str) -> Result<Self, ReportError> {
-        Self::ALL
-            .into_iter()
-            .find(|f| f.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| ReportError::Format(s.to_string()))
+        Self::ALL.into_iter().find(|f| f.as_str().eq_ignore_ascii_case(s)).ok_or_else(|| ReportError::Format(s.to_string()))
     }
 }
 
@@ -97,7 +94,7 @@ impl std::fmt::Display for Format {
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
     #[error("store: {0}")]
-    Store(#[from] temper_store::StoreError),
+    Store(#[from] temper_core::journal::JournalError),
     #[error("no run in the store yet: start one with `temper run`")]
     NoRuns,
     #[error("`{0}` is not a run: give a run number or `latest`")]

@@ -35,7 +35,16 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(s, "### Time and tokens\n");
     let _ = writeln!(s, "| Role | Turns | Prompt tokens | Completion tokens | LLM time | Errors |\n|---|---:|---:|---:|---:|---:|");
     for t in &r.roles {
-        let _ = writeln!(s, "| {} | {} | {} | {} | {} | {} |", md(&t.role, true), t.turns, t.prompt_tokens, t.completion_tokens, t.time, t.errors);
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} |",
+            md(&t.role, true),
+            t.turns,
+            t.prompt_tokens,
+            t.completion_tokens,
+            t.time,
+            t.errors
+        );
     }
     let a = &r.attempt_time;
     let _ = writeln!(s, "\n{} attempts: apply {}, evaluate {}, revert {}.", a.attempts, a.apply, a.evaluate, a.revert);
@@ -79,7 +88,8 @@ pub fn render(r: &Report) -> String {
     }
 
     let _ = writeln!(s, "## All rules ({})\n", r.rules.len());
-    let _ = writeln!(s, "| Rule | Title | Severity | DISA | First scan | Final scan | Status | Attempts |\n|---|---|---|---|---|---|---|---:|");
+    let _ =
+        writeln!(s, "| Rule | Title | Severity | DISA | First scan | Final scan | Status | Attempts |\n|---|---|---|---|---|---|---|---:|");
     for l in &r.rules {
         let _ = writeln!(
             s,
@@ -116,7 +126,12 @@ fn escalated(s: &mut String, e: &RuleSection) {
             let _ = writeln!(s, "- {name}: {}", md(&v.join(", "), false));
         }
     }
-    let _ = writeln!(s, "- Result: first scan {}, final scan {}", md(&e.initial_result, false), md(e.final_result.as_deref().unwrap_or("none"), false));
+    let _ = writeln!(
+        s,
+        "- Result: first scan {}, final scan {}",
+        md(&e.initial_result, false),
+        md(e.final_result.as_deref().unwrap_or("none"), false)
+    );
     let _ = writeln!(s, "- Escalated because: {}\n", md_ticks(&e.reason));
     if !i.rationale.is_empty() {
         let _ = writeln!(s, "**Why it matters.** {}\n", md(&i.rationale, false));
@@ -135,7 +150,8 @@ fn escalated(s: &mut String, e: &RuleSection) {
             let _ = writeln!(s, "- Change: {}", md(&a.description, false));
         }
         let _ = writeln!(s, "- Verdict: {}: {}", md(&a.verdict, false), md_ticks(&a.verdict_reason));
-        let _ = writeln!(s, "- Rule result: {}; health: {}; access: {}", md(&a.rule_result, false), md(&a.health, false), md(&a.access, false));
+        let _ =
+            writeln!(s, "- Rule result: {}; health: {}; access: {}", md(&a.rule_result, false), md(&a.health, false), md(&a.access, false));
         if !a.regressions.is_empty() {
             let _ = writeln!(s, "- Regressions: {}", md(&a.regressions.join(", "), false));
         }
@@ -150,7 +166,11 @@ fn escalated(s: &mut String, e: &RuleSection) {
         ];
         for (name, body, lang) in blocks {
             if !body.trim().is_empty() {
-                let _ = writeln!(s, "{name}{}:\n", a.exit_code.filter(|_| name == "Fix script").map(|c| format!(" (exit code {c})")).unwrap_or_default());
+                let _ = writeln!(
+                    s,
+                    "{name}{}:\n",
+                    a.exit_code.filter(|_| name == "Fix script").map(|c| format!(" (exit code {c})")).unwrap_or_default()
+                );
                 s.push_str(&md_code(body, lang));
                 s.push('\n');
             }

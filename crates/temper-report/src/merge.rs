@@ -2,8 +2,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
+use temper_core::journal::{self, ScanResult};
 use temper_scap::{Benchmark, Outcome, Rule};
-use temper_store::RuleRow;
 
 use crate::ReportError;
 use crate::data::RunData;
@@ -114,10 +114,10 @@ pub fn checklist(data: &RunData, content: &Benchmark) -> Result<Checklist, Repor
     if data.rules.is_empty() {
         return Err(ReportError::NoRules(data.run.id));
     }
-    let known: Vec<(&RuleRow, &Rule)> = data.rules.iter().filter_map(|r| content.rule(&r.rule_id).map(|c| (r, c))).collect();
+    let known: Vec<(&journal::Rule, &Rule)> = data.rules.iter().filter_map(|r| content.rule(&r.rule_id).map(|c| (r, c))).collect();
     let disa = known.iter().any(|(_, c)| !c.stig_ids.is_empty());
     let sv = sv_by_stig(content);
-    let mut groups: BTreeMap<String, Vec<(&RuleRow, &Rule)>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<(&journal::Rule, &Rule)>> = BTreeMap::new();
     for &(r, c) in &known {
         if disa {
             for id in &c.stig_ids {
@@ -129,10 +129,8 @@ pub fn checklist(data: &RunData, content: &Benchmark) -> Result<Checklist, Repor
     }
     let fixes = fixed_rules(data, Some(content));
     let final_scan = data.rules.iter().any(|r| r.final_result.is_some());
-    let vulns = groups
-        .into_iter()
-        .map(|(key, members)| vuln(data, &key, &members, disa, final_scan, sv.get(key.as_str()), &fixes))
-        .collect();
+    let vulns =
+        groups.into_iter().map(|(key, members)| vuln(data, &key, &members, disa, final_scan, sv.get(key.as_str()), &fixes)).collect();
     let profile = content.profile.as_ref();
     Ok(Checklist {
         run_id: data.run.id,
@@ -180,7 +178,7 @@ fn outcome(s: &str) -> Option<Outcome> {
     s.parse().ok()
 }
 
-fn severity(members: &[(&RuleRow, &Rule)]) -> &'static str {
+fn severity(members: &[(&journal::Rule, &Rule)]) -> &'static str {
     let rank = |s: &str| match s {
         "high" => 3,
         "medium" => 2,
@@ -198,13 +196,15 @@ fn severity(members: &[(&RuleRow, &Rule)]) -> &'static str {
 fn vuln(
     data: &RunData,
     key: &str,
-    members: &[(&RuleRow, &Rule)],
+    members: &[(&journal::Rule, &Rule)],
     disa: bool,
     final_scan: bool,
     sv: Option<&&str>,
     fixes: &[crate::view::FixedRule],
 ) -> Vuln {
-    let result_of = |r: &RuleRow| if final_scan { r.final_result.clone().unwrap_or_else(|| "missing".into()) } else { r.initial_result.clone() };
+    let result_of = |r: &journal::Rule| {
+        if final_scan { r.final_result.map_or("missing".into(), |f| f.to_string()) } else { r.initial_result.to_string() }
+    };
     let merged = merge_outcomes(&members.iter().map(|(r, _)| outcome(&result_of(r))).collect::<Vec<_>>());
     let (first_row, first) = members[0];
     let v_id = sv.map(|s| v_of(s));
@@ -221,18 +221,14 @@ fn vuln(
     }
     let mut comments = String::new();
     for (r, c) in members {
-        let attempts: Vec<String> = data
-            .attempts
-            .iter()
-            .filter(|a| a.rule_id == r.rule_id)
-            .map(|a| format!("#{} {}", a.n, a.verdict.as_deref().unwrap_or(&a.state)))
-            .collect();
+        let attempts: Vec<String> =
+            data.attempts.iter().filter(|a| a.rule_id == r.rule_id).map(|a| format!("#{} {}", a.n, a.outcome())).collect();
         let _ = write!(
             details,
             "\n{}: first scan {}, final scan {}; temper: {}",
             r.rule_id,
             r.initial_result,
-            r.final_result.as_deref().unwrap_or("none"),
+            r.final_result.map_or("none", ScanResult::as_str),
             r.status
         );
         if !attempts.is_empty() {
@@ -245,11 +241,7 @@ fn vuln(
         comment(&mut comments, data, r, c, fixes);
     }
     let info = rule_info(first_row, Some(first));
-    let title = if members.len() > 1 {
-        format!("{} (and {} more SSG rules)", info.title, members.len() - 1)
-    } else {
-        info.title.clone()
-    };
+    let title = if members.len() > 1 { format!("{} (and {} more SSG rules)", info.title, members.len() - 1) } else { info.title.clone() };
     let mut ccis: Vec<String> = Vec::new();
     for (_, c) in members {
         for cci in &c.cci {
@@ -281,24 +273,29 @@ fn v_of(sv: &str) -> String {
     format!("V-{digits}")
 }
 
-fn check_content(members: &[(&RuleRow, &Rule)], profile: &str) -> String {
+fn check_content(members: &[(&journal::Rule, &Rule)], profile: &str) -> String {
     let mut s = String::new();
     for (r, c) in members {
         let _ = writeln!(s, "{} ({}):", c.title, r.rule_id);
         if let Some(o) = &c.oval {
-            let _ = writeln!(s, "Automated check: OVAL definition {} in {}, run by `oscap xccdf eval --profile {profile} --rule {}`.", o.name, o.href, r.rule_id);
+            let _ = writeln!(
+                s,
+                "Automated check: OVAL definition {} in {}, run by `oscap xccdf eval --profile {profile} --rule {}`.",
+                o.name, o.href, r.rule_id
+            );
         }
         let _ = writeln!(s, "{}\n", c.description.trim());
     }
     s.trim_end().to_string()
 }
 
-fn fix_text(members: &[(&RuleRow, &Rule)]) -> String {
+fn fix_text(members: &[(&journal::Rule, &Rule)]) -> String {
     let mut s = String::new();
     for (r, c) in members {
         match &c.fix {
             Some(f) => {
-                let _ = writeln!(s, "{} ({}): the content's stock shell fix:\n{}\n", c.title, r.rule_id, clip(f.script.trim_end(), 16 * 1024));
+                let _ =
+                    writeln!(s, "{} ({}): the content's stock shell fix:\n{}\n", c.title, r.rule_id, clip(f.script.trim_end(), 16 * 1024));
             }
             None => {
                 let _ = writeln!(s, "{} ({}): the content has no stock shell fix; see the check.\n", c.title, r.rule_id);
@@ -309,7 +306,7 @@ fn fix_text(members: &[(&RuleRow, &Rule)]) -> String {
 }
 
 /// COMMENTS: the fix temper applied, or the escalation summary, or the disposition.
-fn comment(out: &mut String, data: &RunData, r: &RuleRow, c: &Rule, fixes: &[crate::view::FixedRule]) {
+fn comment(out: &mut String, data: &RunData, r: &journal::Rule, c: &Rule, fixes: &[crate::view::FixedRule]) {
     let name = &r.rule_id;
     match r.status.as_str() {
         "fixed" => {
@@ -329,16 +326,26 @@ fn comment(out: &mut String, data: &RunData, r: &RuleRow, c: &Rule, fixes: &[cra
         }
         "escalated" => {
             let info = rule_info(r, Some(c));
-            let attempts: Vec<&temper_store::AttemptRow> = data.attempts.iter().filter(|a| &a.rule_id == name).collect();
+            let attempts: Vec<&journal::Attempt> = data.attempts.iter().filter(|a| &a.rule_id == name).collect();
             let steps = crate::next_step::next_steps(&info, r, &attempts, data);
-            let _ = writeln!(out, "{name}: escalated to a human after {} attempts: {}", r.attempts, r.reason.as_deref().unwrap_or("no reason recorded"));
+            let _ = writeln!(
+                out,
+                "{name}: escalated to a human after {} attempts: {}",
+                r.attempts,
+                r.reason.as_deref().unwrap_or("no reason recorded")
+            );
             if let Some(s) = steps.first() {
                 let _ = writeln!(out, "Next: {} {}", s.check, s.try_);
             }
             out.push('\n');
         }
         "skipped" | "waived" | "deferred" | "still_failing" => {
-            let _ = writeln!(out, "{name}: {} by temper: {}\n", r.status.replace('_', " "), r.reason.as_deref().unwrap_or("no reason recorded"));
+            let _ = writeln!(
+                out,
+                "{name}: {} by temper: {}\n",
+                r.status.as_str().replace('_', " "),
+                r.reason.as_deref().unwrap_or("no reason recorded")
+            );
         }
         _ => {}
     }

@@ -1,6 +1,6 @@
 //! A concrete next step for a human, drawn from an escalated rule's evidence.
 use serde::Serialize;
-use temper_store::{AttemptRow, RuleRow};
+use temper_core::journal::{self, Attempt, ScanResult};
 
 use crate::data::RunData;
 use crate::text::short;
@@ -17,11 +17,11 @@ pub struct NextStep {
 
 /// One step per distinct verdict, the latest attempt's first; a step for "no fix at all"
 /// when nothing was tried. Never empty.
-pub fn next_steps(info: &RuleInfo, rule: &RuleRow, attempts: &[&AttemptRow], data: &RunData) -> Vec<NextStep> {
+pub fn next_steps(info: &RuleInfo, rule: &journal::Rule, attempts: &[&Attempt], data: &RunData) -> Vec<NextStep> {
     let mut out: Vec<NextStep> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for a in attempts.iter().rev() {
-        let verdict = a.verdict.clone().unwrap_or_else(|| a.state.clone());
+        let verdict = a.outcome();
         if seen.contains(&verdict) {
             continue;
         }
@@ -44,7 +44,7 @@ pub fn next_steps(info: &RuleInfo, rule: &RuleRow, attempts: &[&AttemptRow], dat
     out
 }
 
-fn for_verdict(verdict: &str, a: &AttemptRow, info: &RuleInfo, data: &RunData) -> Option<NextStep> {
+fn for_verdict(verdict: &str, a: &Attempt, info: &RuleInfo, data: &RunData) -> Option<NextStep> {
     let step = |check: String, try_: String| Some(NextStep { cause: verdict.to_string(), check, try_ });
     match verdict {
         "health_broken" => {
@@ -69,7 +69,7 @@ fn for_verdict(verdict: &str, a: &AttemptRow, info: &RuleInfo, data: &RunData) -
         "still_failing" => step(
             format!(
                 "The fix ran but the rule still reads `{}`. Compare what the check expects{} with the configuration after the fix: `oscap xccdf eval --profile {} --rule {} --oval-results` shows the objects the check looked at.",
-                a.rule_result.as_deref().unwrap_or("?"),
+                a.rule_result.map_or("?", ScanResult::as_str),
                 info.oval.as_deref().map(|o| format!(" (OVAL definition {o})")).unwrap_or_default(),
                 data.run.profile,
                 info.rule_id

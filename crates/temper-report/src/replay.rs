@@ -20,7 +20,13 @@ pub fn replay_script(data: &RunData, content: Option<&Benchmark>) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "#!/usr/bin/env bash");
     let _ = writeln!(s, "# temper run {}: the {} fixes it kept, in the order it kept them.", run.id, fixed.len());
-    let _ = writeln!(s, "# Target {}, profile {}, content {}.", one_line(&run.target), one_line(&run.profile), one_line(run.content_version.as_deref().unwrap_or("unknown")));
+    let _ = writeln!(
+        s,
+        "# Target {}, profile {}, content {}.",
+        one_line(&run.target),
+        one_line(&run.profile),
+        one_line(run.content_version.as_deref().unwrap_or("unknown"))
+    );
     let _ = writeln!(s, "#");
     let _ = writeln!(s, "# Usage: sudo bash replay.sh [FIRST_STEP]");
     let _ = writeln!(s, "# Each step feeds one fix, verbatim, to its own `bash -s`, as temper ran it. The script stops");

@@ -2,8 +2,9 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use temper_core::journal::{self, Attempt, KeptState, RevertMethod, RuleStatus, ScanResult};
+use temper_core::verdict::Verdict;
 use temper_scap::{Benchmark, Rule};
-use temper_store::{AttemptRow, RuleRow};
 
 use crate::data::RunData;
 use crate::next_step::{NextStep, next_steps};
@@ -198,20 +199,15 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
                 severity: info.severity.clone(),
                 sev_rank: sev_rank(&info.severity),
                 stig_ids: info.stig_ids.join(", "),
-                initial_result: r.initial_result.clone(),
-                final_result: r.final_result.clone().unwrap_or_default(),
-                status: r.status.clone(),
+                initial_result: r.initial_result.to_string(),
+                final_result: r.final_result.map(|f| f.to_string()).unwrap_or_default(),
+                status: r.status.to_string(),
                 attempts: r.attempts,
                 reason: r.reason.clone().unwrap_or_default(),
             }
         })
         .collect();
-    let escalated = data
-        .rules
-        .iter()
-        .filter(|r| r.status == "escalated")
-        .map(|r| section(data, r, lookup(&r.rule_id)))
-        .collect();
+    let escalated = data.rules.iter().filter(|r| r.status == RuleStatus::Escalated).map(|r| section(data, r, lookup(&r.rule_id))).collect();
     let fixed = fixed_rules(data, content);
     let score_before = run.score_before.or(data.summary.as_ref().and_then(|s| s.score_before));
     let score_after = run.score_after.or(data.summary.as_ref().and_then(|s| s.score_after));
@@ -226,13 +222,9 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
             profile_title: content.and_then(|c| c.profile.as_ref()).map(|p| p.title.clone()).unwrap_or_default(),
             benchmark: content.map(|c| c.title.clone()).unwrap_or_default(),
             datastream: run.datastream.clone(),
-            content_version: run
-                .content_version
-                .clone()
-                .or_else(|| content.map(|c| c.version.clone()))
-                .unwrap_or_else(|| "unknown".into()),
+            content_version: run.content_version.clone().or_else(|| content.map(|c| c.version.clone())).unwrap_or_else(|| "unknown".into()),
             agent: run.agent.clone(),
-            status: run.status.clone(),
+            status: run.status.to_string(),
             started_at: run.started_at.clone(),
             ended_at: run.ended_at.clone().unwrap_or_else(|| "not finished".into()),
             duration: span_ms(&run.started_at, run.ended_at.as_deref()).map(ms).unwrap_or_else(|| "-".into()),
@@ -277,7 +269,7 @@ pub fn sev_rank(s: &str) -> u8 {
     }
 }
 
-pub fn rule_info(r: &RuleRow, c: Option<&Rule>) -> RuleInfo {
+pub fn rule_info(r: &journal::Rule, c: Option<&Rule>) -> RuleInfo {
     let short_id = short(&r.rule_id).to_string();
     let title = c.map(|c| c.title.clone()).filter(|t| !t.is_empty()).unwrap_or_else(|| r.title.clone());
     RuleInfo {
@@ -298,15 +290,15 @@ pub fn rule_info(r: &RuleRow, c: Option<&Rule>) -> RuleInfo {
     }
 }
 
-fn section(data: &RunData, r: &RuleRow, c: Option<&Rule>) -> RuleSection {
-    let attempts: Vec<&AttemptRow> = data.attempts.iter().filter(|a| a.rule_id == r.rule_id).collect();
+fn section(data: &RunData, r: &journal::Rule, c: Option<&Rule>) -> RuleSection {
+    let attempts: Vec<&Attempt> = data.attempts.iter().filter(|a| a.rule_id == r.rule_id).collect();
     let info = rule_info(r, c);
     let next_steps = next_steps(&info, r, &attempts, data);
     RuleSection {
-        initial_result: r.initial_result.clone(),
-        final_result: r.final_result.clone(),
+        initial_result: r.initial_result.to_string(),
+        final_result: r.final_result.map(|f| f.to_string()),
         reason: r.reason.clone().unwrap_or_else(|| "no reason recorded".into()),
-        verdicts: attempts.iter().map(|a| a.verdict.clone().unwrap_or_else(|| a.state.clone())).collect(),
+        verdicts: attempts.iter().map(|a| a.outcome()).collect(),
         attempts: attempts.iter().map(|a| attempt_view(a)).collect(),
         lessons: data
             .lessons
@@ -333,27 +325,25 @@ fn yes_no(v: Option<bool>, yes: &str, no: &str) -> String {
     }
 }
 
-fn attempt_view(a: &AttemptRow) -> AttemptView {
-    let method = a.revert_method.clone().unwrap_or_default();
-    let reverted = match method.as_str() {
-        _ if a.kept.as_deref() == Some("rolled_back") && a.verdict.as_deref() == Some("fixed") => {
-            "rolled back with its batch when an earlier fix was found to regress; replayed".to_string()
-        }
-        _ if a.kept.as_deref() == Some("rolled_back") => {
-            "kept, then blamed by the batch's regression check; the VM went back to the snapshot before it".to_string()
-        }
-        "none" if a.verdict.as_deref() == Some("fixed") => "kept (new checkpoint)".to_string(),
-        "none" => "nothing to revert (the script never ran)".to_string(),
-        "script" => "reverted by its revert script, verified by a rescan and the health check".to_string(),
-        "snapshot" => "restored from the checkpoint snapshot".to_string(),
-        "script+snapshot" => "the revert script did not verify; restored from the checkpoint snapshot".to_string(),
-        "" => "not recorded".to_string(),
-        other => other.to_string(),
-    };
+fn attempt_view(a: &Attempt) -> AttemptView {
+    let method = a.revert_method.map(|m| m.to_string()).unwrap_or_default();
+    let rolled_back = a.kept == Some(KeptState::RolledBack);
+    let fixed = a.verdict == Some(Verdict::Fixed);
+    let reverted = match a.revert_method {
+        _ if rolled_back && fixed => "rolled back with its batch when an earlier fix was found to regress; replayed",
+        _ if rolled_back => "kept, then blamed by the batch's regression check; the VM went back to the snapshot before it",
+        Some(RevertMethod::None) if fixed => "kept (new checkpoint)",
+        Some(RevertMethod::None) => "nothing to revert (the script never ran)",
+        Some(RevertMethod::Script) => "reverted by its revert script, verified by a rescan and the health check",
+        Some(RevertMethod::Snapshot) => "restored from the checkpoint snapshot",
+        Some(RevertMethod::ScriptThenSnapshot) => "the revert script did not verify; restored from the checkpoint snapshot",
+        None => "not recorded",
+    }
+    .to_string();
     AttemptView {
         n: a.n,
-        source: a.source.clone(),
-        state: a.state.clone(),
+        source: a.source_label(),
+        state: a.state.to_string(),
         plan: a.plan.clone(),
         description: a.description.clone(),
         fix_script: a.fix_script.clone(),
@@ -361,12 +351,12 @@ fn attempt_view(a: &AttemptRow) -> AttemptView {
         exit_code: a.fix_exit_code,
         stdout: a.fix_stdout.clone().unwrap_or_default(),
         stderr: a.fix_stderr.clone().unwrap_or_default(),
-        rule_result: a.rule_result.clone().unwrap_or_else(|| "not scanned".into()),
+        rule_result: a.rule_result.map_or_else(|| "not scanned".into(), |r| r.to_string()),
         health: yes_no(a.health_ok, "healthy", "BROKEN"),
         health_output: a.health_output.clone().unwrap_or_default(),
         access: yes_no(a.access_ok, "ssh and sudo work", "LOST"),
         regressions: regressions(a),
-        verdict: a.verdict.clone().unwrap_or_else(|| a.state.clone()),
+        verdict: a.outcome(),
         verdict_reason: a.verdict_reason.clone().unwrap_or_default(),
         revert_method: method,
         reverted,
@@ -377,20 +367,13 @@ fn attempt_view(a: &AttemptRow) -> AttemptView {
 }
 
 /// `attempts.regressions` is a JSON array of rule ids.
-pub fn regressions(a: &AttemptRow) -> Vec<String> {
-    a.regressions
-        .as_deref()
-        .and_then(|s| serde_json::from_str::<Vec<String>>(s).ok())
-        .unwrap_or_default()
+pub fn regressions(a: &Attempt) -> Vec<String> {
+    a.regressions.as_deref().and_then(|s| serde_json::from_str::<Vec<String>>(s).ok()).unwrap_or_default()
 }
 
 /// The kept fixes, in the order they were kept.
 pub fn fixed_rules(data: &RunData, content: Option<&Benchmark>) -> Vec<FixedRule> {
-    let mut kept: Vec<&AttemptRow> = data
-        .attempts
-        .iter()
-        .filter(|a| a.verdict.as_deref() == Some("fixed") && a.kept.as_deref() != Some("rolled_back"))
-        .collect();
+    let mut kept: Vec<&Attempt> = data.attempts.iter().filter(|a| a.in_force()).collect();
     kept.sort_by(|a, b| (a.ended_at.as_deref(), a.id).cmp(&(b.ended_at.as_deref(), b.id)));
     kept.iter()
         .enumerate()
@@ -400,21 +383,21 @@ pub fn fixed_rules(data: &RunData, content: Option<&Benchmark>) -> Vec<FixedRule
                 order: i + 1,
                 info: rule_info(r, content.and_then(|c| c.rule(&r.rule_id))),
                 attempt: a.n,
-                source: a.source.clone(),
+                source: a.source_label(),
                 description: a.description.clone(),
                 fix_script: a.fix_script.clone(),
-                final_result: r.final_result.clone().unwrap_or_else(|| "not scanned".into()),
+                final_result: r.final_result.map_or_else(|| "not scanned".into(), |r| r.to_string()),
             })
         })
         .collect()
 }
 
-fn results(rules: &[RuleRow]) -> Vec<Count> {
+fn results(rules: &[journal::Rule]) -> Vec<Count> {
     let mut m: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for r in rules {
-        m.entry(r.initial_result.clone()).or_default().0 += 1;
+        m.entry(r.initial_result.to_string()).or_default().0 += 1;
         if let Some(f) = &r.final_result {
-            m.entry(f.clone()).or_default().1 += 1;
+            m.entry(f.to_string()).or_default().1 += 1;
         }
     }
     let rank = |s: &str| ["fail", "error", "unknown", "pass", "notapplicable", "notchecked"].iter().position(|x| *x == s).unwrap_or(9);
@@ -424,29 +407,27 @@ fn results(rules: &[RuleRow]) -> Vec<Count> {
 }
 
 /// Before the run every failing rule is open (its first-scan status); after, its final status.
-fn dispositions(rules: &[RuleRow]) -> Vec<Count> {
+fn dispositions(rules: &[journal::Rule]) -> Vec<Count> {
     let mut after: BTreeMap<String, usize> = BTreeMap::new();
     for r in rules {
-        *after.entry(r.status.clone()).or_default() += 1;
+        *after.entry(r.status.to_string()).or_default() += 1;
     }
-    let mut v: Vec<Count> = DISPOSITIONS
-        .iter()
-        .map(|d| Count { name: d.to_string(), before: 0, after: after.get(*d).copied().unwrap_or(0) })
-        .collect();
+    let mut v: Vec<Count> =
+        DISPOSITIONS.iter().map(|d| Count { name: d.to_string(), before: 0, after: after.get(*d).copied().unwrap_or(0) }).collect();
     for (k, n) in &after {
         if !DISPOSITIONS.contains(&k.as_str()) {
             v.push(Count { name: k.clone(), before: 0, after: *n });
         }
     }
     // "before" is what the first scan left each rule as: failing rules open, the rest as scanned.
-    let open = rules.iter().filter(|r| r.initial_result == "fail" && !matches!(r.status.as_str(), "skipped" | "waived" | "deferred")).count();
+    let open = rules.iter().filter(|r| r.initial_result == ScanResult::Fail && !r.status.dispositioned()).count();
     for c in &mut v {
         c.before = match c.name.as_str() {
-            "skipped" | "waived" | "deferred" => rules.iter().filter(|r| r.status == c.name).count(),
+            "skipped" | "waived" | "deferred" => rules.iter().filter(|r| r.status.as_str() == c.name).count(),
             "still_failing" => open,
-            "passing" => rules.iter().filter(|r| r.initial_result == "pass").count(),
+            "passing" => rules.iter().filter(|r| r.initial_result == ScanResult::Pass).count(),
             "fixed" | "escalated" => 0,
-            other => rules.iter().filter(|r| r.initial_result == other).count(),
+            other => rules.iter().filter(|r| r.initial_result.as_str() == other).count(),
         };
     }
     v
@@ -456,8 +437,8 @@ fn roles(data: &RunData) -> Vec<RoleTime> {
     let mut m: BTreeMap<String, RoleTime> = BTreeMap::new();
     let mut lat: BTreeMap<String, i64> = BTreeMap::new();
     for t in &data.turns {
-        let e = m.entry(t.role.clone()).or_insert_with(|| RoleTime {
-            role: t.role.clone(),
+        let e = m.entry(t.role.to_string()).or_insert_with(|| RoleTime {
+            role: t.role.to_string(),
             turns: 0,
             prompt_tokens: 0,
             completion_tokens: 0,
@@ -468,7 +449,7 @@ fn roles(data: &RunData) -> Vec<RoleTime> {
         e.prompt_tokens += t.prompt_tokens.unwrap_or(t.prompt_tokens_est);
         e.completion_tokens += t.completion_tokens.unwrap_or(0);
         e.errors += usize::from(t.error.is_some());
-        *lat.entry(t.role.clone()).or_default() += t.latency_ms;
+        *lat.entry(t.role.to_string()).or_default() += t.latency_ms;
     }
     m.into_values()
         .map(|mut r| {
@@ -478,10 +459,10 @@ fn roles(data: &RunData) -> Vec<RoleTime> {
         .collect()
 }
 
-fn reverts(attempts: &[AttemptRow]) -> Vec<Count> {
+fn reverts(attempts: &[Attempt]) -> Vec<Count> {
     let mut m: BTreeMap<String, usize> = BTreeMap::new();
     for a in attempts {
-        if let Some(method) = a.revert_method.as_deref().filter(|m| *m != "none") {
+        if let Some(method) = a.revert_method.filter(|m| *m != RevertMethod::None) {
             *m.entry(method.to_string()).or_default() += 1;
         }
     }

@@ -110,7 +110,10 @@ async fn ckl_survives_hdf_converters_with_every_rule_and_status() {
     let root = by_ver(&c.rule(FIXED_ROOT).unwrap().stig_ids[0]);
     assert_eq!(root["status"][0], "passed");
     let comments = root["comments"].as_str().unwrap();
-    assert!(comments.contains("a < b && c > d \"dq\" 'sq' </pre><script>alert(1)</script> ]]> {{ x }} ```"), "the script survives XML escaping: {comments}");
+    assert!(
+        comments.contains("a < b && c > d \"dq\" 'sq' </pre><script>alert(1)</script> ]]> {{ x }} ```"),
+        "the script survives XML escaping: {comments}"
+    );
     assert!(comments.contains("\\x1b[31mred"), "the ESC XML cannot carry is written as \\x1b");
     assert_eq!(by_ver(&c.rule("sshd_set_idle_timeout").unwrap().stig_ids[0])["status"][0], "failed");
     let fips = by_ver(&c.rule("enable_fips_mode").unwrap().stig_ids[0]);
@@ -142,7 +145,19 @@ async fn cklb_carries_the_same_rules_and_statuses_with_the_fields_stig_viewer_3_
     for k in ["title", "id", "active", "mode", "has_path", "target_data", "stigs"] {
         assert!(v.get(k).is_some(), "top-level {k}");
     }
-    for k in ["target_type", "host_name", "ip_address", "mac_address", "fqdn", "comments", "role", "is_web_database", "technology_area", "web_db_site", "web_db_instance"] {
+    for k in [
+        "target_type",
+        "host_name",
+        "ip_address",
+        "mac_address",
+        "fqdn",
+        "comments",
+        "role",
+        "is_web_database",
+        "technology_area",
+        "web_db_site",
+        "web_db_instance",
+    ] {
         assert!(v["target_data"].get(k).is_some(), "target_data.{k}");
     }
     let stig = &v["stigs"][0];
@@ -153,12 +168,45 @@ async fn cklb_carries_the_same_rules_and_statuses_with_the_fields_stig_viewer_3_
     assert_eq!(stig["size"], rules.len());
     // Every field of heimdall2's CKLB stig_rule type.
     let fields = [
-        "uuid", "stig_uuid", "group_id", "group_id_src", "rule_id", "rule_id_src", "target_key", "stig_ref", "weight",
-        "classification", "severity", "rule_version", "rule_title", "fix_text", "reference_identifier", "group_title",
-        "false_positives", "false_negatives", "discussion", "check_content", "documentable", "mitigations",
-        "potential_impacts", "third_party_tools", "mitigation_control", "responsibility", "security_override_guidance",
-        "ia_controls", "check_content_ref", "legacy_ids", "ccis", "group_tree", "createdAt", "updatedAt", "status",
-        "overrides", "comments", "finding_details", "STIGUuid",
+        "uuid",
+        "stig_uuid",
+        "group_id",
+        "group_id_src",
+        "rule_id",
+        "rule_id_src",
+        "target_key",
+        "stig_ref",
+        "weight",
+        "classification",
+        "severity",
+        "rule_version",
+        "rule_title",
+        "fix_text",
+        "reference_identifier",
+        "group_title",
+        "false_positives",
+        "false_negatives",
+        "discussion",
+        "check_content",
+        "documentable",
+        "mitigations",
+        "potential_impacts",
+        "third_party_tools",
+        "mitigation_control",
+        "responsibility",
+        "security_override_guidance",
+        "ia_controls",
+        "check_content_ref",
+        "legacy_ids",
+        "ccis",
+        "group_tree",
+        "createdAt",
+        "updatedAt",
+        "status",
+        "overrides",
+        "comments",
+        "finding_details",
+        "STIGUuid",
     ];
     let mut uuids = BTreeSet::new();
     for r in rules {
@@ -197,21 +245,9 @@ async fn cklb_carries_the_same_rules_and_statuses_with_the_fields_stig_viewer_3_
 async fn a_whole_profile_checklist_has_one_entry_per_stig_id() {
     let c = rhel9();
     let mut f = Fixture::open().await;
-    f.run = f
-        .store
-        .create_run(&temper_store::NewRun {
-            skill: "s".into(),
-            profile: STIG.into(),
-            datastream: "ds.xml".into(),
-            content_version: None,
-            target: "libvirt:all".into(),
-            agent: "a".into(),
-            options_json: "{}".into(),
-        })
-        .await
-        .unwrap();
+    f.run = f.store.create_run(&new_run("s", STIG, "ds.xml", None, "libvirt:all", "a")).await.unwrap();
     for r in &c.selected_rules {
-        f.store.add_rule(f.run, &r.id, &r.title, &r.severity, "pass", "passing", None).await.unwrap();
+        f.store.add_rule(&new_rule(f.run, &r.id, &r.title, &r.severity, ScanResult::Pass, RuleStatus::Passing, None)).await.unwrap();
     }
     let data = load(&f.store, f.run).await.unwrap();
     let ckl = render(&data, Some(c), Format::Ckl).unwrap();
@@ -223,7 +259,12 @@ async fn a_whole_profile_checklist_has_one_entry_per_stig_id() {
     let vnums: BTreeSet<&str> = vulns.iter().map(|v| v.0.as_str()).collect();
     assert_eq!(vnums.len(), vulns.len(), "Vuln_Num is unique");
     let with_v = vulns.iter().filter(|v| v.0.starts_with("V-")).count();
-    eprintln!("{} STIG ids, {} with a V id, {} without (the content pairs them ambiguously or not at all)", vulns.len(), with_v, vulns.len() - with_v);
+    eprintln!(
+        "{} STIG ids, {} with a V id, {} without (the content pairs them ambiguously or not at all)",
+        vulns.len(),
+        with_v,
+        vulns.len() - with_v
+    );
     assert!(with_v * 100 >= vulns.len() * 99, "nearly every STIG id gets its V id: {with_v} of {}", vulns.len());
     for (vnum, _, status) in &vulns {
         assert_eq!(status, "NotAFinding", "{vnum}: every rule passed (first scan, no final scan)");
@@ -251,7 +292,8 @@ async fn a_profile_without_disa_ids_uses_ssg_ids_and_stays_readable() {
     let h = hdf(&path, "debian12-anssi");
     let controls = h["controls"].as_array().unwrap();
     assert_eq!(controls.len(), 6);
-    let statuses: BTreeMap<String, String> = controls.iter().map(|x| (x["id"].as_str().unwrap().into(), x["status"][0].as_str().unwrap().into())).collect();
+    let statuses: BTreeMap<String, String> =
+        controls.iter().map(|x| (x["id"].as_str().unwrap().into(), x["status"][0].as_str().unwrap().into())).collect();
     let expect = |i: usize| statuses[temper_scap::short_rule_id(&data.rules[i].rule_id)].clone();
     assert_eq!(expect(0), "passed", "fixed");
     assert_eq!(expect(1), "failed", "escalated");

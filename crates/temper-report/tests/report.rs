@@ -5,7 +5,6 @@ use std::process::Command;
 
 use common::*;
 use temper_report::{Format, ReportError, load, render, replay_script, resolve_run};
-use temper_store::{AttemptOutcome, NewAttempt};
 
 /// Markdown outside code fences.
 fn prose_only(md: &str) -> String {
@@ -38,10 +37,14 @@ async fn markdown_has_the_summary_and_a_section_per_escalated_rule() {
     assert!(md.contains("DISA STIG for Red Hat Enterprise Linux 9"), "profile title from the content");
     assert!(md.contains("61.25 → 68.50"), "scores before and after");
     for (name, after) in [("fixed", 3), ("escalated", 5), ("still failing", 1), ("skipped", 1), ("waived", 1), ("deferred", 1)] {
-        assert!(md.contains(&format!("| {name} | ")) && md.lines().any(|l| l.starts_with(&format!("| {name} |")) && l.ends_with(&format!("| {after} |"))), "{name} after = {after}");
+        assert!(
+            md.contains(&format!("| {name} | "))
+                && md.lines().any(|l| l.starts_with(&format!("| {name} |")) && l.ends_with(&format!("| {after} |"))),
+            "{name} after = {after}"
+        );
     }
     assert!(md.contains("| worker | 8 |"), "worker turns: one per attempt");
-    assert!(md.contains("Reverts by method: 1 script, 1 script+snapshot, 2 snapshot."));
+    assert!(md.contains("Reverts by method: 1 script, 1 script\\_then\\_snapshot, 2 snapshot."));
 
     let c = rhel9();
     let sections: Vec<&str> = md.split("\n### ").skip(1).collect();
@@ -84,7 +87,10 @@ async fn html_escapes_everything_and_loads_nothing() {
     let data = load(&f.store, f.run).await.unwrap();
     let html = render(&data, Some(rhel9()), Format::Html).unwrap();
     assert!(!html.contains("<script>alert(1)"), "a script from the data reached the page unescaped");
-    assert!(html.contains("&lt;&#x2f;pre&gt;&lt;script&gt;alert(1)&lt;&#x2f;script&gt;") || html.contains("&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(
+        html.contains("&lt;&#x2f;pre&gt;&lt;script&gt;alert(1)&lt;&#x2f;script&gt;")
+            || html.contains("&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;")
+    );
     assert_eq!(html.matches("<script").count(), 1, "only the report's own inline script");
     assert!(html.contains("&quot;dq&quot;") || html.contains("&#34;dq&#34;"));
     let lower = html.to_lowercase();
@@ -159,7 +165,11 @@ async fn replay_script_is_valid_bash_with_the_fixes_in_order() {
     let c = rhel9();
     let pos: Vec<usize> = [FIXED_ROOT, FIXED_OWNER, FIXED_EMPTY]
         .iter()
-        .map(|s| script.find(&format!("step {} '{}'", 1 + [FIXED_ROOT, FIXED_OWNER, FIXED_EMPTY].iter().position(|x| x == s).unwrap(), full(c, s))).unwrap())
+        .map(|s| {
+            script
+                .find(&format!("step {} '{}'", 1 + [FIXED_ROOT, FIXED_OWNER, FIXED_EMPTY].iter().position(|x| x == s).unwrap(), full(c, s)))
+                .unwrap()
+        })
         .collect();
     assert!(pos[0] < pos[1] && pos[1] < pos[2], "in the order fixed: {pos:?}");
     assert!(script.contains("chown 0 /etc/ssh/sshd_config\n"));
@@ -175,19 +185,7 @@ async fn replay_script_is_valid_bash_with_the_fixes_in_order() {
 async fn replay_script_runs_the_fixes_verbatim() {
     let c = rhel9();
     let mut f = Fixture::open().await;
-    f.run = f
-        .store
-        .create_run(&temper_store::NewRun {
-            skill: "s".into(),
-            profile: STIG.into(),
-            datastream: "ds.xml".into(),
-            content_version: None,
-            target: "t".into(),
-            agent: "a".into(),
-            options_json: "{}".into(),
-        })
-        .await
-        .unwrap();
+    f.run = f.store.create_run(&new_run("s", STIG, "ds.xml", None, "t", "a")).await.unwrap();
     let steps = [
         ("sshd_disable_root_login", "printf '%s\\n' \"one <a & b> 'q' $((1+1))\" >> \"$LOG\"\n"),
         ("file_owner_sshd_config", "cat >> \"$LOG\" <<'EOF'\ntwo `not run` $HOME\nEOF\n"),
@@ -195,14 +193,15 @@ async fn replay_script_runs_the_fixes_verbatim() {
     ];
     for (short, script) in steps {
         let id = full(c, short);
-        f.store.add_rule(f.run, &id, "", "medium", "fail", "pending", None).await.unwrap();
+        f.store.add_rule(&new_rule(f.run, &id, "", "medium", ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
         let (aid, _) = f
             .store
             .start_attempt(&NewAttempt {
                 run_id: f.run,
                 rule_id: id.clone(),
                 plan: String::new(),
-                source: "llm".into(),
+                source: FixSource::Llm,
+                replayed: false,
                 fix_script: script.into(),
                 revert_script: String::new(),
                 description: "d".into(),
@@ -210,7 +209,7 @@ async fn replay_script_runs_the_fixes_verbatim() {
             })
             .await
             .unwrap();
-        let o = AttemptOutcome { verdict: "fixed".into(), revert_method: "none".into(), ..Default::default() };
+        let o = Evaluation { revert_method: RevertMethod::None, ..Evaluation::new(Verdict::Fixed, "") };
         f.store.record_fix(f.run, aid, &o, &id, "cp").await.unwrap();
     }
     let data = load(&f.store, f.run).await.unwrap();

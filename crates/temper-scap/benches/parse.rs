@@ -20,11 +20,7 @@ struct Stats {
 
 fn stats(mut v: Vec<Duration>) -> Stats {
     v.sort();
-    Stats {
-        min: v[0],
-        median: v[v.len() / 2],
-        max: v[v.len() - 1],
-    }
+    Stats { min: v[0], median: v[v.len() / 2], max: v[v.len() - 1] }
 }
 
 fn ms(d: Duration) -> f64 {
@@ -32,12 +28,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn print(name: &str, s: &Stats, note: &str) {
-    println!(
-        "{name:<44} min {:>8.1} ms  median {:>8.1} ms  max {:>8.1} ms  {note}",
-        ms(s.min),
-        ms(s.median),
-        ms(s.max)
-    );
+    println!("{name:<44} min {:>8.1} ms  median {:>8.1} ms  max {:>8.1} ms  {note}", ms(s.min), ms(s.median), ms(s.max));
 }
 
 fn measure<T>(runs: usize, mut f: impl FnMut() -> T) -> (Stats, T) {
@@ -53,11 +44,7 @@ fn measure<T>(runs: usize, mut f: impl FnMut() -> T) -> (Stats, T) {
 }
 
 fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(default)
 }
 
 fn need(p: PathBuf, hint: &str) -> PathBuf {
@@ -133,61 +120,31 @@ fn python(ds: &Path, profile: &str, runs: usize) -> Option<(Stats, usize)> {
         return None;
     }
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
-    let times = v["times"]
-        .as_array()?
-        .iter()
-        .filter_map(|t| t.as_f64())
-        .map(Duration::from_secs_f64)
-        .collect();
+    let times = v["times"].as_array()?.iter().filter_map(|t| t.as_f64()).map(Duration::from_secs_f64).collect();
     Some((stats(times), v["rules"].as_u64()? as usize))
 }
 
 fn main() {
-    let dir =
-        PathBuf::from(std::env::var("TEMPER_SSG_DIR").unwrap_or_else(|_| DEFAULT_SSG_DIR.into()));
+    let dir = PathBuf::from(std::env::var("TEMPER_SSG_DIR").unwrap_or_else(|_| DEFAULT_SSG_DIR.into()));
     let fetch = "run `bash vm/fetch-ssg.sh` (or set TEMPER_SSG_DIR)";
     let ds = need(dir.join("ssg-rhel9-ds.xml"), fetch);
     let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
     let shared = std::env::var("TEMPER_SHARED_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|_| if beside.is_dir() { beside } else { PathBuf::from("/work/shared") });
-    let results = need(
-        shared.join("data/debian12-standard-results.xml"),
-        "set TEMPER_SHARED_DIR",
-    );
+    let results = need(shared.join("data/debian12-standard-results.xml"), "set TEMPER_SHARED_DIR");
     let runs = env_usize("TEMPER_BENCH_RUNS", 9);
     let py_runs = env_usize("TEMPER_BENCH_PY_RUNS", 3);
-    let size = |p: &Path| {
-        std::fs::metadata(p)
-            .map(|m| m.len() as f64 / 1e6)
-            .unwrap_or(0.0)
-    };
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len() as f64 / 1e6).unwrap_or(0.0);
     println!("temper-scap parse bench: {runs} runs each ({py_runs} for Python)");
 
-    let (rust, n) = measure(runs, || {
-        read_benchmark(&ds, Some("stig"))
-            .expect("read")
-            .selected_rules
-            .len()
-    });
-    print(
-        "rhel9 stig: read_benchmark (rust)",
-        &rust,
-        &format!("{n} rules, {:.1} MB", size(&ds)),
-    );
+    let (rust, n) = measure(runs, || read_benchmark(&ds, Some("stig")).expect("read").selected_rules.len());
+    print("rhel9 stig: read_benchmark (rust)", &rust, &format!("{n} rules, {:.1} MB", size(&ds)));
 
     match python(&ds, "stig", py_runs) {
         Some((py, pn)) => {
-            print(
-                "rhel9 stig: xml.etree (python3)",
-                &py,
-                &format!("{pn} rules"),
-            );
-            println!(
-                "{:<44} python/rust median ratio {:.1}x",
-                "",
-                py.median.as_secs_f64() / rust.median.as_secs_f64()
-            );
+            print("rhel9 stig: xml.etree (python3)", &py, &format!("{pn} rules"));
+            println!("{:<44} python/rust median ratio {:.1}x", "", py.median.as_secs_f64() / rust.median.as_secs_f64());
         }
         None => println!("rhel9 stig: xml.etree (python3)             not run"),
     }
@@ -195,12 +152,6 @@ fn main() {
     let (s, n) = measure(runs, || list_profiles(&ds).expect("profiles").len());
     print("rhel9: list_profiles", &s, &format!("{n} profiles"));
 
-    let (s, c) = measure(runs, || {
-        parse_results(&results).expect("results").rule_results.len()
-    });
-    print(
-        "debian12 results: parse_results",
-        &s,
-        &format!("{c} rule results, {:.1} MB (goal < 100 ms)", size(&results)),
-    );
+    let (s, c) = measure(runs, || parse_results(&results).expect("results").rule_results.len());
+    print("debian12 results: parse_results", &s, &format!("{c} rule results, {:.1} MB (goal < 100 ms)", size(&results)));
 }

@@ -25,9 +25,7 @@ pub enum ScapError {
     NoRootElement,
     #[error("DTDs are refused (byte {offset}): SCAP content never needs one")]
     Dtd { offset: u64 },
-    #[error(
-        "unknown entity `&{name};` at byte {offset}: only the five XML entities and character references are read"
-    )]
+    #[error("unknown entity `&{name};` at byte {offset}: only the five XML entities and character references are read")]
     UnknownEntity { name: String, offset: u64 },
     #[error("not a SCAP source datastream or XCCDF benchmark: the root element is <{0}>")]
     NotADatastream(String),
@@ -40,39 +38,21 @@ pub enum ScapError {
     #[error("profile `{0}` not found")]
     ProfileNotFound(String),
     #[error("profile name `{name}` is ambiguous: {candidates:?}")]
-    ProfileAmbiguous {
-        name: String,
-        candidates: Vec<String>,
-    },
+    ProfileAmbiguous { name: String, candidates: Vec<String> },
     #[error("profile `{0}` extends itself through a cycle")]
     ProfileCycle(String),
     #[error("{what} is larger than the limit of {limit} bytes (at byte {offset})")]
-    TooLarge {
-        what: String,
-        limit: u64,
-        offset: u64,
-    },
+    TooLarge { what: String, limit: u64, offset: u64 },
     #[error("invalid {what} `{value}` at byte {offset}")]
-    Invalid {
-        what: &'static str,
-        value: String,
-        offset: u64,
-    },
+    Invalid { what: &'static str, value: String, offset: u64 },
     #[error("<{element}> at byte {offset} lacks the `{attr}` attribute")]
-    MissingAttr {
-        element: &'static str,
-        attr: &'static str,
-        offset: u64,
-    },
+    MissingAttr { element: &'static str, attr: &'static str, offset: u64 },
 }
 
 pub type Result<T, E = ScapError> = std::result::Result<T, E>;
 
 impl ScapError {
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
-        Self::Io {
-            path: path.to_path_buf(),
-            source,
-        }
+        Self::Io { path: path.to_path_buf(), source }
     }
 }

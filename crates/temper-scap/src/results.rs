@@ -119,18 +119,12 @@ impl TestResult {
 
     /// The result of a rule by full id or short name (`sshd_disable_root_login`).
     pub fn result_of(&self, rule_id: &str) -> Option<Outcome> {
-        self.rule_results
-            .iter()
-            .find(|r| r.idref == rule_id || crate::short_rule_id(&r.idref) == rule_id)
-            .map(|r| r.result)
+        self.rule_results.iter().find(|r| r.idref == rule_id || crate::short_rule_id(&r.idref) == rule_id).map(|r| r.result)
     }
 
     /// The default-model score, else the first.
     pub fn score(&self) -> Option<&Score> {
-        self.scores
-            .iter()
-            .find(|s| s.system == DEFAULT_SCORING)
-            .or_else(|| self.scores.first())
+        self.scores.iter().find(|s| s.system == DEFAULT_SCORING).or_else(|| self.scores.first())
     }
 }
 
@@ -171,17 +165,13 @@ pub fn parse_results_bytes(input: &[u8]) -> Result<TestResult> {
         }
         match name {
             "TestResult" => last = Some(test_result(&mut x, &e, empty)?),
-            "Benchmark" | "asset-report-collection" | "reports" | "report" | "content"
-                if !empty =>
-            {
-                open.push(match name {
-                    "Benchmark" => "Benchmark",
-                    "asset-report-collection" => "asset-report-collection",
-                    "reports" => "reports",
-                    "report" => "report",
-                    _ => "content",
-                })
-            }
+            "Benchmark" | "asset-report-collection" | "reports" | "report" | "content" if !empty => open.push(match name {
+                "Benchmark" => "Benchmark",
+                "asset-report-collection" => "asset-report-collection",
+                "reports" => "reports",
+                "report" => "report",
+                _ => "content",
+            }),
             _ if !empty => x.skip(&e)?,
             _ => {}
         }
@@ -194,13 +184,7 @@ pub fn parse_results_bytes(input: &[u8]) -> Result<TestResult> {
 
 fn test_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<TestResult> {
     let [id, start, end, system] = x.attrs(e, ["id", "start-time", "end-time", "test-system"])?;
-    let mut t = TestResult {
-        id: id.unwrap_or_default(),
-        start_time: start,
-        end_time: end,
-        test_system: system,
-        ..TestResult::default()
-    };
+    let mut t = TestResult { id: id.unwrap_or_default(), start_time: start, end_time: end, test_system: system, ..TestResult::default() };
     if empty {
         return Ok(t);
     }
@@ -217,22 +201,14 @@ fn test_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<TestR
             "benchmark" => t.benchmark_id = x.attr(&c, "id")?,
             "profile" => t.profile = x.attr(&c, "idref")?,
             "target" if !c_empty => t.target = Some(x.plain("target", SHORT)?),
-            "target-address" if !c_empty => {
-                t.target_addresses.push(x.plain("target-address", SHORT)?)
-            }
+            "target-address" if !c_empty => t.target_addresses.push(x.plain("target-address", SHORT)?),
             "rule-result" => t.rule_results.push(rule_result(x, &c, c_empty)?),
             "score" => {
                 let [system, maximum] = x.attrs(&c, ["system", "maximum"])?;
-                let text = if c_empty {
-                    String::new()
-                } else {
-                    x.plain("score", SHORT)?
-                };
+                let text = if c_empty { String::new() } else { x.plain("score", SHORT)? };
                 t.scores.push(Score {
                     system: system.unwrap_or_else(|| DEFAULT_SCORING.into()),
-                    maximum: maximum
-                        .map(|m| number(&m, "score@maximum", offset))
-                        .transpose()?,
+                    maximum: maximum.map(|m| number(&m, "score@maximum", offset)).transpose()?,
                     value: number(&text, "score", offset)?,
                 });
                 continue;
@@ -246,21 +222,13 @@ fn test_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<TestR
 }
 
 fn number(s: &str, what: &'static str, offset: u64) -> Result<f64> {
-    s.trim().parse::<f64>().map_err(|_| ScapError::Invalid {
-        what,
-        value: clip(s),
-        offset,
-    })
+    s.trim().parse::<f64>().map_err(|_| ScapError::Invalid { what, value: clip(s), offset })
 }
 
 fn rule_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<RuleResult> {
     let offset = x.pos();
     let [idref, severity, time] = x.attrs(e, ["idref", "severity", "time"])?;
-    let idref = idref.ok_or(ScapError::MissingAttr {
-        element: "rule-result",
-        attr: "idref",
-        offset,
-    })?;
+    let idref = idref.ok_or(ScapError::MissingAttr { element: "rule-result", attr: "idref", offset })?;
     let mut result = None;
     if !empty {
         loop {
@@ -277,28 +245,16 @@ fn rule_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<RuleR
             if local(&c) == "result" {
                 let offset = x.pos();
                 let text = x.plain("result", SHORT)?;
-                let outcome = text.parse::<Outcome>().map_err(|_| ScapError::Invalid {
-                    what: "rule result",
-                    value: clip(&text),
-                    offset,
-                })?;
+                let outcome =
+                    text.parse::<Outcome>().map_err(|_| ScapError::Invalid { what: "rule result", value: clip(&text), offset })?;
                 result = Some(outcome);
             } else {
                 x.skip(&c)?;
             }
         }
     }
-    let result = result.ok_or(ScapError::Invalid {
-        what: "rule-result (no <result>)",
-        value: clip(&idref),
-        offset,
-    })?;
-    Ok(RuleResult {
-        idref,
-        result,
-        severity: severity.unwrap_or_else(|| "unknown".into()),
-        time,
-    })
+    let result = result.ok_or(ScapError::Invalid { what: "rule-result (no <result>)", value: clip(&idref), offset })?;
+    Ok(RuleResult { idref, result, severity: severity.unwrap_or_else(|| "unknown".into()), time })
 }
 
 #[cfg(test)]

@@ -17,11 +17,7 @@ pub(crate) struct Template {
 impl Template {
     /// Text with each `<sub>` replaced by `lookup(idref)`; misses are pushed to `unresolved`
     /// and replaced by nothing.
-    pub fn render<'v>(
-        &self,
-        lookup: impl Fn(&str) -> Option<&'v str>,
-        unresolved: &mut Vec<String>,
-    ) -> String {
+    pub fn render<'v>(&self, lookup: impl Fn(&str) -> Option<&'v str>, unresolved: &mut Vec<String>) -> String {
         let mut out = String::new();
         for p in &self.parts {
             match p {
@@ -147,9 +143,7 @@ impl TextBuilder {
         }
         let mut rest = s;
         while !rest.is_empty() {
-            let ws = rest
-                .find(|c: char| !c.is_whitespace())
-                .unwrap_or(rest.len());
+            let ws = rest.find(|c: char| !c.is_whitespace()).unwrap_or(rest.len());
             if ws > 0 {
                 self.ws_seen = true;
                 // A blank line inside one text run is a paragraph break; newlines of
@@ -169,11 +163,7 @@ impl TextBuilder {
     /// Emits the pending space or line breaks before new content.
     fn flush(&mut self) {
         if self.started && self.prose {
-            let want = if self.nl_run >= 2 {
-                self.breaks.max(2)
-            } else {
-                self.breaks
-            };
+            let want = if self.nl_run >= 2 { self.breaks.max(2) } else { self.breaks };
             if want > 0 {
                 while self.cur.ends_with([' ', '\t']) {
                     self.cur.pop();
@@ -261,10 +251,7 @@ impl TextBuilder {
         if !self.cur.is_empty() {
             self.parts.push(Part::Text(self.cur));
         }
-        Template {
-            parts: self.parts,
-            truncated: self.truncated,
-        }
+        Template { parts: self.parts, truncated: self.truncated }
     }
 }
 
@@ -283,17 +270,13 @@ mod tests {
                 _ => unreachable!(),
             }
         }
-        b.finish()
-            .render(|id| (id == "v").then_some("027"), &mut Vec::new())
+        b.finish().render(|id| (id == "v").then_some("027"), &mut Vec::new())
     }
 
     #[test]
     fn collapses_whitespace_and_keeps_paragraphs() {
         let s = prose(&[
-            (
-                "t",
-                "  The root user\n   should never.\n\n\nTo disable, add ",
-            ),
+            ("t", "  The root user\n   should never.\n\n\nTo disable, add "),
             ("o", "code"),
             ("t", "/etc/x"),
             ("c", "code"),
@@ -304,15 +287,8 @@ mod tests {
 
     #[test]
     fn pre_is_verbatim_and_subs_resolve() {
-        let s = prose(&[
-            ("t", "as follows:\n"),
-            ("o", "pre"),
-            ("t", "umask "),
-            ("s", "v"),
-            ("t", "\n   "),
-            ("c", "pre"),
-            ("t", "\n  done"),
-        ]);
+        let s =
+            prose(&[("t", "as follows:\n"), ("o", "pre"), ("t", "umask "), ("s", "v"), ("t", "\n   "), ("c", "pre"), ("t", "\n  done")]);
         assert_eq!(s, "as follows:\numask 027\ndone");
     }
 

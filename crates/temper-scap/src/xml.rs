@@ -15,11 +15,7 @@ pub const MAX_INPUT: u64 = 1 << 30;
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>> {
     let meta = std::fs::metadata(path).map_err(|e| ScapError::io(path, e))?;
     if meta.len() > MAX_INPUT {
-        return Err(ScapError::TooLarge {
-            what: format!("file {}", path.display()),
-            limit: MAX_INPUT,
-            offset: 0,
-        });
+        return Err(ScapError::TooLarge { what: format!("file {}", path.display()), limit: MAX_INPUT, offset: 0 });
     }
     std::fs::read(path).map_err(|e| ScapError::io(path, e))
 }
@@ -36,22 +32,14 @@ pub(crate) fn local<'e>(e: &'e BytesStart<'_>) -> &'e str {
 impl<'a> Xml<'a> {
     pub fn new(input: &'a [u8]) -> Result<Self> {
         if input.len() as u64 > MAX_INPUT {
-            return Err(ScapError::TooLarge {
-                what: "input".into(),
-                limit: MAX_INPUT,
-                offset: 0,
-            });
+            return Err(ScapError::TooLarge { what: "input".into(), limit: MAX_INPUT, offset: 0 });
         }
         let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
         if input.iter().all(u8::is_ascii_whitespace) {
             return Err(ScapError::Empty);
         }
-        let s = std::str::from_utf8(input).map_err(|e| ScapError::NotUtf8 {
-            offset: e.valid_up_to(),
-        })?;
-        Ok(Self {
-            r: Reader::from_str(s),
-        })
+        let s = std::str::from_utf8(input).map_err(|e| ScapError::NotUtf8 { offset: e.valid_up_to() })?;
+        Ok(Self { r: Reader::from_str(s) })
     }
 
     pub fn pos(&self) -> u64 {
@@ -60,16 +48,8 @@ impl<'a> Xml<'a> {
 
     fn xml_err(&self, e: quick_xml::Error) -> ScapError {
         match e {
-            quick_xml::Error::IllFormed(IllFormedError::MissingEndTag(element)) => {
-                ScapError::Truncated {
-                    offset: self.pos(),
-                    element,
-                }
-            }
-            source => ScapError::Xml {
-                offset: self.r.error_position(),
-                source,
-            },
+            quick_xml::Error::IllFormed(IllFormedError::MissingEndTag(element)) => ScapError::Truncated { offset: self.pos(), element },
+            source => ScapError::Xml { offset: self.r.error_position(), source },
         }
     }
 
@@ -84,33 +64,21 @@ impl<'a> Xml<'a> {
     /// Skips the element whose start tag was just read.
     pub fn skip(&mut self, e: &BytesStart<'_>) -> Result<()> {
         let end = e.to_end();
-        self.r
-            .read_to_end(end.name())
-            .map(|_| ())
-            .map_err(|err| self.xml_err(err))
+        self.r.read_to_end(end.name()).map(|_| ()).map_err(|err| self.xml_err(err))
     }
 
     pub fn truncated(&self, element: &str) -> ScapError {
-        ScapError::Truncated {
-            offset: self.pos(),
-            element: element.to_string(),
-        }
+        ScapError::Truncated { offset: self.pos(), element: element.to_string() }
     }
 
     /// Values of the named (unprefixed) attributes, unescaped.
-    pub fn attrs<const N: usize>(
-        &self,
-        e: &BytesStart<'_>,
-        names: [&str; N],
-    ) -> Result<[Option<String>; N]> {
+    pub fn attrs<const N: usize>(&self, e: &BytesStart<'_>, names: [&str; N]) -> Result<[Option<String>; N]> {
         let mut out: [Option<String>; N] = std::array::from_fn(|_| None);
         for a in e.attributes() {
             let a = a.map_err(|err| self.xml_err(err.into()))?;
             let key: &str = a.key.into_inner();
             if let Some(i) = names.iter().position(|n| *n == key) {
-                let v = a
-                    .normalized_value(XmlVersion::Implicit1_0)
-                    .map_err(|err| self.xml_err(err))?;
+                let v = a.normalized_value(XmlVersion::Implicit1_0).map_err(|err| self.xml_err(err))?;
                 out[i] = Some(v.into_owned());
             }
         }
@@ -134,10 +102,7 @@ impl<'a> Xml<'a> {
                 out.text(s);
                 Ok(())
             }
-            None => Err(ScapError::UnknownEntity {
-                name: r.to_string(),
-                offset: self.pos(),
-            }),
+            None => Err(ScapError::UnknownEntity { name: r.to_string(), offset: self.pos() }),
         }
     }
 
@@ -196,11 +161,7 @@ pub(crate) fn parse_bool(v: &str, what: &'static str, offset: u64) -> Result<boo
     match v.trim() {
         "true" | "1" => Ok(true),
         "false" | "0" => Ok(false),
-        other => Err(ScapError::Invalid {
-            what,
-            value: clip(other),
-            offset,
-        }),
+        other => Err(ScapError::Invalid { what, value: clip(other), offset }),
     }
 }
 

@@ -9,12 +9,7 @@ const BIG: usize = 100 * 1024 * 1024;
 fn peak_rss() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        * 1024
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
 }
 
 #[test]
@@ -28,10 +23,7 @@ fn hundred_megabyte_text_nodes() {
         s
     };
 
-    let doc = wrap(
-        r#"<Benchmark id="b"><Rule id="r"><description>"#,
-        "</description></Rule></Benchmark>",
-    );
+    let doc = wrap(r#"<Benchmark id="b"><Rule id="r"><description>"#, "</description></Rule></Benchmark>");
     let b = read_benchmark_bytes(doc.as_bytes(), None).unwrap();
     let d = &b.selected_rules[0].description;
     assert!(d.len() <= MAX_PROSE + 32, "{} bytes kept", d.len());
@@ -39,21 +31,12 @@ fn hundred_megabyte_text_nodes() {
     assert!(d.ends_with("[truncated]"));
     drop(doc);
 
-    let doc = wrap(
-        r#"<Benchmark id="b"><Rule id="r"><fix system="urn:xccdf:fix:script:sh">"#,
-        "</fix></Rule></Benchmark>",
-    );
+    let doc = wrap(r#"<Benchmark id="b"><Rule id="r"><fix system="urn:xccdf:fix:script:sh">"#, "</fix></Rule></Benchmark>");
     let e = read_benchmark_bytes(doc.as_bytes(), None).unwrap_err();
-    assert!(
-        matches!(e, ScapError::TooLarge { limit, .. } if limit == MAX_SCRIPT as u64),
-        "{e}"
-    );
+    assert!(matches!(e, ScapError::TooLarge { limit, .. } if limit == MAX_SCRIPT as u64), "{e}");
     drop(doc);
 
-    let doc = wrap(
-        r#"<TestResult id="t"><target>"#,
-        r#"</target><rule-result idref="r"><result>pass</result></rule-result></TestResult>"#,
-    );
+    let doc = wrap(r#"<TestResult id="t"><target>"#, r#"</target><rule-result idref="r"><result>pass</result></rule-result></TestResult>"#);
     let t = parse_results_bytes(doc.as_bytes()).unwrap();
     assert!(t.target.as_ref().unwrap().len() < 8192);
     assert_eq!(t.counts(true).get("pass"), Some(&1));
@@ -62,9 +45,5 @@ fn hundred_megabyte_text_nodes() {
     // The filler plus one document at a time is about 200 MB; the readers add little.
     let peak = peak_rss();
     eprintln!("peak RSS {} MiB", peak >> 20);
-    assert!(
-        peak < 2 * BIG as u64 + 60 * 1024 * 1024,
-        "peak RSS {} MiB",
-        peak >> 20
-    );
+    assert!(peak < 2 * BIG as u64 + 60 * 1024 * 1024, "peak RSS {} MiB", peak >> 20);
 }

@@ -37,15 +37,9 @@ fn not_xml() {
 #[test]
 fn wrong_root() {
     let e = ds_err(b"<?xml version=\"1.0\"?><html><body/></html>");
-    assert!(
-        matches!(e, ScapError::NotADatastream(ref r) if r == "html"),
-        "{e}"
-    );
+    assert!(matches!(e, ScapError::NotADatastream(ref r) if r == "html"), "{e}");
     let e = res_err(b"<oval_definitions/>");
-    assert!(
-        matches!(e, ScapError::NotResults(ref r) if r == "oval_definitions"),
-        "{e}"
-    );
+    assert!(matches!(e, ScapError::NotResults(ref r) if r == "oval_definitions"), "{e}");
     // A datastream without a Benchmark.
     let e = ds_err(b"<ds:data-stream-collection xmlns:ds=\"x\"><ds:component><oval/></ds:component></ds:data-stream-collection>");
     assert!(matches!(e, ScapError::NoBenchmark), "{e}");
@@ -57,19 +51,13 @@ fn truncated_real_content() {
     let bench_end = find(&ds, b"</xccdf-1.2:Benchmark>");
     for cut in [100, 5000, bench_end / 2, bench_end - 10, bench_end] {
         let e = ds_err(&ds[..cut]);
-        assert!(
-            matches!(e, ScapError::Truncated { .. } | ScapError::Xml { .. }),
-            "cut {cut}: {e}"
-        );
+        assert!(matches!(e, ScapError::Truncated { .. } | ScapError::Xml { .. }), "cut {cut}: {e}");
     }
     let res = std::fs::read(common::shared_results()).unwrap();
     let tr = find(&res, b"<TestResult");
     for cut in [tr / 2, tr + 10, tr + 5000, res.len() - 30] {
         let e = res_err(&res[..cut]);
-        assert!(
-            matches!(e, ScapError::Truncated { .. } | ScapError::Xml { .. }),
-            "cut {cut}: {e}"
-        );
+        assert!(matches!(e, ScapError::Truncated { .. } | ScapError::Xml { .. }), "cut {cut}: {e}");
     }
 }
 
@@ -80,14 +68,8 @@ fn every_prefix_of_a_small_document_fails_cleanly() {
     assert_eq!(b.selected_rules[0].fix.as_ref().unwrap().script, "x=1");
     assert!(parse_results_bytes(doc).is_ok());
     for cut in 0..doc.len() {
-        assert!(
-            read_benchmark_bytes(&doc[..cut], Some("p")).is_err(),
-            "prefix {cut} accepted"
-        );
-        assert!(
-            parse_results_bytes(&doc[..cut]).is_err(),
-            "prefix {cut} accepted"
-        );
+        assert!(read_benchmark_bytes(&doc[..cut], Some("p")).is_err(), "prefix {cut} accepted");
+        assert!(parse_results_bytes(&doc[..cut]).is_err(), "prefix {cut} accepted");
     }
 }
 
@@ -108,25 +90,17 @@ const LAUGHS: &str = r#"<?xml version="1.0"?>
 
 #[test]
 fn billion_laughs() {
-    let ds = format!(
-        r#"{LAUGHS}<Benchmark id="b"><Rule id="r"><title>&lol9;</title></Rule></Benchmark>"#
-    );
+    let ds = format!(r#"{LAUGHS}<Benchmark id="b"><Rule id="r"><title>&lol9;</title></Rule></Benchmark>"#);
     let e = ds_err(ds.as_bytes());
     assert!(matches!(e, ScapError::Dtd { .. }), "{e}");
-    let res = format!(
-        r#"{LAUGHS}<TestResult id="t"><rule-result idref="r"><result>&lol9;</result></rule-result></TestResult>"#
-    );
+    let res = format!(r#"{LAUGHS}<TestResult id="t"><rule-result idref="r"><result>&lol9;</result></rule-result></TestResult>"#);
     assert!(matches!(res_err(res.as_bytes()), ScapError::Dtd { .. }));
 }
 
 #[test]
 fn undeclared_entities() {
-    let e =
-        ds_err(br#"<Benchmark id="b"><Rule id="r"><title>a &lol9; b</title></Rule></Benchmark>"#);
-    assert!(
-        matches!(e, ScapError::UnknownEntity { ref name, .. } if name == "lol9"),
-        "{e}"
-    );
+    let e = ds_err(br#"<Benchmark id="b"><Rule id="r"><title>a &lol9; b</title></Rule></Benchmark>"#);
+    assert!(matches!(e, ScapError::UnknownEntity { ref name, .. } if name == "lol9"), "{e}");
     let e = res_err(br#"<TestResult id="t"><rule-result idref="r"><result>&lol9;</result></rule-result></TestResult>"#);
     assert!(matches!(e, ScapError::UnknownEntity { .. }), "{e}");
     let e = ds_err(br#"<Benchmark id="&lol9;"/>"#);
@@ -138,39 +112,11 @@ fn undeclared_entities() {
 #[test]
 fn invalid_values() {
     let e = ds_err(br#"<Benchmark id="b"><Rule id="r" selected="maybe"/></Benchmark>"#);
-    assert!(
-        matches!(
-            e,
-            ScapError::Invalid {
-                what: "selected",
-                ..
-            }
-        ),
-        "{e}"
-    );
+    assert!(matches!(e, ScapError::Invalid { what: "selected", .. }), "{e}");
     let e = ds_err(br#"<Benchmark id="b"><Rule selected="true"/></Benchmark>"#);
-    assert!(
-        matches!(
-            e,
-            ScapError::MissingAttr {
-                element: "Rule",
-                attr: "id",
-                ..
-            }
-        ),
-        "{e}"
-    );
+    assert!(matches!(e, ScapError::MissingAttr { element: "Rule", attr: "id", .. }), "{e}");
     let e = ds_err(br#"<Benchmark id="b"><Rule id="r"/><Profile id="late"/></Benchmark>"#);
-    assert!(
-        matches!(
-            e,
-            ScapError::Invalid {
-                what: "Profile position",
-                ..
-            }
-        ),
-        "{e}"
-    );
+    assert!(matches!(e, ScapError::Invalid { what: "Profile position", .. }), "{e}");
 }
 
 #[test]
@@ -188,7 +134,5 @@ fn deep_nesting_is_no_stack_risk() {
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> usize {
-    hay.windows(needle.len())
-        .position(|w| w == needle)
-        .expect("marker present")
+    hay.windows(needle.len()).position(|w| w == needle).expect("marker present")
 }

@@ -19,34 +19,18 @@ fn real_scan_counts() {
     // Cross-check each count against the raw text.
     let raw = std::fs::read_to_string(&path).unwrap();
     for (k, n) in &all {
-        assert_eq!(
-            raw.matches(&format!("<result>{k}</result>")).count(),
-            *n,
-            "{k}"
-        );
+        assert_eq!(raw.matches(&format!("<result>{k}</result>")).count(), *n, "{k}");
     }
     let shown = t.counts(false);
     assert!(!shown.contains_key("notselected"));
     assert_eq!(shown.values().sum::<usize>(), 44);
 
-    assert_eq!(
-        t.id,
-        "xccdf_org.open-scap_testresult_xccdf_org.ssgproject.content_profile_standard"
-    );
-    assert_eq!(
-        t.profile.as_deref(),
-        Some("xccdf_org.ssgproject.content_profile_standard")
-    );
-    assert_eq!(
-        t.benchmark_id.as_deref(),
-        Some("xccdf_org.ssgproject.content_benchmark_DEBIAN-12")
-    );
+    assert_eq!(t.id, "xccdf_org.open-scap_testresult_xccdf_org.ssgproject.content_profile_standard");
+    assert_eq!(t.profile.as_deref(), Some("xccdf_org.ssgproject.content_profile_standard"));
+    assert_eq!(t.benchmark_id.as_deref(), Some("xccdf_org.ssgproject.content_benchmark_DEBIAN-12"));
     assert_eq!(t.start_time.as_deref(), Some("2026-11-21T23:01:23+00:00"));
     assert_eq!(t.end_time.as_deref(), Some("2026-11-21T23:01:34+00:00"));
-    assert_eq!(
-        t.test_system.as_deref(),
-        Some("cpe:/a:redhat:openscap:1.3.7")
-    );
+    assert_eq!(t.test_system.as_deref(), Some("cpe:/a:redhat:openscap:1.3.7"));
     assert_eq!(t.target.as_deref(), Some("scapguest"));
     assert!(t.target_addresses.contains(&"10.0.2.15".to_string()));
     let s = t.score().unwrap();
@@ -55,17 +39,10 @@ fn real_scan_counts() {
     assert_eq!(s.value, 12.5);
 
     assert_eq!(t.result_of("partition_for_home"), Some(Outcome::Fail));
-    assert_eq!(
-        t.result_of("xccdf_org.ssgproject.content_rule_partition_for_home"),
-        Some(Outcome::Fail)
-    );
+    assert_eq!(t.result_of("xccdf_org.ssgproject.content_rule_partition_for_home"), Some(Outcome::Fail));
     assert_eq!(t.result_of("auditd_freq"), Some(Outcome::NotSelected));
     assert_eq!(t.result_of("no_such_rule"), None);
-    let home = t
-        .rule_results
-        .iter()
-        .find(|r| r.idref.ends_with("_rule_partition_for_home"))
-        .unwrap();
+    let home = t.rule_results.iter().find(|r| r.idref.ends_with("_rule_partition_for_home")).unwrap();
     assert_eq!(home.severity, "low");
     assert_eq!(home.time.as_deref(), Some("2026-11-21T23:01:25+00:00"));
 }
@@ -78,17 +55,9 @@ fn results_json_shape() {
     assert!(v["counts"].get("notselected").is_none());
     let rules = v["rules"].as_array().unwrap();
     assert_eq!(rules.len(), 44);
-    let keys: BTreeSet<&str> = rules[0]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys: BTreeSet<&str> = rules[0].as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, BTreeSet::from(["id", "result", "severity"]));
-    assert_eq!(
-        rules[0]["id"],
-        "xccdf_org.ssgproject.content_rule_partition_for_home"
-    );
+    assert_eq!(rules[0]["id"], "xccdf_org.ssgproject.content_rule_partition_for_home");
     assert_eq!(rules[0]["result"], "fail");
     let all = results_json(&t, true);
     assert_eq!(all["counts"]["notselected"], 547);
@@ -119,10 +88,7 @@ fn arf_from_real_oscap() {
     let a = parse_results(&arf).unwrap();
     let p = parse_results(&plain).unwrap();
     assert_eq!(a, p);
-    assert_eq!(
-        a.profile.as_deref(),
-        Some("xccdf_org.ssgproject.content_profile_standard")
-    );
+    assert_eq!(a.profile.as_deref(), Some("xccdf_org.ssgproject.content_profile_standard"));
     assert_eq!(a.rule_results.len(), 591);
     assert_eq!(a.counts(true).get("notselected"), Some(&547));
     assert_eq!(a.counts(false).values().sum::<usize>(), 44);
@@ -164,21 +130,11 @@ fn every_outcome_is_kept_apart() {
 #[test]
 fn bad_results() {
     let e = parse_results_bytes(tr("1", "passed").as_bytes()).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            ScapError::Invalid {
-                what: "rule result",
-                ..
-            }
-        ),
-        "{e}"
-    );
+    assert!(matches!(e, ScapError::Invalid { what: "rule result", .. }), "{e}");
     let e = parse_results_bytes(br#"<Benchmark id="b"><Rule id="r"/></Benchmark>"#).unwrap_err();
     assert!(matches!(e, ScapError::NoTestResult), "{e}");
     let e = parse_results_bytes(tr("x", "pass").replace(">x<", ">lots<").as_bytes()).unwrap_err();
     assert!(matches!(e, ScapError::Invalid { what: "score", .. }), "{e}");
-    let e = parse_results_bytes(br#"<TestResult id="t"><rule-result idref="r"/></TestResult>"#)
-        .unwrap_err();
+    let e = parse_results_bytes(br#"<TestResult id="t"><rule-result idref="r"/></TestResult>"#).unwrap_err();
     assert!(matches!(e, ScapError::Invalid { .. }), "{e}");
 }

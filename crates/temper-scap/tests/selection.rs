@@ -61,10 +61,7 @@ fn ids(profile: Option<&str>) -> Vec<String> {
 
 #[test]
 fn default_selection_honours_groups() {
-    assert_eq!(
-        ids(None),
-        ["r_default_on", "r_in_deselected_group", "r_deep"]
-    );
+    assert_eq!(ids(None), ["r_default_on", "r_in_deselected_group", "r_deep"]);
     let b = read_benchmark_bytes(DOC.as_bytes(), None).unwrap();
     assert_eq!(b.id, "b1");
     assert_eq!(b.title, "Test & bench");
@@ -74,16 +71,7 @@ fn default_selection_honours_groups() {
 
 #[test]
 fn base_profile() {
-    assert_eq!(
-        ids(Some("base")),
-        [
-            "r_default_on",
-            "r_off",
-            "r_base_only",
-            "r_in_deselected_group",
-            "r_deep"
-        ]
-    );
+    assert_eq!(ids(Some("base")), ["r_default_on", "r_off", "r_base_only", "r_in_deselected_group", "r_deep"]);
 }
 
 #[test]
@@ -91,10 +79,7 @@ fn derived_profile_extends_base() {
     let b = read_benchmark_bytes(DOC.as_bytes(), Some("derived")).unwrap();
     let got: Vec<&str> = b.selected_rules.iter().map(|r| r.id.as_str()).collect();
     // g_off selected: its default-on rule comes in; g_on deselected: its whole subtree goes.
-    assert_eq!(
-        got,
-        ["r_default_on", "r_off", "r_in_off_group", "r_cluster"]
-    );
+    assert_eq!(got, ["r_default_on", "r_off", "r_in_off_group", "r_cluster"]);
     assert_eq!(b.profile.as_ref().unwrap().title, "Derived");
     assert_eq!(b.profile.as_ref().unwrap().description, "Line one of two.");
 
@@ -104,10 +89,7 @@ fn derived_profile_extends_base() {
     assert!(f.reboot);
     assert_eq!(f.disruption, "unknown");
     // refine-value from base, set-value from derived, unknown selector -> default.
-    assert_eq!(
-        f.script,
-        r#"mode='very strict' n=7 t="set by profile" gone= <&> A"#
-    );
+    assert_eq!(f.script, r#"mode='very strict' n=7 t="set by profile" gone= <&> A"#);
     assert_eq!(f.unresolved, ["v_missing"]);
     assert_eq!(b.resolved_values["v_mode"], "very strict");
     assert_eq!(b.values["v_num"].value_type, "number");
@@ -118,10 +100,7 @@ fn profile_errors() {
     let e = read_benchmark_bytes(DOC.as_bytes(), Some("loop_a")).unwrap_err();
     assert!(matches!(e, ScapError::ProfileCycle(_)), "{e}");
     let e = read_benchmark_bytes(DOC.as_bytes(), Some("dup")).unwrap_err();
-    assert!(
-        matches!(e, ScapError::ProfileAmbiguous { ref candidates, .. } if candidates.len() == 2),
-        "{e}"
-    );
+    assert!(matches!(e, ScapError::ProfileAmbiguous { ref candidates, .. } if candidates.len() == 2), "{e}");
     assert!(read_benchmark_bytes(DOC.as_bytes(), Some("x_profile_dup")).is_ok());
     let e = read_benchmark_bytes(DOC.as_bytes(), Some("nope")).unwrap_err();
     assert!(matches!(e, ScapError::ProfileNotFound(_)), "{e}");
@@ -131,15 +110,5 @@ fn profile_errors() {
 fn profiles_listed() {
     let p = temper_scap::list_profiles_bytes(DOC.as_bytes()).unwrap();
     let ids: Vec<&str> = p.iter().map(|p| p.id.as_str()).collect();
-    assert_eq!(
-        ids,
-        [
-            "base",
-            "derived",
-            "loop_a",
-            "loop_b",
-            "x_profile_dup",
-            "y_profile_dup"
-        ]
-    );
+    assert_eq!(ids, ["base", "derived", "loop_a", "loop_b", "x_profile_dup", "y_profile_dup"]);
 }

@@ -1,33 +1,27 @@
 use std::io::Write;
 
-use serde::Serialize;
+use async_trait::async_trait;
+use temper_core::journal::{Event, EventKind, EventLog, JournalError, JournalResult};
 
-use crate::{Store, StoreError, StoreResult, now};
+use crate::{Store, now, with_db};
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
-pub struct EventRow {
-    pub id: i64,
-    pub run_id: i64,
-    pub ts: String,
-    pub kind: String,
-    pub rule_id: Option<String>,
-    pub data: String,
-}
-
-impl Store {
+#[async_trait]
+impl EventLog for Store {
     /// Appends an event to the table and to `runs/<id>/events.jsonl`.
-    pub async fn event(&self, run: i64, kind: &str, rule_id: Option<&str>, data: serde_json::Value) -> StoreResult<()> {
+    async fn event(&self, run: i64, kind: EventKind, rule_id: Option<&str>, data: serde_json::Value) -> JournalResult<()> {
         let ts = now();
         let data_s = data.to_string();
-        let id = sqlx::query("INSERT INTO events (run_id, ts, kind, rule_id, data) VALUES (?, ?, ?, ?, ?)")
-            .bind(run)
-            .bind(&ts)
-            .bind(kind)
-            .bind(rule_id)
-            .bind(&data_s)
-            .execute(&self.pool)
-            .await?
-            .last_insert_rowid();
+        let id: i64 = with_db!(self, p => async {
+            let (id,): (i64,) = sqlx::query_as("INSERT INTO events (run_id, ts, kind, rule_id, data) VALUES ($1, $2, $3, $4, $5) RETURNING id")
+                .bind(run)
+                .bind(&ts)
+                .bind(kind)
+                .bind(rule_id)
+                .bind(&data_s)
+                .fetch_one(p)
+                .await?;
+            Ok(id)
+        })?;
         let line = serde_json::json!({"id": id, "run": run, "ts": ts, "kind": kind, "rule": rule_id, "data": data});
         let dir = self.run_dir(run);
         let path = dir.join("events.jsonl");
@@ -36,14 +30,12 @@ impl Store {
             let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
             writeln!(f, "{line}")
         };
-        write().map_err(|source| StoreError::EventLog { path, source })
+        write().map_err(|e| JournalError::EventLog { path: path.display().to_string(), reason: e.to_string() })
     }
 
-    pub async fn events(&self, run: i64, after_id: i64) -> StoreResult<Vec<EventRow>> {
-        Ok(sqlx::query_as("SELECT * FROM events WHERE run_id = ? AND id > ? ORDER BY id")
-            .bind(run)
-            .bind(after_id)
-            .fetch_all(&self.pool)
-            .await?)
+    async fn events(&self, run: i64, after_id: i64) -> JournalResult<Vec<Event>> {
+        with_db!(self, p => async {
+            sqlx::query_as("SELECT * FROM events WHERE run_id = $1 AND id > $2 ORDER BY id").bind(run).bind(after_id).fetch_all(p).await
+        })
     }
 }

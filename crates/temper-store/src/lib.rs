@@ -1,101 +1,179 @@
-//! temper-store: the run's state in one SQLite file (WAL), through sqlx.
+//! temper-store: the journal (`temper_core::journal`) in SQLite (one file, WAL; the embedded
+//! default) or PostgreSQL (shared by many temper processes on many hosts). Every query is
+//! written once, with `$N` parameters both databases read, and runs on whichever pool is open.
 //! Each call commits on its own, so a crash between calls loses nothing that was returned.
 mod attempts;
 mod events;
 mod memory;
 mod rules;
 mod runs;
-mod summary;
+#[doc(hidden)]
+pub mod testing;
 mod turns;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use async_trait::async_trait;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use temper_core::journal::{Journal, JournalError, JournalResult};
 
-pub use attempts::{AttemptOutcome, AttemptRow, Culprit, NewAttempt};
-pub use events::EventRow;
-pub use memory::{BanRow, LessonRow, TipRow};
-pub use rules::RuleRow;
-pub use runs::{NewRun, RunRow};
-pub use summary::RunSummary;
-pub use turns::TurnRow;
+static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("database {path}: {source}")]
-    Open { path: PathBuf, source: sqlx::Error },
-    #[error("migrating {path}: {source}")]
-    Migrate { path: PathBuf, source: sqlx::migrate::MigrateError },
-    #[error("database: {0}")]
-    Db(#[from] sqlx::Error),
-    #[error("event log {path}: {source}")]
-    EventLog { path: PathBuf, source: std::io::Error },
-    #[error("{0} not found")]
-    NotFound(String),
+/// Which database a `db` setting names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A file path, or `sqlite://PATH`.
+    Sqlite(PathBuf),
+    /// `postgres://…` or `postgresql://…`.
+    Postgres(String),
 }
 
-pub type StoreResult<T> = Result<T, StoreError>;
+impl Location {
+    /// A path or `sqlite://` is SQLite, `postgres://` PostgreSQL; any other scheme is an error
+    /// (it is never taken for a file name).
+    pub fn parse(spec: &str) -> JournalResult<Self> {
+        let spec = spec.trim();
+        if spec.is_empty() {
+            return Err(JournalError::Open("the database setting `db` is empty".into()));
+        }
+        if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+            return Ok(Self::Postgres(spec.to_string()));
+        }
+        if let Some(path) = spec.strip_prefix("sqlite://").or_else(|| spec.strip_prefix("sqlite:")) {
+            return Ok(Self::Sqlite(PathBuf::from(path)));
+        }
+        if let Some((scheme, _)) = spec.split_once("://") {
+            return Err(JournalError::Open(format!(
+                "database `{scheme}://…` is not supported: use a file path or sqlite://PATH (SQLite), or postgres://USER@HOST/DB (PostgreSQL)"
+            )));
+        }
+        Ok(Self::Sqlite(PathBuf::from(spec)))
+    }
+}
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
+pub(crate) enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
 
 /// The store. Cheap to clone.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
-    path: PathBuf,
+    db: std::sync::Arc<Db>,
+    label: String,
+    /// Where each run's `events.jsonl` is mirrored: beside a database file, else `.temper/runs`.
+    runs_dir: PathBuf,
+}
+
+/// Runs `$body` (an async block over the pool `$p`) on the open database; sqlx errors become
+/// journal errors.
+macro_rules! with_db {
+    ($self:expr, $p:ident => $body:expr) => {
+        match &*$self.db {
+            $crate::Db::Sqlite($p) => $body.await,
+            $crate::Db::Postgres($p) => $body.await,
+        }
+        .map_err($crate::db_error)
+    };
+}
+pub(crate) use with_db;
+
+pub(crate) fn db_error(e: sqlx::Error) -> JournalError {
+    match e {
+        sqlx::Error::RowNotFound => JournalError::NotFound("row".into()),
+        e => JournalError::Db(e.to_string()),
+    }
 }
 
 impl Store {
-    /// Opens (or creates) the database, in WAL mode, and applies the migrations.
-    pub async fn open(path: impl AsRef<Path>) -> StoreResult<Self> {
-        let path = path.as_ref().to_path_buf();
+    /// Opens (or creates) the database named by `spec` (see [`Location::parse`]) and applies
+    /// its migrations.
+    pub async fn open(spec: impl AsRef<str>) -> JournalResult<Self> {
+        match Location::parse(spec.as_ref())? {
+            Location::Sqlite(path) => Self::open_sqlite(&path).await,
+            Location::Postgres(url) => Self::open_postgres(&url).await,
+        }
+    }
+
+    async fn open_sqlite(path: &Path) -> JournalResult<Self> {
+        let fail = |e: String| JournalError::Open(format!("database {}: {e}", path.display()));
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
-                path: path.clone(),
-                source: sqlx::Error::Io(e),
-            })?;
+            std::fs::create_dir_all(dir).map_err(|e| fail(e.to_string()))?;
         }
         let opts = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
-            .map_err(|source| StoreError::Open { path: path.clone(), source })?
+            .map_err(|e| fail(e.to_string()))?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(std::time::Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
+        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(opts).await.map_err(|e| fail(e.to_string()))?;
+        SQLITE.run(&pool).await.map_err(|e| fail(format!("migrating: {e}")))?;
+        let runs_dir = path.parent().unwrap_or_else(|| Path::new(".")).join("runs");
+        Ok(Self { db: std::sync::Arc::new(Db::Sqlite(pool)), label: format!("sqlite {}", path.display()), runs_dir })
+    }
+
+    async fn open_postgres(url: &str) -> JournalResult<Self> {
+        let opts = PgConnectOptions::from_str(url).map_err(|e| JournalError::Open(format!("database URL: {e}")))?;
+        // Never show a password: only user, host, port and database.
+        let label =
+            format!("postgres {}@{}:{}/{}", opts.get_username(), opts.get_host(), opts.get_port(), opts.get_database().unwrap_or(""));
+        let fail = |e: String| JournalError::Open(format!("{label}: {e}"));
+        let pool = PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(std::time::Duration::from_secs(30))
             .connect_with(opts)
             .await
-            .map_err(|source| StoreError::Open { path: path.clone(), source })?;
-        MIGRATOR
-            .run(&pool)
-            .await
-            .map_err(|source| StoreError::Migrate { path: path.clone(), source })?;
-        Ok(Self { pool, path })
+            .map_err(|e| fail(e.to_string()))?;
+        POSTGRES.run(&pool).await.map_err(|e| fail(format!("migrating: {e}")))?;
+        Ok(Self { db: std::sync::Arc::new(Db::Postgres(pool)), label, runs_dir: PathBuf::from(".temper/runs") })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Mirrors each run's events under `dir/<id>/events.jsonl` instead of the default.
+    pub fn with_runs_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.runs_dir = dir.into();
+        self
     }
 
-    /// Where a run's JSONL event log and artifacts live: `<db dir>/runs/<id>/`.
+    /// Which backend is open: `sqlite` or `postgres`.
+    pub fn backend(&self) -> &'static str {
+        match &*self.db {
+            Db::Sqlite(_) => "sqlite",
+            Db::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Where a run's JSONL event log lives: `<runs dir>/<id>/`.
     pub fn run_dir(&self, run_id: i64) -> PathBuf {
-        self.path
-            .parent()
-            .unwrap_or_else(|| Path::new("."))
-            .join("runs")
-            .join(run_id.to_string())
+        self.runs_dir.join(run_id.to_string())
     }
 
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
+    /// Runs one statement given as text (the dashboards' queries, in tests) and returns how
+    /// many rows it produced.
+    pub async fn raw_rows(&self, sql: &str) -> JournalResult<usize> {
+        let sql = sqlx::AssertSqlSafe(sql.to_string());
+        with_db!(self, p => async { sqlx::raw_sql(sql).fetch_all(p).await.map(|r| r.len()) })
+    }
+}
+
+#[async_trait]
+impl Journal for Store {
+    fn describe(&self) -> String {
+        self.label.clone()
     }
 
-    /// SQLite's own consistency check; "ok" when sound.
-    pub async fn integrity_check(&self) -> StoreResult<String> {
-        let (s,): (String,) = sqlx::query_as("PRAGMA integrity_check").fetch_one(&self.pool).await?;
-        Ok(s)
+    async fn integrity_check(&self) -> JournalResult<String> {
+        match &*self.db {
+            Db::Sqlite(p) => {
+                let (s,): (String,) = sqlx::query_as("PRAGMA integrity_check").fetch_one(p).await.map_err(db_error)?;
+                Ok(s)
+            }
+            // PostgreSQL keeps its own consistency; an answer is all there is to check here.
+            Db::Postgres(p) => sqlx::query("SELECT 1").execute(p).await.map(|_| "ok".to_string()).map_err(db_error),
+        }
     }
 }
 

@@ -1,93 +1,57 @@
-use serde::Serialize;
+use async_trait::async_trait;
+use temper_core::journal::{JournalResult, NewRule, Rule, RuleLog, RuleStatus, ScanResult};
 
-use crate::{Store, StoreResult};
+use crate::{Store, with_db};
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
-pub struct RuleRow {
-    pub id: i64,
-    pub run_id: i64,
-    pub rule_id: String,
-    pub title: String,
-    pub severity: String,
-    pub initial_result: String,
-    pub final_result: Option<String>,
-    pub status: String,
-    pub reason: Option<String>,
-    pub attempts: i64,
-    pub elapsed_ms: i64,
-}
-
-impl Store {
-    /// Records the rules of the first scan; a rule already recorded keeps its row (resume).
-    pub async fn add_rule(
-        &self,
-        run: i64,
-        rule_id: &str,
-        title: &str,
-        severity: &str,
-        initial_result: &str,
-        status: &str,
-        reason: Option<&str>,
-    ) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO rules (run_id, rule_id, title, severity, initial_result, status, reason)
-             VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, rule_id) DO NOTHING",
-        )
-        .bind(run)
-        .bind(rule_id)
-        .bind(title)
-        .bind(severity)
-        .bind(initial_result)
-        .bind(status)
-        .bind(reason)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+#[async_trait]
+impl RuleLog for Store {
+    async fn add_rule(&self, r: &NewRule) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query(
+                "INSERT INTO rules (run_id, rule_id, title, severity, initial_result, status, reason)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, rule_id) DO NOTHING",
+            )
+            .bind(r.run_id)
+            .bind(&r.rule_id)
+            .bind(&r.title)
+            .bind(&r.severity)
+            .bind(r.initial_result)
+            .bind(r.status)
+            .bind(&r.reason)
+            .execute(p)
+            .await
+            .map(drop)
+        })
     }
 
-    pub async fn rules(&self, run: i64) -> StoreResult<Vec<RuleRow>> {
-        Ok(sqlx::query_as("SELECT * FROM rules WHERE run_id = ? ORDER BY id")
-            .bind(run)
-            .fetch_all(&self.pool)
-            .await?)
+    async fn rules(&self, run: i64) -> JournalResult<Vec<Rule>> {
+        with_db!(self, p => async { sqlx::query_as("SELECT * FROM rules WHERE run_id = $1 ORDER BY id").bind(run).fetch_all(p).await })
     }
 
-    pub async fn rule(&self, run: i64, rule_id: &str) -> StoreResult<Option<RuleRow>> {
-        Ok(sqlx::query_as("SELECT * FROM rules WHERE run_id = ? AND rule_id = ?")
-            .bind(run)
-            .bind(rule_id)
-            .fetch_optional(&self.pool)
-            .await?)
+    async fn rule(&self, run: i64, rule_id: &str) -> JournalResult<Option<Rule>> {
+        with_db!(self, p => async {
+            sqlx::query_as("SELECT * FROM rules WHERE run_id = $1 AND rule_id = $2").bind(run).bind(rule_id).fetch_optional(p).await
+        })
     }
 
-    pub async fn set_rule_status(&self, run: i64, rule_id: &str, status: &str, reason: Option<&str>) -> StoreResult<()> {
-        sqlx::query("UPDATE rules SET status = ?, reason = ? WHERE run_id = ? AND rule_id = ?")
-            .bind(status)
-            .bind(reason)
-            .bind(run)
-            .bind(rule_id)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+    async fn set_rule_status(&self, run: i64, rule_id: &str, status: RuleStatus, reason: Option<&str>) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE rules SET status = $1, reason = $2 WHERE run_id = $3 AND rule_id = $4")
+                .bind(status).bind(reason).bind(run).bind(rule_id).execute(p).await.map(drop)
+        })
     }
 
-    pub async fn add_rule_time(&self, run: i64, rule_id: &str, ms: i64) -> StoreResult<()> {
-        sqlx::query("UPDATE rules SET elapsed_ms = elapsed_ms + ? WHERE run_id = ? AND rule_id = ?")
-            .bind(ms)
-            .bind(run)
-            .bind(rule_id)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+    async fn add_rule_time(&self, run: i64, rule_id: &str, ms: i64) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE rules SET elapsed_ms = elapsed_ms + $1 WHERE run_id = $2 AND rule_id = $3")
+                .bind(ms).bind(run).bind(rule_id).execute(p).await.map(drop)
+        })
     }
 
-    pub async fn set_final_result(&self, run: i64, rule_id: &str, result: &str) -> StoreResult<()> {
-        sqlx::query("UPDATE rules SET final_result = ? WHERE run_id = ? AND rule_id = ?")
-            .bind(result)
-            .bind(run)
-            .bind(rule_id)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+    async fn set_final_result(&self, run: i64, rule_id: &str, result: ScanResult) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE rules SET final_result = $1 WHERE run_id = $2 AND rule_id = $3")
+                .bind(result).bind(run).bind(rule_id).execute(p).await.map(drop)
+        })
     }
 }

@@ -1,159 +1,141 @@
-use serde::Serialize;
+use async_trait::async_trait;
+use temper_core::journal::{JournalError, JournalResult, NewRun, Phase, Run, RunLog, RunStatus, RunSummary};
 
-use crate::{Store, StoreError, StoreResult, now};
+use crate::{Store, now, with_db};
 
-#[derive(Debug, Clone)]
-pub struct NewRun {
-    pub skill: String,
-    pub profile: String,
-    pub datastream: String,
-    pub content_version: Option<String>,
-    pub target: String,
-    pub agent: String,
-    pub options_json: String,
-}
-
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
-pub struct RunRow {
-    pub id: i64,
-    pub started_at: String,
-    pub ended_at: Option<String>,
-    pub status: String,
-    pub skill: String,
-    pub profile: String,
-    pub datastream: String,
-    pub content_version: Option<String>,
-    pub target: String,
-    pub agent: String,
-    pub options_json: String,
-    pub phase: String,
-    pub current_rule: Option<String>,
-    pub checkpoint: String,
-    pub score_before: Option<f64>,
-    pub score_after: Option<f64>,
-    pub exit_code: Option<i64>,
-    pub summary_json: Option<String>,
-    pub error: Option<String>,
-    pub heartbeat_at: Option<String>,
-    /// Fixes per regression check; 1: the regression set rides in every rule rescan.
-    pub regression_every: Option<i64>,
-}
-
-impl Store {
-    pub async fn create_run(&self, r: &NewRun) -> StoreResult<i64> {
-        let id = sqlx::query(
-            "INSERT INTO runs (started_at, status, skill, profile, datastream, content_version, target, agent, options_json)
-             VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(now())
-        .bind(&r.skill)
-        .bind(&r.profile)
-        .bind(&r.datastream)
-        .bind(&r.content_version)
-        .bind(&r.target)
-        .bind(&r.agent)
-        .bind(&r.options_json)
-        .execute(&self.pool)
-        .await?
-        .last_insert_rowid();
-        Ok(id)
-    }
-
-    pub async fn run(&self, id: i64) -> StoreResult<RunRow> {
-        sqlx::query_as("SELECT * FROM runs WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("run {id}")))
-    }
-
-    pub async fn latest_run(&self) -> StoreResult<Option<RunRow>> {
-        Ok(sqlx::query_as("SELECT * FROM runs ORDER BY id DESC LIMIT 1")
-            .fetch_optional(&self.pool)
-            .await?)
-    }
-
-    /// The newest run that has not finished (running, paused or interrupted), for `temper resume`.
-    pub async fn unfinished_run(&self) -> StoreResult<Option<RunRow>> {
-        Ok(sqlx::query_as("SELECT * FROM runs WHERE status != 'finished' ORDER BY id DESC LIMIT 1")
-            .fetch_optional(&self.pool)
-            .await?)
-    }
-
-    pub async fn list_runs(&self, limit: i64) -> StoreResult<Vec<RunRow>> {
-        Ok(sqlx::query_as("SELECT * FROM runs ORDER BY id DESC LIMIT ?")
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?)
-    }
-
-    pub async fn set_phase(&self, run: i64, phase: &str, rule: Option<&str>) -> StoreResult<()> {
-        sqlx::query("UPDATE runs SET phase = ?, current_rule = ?, heartbeat_at = ? WHERE id = ?")
-            .bind(phase)
-            .bind(rule)
+#[async_trait]
+impl RunLog for Store {
+    async fn create_run(&self, r: &NewRun) -> JournalResult<i64> {
+        with_db!(self, p => async {
+            let (id,): (i64,) = sqlx::query_as(
+                "INSERT INTO runs (started_at, status, skill, profile, datastream, content_version, target, agent, options_json,
+                   baseline, checkpoint)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING id",
+            )
             .bind(now())
-            .bind(run)
-            .execute(&self.pool)
+            .bind(RunStatus::Running)
+            .bind(&r.skill)
+            .bind(&r.profile)
+            .bind(&r.datastream)
+            .bind(&r.content_version)
+            .bind(&r.target)
+            .bind(&r.agent)
+            .bind(&r.options_json)
+            .bind(&r.baseline)
+            .fetch_one(p)
             .await?;
-        Ok(())
+            Ok(id)
+        })
     }
 
-    pub async fn set_status(&self, run: i64, status: &str, error: Option<&str>) -> StoreResult<()> {
-        sqlx::query("UPDATE runs SET status = ?, error = ? WHERE id = ?")
-            .bind(status)
-            .bind(error)
-            .bind(run)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+    async fn run(&self, id: i64) -> JournalResult<Run> {
+        let row: Option<Run> =
+            with_db!(self, p => async { sqlx::query_as("SELECT * FROM runs WHERE id = $1").bind(id).fetch_optional(p).await })?;
+        row.ok_or_else(|| JournalError::NotFound(format!("run {id}")))
     }
 
-    pub async fn set_checkpoint(&self, run: i64, name: &str) -> StoreResult<()> {
-        sqlx::query("UPDATE runs SET checkpoint = ? WHERE id = ?")
-            .bind(name)
-            .bind(run)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+    async fn latest_run(&self) -> JournalResult<Option<Run>> {
+        with_db!(self, p => async { sqlx::query_as("SELECT * FROM runs ORDER BY id DESC LIMIT 1").fetch_optional(p).await })
     }
 
-    pub async fn set_regression_every(&self, run: i64, every: u32) -> StoreResult<()> {
-        sqlx::query("UPDATE runs SET regression_every = ? WHERE id = ?")
-            .bind(every)
-            .bind(run)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+    async fn unfinished_run(&self) -> JournalResult<Option<Run>> {
+        with_db!(self, p => async {
+            sqlx::query_as("SELECT * FROM runs WHERE status != $1 ORDER BY id DESC LIMIT 1").bind(RunStatus::Finished).fetch_optional(p).await
+        })
     }
 
-    pub async fn set_scores(&self, run: i64, before: Option<f64>, after: Option<f64>) -> StoreResult<()> {
-        sqlx::query("UPDATE runs SET score_before = COALESCE(?, score_before), score_after = COALESCE(?, score_after) WHERE id = ?")
-            .bind(before)
-            .bind(after)
-            .bind(run)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+    async fn list_runs(&self, limit: i64) -> JournalResult<Vec<Run>> {
+        with_db!(self, p => async { sqlx::query_as("SELECT * FROM runs ORDER BY id DESC LIMIT $1").bind(limit).fetch_all(p).await })
     }
 
-    pub async fn set_content_version(&self, run: i64, version: &str) -> StoreResult<()> {
-        sqlx::query("UPDATE runs SET content_version = ? WHERE id = ?")
-            .bind(version)
-            .bind(run)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+    async fn set_phase(&self, run: i64, phase: Phase, rule: Option<&str>) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE runs SET phase = $1, current_rule = $2, heartbeat_at = $3 WHERE id = $4")
+                .bind(phase).bind(rule).bind(now()).bind(run).execute(p).await.map(drop)
+        })
     }
 
-    pub async fn finish_run(&self, run: i64, status: &str, exit_code: i64, summary_json: &str) -> StoreResult<()> {
-        sqlx::query("UPDATE runs SET status = ?, exit_code = ?, summary_json = ?, ended_at = ?, phase = 'done', current_rule = NULL WHERE id = ?")
-            .bind(status)
-            .bind(exit_code)
-            .bind(summary_json)
+    async fn set_status(&self, run: i64, status: RunStatus, error: Option<&str>) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE runs SET status = $1, error = $2 WHERE id = $3").bind(status).bind(error).bind(run).execute(p).await.map(drop)
+        })
+    }
+
+    async fn set_regression_every(&self, run: i64, every: u32) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE runs SET regression_every = $1 WHERE id = $2").bind(i64::from(every)).bind(run).execute(p).await.map(drop)
+        })
+    }
+
+    async fn set_scores(&self, run: i64, before: Option<f64>, after: Option<f64>) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE runs SET score_before = COALESCE($1, score_before), score_after = COALESCE($2, score_after) WHERE id = $3")
+                .bind(before).bind(after).bind(run).execute(p).await.map(drop)
+        })
+    }
+
+    async fn set_content_version(&self, run: i64, version: &str) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE runs SET content_version = $1 WHERE id = $2").bind(version).bind(run).execute(p).await.map(drop)
+        })
+    }
+
+    async fn finish_run(&self, run: i64, s: &RunSummary) -> JournalResult<()> {
+        let json = serde_json::to_string(s).map_err(|e| JournalError::Db(format!("summary: {e}")))?;
+        with_db!(self, p => async {
+            sqlx::query(
+                "UPDATE runs SET status = $1, exit_code = $2, summary_json = $3, ended_at = $4, phase = $5, current_rule = NULL,
+                   wall_ms = $6, guest_ms = $7 WHERE id = $8",
+            )
+            .bind(RunStatus::Finished)
+            .bind(s.exit_code)
+            .bind(&json)
             .bind(now())
+            .bind(Phase::Done)
+            .bind((s.wall_secs * 1000.0) as i64)
+            .bind((s.guest_secs * 1000.0) as i64)
             .bind(run)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+            .execute(p)
+            .await
+            .map(drop)
+        })
+    }
+
+    async fn claim_run(&self, run: i64, driver: &str, dead: Option<&str>, now_ms: i64, until_ms: i64) -> JournalResult<bool> {
+        with_db!(self, p => async {
+            sqlx::query(
+                "UPDATE runs SET driver = $1, lease_until = $2
+                 WHERE id = $3 AND (driver IS NULL OR lease_until IS NULL OR lease_until < $4 OR driver = $1 OR driver = $5)",
+            )
+            .bind(driver)
+            .bind(until_ms)
+            .bind(run)
+            .bind(now_ms)
+            .bind(dead)
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected() == 1)
+        })
+    }
+
+    async fn renew_lease(&self, run: i64, driver: &str, until_ms: i64, wall_ms: i64, guest_ms: i64) -> JournalResult<bool> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE runs SET lease_until = $1, wall_ms = $2, guest_ms = $3 WHERE id = $4 AND driver = $5")
+                .bind(until_ms)
+                .bind(wall_ms)
+                .bind(guest_ms)
+                .bind(run)
+                .bind(driver)
+                .execute(p)
+                .await
+                .map(|r| r.rows_affected() == 1)
+        })
+    }
+
+    async fn release_run(&self, run: i64, driver: &str) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE runs SET driver = NULL, lease_until = NULL WHERE id = $1 AND driver = $2")
+                .bind(run).bind(driver).execute(p).await.map(drop)
+        })
     }
 }

@@ -1,67 +1,45 @@
-use serde::Serialize;
+use async_trait::async_trait;
+use temper_core::journal::{JournalResult, NewTurn, Turn, TurnLog};
 
-use crate::{Store, StoreResult, now};
+use crate::{Store, now, with_db};
 
-/// One LLM call. `tool_calls_dropped` and `sections` are JSON arrays.
-#[derive(Debug, Clone, Default, Serialize, sqlx::FromRow)]
-pub struct TurnRow {
-    pub id: i64,
-    pub run_id: i64,
-    pub attempt_id: Option<i64>,
-    pub rule_id: Option<String>,
-    pub role: String,
-    pub model: String,
-    pub prompt_chars: i64,
-    pub prompt_tokens_est: i64,
-    pub prompt_tokens: Option<i64>,
-    pub completion_tokens: Option<i64>,
-    pub latency_ms: i64,
-    pub retries: i64,
-    pub tool_calls_seen: i64,
-    pub tool_calls_dropped: String,
-    pub mode: String,
-    pub finish_reason: Option<String>,
-    pub sections: String,
-    pub error: Option<String>,
-    pub created_at: String,
-}
-
-impl Store {
-    /// Inserts a turn; `id` and `created_at` of the argument are ignored.
-    pub async fn add_turn(&self, t: &TurnRow) -> StoreResult<i64> {
-        let id = sqlx::query(
-            "INSERT INTO turns (run_id, attempt_id, rule_id, role, model, prompt_chars, prompt_tokens_est, prompt_tokens,
-               completion_tokens, latency_ms, retries, tool_calls_seen, tool_calls_dropped, mode, finish_reason, sections, error, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(t.run_id)
-        .bind(t.attempt_id)
-        .bind(&t.rule_id)
-        .bind(&t.role)
-        .bind(&t.model)
-        .bind(t.prompt_chars)
-        .bind(t.prompt_tokens_est)
-        .bind(t.prompt_tokens)
-        .bind(t.completion_tokens)
-        .bind(t.latency_ms)
-        .bind(t.retries)
-        .bind(t.tool_calls_seen)
-        .bind(&t.tool_calls_dropped)
-        .bind(&t.mode)
-        .bind(&t.finish_reason)
-        .bind(&t.sections)
-        .bind(&t.error)
-        .bind(now())
-        .execute(&self.pool)
-        .await?
-        .last_insert_rowid();
-        Ok(id)
+#[async_trait]
+impl TurnLog for Store {
+    async fn add_turn(&self, t: &NewTurn<'_>) -> JournalResult<i64> {
+        let r = t.record;
+        let dropped = serde_json::to_string(&r.tool_calls_dropped).unwrap_or_else(|_| "[]".into());
+        let sections = serde_json::to_string(&r.sections).unwrap_or_else(|_| "[]".into());
+        with_db!(self, p => async {
+            let (id,): (i64,) = sqlx::query_as(
+                "INSERT INTO turns (run_id, attempt_id, rule_id, role, model, prompt_chars, prompt_tokens_est, prompt_tokens,
+                   completion_tokens, latency_ms, retries, tool_calls_seen, tool_calls_dropped, mode, finish_reason, sections, error, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id",
+            )
+            .bind(t.run_id)
+            .bind(t.attempt_id)
+            .bind(t.rule_id)
+            .bind(r.role)
+            .bind(&r.model)
+            .bind(r.prompt_chars as i64)
+            .bind(i64::from(r.prompt_tokens_est))
+            .bind(r.prompt_tokens.map(i64::from))
+            .bind(r.completion_tokens.map(i64::from))
+            .bind(r.latency_ms as i64)
+            .bind(i64::from(r.retries))
+            .bind(i64::from(r.tool_calls_seen))
+            .bind(&dropped)
+            .bind(r.mode)
+            .bind(&r.finish_reason)
+            .bind(&sections)
+            .bind(&r.error)
+            .bind(now())
+            .fetch_one(p)
+            .await?;
+            Ok(id)
+        })
     }
 
-    pub async fn turns(&self, run: i64) -> StoreResult<Vec<TurnRow>> {
-        Ok(sqlx::query_as("SELECT * FROM turns WHERE run_id = ? ORDER BY id")
-            .bind(run)
-            .fetch_all(&self.pool)
-            .await?)
+    async fn turns(&self, run: i64) -> JournalResult<Vec<Turn>> {
+        with_db!(self, p => async { sqlx::query_as("SELECT * FROM turns WHERE run_id = $1 ORDER BY id").bind(run).fetch_all(p).await })
     }
 }

@@ -1,58 +1,41 @@
-//! Every SQL query in the Grafana dashboards runs against a real, migrated database with data.
-use temper_store::{AttemptOutcome, NewAttempt, NewRun, Store};
+//! Every SQL query in the Grafana dashboards runs against a real, migrated database with data:
+//! the SQLite dashboard (`rawQueryText`) on SQLite, its PostgreSQL twin (`rawSql`) on PostgreSQL.
+mod common;
+
+use common::*;
 
 #[tokio::test]
-async fn every_dashboard_query_runs_on_the_schema() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = Store::open(dir.path().join("t.db")).await.unwrap();
-    let run = s
-        .create_run(&NewRun {
-            skill: "s".into(),
-            profile: "p".into(),
-            datastream: "d".into(),
-            content_version: None,
-            target: "t".into(),
-            agent: "stock".into(),
-            options_json: "{}".into(),
-        })
-        .await
-        .unwrap();
-    s.add_rule(run, "r", "t", "high", "fail", "escalated", Some("budget")).await.unwrap();
-    let (id, _) = s
-        .start_attempt(&NewAttempt {
-            run_id: run,
-            rule_id: "r".into(),
-            plan: String::new(),
-            source: "stock".into(),
-            fix_script: "true".into(),
-            revert_script: String::new(),
-            description: String::new(),
-            checkpoint: "baseline".into(),
-        })
-        .await
-        .unwrap();
-    s.finish_attempt(id, &AttemptOutcome { verdict: "still_failing".into(), revert_method: "snapshot".into(), ..Default::default() })
-        .await
-        .unwrap();
-    s.event(run, "scan", None, serde_json::json!({})).await.unwrap();
-    s.add_ban(run, "r", "x", "y").await.unwrap();
+async fn every_dashboard_query_runs_on_its_backend() {
+    for b in backends("every_dashboard_query_runs_on_its_backend").await {
+        let s = &b.store;
+        let run = s.create_run(&new_run()).await.unwrap();
+        s.add_rule(&NewRule { reason: Some("budget".into()), ..rule(run, "r", RuleStatus::Escalated) }).await.unwrap();
+        let (id, _) = s.start_attempt(&attempt(run, "r")).await.unwrap();
+        let e = Evaluation { revert_method: RevertMethod::Snapshot, ..Evaluation::new(Verdict::StillFailing, "x") };
+        s.finish_attempt(id, &e).await.unwrap();
+        let record = temper_core::agent::TurnRecord::new(TurnRole::Worker, "m");
+        s.add_turn(&NewTurn { run_id: run, attempt_id: Some(id), rule_id: Some("r"), record: &record }).await.unwrap();
+        s.event(run, EventKind::Scan, None, serde_json::json!({})).await.unwrap();
+        s.add_ban(run, "r", "x", "y").await.unwrap();
 
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dashboards");
-    let mut queries = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
-            continue;
-        }
-        let d: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        for p in d["panels"].as_array().unwrap() {
-            for t in p["targets"].as_array().unwrap() {
-                let sql = t["rawQueryText"].as_str().unwrap();
-                let rows = sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).fetch_all(s.pool()).await;
-                assert!(rows.is_ok(), "{} panel `{}`: {:?}", path.display(), p["title"], rows.err());
-                queries += 1;
+        let key = if b.name == "postgres" { "rawSql" } else { "rawQueryText" };
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dashboards");
+        let mut queries = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let d: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            for p in d["panels"].as_array().unwrap() {
+                for t in p["targets"].as_array().into_iter().flatten() {
+                    let Some(sql) = t[key].as_str() else { continue };
+                    let rows = s.raw_rows(sql).await;
+                    assert!(rows.is_ok(), "{} {} panel `{}`: {:?}", b.name, path.display(), p["title"], rows.err());
+                    queries += 1;
+                }
             }
         }
+        assert!(queries >= 10, "{}: found {queries} queries", b.name);
     }
-    assert!(queries >= 10, "found {queries} queries");
 }

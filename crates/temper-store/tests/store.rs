@@ -1,185 +1,270 @@
-//! The store against a real SQLite file.
-use temper_store::{AttemptOutcome, NewAttempt, NewRun, Store};
+//! The journal on both backends: the same calls, the same answers.
+mod common;
 
-fn new_run() -> NewRun {
-    NewRun {
-        skill: "debian12-anssi".into(),
-        profile: "standard".into(),
-        datastream: "ssg-debian12-ds.xml".into(),
-        content_version: Some("0.1.76".into()),
-        target: "qemu:///system/temper-test".into(),
-        agent: "stock".into(),
-        options_json: "{}".into(),
-    }
-}
-
-fn attempt(run: i64, rule: &str) -> NewAttempt {
-    NewAttempt {
-        run_id: run,
-        rule_id: rule.into(),
-        plan: "plan".into(),
-        source: "stock".into(),
-        fix_script: "echo fix".into(),
-        revert_script: String::new(),
-        description: "d".into(),
-        checkpoint: "baseline".into(),
-    }
-}
-
-#[tokio::test]
-async fn opens_in_wal_mode_and_migrates_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.db");
-    let s = Store::open(&path).await.unwrap();
-    let (mode,): (String,) = sqlx::query_as("PRAGMA journal_mode").fetch_one(s.pool()).await.unwrap();
-    assert_eq!(mode, "wal");
-    drop(s);
-    // A second open must not re-apply migrations.
-    let s = Store::open(&path).await.unwrap();
-    assert_eq!(s.integrity_check().await.unwrap(), "ok");
-}
+use common::*;
 
 #[tokio::test]
 async fn attempts_are_numbered_per_rule_and_counted() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = Store::open(dir.path().join("t.db")).await.unwrap();
-    let run = s.create_run(&new_run()).await.unwrap();
-    s.add_rule(run, "r1", "Rule 1", "high", "fail", "pending", None).await.unwrap();
-    s.add_rule(run, "r2", "Rule 2", "low", "fail", "pending", None).await.unwrap();
-    // A second insert of the same rule keeps the first row (resume).
-    s.add_rule(run, "r1", "other", "low", "pass", "passing", None).await.unwrap();
-    let (_, n1) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
-    let (_, n2) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
-    let (_, m1) = s.start_attempt(&attempt(run, "r2")).await.unwrap();
-    assert_eq!((n1, n2, m1), (1, 2, 1));
-    let r1 = s.rule(run, "r1").await.unwrap().unwrap();
-    assert_eq!(r1.attempts, 2);
-    assert_eq!(r1.title, "Rule 1");
-    assert_eq!(r1.initial_result, "fail");
+    for b in backends("attempts_are_numbered_per_rule_and_counted").await {
+        let s = &b.store;
+        let run = s.create_run(&new_run()).await.unwrap();
+        s.add_rule(&rule(run, "r1", RuleStatus::Pending)).await.unwrap();
+        s.add_rule(&rule(run, "r2", RuleStatus::Pending)).await.unwrap();
+        s.add_rule(&rule(run, "r1", RuleStatus::Passing)).await.unwrap(); // a resume re-adds: kept as it was
+        let (_, n1) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
+        let (_, n2) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
+        let (_, m1) = s.start_attempt(&attempt(run, "r2")).await.unwrap();
+        assert_eq!((n1, n2, m1), (1, 2, 1), "{}", b.name);
+        let r1 = s.rule(run, "r1").await.unwrap().unwrap();
+        assert_eq!((r1.attempts, r1.status, r1.initial_result), (2, RuleStatus::Pending, ScanResult::Fail), "{}", b.name);
+        assert_eq!(r1.title, "Rule r1");
+        let row = s.run(run).await.unwrap();
+        assert_eq!(
+            (row.status, row.phase, row.checkpoint.as_str(), row.baseline.as_str()),
+            (RunStatus::Running, Phase::Preflight, "baseline", "baseline")
+        );
+        assert_eq!(s.integrity_check().await.unwrap(), "ok");
+    }
 }
 
 #[tokio::test]
-async fn interrupted_attempts_are_closed_not_rerun() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = Store::open(dir.path().join("t.db")).await.unwrap();
-    let run = s.create_run(&new_run()).await.unwrap();
-    s.add_rule(run, "r1", "", "high", "fail", "pending", None).await.unwrap();
-    let (done_id, _) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
-    s.finish_attempt(
-        done_id,
-        &AttemptOutcome { verdict: "still_failing".into(), revert_method: "snapshot".into(), ..Default::default() },
-    )
-    .await
-    .unwrap();
-    let (open_id, _) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
-    s.set_attempt_state(open_id, "applied").await.unwrap();
-    let open = s.interrupt_open_attempts(run).await.unwrap();
-    assert_eq!(open.iter().map(|a| a.id).collect::<Vec<_>>(), vec![open_id]);
-    let all = s.attempts(run).await.unwrap();
-    assert_eq!(all[0].verdict.as_deref(), Some("still_failing"));
-    assert_eq!(all[1].state, "interrupted");
-    assert_eq!(all[1].verdict.as_deref(), Some("interrupted"));
-    // Nothing left open: a second call finds none.
-    assert!(s.interrupt_open_attempts(run).await.unwrap().is_empty());
+async fn a_new_run_starts_from_its_own_baseline() {
+    for b in backends("a_new_run_starts_from_its_own_baseline").await {
+        let run = b.store.create_run(&NewRun { baseline: "other".into(), ..new_run() }).await.unwrap();
+        let row = b.store.run(run).await.unwrap();
+        assert_eq!((row.baseline.as_str(), row.checkpoint.as_str()), ("other", "other"), "{}", b.name);
+    }
 }
 
 #[tokio::test]
-async fn events_go_to_table_and_jsonl() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = Store::open(dir.path().join("t.db")).await.unwrap();
-    let run = s.create_run(&new_run()).await.unwrap();
-    s.event(run, "scan", None, serde_json::json!({"fail": 3})).await.unwrap();
-    s.event(run, "verdict", Some("r1"), serde_json::json!({"verdict": "fixed"})).await.unwrap();
-    let ev = s.events(run, 0).await.unwrap();
-    assert_eq!(ev.len(), 2);
-    assert_eq!(ev[1].rule_id.as_deref(), Some("r1"));
-    let text = std::fs::read_to_string(s.run_dir(run).join("events.jsonl")).unwrap();
-    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(lines.len(), 2);
-    assert_eq!(lines[1]["data"]["verdict"], "fixed");
+async fn interrupted_attempts_are_closed_not_rerun_and_not_counted() {
+    for b in backends("interrupted_attempts_are_closed_not_rerun_and_not_counted").await {
+        let s = &b.store;
+        let run = s.create_run(&new_run()).await.unwrap();
+        s.add_rule(&rule(run, "r1", RuleStatus::Pending)).await.unwrap();
+        let (done, _) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
+        s.finish_attempt(done, &Evaluation::new(Verdict::StillFailing, "x")).await.unwrap();
+        let (open, _) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
+        s.set_attempt_state(open, AttemptState::Applied).await.unwrap();
+        assert_eq!(s.rule(run, "r1").await.unwrap().unwrap().attempts, 2);
+        let closed = s.interrupt_open_attempts(run).await.unwrap();
+        assert_eq!(closed.iter().map(|a| a.id).collect::<Vec<_>>(), [open], "{}", b.name);
+        let all = s.attempts(run).await.unwrap();
+        assert_eq!(all[0].verdict, Some(Verdict::StillFailing));
+        assert_eq!((all[1].state, all[1].verdict), (AttemptState::Interrupted, Some(Verdict::Interrupted)));
+        assert_eq!(s.rule(run, "r1").await.unwrap().unwrap().attempts, 1, "an interrupted attempt is not a try");
+        assert!(s.interrupt_open_attempts(run).await.unwrap().is_empty());
+        let (_, n) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
+        assert_eq!(n, 3, "attempt numbers are never reused");
+    }
+}
+
+#[tokio::test]
+async fn events_go_to_the_table_and_the_jsonl_mirror() {
+    for b in backends("events_go_to_the_table_and_the_jsonl_mirror").await {
+        let s = &b.store;
+        let run = s.create_run(&new_run()).await.unwrap();
+        s.event(run, EventKind::Scan, None, serde_json::json!({"kind": "full"})).await.unwrap();
+        s.event(run, EventKind::Verdict, Some("r1"), serde_json::json!({"verdict": "fixed"})).await.unwrap();
+        let ev = s.events(run, 0).await.unwrap();
+        assert_eq!(ev.iter().map(|e| e.kind).collect::<Vec<_>>(), [EventKind::Scan, EventKind::Verdict], "{}", b.name);
+        assert_eq!(ev[1].rule_id.as_deref(), Some("r1"));
+        assert_eq!(s.events(run, ev[0].id).await.unwrap().len(), 1);
+        let text = std::fs::read_to_string(s.run_dir(run).join("events.jsonl")).unwrap();
+        let lines: Vec<serde_json::Value> = text.lines().rev().take(2).map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines[0]["data"]["verdict"], "fixed");
+        assert_eq!(lines[0]["id"], ev[1].id);
+    }
 }
 
 #[tokio::test]
 async fn memory_persists_across_opens_and_can_be_forgotten() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.db");
-    {
-        let s = Store::open(&path).await.unwrap();
-        let run = s.create_run(&new_run()).await.unwrap();
-        s.add_ban(run, "r1", r"systemctl\s+mask\s+ssh", "locks out").await.unwrap();
-        s.add_lesson(run, "r1", "lesson", "preferred", "distilled").await.unwrap();
-        s.add_tip(run, "r1", "tip", "config", "sshd_config.d drop-in").await.unwrap();
+    for b in backends("memory_persists_across_opens_and_can_be_forgotten").await {
+        let run = b.store.create_run(&new_run()).await.unwrap();
+        b.store.add_lesson(run, "r1", "lesson", "prefer", "distilled").await.unwrap();
+        b.store.add_ban(run, "r1", "rm -rf", "no").await.unwrap();
+        let tip = temper_core::agent::Tip { text: "t".into(), kind: "config".into(), mechanism: "m".into() };
+        b.store.add_tip(run, "r1", &tip).await.unwrap();
+        let s = Store::open(&b.spec).await.unwrap();
+        let bans = s.bans().await.unwrap();
+        assert_eq!(bans.len(), 1, "{}", b.name);
+        assert_eq!(s.lessons(Some("r1")).await.unwrap().len(), 1);
+        assert_eq!(s.lessons(None).await.unwrap().len(), 1);
+        assert!(s.lessons(Some("r2")).await.unwrap().is_empty());
+        assert_eq!(s.tips().await.unwrap()[0].kind, "config");
+        s.forget(MemoryKind::Bans, bans[0].id).await.unwrap();
+        assert!(s.bans().await.unwrap().is_empty());
+        assert!(s.forget(MemoryKind::Bans, bans[0].id).await.is_err(), "forgetting twice is an error");
     }
-    let s = Store::open(&path).await.unwrap();
-    let bans = s.bans().await.unwrap();
-    assert_eq!(bans.len(), 1);
-    assert_eq!(s.lessons(Some("r1")).await.unwrap().len(), 1);
-    assert!(s.lessons(Some("r2")).await.unwrap().is_empty());
-    s.forget("bans", bans[0].id).await.unwrap();
-    assert!(s.bans().await.unwrap().is_empty());
-    assert!(s.forget("bans", bans[0].id).await.is_err(), "forgetting twice is an error");
-    assert!(s.forget("users", 1).await.is_err(), "unknown table refused");
 }
 
-#[tokio::test]
-async fn unwritable_path_is_a_clear_error() {
-    let err = Store::open("/proc/temper/t.db").await.unwrap_err();
-    assert!(err.to_string().contains("/proc/temper/t.db"), "{err}");
-}
-
-/// Kept fixes wait as `pending`, a clean batch confirms them and moves the checkpoint, a
-/// regressed batch blames one fix and rolls back the later ones for replay.
 #[tokio::test]
 async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
+    for b in backends("a_batch_of_kept_fixes_is_confirmed_or_rolled_back").await {
+        let s = &b.store;
+        let run = s.create_run(&new_run()).await.unwrap();
+        let mut ids = Vec::new();
+        for r in ["a", "b", "c"] {
+            s.add_rule(&rule(run, r, RuleStatus::Pending)).await.unwrap();
+            let (id, _) = s.start_attempt(&attempt(run, r)).await.unwrap();
+            s.record_pending_fix(run, id, &fixed(), r, &format!("snap-{r}")).await.unwrap();
+            ids.push(id);
+        }
+        let pending = s.pending_fixes(run).await.unwrap();
+        assert_eq!(pending.iter().map(|a| a.snapshot.as_deref().unwrap()).collect::<Vec<_>>(), ["snap-a", "snap-b", "snap-c"]);
+        assert_eq!(s.run(run).await.unwrap().checkpoint, "baseline", "a pending fix does not move the checkpoint");
+        assert_eq!(s.rule(run, "b").await.unwrap().unwrap().status, RuleStatus::Fixed);
+        let culprit =
+            Culprit { id: ids[1], rule_id: "b".into(), reason: "broke x".into(), regressions: vec!["x".into()], diagnostics: "d".into() };
+        s.roll_back_fixes(run, &culprit, &[ids[2]]).await.unwrap();
+        let a = s.attempts(run).await.unwrap();
+        assert_eq!(a[1].verdict, Some(Verdict::Regression), "{}", b.name);
+        assert_eq!(a[1].regression_list(), ["x"], "the same JSON list as any attempt's");
+        assert_eq!(a[1].kept, Some(KeptState::RolledBack));
+        assert_eq!(a[2].verdict, Some(Verdict::Fixed), "the dropped fix keeps its verdict");
+        assert!(a[2].verdict_reason.as_deref().unwrap().contains("rolled back"));
+        assert_eq!(s.rule(run, "c").await.unwrap().unwrap().status, RuleStatus::Pending);
+        let replay = s.fixes_to_replay(run).await.unwrap();
+        assert_eq!(replay.iter().map(|a| (a.rule_id.as_str(), a.source)).collect::<Vec<_>>(), [("c", FixSource::Stock)]);
+        let (id, n) = s.start_attempt(&NewAttempt { replayed: true, ..attempt(run, "c") }).await.unwrap();
+        assert_eq!(n, 2);
+        assert!(s.fixes_to_replay(run).await.unwrap().is_empty(), "a replayed fix is not replayed again");
+        s.record_pending_fix(run, id, &fixed(), "c", "snap-c2").await.unwrap();
+        s.confirm_fixes(run, "snap-c2").await.unwrap();
+        assert!(s.pending_fixes(run).await.unwrap().is_empty());
+        assert_eq!(s.run(run).await.unwrap().checkpoint, "snap-c2");
+        let a = s.attempts(run).await.unwrap();
+        let kept: Vec<_> = a.iter().map(|a| a.kept.unwrap()).collect();
+        assert_eq!(kept, [KeptState::Confirmed, KeptState::RolledBack, KeptState::RolledBack, KeptState::Confirmed]);
+        assert_eq!((a[3].source, a[3].replayed), (FixSource::Stock, true), "a replay keeps its source");
+    }
+}
+
+#[tokio::test]
+async fn one_driver_at_a_time() {
+    for b in backends("one_driver_at_a_time").await {
+        let s = &b.store;
+        let run = s.create_run(&new_run()).await.unwrap();
+        let now = 1_000_000;
+        assert!(s.claim_run(run, "h:1:a", None, now, now + 30_000).await.unwrap(), "{}", b.name);
+        assert!(!s.claim_run(run, "h:2:b", None, now + 1000, now + 31_000).await.unwrap(), "held: refused");
+        assert!(s.claim_run(run, "h:2:b", Some("h:1:a"), now + 1000, now + 31_000).await.unwrap(), "a dead driver's run is taken");
+        assert!(!s.renew_lease(run, "h:1:a", now + 60_000, 5, 1).await.unwrap(), "the old driver lost it");
+        assert!(s.renew_lease(run, "h:2:b", now + 60_000, 5000, 1000).await.unwrap());
+        assert!(!s.claim_run(run, "h:3:c", None, now + 59_000, now + 90_000).await.unwrap());
+        assert!(s.claim_run(run, "h:3:c", None, now + 61_000, now + 90_000).await.unwrap(), "an expired lease is taken");
+        s.release_run(run, "h:3:c").await.unwrap();
+        let row = s.run(run).await.unwrap();
+        assert_eq!((row.driver, row.wall_ms, row.guest_ms), (None, 5000, 1000));
+    }
+}
+
+#[tokio::test]
+async fn a_bad_database_setting_is_a_clear_error() {
+    let e = Store::open("/proc/temper/t.db").await.err().unwrap().to_string();
+    assert!(e.contains("/proc/temper/t.db"), "{e}");
+    let e = Store::open("mysql://x/y").await.err().unwrap().to_string();
+    assert!(e.contains("mysql://") && e.contains("postgres://"), "an unknown scheme is refused, not taken for a path: {e}");
+    assert!(!std::path::Path::new("mysql:").exists());
+    assert_eq!(temper_store::Location::parse("postgres://u@h/d").unwrap(), temper_store::Location::Postgres("postgres://u@h/d".into()));
+    assert_eq!(temper_store::Location::parse("sqlite://a/b.db").unwrap(), temper_store::Location::Sqlite("a/b.db".into()));
+    assert_eq!(temper_store::Location::parse("a/b.db").unwrap(), temper_store::Location::Sqlite("a/b.db".into()));
+}
+
+#[tokio::test]
+async fn sqlite_opens_in_wal_mode() {
     let dir = tempfile::tempdir().unwrap();
-    let s = Store::open(dir.path().join("t.db")).await.unwrap();
-    let run = s.create_run(&new_run()).await.unwrap();
-    for r in ["a", "b", "c"] {
-        s.add_rule(run, r, r, "low", "fail", "pending", None).await.unwrap();
-    }
-    let fixed = AttemptOutcome { verdict: "fixed".into(), revert_method: "none".into(), ..Default::default() };
-    let mut ids = Vec::new();
-    for r in ["a", "b", "c"] {
-        let (id, _) = s.start_attempt(&attempt(run, r)).await.unwrap();
-        s.record_pending_fix(run, id, &fixed, r, &format!("snap-{r}")).await.unwrap();
-        ids.push(id);
-    }
-    let pending = s.pending_fixes(run).await.unwrap();
-    assert_eq!(pending.iter().map(|a| a.snapshot.as_deref().unwrap()).collect::<Vec<_>>(), ["snap-a", "snap-b", "snap-c"]);
-    assert_eq!(s.run(run).await.unwrap().checkpoint, "baseline", "a pending fix does not move the checkpoint");
-    assert_eq!(s.rule(run, "b").await.unwrap().unwrap().status, "fixed");
+    let path = dir.path().join("t.db");
+    let s = Store::open(path.to_str().unwrap()).await.unwrap();
+    s.create_run(&new_run()).await.unwrap();
+    assert!(dir.path().join("t.db-wal").exists(), "WAL journal in use");
+    assert_eq!(s.integrity_check().await.unwrap(), "ok");
+}
 
-    // b broke a rule; c was kept on top of it.
-    let culprit = temper_store::Culprit {
-        id: ids[1],
-        rule_id: "b".into(),
-        reason: "rules that passed now fail: x".into(),
-        regressions: vec!["x".into()],
-        diagnostics: "bisected".into(),
-    };
-    s.roll_back_fixes(run, &culprit, &[ids[2]]).await.unwrap();
-    let a = s.attempts(run).await.unwrap();
-    assert_eq!(a[1].verdict.as_deref(), Some("regression"));
-    assert_eq!(a[1].regressions.as_deref(), Some(r#"["x"]"#), "the same JSON list as any attempt's");
-    assert_eq!(a[1].kept.as_deref(), Some("rolled_back"));
-    assert_eq!(a[2].verdict.as_deref(), Some("fixed"), "the dropped fix keeps its verdict");
-    assert!(a[2].verdict_reason.as_deref().unwrap().contains("rolled back"));
-    assert_eq!(s.rule(run, "b").await.unwrap().unwrap().status, "pending");
-    assert_eq!(s.rule(run, "c").await.unwrap().unwrap().status, "pending");
-    // Only c is replayed: b's own fix is the culprit.
-    let replay = s.fixes_to_replay(run).await.unwrap();
-    assert_eq!(replay.iter().map(|a| a.rule_id.as_str()).collect::<Vec<_>>(), ["c"]);
-    assert_eq!(s.pending_fixes(run).await.unwrap().len(), 1, "a stays pending");
+/// Every value of every enum is accepted by both schemas, and a value the code does not know is
+/// refused by the database itself.
+#[tokio::test]
+async fn the_schemas_check_exactly_the_code_vocabulary() {
+    fn all<T: std::fmt::Display>(v: &[T]) -> Vec<String> {
+        v.iter().map(ToString::to_string).collect()
+    }
+    let columns: Vec<(&str, &str, Vec<String>)> = vec![
+        ("runs", "status", all(RunStatus::ALL)),
+        ("runs", "phase", all(Phase::ALL)),
+        ("rules", "status", all(RuleStatus::ALL)),
+        ("rules", "initial_result", all(ScanResult::ALL)),
+        ("rules", "final_result", all(ScanResult::ALL)),
+        ("attempts", "state", all(AttemptState::ALL)),
+        ("attempts", "source", all(FixSource::ALL)),
+        ("attempts", "verdict", all(Verdict::ALL)),
+        ("attempts", "revert_method", all(RevertMethod::ALL)),
+        ("attempts", "kept", all(KeptState::ALL)),
+        ("attempts", "rule_result", all(ScanResult::ALL)),
+        ("turns", "role", all(TurnRole::ALL)),
+        ("turns", "mode", all(TurnMode::ALL)),
+        ("events", "kind", all(EventKind::ALL)),
+    ];
+    for b in backends("the_schemas_check_exactly_the_code_vocabulary").await {
+        let s = &b.store;
+        let run = s.create_run(&new_run()).await.unwrap();
+        s.add_rule(&rule(run, "r", RuleStatus::Pending)).await.unwrap();
+        let (attempt, _) = s.start_attempt(&attempt(run, "r")).await.unwrap();
+        let record = temper_core::agent::TurnRecord::new(TurnRole::Worker, "m");
+        let turn = s.add_turn(&NewTurn { run_id: run, attempt_id: Some(attempt), rule_id: None, record: &record }).await.unwrap();
+        s.event(run, EventKind::Scan, None, serde_json::json!({})).await.unwrap();
+        let event = s.events(run, 0).await.unwrap()[0].id;
+        for (table, column, values) in &columns {
+            let id = match *table {
+                "runs" => run,
+                "rules" => s.rule(run, "r").await.unwrap().unwrap().id,
+                "attempts" => attempt,
+                "turns" => turn,
+                _ => event,
+            };
+            for v in values {
+                let sql = format!("UPDATE {table} SET {column} = '{v}' WHERE id = {id}");
+                assert!(s.raw_rows(&sql).await.is_ok(), "{}: {table}.{column} refuses `{v}`", b.name);
+            }
+            let bad = format!("UPDATE {table} SET {column} = 'no_such_value' WHERE id = {id}");
+            assert!(s.raw_rows(&bad).await.is_err(), "{}: {table}.{column} takes a value the code does not know", b.name);
+        }
+    }
+}
 
-    // The replay is kept; the batch is clean and confirmed.
-    let (id, n) = s.start_attempt(&attempt(run, "c")).await.unwrap();
-    assert_eq!(n, 2);
-    s.record_pending_fix(run, id, &fixed, "c", "snap-c2").await.unwrap();
-    assert!(s.fixes_to_replay(run).await.unwrap().is_empty(), "a replayed fix is not replayed again");
-    s.confirm_fixes(run, "snap-c2").await.unwrap();
-    assert!(s.pending_fixes(run).await.unwrap().is_empty());
-    assert_eq!(s.run(run).await.unwrap().checkpoint, "snap-c2");
-    let kept: Vec<_> = s.attempts(run).await.unwrap().into_iter().map(|a| a.kept.unwrap_or_default()).collect();
-    assert_eq!(kept, ["confirmed", "rolled_back", "rolled_back", "confirmed"]);
+/// A database written before the typed states (the 0001 and 0002 migrations, with their
+/// strings) is migrated: a replay gets its original source, `script+snapshot` its new name,
+/// and an interrupted attempt stops counting as a try.
+#[tokio::test]
+async fn an_older_sqlite_database_is_migrated_to_the_typed_states() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old");
+    std::fs::create_dir_all(&old).unwrap();
+    let migrations = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/sqlite");
+    for f in ["0001_init.sql", "0002_regression_batches.sql"] {
+        std::fs::copy(migrations.join(f), old.join(f)).unwrap();
+    }
+    let path = dir.path().join("t.db");
+    let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(opts).await.unwrap();
+    sqlx::migrate::Migrator::new(old.as_path()).await.unwrap().run(&pool).await.unwrap();
+    sqlx::raw_sql(
+        "INSERT INTO runs (id, started_at, status, skill, profile, datastream, target, agent) VALUES (1, 't', 'finished', 's', 'p', 'd', 't', 'stock');
+         INSERT INTO rules (run_id, rule_id, initial_result, status, attempts) VALUES (1, 'r', 'fail', 'fixed', 3);
+         INSERT INTO attempts (run_id, rule_id, n, state, source, fix_script, checkpoint, started_at, verdict, revert_method)
+           VALUES (1, 'r', 1, 'done', 'stock', 'F', 'b', 't', 'fixed', 'script+snapshot'),
+                  (1, 'r', 2, 'interrupted', 'stock', 'G', 'b', 't', 'interrupted', 'snapshot'),
+                  (1, 'r', 3, 'done', 'replay', 'F', 'b', 't', 'fixed', 'none');",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    let s = Store::open(path.to_str().unwrap()).await.unwrap();
+    let a = s.attempts(1).await.unwrap();
+    assert_eq!(a[0].revert_method, Some(RevertMethod::ScriptThenSnapshot));
+    assert_eq!((a[2].source, a[2].replayed), (FixSource::Stock, true), "the replay keeps the stock fix's source");
+    assert_eq!(s.rule(1, "r").await.unwrap().unwrap().attempts, 2, "the interrupted attempt no longer counts");
+    let run = s.run(1).await.unwrap();
+    assert_eq!((run.status, run.baseline.as_str()), (RunStatus::Finished, "baseline"));
     assert_eq!(s.integrity_check().await.unwrap(), "ok");
 }

@@ -21,21 +21,12 @@ impl Series {
         }
     }
     fn print(&self) {
-        println!(
-            "{:<34} {:>5} {:>9} {:>9} {:>9}",
-            "step", "n", "min s", "median s", "max s"
-        );
+        println!("{:<34} {:>5} {:>9} {:>9} {:>9}", "step", "n", "min s", "median s", "max s");
         for (name, v) in &self.0 {
             let mut v = v.clone();
             v.sort();
             let s = |d: Duration| format!("{:.3}", d.as_secs_f64());
-            println!(
-                "{name:<34} {:>5} {:>9} {:>9} {:>9}",
-                v.len(),
-                s(v[0]),
-                s(v[v.len() / 2]),
-                s(v[v.len() - 1])
-            );
+            println!("{name:<34} {:>5} {:>9} {:>9} {:>9}", v.len(), s(v[0]), s(v[v.len() / 2]), s(v[v.len() - 1]));
         }
     }
 }
@@ -52,14 +43,8 @@ async fn bench(h: &LibvirtHypervisor, g: &SshGuest, s: &mut Series) -> PortResul
         let (_, d) = timed(h.snapshot_create(&snap, "temper-target bench: temporary")).await?;
         s.add("snapshot create (memory)", d);
         for _ in 0..3 {
-            s.add(
-                "exec `true` (sudo)",
-                timed(g.exec(Exec::new(["true"]))).await?.1,
-            );
-            s.add(
-                "exec `true` (as user)",
-                timed(g.exec(Exec::new(["true"]).as_user())).await?.1,
-            );
+            s.add("exec `true` (sudo)", timed(g.exec(Exec::new(["true"]))).await?.1);
+            s.add("exec `true` (as user)", timed(g.exec(Exec::new(["true"]).as_user())).await?.1);
         }
         let (_, d) = timed(h.snapshot_revert(&snap)).await?;
         s.add("snapshot revert", d);
@@ -99,10 +84,7 @@ async fn main() {
     .await;
     s.print();
     if let Err(e) = res.and(back) {
-        eprintln!(
-            "bench failed: {e} (temporary snapshots bench-{}-* may need deleting)",
-            std::process::id()
-        );
+        eprintln!("bench failed: {e} (temporary snapshots bench-{}-* may need deleting)", std::process::id());
         std::process::exit(1);
     }
 }

@@ -38,17 +38,10 @@ mod tests {
 
     #[test]
     fn sudo_wraps_timeout_and_argv_is_quoted() {
-        let e = Exec::new(["printf", "%s", "it's $HOME `x` \"y\""])
-            .timeout(Duration::from_millis(5500));
+        let e = Exec::new(["printf", "%s", "it's $HOME `x` \"y\""]).timeout(Duration::from_millis(5500));
         let cmd = remote_command(&e).unwrap();
-        assert!(
-            cmd.starts_with("sudo -n timeout -k 2 5.500 printf "),
-            "{cmd}"
-        );
-        assert_eq!(
-            shlex::split(&cmd).unwrap()[6..],
-            ["printf", "%s", "it's $HOME `x` \"y\""]
-        );
+        assert!(cmd.starts_with("sudo -n timeout -k 2 5.500 printf "), "{cmd}");
+        assert_eq!(shlex::split(&cmd).unwrap()[6..], ["printf", "%s", "it's $HOME `x` \"y\""]);
     }
 
     #[test]

@@ -13,7 +13,5 @@ pub use ssh::{SshConfig, SshGuest};
 
 /// Where `vm/lib.sh` keeps the image, key and overlay (`TEMPER_VM_DIR` overrides it).
 pub fn vm_dir() -> std::path::PathBuf {
-    std::env::var_os("TEMPER_VM_DIR")
-        .map(Into::into)
-        .unwrap_or_else(|| "/var/cache/temper/vm".into())
+    std::env::var_os("TEMPER_VM_DIR").map(Into::into).unwrap_or_else(|| "/var/cache/temper/vm".into())
 }

@@ -17,10 +17,7 @@ pub struct LibvirtConfig {
 
 impl Default for LibvirtConfig {
     fn default() -> Self {
-        Self {
-            uri: "qemu:///system".into(),
-            domain: "temper-test".into(),
-        }
+        Self { uri: "qemu:///system".into(), domain: "temper-test".into() }
     }
 }
 
@@ -28,10 +25,7 @@ impl LibvirtConfig {
     /// Defaults overridden by `TEMPER_LIBVIRT_URI` and `TEMPER_DOMAIN` (as in `vm/lib.sh`).
     pub fn from_env() -> Self {
         let d = Self::default();
-        Self {
-            uri: std::env::var("TEMPER_LIBVIRT_URI").unwrap_or(d.uri),
-            domain: std::env::var("TEMPER_DOMAIN").unwrap_or(d.domain),
-        }
+        Self { uri: std::env::var("TEMPER_LIBVIRT_URI").unwrap_or(d.uri), domain: std::env::var("TEMPER_DOMAIN").unwrap_or(d.domain) }
     }
 }
 
@@ -82,12 +76,11 @@ impl LibvirtHypervisor {
     {
         let cfg = self.cfg.clone();
         tokio::task::spawn_blocking(move || {
-            let conn = Connect::open(Some(&cfg.uri)).map_err(|e| {
-                PortError::Hypervisor(format!("connect to {}: {}", cfg.uri, e.message()))
-            })?;
-            let dom = conn.lookup_domain_by_name(&cfg.domain).map_err(|e| {
-                PortError::Hypervisor(format!("domain `{}`: {}", cfg.domain, e.message()))
-            })?;
+            let conn =
+                Connect::open(Some(&cfg.uri)).map_err(|e| PortError::Hypervisor(format!("connect to {}: {}", cfg.uri, e.message())))?;
+            let dom = conn
+                .lookup_domain_by_name(&cfg.domain)
+                .map_err(|e| PortError::Hypervisor(format!("domain `{}`: {}", cfg.domain, e.message())))?;
             f(&dom)
         })
         .await
@@ -110,31 +103,19 @@ fn snap_err(what: &str, name: &str, e: VirtError) -> PortError {
 
 /// The XML `virsh snapshot-create-as NAME --description D` sends.
 fn snapshot_xml(name: &str, description: &str) -> String {
-    format!(
-        "<domainsnapshot><name>{}</name><description>{}</description></domainsnapshot>",
-        escape(name),
-        escape(description)
-    )
+    format!("<domainsnapshot><name>{}</name><description>{}</description></domainsnapshot>", escape(name), escape(description))
 }
 
 #[async_trait]
 impl Hypervisor for LibvirtHypervisor {
     async fn is_running(&self) -> PortResult<bool> {
-        self.with_domain("is_running", |dom| {
-            dom.is_active().map_err(|e| hv("is_active", e))
-        })
-        .await
+        self.with_domain("is_running", |dom| dom.is_active().map_err(|e| hv("is_active", e))).await
     }
 
     async fn snapshot_list(&self) -> PortResult<Vec<String>> {
         self.with_domain("snapshot_list", |dom| {
-            let snaps = dom
-                .list_all_snapshots(sys::VIR_DOMAIN_SNAPSHOT_LIST_TOPOLOGICAL)
-                .map_err(|e| hv("list snapshots", e))?;
-            snaps
-                .iter()
-                .map(|s| s.name().map_err(|e| hv("snapshot name", e)))
-                .collect()
+            let snaps = dom.list_all_snapshots(sys::VIR_DOMAIN_SNAPSHOT_LIST_TOPOLOGICAL).map_err(|e| hv("list snapshots", e))?;
+            snaps.iter().map(|s| s.name().map_err(|e| hv("snapshot name", e))).collect()
         })
         .await
     }
@@ -161,10 +142,8 @@ impl Hypervisor for LibvirtHypervisor {
     async fn snapshot_revert(&self, name: &str) -> PortResult<()> {
         let name = name.to_string();
         self.with_domain("snapshot_revert", move |dom| {
-            let snap = Domain::lookup_snapshot_by_name(dom, &name, 0)
-                .map_err(|e| snap_err("find snapshot", &name, e))?;
-            snap.revert(sys::VIR_DOMAIN_SNAPSHOT_REVERT_RUNNING)
-                .map_err(|e| snap_err("revert to snapshot", &name, e))
+            let snap = Domain::lookup_snapshot_by_name(dom, &name, 0).map_err(|e| snap_err("find snapshot", &name, e))?;
+            snap.revert(sys::VIR_DOMAIN_SNAPSHOT_REVERT_RUNNING).map_err(|e| snap_err("revert to snapshot", &name, e))
         })
         .await
     }
@@ -172,10 +151,8 @@ impl Hypervisor for LibvirtHypervisor {
     async fn snapshot_delete(&self, name: &str) -> PortResult<()> {
         let name = name.to_string();
         self.with_domain("snapshot_delete", move |dom| {
-            let snap = Domain::lookup_snapshot_by_name(dom, &name, 0)
-                .map_err(|e| snap_err("find snapshot", &name, e))?;
-            snap.delete(0)
-                .map_err(|e| snap_err("delete snapshot", &name, e))
+            let snap = Domain::lookup_snapshot_by_name(dom, &name, 0).map_err(|e| snap_err("find snapshot", &name, e))?;
+            snap.delete(0).map_err(|e| snap_err("delete snapshot", &name, e))
         })
         .await
     }
@@ -205,10 +182,7 @@ mod test_driver {
     /// test:///default keeps its state while one connection to it stays open.
     fn hyp() -> (Connect, LibvirtHypervisor) {
         let keep = Connect::open(Some("test:///default")).expect("test driver");
-        let h = LibvirtHypervisor::new(LibvirtConfig {
-            uri: "test:///default".into(),
-            domain: "test".into(),
-        });
+        let h = LibvirtHypervisor::new(LibvirtConfig { uri: "test:///default".into(), domain: "test".into() });
         (keep, h)
     }
 
@@ -235,14 +209,8 @@ mod test_driver {
             Err(PortError::NoSnapshot(n)) => assert_eq!(n, "nope"),
             other => panic!("want NoSnapshot, got {other:?}"),
         }
-        assert!(matches!(
-            h.snapshot_delete("nope").await,
-            Err(PortError::NoSnapshot(_))
-        ));
-        let other = LibvirtHypervisor::new(LibvirtConfig {
-            uri: "test:///default".into(),
-            domain: "absent".into(),
-        });
+        assert!(matches!(h.snapshot_delete("nope").await, Err(PortError::NoSnapshot(_))));
+        let other = LibvirtHypervisor::new(LibvirtConfig { uri: "test:///default".into(), domain: "absent".into() });
         match other.is_running().await {
             Err(PortError::Hypervisor(m)) => assert!(m.contains("absent"), "{m}"),
             r => panic!("want Hypervisor error, got {r:?}"),
@@ -255,10 +223,7 @@ mod test_driver {
         let (_keep, h) = hyp();
         h.destroy().await.unwrap();
         assert!(!h.is_running().await.unwrap());
-        assert!(matches!(
-            h.snapshot_create("off", "").await,
-            Err(PortError::Hypervisor(_))
-        ));
+        assert!(matches!(h.snapshot_create("off", "").await, Err(PortError::Hypervisor(_))));
         h.start().await.unwrap();
         assert!(h.is_running().await.unwrap());
     }

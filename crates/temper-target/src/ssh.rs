@@ -8,9 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use russh::client::{self, Handle};
-use russh::keys::{
-    HashAlg, PrivateKey, PrivateKeyWithHashAlg, PublicKeyOrCertificate, load_secret_key,
-};
+use russh::keys::{HashAlg, PrivateKey, PrivateKeyWithHashAlg, PublicKeyOrCertificate, load_secret_key};
 use russh::{ChannelMsg, Disconnect};
 use temper_core::ports::{Exec, ExecOutput, Guest, PortError, PortResult};
 use tokio::sync::Mutex;
@@ -63,9 +61,7 @@ impl SshConfig {
             c.host = h;
         }
         if let Some(p) = var("TEMPER_SSH_PORT") {
-            c.port = p.parse().map_err(|_| {
-                PortError::Other(format!("TEMPER_SSH_PORT `{p}` is not a port number"))
-            })?;
+            c.port = p.parse().map_err(|_| PortError::Other(format!("TEMPER_SSH_PORT `{p}` is not a port number")))?;
         }
         if let Some(u) = var("TEMPER_SSH_USER") {
             c.user = u;
@@ -92,9 +88,7 @@ pub struct SshGuest {
 
 impl fmt::Debug for SshGuest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SshGuest")
-            .field("target", &self.cfg.target())
-            .finish_non_exhaustive()
+        f.debug_struct("SshGuest").field("target", &self.cfg.target()).finish_non_exhaustive()
     }
 }
 
@@ -109,12 +103,7 @@ impl SshGuest {
             target: cfg.target(),
             reason: format!("cannot load private key {}: {e}", cfg.key_path.display()),
         })?;
-        Ok(Self {
-            cfg,
-            key: Arc::new(key),
-            conn: Mutex::new(None),
-            announced: Arc::default(),
-        })
+        Ok(Self { cfg, key: Arc::new(key), conn: Mutex::new(None), announced: Arc::default() })
     }
 
     /// Loads the key and connects once.
@@ -130,18 +119,11 @@ impl SshGuest {
 
     /// Sets the guest clock to the host's (as root).
     pub async fn sync_clock(&self) -> PortResult<()> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_err(|e| PortError::Other(format!("host clock: {e}")))?;
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_err(|e| PortError::Other(format!("host clock: {e}")))?;
         let at = format!("@{}.{:03}", now.as_secs(), now.subsec_millis());
-        let out = self
-            .exec(Exec::new(["date", "-u", "-s", at.as_str()]).timeout(Duration::from_secs(30)))
-            .await?;
+        let out = self.exec(Exec::new(["date", "-u", "-s", at.as_str()]).timeout(Duration::from_secs(30))).await?;
         if !out.success() {
-            return Err(PortError::Other(format!(
-                "date -s in the guest: {}",
-                out.stderr_str().trim()
-            )));
+            return Err(PortError::Other(format!("date -s in the guest: {}", out.stderr_str().trim())));
         }
         Ok(())
     }
@@ -149,36 +131,21 @@ impl SshGuest {
     /// One connect + handshake + key auth, bounded by `connect_timeout`.
     async fn open(&self) -> PortResult<Handle<HostKey>> {
         let target = self.cfg.target();
-        let fail = |reason: String| PortError::Connect {
-            target: target.clone(),
-            reason,
-        };
+        let fail = |reason: String| PortError::Connect { target: target.clone(), reason };
         let config = Arc::new(client::Config {
             keepalive_interval: Some(self.cfg.keepalive),
             keepalive_max: 3,
             nodelay: true,
             ..Default::default()
         });
-        let handler = HostKey {
-            pinned: self.cfg.known_host_fingerprint.clone(),
-            announced: self.announced.clone(),
-            target: target.clone(),
-        };
+        let handler =
+            HostKey { pinned: self.cfg.known_host_fingerprint.clone(), announced: self.announced.clone(), target: target.clone() };
         let attempt = async {
             let addr = (self.cfg.host.as_str(), self.cfg.port);
-            let mut h = client::connect(config, addr, handler)
-                .await
-                .map_err(|e| fail(e.to_string()))?;
-            let hash = h
-                .best_supported_rsa_hash()
-                .await
-                .map_err(|e| fail(e.to_string()))?
-                .flatten();
+            let mut h = client::connect(config, addr, handler).await.map_err(|e| fail(e.to_string()))?;
+            let hash = h.best_supported_rsa_hash().await.map_err(|e| fail(e.to_string()))?.flatten();
             let key = PrivateKeyWithHashAlg::new(self.key.clone(), hash);
-            let auth = h
-                .authenticate_publickey(self.cfg.user.as_str(), key)
-                .await
-                .map_err(|e| fail(format!("auth: {e}")))?;
+            let auth = h.authenticate_publickey(self.cfg.user.as_str(), key).await.map_err(|e| fail(format!("auth: {e}")))?;
             if !auth.success() {
                 return Err(fail(format!("public key for `{}` rejected", self.cfg.user)));
             }
@@ -257,26 +224,16 @@ impl Guest for SshGuest {
 
 /// Runs one command on its own channel: stdin written alongside, stdout and stderr kept apart
 /// up to the cap (the rest is read and dropped), bounded by a client-side deadline.
-async fn run(
-    h: &Handle<HostKey>,
-    cmd: &str,
-    exec: Exec,
-    open_timeout: Duration,
-) -> PortResult<ExecOutput> {
+async fn run(h: &Handle<HostKey>, cmd: &str, exec: Exec, open_timeout: Duration) -> PortResult<ExecOutput> {
     let start = Instant::now();
     let channel = match tokio::time::timeout(open_timeout, h.channel_open_session()).await {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => return Err(PortError::Dropped(format!("open channel: {e}"))),
         Err(_) => {
-            return Err(PortError::Dropped(format!(
-                "open channel: no answer within {open_timeout:?}"
-            )));
+            return Err(PortError::Dropped(format!("open channel: no answer within {open_timeout:?}")));
         }
     };
-    channel
-        .exec(true, cmd.as_bytes())
-        .await
-        .map_err(|e| PortError::Dropped(format!("send command: {e}")))?;
+    channel.exec(true, cmd.as_bytes()).await.map_err(|e| PortError::Dropped(format!("send command: {e}")))?;
     let (mut rx, tx) = channel.split();
     let tx = Arc::new(tx);
     let writer = {
@@ -293,12 +250,8 @@ async fn run(
     let read = async {
         while let Some(msg) = rx.wait().await {
             match msg {
-                ChannelMsg::Data { data } => {
-                    keep(&mut out.stdout, &mut out.stdout_truncated, &data, cap)
-                }
-                ChannelMsg::ExtendedData { data, ext: 1 } => {
-                    keep(&mut out.stderr, &mut out.stderr_truncated, &data, cap)
-                }
+                ChannelMsg::Data { data } => keep(&mut out.stdout, &mut out.stdout_truncated, &data, cap),
+                ChannelMsg::ExtendedData { data, ext: 1 } => keep(&mut out.stderr, &mut out.stderr_truncated, &data, cap),
                 ChannelMsg::ExitStatus { exit_status } => {
                     out.exit_code = Some(exit_status);
                     finished = true;
@@ -308,9 +261,7 @@ async fn run(
                     finished = true;
                 }
                 ChannelMsg::Failure => {
-                    return Err(PortError::Other(
-                        "the guest refused to run the command".into(),
-                    ));
+                    return Err(PortError::Other("the guest refused to run the command".into()));
                 }
                 ChannelMsg::Close => {
                     finished = true;
@@ -334,9 +285,7 @@ async fn run(
     out.duration = start.elapsed();
     // A live session ends every channel with Close; no Close and no exit status means it died.
     if !finished {
-        return Err(PortError::Dropped(
-            "session closed while the command ran".into(),
-        ));
+        return Err(PortError::Dropped("session closed while the command ran".into()));
     }
     // `timeout` exits 124 (TERM) or 137 (KILL after -k) once the time is up.
     if matches!(out.exit_code, Some(124 | 137)) && out.duration >= exec.timeout {
@@ -364,10 +313,7 @@ struct HostKey {
 impl client::Handler for HostKey {
     type Error = russh::Error;
 
-    async fn check_server_key(
-        &mut self,
-        key: &PublicKeyOrCertificate,
-    ) -> Result<bool, Self::Error> {
+    async fn check_server_key(&mut self, key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
         let fp = key.public_key().fingerprint(HashAlg::Sha256).to_string();
         match &self.pinned {
             Some(want) if *want != fp => {
@@ -402,10 +348,7 @@ mod tests {
 
     #[test]
     fn missing_key_is_a_clear_error() {
-        let cfg = SshConfig {
-            key_path: "/nonexistent/key".into(),
-            ..Default::default()
-        };
+        let cfg = SshConfig { key_path: "/nonexistent/key".into(), ..Default::default() };
         match SshGuest::new(cfg) {
             Err(PortError::Connect { reason, .. }) => {
                 assert!(reason.contains("/nonexistent/key"), "{reason}")

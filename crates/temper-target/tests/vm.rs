@@ -30,29 +30,18 @@ async fn hypervisor() -> LibvirtHypervisor {
     let h = LibvirtHypervisor::new(LibvirtConfig::from_env());
     match h.snapshot_exists(BASELINE).await {
         Ok(true) => h,
-        Ok(false) => panic!(
-            "domain {} has no `{BASELINE}` snapshot: run bash vm/up.sh first",
-            h.config().domain
-        ),
-        Err(e) => panic!(
-            "libvirt domain {} not usable: {e}. run bash vm/up.sh first",
-            h.config().domain
-        ),
+        Ok(false) => panic!("domain {} has no `{BASELINE}` snapshot: run bash vm/up.sh first", h.config().domain),
+        Err(e) => panic!("libvirt domain {} not usable: {e}. run bash vm/up.sh first", h.config().domain),
     }
 }
 
 async fn run(g: &SshGuest, e: Exec) -> ExecOutput {
     let what = format!("{:?}", e.argv);
-    g.exec(e)
-        .await
-        .unwrap_or_else(|err| panic!("exec {what}: {err}"))
+    g.exec(e).await.unwrap_or_else(|err| panic!("exec {what}: {err}"))
 }
 
 fn unique(prefix: &str) -> String {
-    let ns = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
+    let ns = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().subsec_nanos();
     format!("{prefix}-{}-{ns:x}", std::process::id())
 }
 
@@ -73,24 +62,13 @@ async fn revert_removes_a_marker_written_after_the_snapshot() {
     let g = guest().await;
     let snap = unique("t");
     let marker = format!("/var/tmp/{snap}.marker");
-    h.snapshot_create(&snap, "temper-target test: temporary")
-        .await
-        .unwrap();
+    h.snapshot_create(&snap, "temper-target test: temporary").await.unwrap();
     let e = |e: PortError| e.to_string();
     let body = async {
-        check!(
-            h.snapshot_list().await.map_err(e)?.contains(&snap),
-            "new snapshot not listed"
-        );
-        let w = g
-            .exec(Exec::new(["touch", marker.as_str()]))
-            .await
-            .map_err(e)?;
+        check!(h.snapshot_list().await.map_err(e)?.contains(&snap), "new snapshot not listed");
+        let w = g.exec(Exec::new(["touch", marker.as_str()])).await.map_err(e)?;
         check!(w.success(), "touch: {}", w.stderr_str());
-        let there = g
-            .exec(Exec::new(["test", "-e", marker.as_str()]))
-            .await
-            .map_err(e)?;
+        let there = g.exec(Exec::new(["test", "-e", marker.as_str()])).await.map_err(e)?;
         check!(there.success(), "marker not written");
 
         h.snapshot_revert(&snap).await.map_err(e)?;
@@ -102,43 +80,23 @@ async fn revert_removes_a_marker_written_after_the_snapshot() {
             r => r,
         }
         .map_err(e)?;
-        check!(
-            after.exit_code == Some(1),
-            "marker still there after revert: {after:?}"
-        );
+        check!(after.exit_code == Some(1), "marker still there after revert: {after:?}");
         // An explicit reconnect works too, and puts the guest clock right.
         g.reconnect(Duration::from_secs(60)).await.map_err(e)?;
         let date = g.exec(Exec::new(["date", "+%s"])).await.map_err(e)?;
-        let guest_now: u64 = date
-            .stdout_str()
-            .trim()
-            .parse()
-            .map_err(|_| format!("date: {date:?}"))?;
-        let host_now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_secs();
-        check!(
-            guest_now.abs_diff(host_now) <= 10,
-            "guest clock {guest_now} vs host {host_now}"
-        );
+        let guest_now: u64 = date.stdout_str().trim().parse().map_err(|_| format!("date: {date:?}"))?;
+        let host_now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+        check!(guest_now.abs_diff(host_now) <= 10, "guest clock {guest_now} vs host {host_now}");
         Ok::<_, String>(())
     }
     .await;
     // Clean up whatever happened: drop the temporary snapshot, go back to baseline.
     let deleted = h.snapshot_delete(&snap).await;
-    h.snapshot_revert(BASELINE)
-        .await
-        .expect("revert to baseline");
-    g.reconnect(Duration::from_secs(60))
-        .await
-        .expect("ssh after baseline revert");
+    h.snapshot_revert(BASELINE).await.expect("revert to baseline");
+    g.reconnect(Duration::from_secs(60)).await.expect("ssh after baseline revert");
     body.expect("revert case");
     deleted.expect("delete temporary snapshot");
-    assert!(
-        !h.snapshot_exists(&snap).await.unwrap(),
-        "temporary snapshot left behind"
-    );
+    assert!(!h.snapshot_exists(&snap).await.unwrap(), "temporary snapshot left behind");
     assert!(h.snapshot_exists(BASELINE).await.unwrap(), "baseline gone");
     let health = run(&g, Exec::new(["/usr/local/bin/mission-healthcheck"])).await;
     assert_eq!(health.stdout_str(), "HEALTHY\n");
@@ -160,10 +118,7 @@ echo "no sshd ancestor" >&2; exit 9
         Err(PortError::Dropped(_)) => {}
         other => panic!("want Dropped, got {other:?}"),
     }
-    assert!(
-        run(&g, Exec::new(["true"])).await.success(),
-        "no automatic reconnect"
-    );
+    assert!(run(&g, Exec::new(["true"])).await.success(), "no automatic reconnect");
 }
 
 /// Bytes that break any naive quoting: quotes, expansions, heredoc markers, backslashes,
@@ -193,12 +148,7 @@ async fn torture_bytes_go_through_stdin_byte_for_byte() {
         assert_eq!(out.stdout, data, "cat changed the bytes");
     }
     // Bigger than a channel window (2 MiB): flow control both ways.
-    let big: Vec<u8> = data
-        .iter()
-        .copied()
-        .cycle()
-        .take(3 * 1024 * 1024 + 17)
-        .collect();
+    let big: Vec<u8> = data.iter().copied().cycle().take(3 * 1024 * 1024 + 17).collect();
     let out = run(&g, Exec::new(["sha256sum"]).stdin(big.clone())).await;
     let local = std::process::Command::new("sha256sum")
         .stdin(std::process::Stdio::piped())
@@ -210,11 +160,7 @@ async fn torture_bytes_go_through_stdin_byte_for_byte() {
             c.wait_with_output()
         })
         .expect("local sha256sum");
-    assert_eq!(
-        out.stdout_str(),
-        String::from_utf8_lossy(&local.stdout),
-        "3 MiB stdin differs"
-    );
+    assert_eq!(out.stdout_str(), String::from_utf8_lossy(&local.stdout), "3 MiB stdin differs");
 }
 
 #[tokio::test]
@@ -257,12 +203,8 @@ sub shell|!|
 async fn argv_elements_come_back_verbatim() {
     let _turn = VM.lock().await;
     let g = guest().await;
-    let nasty =
-        "it's \"quoted\" $HOME `id` $(whoami) ${X:-y} \\ ! * ?[x] ~ ; | & ü\ttab\nnew line -n --";
-    for e in [
-        Exec::new(["printf", "%s", nasty]),
-        Exec::new(["printf", "%s", nasty]).as_user(),
-    ] {
+    let nasty = "it's \"quoted\" $HOME `id` $(whoami) ${X:-y} \\ ! * ?[x] ~ ; | & ü\ttab\nnew line -n --";
+    for e in [Exec::new(["printf", "%s", nasty]), Exec::new(["printf", "%s", nasty]).as_user()] {
         assert_eq!(run(&g, e).await.stdout_str(), nasty);
     }
     // A leading dash, an empty word and a glob stay single literal words.
@@ -274,11 +216,7 @@ async fn argv_elements_come_back_verbatim() {
 async fn timeout_kills_the_command_in_the_guest() {
     let _turn = VM.lock().await;
     let g = guest().await;
-    let cases = [
-        Exec::new(["sleep", "600"]),
-        Exec::new(["sleep", "600"]).as_user(),
-        Exec::script("sleep 601 &\nsleep 600\n"),
-    ];
+    let cases = [Exec::new(["sleep", "600"]), Exec::new(["sleep", "600"]).as_user(), Exec::script("sleep 601 &\nsleep 600\n")];
     for e in cases {
         let argv = e.argv.clone();
         let t0 = Instant::now();
@@ -287,31 +225,18 @@ async fn timeout_kills_the_command_in_the_guest() {
             other => panic!("{argv:?}: want Timeout, got {other:?}"),
         }
         let took = t0.elapsed();
-        assert!(
-            took >= Duration::from_secs(5) && took < Duration::from_secs(15),
-            "{argv:?}: took {took:?}"
-        );
+        assert!(took >= Duration::from_secs(5) && took < Duration::from_secs(15), "{argv:?}: took {took:?}");
     }
     // Nothing left running: pgrep exits 1 when no process matches.
     let left = run(&g, Exec::new(["pgrep", "-a", "-f", "^sleep 60[01]$"])).await;
-    assert_eq!(
-        left.exit_code,
-        Some(1),
-        "left behind: {}",
-        left.stdout_str()
-    );
+    assert_eq!(left.exit_code, Some(1), "left behind: {}", left.stdout_str());
 }
 
 #[tokio::test]
 async fn streams_and_exit_code_stay_apart() {
     let _turn = VM.lock().await;
     let g = guest().await;
-    let out = g
-        .exec(Exec::script(
-            "echo out; echo err >&2; printf more; printf ' again' >&2; exit 42",
-        ))
-        .await
-        .unwrap();
+    let out = g.exec(Exec::script("echo out; echo err >&2; printf more; printf ' again' >&2; exit 42")).await.unwrap();
     assert_eq!(out.exit_code, Some(42));
     assert_eq!(out.stdout_str(), "out\nmore");
     assert_eq!(out.stderr_str(), "err\n again");
@@ -326,33 +251,19 @@ async fn streams_and_exit_code_stay_apart() {
     assert_eq!(out.stderr_str(), "done\n");
 
     let out = run(&g, Exec::script("printf abcdef >&2").max_output(4)).await;
-    assert_eq!(
-        (out.stderr_str().as_str(), out.stderr_truncated),
-        ("abcd", true)
-    );
+    assert_eq!((out.stderr_str().as_str(), out.stderr_truncated), ("abcd", true));
     assert_eq!((out.stdout.len(), out.stdout_truncated), (0, false));
     // Exactly at the cap is not cut.
     let out = run(&g, Exec::new(["printf", "abcd"]).max_output(4)).await;
-    assert_eq!(
-        (out.stdout_str().as_str(), out.stdout_truncated),
-        ("abcd", false)
-    );
+    assert_eq!((out.stdout_str().as_str(), out.stdout_truncated), ("abcd", false));
 }
 
 #[tokio::test]
 async fn sudo_and_plain_user() {
     let _turn = VM.lock().await;
     let g = guest().await;
-    assert_eq!(
-        run(&g, Exec::new(["id", "-un"])).await.stdout_str(),
-        "root\n"
-    );
-    assert_eq!(
-        run(&g, Exec::new(["id", "-un"]).as_user())
-            .await
-            .stdout_str(),
-        "temper\n"
-    );
+    assert_eq!(run(&g, Exec::new(["id", "-un"])).await.stdout_str(), "root\n");
+    assert_eq!(run(&g, Exec::new(["id", "-un"]).as_user()).await.stdout_str(), "temper\n");
     let s = run(&g, Exec::new(["sudo", "-n", "true"]).as_user()).await;
     assert!(s.success(), "sudo -n true: {}", s.stderr_str());
     // A missing command is the guest's answer (127), not a transport error.
@@ -387,9 +298,5 @@ async fn closed_port_is_a_connect_error_and_reconnect_is_bounded() {
         Err(PortError::Unreachable(d)) => assert_eq!(d, Duration::from_secs(2)),
         other => panic!("want Unreachable, got {other:?}"),
     }
-    assert!(
-        t0.elapsed() < Duration::from_secs(5),
-        "reconnect overran: {:?}",
-        t0.elapsed()
-    );
+    assert!(t0.elapsed() < Duration::from_secs(5), "reconnect overran: {:?}", t0.elapsed());
 }

@@ -37,7 +37,8 @@ async fn main() {
     let fast = Scanner::new(DS, STANDARD);
 
     let full = validating.scan(&guest, &[]).await.unwrap();
-    let ids: Vec<String> = full.results.rule_results.iter().filter(|r| r.result.as_str() != "notselected").map(|r| r.idref.clone()).collect();
+    let ids: Vec<String> =
+        full.results.rule_results.iter().filter(|r| r.result.as_str() != "notselected").map(|r| r.idref.clone()).collect();
     let one = vec![ids[0].clone()];
     let ten: Vec<String> = ids.iter().take(10).cloned().collect();
     println!("rescan cost on the test VM (TCG), profile standard ({} rules), oscap in the guest over SSH", ids.len());

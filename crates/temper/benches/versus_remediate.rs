@@ -17,6 +17,8 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use temper_core::checks;
+use temper_core::journal::prelude::*;
+use temper_core::journal::{Event, EventKind, RuleStatus};
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::scan::Scanner;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
@@ -55,11 +57,11 @@ fn row(name: &str, o: &Outcome) -> String {
 
 /// The run's wall time over its segments: from its start, or a `resume` event, to the last event
 /// before the next resume (or the end).
-fn active_time(started_at: &str, events: &[temper_store::EventRow]) -> Duration {
+fn active_time(started_at: &str, events: &[Event]) -> Duration {
     let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap();
     let (mut total, mut start, mut last) = (chrono::TimeDelta::zero(), at(started_at), at(started_at));
     for e in events {
-        if e.kind == "resume" {
+        if e.kind == EventKind::Resume {
             total += last - start;
             start = at(&e.ts);
         }
@@ -145,34 +147,32 @@ async fn main() {
     if std::env::var_os("TEMPER_FIX_TIMEOUT_SECS").is_none() {
         cmd.env("TEMPER_FIX_TIMEOUT_SECS", "3600");
     }
-    cmd.env("TEMPER_CONFIG", db.join("none.toml"))
-        .env("TEMPER_DB", db.join("temper.db"))
-        .env("TEMPER_SKILLS_DIR", repo.join("skills"));
+    cmd.env("TEMPER_CONFIG", db.join("none.toml")).env("TEMPER_DB", db.join("temper.db")).env("TEMPER_SKILLS_DIR", repo.join("skills"));
     let out = cmd.output().await.unwrap();
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    let store = temper_store::Store::open(db.join("temper.db")).await.unwrap();
+    let store = temper_store::Store::open(db.join("temper.db").to_str().unwrap()).await.unwrap();
     let run = store.latest_run().await.unwrap().map(|r| r.id).unwrap_or(0);
     let events = store.events(run, 0).await.unwrap();
     let temper_wall = active_time(&store.run(run).await.unwrap().started_at, &events);
-    let segments = 1 + events.iter().filter(|e| e.kind == "resume").count();
+    let segments = 1 + events.iter().filter(|e| e.kind == EventKind::Resume).count();
     let rows = store.rules(run).await.unwrap();
-    let out_of_scope: Vec<String> = rows
-        .iter()
-        .filter(|r| matches!(r.status.as_str(), "skipped" | "waived" | "deferred"))
-        .map(|r| r.rule_id.clone())
-        .collect();
+    let out_of_scope: Vec<String> = rows.iter().filter(|r| r.status.dispositioned()).map(|r| r.rule_id.clone()).collect();
     let mut ignore = at_baseline.clone();
     ignore.extend(out_of_scope.iter().cloned());
     failing.retain(|r| !out_of_scope.contains(r));
     println!("{} rules failing at baseline are in scope ({} skipped, waived or deferred by the skill)", failing.len(), out_of_scope.len());
     let escalated: Vec<String> = rows
         .iter()
-        .filter(|r| r.status == "escalated")
+        .filter(|r| r.status == RuleStatus::Escalated)
         .map(|r| format!("{}: {}", temper_scap::short_rule_id(&r.rule_id), r.reason.clone().unwrap_or_default()))
         .collect();
     let batch = store.run(run).await.unwrap().regression_every;
-    let count = |kind: &str| events.iter().filter(|e| e.kind == kind).count();
-    let temper = Outcome { judged: judge(&scanner, &guest, &failing, &ignore).await, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
+    let count = |kind: EventKind| events.iter().filter(|e| e.kind == kind).count();
+    let temper = Outcome {
+        judged: judge(&scanner, &guest, &failing, &ignore).await,
+        wall: temper_wall,
+        harness_pct: summary["harness_pct"].as_f64(),
+    };
     // Each side's figures as soon as they are known: a long run may be cut off before the other.
     println!("{}", row(TEMPER, &temper));
     println!("  temper ran in {segments} segment(s); its wall time is their sum");
@@ -204,14 +204,15 @@ async fn main() {
     println!("temper statuses: {}", summary["statuses"]);
     println!(
         "temper regression checks: every {batch:?} fixes; {} batch checks, {} regressions found; database {}",
-        count("regression_check"),
-        count("regression_found"),
+        count(EventKind::RegressionCheck),
+        count(EventKind::RegressionFound),
         db.join("temper.db").display()
     );
     for e in &escalated {
         println!("  escalated by temper: {e}");
     }
-    let status = |r: &String| rows.iter().find(|x| &x.rule_id == r).map(|x| format!("{} {}", x.status, x.reason.clone().unwrap_or_default()));
+    let status =
+        |r: &String| rows.iter().find(|x| &x.rule_id == r).map(|x| format!("{} {}", x.status, x.reason.clone().unwrap_or_default()));
     for r in oscap.judged.fixed.difference(&temper.judged.fixed) {
         println!("  fixed by oscap, not temper: {} (temper: {})", temper_scap::short_rule_id(r), status(r).unwrap_or_default());
     }

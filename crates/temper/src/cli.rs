@@ -5,7 +5,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(name = "temper", version, about = "Hardens a VM against a SCAP profile, one verified fix at a time.")]
-#[command(after_help = "Examples:\n  temper doctor\n  temper run --agent stock --max-rules 5\n  temper report latest --format html -o report.html")]
+#[command(
+    after_help = "Examples:\n  temper doctor\n  temper run --agent stock --max-rules 5\n  temper report latest --format html -o report.html"
+)]
 pub struct Cli {
     /// The config file; `TEMPER_*` variables and flags override it.
     #[arg(long, global = true, env = "TEMPER_CONFIG", default_value = "temper.toml")]
@@ -37,7 +39,9 @@ pub enum Cmd {
     #[command(subcommand)]
     Content(ContentCmd),
     /// Harden the VM: the Ralph loop.
-    #[command(after_help = "Examples:\n  temper run --agent stock --profile xccdf_org.ssgproject.content_profile_standard\n  temper run --agent tiered --llm http://127.0.0.1:8000/v1 --model qwen --max-rules 10")]
+    #[command(
+        after_help = "Examples:\n  temper run --agent stock --profile xccdf_org.ssgproject.content_profile_standard\n  temper run --agent tiered --llm http://127.0.0.1:8000/v1 --model qwen --max-rules 10"
+    )]
     Run(RunArgs),
     /// Continue an unfinished run (after a crash or a pause) from its last checkpoint.
     #[command(after_help = "Examples:\n  temper resume\n  temper resume 3 --llm http://127.0.0.1:8000/v1")]
@@ -218,12 +222,16 @@ pub enum MemoryKind {
 }
 
 impl MemoryKind {
-    pub fn table(self) -> &'static str {
+    pub fn journal(self) -> temper_core::journal::MemoryKind {
+        use temper_core::journal::MemoryKind as J;
         match self {
-            Self::Lessons => "lessons",
-            Self::Bans => "bans",
-            Self::Tips => "tips",
+            Self::Lessons => J::Lessons,
+            Self::Bans => J::Bans,
+            Self::Tips => J::Tips,
         }
+    }
+    pub fn table(self) -> &'static str {
+        self.journal().as_str()
     }
 }
 

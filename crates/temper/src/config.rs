@@ -25,7 +25,10 @@ pub struct Config {
     /// The same content in the guest (for oscap).
     pub guest_content_dir: String,
     pub health_command: String,
-    pub db: PathBuf,
+    /// A file path or `sqlite://PATH` (SQLite), or `postgres://…` (PostgreSQL, shared).
+    pub db: String,
+    /// Where each run's `events.jsonl` is mirrored; unset: beside a SQLite file, else `.temper/runs`.
+    pub runs_dir: Option<PathBuf>,
     pub llm_url: Option<String>,
     pub llm_model: Option<String>,
     /// Never logged.
@@ -64,6 +67,7 @@ impl Default for Config {
             guest_content_dir: "/usr/share/xml/scap/ssg/content".into(),
             health_command: "/usr/local/bin/mission-healthcheck".into(),
             db: ".temper/temper.db".into(),
+            runs_dir: None,
             llm_url: None,
             llm_model: None,
             llm_api_key: None,
@@ -107,6 +111,8 @@ impl Config {
 }
 
 #[cfg(test)]
+// figment's `Jail` closures return its own (large) error type.
+#[allow(clippy::result_large_err)]
 mod tests {
     use super::*;
 

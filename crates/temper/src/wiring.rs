@@ -11,6 +11,15 @@ use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 use crate::cli::AgentKind;
 use crate::config::Config;
 
+/// The journal named by `db`, its events mirrored under `runs_dir` when one is set.
+pub async fn store(config: &Config) -> anyhow::Result<temper_store::Store> {
+    let store = temper_store::Store::open(&config.db).await?;
+    Ok(match &config.runs_dir {
+        Some(dir) => store.with_runs_dir(dir),
+        None => store,
+    })
+}
+
 pub fn skill(config: &Config) -> anyhow::Result<Skill> {
     let dir = config.skill_dir();
     Skill::load(&dir).with_context(|| format!("loading skill {} (skills_dir = {})", config.skill, config.skills_dir.display()))

@@ -4,7 +4,8 @@ mod support;
 
 use serde_json::{Value, json};
 use support::*;
-use temper_store::{AttemptOutcome, NewAttempt, NewRun};
+use temper_core::journal::{Evaluation, FixSource, NewAttempt, NewRule, NewRun, RevertMethod, RuleStatus, RunSummary, ScanResult};
+use temper_core::verdict::Verdict;
 
 async fn seeded(w: &World) -> i64 {
     let s = w.store().await;
@@ -17,39 +18,49 @@ async fn seeded(w: &World) -> i64 {
             target: "test".into(),
             agent: "llm".into(),
             options_json: "{}".into(),
+            baseline: "baseline".into(),
         })
         .await
         .unwrap();
-    s.add_rule(run, SUID, "suid", "medium", "fail", "pending", None).await.unwrap();
-    s.add_rule(run, SYSTEMMAP, "System.map", "low", "fail", "pending", None).await.unwrap();
+    let rule = |rule_id: &str, title: &str, severity: &str| NewRule {
+        run_id: run,
+        rule_id: rule_id.into(),
+        title: title.into(),
+        severity: severity.into(),
+        initial_result: ScanResult::Fail,
+        status: RuleStatus::Pending,
+        reason: None,
+    };
+    s.add_rule(&rule(SUID, "suid", "medium")).await.unwrap();
+    s.add_rule(&rule(SYSTEMMAP, "System.map", "low")).await.unwrap();
     let new = |rule: &str, fix: &str| NewAttempt {
         run_id: run,
         rule_id: rule.into(),
         plan: "plan".into(),
-        source: "llm".into(),
+        source: FixSource::Llm,
+        replayed: false,
         fix_script: fix.into(),
         revert_script: "true".into(),
         description: "d".into(),
         checkpoint: "baseline".into(),
     };
     let (a, _) = s.start_attempt(&new(SUID, SUID_FIX)).await.unwrap();
-    let o = AttemptOutcome { verdict: "fixed".into(), rule_result: Some("pass".into()), revert_method: "none".into(), ..Default::default() };
+    let o = Evaluation { rule_result: Some(ScanResult::Pass), revert_method: RevertMethod::None, ..Evaluation::new(Verdict::Fixed, "") };
     s.record_fix(run, a, &o, SUID, "temper-r1-a1").await.unwrap();
     let (b, _) = s.start_attempt(&new(SYSTEMMAP, "systemctl stop nginx")).await.unwrap();
-    let o = AttemptOutcome {
-        verdict: "health_broken".into(),
+    let o = Evaluation {
         health_ok: Some(false),
         health_output: Some("UNHEALTHY: nginx".into()),
-        revert_method: "snapshot".into(),
-        ..Default::default()
+        revert_method: RevertMethod::Snapshot,
+        ..Evaluation::new(Verdict::HealthBroken, "")
     };
     s.finish_attempt(b, &o).await.unwrap();
-    s.set_rule_status(run, SYSTEMMAP, "escalated", Some("attempt budget spent: 1 of 1 attempts failed")).await.unwrap();
+    s.set_rule_status(run, SYSTEMMAP, RuleStatus::Escalated, Some("attempt budget spent: 1 of 1 attempts failed")).await.unwrap();
     s.add_lesson(run, SYSTEMMAP, "stopping nginx breaks the app", "leave nginx alone", "never stop nginx").await.unwrap();
     s.add_ban(run, SYSTEMMAP, r"systemctl\s+stop\s+nginx", "breaks health").await.unwrap();
-    s.set_final_result(run, SUID, "pass").await.unwrap();
-    s.set_final_result(run, SYSTEMMAP, "fail").await.unwrap();
-    s.finish_run(run, "finished", 2, &json!({"run": run, "exit_code": 2}).to_string()).await.unwrap();
+    s.set_final_result(run, SUID, ScanResult::Pass).await.unwrap();
+    s.set_final_result(run, SYSTEMMAP, ScanResult::Fail).await.unwrap();
+    s.finish_run(run, &RunSummary { run, exit_code: 2, ..Default::default() }).await.unwrap();
     run
 }
 
@@ -105,7 +116,10 @@ async fn content_and_results_commands_read_real_files() {
     let shared = repo().join("../shared/data/debian12-standard-results.xml");
     let shared = if shared.is_file() { shared } else { "/work/shared/data/debian12-standard-results.xml".into() };
     let r = json_of(&w.run(&["scan", "parse", shared.to_str().unwrap(), "--json"]).await);
-    assert_eq!((r["counts"]["fail"].as_i64(), r["counts"]["pass"].as_i64(), r["counts"]["notapplicable"].as_i64()), (Some(19), Some(19), Some(6)));
+    assert_eq!(
+        (r["counts"]["fail"].as_i64(), r["counts"]["pass"].as_i64(), r["counts"]["notapplicable"].as_i64()),
+        (Some(19), Some(19), Some(6))
+    );
     assert!(r["counts"].get("notselected").is_none(), "notselected only with --all");
     let all = json_of(&w.run(&["scan", "parse", shared.to_str().unwrap(), "--all", "--json"]).await);
     assert_eq!(all["counts"]["notselected"], 547);
@@ -136,7 +150,21 @@ async fn llm_probe_reports_native_mode_and_dropped_calls() {
 #[test]
 fn every_subcommand_has_help_with_an_example() {
     let w = World::new();
-    for sub in ["vm", "doctor", "run", "resume", "status", "report", "scan run", "scan parse", "content rules", "content profiles", "llm probe", "memory list", "memory forget"] {
+    for sub in [
+        "vm",
+        "doctor",
+        "run",
+        "resume",
+        "status",
+        "report",
+        "scan run",
+        "scan parse",
+        "content rules",
+        "content profiles",
+        "llm probe",
+        "memory list",
+        "memory forget",
+    ] {
         let mut args: Vec<&str> = sub.split(' ').collect();
         args.push("--help");
         let out = w.temper().args(&args).output().unwrap();

@@ -28,7 +28,11 @@ async fn a_regression_in_a_batch_is_bisected_blamed_and_the_later_fix_replayed()
         select(ASLR, "persist ASLR"),
         apply_fix(ASLR_FIX, ASLR_REVERT, "sysctl drop-in"),
         // The batch of 3 is checked: suid_dumpable regressed. Bisecting blames the System.map fix.
-        reflect("the System.map fix also removed the suid_dumpable drop-in", Some(r"rm -f /etc/sysctl\.d/60-temper-suid"), "touch only System.map"),
+        reflect(
+            "the System.map fix also removed the suid_dumpable drop-in",
+            Some(r"rm -f /etc/sysctl\.d/60-temper-suid"),
+            "touch only System.map",
+        ),
         // The ASLR fix is replayed without the LLM; then the Architect picks System.map again.
         select(SYSTEMMAP, "tighten System.map only"),
         apply_fix(SYSTEMMAP_FIX, SYSTEMMAP_REVERT, "System.map only"),
@@ -46,22 +50,27 @@ async fn a_regression_in_a_batch_is_bisected_blamed_and_the_later_fix_replayed()
     let a = store.attempts(run.id).await.unwrap();
     let seen: Vec<_> = a
         .iter()
-        .map(|a| (temper_scap::short_rule_id(&a.rule_id), a.source.as_str(), a.verdict.as_deref().unwrap(), a.kept.as_deref()))
+        .map(|a| {
+            (temper_scap::short_rule_id(&a.rule_id), a.source.as_str(), a.verdict.map(|v| v.as_str()).unwrap(), a.kept.map(|v| v.as_str()))
+        })
         .collect();
-    assert_eq!(seen, [
-        ("sysctl_fs_suid_dumpable", "llm", "fixed", Some("confirmed")),
-        ("file_permissions_systemmap", "llm", "regression", Some("rolled_back")),
-        ("sysctl_kernel_randomize_va_space", "llm", "fixed", Some("rolled_back")),
-        ("sysctl_kernel_randomize_va_space", "replay", "fixed", Some("confirmed")),
-        ("file_permissions_systemmap", "llm", "fixed", Some("confirmed")),
-    ]);
+    assert_eq!(
+        seen,
+        [
+            ("sysctl_fs_suid_dumpable", "llm", "fixed", Some("confirmed")),
+            ("file_permissions_systemmap", "llm", "regression", Some("rolled_back")),
+            ("sysctl_kernel_randomize_va_space", "llm", "fixed", Some("rolled_back")),
+            ("sysctl_kernel_randomize_va_space", "replay", "fixed", Some("confirmed")),
+            ("file_permissions_systemmap", "llm", "fixed", Some("confirmed")),
+        ]
+    );
     assert_eq!(a[1].regressions.as_deref(), Some(format!("[\"{SUID}\"]").as_str()), "the culprit is blamed for what it broke");
-    assert_eq!(a[1].revert_method.as_deref(), Some("snapshot"));
+    assert_eq!(a[1].revert_method.map(|v| v.as_str()), Some("snapshot"));
     assert_eq!(a[3].fix_script, ASLR_FIX, "the replay runs the same script");
     // The Reflector saw the regression, and its ban is in force.
     assert!(store.bans().await.unwrap().iter().any(|b| b.pattern.contains("60-temper-suid")));
     let events = store.events(run.id, 0).await.unwrap();
-    let kinds = |k: &str| events.iter().filter(|e| e.kind == k).count();
+    let kinds = |k: &str| events.iter().filter(|e| e.kind.as_str() == k).count();
     assert_eq!(kinds("regression_check"), 2, "one failed batch check, one clean one");
     assert_eq!(kinds("regression_found"), 1);
     // One snapshot is left for the run: the checkpoint, taken after the clean check.
@@ -69,7 +78,7 @@ async fn a_regression_in_a_batch_is_bisected_blamed_and_the_later_fix_replayed()
     use temper_core::ports::Hypervisor;
     let prefix = temper_core::ralph::checkpoint_prefix(run.id, &run.started_at);
     let left: Vec<String> = hv.snapshot_list().await.unwrap().into_iter().filter(|s| s.starts_with(&prefix)).collect();
-    assert_eq!(left, [run.checkpoint.clone()]);
+    assert_eq!(left, std::slice::from_ref(&run.checkpoint));
     // Independent: every rule passes and the mission app is healthy.
     for rule in [SUID, SYSTEMMAP, ASLR] {
         assert_eq!(rescan(&w, rule).await, "pass", "{rule}");
@@ -108,11 +117,15 @@ async fn kill_nine_with_a_pending_batch_resumes_from_the_newest_kept_snapshot() 
     let out = w.run(&["resume", "--quiet"]).await;
     assert_eq!(out.status.code(), Some(2), "the rules out of scope remain failing");
     let run = store.run(run.id).await.unwrap();
-    assert_eq!(run.status, "finished");
+    assert_eq!(run.status.as_str(), "finished");
     assert_eq!(store.integrity_check().await.unwrap(), "ok");
     let a = store.attempts(run.id).await.unwrap();
-    let seen: Vec<_> = a.iter().map(|a| (a.n, a.state.as_str(), a.verdict.as_deref().unwrap(), a.kept.as_deref())).collect();
-    assert_eq!(seen, [(1, "done", "fixed", Some("confirmed")), (1, "interrupted", "interrupted", None), (2, "done", "fixed", Some("confirmed"))]);
+    let seen: Vec<_> =
+        a.iter().map(|a| (a.n, a.state.as_str(), a.verdict.map(|v| v.as_str()).unwrap(), a.kept.map(|v| v.as_str()))).collect();
+    assert_eq!(
+        seen,
+        [(1, "done", "fixed", Some("confirmed")), (1, "interrupted", "interrupted", None), (2, "done", "fixed", Some("confirmed"))]
+    );
     assert_eq!(store.rule(run.id, SUID).await.unwrap().unwrap().attempts, 1, "the pending fix was kept, not redone");
     // The VM went back to the suid fix's snapshot: the killed fix left nothing, the kept one stayed.
     assert_ne!(sh("test -e /root/temper-kill-marker").await.0, Some(0));

@@ -26,8 +26,8 @@ async fn first_try_fix_is_kept_and_verified() {
     let run = store.latest_run().await.unwrap().unwrap();
     let attempts = store.attempts(run.id).await.unwrap();
     assert_eq!(attempts.len(), 1);
-    assert_eq!(attempts[0].verdict.as_deref(), Some("fixed"));
-    assert_eq!(attempts[0].rule_result.as_deref(), Some("pass"));
+    assert_eq!(attempts[0].verdict.map(|v| v.as_str()), Some("fixed"));
+    assert_eq!(attempts[0].rule_result.map(|v| v.as_str()), Some("pass"));
     assert_eq!(attempts[0].health_ok, Some(true));
     let prefix = temper_core::ralph::checkpoint_prefix(run.id, &run.started_at);
     assert!(run.checkpoint.starts_with(&prefix), "a checkpoint was taken, named for this run: {}", run.checkpoint);
@@ -50,7 +50,11 @@ async fn a_failed_fix_is_reverted_reflected_on_then_fixed() {
     let llm = mock(vec![
         select(SUID, "set fs.suid_dumpable"),
         apply_fix(wrong, "rm -f /root/not-a-sysctl-file\n", "wrong place"),
-        reflect("sysctl settings must live under /etc/sysctl.d to persist", Some(r"/root/not-a-sysctl-file"), "write sysctl.d drop-ins, not files in /root"),
+        reflect(
+            "sysctl settings must live under /etc/sysctl.d to persist",
+            Some(r"/root/not-a-sysctl-file"),
+            "write sysctl.d drop-ins, not files in /root",
+        ),
         apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in"),
     ])
     .await;
@@ -60,10 +64,10 @@ async fn a_failed_fix_is_reverted_reflected_on_then_fixed() {
     let run = store.latest_run().await.unwrap().unwrap().id;
     let a = store.attempts(run).await.unwrap();
     assert_eq!(a.len(), 2);
-    assert_eq!(a[0].verdict.as_deref(), Some("still_failing"));
-    assert_eq!(a[0].revert_method.as_deref(), Some("script"), "the revert script was run and verified");
+    assert_eq!(a[0].verdict.map(|v| v.as_str()), Some("still_failing"));
+    assert_eq!(a[0].revert_method.map(|v| v.as_str()), Some("script"), "the revert script was run and verified");
     assert!(a[0].diagnostics.as_deref().unwrap_or("").contains("rule result: fail"));
-    assert_eq!(a[1].verdict.as_deref(), Some("fixed"));
+    assert_eq!(a[1].verdict.map(|v| v.as_str()), Some("fixed"));
     // The lesson reached memory and the second Worker prompt.
     assert_eq!(store.bans().await.unwrap()[0].pattern, "/root/not-a-sysctl-file");
     let worker2 = llm.requests()[3].to_string();
@@ -90,16 +94,23 @@ async fn a_fix_that_breaks_health_is_reverted_and_the_vm_is_healthy() {
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap().id;
     let a = &store.attempts(run).await.unwrap()[0];
-    assert_eq!(a.verdict.as_deref(), Some("health_broken"));
+    assert_eq!(a.verdict.map(|v| v.as_str()), Some("health_broken"));
     assert_eq!(a.health_ok, Some(false));
     assert!(a.health_output.as_deref().unwrap_or("").contains("UNHEALTHY"));
-    assert_eq!(a.revert_method.as_deref(), Some("script+snapshot"));
+    assert_eq!(a.revert_method.map(|v| v.as_str()), Some("script+snapshot"));
     let rule = store.rule(run, SYSTEMMAP).await.unwrap().unwrap();
     assert!(rule.reason.unwrap().contains("attempt budget"));
     assert!(healthy().await, "the VM is healthy after the revert");
     // The escalation report a reviewer reads: the attempt, its evidence, the lesson, a next step.
     let md = report(&w, "md", "escalation-run.md").await;
-    for needle in ["file_permissions_systemmap", "health broken", "systemctl stop nginx", "UNHEALTHY", "stopping nginx breaks the mission app", "attempt budget"] {
+    for needle in [
+        "file_permissions_systemmap",
+        "health broken",
+        "systemctl stop nginx",
+        "UNHEALTHY",
+        "stopping nginx breaks the mission app",
+        "attempt budget",
+    ] {
         assert!(md.contains(needle), "report lacks `{needle}`");
     }
     report(&w, "html", "escalation-run.html").await;
@@ -121,7 +132,7 @@ async fn a_script_removing_the_harness_sudo_is_refused_before_it_runs() {
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap().id;
     let a = &store.attempts(run).await.unwrap()[0];
-    assert_eq!(a.verdict.as_deref(), Some("refused"));
+    assert_eq!(a.verdict.map(|v| v.as_str()), Some("refused"));
     assert!(a.verdict_reason.as_deref().unwrap().contains("sudo"), "{:?}", a.verdict_reason);
     assert_eq!(a.fix_exit_code, None, "nothing ran");
     let (code, _) = sh("test -f /etc/sudoers.d/temper && sudo -n -u temper sudo -n true").await;
@@ -148,7 +159,7 @@ async fn a_rule_is_escalated_when_its_budget_runs_out() {
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap().id;
     let r = store.rule(run, SUID).await.unwrap().unwrap();
-    assert_eq!(r.status, "escalated");
+    assert_eq!(r.status.as_str(), "escalated");
     assert_eq!(r.attempts, 2);
     assert!(r.reason.unwrap().contains("attempt budget spent: 2 of 2"));
     assert_eq!(store.lessons(Some(SUID)).await.unwrap().len(), 2);
@@ -175,8 +186,8 @@ async fn an_architect_pick_outside_the_offer_is_replaced_by_the_harness_default(
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap().id;
     let events = store.events(run, 0).await.unwrap();
-    assert!(events.iter().any(|e| e.kind == "architect_rejected"), "the rejection is recorded");
-    let pick = events.iter().find(|e| e.kind == "pick").unwrap();
+    assert!(events.iter().any(|e| e.kind.as_str() == "architect_rejected"), "the rejection is recorded");
+    let pick = events.iter().find(|e| e.kind.as_str() == "pick").unwrap();
     assert_eq!(pick.rule_id.as_deref(), Some(SUID), "the harness default, the offered rule");
     assert_eq!(store.attempts(run).await.unwrap()[0].plan, "harness default: the first candidate in risk order");
     w.cleanup().await;

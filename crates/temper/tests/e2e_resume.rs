@@ -5,15 +5,23 @@ mod support;
 use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_nine_mid_attempt_then_resume() {
+async fn kill_nine_mid_attempt_then_resume_on_sqlite() {
+    kill_nine_mid_attempt_then_resume(World::new()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_nine_mid_attempt_then_resume_on_postgres() {
+    kill_nine_mid_attempt_then_resume(World::postgres().await).await;
+}
+
+async fn kill_nine_mid_attempt_then_resume(w: World) {
     require_vm().await;
-    let w = World::new();
     let slow = "touch /root/temper-kill-marker\nsleep 300\n";
     let llm = mock(vec![
         select(SUID, "first try"),
         apply_fix(slow, "rm -f /root/temper-kill-marker\n", "slow"),
-        // After the resume the loop picks again and the Worker tries again.
-        select(SUID, "after the crash"),
+        // After the resume the harness goes back to the interrupted rule (no new pick) and the
+        // Worker tries again.
         apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in"),
     ])
     .await;
@@ -26,22 +34,28 @@ async fn kill_nine_mid_attempt_then_resume() {
 
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap();
-    assert_eq!(run.status, "running", "a killed run is left as it was");
+    assert_eq!(run.status.as_str(), "running", "a killed run is left as it was in the database");
+    // ...but `temper status` knows its process is gone.
+    let status = w.run(&["status", "--json"]).await;
+    let v: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!((v["status"].as_str(), v["driver_gone"].as_bool()), (Some("interrupted"), Some(true)), "{v}");
+    assert_eq!(v["next"], format!("temper resume {}", run.id));
 
     let out = w.run(&["resume", "--quiet"]).await;
     assert_eq!(out.status.code(), Some(2), "resume finishes the run (other rules remain failing)");
     let run = store.run(run.id).await.unwrap();
-    assert_eq!(run.status, "finished");
+    assert_eq!(run.status.as_str(), "finished");
     assert_eq!(store.integrity_check().await.unwrap(), "ok");
     let a = store.attempts(run.id).await.unwrap();
-    assert_eq!(a.iter().map(|a| (a.n, a.state.as_str(), a.verdict.as_deref())).collect::<Vec<_>>(), [
-        (1, "interrupted", Some("interrupted")),
-        (2, "done", Some("fixed")),
-    ]);
-    assert_eq!(store.rule(run.id, SUID).await.unwrap().unwrap().attempts, 2, "no attempt lost or doubled");
+    assert_eq!(
+        a.iter().map(|a| (a.n, a.state.as_str(), a.verdict.map(|v| v.as_str()))).collect::<Vec<_>>(),
+        [(1, "interrupted", Some("interrupted")), (2, "done", Some("fixed")),]
+    );
+    assert_eq!(store.rule(run.id, SUID).await.unwrap().unwrap().attempts, 1, "the interrupted attempt is not a try; none lost or doubled");
     let events = store.events(run.id, 0).await.unwrap();
-    assert!(events.iter().any(|e| e.kind == "attempt_interrupted"));
-    assert!(events.iter().any(|e| e.kind == "resume"));
+    assert!(events.iter().any(|e| e.kind.as_str() == "attempt_interrupted"));
+    assert!(events.iter().any(|e| e.kind.as_str() == "resume"));
+    assert_eq!(events.iter().filter(|e| e.kind.as_str() == "lease_taken").count(), 2, "two processes drove it, one after the other");
     // The VM went back to the checkpoint before continuing: the interrupted fix left nothing.
     assert_ne!(sh("test -e /root/temper-kill-marker").await.0, Some(0));
     assert_eq!(rescan(&w, SUID).await, "pass");
@@ -69,17 +83,17 @@ async fn an_unavailable_llm_pauses_the_run_and_resume_finishes_it() {
     assert_eq!(out.status.code(), Some(75), "paused, not failed");
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap();
-    assert_eq!(run.status, "paused");
+    assert_eq!(run.status.as_str(), "paused");
     assert!(store.attempts(run.id).await.unwrap().is_empty(), "retries never count as attempts");
-    let worker = store.turns(run.id).await.unwrap().into_iter().find(|t| t.role == "worker").unwrap();
+    let worker = store.turns(run.id).await.unwrap().into_iter().find(|t| t.role.as_str() == "worker").unwrap();
     assert_eq!(worker.retries, 2);
 
     let out = w.run(&["resume", "--quiet"]).await;
     assert_eq!(out.status.code(), Some(2));
     let run = store.run(run.id).await.unwrap();
-    assert_eq!(run.status, "finished");
+    assert_eq!(run.status.as_str(), "finished");
     let a = store.attempts(run.id).await.unwrap();
     assert_eq!(a.len(), 1);
-    assert_eq!(a[0].verdict.as_deref(), Some("fixed"));
+    assert_eq!(a[0].verdict.map(|v| v.as_str()), Some("fixed"));
     w.cleanup().await;
 }

@@ -4,12 +4,8 @@ mod support;
 
 use support::*;
 
-const RULES: [&str; 4] = [
-    "sysctl_fs_suid_dumpable",
-    "sysctl_kernel_randomize_va_space",
-    "file_permissions_systemmap",
-    "sshd_disable_root_login",
-];
+const RULES: [&str; 4] =
+    ["sysctl_fs_suid_dumpable", "sysctl_kernel_randomize_va_space", "file_permissions_systemmap", "sshd_disable_root_login"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stock_agent_fixes_real_rules_on_the_standard_profile() {
@@ -20,10 +16,11 @@ async fn stock_agent_fixes_real_rules_on_the_standard_profile() {
     assert_eq!(out.status.code(), Some(2), "other rules of the profile remain failing");
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap();
-    let fixed: Vec<String> = store.rules(run.id).await.unwrap().into_iter().filter(|r| r.status == "fixed").map(|r| r.rule_id).collect();
+    let fixed: Vec<String> =
+        store.rules(run.id).await.unwrap().into_iter().filter(|r| r.status.as_str() == "fixed").map(|r| r.rule_id).collect();
     assert!(fixed.len() >= 3, "the stock fixes fixed {fixed:?}");
     for a in store.attempts(run.id).await.unwrap() {
-        assert_eq!(a.source, "stock");
+        assert_eq!(a.source.as_str(), "stock");
         assert!(!a.fix_script.trim().is_empty(), "the datastream's own fix was submitted");
     }
     // Every rule temper calls fixed passes an independent rescan.
@@ -33,7 +30,7 @@ async fn stock_agent_fixes_real_rules_on_the_standard_profile() {
     assert!(healthy().await);
     // The rules it was not asked to touch are left as they were (still failing).
     let r = store.rule(run.id, "xccdf_org.ssgproject.content_rule_sshd_set_keepalive").await.unwrap().unwrap();
-    assert_eq!(r.status, "still_failing");
+    assert_eq!(r.status.as_str(), "still_failing");
     assert_eq!(r.attempts, 0);
     // The morning-after report of a real stock run: every fix, and a replay script in fix order.
     let md = report(&w, "md", "stock-run.md").await;
@@ -56,16 +53,29 @@ const LOGROTATE: &str = "xccdf_org.ssgproject.content_rule_ensure_logrotate_acti
 async fn a_rule_another_fix_makes_applicable_is_reopened_and_fixed_in_the_same_run() {
     require_vm().await;
     let w = World::new();
-    let out = w.run(&["run", "--agent", "stock", "--profile", STANDARD, "--rules", "package_rsyslog_installed,ensure_logrotate_activated", "--quiet", "--json"]).await;
+    let out = w
+        .run(&[
+            "run",
+            "--agent",
+            "stock",
+            "--profile",
+            STANDARD,
+            "--rules",
+            "package_rsyslog_installed,ensure_logrotate_activated",
+            "--quiet",
+            "--json",
+        ])
+        .await;
     assert_eq!(out.status.code(), Some(2), "other rules of the profile remain failing");
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap();
     let r = store.rule(run.id, LOGROTATE).await.unwrap().unwrap();
-    assert_eq!(r.initial_result, "notapplicable", "the first scan found it not applicable");
-    assert_eq!(r.status, "fixed", "{r:?}");
-    assert_eq!(r.final_result.as_deref(), Some("pass"));
+    assert_eq!(r.initial_result.as_str(), "notapplicable", "the first scan found it not applicable");
+    assert_eq!(r.status.as_str(), "fixed", "{r:?}");
+    assert_eq!(r.final_result.map(|v| v.as_str()), Some("pass"));
     let events = store.events(run.id, 0).await.unwrap();
-    let reopened: Vec<_> = events.iter().filter(|e| e.kind == "rule_applicable").map(|e| e.rule_id.clone().unwrap_or_default()).collect();
+    let reopened: Vec<_> =
+        events.iter().filter(|e| e.kind.as_str() == "rule_applicable").map(|e| e.rule_id.clone().unwrap_or_default()).collect();
     assert!(reopened.contains(&LOGROTATE.to_string()), "reopened by the final scan: {reopened:?}");
     let order: Vec<String> = store.attempts(run.id).await.unwrap().into_iter().map(|a| a.rule_id).collect();
     assert_eq!(order.last().map(String::as_str), Some(LOGROTATE), "worked on after rsyslog's fix: {order:?}");

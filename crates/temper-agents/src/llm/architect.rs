@@ -3,9 +3,9 @@ use std::sync::LazyLock;
 
 use async_trait::async_trait;
 use regex::Regex;
-use temper_core::agent::{
-    AgentResult, Architect, Decision, PickContext, ReengageContext, Selection, Turn,
-};
+use temper_core::agent::{AgentResult, Architect, Decision, PickContext, ReengageContext, Selection, Turn};
+
+use temper_core::agent::{TurnMode, TurnRole};
 
 use super::LlmAgent;
 use crate::prompt::Section;
@@ -16,18 +16,16 @@ use crate::turn::{Failure, TurnSpec, bullets, run};
 #[async_trait]
 impl Architect for LlmAgent {
     async fn select(&self, ctx: &PickContext) -> AgentResult<Selection> {
-        let system = self.system(PromptFile::Architect, "architect")?;
+        let system = self.system(PromptFile::Architect, TurnRole::Architect)?;
         let tool = select_rule();
         let spec = TurnSpec {
-            role: "architect",
+            role: TurnRole::Architect,
             system,
             sections: select_sections(ctx),
             tool: &tool,
             budget: self.client.config().budgets.architect,
         };
-        let parsed = run(&self.client, spec, |args| validate_selection(ctx, args))
-            .await
-            .map_err(Failure::into_agent_error)?;
+        let parsed = run(&self.client, spec, |args| validate_selection(ctx, args)).await.map_err(Failure::into_agent_error)?;
         Ok(Turn { value: parsed.value, records: vec![parsed.record] })
     }
 
@@ -35,10 +33,10 @@ impl Architect for LlmAgent {
     /// the decision defaults to CONTINUE with the current plan, and the record's `error` says so.
     /// An unreachable endpoint still returns `Unavailable`.
     async fn reengage(&self, ctx: &ReengageContext) -> AgentResult<Decision> {
-        let system = self.system(PromptFile::Reengage, "reengage")?;
+        let system = self.system(PromptFile::Reengage, TurnRole::Reengage)?;
         let tool = decide();
         let spec = TurnSpec {
-            role: "reengage",
+            role: TurnRole::Reengage,
             system,
             sections: reengage_sections(ctx),
             tool: &tool,
@@ -51,7 +49,7 @@ impl Architect for LlmAgent {
                     && record.finish_reason.as_deref() != Some("length")
                     && let Some(d) = content.as_deref().and_then(|c| text_decision(ctx, c))
                 {
-                    record.mode = "text".into();
+                    record.mode = TurnMode::Text;
                     record.error = None;
                     return Ok(Turn { value: d, records: vec![record] });
                 }
@@ -130,10 +128,7 @@ fn select_sections(ctx: &PickContext) -> Vec<Section> {
     if let Some(l) = bullets("Lessons", &ctx.lessons) {
         s.push(Section::optional("lessons", 2, l));
     }
-    s.push(Section::fixed(
-        "ask",
-        "Call the tool `select_rule` exactly once; copy rule_id exactly from the candidate list.".into(),
-    ));
+    s.push(Section::fixed("ask", "Call the tool `select_rule` exactly once; copy rule_id exactly from the candidate list.".into()));
     s
 }
 
@@ -154,9 +149,6 @@ fn reengage_sections(ctx: &ReengageContext) -> Vec<Section> {
     if let Some(e) = bullets("Attempts (oldest first)", &ctx.episodes) {
         s.push(Section::optional("episodes", 1, e).keep_tail());
     }
-    s.push(Section::fixed(
-        "ask",
-        "Call the tool `decide` exactly once: CONTINUE, PIVOT or ESCALATE, with the plan or the reason.".into(),
-    ));
+    s.push(Section::fixed("ask", "Call the tool `decide` exactly once: CONTINUE, PIVOT or ESCALATE, with the plan or the reason.".into()));
     s
 }

@@ -2,6 +2,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use temper_core::agent::{AgentError, TurnRecord, TurnRole};
+
 use crate::client::{ClientError, LlmClient};
 use crate::config::LlmConfig;
 use crate::skill::{PromptError, PromptFile, SkillPrompts};
@@ -43,17 +45,11 @@ impl LlmAgent {
     }
 
     /// The prompt file's text, or `Unavailable` (a missing prompt pauses the run).
-    fn system(&self, file: PromptFile, role: &str) -> Result<String, temper_core::agent::AgentError> {
-        self.prompts.read(file).map_err(|e| temper_core::agent::AgentError::Unavailable {
+    fn system(&self, file: PromptFile, role: TurnRole) -> Result<String, AgentError> {
+        self.prompts.read(file).map_err(|e| AgentError::Unavailable {
             retries: 0,
             reason: e.to_string(),
-            records: vec![temper_core::agent::TurnRecord {
-                role: role.into(),
-                model: self.client.config().model.clone(),
-                mode: "none".into(),
-                error: Some(e.to_string()),
-                ..Default::default()
-            }],
+            records: vec![TurnRecord { error: Some(e.to_string()), ..TurnRecord::new(role, self.client.config().model.clone()) }],
         })
     }
 }

@@ -2,6 +2,8 @@
 use async_trait::async_trait;
 use temper_core::agent::{AgentResult, ReflectContext, Reflection, Reflector, Tip, Turn};
 
+use temper_core::agent::TurnRole;
+
 use super::LlmAgent;
 use crate::ban::check_ban;
 use crate::prompt::Section;
@@ -15,10 +17,10 @@ pub const MAX_DISTILLED_CHARS: usize = 200;
 #[async_trait]
 impl Reflector for LlmAgent {
     async fn reflect(&self, ctx: &ReflectContext) -> AgentResult<Reflection> {
-        let system = self.system(PromptFile::Reflector, "reflector")?;
+        let system = self.system(PromptFile::Reflector, TurnRole::Reflector)?;
         let tool = reflect();
         let spec = TurnSpec {
-            role: "reflector",
+            role: TurnRole::Reflector,
             system,
             sections: sections(ctx),
             tool: &tool,
@@ -67,21 +69,13 @@ pub fn validate_reflection(arguments: &str) -> Result<(Reflection, Option<String
         .filter(|t| !t.text.trim().is_empty())
         .map(|t| Tip { text: t.text.trim().into(), kind: t.kind.trim().into(), mechanism: t.mechanism.trim().into() })
         .collect();
-    let reflection = Reflection {
-        distilled: clip(distilled, MAX_DISTILLED_CHARS),
-        lesson,
-        banned,
-        preferred: a.preferred.trim().to_owned(),
-        tips,
-    };
+    let reflection =
+        Reflection { distilled: clip(distilled, MAX_DISTILLED_CHARS), lesson, banned, preferred: a.preferred.trim().to_owned(), tips };
     Ok((reflection, refused))
 }
 
 fn sections(ctx: &ReflectContext) -> Vec<Section> {
-    let mut s = vec![Section::fixed(
-        "task",
-        format!("Rule: {}\nTitle: {}\nVerdict: {}", ctx.rule_id, ctx.title, ctx.verdict),
-    )];
+    let mut s = vec![Section::fixed("task", format!("Rule: {}\nTitle: {}\nVerdict: {}", ctx.rule_id, ctx.title, ctx.verdict))];
     if !ctx.fix_script.trim().is_empty() {
         s.push(Section::optional("fix_script", 1, format!("## The fix that was tried\n```bash\n{}\n```", ctx.fix_script.trim())));
     }

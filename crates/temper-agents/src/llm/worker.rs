@@ -2,6 +2,8 @@
 use async_trait::async_trait;
 use temper_core::agent::{AgentResult, ApplyFix, FixContext, FixSource, Turn, Worker};
 
+use temper_core::agent::TurnRole;
+
 use super::LlmAgent;
 use crate::client::LlmClient;
 use crate::prompt::Section;
@@ -13,7 +15,7 @@ use crate::turn::{TurnSpec, bullets, run};
 #[async_trait]
 impl Worker for LlmAgent {
     async fn propose(&self, ctx: &FixContext) -> AgentResult<(ApplyFix, FixSource)> {
-        let system = self.system(PromptFile::Worker, "worker")?;
+        let system = self.system(PromptFile::Worker, TurnRole::Worker)?;
         propose_with(&self.client, system, ctx).await
     }
 }
@@ -21,17 +23,9 @@ impl Worker for LlmAgent {
 /// One Worker turn with the given system prompt (also used by `probe`).
 pub async fn propose_with(client: &LlmClient, system: String, ctx: &FixContext) -> AgentResult<(ApplyFix, FixSource)> {
     let tool = apply_fix();
-    let spec = TurnSpec {
-        role: "worker",
-        system,
-        sections: sections(ctx),
-        tool: &tool,
-        budget: client.config().budgets.worker,
-    };
-    let parsed = run(client, spec, validate_fix(client.config().max_script_bytes))
-        .await
-        .map_err(|f| f.into_agent_error())?;
-    let source = if parsed.mode == Mode::Text { FixSource::Text } else { FixSource::Native };
+    let spec = TurnSpec { role: TurnRole::Worker, system, sections: sections(ctx), tool: &tool, budget: client.config().budgets.worker };
+    let parsed = run(client, spec, validate_fix(client.config().max_script_bytes)).await.map_err(|f| f.into_agent_error())?;
+    let source = if parsed.mode == Mode::Text { FixSource::LlmText } else { FixSource::Llm };
     Ok(Turn { value: (parsed.value, source), records: vec![parsed.record] })
 }
 
@@ -56,10 +50,7 @@ pub fn validate_fix(max_bytes: usize) -> impl Fn(&str) -> Result<ApplyFix, Strin
 fn sections(ctx: &FixContext) -> Vec<Section> {
     let mut s = vec![Section::fixed(
         "task",
-        format!(
-            "Rule: {}\nTitle: {}\nSeverity: {}\nAttempt: {}",
-            ctx.rule_id, ctx.title, ctx.severity, ctx.attempt
-        ),
+        format!("Rule: {}\nTitle: {}\nSeverity: {}\nAttempt: {}", ctx.rule_id, ctx.title, ctx.severity, ctx.attempt),
     )];
     if !ctx.plan.trim().is_empty() {
         s.push(Section::optional("plan", 1, format!("## Plan from the Architect\n{}", ctx.plan.trim())));
@@ -74,7 +65,10 @@ fn sections(ctx: &FixContext) -> Vec<Section> {
         s.push(Section::optional(
             "stock_fix",
             2,
-            format!("## The datastream's own fix (reference; do not repeat it unchanged if it failed before)\n```bash\n{}\n```", fix.trim()),
+            format!(
+                "## The datastream's own fix (reference; do not repeat it unchanged if it failed before)\n```bash\n{}\n```",
+                fix.trim()
+            ),
         ));
     }
     if !ctx.description.trim().is_empty() {
@@ -86,9 +80,6 @@ fn sections(ctx: &FixContext) -> Vec<Section> {
     if !ctx.rationale.trim().is_empty() {
         s.push(Section::optional("rationale", 4, format!("## Rationale\n{}", ctx.rationale.trim())));
     }
-    s.push(Section::fixed(
-        "ask",
-        "Call the tool `apply_fix` exactly once, with fix_script, revert_script and description.".into(),
-    ));
+    s.push(Section::fixed("ask", "Call the tool `apply_fix` exactly once, with fix_script, revert_script and description.".into()));
     s
 }

@@ -87,11 +87,7 @@ fn fixed_optional_section_is_dropped_not_cut() {
 
 #[test]
 fn tiny_leftover_drops_instead_of_cutting() {
-    let a = assemble(
-        vec![Section::fixed("task", "t".repeat(200)), Section::optional("x", 1, "x".repeat(500))],
-        90,
-    )
-    .unwrap();
+    let a = assemble(vec![Section::fixed("task", "t".repeat(200)), Section::optional("x", 1, "x".repeat(500))], 90).unwrap();
     // task takes 81 tokens, 9 left: below MIN_CUT_TOKENS.
     assert_eq!(fate(&a, "x"), "dropped");
 }

@@ -12,10 +12,7 @@ const ARGS: &str = r#"{"fix_script":"touch /x","revert_script":"rm -f /x","descr
 fn native_calls_win_over_content() {
     let msg = ResponseMessage {
         content: Some(format!("<tool_call>{{\"name\":\"other\",\"arguments\":{ARGS}}}</tool_call>")),
-        tool_calls: Some(vec![WireToolCall {
-            id: None,
-            function: WireFunction { name: "apply_fix".into(), arguments: ARGS.into() },
-        }]),
+        tool_calls: Some(vec![WireToolCall { id: None, function: WireFunction { name: "apply_fix".into(), arguments: ARGS.into() } }]),
     };
     let e = extract(&msg, &apply_fix(), None);
     assert_eq!(e.mode, Mode::Native);

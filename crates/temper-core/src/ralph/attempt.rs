@@ -2,13 +2,12 @@
 use std::time::Instant;
 
 use serde_json::json;
-use temper_scap::Outcome;
-use temper_store::{AttemptOutcome, NewAttempt};
 
 use super::pick::Pick;
 use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, FixContext, FixSource};
-use crate::checks;
+use crate::checks::{self, GuardFailure};
+use crate::journal::{AttemptState, Evaluation, EventKind, NewAttempt, ScanResult};
 use crate::policy::{DenyList, DenySource};
 use crate::ports::Exec;
 use crate::scan::tail;
@@ -20,6 +19,16 @@ pub(super) struct Ended {
     pub reason: String,
     pub fix_script: String,
     pub diagnostics: String,
+}
+
+/// What the fix script did.
+struct Applied {
+    exit_code: Option<i64>,
+    stdout: Option<String>,
+    stderr: Option<String>,
+    ms: i64,
+    /// Why the script counts as failed (a non-zero exit, or it did not finish).
+    error: Option<String>,
 }
 
 /// What the Worker came back with.
@@ -80,10 +89,7 @@ impl Ralph<'_> {
             Ok(t) => (Proposal::Fix(t.value.0, t.value.1), t.records),
             Err(AgentError::Rejected { reason, records }) => (Proposal::Rejected(reason), records),
             Err(AgentError::NoFix(reason)) => (Proposal::NoFix(reason), Vec::new()),
-            Err(AgentError::Unavailable { reason, records, .. }) => {
-                self.record_turns(run, None, Some(rule), &records).await?;
-                return Err(self.pause(run, reason).await);
-            }
+            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(run, Some(rule), reason, &records).await),
         };
         let (fix, source) = match proposal {
             Proposal::Fix(fix, source) => (fix, source),
@@ -93,13 +99,14 @@ impl Ralph<'_> {
             }
             Proposal::Rejected(reason) => {
                 let empty = ApplyFix { fix_script: String::new(), revert_script: String::new(), description: String::new() };
-                let id = self.start_attempt(run, state, rule, plan, &empty, "rejected").await?;
+                let id = self.start_attempt(run, state, rule, plan, &empty, (FixSource::Rejected, false)).await?;
                 self.record_turns(run, Some(id), Some(rule), &records).await?;
-                return self.unexecuted(run, id, rule, Verdict::ApplyFailed, format!("the Worker's reply was rejected: {reason}"), "").await;
+                return self
+                    .unexecuted(run, id, rule, Verdict::ApplyFailed, format!("the Worker's reply was rejected: {reason}"), "")
+                    .await;
             }
         };
-        let source_name = if replayed { "replay" } else { source_name(source) };
-        let id = self.start_attempt(run, state, rule, plan, &fix, source_name).await?;
+        let id = self.start_attempt(run, state, rule, plan, &fix, (source, replayed)).await?;
         self.record_turns(run, Some(id), Some(rule), &records).await?;
 
         // Step 3: the deny-list, before anything runs.
@@ -110,50 +117,50 @@ impl Ralph<'_> {
                 return self.unexecuted(run, id, rule, Verdict::Refused, reason, &fix.fix_script).await;
             }
         }
-        let applied = Instant::now();
-        let out = self.guest.exec(Exec::script(&fix.fix_script).timeout(self.settings.fix_timeout).max_output(OUTPUT_CAP)).await;
-        self.store.set_attempt_state(id, "applied").await?;
-        let apply_ms = applied.elapsed().as_millis() as i64;
-        let mut o = AttemptOutcome { apply_ms: Some(apply_ms), ..Default::default() };
-        let apply_error = match &out {
-            Ok(out) => {
-                o.fix_exit_code = out.exit_code.map(i64::from);
-                o.fix_stdout = Some(capped(&out.stdout_str(), out.stdout_truncated));
-                o.fix_stderr = Some(capped(&out.stderr_str(), out.stderr_truncated));
-                (!out.success()).then(|| format!("the fix exited {:?}", out.exit_code))
-            }
-            Err(e) => Some(format!("the fix did not finish: {e}")),
-        };
+        let applied = self.apply(&fix).await;
+        self.store.set_attempt_state(id, AttemptState::Applied).await?;
 
         // Step 4: evaluate.
         self.phase(run, Phase::Evaluate, Some(rule), n).await?;
         let evaluated = Instant::now();
-        let (verdict, reason) = self.evaluate(state, rule, &ctx, source, apply_error, &mut o).await?;
-        o.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
-        o.verdict = verdict.to_string();
-        o.verdict_reason = reason.clone();
-        self.store
-            .event(run, "verdict", Some(rule), json!({"attempt": n, "verdict": verdict, "reason": reason}))
-            .await?;
+        let mut e = self.evaluate(state, rule, &ctx, source, &applied).await?;
+        e.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
+        let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
+        self.store.event(run, EventKind::Verdict, Some(rule), json!({"attempt": n, "verdict": verdict, "reason": reason})).await?;
 
         // Step 5: keep or revert.
         if verdict == Verdict::Fixed {
-            self.keep(run, state, id, rule, &mut o).await?;
+            self.keep(run, state, id, rule, &e).await?;
         } else {
-            o.diagnostics = Some(self.diagnostics(&o).await);
+            e.diagnostics = Some(self.diagnostics(&e).await);
             self.phase(run, Phase::Revert, Some(rule), n).await?;
-            self.revert(run, state, rule, &fix, o.access_ok == Some(true), &mut o).await?;
-            self.store.finish_attempt(id, &o).await?;
+            let (method, ms) = self.revert(run, state, rule, &fix, e.access_ok == Some(true)).await?;
+            (e.revert_method, e.revert_ms) = (method, Some(ms));
+            self.store.finish_attempt(id, &e).await?;
         }
-        Ok(Some(Ended {
-            verdict,
-            reason,
-            fix_script: fix.fix_script,
-            diagnostics: o.diagnostics.unwrap_or_default(),
-        }))
+        Ok(Some(Ended { verdict, reason, fix_script: fix.fix_script, diagnostics: e.diagnostics.unwrap_or_default() }))
     }
 
-    /// Rescan (the rule and the regression set in one oscap call), lockout guard, health.
+    /// Runs the fix script in the guest, on stdin.
+    async fn apply(&self, fix: &ApplyFix) -> Applied {
+        let started = Instant::now();
+        let exec = Exec::script(&fix.fix_script).timeout(self.settings.fix_timeout).max_output(OUTPUT_CAP);
+        let out = self.guest.exec(exec).await;
+        let ms = started.elapsed().as_millis() as i64;
+        match out {
+            Ok(out) => Applied {
+                exit_code: out.exit_code.map(i64::from),
+                stdout: Some(capped(&out.stdout_str(), out.stdout_truncated)),
+                stderr: Some(capped(&out.stderr_str(), out.stderr_truncated)),
+                ms,
+                error: (!out.success()).then(|| format!("the fix exited {:?}", out.exit_code)),
+            },
+            Err(e) => Applied { exit_code: None, stdout: None, stderr: None, ms, error: Some(format!("the fix did not finish: {e}")) },
+        }
+    }
+
+    /// The guard (lockout, then health), then a rescan of the rule (with the regression set when
+    /// it is cheap): the verdict and everything measured on the way.
     #[tracing::instrument(name = "evaluate", skip_all)]
     async fn evaluate(
         &self,
@@ -161,26 +168,34 @@ impl Ralph<'_> {
         rule: &str,
         ctx: &FixContext,
         source: FixSource,
-        apply_error: Option<String>,
-        o: &mut AttemptOutcome,
-    ) -> LoopResult<(Verdict, String)> {
-        let access = checks::access(self.guest, self.settings.ssh_ready).await;
-        o.access_ok = Some(access.ok);
-        if !access.ok {
-            return Ok((Verdict::Lockout, access.detail));
-        }
-        // A check that cannot run after a fix is a failed fix (it gets reverted), not a stopped run.
-        let health = match checks::health(self.guest, &self.settings.health_command).await {
-            Ok(h) => h,
-            Err(e) => return Ok((Verdict::HealthBroken, format!("the health check could not run: {e}"))),
+        applied: &Applied,
+    ) -> LoopResult<Evaluation> {
+        let judged = |verdict: Verdict, reason: String| {
+            let mut e = Evaluation::new(verdict, reason);
+            (e.fix_exit_code, e.fix_stdout, e.fix_stderr, e.apply_ms) =
+                (applied.exit_code, applied.stdout.clone(), applied.stderr.clone(), Some(applied.ms));
+            e
         };
-        o.health_ok = Some(health.ok);
-        o.health_output = Some(health.output.clone());
-        if let Some(err) = apply_error {
-            return Ok((Verdict::ApplyFailed, err));
+        // A check that cannot run after a fix is a failed fix (it gets reverted), not a stopped run.
+        let health = match self.guard().await {
+            Ok(h) => h,
+            Err(GuardFailure::Lockout(detail)) => return Ok(Evaluation { access_ok: Some(false), ..judged(Verdict::Lockout, detail) }),
+            Err(GuardFailure::HealthError(e)) => {
+                let reason = format!("the health check could not run: {e}");
+                return Ok(Evaluation { access_ok: Some(true), ..judged(Verdict::HealthBroken, reason) });
+            }
+        };
+        let checked = |verdict, reason| Evaluation {
+            access_ok: Some(true),
+            health_ok: Some(health.ok),
+            health_output: Some(health.output.clone()),
+            ..judged(verdict, reason)
+        };
+        if let Some(err) = &applied.error {
+            return Ok(checked(Verdict::ApplyFailed, err.clone()));
         }
         if !health.ok {
-            return Ok((Verdict::HealthBroken, format!("health check: {}", health.output)));
+            return Ok(checked(Verdict::HealthBroken, format!("health check: {}", health.output)));
         }
         // Cheap regression sets ride in the rule's own rescan; large ones wait for the batch.
         let mut rules = vec![rule.to_string()];
@@ -189,54 +204,64 @@ impl Ralph<'_> {
         }
         let scan = match self.scanner.scan(self.guest, &rules).await {
             Ok(s) => s,
-            Err(e) => return Ok((Verdict::StillFailing, format!("the rescan failed after the fix: {e}"))),
+            Err(e) => return Ok(checked(Verdict::StillFailing, format!("the rescan failed after the fix: {e}"))),
         };
-        let result = scan.outcome(rule);
-        o.rule_result = Some(result.map_or("missing".into(), |r| r.to_string()));
-        o.regressions = scan.failing(&state.regression_set);
-        if result != Some(Outcome::Pass) {
+        let result = ScanResult::from(scan.outcome(rule));
+        let regressions = scan.failing(&state.regression_set);
+        let (verdict, reason) = if result != ScanResult::Pass {
             let needs_reboot = source == FixSource::Stock && ctx.stock_fix.is_some() && self.stock_needs_reboot(rule);
             let verdict = if needs_reboot { Verdict::NeedsReboot } else { Verdict::StillFailing };
-            return Ok((verdict, format!("the rule's result after the fix is {}", o.rule_result.as_deref().unwrap_or("?"))));
-        }
-        if !o.regressions.is_empty() {
-            return Ok((Verdict::Regression, format!("rules that passed now fail: {}", o.regressions.join(", "))));
-        }
-        if state.batched() {
-            return Ok((Verdict::Fixed, "the rule passes, the health check is HEALTHY, access works; the regression set is checked with the batch".into()));
-        }
-        Ok((Verdict::Fixed, "the rule passes, the health check is HEALTHY, access works, no regression".into()))
+            (verdict, format!("the rule's result after the fix is {result}"))
+        } else if !regressions.is_empty() {
+            (Verdict::Regression, format!("rules that passed now fail: {}", regressions.join(", ")))
+        } else if state.batched() {
+            (
+                Verdict::Fixed,
+                "the rule passes, the health check is HEALTHY, access works; the regression set is checked with the batch".into(),
+            )
+        } else {
+            (Verdict::Fixed, "the rule passes, the health check is HEALTHY, access works, no regression".into())
+        };
+        Ok(Evaluation { rule_result: Some(result), regressions, ..checked(verdict, reason) })
     }
 
-    async fn start_attempt(&self, run: i64, state: &RunState, rule: &str, plan: &str, fix: &ApplyFix, source: &str) -> LoopResult<i64> {
+    /// The lockout guard, then the health check.
+    pub(super) async fn guard(&self) -> Result<checks::Health, GuardFailure> {
+        checks::access_then_health(self.guest, self.settings.ssh_ready, &self.settings.health_command).await
+    }
+
+    async fn start_attempt(
+        &self,
+        run: i64,
+        state: &RunState,
+        rule: &str,
+        plan: &str,
+        fix: &ApplyFix,
+        (source, replayed): (FixSource, bool),
+    ) -> LoopResult<i64> {
         let (id, n) = self
             .store
             .start_attempt(&NewAttempt {
                 run_id: run,
                 rule_id: rule.to_string(),
                 plan: plan.to_string(),
-                source: source.to_string(),
+                source,
+                replayed,
                 fix_script: fix.fix_script.clone(),
                 revert_script: fix.revert_script.clone(),
                 description: fix.description.clone(),
                 checkpoint: state.head().to_string(),
             })
             .await?;
-        self.store.event(run, "attempt", Some(rule), json!({"attempt": n, "source": source})).await?;
+        self.store.event(run, EventKind::Attempt, Some(rule), json!({"attempt": n, "source": source, "replayed": replayed})).await?;
         Ok(id)
     }
 
     /// An attempt that ran nothing (refused or rejected): recorded with its reason.
     async fn unexecuted(&self, run: i64, id: i64, rule: &str, verdict: Verdict, reason: String, script: &str) -> LoopResult<Option<Ended>> {
-        let o = AttemptOutcome {
-            verdict: verdict.to_string(),
-            verdict_reason: reason.clone(),
-            revert_method: "none".into(),
-            diagnostics: Some(reason.clone()),
-            ..Default::default()
-        };
-        self.store.finish_attempt(id, &o).await?;
-        self.store.event(run, "verdict", Some(rule), json!({"verdict": verdict, "reason": reason})).await?;
+        let e = Evaluation { diagnostics: Some(reason.clone()), ..Evaluation::new(verdict, reason.clone()) };
+        self.store.finish_attempt(id, &e).await?;
+        self.store.event(run, EventKind::Verdict, Some(rule), json!({"verdict": verdict, "reason": reason})).await?;
         Ok(Some(Ended { verdict, reason: reason.clone(), fix_script: script.to_string(), diagnostics: reason }))
     }
 
@@ -281,21 +306,21 @@ impl Ralph<'_> {
         }
         for b in self.store.bans().await? {
             if deny.add(&b.pattern, &b.reason, DenySource::Ban).is_err() {
-                self.store.event(run, "ban_invalid", b.rule_id.as_deref(), json!({"pattern": b.pattern})).await?;
+                self.store.event(run, EventKind::BanInvalid, b.rule_id.as_deref(), json!({"pattern": b.pattern})).await?;
             }
         }
         Ok(deny)
     }
 
     /// What the Reflector sees, captured before the revert.
-    async fn diagnostics(&self, o: &AttemptOutcome) -> String {
+    async fn diagnostics(&self, o: &Evaluation) -> String {
         let journal = checks::journal_errors(self.guest).await;
         format!(
             "fix exit code: {:?}\nfix stdout:\n{}\nfix stderr:\n{}\nrule result: {}\nhealth: {}\nregressions: {}\njournal errors:\n{}",
             o.fix_exit_code,
             tail(o.fix_stdout.as_deref().unwrap_or(""), 2000),
             tail(o.fix_stderr.as_deref().unwrap_or(""), 2000),
-            o.rule_result.as_deref().unwrap_or("not scanned"),
+            o.rule_result.map_or("not scanned", ScanResult::as_str),
             o.health_output.as_deref().unwrap_or("not run"),
             o.regressions.join(", "),
             tail(&journal, 3000),
@@ -303,15 +328,6 @@ impl Ralph<'_> {
     }
 }
 
-fn source_name(s: FixSource) -> &'static str {
-    match s {
-        FixSource::Stock => "stock",
-        FixSource::Native => "llm",
-        FixSource::Text => "llm_text",
-    }
-}
-
 fn capped(s: &str, truncated: bool) -> String {
     if truncated { format!("{s}\n[output cut at {OUTPUT_CAP} bytes]") } else { s.to_string() }
 }
-

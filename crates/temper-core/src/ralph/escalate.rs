@@ -3,6 +3,8 @@ use serde_json::json;
 
 use super::{LoopResult, Ralph};
 use crate::agent::{AgentError, Decision, ReengageContext};
+use crate::journal::{Attempt, AttemptState, EventKind, RuleStatus};
+use crate::verdict::Verdict;
 
 impl Ralph<'_> {
     /// The attempt or wall-clock budget, checked before each attempt.
@@ -24,11 +26,13 @@ impl Ralph<'_> {
         if let Some(reason) = self.budget_spent(run, rule).await? {
             return Ok(Some(reason));
         }
-        let attempts = self.store.rule_attempts(run, rule).await?;
+        // An interrupted attempt was never judged: it does not count.
+        let attempts: Vec<Attempt> =
+            self.store.rule_attempts(run, rule).await?.into_iter().filter(|a| a.state != AttemptState::Interrupted).collect();
         let n = attempts.len();
         let plateau = self.plateau(run, rule, &attempts).await?;
         let every = self.settings.reengage_every.max(1) as usize;
-        if plateau.is_none() && n % every != 0 {
+        if plateau.is_none() && !n.is_multiple_of(every) {
             return Ok(None);
         }
         let ctx = ReengageContext {
@@ -44,20 +48,15 @@ impl Ralph<'_> {
                 self.record_turns(run, None, Some(rule), &t.records).await?;
                 t.value
             }
-            Err(AgentError::Unavailable { reason, records, .. }) => {
-                self.record_turns(run, None, Some(rule), &records).await?;
-                return Err(self.pause(run, reason).await);
-            }
+            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(run, Some(rule), reason, &records).await),
             Err(e) => {
                 self.record_turns(run, None, Some(rule), e.records()).await?;
                 let default = Decision::Continue { plan: plan.clone() };
-                self.store
-                    .event(run, "reengage_default", Some(rule), json!({"reason": e.to_string(), "default": default}))
-                    .await?;
+                self.store.event(run, EventKind::ReengageDefault, Some(rule), json!({"reason": e.to_string(), "default": default})).await?;
                 default
             }
         };
-        self.store.event(run, "reengage", Some(rule), json!({"decision": decision, "plateau": plateau})).await?;
+        self.store.event(run, EventKind::Reengage, Some(rule), json!({"decision": decision, "plateau": plateau})).await?;
         match (decision, plateau) {
             (Decision::Escalate { reason }, _) => Ok(Some(format!("the Architect escalated: {reason}"))),
             (Decision::Pivot { plan: p }, _) => {
@@ -73,13 +72,13 @@ impl Ralph<'_> {
     }
 
     /// The same verdict and the same lesson in the last few attempts.
-    async fn plateau(&self, run: i64, rule: &str, attempts: &[temper_store::AttemptRow]) -> LoopResult<Option<String>> {
+    async fn plateau(&self, run: i64, rule: &str, attempts: &[Attempt]) -> LoopResult<Option<String>> {
         let w = self.settings.plateau_window;
         if w < 2 || attempts.len() < w {
             return Ok(None);
         }
         let last = &attempts[attempts.len() - w..];
-        let verdicts: Vec<_> = last.iter().map(|a| a.verdict.clone().unwrap_or_default()).collect();
+        let verdicts: Vec<Option<Verdict>> = last.iter().map(|a| a.verdict).collect();
         let lessons: Vec<String> = self
             .store
             .lessons(Some(rule))
@@ -92,13 +91,17 @@ impl Ralph<'_> {
         let same_verdict = verdicts.windows(2).all(|p| p[0] == p[1]);
         let same_lesson = lessons.len() == w && lessons.windows(2).all(|p| p[0] == p[1]);
         let same_script = last.windows(2).all(|p| p[0].fix_script == p[1].fix_script);
-        Ok((same_verdict && (same_lesson || same_script))
-            .then(|| format!("plateau: the last {w} attempts ended `{}` with the same lesson or script", verdicts[0])))
+        Ok((same_verdict && (same_lesson || same_script)).then(|| {
+            format!(
+                "plateau: the last {w} attempts ended `{}` with the same lesson or script",
+                verdicts[0].map_or("unfinished", Verdict::as_str)
+            )
+        }))
     }
 
     pub(super) async fn escalate(&self, run: i64, rule: &str, reason: &str) -> LoopResult<()> {
-        self.store.set_rule_status(run, rule, "escalated", Some(reason)).await?;
-        self.store.event(run, "escalate", Some(rule), json!({"reason": reason})).await?;
+        self.store.set_rule_status(run, rule, RuleStatus::Escalated, Some(reason)).await?;
+        self.store.event(run, EventKind::Escalate, Some(rule), json!({"reason": reason})).await?;
         Ok(())
     }
 }

@@ -2,9 +2,9 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
-use temper_scap::Outcome;
 
 use super::{LoopResult, Phase, Ralph};
+use crate::journal::{EventKind, Lease, RevertMethod, RuleStatus, ScanResult};
 use crate::scan::Scan;
 
 /// Exit codes: every failing rule fixed or dispositioned; some remain.
@@ -12,7 +12,7 @@ pub const EXIT_DONE: i64 = 0;
 pub const EXIT_REMAINING: i64 = 2;
 
 /// The run summary, as the store keeps it.
-pub type Summary = temper_store::RunSummary;
+pub type Summary = crate::journal::RunSummary;
 
 impl Ralph<'_> {
     /// The final full scan. A rule not applicable at the first scan that fails now (another
@@ -24,16 +24,16 @@ impl Ralph<'_> {
         let scan = self.scanner.scan(self.guest, &[]).await?;
         let mut reopened = 0;
         for r in self.store.rules(run).await? {
-            if r.status != Outcome::NotApplicable.as_str() || scan.outcome(&r.rule_id) != Some(Outcome::Fail) {
+            if r.status != RuleStatus::NotApplicable || ScanResult::from(scan.outcome(&r.rule_id)) != ScanResult::Fail {
                 continue;
             }
             let (status, reason) = match self.skill.disposition(temper_scap::short_rule_id(&r.rule_id)) {
-                Some(d) => (d.disposition.as_str(), d.reason.as_str()),
-                None => ("pending", "not applicable at the first scan; fails since other rules' fixes made it applicable"),
+                Some(d) => (d.disposition.status(), d.reason.as_str()),
+                None => (RuleStatus::Pending, "not applicable at the first scan; fails since other rules' fixes made it applicable"),
             };
-            reopened += usize::from(status == "pending" && self.in_scope(&r.rule_id));
+            reopened += usize::from(status == RuleStatus::Pending && self.in_scope(&r.rule_id));
             self.store.set_rule_status(run, &r.rule_id, status, Some(reason)).await?;
-            self.store.event(run, "rule_applicable", Some(&r.rule_id), json!({"status": status})).await?;
+            self.store.event(run, EventKind::RuleApplicable, Some(&r.rule_id), json!({"status": status})).await?;
         }
         Ok((scan, reopened))
     }
@@ -41,39 +41,38 @@ impl Ralph<'_> {
     #[tracing::instrument(name = "finish", skip_all)]
     pub(super) async fn finish(&self, run: i64, scan: &Scan) -> LoopResult<Summary> {
         for r in self.store.rules(run).await? {
-            let after = scan.outcome(&r.rule_id).map_or("missing".to_string(), |o| o.to_string());
-            self.store.set_final_result(run, &r.rule_id, &after).await?;
-            let open = matches!(r.status.as_str(), "pending" | "escalated");
-            if open && r.initial_result == "fail" && after == Outcome::Pass.as_str() {
+            let after = ScanResult::from(scan.outcome(&r.rule_id));
+            self.store.set_final_result(run, &r.rule_id, after).await?;
+            let open = matches!(r.status, RuleStatus::Pending | RuleStatus::Escalated);
+            if open && r.initial_result == ScanResult::Fail && after == ScanResult::Pass {
                 // Another rule's fix fixed it (installing a package enables its service).
                 let was = r.reason.as_deref().map(|x| format!("; it had been {}: {x}", r.status)).unwrap_or_default();
                 let why = format!("passes at the final scan, after other rules' fixes{was}");
-                self.store.set_rule_status(run, &r.rule_id, "fixed", Some(&why)).await?;
-            } else if r.status == "pending" {
+                self.store.set_rule_status(run, &r.rule_id, RuleStatus::Fixed, Some(&why)).await?;
+            } else if r.status == RuleStatus::Pending {
                 let why = if r.attempts == 0 { "not attempted in this run" } else { "attempts ended without a fix" };
-                self.store.set_rule_status(run, &r.rule_id, "still_failing", Some(why)).await?;
+                self.store.set_rule_status(run, &r.rule_id, RuleStatus::StillFailing, Some(why)).await?;
             }
         }
         let rules = self.store.rules(run).await?;
         let mut statuses = BTreeMap::new();
         let mut before = BTreeMap::new();
         for r in &rules {
-            *statuses.entry(r.status.clone()).or_insert(0) += 1;
-            *before.entry(r.initial_result.clone()).or_insert(0) += 1;
+            *statuses.entry(r.status.to_string()).or_insert(0) += 1;
+            *before.entry(r.initial_result.to_string()).or_insert(0) += 1;
         }
-        let dispositioned = |s: &str| matches!(s, "skipped" | "waived" | "deferred");
         let failing_after: Vec<String> = rules
             .iter()
-            .filter(|r| r.final_result.as_deref() == Some(Outcome::Fail.as_str()) && !dispositioned(&r.status))
+            .filter(|r| r.final_result == Some(ScanResult::Fail) && !r.status.dispositioned())
             .map(|r| r.rule_id.clone())
             .collect();
-        let remaining = rules.iter().any(|r| matches!(r.status.as_str(), "still_failing" | "escalated"));
+        let remaining = rules.iter().any(|r| matches!(r.status, RuleStatus::StillFailing | RuleStatus::Escalated));
         let exit_code = if remaining || !failing_after.is_empty() { EXIT_REMAINING } else { EXIT_DONE };
 
         let attempts = self.store.attempts(run).await?;
         let mut reverts = BTreeMap::new();
         for a in &attempts {
-            if let Some(m) = a.revert_method.as_deref().filter(|m| *m != "none") {
+            if let Some(m) = a.revert_method.filter(|m| *m != RevertMethod::None) {
                 *reverts.entry(m.to_string()).or_insert(0) += 1;
             }
         }
@@ -81,8 +80,10 @@ impl Ralph<'_> {
         let prompt_tokens = turns.iter().map(|t| t.prompt_tokens.unwrap_or(t.prompt_tokens_est)).sum();
         let completion_tokens = turns.iter().filter_map(|t| t.completion_tokens).sum();
         let llm_secs = turns.iter().map(|t| t.latency_ms).sum::<i64>() as f64 / 1000.0;
-        let wall_secs = self.started.elapsed().as_secs_f64();
-        let guest_secs = self.clock.total().as_secs_f64();
+        // Every segment of a resumed run counts: the lease carries the earlier ones.
+        let (wall, guest) = self.lease.map_or_else(|| (self.started.elapsed(), self.clock.total()), Lease::totals);
+        let (wall_secs, guest_secs) = (wall.as_secs_f64(), guest.as_secs_f64());
+        let segments = self.store.events(run, 0).await?.iter().filter(|e| e.kind == EventKind::LeaseTaken).count().max(1);
         let harness_secs = (wall_secs - guest_secs - llm_secs).max(0.0);
         let score_after = scan.results.score().map(|s| s.value);
         self.store.set_scores(run, None, score_after).await?;
@@ -103,11 +104,11 @@ impl Ralph<'_> {
             llm_secs,
             harness_secs,
             harness_pct: if wall_secs > 0.0 { 100.0 * harness_secs / wall_secs } else { 0.0 },
+            segments,
             failing_after,
         };
-        let text = serde_json::to_string(&summary).unwrap_or_default();
-        self.store.event(run, "finish", None, json!(summary)).await?;
-        self.store.finish_run(run, "finished", exit_code, &text).await?;
+        self.store.event(run, EventKind::Finish, None, json!(summary)).await?;
+        self.store.finish_run(run, &summary).await?;
         Ok(summary)
     }
 }

@@ -22,14 +22,15 @@ mod status;
 use std::time::Instant;
 
 use temper_scap::Benchmark;
-use temper_store::Store;
 
+pub use crate::journal::Phase;
 pub use finish::Summary;
 pub use preflight::checkpoint_prefix;
 pub use settings::Settings;
-pub use status::{Observer, Phase, Quiet, Status};
+pub use status::{Observer, Quiet, Status};
 
 use crate::agent::{Architect, Reflector, Worker};
+use crate::journal::{Journal, JournalError, Lease};
 use crate::ports::{Clock, Guest, Hypervisor, PortError};
 use crate::scan::{ScanError, Scanner};
 use crate::skill::Skill;
@@ -47,7 +48,9 @@ pub enum LoopError {
     #[error("target: {0}")]
     Port(#[from] PortError),
     #[error("store: {0}")]
-    Store(#[from] temper_store::StoreError),
+    Store(#[from] JournalError),
+    #[error("another process took over run {0} (this one stalled past its lease); it stopped here")]
+    LeaseLost(i64),
     #[error("the guest could not be restored to checkpoint `{checkpoint}`: {reason}")]
     Restore { checkpoint: String, reason: String },
 }
@@ -63,7 +66,7 @@ pub struct Agents<'a> {
 
 /// Everything one run needs. The hardware sits behind the port traits.
 pub struct Ralph<'a> {
-    pub store: &'a Store,
+    pub store: &'a dyn Journal,
     pub hv: &'a dyn Hypervisor,
     pub guest: &'a dyn Guest,
     pub agents: Agents<'a>,
@@ -76,6 +79,9 @@ pub struct Ralph<'a> {
     /// Sums the time spent in the guest and hypervisor (wrap the ports in [`crate::ports::Timed`]).
     pub clock: &'a Clock,
     pub started: Instant,
+    /// The run's lease, when a process holds one: its loss stops the loop, and it carries the
+    /// earlier segments' times.
+    pub lease: Option<&'a Lease>,
 }
 
 impl Ralph<'_> {

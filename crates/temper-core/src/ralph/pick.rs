@@ -1,17 +1,18 @@
 //! Step 2: the harness offers the open failing rules (skips, waivers, deferrals and
 //! ordering constraints enforced here, whatever a prompt says); the Architect picks one.
 use serde_json::json;
-use temper_store::RuleRow;
 
-use super::{LoopError, LoopResult, Phase, Ralph, RunState};
+use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, Candidate, FixSource, PickContext};
+use crate::journal::{AttemptState, EventKind, Rule, RuleStatus};
 
 /// The rule to work on and the Architect's plan for it.
 #[derive(Debug, Clone)]
 pub struct Pick {
     pub rule_id: String,
     pub plan: String,
-    /// A fix rolled back with a regressed batch, to run again as the first attempt.
+    /// A fix rolled back with a regressed batch, to run again as the first attempt, with the
+    /// source it had.
     pub replay: Option<(ApplyFix, FixSource)>,
 }
 
@@ -30,10 +31,16 @@ impl Ralph<'_> {
         self.phase(run, Phase::Pick, None, 0).await?;
         // Fixes undone with a regressed batch go first; they were picked once already.
         if let Some(a) = self.store.fixes_to_replay(run).await?.into_iter().find(|a| self.in_scope(&a.rule_id)) {
-            self.store.event(run, "replay", Some(&a.rule_id), json!({"attempt": a.n})).await?;
-            let source = if a.source == "stock" { FixSource::Stock } else { FixSource::Native };
+            self.store.event(run, EventKind::Replay, Some(&a.rule_id), json!({"attempt": a.n, "source": a.source})).await?;
             let fix = ApplyFix { fix_script: a.fix_script, revert_script: a.revert_script, description: a.description };
-            return Ok(Some(Pick { rule_id: a.rule_id, plan: a.plan, replay: Some((fix, source)) }));
+            return Ok(Some(Pick { rule_id: a.rule_id, plan: a.plan, replay: Some((fix, a.source)) }));
+        }
+        // A rule whose last attempt a crash interrupted goes next: it was picked, and the
+        // interrupted attempt does not count as a try.
+        if let Some((rule_id, plan)) = self.interrupted(run).await? {
+            self.store.event(run, EventKind::Pick, Some(&rule_id), json!({"plan": plan, "interrupted": true})).await?;
+            state.worked += 1;
+            return Ok(Some(Pick { rule_id, plan, replay: None }));
         }
         if self.settings.max_rules.is_some_and(|m| state.worked >= m) {
             return Ok(None);
@@ -43,12 +50,7 @@ impl Ralph<'_> {
             return Ok(None);
         }
         let lessons = self.store.lessons(None).await?.into_iter().take(10).map(|l| l.distilled).collect();
-        let ctx = PickContext {
-            skill: self.skill.name().to_string(),
-            profile: self.scanner.profile.clone(),
-            candidates,
-            lessons,
-        };
+        let ctx = PickContext { skill: self.skill.name().to_string(), profile: self.scanner.profile.clone(), candidates, lessons };
         let first = &ctx.candidates[0];
         let pick = match self.agents.architect.select(&ctx).await {
             Ok(turn) => {
@@ -59,18 +61,17 @@ impl Ralph<'_> {
                 self.record_turns(run, None, None, &records).await?;
                 let plan = "harness default: the first candidate in risk order".to_string();
                 self.store
-                    .event(run, "architect_rejected", Some(&first.rule_id), json!({"reason": reason, "default": plan}))
+                    .event(run, EventKind::ArchitectRejected, Some(&first.rule_id), json!({"reason": reason, "default": plan}))
                     .await?;
                 Pick { rule_id: first.rule_id.clone(), plan, replay: None }
             }
-            Err(AgentError::Unavailable { reason, records, .. }) => {
-                self.record_turns(run, None, None, &records).await?;
-                return Err(self.pause(run, reason).await);
-            }
+            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(run, None, reason, &records).await),
             Err(AgentError::NoFix(reason)) => {
-                // Nothing this agent can try: every open candidate goes to a human.
+                // Nothing this agent can try: every open candidate goes to a human, with what
+                // really happened to it.
                 for c in &ctx.candidates {
-                    self.escalate(run, &c.rule_id, &format!("the Architect has no pick: {reason}")).await?;
+                    let why = self.why_no_pick(run, c, &reason).await?;
+                    self.escalate(run, &c.rule_id, &why).await?;
                 }
                 return Ok(None);
             }
@@ -80,10 +81,10 @@ impl Ralph<'_> {
             pick
         } else {
             let reason = format!("picked `{}`, which was not offered", pick.rule_id);
-            self.store.event(run, "architect_rejected", Some(&first.rule_id), json!({"reason": reason})).await?;
+            self.store.event(run, EventKind::ArchitectRejected, Some(&first.rule_id), json!({"reason": reason})).await?;
             Pick { rule_id: first.rule_id.clone(), plan: "harness default: the first candidate in risk order".into(), replay: None }
         };
-        self.store.event(run, "pick", Some(&pick.rule_id), json!({"plan": pick.plan})).await?;
+        self.store.event(run, EventKind::Pick, Some(&pick.rule_id), json!({"plan": pick.plan})).await?;
         state.worked += 1;
         Ok(Some(pick))
     }
@@ -91,7 +92,7 @@ impl Ralph<'_> {
     /// Open failing rules the harness allows now, in risk order, then severity.
     async fn candidates(&self, run: i64) -> LoopResult<Vec<Candidate>> {
         let rules = self.store.rules(run).await?;
-        let open: Vec<&RuleRow> = rules.iter().filter(|r| r.status == "pending" && self.in_scope(&r.rule_id)).collect();
+        let open: Vec<&Rule> = rules.iter().filter(|r| r.status == RuleStatus::Pending && self.in_scope(&r.rule_id)).collect();
         let shorts: Vec<&str> = open.iter().map(|r| temper_scap::short_rule_id(&r.rule_id)).collect();
         let mut out: Vec<(usize, u8, usize, Candidate)> = Vec::new();
         for (i, r) in open.iter().enumerate() {
@@ -124,11 +125,34 @@ impl Ralph<'_> {
         rules.is_empty() || rules.iter().any(|r| r == rule_id || r == temper_scap::short_rule_id(rule_id))
     }
 
-    pub(super) async fn pause(&self, run: i64, reason: String) -> LoopError {
-        if let Err(e) = self.store.set_status(run, "paused", Some(&reason)).await {
-            return e.into();
+    /// The open rule (in scope) whose last attempt was interrupted, with that attempt's plan.
+    async fn interrupted(&self, run: i64) -> LoopResult<Option<(String, String)>> {
+        let attempts = self.store.attempts(run).await?;
+        for a in attempts.iter().filter(|a| a.state == AttemptState::Interrupted && self.in_scope(&a.rule_id)) {
+            let last = attempts.iter().rfind(|b| b.rule_id == a.rule_id).is_some_and(|b| b.id == a.id);
+            let open = self.store.rule(run, &a.rule_id).await?.is_some_and(|r| r.status == RuleStatus::Pending);
+            if last && open {
+                return Ok(Some((a.rule_id.clone(), a.plan.clone())));
+            }
         }
-        let _ = self.store.event(run, "paused", None, json!({"reason": reason})).await;
-        LoopError::Paused { run, reason }
+        Ok(None)
+    }
+
+    /// The escalation reason for a candidate the Architect could not pick: what its attempts
+    /// ended in, or that there is no fix to try at all.
+    async fn why_no_pick(&self, run: i64, c: &Candidate, reason: &str) -> LoopResult<String> {
+        let tried: Vec<String> = self
+            .store
+            .rule_attempts(run, &c.rule_id)
+            .await?
+            .into_iter()
+            .filter(|a| a.state != AttemptState::Interrupted)
+            .map(|a| a.verdict.map_or("unfinished".into(), |v| v.to_string()))
+            .collect();
+        Ok(match (c.has_stock_fix, tried.is_empty()) {
+            (false, _) => format!("no stock fix in the content, and the agent offers no other ({reason})"),
+            (true, true) => format!("the stock fix was never tried: {reason}"),
+            (true, false) => format!("the stock fix was tried ({}) and the agent has nothing else to try ({reason})", tried.join(", ")),
+        })
     }
 }

@@ -5,24 +5,24 @@ use serde_json::json;
 use temper_scap::Outcome;
 
 use super::{Kept, LoopError, LoopResult, Phase, Ralph, RunState};
-use crate::checks;
+use crate::checks::GuardFailure;
+use crate::journal::{EventKind, NewRule, RuleStatus, ScanResult};
 
 impl Ralph<'_> {
     #[tracing::instrument(name = "preflight", skip_all)]
     pub(super) async fn preflight(&self, run: i64) -> LoopResult<RunState> {
         self.phase(run, Phase::Preflight, None, 0).await?;
-        let baseline = &self.settings.baseline;
-        if !self.hv.snapshot_exists(baseline).await? {
-            return Err(LoopError::NoBaseline(baseline.clone()));
-        }
-        // A crash may have left an attempt half-done: close it, never run it again.
-        for a in self.store.interrupt_open_attempts(run).await? {
-            self.store
-                .event(run, "attempt_interrupted", Some(&a.rule_id), json!({"attempt": a.n, "state": a.state}))
-                .await?;
-        }
-        // Back to the newest kept state: the last checkpoint, or a pending fix's snapshot after it.
         let row = self.store.run(run).await?;
+        if !self.hv.snapshot_exists(&row.baseline).await? {
+            return Err(LoopError::NoBaseline(row.baseline.clone()));
+        }
+        // A crash may have left an attempt half-done: close it, never run it again. It does not
+        // count as a try: its rule is picked again first.
+        for a in self.store.interrupt_open_attempts(run).await? {
+            self.store.event(run, EventKind::AttemptInterrupted, Some(&a.rule_id), json!({"attempt": a.n, "state": a.state})).await?;
+        }
+        // Back to the newest kept state: the last checkpoint (the baseline at first), or a
+        // pending fix's snapshot after it.
         let (checkpoint, prefix) = (row.checkpoint.clone(), checkpoint_prefix(run, &row.started_at));
         let pending: Vec<Kept> = self
             .store
@@ -37,16 +37,15 @@ impl Ralph<'_> {
         keep.push(&checkpoint);
         self.drop_stale_checkpoints(run, &prefix, &keep).await?;
 
-        let access = checks::access(self.guest, self.settings.ssh_ready).await;
-        if !access.ok {
-            return Err(LoopError::Preflight(format!("the harness user has no working sudo: {}", access.detail)));
-        }
-        let health = checks::health(self.guest, &self.settings.health_command).await?;
-        if !health.ok {
-            return Err(LoopError::Preflight(format!("the health check fails before any change: {}", health.output)));
+        match self.guard().await {
+            Ok(h) if h.ok => {}
+            Ok(h) => return Err(LoopError::Preflight(format!("the health check fails before any change: {}", h.output))),
+            Err(GuardFailure::Lockout(d)) => return Err(LoopError::Preflight(format!("the harness user has no working sudo: {d}"))),
+            Err(GuardFailure::HealthError(e)) => return Err(LoopError::Preflight(format!("the health check could not run: {e}"))),
         }
         let oscap = self.scanner.check(self.guest).await?;
-        self.store.event(run, "preflight", None, json!({"checkpoint": checkpoint, "oscap": oscap})).await?;
+        let at = json!({"checkpoint": checkpoint, "baseline": row.baseline, "oscap": oscap});
+        self.store.event(run, EventKind::Preflight, None, at).await?;
 
         let new_run = self.store.rules(run).await?.is_empty();
         if new_run {
@@ -54,12 +53,9 @@ impl Ralph<'_> {
         }
         let regression_every = self.regression_every(run, new_run).await?;
         let rules = self.store.rules(run).await?;
-        let regression_set = rules
-            .iter()
-            .filter(|r| r.status == "passing" || r.status == "fixed")
-            .map(|r| r.rule_id.clone())
-            .collect();
-        let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == "escalated").count();
+        let regression_set =
+            rules.iter().filter(|r| matches!(r.status, RuleStatus::Passing | RuleStatus::Fixed)).map(|r| r.rule_id.clone()).collect();
+        let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated).count();
         Ok(RunState { regression_set, checkpoint, pending, regression_every, worked, prefix })
     }
 
@@ -71,12 +67,16 @@ impl Ralph<'_> {
             (None, Some(n), _) => return Ok(n),
             (None, None, true) => {
                 let (one, both) = self.measure_rescans(run).await?;
-                (super::regress::batch_size(both, one), "measured", Some(json!({"one_rule": one.as_secs_f64(), "with_set": both.as_secs_f64()})))
+                (
+                    super::regress::batch_size(both, one),
+                    "measured",
+                    Some(json!({"one_rule": one.as_secs_f64(), "with_set": both.as_secs_f64()})),
+                )
             }
             (None, None, false) => (1, "default", None),
         };
         self.store.set_regression_every(run, every).await?;
-        self.store.event(run, "regression_every", None, json!({"every": every, "how": how, "secs": secs})).await?;
+        self.store.event(run, EventKind::RegressionEvery, None, json!({"every": every, "how": how, "secs": secs})).await?;
         Ok(every)
     }
 
@@ -85,11 +85,11 @@ impl Ralph<'_> {
     /// now, with nothing changed, is marked `unstable` and left out of the regression set.
     async fn measure_rescans(&self, run: i64) -> LoopResult<(Duration, Duration)> {
         let rules = self.store.rules(run).await?;
-        let Some(probe) = rules.iter().find(|r| r.status == "pending").or(rules.first()) else {
+        let Some(probe) = rules.iter().find(|r| r.status == RuleStatus::Pending).or(rules.first()) else {
             return Ok((Duration::ZERO, Duration::ZERO));
         };
         let one = self.scanner.scan(self.guest, std::slice::from_ref(&probe.rule_id)).await?.took;
-        let set: Vec<String> = rules.iter().filter(|r| r.status == "passing").map(|r| r.rule_id.clone()).collect();
+        let set: Vec<String> = rules.iter().filter(|r| r.status == RuleStatus::Passing).map(|r| r.rule_id.clone()).collect();
         let mut both = vec![probe.rule_id.clone()];
         both.extend(set.iter().filter(|r| **r != probe.rule_id).cloned());
         let scan = self.scanner.scan(self.guest, &both).await?;
@@ -109,21 +109,32 @@ impl Ralph<'_> {
             }
             let short = temper_scap::short_rule_id(&r.idref);
             let title = self.content.rule(&r.idref).map(|c| c.title.as_str()).unwrap_or("");
-            let (status, reason) = match (r.result, self.skill.disposition(short)) {
-                (Outcome::Fail, Some(d)) => (d.disposition.as_str(), Some(d.reason.as_str())),
-                (Outcome::Fail, None) => ("pending", None),
-                (Outcome::Pass, _) => ("passing", None),
-                (other, _) => (other.as_str(), None),
+            let result = ScanResult::from(r.result);
+            let (status, reason) = match (result, self.skill.disposition(short)) {
+                (ScanResult::Fail, Some(d)) => (d.disposition.status(), Some(d.reason.clone())),
+                (other, _) => (RuleStatus::of_outcome(other), None),
             };
-            self.store
-                .add_rule(run, &r.idref, title, &r.severity, r.result.as_str(), status, reason)
-                .await?;
+            let rule = NewRule {
+                run_id: run,
+                rule_id: r.idref.clone(),
+                title: title.to_string(),
+                severity: r.severity.clone(),
+                initial_result: result,
+                status,
+                reason,
+            };
+            self.store.add_rule(&rule).await?;
         }
         let score = scan.results.score().map(|s| s.value);
         self.store.set_scores(run, score, None).await?;
         let counts = scan.results.counts(false);
         self.store
-            .event(run, "scan", None, json!({"kind": "full", "counts": counts, "score": score, "secs": scan.took.as_secs_f64(), "stalls": scan.stalls}))
+            .event(
+                run,
+                EventKind::Scan,
+                None,
+                json!({"kind": "full", "counts": counts, "score": score, "secs": scan.took.as_secs_f64(), "stalls": scan.stalls}),
+            )
             .await?;
         Ok(())
     }
@@ -142,7 +153,7 @@ impl Ralph<'_> {
         for name in self.hv.snapshot_list().await? {
             if name.starts_with(prefix) && !keep.contains(&name.as_str()) {
                 self.hv.snapshot_delete(&name).await?;
-                self.store.event(run, "checkpoint_dropped", None, json!({"snapshot": name})).await?;
+                self.store.event(run, EventKind::CheckpointDropped, None, json!({"snapshot": name})).await?;
             }
         }
         Ok(())

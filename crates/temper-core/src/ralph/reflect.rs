@@ -5,6 +5,7 @@ use serde_json::json;
 use super::attempt::Ended;
 use super::{LoopResult, Phase, Ralph};
 use crate::agent::{AgentError, ReflectContext};
+use crate::journal::EventKind;
 
 /// The most a distilled line may hold.
 pub const DISTILLED_MAX: usize = 200;
@@ -34,26 +35,25 @@ impl Ralph<'_> {
                     if regex::Regex::new(ban).is_ok() {
                         self.store.add_ban(run, rule, ban, &r.lesson).await?;
                     } else {
-                        self.store.event(run, "ban_invalid", Some(rule), json!({"pattern": ban})).await?;
+                        self.store.event(run, EventKind::BanInvalid, Some(rule), json!({"pattern": ban})).await?;
                     }
                 }
                 for t in &r.tips {
-                    self.store.add_tip(run, rule, &t.text, &t.kind, &t.mechanism).await?;
+                    self.store.add_tip(run, rule, t).await?;
                 }
                 self.store
-                    .event(run, "reflect", Some(rule), json!({"distilled": distilled, "banned": r.banned, "tips": r.tips.len()}))
+                    .event(run, EventKind::Reflect, Some(rule), json!({"distilled": distilled, "banned": r.banned, "tips": r.tips.len()}))
                     .await?;
             }
             Err(AgentError::Unavailable { reason, records, .. }) => {
-                self.record_turns(run, None, Some(rule), &records).await?;
                 // Keep the episode before pausing, so the next attempt still learns from this one.
                 self.store.add_lesson(run, rule, &ended.reason, "", &fallback()).await?;
-                return Err(self.pause(run, reason).await);
+                return Err(self.paused(run, Some(rule), reason, &records).await);
             }
             Err(e) => {
                 self.record_turns(run, None, Some(rule), e.records()).await?;
                 self.store.add_lesson(run, rule, &ended.reason, "", &fallback()).await?;
-                self.store.event(run, "reflect_failed", Some(rule), json!({"reason": e.to_string()})).await?;
+                self.store.event(run, EventKind::ReflectFailed, Some(rule), json!({"reason": e.to_string()})).await?;
             }
         }
         Ok(())

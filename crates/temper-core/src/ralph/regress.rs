@@ -4,8 +4,8 @@
 //! fix that broke them becomes a `regression` verdict, and the fixes kept after it are replayed.
 use std::time::{Duration, Instant};
 
+use crate::journal::{Culprit, EventKind, RuleStatus};
 use serde_json::json;
-use temper_store::Culprit;
 
 use super::attempt::Ended;
 use super::{Kept, LoopResult, Phase, Ralph, RunState};
@@ -36,7 +36,7 @@ impl Ralph<'_> {
         let failed = self.failing(&state.regression_set).await?;
         let secs = started.elapsed().as_secs_f64();
         let check = json!({"fixes": state.pending.len(), "rules": state.regression_set.len(), "failed": failed, "secs": secs});
-        self.store.event(run, "regression_check", None, check).await?;
+        self.store.event(run, EventKind::RegressionCheck, None, check).await?;
         if failed.is_empty() {
             return self.promote(run, state).await;
         }
@@ -57,7 +57,9 @@ impl Ralph<'_> {
         if old != head {
             self.drop_snapshot(&old).await?;
         }
-        self.store.event(run, "checkpoint", None, json!({"snapshot": head, "replaced": old, "fixes": fixes})).await
+        self.store
+            .event(run, EventKind::Checkpoint, None, json!({"snapshot": head, "replaced": old, "fixes": fixes}))
+            .await
             .map_err(Into::into)
     }
 
@@ -97,7 +99,15 @@ impl Ralph<'_> {
 
     /// Records the culprit and the dropped fixes, deletes their snapshots, reflects, and maybe
     /// escalates. The dropped fixes' rules reopen; `pick` replays them first.
-    async fn settle(&self, run: i64, state: &mut RunState, culprit: &Kept, dropped: &[Kept], broken: &[String], probes: usize) -> LoopResult<()> {
+    async fn settle(
+        &self,
+        run: i64,
+        state: &mut RunState,
+        culprit: &Kept,
+        dropped: &[Kept],
+        broken: &[String],
+        probes: usize,
+    ) -> LoopResult<()> {
         let row = self.store.pending_fixes(run).await?.into_iter().find(|a| a.id == culprit.attempt);
         let (fix_script, mut plan) = row.map(|a| (a.fix_script, a.plan)).unwrap_or_default();
         let reason = format!("rules that passed now fail: {} (found by the batch's regression check)", broken.join(", "));
@@ -122,7 +132,7 @@ impl Ralph<'_> {
         }
         let replays: Vec<&str> = dropped.iter().map(|k| k.rule.as_str()).collect();
         let found = json!({"culprit": culprit.rule, "regressions": broken, "probes": probes, "replay": replays});
-        self.store.event(run, "regression_found", Some(&culprit.rule), found).await?;
+        self.store.event(run, EventKind::RegressionFound, Some(&culprit.rule), found).await?;
 
         let ended = Ended { verdict: Verdict::Regression, reason, fix_script, diagnostics };
         self.reflect(run, &culprit.rule, &ended).await?;
@@ -134,8 +144,8 @@ impl Ralph<'_> {
 
     /// A rule whose result flips with nothing changed: left out of the regression set from now on.
     pub(super) async fn mark_unstable(&self, run: i64, rule: &str, why: &str) -> LoopResult<()> {
-        self.store.set_rule_status(run, rule, "unstable", Some(why)).await?;
-        self.store.event(run, "regression_unstable", Some(rule), json!({"reason": why})).await?;
+        self.store.set_rule_status(run, rule, RuleStatus::Unstable, Some(why)).await?;
+        self.store.event(run, EventKind::RegressionUnstable, Some(rule), json!({"reason": why})).await?;
         Ok(())
     }
 

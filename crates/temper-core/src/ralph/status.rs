@@ -1,33 +1,12 @@
-//! Live status for a progress line; `temper status` reads the same from the store.
+//! Live status for a progress line (`temper status` reads the same from the store), and the
+//! records of LLM calls.
 use std::time::Duration;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    Preflight,
-    Pick,
-    Fix,
-    Evaluate,
-    Revert,
-    Reflect,
-    /// The batch's regression rescan, and its bisection when it finds one.
-    Regression,
-    Finish,
-}
+use serde_json::json;
 
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Preflight => "preflight",
-            Self::Pick => "pick",
-            Self::Fix => "fix",
-            Self::Evaluate => "evaluate",
-            Self::Revert => "revert",
-            Self::Reflect => "reflect",
-            Self::Regression => "regression",
-            Self::Finish => "finish",
-        }
-    }
-}
+use super::{LoopError, LoopResult, Phase, Ralph};
+use crate::agent::TurnRecord;
+use crate::journal::{EventKind, NewTurn, RuleStatus, RunStatus};
 
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -53,26 +32,25 @@ impl Observer for Quiet {
     fn update(&self, _: &Status) {}
 }
 
-use serde_json::json;
-
-use super::{LoopResult, Ralph};
-use crate::agent::TurnRecord;
-
 impl Ralph<'_> {
-    /// Records the phase in the store (for `temper status`) and tells the observer.
+    /// Records the phase in the store (for `temper status`) and tells the observer. A lost lease
+    /// stops the loop here: another process drives the run now.
     pub(super) async fn phase(&self, run: i64, phase: Phase, rule: Option<&str>, attempt: u32) -> LoopResult<()> {
-        self.store.set_phase(run, phase.as_str(), rule).await?;
+        if self.lease.is_some_and(|l| l.lost()) {
+            return Err(LoopError::LeaseLost(run));
+        }
+        self.store.set_phase(run, phase, rule).await?;
         tracing::info!(run, phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
         let rules = self.store.rules(run).await?;
-        let count = |s: &str| rules.iter().filter(|r| r.status == s).count();
+        let count = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
         self.observer.update(&Status {
             run,
             phase,
             rule: rule.map(str::to_string),
             attempt,
-            fixed: count("fixed"),
-            escalated: count("escalated"),
-            open: count("pending"),
+            fixed: count(RuleStatus::Fixed),
+            escalated: count(RuleStatus::Escalated),
+            open: count(RuleStatus::Pending),
             elapsed: self.started.elapsed(),
         });
         Ok(())
@@ -80,34 +58,26 @@ impl Ralph<'_> {
 
     /// Stores each LLM call as a turn.
     pub(super) async fn record_turns(&self, run: i64, attempt: Option<i64>, rule: Option<&str>, records: &[TurnRecord]) -> LoopResult<()> {
-        for r in records {
-            let row = temper_store::TurnRow {
-                run_id: run,
-                attempt_id: attempt,
-                rule_id: rule.map(str::to_string),
-                role: r.role.clone(),
-                model: r.model.clone(),
-                prompt_chars: r.prompt_chars as i64,
-                prompt_tokens_est: r.prompt_tokens_est as i64,
-                prompt_tokens: r.prompt_tokens.map(i64::from),
-                completion_tokens: r.completion_tokens.map(i64::from),
-                latency_ms: r.latency_ms as i64,
-                retries: r.retries as i64,
-                tool_calls_seen: r.tool_calls_seen as i64,
-                tool_calls_dropped: json!(r.tool_calls_dropped).to_string(),
-                mode: r.mode.clone(),
-                finish_reason: r.finish_reason.clone(),
-                sections: json!(r.sections).to_string(),
-                error: r.error.clone(),
-                ..Default::default()
-            };
-            self.store.add_turn(&row).await?;
-            if !r.tool_calls_dropped.is_empty() {
-                self.store
-                    .event(run, "tool_call_capped", rule, json!({"role": r.role, "dropped": r.tool_calls_dropped}))
-                    .await?;
+        for record in records {
+            self.store.add_turn(&NewTurn { run_id: run, attempt_id: attempt, rule_id: rule, record }).await?;
+            if !record.tool_calls_dropped.is_empty() {
+                let dropped = json!({"role": record.role, "dropped": record.tool_calls_dropped});
+                self.store.event(run, EventKind::ToolCallCapped, rule, dropped).await?;
             }
         }
         Ok(())
+    }
+
+    /// The LLM stayed unavailable: its calls are recorded and the run pauses (`temper resume`
+    /// continues it). The one place every role's unavailability goes.
+    pub(super) async fn paused(&self, run: i64, rule: Option<&str>, reason: String, records: &[TurnRecord]) -> LoopError {
+        if let Err(e) = self.record_turns(run, None, rule, records).await {
+            return e;
+        }
+        if let Err(e) = self.store.set_status(run, RunStatus::Paused, Some(&reason)).await {
+            return e.into();
+        }
+        let _ = self.store.event(run, EventKind::Paused, None, json!({"reason": reason})).await;
+        LoopError::Paused { run, reason }
     }
 }

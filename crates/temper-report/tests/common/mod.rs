@@ -6,8 +6,15 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::json;
+use temper_core::agent::TurnRecord;
+pub use temper_core::journal::prelude::*;
+pub use temper_core::journal::{
+    AttemptState, Evaluation, FixSource, NewAttempt, NewRule, NewRun, NewTurn, RevertMethod, RuleStatus, RunSummary, ScanResult, TurnMode,
+    TurnRole,
+};
+pub use temper_core::verdict::Verdict;
 use temper_scap::Benchmark;
-use temper_store::{AttemptOutcome, NewAttempt, Store, TurnRow};
+use temper_store::Store;
 
 pub const SSG_DIR: &str = "/var/cache/temper/vm/ssg/usr/share/xml/scap/ssg/content";
 pub const STIG: &str = "xccdf_org.ssgproject.content_profile_stig";
@@ -70,60 +77,95 @@ pub const ESC_NOFIX: &str = "aide_periodic_cron_checking";
 pub const ESCALATED: [&str; 5] = [ESC_DROPIN, ESC_FAILLOCK, ESC_GRUB, ESC_KEEPALIVE, ESC_NOFIX];
 
 /// (short id, initial, final, status, reason) for rules that no attempt touches.
-const QUIET: &[(&str, &str, &str, &str, Option<&str>)] = &[
-    ("directory_owner_sshd_config_d", "pass", "pass", "passing", None),
-    ("package_aide_installed", "pass", "pass", "passing", None),
-    ("aide_build_database", "pass", "pass", "passing", None),
-    ("audit_rules_dac_modification_chmod", "pass", "pass", "passing", None),
-    ("audit_rules_dac_modification_fchmod", "error", "error", "error", None),
-    ("enable_fips_mode", "fail", "fail", "skipped", Some("FIPS mode needs a reboot & a new initramfs: out of scope")),
-    ("configure_crypto_policy", "fail", "fail", "waived", Some("waiver W-17 <approved by the ISSO>")),
-    ("package_usbguard_installed", "fail", "fail", "deferred", Some("after the USB inventory")),
-    ("dconf_gnome_banner_enabled", "notapplicable", "notapplicable", "notapplicable", None),
-    ("sshd_set_idle_timeout", "fail", "fail", "pending", None),
-    ("package_audit_installed", "pass", "pass", "passing", None),
-    ("service_auditd_enabled", "pass", "pass", "passing", None),
-];
+const QUIET: &[(&str, ScanResult, ScanResult, RuleStatus, Option<&str>)] = {
+    use RuleStatus as S;
+    use ScanResult as R;
+    &[
+        ("directory_owner_sshd_config_d", R::Pass, R::Pass, S::Passing, None),
+        ("package_aide_installed", R::Pass, R::Pass, S::Passing, None),
+        ("aide_build_database", R::Pass, R::Pass, S::Passing, None),
+        ("audit_rules_dac_modification_chmod", R::Pass, R::Pass, S::Passing, None),
+        ("audit_rules_dac_modification_fchmod", R::Error, R::Error, S::Error, None),
+        ("enable_fips_mode", R::Fail, R::Fail, S::Skipped, Some("FIPS mode needs a reboot & a new initramfs: out of scope")),
+        ("configure_crypto_policy", R::Fail, R::Fail, S::Waived, Some("waiver W-17 <approved by the ISSO>")),
+        ("package_usbguard_installed", R::Fail, R::Fail, S::Deferred, Some("after the USB inventory")),
+        ("dconf_gnome_banner_enabled", R::NotApplicable, R::NotApplicable, S::NotApplicable, None),
+        ("sshd_set_idle_timeout", R::Fail, R::Fail, S::Pending, None),
+        ("package_audit_installed", R::Pass, R::Pass, S::Passing, None),
+        ("service_auditd_enabled", R::Pass, R::Pass, S::Passing, None),
+    ]
+};
 
-fn outcome(verdict: &str, reason: &str) -> AttemptOutcome {
-    AttemptOutcome { verdict: verdict.into(), verdict_reason: reason.into(), ..Default::default() }
+fn outcome(verdict: Verdict, reason: &str) -> Evaluation {
+    Evaluation::new(verdict, reason)
 }
 
-fn turn(run: i64, attempt: Option<i64>, rule: &str, role: &str, tokens: (i64, i64), ms: i64) -> TurnRow {
-    TurnRow {
+/// A rule of the run as the first scan found it.
+pub fn new_rule(
+    run: i64,
+    rule_id: &str,
+    title: &str,
+    severity: &str,
+    initial: ScanResult,
+    status: RuleStatus,
+    reason: Option<&str>,
+) -> NewRule {
+    NewRule {
         run_id: run,
-        attempt_id: attempt,
-        rule_id: Some(rule.into()),
-        role: role.into(),
-        model: "qwen2.5-1.5b-instruct".into(),
-        prompt_chars: tokens.0 * 4,
+        rule_id: rule_id.into(),
+        title: title.into(),
+        severity: severity.into(),
+        initial_result: initial,
+        status,
+        reason: reason.map(Into::into),
+    }
+}
+
+/// A run of `skill` on `profile`, from the `baseline` snapshot.
+pub fn new_run(skill: &str, profile: &str, datastream: &str, content_version: Option<String>, target: &str, agent: &str) -> NewRun {
+    NewRun {
+        skill: skill.into(),
+        profile: profile.into(),
+        datastream: datastream.into(),
+        content_version,
+        target: target.into(),
+        agent: agent.into(),
+        options_json: "{}".into(),
+        baseline: "baseline".into(),
+    }
+}
+
+/// Records one LLM call of the run.
+async fn turn(store: &Store, run: i64, attempt: Option<i64>, rule: &str, role: TurnRole, tokens: (u32, u32), ms: u64) {
+    let record = TurnRecord {
+        prompt_chars: tokens.0 as usize * 4,
         prompt_tokens_est: tokens.0,
         prompt_tokens: Some(tokens.0),
         completion_tokens: Some(tokens.1),
         latency_ms: ms,
-        tool_calls_dropped: "[]".into(),
-        mode: "native".into(),
+        mode: TurnMode::Native,
         finish_reason: Some("tool_calls".into()),
-        sections: "[]".into(),
-        ..Default::default()
-    }
+        ..TurnRecord::new(role, "qwen2.5-1.5b-instruct")
+    };
+    store.add_turn(&NewTurn { run_id: run, attempt_id: attempt, rule_id: Some(rule), record: &record }).await.unwrap();
 }
 
 impl Fixture {
     pub async fn open() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("temper.db")).await.unwrap();
+        let store = Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
         Self { _dir: dir, store, run: 0 }
     }
 
-    async fn attempt(&self, rule: &str, source: &str, plan: &str, fix: &str, revert: &str, description: &str) -> i64 {
+    async fn attempt(&self, rule: &str, source: FixSource, plan: &str, fix: &str, revert: &str, description: &str) -> i64 {
         let (id, _) = self
             .store
             .start_attempt(&NewAttempt {
                 run_id: self.run,
                 rule_id: rule.into(),
                 plan: plan.into(),
-                source: source.into(),
+                source,
+                replayed: false,
                 fix_script: fix.into(),
                 revert_script: revert.into(),
                 description: description.into(),
@@ -131,37 +173,37 @@ impl Fixture {
             })
             .await
             .unwrap();
-        self.store.add_turn(&turn(self.run, Some(id), rule, "worker", (2400, 180), 5200)).await.unwrap();
-        self.store.set_attempt_state(id, "applied").await.unwrap();
+        turn(&self.store, self.run, Some(id), rule, TurnRole::Worker, (2400, 180), 5200).await;
+        self.store.set_attempt_state(id, AttemptState::Applied).await.unwrap();
         id
     }
 
     async fn fixed(&self, rule: &str, fix: &str, description: &str) {
-        self.store.add_turn(&turn(self.run, None, rule, "architect", (1800, 90), 3100)).await.unwrap();
-        let id = self.attempt(rule, "stock", "apply the stock fix", fix, "", description).await;
-        let o = AttemptOutcome {
+        turn(&self.store, self.run, None, rule, TurnRole::Architect, (1800, 90), 3100).await;
+        let id = self.attempt(rule, FixSource::Stock, "apply the stock fix", fix, "", description).await;
+        let o = Evaluation {
             fix_exit_code: Some(0),
             fix_stdout: Some(String::new()),
             fix_stderr: Some(String::new()),
-            rule_result: Some("pass".into()),
+            rule_result: Some(ScanResult::Pass),
             health_ok: Some(true),
             health_output: Some("HEALTHY".into()),
             access_ok: Some(true),
-            revert_method: "none".into(),
+            revert_method: RevertMethod::None,
             apply_ms: Some(1200),
             evaluate_ms: Some(21_000),
-            ..outcome("fixed", "the rule passes, the health check is HEALTHY, access works, no regression")
+            ..outcome(Verdict::Fixed, "the rule passes, the health check is HEALTHY, access works, no regression")
         };
         self.store.record_fix(self.run, id, &o, rule, &format!("temper-r{}-a{id}", self.run)).await.unwrap();
     }
 
-    async fn failed(&self, rule: &str, source: &str, fix: &str, revert: &str, o: AttemptOutcome) {
+    async fn failed(&self, rule: &str, source: FixSource, fix: &str, revert: &str, o: Evaluation) {
         let id = self.attempt(rule, source, "set the owner, then reload sshd", fix, revert, "chown root the drop-in files").await;
         self.store.finish_attempt(id, &o).await.unwrap();
     }
 
     async fn lesson(&self, rule: &str, lesson: &str, preferred: &str, distilled: &str) {
-        self.store.add_turn(&turn(self.run, None, rule, "reflector", (1500, 120), 2600)).await.unwrap();
+        turn(&self.store, self.run, None, rule, TurnRole::Reflector, (1500, 120), 2600).await;
         self.store.add_lesson(self.run, rule, lesson, preferred, distilled).await.unwrap();
     }
 
@@ -172,15 +214,14 @@ impl Fixture {
         let mut f = Self::open().await;
         f.run = f
             .store
-            .create_run(&temper_store::NewRun {
-                skill: "rhel9-stig".into(),
-                profile: STIG.into(),
-                datastream: ssg("ssg-rhel9-ds.xml").display().to_string(),
-                content_version: Some(c.version.clone()),
-                target: "libvirt:temper-rhel9".into(),
-                agent: "openai:qwen2.5-1.5b-instruct".into(),
-                options_json: "{}".into(),
-            })
+            .create_run(&new_run(
+                "rhel9-stig",
+                STIG,
+                &ssg("ssg-rhel9-ds.xml").display().to_string(),
+                Some(c.version.clone()),
+                "libvirt:temper-rhel9",
+                "openai:qwen2.5-1.5b-instruct",
+            ))
             .await
             .unwrap();
         let (s, run) = (&f.store, f.run);
@@ -188,11 +229,11 @@ impl Fixture {
         let fails = [FIXED_ROOT, FIXED_OWNER, FIXED_EMPTY, ESC_DROPIN, ESC_FAILLOCK, ESC_GRUB, ESC_KEEPALIVE, ESC_NOFIX];
         for short in fails {
             let r = c.rule(short).unwrap_or_else(|| panic!("{short} not in the stig profile"));
-            s.add_rule(run, &r.id, &r.title, &r.severity, "fail", "pending", None).await.unwrap();
+            s.add_rule(&new_rule(run, &r.id, &r.title, &r.severity, ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
         }
         for (short, initial, _, status, reason) in QUIET {
             let r = c.rule(short).unwrap_or_else(|| panic!("{short} not in the stig profile"));
-            s.add_rule(run, &r.id, &r.title, &r.severity, initial, status, *reason).await.unwrap();
+            s.add_rule(&new_rule(run, &r.id, &r.title, &r.severity, *initial, *status, *reason)).await.unwrap();
         }
 
         // Fixed, in this order.
@@ -200,95 +241,146 @@ impl Fixture {
             "#!/bin/bash\n# {NASTY}\nmkdir -p /etc/ssh/sshd_config.d\nprintf '%s\\n' 'PermitRootLogin no' > /etc/ssh/sshd_config.d/01-permitrootlogin.conf\nTEMPER_FIX_1_END\n[ -s /etc/ssh/sshd_config.d/01-permitrootlogin.conf ] && echo \"ok & done\"\n"
         ), "PermitRootLogin no in a drop-in").await;
         f.fixed(&full(c, FIXED_OWNER), "chown 0 /etc/ssh/sshd_config\n", "owner of sshd_config is root").await;
-        f.fixed(&full(c, FIXED_EMPTY), "sed -i 's/^#\\?PermitEmptyPasswords.*/PermitEmptyPasswords no/' /etc/ssh/sshd_config\n", "PermitEmptyPasswords no").await;
+        f.fixed(
+            &full(c, FIXED_EMPTY),
+            "sed -i 's/^#\\?PermitEmptyPasswords.*/PermitEmptyPasswords no/' /etc/ssh/sshd_config\n",
+            "PermitEmptyPasswords no",
+        )
+        .await;
 
         // Escalated: still failing, then health broken.
         let dropin = full(c, ESC_DROPIN);
-        s.add_turn(&turn(run, None, &dropin, "architect", (1900, 110), 3300)).await.unwrap();
-        f.failed(&dropin, "llm", &format!("# {NASTY}\nchown root: /etc/ssh/sshd_config.d/*.conf && echo \"<done>\"\n"), "chown -R 1000 /etc/ssh/sshd_config.d # undo 'it'\n", AttemptOutcome {
-            fix_exit_code: Some(0),
-            fix_stdout: Some(format!("{NASTY}\n<done>\n")),
-            fix_stderr: Some("chown: cannot access '/etc/ssh/sshd_config.d/*.conf': No such file or directory\n".into()),
-            rule_result: Some("fail".into()),
-            health_ok: Some(true),
-            health_output: Some("HEALTHY".into()),
-            access_ok: Some(true),
-            revert_method: "script".into(),
-            revert_ms: Some(28_000),
-            apply_ms: Some(900),
-            evaluate_ms: Some(24_000),
-            ..outcome("still_failing", "the rule's result after the fix is fail")
-        }).await;
-        f.lesson(&dropin, "The glob matched nothing: the drop-in directory holds no .conf file yet", "create the file first & then set its owner", "attempt 1: still_failing: glob matched nothing <no files>").await;
-        f.failed(&dropin, "llm", "chown -R root:root /etc/ssh && systemctl restart sshd.service\n", "", AttemptOutcome {
-            fix_exit_code: Some(0),
-            rule_result: None,
-            health_ok: Some(false),
-            health_output: Some("web: nginx.service failed: address already in use\nUNHEALTHY".into()),
-            access_ok: Some(true),
-            revert_method: "snapshot".into(),
-            revert_ms: Some(9_000),
-            apply_ms: Some(1_100),
-            evaluate_ms: Some(3_000),
-            ..outcome("health_broken", "health check: web: nginx.service failed: address already in use")
-        }).await;
-        f.lesson(&dropin, "Restarting sshd with a recursive chown broke the web service's key permissions", "", "attempt 2: health_broken: recursive chown hit the web keys").await;
+        turn(s, run, None, &dropin, TurnRole::Architect, (1900, 110), 3300).await;
+        f.failed(
+            &dropin,
+            FixSource::Llm,
+            &format!("# {NASTY}\nchown root: /etc/ssh/sshd_config.d/*.conf && echo \"<done>\"\n"),
+            "chown -R 1000 /etc/ssh/sshd_config.d # undo 'it'\n",
+            Evaluation {
+                fix_exit_code: Some(0),
+                fix_stdout: Some(format!("{NASTY}\n<done>\n")),
+                fix_stderr: Some("chown: cannot access '/etc/ssh/sshd_config.d/*.conf': No such file or directory\n".into()),
+                rule_result: Some(ScanResult::Fail),
+                health_ok: Some(true),
+                health_output: Some("HEALTHY".into()),
+                access_ok: Some(true),
+                revert_method: RevertMethod::Script,
+                revert_ms: Some(28_000),
+                apply_ms: Some(900),
+                evaluate_ms: Some(24_000),
+                ..outcome(Verdict::StillFailing, "the rule's result after the fix is fail")
+            },
+        )
+        .await;
+        f.lesson(
+            &dropin,
+            "The glob matched nothing: the drop-in directory holds no .conf file yet",
+            "create the file first & then set its owner",
+            "attempt 1: still_failing: glob matched nothing <no files>",
+        )
+        .await;
+        f.failed(
+            &dropin,
+            FixSource::Llm,
+            "chown -R root:root /etc/ssh && systemctl restart sshd.service\n",
+            "",
+            Evaluation {
+                fix_exit_code: Some(0),
+                rule_result: None,
+                health_ok: Some(false),
+                health_output: Some("web: nginx.service failed: address already in use\nUNHEALTHY".into()),
+                access_ok: Some(true),
+                revert_method: RevertMethod::Snapshot,
+                revert_ms: Some(9_000),
+                apply_ms: Some(1_100),
+                evaluate_ms: Some(3_000),
+                ..outcome(Verdict::HealthBroken, "health check: web: nginx.service failed: address already in use")
+            },
+        )
+        .await;
+        f.lesson(
+            &dropin,
+            "Restarting sshd with a recursive chown broke the web service's key permissions",
+            "",
+            "attempt 2: health_broken: recursive chown hit the web keys",
+        )
+        .await;
         s.add_ban(run, &dropin, r"chown\s+-R\s+\S+\s+/etc/ssh\b", "recursive chown of /etc/ssh breaks other services' keys").await.unwrap();
-        s.set_rule_status(run, &dropin, "escalated", Some("plateau: the last 2 attempts ended `health_broken` with the same lesson or script, and the Architect offered no new approach")).await.unwrap();
+        s.set_rule_status(run, &dropin, RuleStatus::Escalated, Some("plateau: the last 2 attempts ended `health_broken` with the same lesson or script, and the Architect offered no new approach")).await.unwrap();
 
         // Escalated: lockout.
         let faillock = full(c, ESC_FAILLOCK);
-        f.failed(&faillock, "stock", "authselect enable-feature with-faillock\n", "authselect disable-feature with-faillock\n", AttemptOutcome {
-            fix_exit_code: Some(0),
-            access_ok: Some(false),
-            revert_method: "snapshot".into(),
-            revert_ms: Some(14_000),
-            apply_ms: Some(2_000),
-            evaluate_ms: Some(60_000),
-            ..outcome("lockout", "sudo -n true exited Some(1): sudo: account locked")
-        }).await;
-        s.set_rule_status(run, &faillock, "escalated", Some("the Architect escalated: locking accounts cut the harness's sudo")).await.unwrap();
+        f.failed(
+            &faillock,
+            FixSource::Stock,
+            "authselect enable-feature with-faillock\n",
+            "authselect disable-feature with-faillock\n",
+            Evaluation {
+                fix_exit_code: Some(0),
+                access_ok: Some(false),
+                revert_method: RevertMethod::Snapshot,
+                revert_ms: Some(14_000),
+                apply_ms: Some(2_000),
+                evaluate_ms: Some(60_000),
+                ..outcome(Verdict::Lockout, "sudo -n true exited Some(1): sudo: account locked")
+            },
+        )
+        .await;
+        s.set_rule_status(run, &faillock, RuleStatus::Escalated, Some("the Architect escalated: locking accounts cut the harness's sudo"))
+            .await
+            .unwrap();
 
         // Escalated: needs a reboot.
         let grub = full(c, ESC_GRUB);
-        f.failed(&grub, "stock", "grubby --update-kernel=ALL --args=\"audit=1\"\n", "", AttemptOutcome {
-            fix_exit_code: Some(0),
-            rule_result: Some("fail".into()),
-            health_ok: Some(true),
-            health_output: Some("HEALTHY".into()),
-            access_ok: Some(true),
-            revert_method: "script+snapshot".into(),
-            revert_ms: Some(12_000),
-            apply_ms: Some(1_500),
-            evaluate_ms: Some(22_000),
-            ..outcome("needs_reboot", "the rule's result after the fix is fail")
-        }).await;
-        s.set_rule_status(run, &grub, "escalated", Some("the Architect escalated: a kernel argument needs a reboot")).await.unwrap();
+        f.failed(
+            &grub,
+            FixSource::Stock,
+            "grubby --update-kernel=ALL --args=\"audit=1\"\n",
+            "",
+            Evaluation {
+                fix_exit_code: Some(0),
+                rule_result: Some(ScanResult::Fail),
+                health_ok: Some(true),
+                health_output: Some("HEALTHY".into()),
+                access_ok: Some(true),
+                revert_method: RevertMethod::ScriptThenSnapshot,
+                revert_ms: Some(12_000),
+                apply_ms: Some(1_500),
+                evaluate_ms: Some(22_000),
+                ..outcome(Verdict::NeedsReboot, "the rule's result after the fix is fail")
+            },
+        )
+        .await;
+        s.set_rule_status(run, &grub, RuleStatus::Escalated, Some("the Architect escalated: a kernel argument needs a reboot"))
+            .await
+            .unwrap();
 
         // Escalated: refused by the deny-list.
         let keep = full(c, ESC_KEEPALIVE);
-        f.failed(&keep, "llm", "echo 'ClientAliveCountMax 1' >> /etc/ssh/sshd_config\nsystemctl stop sshd\n", "", AttemptOutcome {
-            revert_method: "none".into(),
+        f.failed(&keep, FixSource::Llm, "echo 'ClientAliveCountMax 1' >> /etc/ssh/sshd_config\nsystemctl stop sshd\n", "", Evaluation {
+            revert_method: RevertMethod::None,
             diagnostics: Some("refused".into()),
-            ..outcome("refused", "refused by builtin rule `\\bsystemctl\\s+(--\\S+\\s+)*(stop|disable|mask|kill)\\s+(\\S+\\s+)*(ssh|sshd)\\b` (stops or disables sshd): systemctl stop sshd")
+            ..outcome(Verdict::Refused, "refused by builtin rule `\\bsystemctl\\s+(--\\S+\\s+)*(stop|disable|mask|kill)\\s+(\\S+\\s+)*(ssh|sshd)\\b` (stops or disables sshd): systemctl stop sshd")
         }).await;
-        s.set_rule_status(run, &keep, "escalated", Some("attempt budget spent: 1 of 1 attempts failed")).await.unwrap();
+        s.set_rule_status(run, &keep, RuleStatus::Escalated, Some("attempt budget spent: 1 of 1 attempts failed")).await.unwrap();
 
         // Escalated with nothing to try.
         let nofix = full(c, ESC_NOFIX);
-        s.set_rule_status(run, &nofix, "escalated", Some("no fix to try: the Worker found no safe change for the cron job")).await.unwrap();
+        s.set_rule_status(run, &nofix, RuleStatus::Escalated, Some("no fix to try: the Worker found no safe change for the cron job"))
+            .await
+            .unwrap();
 
         // Finish: the final scan, then the summary.
         for r in s.rules(run).await.unwrap() {
             let short = temper_scap::short_rule_id(&r.rule_id);
             let after = match QUIET.iter().find(|q| q.0 == short) {
                 Some(q) => q.2,
-                None if r.status == "fixed" => "pass",
-                None => "fail",
+                None if r.status == RuleStatus::Fixed => ScanResult::Pass,
+                None => ScanResult::Fail,
             };
             s.set_final_result(run, &r.rule_id, after).await.unwrap();
-            if r.status == "pending" {
-                s.set_rule_status(run, &r.rule_id, "still_failing", Some("not attempted in this run")).await.unwrap();
+            if r.status == RuleStatus::Pending {
+                s.set_rule_status(run, &r.rule_id, RuleStatus::StillFailing, Some("not attempted in this run")).await.unwrap();
             }
         }
         s.set_scores(run, None, Some(68.5)).await.unwrap();
@@ -298,12 +390,13 @@ impl Fixture {
             "before": {"fail": 12, "pass": 6, "error": 1, "notapplicable": 1},
             "after": {"fail": 9, "pass": 9, "error": 1, "notapplicable": 1},
             "score_before": 61.25, "score_after": 68.5, "attempts": 8,
-            "reverts": {"script": 1, "snapshot": 2, "script+snapshot": 1},
+            "reverts": {"script": 1, "snapshot": 2, "script_then_snapshot": 1},
             "prompt_tokens": 30000, "completion_tokens": 2000,
             "wall_secs": 1234.5, "guest_secs": 900.0, "llm_secs": 300.0, "harness_secs": 34.5, "harness_pct": 2.79,
             "failing_after": [],
         });
-        s.finish_run(run, "finished", 2, &summary.to_string()).await.unwrap();
+        let summary: RunSummary = serde_json::from_value(summary).unwrap();
+        s.finish_run(run, &summary).await.unwrap();
         f
     }
 
@@ -313,33 +406,31 @@ impl Fixture {
         let mut f = Self::open().await;
         f.run = f
             .store
-            .create_run(&temper_store::NewRun {
-                skill: "debian12-anssi".into(),
-                profile: ANSSI.into(),
-                datastream: ssg("ssg-debian12-ds.xml").display().to_string(),
-                content_version: Some(c.version.clone()),
-                target: "libvirt:temper-debian12".into(),
-                agent: "stock".into(),
-                options_json: "{}".into(),
-            })
+            .create_run(&new_run(
+                "debian12-anssi",
+                ANSSI,
+                &ssg("ssg-debian12-ds.xml").display().to_string(),
+                Some(c.version.clone()),
+                "libvirt:temper-debian12",
+                "stock",
+            ))
             .await
             .unwrap();
         let (s, run) = (&f.store, f.run);
         let rules: Vec<&temper_scap::Rule> = c.selected_rules.iter().filter(|r| r.stig_ids.is_empty()).take(6).collect();
         assert_eq!(rules.len(), 6, "the ANSSI profile has rules");
-        let results = ["fail", "fail", "pass", "pass", "notapplicable", "fail"];
+        let results = [ScanResult::Fail, ScanResult::Fail, ScanResult::Pass, ScanResult::Pass, ScanResult::NotApplicable, ScanResult::Fail];
         for (r, res) in rules.iter().zip(results) {
-            let status = if res == "fail" { "pending" } else if res == "pass" { "passing" } else { res };
-            s.add_rule(run, &r.id, &r.title, &r.severity, res, status, None).await.unwrap();
+            s.add_rule(&new_rule(run, &r.id, &r.title, &r.severity, res, RuleStatus::of_outcome(res), None)).await.unwrap();
         }
         f.fixed(&rules[0].id, "echo fixed\n", "stock fix").await;
-        s.set_rule_status(run, &rules[1].id, "escalated", Some("no fix to try: nothing safe")).await.unwrap();
+        s.set_rule_status(run, &rules[1].id, RuleStatus::Escalated, Some("no fix to try: nothing safe")).await.unwrap();
         for (r, res) in rules.iter().zip(results) {
-            let after = if r.id == rules[0].id { "pass" } else { res };
+            let after = if r.id == rules[0].id { ScanResult::Pass } else { res };
             s.set_final_result(run, &r.id, after).await.unwrap();
         }
-        s.set_rule_status(run, &rules[5].id, "still_failing", Some("not attempted in this run")).await.unwrap();
-        s.finish_run(run, "finished", 2, "{}").await.unwrap();
+        s.set_rule_status(run, &rules[5].id, RuleStatus::StillFailing, Some("not attempted in this run")).await.unwrap();
+        s.finish_run(run, &RunSummary { run, exit_code: 2, ..Default::default() }).await.unwrap();
         f
     }
 }
@@ -347,7 +438,13 @@ impl Fixture {
 /// Runs a command; its stdout, or a failed test with stderr.
 pub fn run(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(out.status.success(), "{cmd:?} failed ({}):\n{}\n{}", out.status, String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 

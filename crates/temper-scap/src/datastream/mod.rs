@@ -52,9 +52,7 @@ pub struct Benchmark {
 impl Benchmark {
     /// A selected rule by full id or short name (`sshd_disable_root_login`).
     pub fn rule(&self, id: &str) -> Option<&Rule> {
-        self.selected_rules
-            .iter()
-            .find(|r| r.id == id || r.short_id() == id)
+        self.selected_rules.iter().find(|r| r.id == id || r.short_id() == id)
     }
 }
 

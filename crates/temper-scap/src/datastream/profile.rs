@@ -36,24 +36,12 @@ pub(crate) struct ProfileDef {
     severities: Vec<(String, String)>,
 }
 
-pub(crate) fn parse_profile(
-    x: &mut Xml<'_>,
-    e: &BytesStart<'_>,
-    empty: bool,
-) -> Result<ProfileDef> {
+pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<ProfileDef> {
     let offset = x.pos();
     let [id, extends] = x.attrs(e, ["id", "extends"])?;
-    let id = id.ok_or(ScapError::MissingAttr {
-        element: "Profile",
-        attr: "id",
-        offset,
-    })?;
+    let id = id.ok_or(ScapError::MissingAttr { element: "Profile", attr: "id", offset })?;
     let mut def = ProfileDef {
-        info: ProfileInfo {
-            id,
-            title: String::new(),
-            description: String::new(),
-        },
+        info: ProfileInfo { id, title: String::new(), description: String::new() },
         extends,
         selects: Vec::new(),
         values: Vec::new(),
@@ -73,34 +61,19 @@ pub(crate) fn parse_profile(
         let offset = x.pos();
         match local(&c) {
             "title" if !c_empty => def.info.title = x.plain("title", MAX_TITLE)?,
-            "description" if !c_empty => {
-                def.info.description = x.plain("description", MAX_PROSE)?
-            }
+            "description" if !c_empty => def.info.description = x.plain("description", MAX_PROSE)?,
             "select" => {
                 let [idref, selected] = x.attrs(&c, ["idref", "selected"])?;
-                let idref = idref.ok_or(ScapError::MissingAttr {
-                    element: "select",
-                    attr: "idref",
-                    offset,
-                })?;
-                let selected = selected.ok_or(ScapError::MissingAttr {
-                    element: "select",
-                    attr: "selected",
-                    offset,
-                })?;
-                def.selects
-                    .push((idref, parse_bool(&selected, "select@selected", offset)?));
+                let idref = idref.ok_or(ScapError::MissingAttr { element: "select", attr: "idref", offset })?;
+                let selected = selected.ok_or(ScapError::MissingAttr { element: "select", attr: "selected", offset })?;
+                def.selects.push((idref, parse_bool(&selected, "select@selected", offset)?));
                 if !c_empty {
                     x.skip(&c)?;
                 }
             }
             "refine-value" => {
                 let [idref, selector] = x.attrs(&c, ["idref", "selector"])?;
-                let idref = idref.ok_or(ScapError::MissingAttr {
-                    element: "refine-value",
-                    attr: "idref",
-                    offset,
-                })?;
+                let idref = idref.ok_or(ScapError::MissingAttr { element: "refine-value", attr: "idref", offset })?;
                 if let Some(s) = selector {
                     def.values.push((idref, Choice::Selector(s)));
                 }
@@ -110,25 +83,13 @@ pub(crate) fn parse_profile(
             }
             "set-value" => {
                 let idref = x.attr(&c, "idref")?;
-                let idref = idref.ok_or(ScapError::MissingAttr {
-                    element: "set-value",
-                    attr: "idref",
-                    offset,
-                })?;
-                let value = if c_empty {
-                    String::new()
-                } else {
-                    raw_value(x, "set-value")?
-                };
+                let idref = idref.ok_or(ScapError::MissingAttr { element: "set-value", attr: "idref", offset })?;
+                let value = if c_empty { String::new() } else { raw_value(x, "set-value")? };
                 def.values.push((idref, Choice::Set(value)));
             }
             "refine-rule" => {
                 let [idref, severity] = x.attrs(&c, ["idref", "severity"])?;
-                let idref = idref.ok_or(ScapError::MissingAttr {
-                    element: "refine-rule",
-                    attr: "idref",
-                    offset,
-                })?;
+                let idref = idref.ok_or(ScapError::MissingAttr { element: "refine-rule", attr: "idref", offset })?;
                 if let Some(s) = severity {
                     def.severities.push((idref, s));
                 }
@@ -148,11 +109,7 @@ pub(crate) fn raw_value(x: &mut Xml<'_>, name: &str) -> Result<String> {
     let mut b = TextBuilder::raw(MAX_VALUE);
     x.content(name, &mut b)?;
     if b.truncated() {
-        return Err(ScapError::TooLarge {
-            what: format!("<{name}> value"),
-            limit: MAX_VALUE as u64,
-            offset,
-        });
+        return Err(ScapError::TooLarge { what: format!("<{name}> value"), limit: MAX_VALUE as u64, offset });
     }
     Ok(b.finish().plain())
 }
@@ -163,16 +120,13 @@ pub(crate) fn find_profile(defs: &[ProfileDef], name: &str) -> Result<usize> {
         return Ok(i);
     }
     let suffix = format!("_profile_{name}");
-    let hits: Vec<usize> = (0..defs.len())
-        .filter(|&i| defs[i].info.id.ends_with(&suffix))
-        .collect();
+    let hits: Vec<usize> = (0..defs.len()).filter(|&i| defs[i].info.id.ends_with(&suffix)).collect();
     match hits.as_slice() {
         [i] => Ok(*i),
         [] => Err(ScapError::ProfileNotFound(name.to_string())),
-        _ => Err(ScapError::ProfileAmbiguous {
-            name: name.to_string(),
-            candidates: hits.iter().map(|&i| defs[i].info.id.clone()).collect(),
-        }),
+        _ => {
+            Err(ScapError::ProfileAmbiguous { name: name.to_string(), candidates: hits.iter().map(|&i| defs[i].info.id.clone()).collect() })
+        }
     }
 }
 
@@ -191,10 +145,7 @@ impl Policy {
         let mut seen = HashSet::from([index]);
         let mut cur = index;
         while let Some(base) = defs[cur].extends.as_deref() {
-            let next = defs
-                .iter()
-                .position(|d| d.info.id == base)
-                .ok_or_else(|| ScapError::ProfileNotFound(base.to_string()))?;
+            let next = defs.iter().position(|d| d.info.id == base).ok_or_else(|| ScapError::ProfileNotFound(base.to_string()))?;
             if !seen.insert(next) {
                 return Err(ScapError::ProfileCycle(defs[index].info.id.clone()));
             }

@@ -16,8 +16,7 @@ pub const FIX_SH: &str = "urn:xccdf:fix:script:sh";
 const OVAL: &str = "http://oval.mitre.org/XMLSchema/oval-definitions-5";
 
 /// A DISA STIG id such as `RHEL-09-255045` or `UBTU-22-255010`.
-static STIG_ID: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[A-Z][A-Z0-9]*-\d{2}-\d{6}$").unwrap());
+static STIG_ID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Z][A-Z0-9]*-\d{2}-\d{6}$").unwrap());
 /// A STIG rule version id: `SV-257985r1045028_rule`; group 1 is the V number.
 static SV_ID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^SV-(\d+)r\d+_rule$").unwrap());
 static CCI: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^CCI-\d+$").unwrap());
@@ -147,12 +146,7 @@ impl RawRule {
 }
 
 /// Reads a Rule whose start tag (with `id` and `severity`) was just read.
-pub(crate) fn parse_rule(
-    x: &mut Xml<'_>,
-    id: String,
-    severity: String,
-    empty: bool,
-) -> Result<RawRule> {
+pub(crate) fn parse_rule(x: &mut Xml<'_>, id: String, severity: String, empty: bool) -> Result<RawRule> {
     let mut r = RawRule::new(id, severity);
     if empty {
         return Ok(r);
@@ -211,10 +205,7 @@ fn prose(x: &mut Xml<'_>, name: &str, cap: usize) -> Result<Template> {
 /// A `<fix>`: kept when it is the first shell fix of the rule, else skipped.
 fn fix(x: &mut Xml<'_>, c: &BytesStart<'_>, wanted: bool) -> Result<Option<RawFix>> {
     let offset = x.pos();
-    let [system, reboot, disruption, complexity, strategy] = x.attrs(
-        c,
-        ["system", "reboot", "disruption", "complexity", "strategy"],
-    )?;
+    let [system, reboot, disruption, complexity, strategy] = x.attrs(c, ["system", "reboot", "disruption", "complexity", "strategy"])?;
     if !wanted || system.as_deref() != Some(FIX_SH) {
         x.skip(c)?;
         return Ok(None);
@@ -222,11 +213,7 @@ fn fix(x: &mut Xml<'_>, c: &BytesStart<'_>, wanted: bool) -> Result<Option<RawFi
     let mut b = TextBuilder::raw(MAX_SCRIPT);
     x.content("fix", &mut b)?;
     if b.truncated() {
-        return Err(ScapError::TooLarge {
-            what: "fix script".into(),
-            limit: MAX_SCRIPT as u64,
-            offset,
-        });
+        return Err(ScapError::TooLarge { what: "fix script".into(), limit: MAX_SCRIPT as u64, offset });
     }
     let script = b.finish();
     if script.plain().trim().is_empty() && !script.has_subs() {
@@ -260,10 +247,7 @@ fn check_ref(x: &mut Xml<'_>) -> Result<Option<OvalRef>> {
         if local(&c) == "check-content-ref" && out.is_none() {
             let [name, href] = x.attrs(&c, ["name", "href"])?;
             if let Some(name) = name {
-                out = Some(OvalRef {
-                    name,
-                    href: href.unwrap_or_default(),
-                });
+                out = Some(OvalRef { name, href: href.unwrap_or_default() });
             }
         }
         if !c_empty {
@@ -299,10 +283,7 @@ mod tests {
 
     #[test]
     fn short_ids() {
-        assert_eq!(
-            short_rule_id("xccdf_org.ssgproject.content_rule_sshd_disable_root_login"),
-            "sshd_disable_root_login"
-        );
+        assert_eq!(short_rule_id("xccdf_org.ssgproject.content_rule_sshd_disable_root_login"), "sshd_disable_root_login");
         assert_eq!(short_rule_id("plain"), "plain");
     }
 }

@@ -38,11 +38,7 @@ impl Value {
 pub(crate) fn parse_value(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<Value> {
     let offset = x.pos();
     let [id, value_type] = x.attrs(e, ["id", "type"])?;
-    let id = id.ok_or(ScapError::MissingAttr {
-        element: "Value",
-        attr: "id",
-        offset,
-    })?;
+    let id = id.ok_or(ScapError::MissingAttr { element: "Value", attr: "id", offset })?;
     let mut v = Value {
         id,
         title: String::new(),
@@ -66,11 +62,7 @@ pub(crate) fn parse_value(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> R
             "title" if !c_empty => v.title = x.plain("title", MAX_TITLE)?,
             "value" => {
                 let selector = x.attr(&c, "selector")?.filter(|s| !s.is_empty());
-                let text = if c_empty {
-                    String::new()
-                } else {
-                    raw_value(x, "value")?
-                };
+                let text = if c_empty { String::new() } else { raw_value(x, "value")? };
                 match selector {
                     Some(s) => {
                         v.options.entry(s).or_insert(text);

@@ -131,11 +131,7 @@ impl<'p> Walker<'p> {
 
     fn run(&mut self, x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<()> {
         let offset = x.pos();
-        self.id = x.attr(e, "id")?.ok_or(ScapError::MissingAttr {
-            element: "Benchmark",
-            attr: "id",
-            offset,
-        })?;
+        self.id = x.attr(e, "id")?.ok_or(ScapError::MissingAttr { element: "Benchmark", attr: "id", offset })?;
         if empty {
             self.ready()?;
             return Ok(());
@@ -153,11 +149,7 @@ impl<'p> Walker<'p> {
                     continue;
                 }
                 Event::Eof => {
-                    return Err(x.truncated(if groups.is_empty() {
-                        "Benchmark"
-                    } else {
-                        "Group"
-                    }));
+                    return Err(x.truncated(if groups.is_empty() { "Benchmark" } else { "Group" }));
                 }
                 _ => continue,
             };
@@ -166,11 +158,7 @@ impl<'p> Walker<'p> {
             match local(&c) {
                 "Profile" => {
                     if self.policy.is_some() {
-                        return Err(ScapError::Invalid {
-                            what: "Profile position",
-                            value: "after Values, Groups or Rules".into(),
-                            offset,
-                        });
+                        return Err(ScapError::Invalid { what: "Profile position", value: "after Values, Groups or Rules".into(), offset });
                     }
                     self.defs.push(parse_profile(x, &c, c_empty)?);
                 }
@@ -204,12 +192,8 @@ impl<'p> Walker<'p> {
                         x.skip(&c)?;
                     }
                 }
-                "version" if groups.is_empty() && !c_empty => {
-                    self.version = x.plain("version", MAX_TITLE)?
-                }
-                "title" if groups.is_empty() && !c_empty => {
-                    self.title = x.plain("title", MAX_TITLE)?
-                }
+                "version" if groups.is_empty() && !c_empty => self.version = x.plain("version", MAX_TITLE)?,
+                "title" if groups.is_empty() && !c_empty => self.title = x.plain("title", MAX_TITLE)?,
                 _ if !c_empty => x.skip(&c)?,
                 _ => {}
             }
@@ -219,19 +203,9 @@ impl<'p> Walker<'p> {
     }
 
     /// The item's id and its own selection under the policy.
-    fn item_selected(
-        &self,
-        x: &Xml<'_>,
-        c: &BytesStart<'_>,
-        element: &'static str,
-        offset: u64,
-    ) -> Result<(String, bool)> {
+    fn item_selected(&self, x: &Xml<'_>, c: &BytesStart<'_>, element: &'static str, offset: u64) -> Result<(String, bool)> {
         let [id, selected, cluster] = x.attrs(c, ["id", "selected", "cluster-id"])?;
-        let id = id.ok_or(ScapError::MissingAttr {
-            element,
-            attr: "id",
-            offset,
-        })?;
+        let id = id.ok_or(ScapError::MissingAttr { element, attr: "id", offset })?;
         let default = match selected {
             Some(s) => parse_bool(&s, "selected", offset)?,
             None => true,
@@ -242,17 +216,9 @@ impl<'p> Walker<'p> {
 
     fn finish(self) -> Benchmark {
         let policy = self.policy.unwrap_or_default();
-        let resolved: BTreeMap<String, String> = self
-            .values
-            .iter()
-            .map(|(id, v)| (id.clone(), v.chosen(&policy)))
-            .collect();
+        let resolved: BTreeMap<String, String> = self.values.iter().map(|(id, v)| (id.clone(), v.chosen(&policy))).collect();
         let lookup = |id: &str| resolved.get(id).map(String::as_str);
-        let selected_rules = self
-            .rules
-            .into_iter()
-            .map(|r| build(r, &policy, &lookup))
-            .collect();
+        let selected_rules = self.rules.into_iter().map(|r| build(r, &policy, &lookup)).collect();
         let profiles: Vec<ProfileInfo> = self.defs.into_iter().map(|d| d.info).collect();
         Benchmark {
             id: self.id,
@@ -273,20 +239,10 @@ fn build<'v>(r: RawRule, policy: &Policy, lookup: &impl Fn(&str) -> Option<&'v s
     let fix = r.fix.map(|f| {
         let mut unresolved = Vec::new();
         let script = f.script.render(lookup, &mut unresolved);
-        Fix {
-            script,
-            reboot: f.reboot,
-            disruption: f.disruption,
-            complexity: f.complexity,
-            strategy: f.strategy,
-            unresolved,
-        }
+        Fix { script, reboot: f.reboot, disruption: f.disruption, complexity: f.complexity, strategy: f.strategy, unresolved }
     });
     Rule {
-        severity: policy
-            .severity(&r.id)
-            .map(str::to_string)
-            .unwrap_or(r.severity),
+        severity: policy.severity(&r.id).map(str::to_string).unwrap_or(r.severity),
         title: r.title.render(lookup, &mut ignored),
         description: r.description.render(lookup, &mut ignored),
         rationale: r.rationale.render(lookup, &mut ignored),

@@ -9,22 +9,14 @@ pub const DEFAULT_SSG_DIR: &str = "/var/cache/temper/vm/ssg/usr/share/xml/scap/s
 pub fn ssg(name: &str) -> PathBuf {
     let dir = std::env::var("TEMPER_SSG_DIR").unwrap_or_else(|_| DEFAULT_SSG_DIR.into());
     let p = PathBuf::from(dir).join(name);
-    assert!(
-        p.is_file(),
-        "SSG content missing: {} not found. Run `bash vm/fetch-ssg.sh` (or set TEMPER_SSG_DIR).",
-        p.display()
-    );
+    assert!(p.is_file(), "SSG content missing: {} not found. Run `bash vm/fetch-ssg.sh` (or set TEMPER_SSG_DIR).", p.display());
     p
 }
 
 /// The real results file (oscap 1.3.7, debian12 `standard`, scanned in the test VM).
 pub fn shared_results() -> PathBuf {
     let p = shared_dir().join("data/debian12-standard-results.xml");
-    assert!(
-        p.is_file(),
-        "results file missing: {} (set TEMPER_SHARED_DIR)",
-        p.display()
-    );
+    assert!(p.is_file(), "results file missing: {} (set TEMPER_SHARED_DIR)", p.display());
     p
 }
 
@@ -33,49 +25,27 @@ pub fn oscap(args: &[&str]) -> String {
     let out = Command::new("oscap")
         .args(args)
         .output()
-        .unwrap_or_else(|e| {
-            panic!("cannot run oscap ({e}): install it with `bash vm/host-deps.sh`")
-        });
+        .unwrap_or_else(|e| panic!("cannot run oscap ({e}): install it with `bash vm/host-deps.sh`"));
     // xccdf eval exits 2 when a rule fails; anything else non-zero is an error.
     let code = out.status.code().unwrap_or(-1);
-    assert!(
-        code == 0 || code == 2,
-        "oscap {args:?} exited {code}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(code == 0 || code == 2, "oscap {args:?} exited {code}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("oscap output is UTF-8")
 }
 
 /// Per selected rule, in oscap's order: (rule id, Some(script) or None when oscap says the
 /// fix is missing), from `oscap xccdf generate fix --fix-type bash`.
 pub fn oscap_fixes(ds: &str, profile: &str) -> Vec<(String, Option<String>)> {
-    let text = oscap(&[
-        "xccdf",
-        "generate",
-        "fix",
-        "--profile",
-        profile,
-        "--fix-type",
-        "bash",
-        ds,
-    ]);
+    let text = oscap(&["xccdf", "generate", "fix", "--profile", profile, "--fix-type", "bash", ds]);
     let mut out = Vec::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         let Some(rest) = line.strip_prefix("# BEGIN fix (") else {
             continue;
         };
-        let id = rest
-            .split('\'')
-            .nth(1)
-            .expect("rule id in BEGIN line")
-            .to_string();
+        let id = rest.split('\'').nth(1).expect("rule id in BEGIN line").to_string();
         lines.next(); // ####
         let echo = lines.next().expect("echo line");
-        assert!(
-            echo.starts_with("(>&2 echo \"Remediating rule"),
-            "unexpected: {echo}"
-        );
+        assert!(echo.starts_with("(>&2 echo \"Remediating rule"), "unexpected: {echo}");
         let end = format!("# END fix for '{id}'");
         let mut body = Vec::new();
         for l in lines.by_ref() {
@@ -85,11 +55,7 @@ pub fn oscap_fixes(ds: &str, profile: &str) -> Vec<(String, Option<String>)> {
             body.push(l);
         }
         let body = body.join("\n");
-        let script = if body.contains("IS MISSING!\")") && body.lines().count() == 1 {
-            None
-        } else {
-            Some(body)
-        };
+        let script = if body.contains("IS MISSING!\")") && body.lines().count() == 1 { None } else { Some(body) };
         out.push((id, script));
     }
     out

@@ -47,13 +47,16 @@ pub async fn run(config: &Config, json: bool) -> anyhow::Result<u8> {
     let ssh_ok = matches!(&ssh, Ok(o) if o.success());
     checks.push(check(
         "ssh",
-        ssh.map_err(|e| e.to_string()).and_then(|o| if o.success() { Ok(format!("logged in as {}", o.stdout_str().trim())) } else { Err(o.stderr_str()) }),
+        ssh.map_err(|e| e.to_string())
+            .and_then(|o| if o.success() { Ok(format!("logged in as {}", o.stdout_str().trim())) } else { Err(o.stderr_str()) }),
         "is the VM running and the key right? check ssh_host, ssh_port, ssh_user, ssh_key",
     ));
     let sudo = if ssh_ok {
-        guest.exec(Exec::new(["true"])).await.map_err(|e| e.to_string()).and_then(|o| {
-            if o.success() { Ok("sudo -n true works".into()) } else { Err(o.stderr_str().trim().to_string()) }
-        })
+        guest
+            .exec(Exec::new(["true"]))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|o| if o.success() { Ok("sudo -n true works".into()) } else { Err(o.stderr_str().trim().to_string()) })
     } else {
         Err("ssh does not work".into())
     };
@@ -66,16 +69,32 @@ pub async fn run(config: &Config, json: bool) -> anyhow::Result<u8> {
         let profile = config.profile.clone().unwrap_or(skill.manifest.profile.clone());
         let ds = wiring::host_datastream(config, skill);
         let content = temper_scap::list_profiles(&ds).map_err(|e| format!("{}: {e}", ds.display())).and_then(|ps| {
-            if ps.iter().any(|p| p.id == profile) { Ok(format!("{} has profile {profile}", ds.display())) } else { Err(format!("{} has no profile {profile}", ds.display())) }
+            if ps.iter().any(|p| p.id == profile) {
+                Ok(format!("{} has profile {profile}", ds.display()))
+            } else {
+                Err(format!("{} has no profile {profile}", ds.display()))
+            }
         });
-        checks.push(check("datastream and profile (host)", content, "bash vm/fetch-ssg.sh fetches SSG 0.1.76; check content_dir and profile"));
+        checks.push(check(
+            "datastream and profile (host)",
+            content,
+            "bash vm/fetch-ssg.sh fetches SSG 0.1.76; check content_dir and profile",
+        ));
         let scanner = Scanner::new(wiring::guest_datastream(config, skill), profile);
         let oscap = if ssh_ok { scanner.check(&guest).await.map_err(|e| e.to_string()) } else { Err("ssh does not work".into()) };
-        checks.push(check("oscap and datastream (guest)", oscap, "install openscap-scanner and ssg content in the guest (vm/build-image.sh does)"));
+        checks.push(check(
+            "oscap and datastream (guest)",
+            oscap,
+            "install openscap-scanner and ssg content in the guest (vm/build-image.sh does)",
+        ));
     }
     if let Some(llm) = wiring::llm_config(config, None, None) {
         let probe = temper_agents::probe(&llm).await;
-        let r = if probe.ok { Ok(format!("{} answers ({} mode, {} ms)", llm.base_url, probe.mode, probe.latency_ms)) } else { Err(probe.error.unwrap_or_default()) };
+        let r = if probe.ok {
+            Ok(format!("{} answers ({} mode, {} ms)", llm.base_url, probe.mode, probe.latency_ms))
+        } else {
+            Err(probe.error.unwrap_or_default())
+        };
         checks.push(check("llm endpoint", r, "is the server up? `temper llm probe --llm URL` shows details"));
     }
 

@@ -1,6 +1,8 @@
 //! `temper memory list|show|forget`: what temper has learned, for review.
 use serde_json::{Value, json};
 
+use temper_core::journal::prelude::*;
+
 use super::print_json;
 use crate::cli::{MemoryCmd, MemoryKind};
 use crate::config::Config;
@@ -23,7 +25,7 @@ fn line(kind: MemoryKind, v: &Value) -> String {
 }
 
 pub async fn run(config: &Config, cmd: MemoryCmd) -> anyhow::Result<u8> {
-    let store = temper_store::Store::open(&config.db).await?;
+    let store = crate::wiring::store(config).await?;
     match cmd {
         MemoryCmd::List { kind, json } => {
             let kinds = kind.map_or(vec![MemoryKind::Lessons, MemoryKind::Bans, MemoryKind::Tips], |k| vec![k]);
@@ -51,7 +53,7 @@ pub async fn run(config: &Config, cmd: MemoryCmd) -> anyhow::Result<u8> {
             }
         }
         MemoryCmd::Forget { kind, id } => {
-            store.forget(kind.table(), id).await?;
+            store.forget(kind.journal(), id).await?;
             println!("forgot {} {id}", kind.table());
         }
     }

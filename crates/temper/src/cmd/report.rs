@@ -8,7 +8,7 @@ use crate::cli::ReportFormat;
 use crate::config::Config;
 
 pub async fn run(config: &Config, run: &str, format: ReportFormat, output: Option<PathBuf>) -> anyhow::Result<u8> {
-    let store = temper_store::Store::open(&config.db).await?;
+    let store = crate::wiring::store(config).await?;
     let id = resolve_run(&store, run).await?;
     let data = load(&store, id).await?;
     // The datastream, read with the run's profile, gives titles, rationale and DISA ids.

@@ -1,12 +1,15 @@
 //! `temper run` and `temper resume`: the Ralph loop on the configured VM.
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
+use temper_core::journal::prelude::*;
+use temper_core::journal::{EventKind, Lease, LeaseError, NewRun, RunStatus};
 use temper_core::ports::{Clock, Timed};
 use temper_core::ralph::{Agents, LoopError, Quiet, Ralph, Settings, Summary};
 use temper_core::scan::Scanner;
-use temper_store::{NewRun, Store};
+use temper_store::Store;
 
 use super::{EXIT_ERROR, EXIT_PAUSED, print_json};
 use crate::cli::{AgentArgs, AgentKind, RunArgs};
@@ -52,7 +55,7 @@ pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
         quiet: args.quiet,
         json: args.json,
     };
-    let store = Store::open(&config.db).await?;
+    let store = crate::wiring::store(&config).await?;
     let run = store
         .create_run(&NewRun {
             skill: config.skill.clone(),
@@ -62,19 +65,20 @@ pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
             target: config.target(),
             agent: wiring::agent_name(kind).into(),
             options_json: serde_json::to_string(&opts)?,
+            baseline: config.baseline.clone(),
         })
         .await?;
-    eprintln!("temper: run {run} started ({} agent, db {})", wiring::agent_name(kind), config.db.display());
-    execute(&config, &store, run, kind, opts).await
+    eprintln!("temper: run {run} started from snapshot {} ({} agent, db {})", config.baseline, wiring::agent_name(kind), store.describe());
+    execute(&config, Arc::new(store), run, kind, opts, false).await
 }
 
 pub async fn resume(config: &Config, run: Option<i64>, agent: AgentArgs, quiet: bool, json: bool) -> anyhow::Result<u8> {
-    let store = Store::open(&config.db).await?;
+    let store = crate::wiring::store(config).await?;
     let row = match run {
         Some(id) => store.run(id).await?,
         None => store.unfinished_run().await?.context("no unfinished run to resume")?,
     };
-    if row.status == "finished" {
+    if row.status == RunStatus::Finished {
         anyhow::bail!("run {} is finished (exit code {:?}); start a new one with `temper run`", row.id, row.exit_code);
     }
     let mut opts: Options = serde_json::from_str(&row.options_json).context("the run's stored options")?;
@@ -89,27 +93,54 @@ pub async fn resume(config: &Config, run: Option<i64>, agent: AgentArgs, quiet: 
     let kind = agent.agent.or_else(|| wiring::parse_agent(&row.agent)).unwrap_or(AgentKind::Stock);
     let mut config = config.clone();
     config.skill = opts.skill.clone();
-    store.set_status(row.id, "running", None).await?;
-    store.event(row.id, "resume", None, serde_json::json!({"phase": row.phase, "checkpoint": row.checkpoint})).await?;
-    eprintln!("temper: resuming run {} from checkpoint {} (was in {})", row.id, row.checkpoint, row.phase);
-    execute(&config, &store, row.id, kind, opts).await
+    // The run goes on from the snapshot it started from, whatever the config says now.
+    config.baseline = row.baseline.clone();
+    eprintln!("temper: resuming run {} from checkpoint {} (was {} in {})", row.id, row.checkpoint, row.status, row.phase);
+    execute(&config, Arc::new(store), row.id, kind, opts, true).await
 }
 
-async fn execute(config: &Config, store: &Store, run: i64, kind: AgentKind, opts: Options) -> anyhow::Result<u8> {
+/// Takes the run's lease (refused while another live process drives it), then drives the run.
+async fn execute(config: &Config, store: Arc<Store>, run: i64, kind: AgentKind, opts: Options, resuming: bool) -> anyhow::Result<u8> {
+    let clock = Arc::new(Clock::default());
+    let journal: Arc<dyn Journal> = store.clone();
+    let lease = match Lease::take(journal, run, clock.clone()).await {
+        Ok(l) => l,
+        Err(e @ LeaseError::Held { .. }) => {
+            eprintln!("temper: {e}");
+            return Ok(EXIT_ERROR);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if resuming {
+        let row = store.run(run).await?;
+        store.set_status(run, RunStatus::Running, None).await?;
+        let was = serde_json::json!({"was": row.status, "phase": row.phase, "checkpoint": row.checkpoint});
+        store.event(run, EventKind::Resume, None, was).await?;
+    }
+    let code = drive(config, &store, &lease, kind, opts).await;
+    if let Err(e) = lease.release().await {
+        eprintln!("temper: releasing run {run}: {e}");
+    }
+    code
+}
+
+async fn drive(config: &Config, store: &Store, lease: &Lease, kind: AgentKind, opts: Options) -> anyhow::Result<u8> {
+    let run = lease.run;
     let skill = wiring::skill(config)?;
     let ds = wiring::host_datastream(config, &skill);
     let content = temper_scap::read_benchmark(&ds, Some(&opts.profile)).with_context(|| format!("reading {}", ds.display()))?;
     store.set_content_version(run, &content.version).await?;
     let llm = wiring::llm_config(config, opts.llm_url.clone(), opts.llm_model.clone());
     let agent = wiring::agents(kind, llm, &skill)?;
-    let (hv, guest, clock) = (wiring::hypervisor(config), wiring::guest(config)?, Clock::default());
+    let (hv, guest) = (wiring::hypervisor(config), wiring::guest(config)?);
+    let clock = lease.clock();
     let progress = (!opts.quiet).then(Progress::new);
     let mut scanner = Scanner::new(wiring::guest_datastream(config, &skill), opts.profile.clone());
     scanner.timeout = Duration::from_secs(config.scan_timeout_secs);
     let ralph = Ralph {
         store,
-        hv: &Timed { inner: &hv, clock: &clock },
-        guest: &Timed { inner: &guest, clock: &clock },
+        hv: &Timed { inner: &hv, clock },
+        guest: &Timed { inner: &guest, clock },
         agents: Agents { architect: agent.as_ref(), worker: agent.as_ref(), reflector: agent.as_ref() },
         skill: &skill,
         content: &content,
@@ -129,8 +160,9 @@ async fn execute(config: &Config, store: &Store, run: i64, kind: AgentKind, opts
             ..Settings::default()
         },
         observer: progress.as_ref().map_or(&Quiet as &dyn temper_core::ralph::Observer, |p| p),
-        clock: &clock,
+        clock,
         started: Instant::now(),
+        lease: Some(lease),
     };
     let result = ralph.run(run).await;
     if let Some(p) = &progress {
@@ -151,9 +183,11 @@ async fn execute(config: &Config, store: &Store, run: i64, kind: AgentKind, opts
         }
         Err(e) => {
             let msg = e.to_string();
-            let _ = store.set_status(run, "interrupted", Some(&msg)).await;
-            let _ = store.event(run, "error", None, serde_json::json!({"error": msg})).await;
-            eprintln!("temper: run {run} stopped: {msg}\ntemper: fix the cause, then `temper resume {run}` continues from the last checkpoint");
+            let _ = store.set_status(run, RunStatus::Interrupted, Some(&msg)).await;
+            let _ = store.event(run, EventKind::Error, None, serde_json::json!({"error": msg})).await;
+            eprintln!(
+                "temper: run {run} stopped: {msg}\ntemper: fix the cause, then `temper resume {run}` continues from the last checkpoint"
+            );
             Ok(EXIT_ERROR)
         }
     }

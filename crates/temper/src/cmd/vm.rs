@@ -52,11 +52,16 @@ async fn status(config: &Config, json: bool) -> anyhow::Result<u8> {
     if json {
         print_json(&v)?;
     } else {
-        println!("{} ({}): {}", config.domain, config.libvirt_uri, match &running {
-            Ok(true) => "running".to_string(),
-            Ok(false) => "shut off".to_string(),
-            Err(e) => format!("unavailable: {e}"),
-        });
+        println!(
+            "{} ({}): {}",
+            config.domain,
+            config.libvirt_uri,
+            match &running {
+                Ok(true) => "running".to_string(),
+                Ok(false) => "shut off".to_string(),
+                Err(e) => format!("unavailable: {e}"),
+            }
+        );
         println!("snapshots: {}", if snapshots.is_empty() { "-".into() } else { snapshots.join(", ") });
     }
     Ok(if matches!(running, Ok(true)) { 0 } else { 1 })

@@ -6,6 +6,8 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use temper_core::journal::AttemptState;
+pub use temper_core::journal::prelude::*;
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_mockllm::{MockLlm, Scripted};
 use temper_store::Store;
@@ -19,26 +21,43 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
-/// One test's world: its own database under a temp dir.
+/// One test's world: its own database (a SQLite file under a temp dir, or a fresh PostgreSQL
+/// database).
 pub struct World {
     pub dir: tempfile::TempDir,
     /// Extra environment for every `temper` this world starts.
     pub env: Vec<(String, String)>,
+    db: String,
 }
 
 impl World {
     pub fn new() -> Self {
-        Self { dir: tempfile::tempdir().unwrap(), env: Vec::new() }
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("temper.db").to_str().unwrap().to_string();
+        Self { dir, env: Vec::new(), db }
     }
 
-    pub fn db(&self) -> PathBuf {
-        self.dir.path().join("temper.db")
+    /// A world whose database is a new, empty one on the test PostgreSQL server.
+    pub async fn postgres() -> Self {
+        let url = temper_store::testing::scratch_database(&temper_store::testing::server_url(), "temper_e2e").await.unwrap();
+        Self { db: url, ..Self::new() }
+    }
+
+    /// The `db` setting: a file path, or a `postgres://` URL.
+    pub fn db(&self) -> &str {
+        &self.db
+    }
+
+    /// True once the database exists (a SQLite file is created by the first `temper run`).
+    pub fn has_db(&self) -> bool {
+        !self.db.starts_with('/') || std::path::Path::new(&self.db).exists()
     }
 
     /// `temper` with this world's database, the repo's skills, and the VM's defaults.
     pub fn temper(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_temper"));
-        c.env("TEMPER_CONFIG", self.dir.path().join("none.toml"))
+        c.current_dir(self.dir.path())
+            .env("TEMPER_CONFIG", self.dir.path().join("none.toml"))
             .env("TEMPER_DB", self.db())
             .env("TEMPER_SKILLS_DIR", repo().join("skills"))
             .env("TEMPER_SKILL", "debian12-anssi")
@@ -121,14 +140,14 @@ pub async fn kill_during_fix(w: &World, child: &mut tokio::process::Child, marke
     let mut running = false;
     for _ in 0..900 {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        if w.db().exists() {
+        if w.has_db() {
             let store = w.store().await;
-            if let Some(run) = store.latest_run().await.unwrap() {
-                if store.attempts(run.id).await.unwrap().iter().any(|a| a.state == "started") {
-                    running = sh(&format!("test -e {marker}")).await.0 == Some(0);
-                    if running {
-                        break;
-                    }
+            if let Some(run) = store.latest_run().await.unwrap()
+                && store.attempts(run.id).await.unwrap().iter().any(|a| a.state == AttemptState::Started)
+            {
+                running = sh(&format!("test -e {marker}")).await.0 == Some(0);
+                if running {
+                    break;
                 }
             }
         }
@@ -141,6 +160,29 @@ pub async fn kill_during_fix(w: &World, child: &mut tokio::process::Child, marke
     child.wait().await.unwrap();
 }
 
+/// Waits until an attempt on `rule` is under way (started or applied), then kills temper (SIGKILL).
+pub async fn kill_during_attempt(w: &World, child: &mut tokio::process::Child, rule: &str) {
+    let mut caught = false;
+    for _ in 0..3600 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        if w.has_db() {
+            let store = w.store().await;
+            if let Some(run) = store.latest_run().await.unwrap() {
+                let attempts = store.attempts(run.id).await.unwrap();
+                caught = attempts.iter().any(|a| a.rule_id == rule && matches!(a.state.as_str(), "started" | "applied"));
+                if caught {
+                    break;
+                }
+            }
+        }
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("temper exited before the kill: {st}");
+        }
+    }
+    assert!(caught, "no attempt on {rule} was ever under way");
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+}
 
 pub fn select(rule: &str, plan: &str) -> Scripted {
     Scripted::tool_call("select_rule", json!({"rule_id": rule, "plan": plan}))
@@ -159,12 +201,14 @@ pub fn reflect(lesson: &str, banned: Option<&str>, distilled: &str) -> Scripted 
 }
 
 /// The correct fix for `sysctl_fs_suid_dumpable`, and its revert.
-pub const SUID_FIX: &str = "set -e\nprintf 'fs.suid_dumpable = 0\\n' > /etc/sysctl.d/60-temper-suid.conf\nsysctl -q -w fs.suid_dumpable=0\n";
+pub const SUID_FIX: &str =
+    "set -e\nprintf 'fs.suid_dumpable = 0\\n' > /etc/sysctl.d/60-temper-suid.conf\nsysctl -q -w fs.suid_dumpable=0\n";
 pub const SUID_REVERT: &str = "rm -f /etc/sysctl.d/60-temper-suid.conf\nsysctl -q --system >/dev/null\n";
 
 pub const ASLR: &str = "xccdf_org.ssgproject.content_rule_sysctl_kernel_randomize_va_space";
 /// The correct fix for `sysctl_kernel_randomize_va_space`, and its revert.
-pub const ASLR_FIX: &str = "set -e\nprintf 'kernel.randomize_va_space = 2\\n' > /etc/sysctl.d/60-temper-aslr.conf\nsysctl -q -w kernel.randomize_va_space=2\n";
+pub const ASLR_FIX: &str =
+    "set -e\nprintf 'kernel.randomize_va_space = 2\\n' > /etc/sysctl.d/60-temper-aslr.conf\nsysctl -q -w kernel.randomize_va_space=2\n";
 pub const ASLR_REVERT: &str = "rm -f /etc/sysctl.d/60-temper-aslr.conf\n";
 
 pub async fn mock(script: Vec<Scripted>) -> MockLlm {
@@ -174,7 +218,21 @@ pub async fn mock(script: Vec<Scripted>) -> MockLlm {
 /// `temper run` with the scripted LLM, restricted to `rules`.
 pub async fn llm_run(w: &World, llm: &MockLlm, rules: &str, extra: &[&str]) -> Output {
     let url = llm.url();
-    let mut args = vec!["run", "--agent", "llm", "--llm", url.as_str(), "--model", "scripted", "--profile", STANDARD, "--rules", rules, "--quiet", "--json"];
+    let mut args = vec![
+        "run",
+        "--agent",
+        "llm",
+        "--llm",
+        url.as_str(),
+        "--model",
+        "scripted",
+        "--profile",
+        STANDARD,
+        "--rules",
+        rules,
+        "--quiet",
+        "--json",
+    ];
     args.extend_from_slice(extra);
     w.run(&args).await
 }

@@ -1,0 +1,148 @@
+//! One run, one driver: a process takes a run's lease before it drives it and renews it while
+//! it does. A process that dies stops renewing; its lease runs out (or, on the same host, its
+//! pid is gone) and another process may take the run. The renewals also keep the run's wall
+//! and guest time, so a resumed run's times add up over every segment.
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{EventKind, Journal, JournalError};
+use crate::ports::Clock;
+
+/// How long a lease holds without renewal, and how often it is renewed.
+pub const LEASE_FOR: Duration = Duration::from_secs(30);
+const RENEW_EVERY: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum LeaseError {
+    #[error("run {run} is being driven by another process ({driver}, lease until {until}); wait for it, or for its lease to run out")]
+    Held { run: i64, driver: String, until: String },
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
+/// This process as a driver: `host:pid:nonce`.
+pub fn driver_id() -> String {
+    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    format!("{}:{}:{nonce:08x}", hostname(), std::process::id())
+}
+
+/// True when `driver` ran on this host and its process is gone.
+pub fn driver_is_dead(driver: &str) -> bool {
+    let mut parts = driver.rsplitn(3, ':');
+    let (_nonce, pid, host) = (parts.next(), parts.next(), parts.next());
+    match (host, pid.and_then(|p| p.parse::<u32>().ok())) {
+        (Some(h), Some(pid)) if h == hostname() => !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        _ => false,
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "localhost".into())
+}
+
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// A held lease. Renewed in the background until [`Lease::release`].
+pub struct Lease {
+    pub run: i64,
+    pub driver: String,
+    /// This segment's start, and the wall and guest time of the run's earlier segments.
+    pub started: Instant,
+    pub prior_wall: Duration,
+    pub prior_guest: Duration,
+    lost: Arc<AtomicBool>,
+    journal: Arc<dyn Journal>,
+    clock: Arc<Clock>,
+    renewer: tokio::task::JoinHandle<()>,
+}
+
+impl Lease {
+    /// Takes run `run` for this process, or says who holds it.
+    pub async fn take(journal: Arc<dyn Journal>, run: i64, clock: Arc<Clock>) -> Result<Lease, LeaseError> {
+        let row = journal.run(run).await?;
+        let driver = driver_id();
+        let dead = row.driver.as_deref().filter(|d| driver_is_dead(d));
+        let now = now_ms();
+        if !journal.claim_run(run, &driver, dead, now, now + LEASE_FOR.as_millis() as i64).await? {
+            let row = journal.run(run).await?;
+            let until = row.lease_until.and_then(chrono::DateTime::from_timestamp_millis).map_or("?".into(), |t| t.to_rfc3339());
+            return Err(LeaseError::Held { run, driver: row.driver.unwrap_or_default(), until });
+        }
+        journal.event(run, EventKind::LeaseTaken, None, json!({"driver": driver, "previous": row.driver})).await?;
+        let lost = Arc::new(AtomicBool::new(false));
+        let (started, prior_wall, prior_guest) =
+            (Instant::now(), Duration::from_millis(row.wall_ms as u64), Duration::from_millis(row.guest_ms as u64));
+        let renewer = {
+            let (journal, clock, lost, driver) = (journal.clone(), clock.clone(), lost.clone(), driver.clone());
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(RENEW_EVERY).await;
+                    let (wall, guest) = (prior_wall + started.elapsed(), prior_guest + clock.total());
+                    let until = now_ms() + LEASE_FOR.as_millis() as i64;
+                    match journal.renew_lease(run, &driver, until, wall.as_millis() as i64, guest.as_millis() as i64).await {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            tracing::error!(run, "the run's lease was taken by another process; stopping");
+                            lost.store(true, Ordering::SeqCst);
+                            return;
+                        }
+                        Err(e) => tracing::warn!(run, "renewing the run's lease: {e}"),
+                    }
+                }
+            })
+        };
+        Ok(Lease { run, driver, started, prior_wall, prior_guest, lost, journal, clock, renewer })
+    }
+
+    /// The clock the guest and hypervisor time of this segment runs on.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// True once another process took the run (this one stalled past its lease).
+    pub fn lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+    }
+
+    /// The run's wall and guest time over every segment, this one included.
+    pub fn totals(&self) -> (Duration, Duration) {
+        (self.prior_wall + self.started.elapsed(), self.prior_guest + self.clock.total())
+    }
+
+    /// Stops renewing, records the times, and lets the run go.
+    pub async fn release(self) -> Result<(), JournalError> {
+        self.renewer.abort();
+        if self.lost() {
+            return Ok(());
+        }
+        let (wall, guest) = self.totals();
+        self.journal.renew_lease(self.run, &self.driver, now_ms(), wall.as_millis() as i64, guest.as_millis() as i64).await?;
+        self.journal.release_run(self.run, &self.driver).await
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.renewer.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_driver_on_this_host_is_dead_once_its_pid_is_gone() {
+        let me = driver_id();
+        assert!(!driver_is_dead(&me), "this process is alive: {me}");
+        let gone = format!("{}:{}:0", hostname(), u32::MAX - 1);
+        assert!(driver_is_dead(&gone));
+        assert!(!driver_is_dead(&format!("other-host:{}:0", u32::MAX - 1)), "another host's driver is never judged from here");
+        assert!(!driver_is_dead("garbage"));
+    }
+}

@@ -1,0 +1,139 @@
+//! The journal: every state change of a run, written through these traits and read back by
+//! the loop, the reports and the CLI. `temper-store` implements them (SQLite, PostgreSQL); no
+//! other crate sees a database. Each call commits on its own; the calls that must be atomic
+//! (keeping a fix, settling a batch) are one call each.
+mod lease;
+mod records;
+mod vocab;
+
+use async_trait::async_trait;
+
+pub use lease::{LEASE_FOR, Lease, LeaseError, driver_id, driver_is_dead, now_ms};
+pub use records::{
+    Attempt, Ban, Culprit, Evaluation, Event, Lesson, NewAttempt, NewRule, NewRun, NewTurn, Rule, Run, RunSummary, Tip, Turn,
+};
+pub(crate) use vocab::text_enum;
+pub use vocab::{
+    AttemptState, EventKind, FixSource, KeptState, MemoryKind, Phase, RevertMethod, RuleStatus, RunStatus, ScanResult, TurnMode, TurnRole,
+    UnknownValue,
+};
+
+/// The journal's traits, for callers that hold a concrete store: `use temper_core::journal::prelude::*`.
+pub mod prelude {
+    pub use super::{AttemptLog, EventLog, Journal, MemoryLog, RuleLog, RunLog, TurnLog};
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("{0}")]
+    Open(String),
+    #[error("database: {0}")]
+    Db(String),
+    #[error("{0} not found")]
+    NotFound(String),
+    #[error("event log {path}: {reason}")]
+    EventLog { path: String, reason: String },
+}
+
+pub type JournalResult<T> = Result<T, JournalError>;
+
+/// Runs: created, driven under a lease, finished.
+#[async_trait]
+pub trait RunLog: Send + Sync {
+    async fn create_run(&self, run: &NewRun) -> JournalResult<i64>;
+    async fn run(&self, id: i64) -> JournalResult<Run>;
+    async fn latest_run(&self) -> JournalResult<Option<Run>>;
+    /// The newest run that has not finished (running, paused or interrupted), for `temper resume`.
+    async fn unfinished_run(&self) -> JournalResult<Option<Run>>;
+    async fn list_runs(&self, limit: i64) -> JournalResult<Vec<Run>>;
+    async fn set_phase(&self, run: i64, phase: Phase, rule: Option<&str>) -> JournalResult<()>;
+    async fn set_status(&self, run: i64, status: RunStatus, error: Option<&str>) -> JournalResult<()>;
+    async fn set_regression_every(&self, run: i64, every: u32) -> JournalResult<()>;
+    /// Each score is set only when given.
+    async fn set_scores(&self, run: i64, before: Option<f64>, after: Option<f64>) -> JournalResult<()>;
+    async fn set_content_version(&self, run: i64, version: &str) -> JournalResult<()>;
+    async fn finish_run(&self, run: i64, summary: &RunSummary) -> JournalResult<()>;
+    /// Takes the run for `driver` when no live driver holds it: no driver, an expired lease,
+    /// the same driver, or `dead` (a driver known to be gone). One statement, so two processes
+    /// never both take it.
+    async fn claim_run(&self, run: i64, driver: &str, dead: Option<&str>, now_ms: i64, until_ms: i64) -> JournalResult<bool>;
+    /// Extends the lease and records the time spent so far; false when the lease was lost.
+    async fn renew_lease(&self, run: i64, driver: &str, until_ms: i64, wall_ms: i64, guest_ms: i64) -> JournalResult<bool>;
+    async fn release_run(&self, run: i64, driver: &str) -> JournalResult<()>;
+}
+
+/// Rules: as the first scan found them, then as the loop settles them.
+#[async_trait]
+pub trait RuleLog: Send + Sync {
+    /// Records a rule of the first scan; a rule already recorded keeps its row (resume).
+    async fn add_rule(&self, rule: &NewRule) -> JournalResult<()>;
+    async fn rules(&self, run: i64) -> JournalResult<Vec<Rule>>;
+    async fn rule(&self, run: i64, rule_id: &str) -> JournalResult<Option<Rule>>;
+    async fn set_rule_status(&self, run: i64, rule_id: &str, status: RuleStatus, reason: Option<&str>) -> JournalResult<()>;
+    async fn add_rule_time(&self, run: i64, rule_id: &str, ms: i64) -> JournalResult<()>;
+    async fn set_final_result(&self, run: i64, rule_id: &str, result: ScanResult) -> JournalResult<()>;
+}
+
+/// Attempts: started before the fix runs, finished with their evaluation, kept or settled.
+#[async_trait]
+pub trait AttemptLog: Send + Sync {
+    /// Numbers the attempt and counts it on its rule, in one transaction. Returns (id, n).
+    async fn start_attempt(&self, a: &NewAttempt) -> JournalResult<(i64, i64)>;
+    async fn set_attempt_state(&self, id: i64, state: AttemptState) -> JournalResult<()>;
+    async fn finish_attempt(&self, id: i64, e: &Evaluation) -> JournalResult<()>;
+    /// Keeps a fix in one transaction: the evaluation, the rule `fixed`, and `checkpoint` in force.
+    async fn record_fix(&self, run: i64, id: i64, e: &Evaluation, rule_id: &str, checkpoint: &str) -> JournalResult<()>;
+    /// Keeps a verified fix that awaits its batch's regression check, with its snapshot.
+    async fn record_pending_fix(&self, run: i64, id: i64, e: &Evaluation, rule_id: &str, snapshot: &str) -> JournalResult<()>;
+    /// Fixes kept since the checkpoint that await the regression check, oldest first.
+    async fn pending_fixes(&self, run: i64) -> JournalResult<Vec<Attempt>>;
+    /// The regression set passed: every pending fix is confirmed and `checkpoint` is in force.
+    async fn confirm_fixes(&self, run: i64, checkpoint: &str) -> JournalResult<()>;
+    /// A regressed batch: `culprit` gets the `regression` verdict, `dropped` (kept on top of it)
+    /// are rolled back; their rules reopen. One transaction.
+    async fn roll_back_fixes(&self, run: i64, culprit: &Culprit, dropped: &[i64]) -> JournalResult<()>;
+    /// Rolled-back fixes whose rule is still open: the harness replays them before the next pick.
+    async fn fixes_to_replay(&self, run: i64) -> JournalResult<Vec<Attempt>>;
+    /// Closes the attempts a crash left half-done and returns them. They are never run again,
+    /// and they do not count as tries on their rule.
+    async fn interrupt_open_attempts(&self, run: i64) -> JournalResult<Vec<Attempt>>;
+    async fn attempts(&self, run: i64) -> JournalResult<Vec<Attempt>>;
+    async fn rule_attempts(&self, run: i64, rule_id: &str) -> JournalResult<Vec<Attempt>>;
+}
+
+/// LLM calls.
+#[async_trait]
+pub trait TurnLog: Send + Sync {
+    async fn add_turn(&self, turn: &NewTurn<'_>) -> JournalResult<i64>;
+    async fn turns(&self, run: i64) -> JournalResult<Vec<Turn>>;
+}
+
+/// The run's event journal (also appended to `runs/<id>/events.jsonl` beside a file database).
+#[async_trait]
+pub trait EventLog: Send + Sync {
+    async fn event(&self, run: i64, kind: EventKind, rule_id: Option<&str>, data: serde_json::Value) -> JournalResult<()>;
+    async fn events(&self, run: i64, after_id: i64) -> JournalResult<Vec<Event>>;
+}
+
+/// Semantic memory: lessons, bans and tips, kept across runs until forgotten.
+#[async_trait]
+pub trait MemoryLog: Send + Sync {
+    async fn add_lesson(&self, run: i64, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<i64>;
+    async fn add_ban(&self, run: i64, rule: &str, pattern: &str, reason: &str) -> JournalResult<i64>;
+    async fn add_tip(&self, run: i64, rule: &str, tip: &crate::agent::Tip) -> JournalResult<i64>;
+    /// Active lessons, newest first; `rule` narrows to one rule's episodic memory.
+    async fn lessons(&self, rule: Option<&str>) -> JournalResult<Vec<Lesson>>;
+    async fn bans(&self) -> JournalResult<Vec<Ban>>;
+    async fn tips(&self) -> JournalResult<Vec<Tip>>;
+    /// Forgets one item; it stays in its table, inactive, for the record.
+    async fn forget(&self, kind: MemoryKind, id: i64) -> JournalResult<()>;
+}
+
+/// The whole journal.
+#[async_trait]
+pub trait Journal: RunLog + RuleLog + AttemptLog + TurnLog + EventLog + MemoryLog {
+    /// Where it lives, for messages (`sqlite .temper/temper.db`, `postgres 127.0.0.1:5433/temper`).
+    fn describe(&self) -> String;
+    /// The database's own consistency check; "ok" when sound.
+    async fn integrity_check(&self) -> JournalResult<String>;
+}

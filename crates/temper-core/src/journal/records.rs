@@ -1,0 +1,334 @@
+//! The journal's records: what the loop writes and the reports and the CLI read.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::vocab::{
+    AttemptState, EventKind, FixSource, KeptState, Phase, RevertMethod, RuleStatus, RunStatus, ScanResult, TurnMode, TurnRole,
+};
+use crate::verdict::Verdict;
+
+/// What a new run is started with.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    pub skill: String,
+    pub profile: String,
+    pub datastream: String,
+    pub content_version: Option<String>,
+    pub target: String,
+    pub agent: String,
+    pub options_json: String,
+    /// The snapshot the run starts from; its first checkpoint.
+    pub baseline: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
+pub struct Run {
+    pub id: i64,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub status: RunStatus,
+    pub skill: String,
+    pub profile: String,
+    pub datastream: String,
+    pub content_version: Option<String>,
+    pub target: String,
+    pub agent: String,
+    pub options_json: String,
+    pub phase: Phase,
+    pub current_rule: Option<String>,
+    pub checkpoint: String,
+    pub score_before: Option<f64>,
+    pub score_after: Option<f64>,
+    pub exit_code: Option<i64>,
+    pub summary_json: Option<String>,
+    pub error: Option<String>,
+    pub heartbeat_at: Option<String>,
+    /// Fixes per regression check; 1: the regression set rides in every rule rescan.
+    pub regression_every: Option<i64>,
+    /// The snapshot the run started from.
+    pub baseline: String,
+    /// The process that drives the run (`host:pid:nonce`), while its lease holds.
+    pub driver: Option<String>,
+    /// The driver's lease, in epoch milliseconds.
+    pub lease_until: Option<i64>,
+    /// Wall and guest time of the run's earlier segments and of this one so far (kept with the lease).
+    pub wall_ms: i64,
+    pub guest_ms: i64,
+}
+
+impl Run {
+    /// Marked running, but no process drives it: its lease ran out, or its process on this host
+    /// is gone (a kill, a crash). `temper resume` continues it.
+    pub fn driver_gone(&self, now_ms: i64) -> bool {
+        self.status == RunStatus::Running
+            && (self.lease_until.is_none_or(|u| u < now_ms) || self.driver.as_deref().is_none_or(super::driver_is_dead))
+    }
+}
+
+/// A rule as the first scan found it.
+#[derive(Debug, Clone)]
+pub struct NewRule {
+    pub run_id: i64,
+    pub rule_id: String,
+    pub title: String,
+    pub severity: String,
+    pub initial_result: ScanResult,
+    pub status: RuleStatus,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
+pub struct Rule {
+    pub id: i64,
+    pub run_id: i64,
+    pub rule_id: String,
+    pub title: String,
+    pub severity: String,
+    pub initial_result: ScanResult,
+    pub final_result: Option<ScanResult>,
+    pub status: RuleStatus,
+    pub reason: Option<String>,
+    /// Attempts that count as tries (an interrupted one does not).
+    pub attempts: i64,
+    pub elapsed_ms: i64,
+}
+
+/// Written (state `started`) before the fix touches the guest.
+#[derive(Debug, Clone)]
+pub struct NewAttempt {
+    pub run_id: i64,
+    pub rule_id: String,
+    pub plan: String,
+    pub source: FixSource,
+    /// A fix rolled back with its batch, run again.
+    pub replayed: bool,
+    pub fix_script: String,
+    pub revert_script: String,
+    pub description: String,
+    pub checkpoint: String,
+}
+
+/// Everything the evaluation and the revert found about one attempt.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    pub fix_exit_code: Option<i64>,
+    pub fix_stdout: Option<String>,
+    pub fix_stderr: Option<String>,
+    pub rule_result: Option<ScanResult>,
+    pub health_ok: Option<bool>,
+    pub health_output: Option<String>,
+    pub access_ok: Option<bool>,
+    pub regressions: Vec<String>,
+    pub verdict: Verdict,
+    pub verdict_reason: String,
+    pub revert_method: RevertMethod,
+    pub revert_ms: Option<i64>,
+    pub apply_ms: Option<i64>,
+    pub evaluate_ms: Option<i64>,
+    pub diagnostics: Option<String>,
+}
+
+impl Evaluation {
+    /// An evaluation that ends in `verdict`, with nothing measured yet.
+    pub fn new(verdict: Verdict, reason: impl Into<String>) -> Self {
+        Self {
+            fix_exit_code: None,
+            fix_stdout: None,
+            fix_stderr: None,
+            rule_result: None,
+            health_ok: None,
+            health_output: None,
+            access_ok: None,
+            regressions: Vec::new(),
+            verdict,
+            verdict_reason: reason.into(),
+            revert_method: RevertMethod::None,
+            revert_ms: None,
+            apply_ms: None,
+            evaluate_ms: None,
+            diagnostics: None,
+        }
+    }
+}
+
+/// The fix a bisected batch blames for its regressions.
+#[derive(Debug, Clone)]
+pub struct Culprit {
+    pub id: i64,
+    pub rule_id: String,
+    pub reason: String,
+    pub regressions: Vec<String>,
+    pub diagnostics: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
+pub struct Attempt {
+    pub id: i64,
+    pub run_id: i64,
+    pub rule_id: String,
+    pub n: i64,
+    pub state: AttemptState,
+    pub plan: String,
+    pub source: FixSource,
+    pub fix_script: String,
+    pub revert_script: String,
+    pub description: String,
+    pub checkpoint: String,
+    pub fix_exit_code: Option<i64>,
+    pub fix_stdout: Option<String>,
+    pub fix_stderr: Option<String>,
+    pub rule_result: Option<ScanResult>,
+    pub health_ok: Option<bool>,
+    pub health_output: Option<String>,
+    pub access_ok: Option<bool>,
+    /// A JSON list of rule ids.
+    pub regressions: Option<String>,
+    pub verdict: Option<Verdict>,
+    pub verdict_reason: Option<String>,
+    pub revert_method: Option<RevertMethod>,
+    pub revert_ms: Option<i64>,
+    pub apply_ms: Option<i64>,
+    pub evaluate_ms: Option<i64>,
+    pub diagnostics: Option<String>,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    /// The snapshot taken after this fix was kept.
+    pub snapshot: Option<String>,
+    pub kept: Option<KeptState>,
+    pub replayed: bool,
+}
+
+impl Attempt {
+    /// How it ended: its verdict, else its state (`started`, `interrupted`...).
+    pub fn outcome(&self) -> String {
+        self.verdict.map_or_else(|| self.state.to_string(), |v| v.to_string())
+    }
+    /// Its source, marked when it was a replay.
+    pub fn source_label(&self) -> String {
+        if self.replayed { format!("{} (replayed)", self.source) } else { self.source.to_string() }
+    }
+    /// Kept and still in force (not rolled back with a batch).
+    pub fn in_force(&self) -> bool {
+        self.verdict == Some(Verdict::Fixed) && self.kept != Some(KeptState::RolledBack)
+    }
+    /// The rules this attempt broke, from the JSON list.
+    pub fn regression_list(&self) -> Vec<String> {
+        self.regressions.as_deref().and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default()
+    }
+}
+
+/// One LLM call. `tool_calls_dropped` and `sections` are JSON arrays.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
+pub struct Turn {
+    pub id: i64,
+    pub run_id: i64,
+    pub attempt_id: Option<i64>,
+    pub rule_id: Option<String>,
+    pub role: TurnRole,
+    pub model: String,
+    pub prompt_chars: i64,
+    pub prompt_tokens_est: i64,
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub latency_ms: i64,
+    pub retries: i64,
+    pub tool_calls_seen: i64,
+    pub tool_calls_dropped: String,
+    pub mode: TurnMode,
+    pub finish_reason: Option<String>,
+    pub sections: String,
+    pub error: Option<String>,
+    pub created_at: String,
+}
+
+/// A turn to record: an LLM call's record, placed in its run.
+#[derive(Debug, Clone)]
+pub struct NewTurn<'a> {
+    pub run_id: i64,
+    pub attempt_id: Option<i64>,
+    pub rule_id: Option<&'a str>,
+    pub record: &'a crate::agent::TurnRecord,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
+pub struct Event {
+    pub id: i64,
+    pub run_id: i64,
+    pub ts: String,
+    pub kind: EventKind,
+    pub rule_id: Option<String>,
+    pub data: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
+pub struct Lesson {
+    pub id: i64,
+    pub run_id: Option<i64>,
+    pub rule_id: Option<String>,
+    pub lesson: String,
+    pub preferred: String,
+    pub distilled: String,
+    pub created_at: String,
+    pub active: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
+pub struct Ban {
+    pub id: i64,
+    pub run_id: Option<i64>,
+    pub rule_id: Option<String>,
+    pub pattern: String,
+    pub reason: String,
+    pub created_at: String,
+    pub active: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
+pub struct Tip {
+    pub id: i64,
+    pub run_id: Option<i64>,
+    pub rule_id: Option<String>,
+    pub text: String,
+    pub kind: String,
+    pub mechanism: String,
+    pub created_at: String,
+    pub active: bool,
+}
+
+/// The summary the loop writes at the end of a run (`runs.summary_json`). Read leniently: a
+/// field an older or newer writer leaves out keeps its default.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunSummary {
+    pub run: i64,
+    pub exit_code: i64,
+    /// Rules by final status: fixed, escalated, skipped, waived, deferred, still_failing, passing...
+    pub statuses: BTreeMap<String, usize>,
+    pub before: BTreeMap<String, usize>,
+    pub after: BTreeMap<String, usize>,
+    pub score_before: Option<f64>,
+    pub score_after: Option<f64>,
+    pub attempts: usize,
+    pub reverts: BTreeMap<String, usize>,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    /// The run's wall time over every process segment, and its parts.
+    pub wall_secs: f64,
+    pub guest_secs: f64,
+    pub llm_secs: f64,
+    pub harness_secs: f64,
+    pub harness_pct: f64,
+    /// How many processes drove the run (1 unless it was resumed).
+    pub segments: usize,
+    /// Rules the final scan found failing that the run did not disposition.
+    pub failing_after: Vec<String>,
+}

@@ -1,0 +1,296 @@
+//! The store's vocabulary: every status, source, method and kind as an enum, kept in the
+//! database as snake_case text (the schema's CHECK constraints list the same values).
+/// A value the code does not know, read from the database or from input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} `{value}`")]
+pub struct UnknownValue {
+    pub kind: &'static str,
+    pub value: String,
+}
+
+/// Defines a text-backed enum: `as_str`, `FromStr`, `Display`, serde, `ALL`, and (with the
+/// `sqlx` feature) `sqlx::Type`, `Encode` and `Decode` as text for every database.
+macro_rules! text_enum {
+    ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+        pub enum $name {
+            $($(#[$vm])* #[serde(rename = $s)] $var,)*
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$var,)*];
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$var => $s,)*
+                }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = $crate::journal::UnknownValue;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($s => Ok($name::$var),)*
+                    _ => Err($crate::journal::UnknownValue { kind: stringify!($name), value: s.to_string() }),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        #[cfg(feature = "sqlx")]
+        impl<DB: sqlx::Database> sqlx::Type<DB> for $name
+        where
+            str: sqlx::Type<DB>,
+        {
+            fn type_info() -> DB::TypeInfo {
+                <str as sqlx::Type<DB>>::type_info()
+            }
+            fn compatible(ty: &DB::TypeInfo) -> bool {
+                <str as sqlx::Type<DB>>::compatible(ty)
+            }
+        }
+
+        #[cfg(feature = "sqlx")]
+        impl<'q, DB: sqlx::Database> sqlx::Encode<'q, DB> for $name
+        where
+            &'q str: sqlx::Encode<'q, DB>,
+        {
+            fn encode_by_ref(&self, buf: &mut DB::ArgumentBuffer) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+                <&'q str as sqlx::Encode<'q, DB>>::encode(self.as_str(), buf)
+            }
+        }
+
+        #[cfg(feature = "sqlx")]
+        impl<'r, DB: sqlx::Database> sqlx::Decode<'r, DB> for $name
+        where
+            &'r str: sqlx::Decode<'r, DB>,
+        {
+            fn decode(value: DB::ValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+                Ok(<&'r str as sqlx::Decode<'r, DB>>::decode(value)?.parse::<$name>()?)
+            }
+        }
+    };
+}
+pub(crate) use text_enum;
+
+text_enum! {
+    /// Where a run stands.
+    pub enum RunStatus {
+        Running = "running",
+        /// The LLM stayed unavailable; `temper resume` continues.
+        Paused = "paused",
+        /// Its driver stopped (an error, a kill); `temper resume` continues.
+        Interrupted = "interrupted",
+        Finished = "finished",
+        Failed = "failed",
+    }
+}
+
+text_enum! {
+    /// The loop's step, for `temper status` and the progress line.
+    pub enum Phase {
+        Preflight = "preflight",
+        Pick = "pick",
+        Fix = "fix",
+        Evaluate = "evaluate",
+        Revert = "revert",
+        Reflect = "reflect",
+        /// The batch's regression rescan, and its bisection when it finds one.
+        Regression = "regression",
+        Finish = "finish",
+        Done = "done",
+    }
+}
+
+text_enum! {
+    /// A rule's standing in a run. The scanner's other outcomes (notapplicable...) are kept as
+    /// they came from the first scan.
+    pub enum RuleStatus {
+        Pending = "pending",
+        Passing = "passing",
+        Fixed = "fixed",
+        Escalated = "escalated",
+        Skipped = "skipped",
+        Waived = "waived",
+        Deferred = "deferred",
+        StillFailing = "still_failing",
+        /// Its result flips with nothing changed: left out of the regression set.
+        Unstable = "unstable",
+        NotApplicable = "notapplicable",
+        NotChecked = "notchecked",
+        NotSelected = "notselected",
+        Error = "error",
+        Unknown = "unknown",
+        Informational = "informational",
+    }
+}
+
+impl RuleStatus {
+    /// Set aside by the skill (or a waiver): not worked on, not counted as remaining.
+    pub fn dispositioned(self) -> bool {
+        matches!(self, Self::Skipped | Self::Waived | Self::Deferred)
+    }
+    /// The status of a rule the first scan found with `outcome`, before any disposition.
+    pub fn of_outcome(outcome: ScanResult) -> Self {
+        match outcome {
+            ScanResult::Fail => Self::Pending,
+            ScanResult::Pass | ScanResult::Fixed => Self::Passing,
+            ScanResult::Error => Self::Error,
+            ScanResult::NotApplicable => Self::NotApplicable,
+            ScanResult::NotChecked => Self::NotChecked,
+            ScanResult::NotSelected => Self::NotSelected,
+            ScanResult::Informational => Self::Informational,
+            ScanResult::Unknown | ScanResult::Missing => Self::Unknown,
+        }
+    }
+}
+
+text_enum! {
+    /// A rule's result in a scan: the XCCDF outcomes, and `missing` when the scan had none.
+    pub enum ScanResult {
+        Pass = "pass",
+        Fail = "fail",
+        Error = "error",
+        Unknown = "unknown",
+        NotApplicable = "notapplicable",
+        NotChecked = "notchecked",
+        NotSelected = "notselected",
+        Informational = "informational",
+        Fixed = "fixed",
+        Missing = "missing",
+    }
+}
+
+impl From<temper_scap::Outcome> for ScanResult {
+    fn from(o: temper_scap::Outcome) -> Self {
+        o.as_str().parse().unwrap_or(Self::Unknown)
+    }
+}
+
+impl From<Option<temper_scap::Outcome>> for ScanResult {
+    fn from(o: Option<temper_scap::Outcome>) -> Self {
+        o.map_or(Self::Missing, Self::from)
+    }
+}
+
+text_enum! {
+    /// How far an attempt got; `started` is committed before the fix touches the guest.
+    pub enum AttemptState {
+        Started = "started",
+        Applied = "applied",
+        Done = "done",
+        /// A crash or kill stopped it; it is closed on resume and never run again.
+        Interrupted = "interrupted",
+    }
+}
+
+text_enum! {
+    /// Where an attempt's fix came from. A replay keeps its original source (and is marked
+    /// `replayed` on the attempt).
+    pub enum FixSource {
+        /// The datastream's `<fix>`; its revert is the checkpoint snapshot.
+        Stock = "stock",
+        /// An LLM's native `tool_calls` entry.
+        Llm = "llm",
+        /// An LLM's call parsed from the message content (`<tool_call>` or fenced JSON).
+        LlmText = "llm_text",
+        /// The Worker's reply was unusable: nothing ran.
+        Rejected = "rejected",
+    }
+}
+
+text_enum! {
+    /// How a failed attempt was undone.
+    pub enum RevertMethod {
+        /// Nothing to undo (kept, refused or rejected).
+        None = "none",
+        /// The Worker's revert script, verified.
+        Script = "script",
+        /// The revert script failed its verification; the snapshot was restored.
+        ScriptThenSnapshot = "script_then_snapshot",
+        Snapshot = "snapshot",
+    }
+}
+
+text_enum! {
+    /// A kept fix's standing with respect to the regression set.
+    pub enum KeptState {
+        /// Verified on its own, awaiting the batch's regression check.
+        Pending = "pending",
+        /// The regression set passed with it in place.
+        Confirmed = "confirmed",
+        /// Undone with its batch (its own regression, or kept after one).
+        RolledBack = "rolled_back",
+    }
+}
+
+text_enum! {
+    /// The LLM role a turn was for.
+    pub enum TurnRole {
+        Architect = "architect",
+        /// The Architect, re-engaged on a rule.
+        Reengage = "reengage",
+        Worker = "worker",
+        Reflector = "reflector",
+    }
+}
+
+text_enum! {
+    /// How the reply carried its tool call.
+    pub enum TurnMode {
+        Native = "native",
+        Text = "text",
+        None = "none",
+    }
+}
+
+text_enum! {
+    /// The kinds of events in a run's journal.
+    pub enum EventKind {
+        ArchitectRejected = "architect_rejected",
+        Attempt = "attempt",
+        AttemptInterrupted = "attempt_interrupted",
+        BanInvalid = "ban_invalid",
+        Checkpoint = "checkpoint",
+        CheckpointDropped = "checkpoint_dropped",
+        Error = "error",
+        Escalate = "escalate",
+        Finish = "finish",
+        KeptPending = "kept_pending",
+        LeaseTaken = "lease_taken",
+        Paused = "paused",
+        Pick = "pick",
+        Preflight = "preflight",
+        Reengage = "reengage",
+        ReengageDefault = "reengage_default",
+        Reflect = "reflect",
+        ReflectFailed = "reflect_failed",
+        RegressionCheck = "regression_check",
+        RegressionEvery = "regression_every",
+        RegressionFound = "regression_found",
+        RegressionUnstable = "regression_unstable",
+        Replay = "replay",
+        Resume = "resume",
+        Revert = "revert",
+        RevertScriptFailed = "revert_script_failed",
+        RuleApplicable = "rule_applicable",
+        Scan = "scan",
+        ToolCallCapped = "tool_call_capped",
+        Verdict = "verdict",
+    }
+}
+
+text_enum! {
+    /// The three kinds of semantic memory.
+    pub enum MemoryKind {
+        Lessons = "lessons",
+        Bans = "bans",
+        Tips = "tips",
+    }
+}

@@ -1,0 +1,77 @@
+//! Both backends for every store test: a SQLite file in a temp dir, and a fresh database on the
+//! test PostgreSQL server (`TEMPER_TEST_PG`, else `tests/pg/start.sh`). No mock database.
+#![allow(dead_code)]
+pub use temper_core::journal::prelude::*;
+pub use temper_core::journal::*;
+pub use temper_core::verdict::Verdict;
+pub use temper_store::Store;
+
+/// One open store, and what keeps its files alive.
+pub struct Backend {
+    pub store: Store,
+    pub name: &'static str,
+    pub _dir: tempfile::TempDir,
+    /// What `Store::open` was given (to reopen it).
+    pub spec: String,
+}
+
+/// A SQLite store and a PostgreSQL store, each new and empty. Prints which ran.
+pub async fn backends(test: &str) -> Vec<Backend> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db").to_str().unwrap().to_string();
+    let sqlite = Backend { store: Store::open(&path).await.unwrap(), name: "sqlite", _dir: dir, spec: path };
+    let url = temper_store::testing::scratch_database(&temper_store::testing::server_url(), "temper_store_test").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&url).await.unwrap().with_runs_dir(dir.path().join("runs"));
+    let pg = Backend { store, name: "postgres", _dir: dir, spec: url };
+    eprintln!("{test}: backends sqlite and postgres ({})", pg.store.describe());
+    vec![sqlite, pg]
+}
+
+pub fn new_run() -> NewRun {
+    NewRun {
+        skill: "debian12-anssi".into(),
+        profile: "p".into(),
+        datastream: "ds.xml".into(),
+        content_version: None,
+        target: "qemu:///system#temper-test".into(),
+        agent: "stock".into(),
+        options_json: "{}".into(),
+        baseline: "baseline".into(),
+    }
+}
+
+pub fn rule(run: i64, id: &str, status: RuleStatus) -> NewRule {
+    NewRule {
+        run_id: run,
+        rule_id: id.into(),
+        title: format!("Rule {id}"),
+        severity: "medium".into(),
+        initial_result: if status == RuleStatus::Passing { ScanResult::Pass } else { ScanResult::Fail },
+        status,
+        reason: None,
+    }
+}
+
+pub fn attempt(run: i64, rule: &str) -> NewAttempt {
+    NewAttempt {
+        run_id: run,
+        rule_id: rule.into(),
+        plan: "plan".into(),
+        source: FixSource::Stock,
+        replayed: false,
+        fix_script: format!("fix {rule}"),
+        revert_script: String::new(),
+        description: "d".into(),
+        checkpoint: "baseline".into(),
+    }
+}
+
+pub fn fixed() -> Evaluation {
+    Evaluation {
+        rule_result: Some(ScanResult::Pass),
+        health_ok: Some(true),
+        access_ok: Some(true),
+        ..Evaluation::new(Verdict::Fixed, "ok")
+    }
+}
