@@ -1,0 +1,315 @@
+//! A scripted guest: it answers the commands the loop sends with a modelled machine, and oscap
+//! with results built from a recorded results file. Its disk state follows the hypervisor's
+//! snapshots (see `SimHypervisor`).
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use temper_core::ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult};
+use temper_scap::{Outcome, TestResult};
+use tokio::sync::Notify;
+
+pub const PREFIX: &str = "xccdf_org.ssgproject.content_rule_";
+
+pub fn full(rule: &str) -> String {
+    if rule.starts_with(PREFIX) { rule.to_string() } else { format!("{PREFIX}{rule}") }
+}
+
+/// What a fix script does to the modelled machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// The rule's check passes from now on.
+    Pass(String),
+    /// The rule's check fails from now on (a regression, or a rule that became applicable).
+    Fail(String),
+    /// The health check fails from now on.
+    Unhealthy,
+}
+
+/// The modelled disk and services: what a snapshot keeps.
+#[derive(Debug, Clone, Default)]
+pub struct Machine {
+    /// Full rule id -> (severity, result): the recorded scan, then every effect applied since.
+    pub results: BTreeMap<String, (String, Outcome)>,
+    pub healthy: bool,
+}
+
+impl Machine {
+    fn apply(&mut self, e: &Effect) {
+        match e {
+            Effect::Pass(r) => self.set(r, Outcome::Pass),
+            Effect::Fail(r) => self.set(r, Outcome::Fail),
+            Effect::Unhealthy => self.healthy = false,
+        }
+    }
+    fn set(&mut self, rule: &str, o: Outcome) {
+        let entry = self.results.entry(full(rule)).or_insert_with(|| ("medium".into(), o));
+        entry.1 = o;
+    }
+}
+
+/// The rules of the world: what each script does.
+#[derive(Default)]
+struct World {
+    /// Stock fix text -> its effects (a stock fix passes its own rule unless told otherwise).
+    stock: HashMap<String, Vec<Effect>>,
+    /// Effects of a stock fix on its n-th run onwards, by fix text (a fix that stops working).
+    later: HashMap<String, (u32, Vec<Effect>)>,
+    runs: HashMap<String, u32>,
+}
+
+#[derive(Default)]
+struct State {
+    now: Machine,
+    snapshots: HashMap<String, Machine>,
+    files: HashMap<String, Vec<u8>>,
+    world: World,
+    /// Every fix or revert script run, in order.
+    scripts: Vec<String>,
+    scans: u32,
+    /// The script text that makes `exec` hang (to kill a run mid-attempt), and the signal.
+    hang_on: Option<String>,
+}
+
+/// The scripted guest. Clone it to share; all clones see one machine.
+#[derive(Clone)]
+pub struct SimGuest {
+    state: Arc<Mutex<State>>,
+    health_command: String,
+    template: Arc<TestResult>,
+    /// Notified when a script in `hang_on` starts (the attempt is under way).
+    pub hanging: Arc<Notify>,
+}
+
+impl SimGuest {
+    /// A guest whose machine starts as the recorded scan saw it.
+    pub fn new(recorded: TestResult, health_command: &str) -> Self {
+        let results = recorded
+            .rule_results
+            .iter()
+            .filter(|r| r.result != Outcome::NotSelected)
+            .map(|r| (r.idref.clone(), (r.severity.clone(), r.result)))
+            .collect();
+        let state = State { now: Machine { results, healthy: true }, ..State::default() };
+        Self {
+            state: Arc::new(Mutex::new(state)),
+            health_command: health_command.into(),
+            template: Arc::new(recorded),
+            hanging: Arc::new(Notify::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What the stock fix `script` does (by default it passes its own rule).
+    pub fn stock_fix(&self, script: &str, effects: Vec<Effect>) {
+        self.lock().world.stock.insert(script.to_string(), effects);
+    }
+
+    /// From its `nth` run on (1-based), the stock fix `script` has these effects instead.
+    pub fn stock_fix_from_run(&self, script: &str, nth: u32, effects: Vec<Effect>) {
+        self.lock().world.later.insert(script.to_string(), (nth, effects));
+    }
+
+    /// The next run of `script` never returns (a process killed mid-attempt).
+    pub fn hang_on(&self, script: &str) {
+        self.lock().hang_on = Some(script.to_string());
+    }
+
+    pub fn result(&self, rule: &str) -> Option<Outcome> {
+        self.lock().now.results.get(&full(rule)).map(|r| r.1)
+    }
+
+    pub fn scripts(&self) -> Vec<String> {
+        self.lock().scripts.clone()
+    }
+
+    pub fn scans(&self) -> u32 {
+        self.lock().scans
+    }
+
+    fn snapshot(&self, name: &str) {
+        let mut s = self.lock();
+        let now = s.now.clone();
+        s.snapshots.insert(name.to_string(), now);
+    }
+
+    fn revert(&self, name: &str) -> PortResult<()> {
+        let mut s = self.lock();
+        let m = s.snapshots.get(name).cloned().ok_or_else(|| PortError::NoSnapshot(name.into()))?;
+        s.now = m;
+        s.files.clear();
+        Ok(())
+    }
+
+    fn run_script(&self, script: &str) -> ExecOutput {
+        let mut s = self.lock();
+        s.scripts.push(script.to_string());
+        let n = {
+            let c = s.world.runs.entry(script.to_string()).or_default();
+            *c += 1;
+            *c
+        };
+        let effects = match s.world.later.get(script) {
+            Some((from, e)) if n >= *from => e.clone(),
+            _ => match s.world.stock.get(script) {
+                Some(e) => e.clone(),
+                None => directives(script),
+            },
+        };
+        for e in &effects {
+            s.now.apply(e);
+        }
+        let code = script.lines().find_map(|l| l.trim().strip_prefix("# sim exit ")).and_then(|c| c.trim().parse().ok()).unwrap_or(0);
+        ExecOutput { exit_code: Some(code), stdout: b"done\n".to_vec(), ..Default::default() }
+    }
+
+    fn oscap_eval(&self, argv: &[String]) -> ExecOutput {
+        let mut rules = Vec::new();
+        let mut results_path = None;
+        let mut i = 0;
+        while i < argv.len() {
+            match argv[i].as_str() {
+                "--rule" => rules.push(argv.get(i + 1).cloned().unwrap_or_default()),
+                "--results" => results_path = argv.get(i + 1).cloned(),
+                _ => {}
+            }
+            i += 1;
+        }
+        let mut s = self.lock();
+        s.scans += 1;
+        let selected: Vec<(String, String, Outcome)> = s
+            .now
+            .results
+            .iter()
+            .filter(|(id, _)| rules.is_empty() || rules.contains(id))
+            .map(|(id, (sev, o))| (id.clone(), sev.clone(), *o))
+            .collect();
+        let xml = results_xml(&self.template, &selected);
+        let failed = selected.iter().any(|r| matches!(r.2, Outcome::Fail | Outcome::Error));
+        if let Some(p) = results_path {
+            s.files.insert(p, xml.into_bytes());
+        }
+        ExecOutput { exit_code: Some(if failed { 2 } else { 0 }), ..Default::default() }
+    }
+}
+
+/// `# sim pass RULE`, `# sim fail RULE`, `# sim unhealthy` lines: an LLM-written fix's effects.
+pub fn directives(script: &str) -> Vec<Effect> {
+    script
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("# sim "))
+        .filter_map(|d| {
+            let mut w = d.split_whitespace();
+            match (w.next()?, w.next()) {
+                ("pass", Some(r)) => Some(Effect::Pass(r.into())),
+                ("fail", Some(r)) => Some(Effect::Fail(r.into())),
+                ("unhealthy", _) => Some(Effect::Unhealthy),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// An XCCDF TestResult for `rules`, with the recorded one's identity and a score over them.
+fn results_xml(template: &TestResult, rules: &[(String, String, Outcome)]) -> String {
+    let mut x = format!(
+        "<?xml version=\"1.0\"?>\n<TestResult xmlns=\"http://checklists.nist.gov/xccdf/1.2\" id=\"{}\">\n<profile idref=\"{}\"/>\n",
+        template.id,
+        template.profile.clone().unwrap_or_default()
+    );
+    for (id, sev, o) in rules {
+        x += &format!("<rule-result idref=\"{id}\" severity=\"{sev}\"><result>{}</result></rule-result>\n", o.as_str());
+    }
+    let scored: Vec<_> = rules.iter().filter(|r| matches!(r.2, Outcome::Pass | Outcome::Fail)).collect();
+    let passed = scored.iter().filter(|r| r.2 == Outcome::Pass).count();
+    let score = if scored.is_empty() { 0.0 } else { 100.0 * passed as f64 / scored.len() as f64 };
+    x += &format!("<score system=\"urn:xccdf:scoring:default\" maximum=\"100\">{score:.6}</score>\n</TestResult>\n");
+    x
+}
+
+fn ok(stdout: &[u8], code: u32) -> ExecOutput {
+    ExecOutput { exit_code: Some(code), stdout: stdout.to_vec(), ..Default::default() }
+}
+
+#[async_trait]
+impl Guest for SimGuest {
+    async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
+        let argv = &exec.argv;
+        let arg = |i: usize| argv.get(i).map(String::as_str).unwrap_or("");
+        Ok(match arg(0) {
+            "oscap" if arg(1) == "--version" => ok(b"OpenSCAP command line tool (oscap) 1.3.7 (sim)\n", 0),
+            "oscap" if arg(1) == "xccdf" => self.oscap_eval(argv),
+            "bash" if arg(1) == "-s" => {
+                let script = String::from_utf8_lossy(&exec.stdin).into_owned();
+                let hang = self.lock().hang_on.as_deref() == Some(script.as_str());
+                let out = self.run_script(&script);
+                if hang {
+                    // Killed half-way: the script's changes are on the disk, no answer comes.
+                    self.lock().hang_on = None;
+                    self.hanging.notify_one();
+                    std::future::pending::<()>().await;
+                }
+                out
+            }
+            "sh" if arg(1) == "-c" => {
+                let file = self.lock().files.remove(arg(4));
+                match file {
+                    Some(xml) => ok(&xml, 0),
+                    None => ExecOutput { exit_code: Some(1), stderr: b"cat: no such file\n".to_vec(), ..Default::default() },
+                }
+            }
+            "rm" => {
+                let mut s = self.lock();
+                for a in &argv[1..] {
+                    s.files.remove(a);
+                }
+                ok(b"", 0)
+            }
+            "test" | "true" | "pkill" | "ps" | "journalctl" => ok(b"", 0),
+            cmd if cmd == self.health_command => {
+                let healthy = self.lock().now.healthy;
+                if healthy { ok(b"HEALTHY\n", 0) } else { ok(b"mission service down\n", 1) }
+            }
+            other => ok(format!("sim: {other}: command not found\n").as_bytes(), 127),
+        })
+    }
+
+    async fn reconnect(&self, _within: Duration) -> PortResult<()> {
+        Ok(())
+    }
+}
+
+/// The hypervisor: libvirt's test driver does the snapshot bookkeeping (and refuses what libvirt
+/// refuses); the guest's machine follows each snapshot taken and reverted.
+pub struct SimHypervisor<H> {
+    pub inner: H,
+    pub guest: SimGuest,
+}
+
+#[async_trait]
+impl<H: Hypervisor> Hypervisor for SimHypervisor<H> {
+    async fn is_running(&self) -> PortResult<bool> {
+        self.inner.is_running().await
+    }
+    async fn snapshot_list(&self) -> PortResult<Vec<String>> {
+        self.inner.snapshot_list().await
+    }
+    async fn snapshot_create(&self, name: &str, description: &str) -> PortResult<()> {
+        self.inner.snapshot_create(name, description).await?;
+        self.guest.snapshot(name);
+        Ok(())
+    }
+    async fn snapshot_revert(&self, name: &str) -> PortResult<()> {
+        self.inner.snapshot_revert(name).await?;
+        self.guest.revert(name)
+    }
+    async fn snapshot_delete(&self, name: &str) -> PortResult<()> {
+        self.inner.snapshot_delete(name).await?;
+        self.guest.lock().snapshots.remove(name);
+        Ok(())
+    }
+}

@@ -1,0 +1,205 @@
+//! The Ralph loop in-process, without the VM: libvirt's `test:///default` driver as the
+//! hypervisor, a scripted guest answering oscap from a recorded results file, a real SQLite
+//! file as the journal, and the real agents (the LLM ones against the scripted HTTP server).
+#![allow(dead_code)]
+mod guest;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+pub use guest::{Effect, SimGuest, SimHypervisor, full};
+use temper_agents::{LlmAgent, LlmConfig, StockAgent};
+pub use temper_core::journal::prelude::*;
+use temper_core::journal::{Attempt, Lease, NewRun, Rule};
+use temper_core::ports::{Clock, Guest, Hypervisor, Timed};
+use temper_core::ralph::{Agents, LoopResult, Quiet, Ralph, Settings, Summary};
+use temper_core::scan::Scanner;
+use temper_core::skill::Skill;
+use temper_scap::Benchmark;
+use temper_store::Store;
+use temper_target::{LibvirtConfig, LibvirtHypervisor};
+
+pub const STANDARD: &str = "xccdf_org.ssgproject.content_profile_standard";
+const HEALTH: &str = "/usr/local/bin/mission-healthcheck";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// SSG's Debian 12 datastream through the standard profile, read once per test binary (the
+/// file `vm/fetch-ssg.sh` unpacks, as the real runs use).
+pub fn content() -> &'static Benchmark {
+    static C: OnceLock<Benchmark> = OnceLock::new();
+    C.get_or_init(|| {
+        let vm = std::env::var("TEMPER_VM_DIR").unwrap_or_else(|_| "/var/cache/temper/vm".into());
+        let ds = Path::new(&vm).join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+        assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
+        temper_scap::read_benchmark(&ds, Some(STANDARD)).unwrap()
+    })
+}
+
+/// The stock fix of `rule`, as the stock agent submits it.
+pub fn stock_fix(rule: &str) -> String {
+    content().rule(&full(rule)).and_then(|r| r.fix.as_ref()).map(|f| f.script.clone()).unwrap_or_else(|| panic!("{rule} has no stock fix"))
+}
+
+/// One test's world: its own libvirt test domain, guest, database and skill.
+pub struct Sim {
+    pub guest: SimGuest,
+    pub hv: SimHypervisor<LibvirtHypervisor>,
+    pub store: Arc<Store>,
+    pub skill: Skill,
+    pub settings: Settings,
+    /// Keeps test:///default's state alive (it lives while one connection is open).
+    _conn: virt::connect::Connect,
+    _dir: tempfile::TempDir,
+}
+
+impl Sim {
+    pub async fn new(name: &str) -> Self {
+        let conn = virt::connect::Connect::open(Some("test:///default")).expect("libvirt's test driver");
+        let domain = format!("sim-{name}");
+        let xml = format!("<domain type='test'><name>{domain}</name><memory>65536</memory><os><type>hvm</type></os></domain>");
+        let dom = conn.define_domain_xml(&xml).expect("define the test domain");
+        dom.create().expect("start the test domain");
+        let inner = LibvirtHypervisor::new(LibvirtConfig { uri: "test:///default".into(), domain });
+        let recorded = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/standard-results.xml")).unwrap();
+        let guest = SimGuest::new(temper_scap::parse_results_bytes(&recorded).unwrap(), HEALTH);
+        // A stock fix passes its own rule; a test tells the guest where it does more.
+        for r in content().selected_rules.iter() {
+            if let Some(f) = &r.fix {
+                guest.stock_fix(&f.script, vec![Effect::Pass(r.id.clone())]);
+            }
+        }
+        let hv = SimHypervisor { inner, guest: guest.clone() };
+        hv.snapshot_create("baseline", "the sim's baseline").await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
+        let skill = Skill::load(repo().join("skills/debian12-anssi")).unwrap();
+        let settings = Settings { health_command: HEALTH.into(), ssh_ready: Duration::from_secs(1), ..Settings::default() };
+        Self { guest, hv, store: Arc::new(store), skill, settings, _conn: conn, _dir: dir }
+    }
+
+    pub async fn new_run(&self, agent: &str) -> i64 {
+        let run = NewRun {
+            skill: self.skill.name().to_string(),
+            profile: STANDARD.into(),
+            datastream: "ssg-debian12-ds.xml".into(),
+            content_version: None,
+            target: "sim".into(),
+            agent: agent.into(),
+            options_json: "{}".into(),
+            baseline: "baseline".into(),
+        };
+        self.store.create_run(&run).await.unwrap()
+    }
+
+    /// Drives `run` to its end (or its error) with the stock agent.
+    pub async fn stock(&self, run: i64) -> LoopResult<Summary> {
+        self.drive(run, &StockAgent, self.stock_settings()).await
+    }
+
+    /// As `temper run --agent stock` sets them: one fix per rule, so re-engage after each failure.
+    fn stock_settings(&self) -> Settings {
+        Settings { reengage_every: 1, ..self.settings.clone() }
+    }
+
+    /// Drives `run` with the LLM agent against the scripted server at `url`.
+    pub async fn llm(&self, run: i64, url: &str) -> LoopResult<Summary> {
+        let mut cfg = LlmConfig::new(url, "scripted");
+        cfg.max_retries = 0;
+        cfg.timeout = Duration::from_secs(10);
+        let agent = LlmAgent::new(cfg, &self.skill.dir).unwrap();
+        self.drive(run, &agent, self.settings.clone()).await
+    }
+
+    /// Takes the run's lease and drives it, as `temper run` and `temper resume` do.
+    pub async fn drive<A>(&self, run: i64, agent: &A, settings: Settings) -> LoopResult<Summary>
+    where
+        A: temper_core::agent::Architect + temper_core::agent::Worker + temper_core::agent::Reflector,
+    {
+        let clock = Arc::new(Clock::default());
+        let lease = Lease::take(self.store.clone(), run, clock.clone()).await.expect("the run's lease");
+        let (hv, guest) = (Timed { inner: &self.hv, clock: &clock }, Timed { inner: &self.guest, clock: &clock });
+        let agents = Agents { architect: agent, worker: agent, reflector: agent };
+        let out = self.ralph(&hv, &guest, agents, settings, &lease).run(run).await;
+        lease.release().await.unwrap();
+        out
+    }
+
+    /// Drives `run` with the stock agent until `script` has run in the guest, then drops the loop
+    /// there, its answer never read (as kill -9 would stop it), and lets its lease go as a dead
+    /// process's runs out.
+    pub async fn kill_during(&self, run: i64, script: &str) {
+        self.guest.hang_on(script);
+        let clock = Arc::new(Clock::default());
+        let lease = Lease::take(self.store.clone(), run, clock.clone()).await.unwrap();
+        let (hv, guest) = (Timed { inner: &self.hv, clock: &clock }, Timed { inner: &self.guest, clock: &clock });
+        let agents = Agents { architect: &StockAgent, worker: &StockAgent, reflector: &StockAgent };
+        let ralph = self.ralph(&hv, &guest, agents, self.stock_settings(), &lease);
+        tokio::select! {
+            out = ralph.run(run) => {
+                panic!("the run ended before `{}` ran: {out:?}", script.lines().next().unwrap_or(""))
+            }
+            () = self.guest.hanging.notified() => {}
+        }
+        lease.release().await.unwrap();
+    }
+
+    fn ralph<'a>(
+        &'a self,
+        hv: &'a dyn Hypervisor,
+        guest: &'a dyn Guest,
+        agents: Agents<'a>,
+        settings: Settings,
+        lease: &'a Lease,
+    ) -> Ralph<'a> {
+        Ralph {
+            store: self.store.as_ref(),
+            hv,
+            guest,
+            agents,
+            skill: &self.skill,
+            content: content(),
+            scanner: Scanner::new("/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", STANDARD),
+            settings,
+            observer: &Quiet,
+            clock: lease.clock(),
+            started: Instant::now(),
+            lease: Some(lease),
+        }
+    }
+
+    pub async fn rules(&self, run: i64) -> Vec<Rule> {
+        self.store.rules(run).await.unwrap()
+    }
+
+    pub async fn rule(&self, run: i64, rule: &str) -> Rule {
+        self.store.rule(run, &full(rule)).await.unwrap().unwrap_or_else(|| panic!("no rule {rule}"))
+    }
+
+    pub async fn attempts(&self, run: i64, rule: &str) -> Vec<Attempt> {
+        self.store.rule_attempts(run, &full(rule)).await.unwrap()
+    }
+
+    /// Short ids of the rules with `status`, sorted.
+    pub async fn with_status(&self, run: i64, status: temper_core::journal::RuleStatus) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .rules(run)
+            .await
+            .into_iter()
+            .filter(|r| r.status == status)
+            .map(|r| temper_scap::short_rule_id(&r.rule_id).to_string())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+/// Prints a test's run time (the issue asks for them), and returns it.
+pub fn took(name: &str, since: Instant) -> Duration {
+    let t = since.elapsed();
+    println!("in-process loop test {name}: {:.2} s", t.as_secs_f64());
+    t
+}
