@@ -78,7 +78,7 @@ pub fn render(r: &Report) -> String {
                 md(&f.info.stig_ids.join(", "), true),
                 f.attempt,
                 md(&f.source, true),
-                md(&f.description, true)
+                md(&f.description, true) + &f.warning.as_ref().map(|w| format!(" **Warning**: {}", md(w, true))).unwrap_or_default()
             );
         }
         let _ = writeln!(s, "\n### Replay script\n");
@@ -150,6 +150,9 @@ fn escalated(s: &mut String, e: &RuleSection) {
             let _ = writeln!(s, "- Change: {}", md(&a.description, false));
         }
         let _ = writeln!(s, "- Verdict: {}: {}", md(&a.verdict, false), md_ticks(&a.verdict_reason));
+        if let Some(w) = &a.warning {
+            let _ = writeln!(s, "- **Warning**: {}", md(w, false));
+        }
         let _ =
             writeln!(s, "- Rule result: {}; health: {}; access: {}", md(&a.rule_result, false), md(&a.health, false), md(&a.access, false));
         if !a.regressions.is_empty() {

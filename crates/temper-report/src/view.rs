@@ -143,6 +143,7 @@ pub struct AttemptView {
     pub apply: String,
     pub evaluate: String,
     pub revert: String,
+    pub warning: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -161,6 +162,8 @@ pub struct FixedRule {
     pub description: String,
     pub fix_script: String,
     pub final_result: String,
+    /// Kept though its script exited non-zero.
+    pub warning: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -299,7 +302,7 @@ fn section(data: &RunData, r: &journal::Rule, c: Option<&Rule>) -> RuleSection {
         final_result: r.final_result.map(|f| f.to_string()),
         reason: r.reason.clone().unwrap_or_else(|| "no reason recorded".into()),
         verdicts: attempts.iter().map(|a| a.outcome()).collect(),
-        attempts: attempts.iter().map(|a| attempt_view(a)).collect(),
+        attempts: attempts.iter().map(|a| attempt_view(a, &attempts)).collect(),
         lessons: data
             .lessons
             .iter()
@@ -325,7 +328,7 @@ fn yes_no(v: Option<bool>, yes: &str, no: &str) -> String {
     }
 }
 
-fn attempt_view(a: &Attempt) -> AttemptView {
+fn attempt_view(a: &Attempt, rule_attempts: &[&Attempt]) -> AttemptView {
     let method = a.revert_method.map(|m| m.to_string()).unwrap_or_default();
     let rolled_back = a.kept == Some(KeptState::RolledBack);
     let fixed = a.verdict == Some(Verdict::Fixed);
@@ -342,7 +345,7 @@ fn attempt_view(a: &Attempt) -> AttemptView {
     .to_string();
     AttemptView {
         n: a.n,
-        source: a.source_label(),
+        source: a.label(rule_attempts.iter().copied()),
         state: a.state.to_string(),
         plan: a.plan.clone(),
         description: a.description.clone(),
@@ -363,6 +366,7 @@ fn attempt_view(a: &Attempt) -> AttemptView {
         apply: a.apply_ms.map(ms).unwrap_or_else(|| "-".into()),
         evaluate: a.evaluate_ms.map(ms).unwrap_or_else(|| "-".into()),
         revert: a.revert_ms.map(ms).unwrap_or_else(|| "-".into()),
+        warning: a.warning(),
     }
 }
 
@@ -383,10 +387,11 @@ pub fn fixed_rules(data: &RunData, content: Option<&Benchmark>) -> Vec<FixedRule
                 order: i + 1,
                 info: rule_info(r, content.and_then(|c| c.rule(&r.rule_id))),
                 attempt: a.n,
-                source: a.source_label(),
+                source: a.label(&data.attempts),
                 description: a.description.clone(),
                 fix_script: a.fix_script.clone(),
                 final_result: r.final_result.map_or_else(|| "not scanned".into(), |r| r.to_string()),
+                warning: a.warning(),
             })
         })
         .collect()

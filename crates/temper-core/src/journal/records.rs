@@ -211,6 +211,23 @@ impl Attempt {
     pub fn source_label(&self) -> String {
         if self.replayed { format!("{} (replayed)", self.source) } else { self.source.to_string() }
     }
+    /// The stock fix run again by the second pass: the same rule had a stock try before it (not
+    /// a replay, not interrupted). `others` may hold any attempts of the run.
+    pub fn is_second_pass<'a>(&self, others: impl IntoIterator<Item = &'a Attempt>) -> bool {
+        let stock = |a: &Attempt| a.source == FixSource::Stock && !a.replayed && a.state != AttemptState::Interrupted;
+        stock(self) && others.into_iter().any(|b| b.rule_id == self.rule_id && b.id < self.id && stock(b))
+    }
+    /// The source, with `(replayed)` or `(second pass)` where it applies.
+    pub fn label<'a>(&self, others: impl IntoIterator<Item = &'a Attempt>) -> String {
+        if self.is_second_pass(others) { format!("{} (second pass)", self.source) } else { self.source_label() }
+    }
+    /// A kept fix whose script exited non-zero: the checks kept it, the exit code is a warning.
+    pub fn warning(&self) -> Option<String> {
+        let code = self.fix_exit_code.filter(|c| *c != 0 && self.verdict == Some(Verdict::Fixed))?;
+        let stderr = self.fix_stderr.as_deref().map(str::trim).filter(|e| !e.is_empty());
+        let said = stderr.map(|e| format!(": {}", e.lines().last().unwrap_or(e))).unwrap_or_default();
+        Some(format!("the fix exited {code}{said}; kept because the rule, the health check, access and the regression set all passed"))
+    }
     /// Kept and still in force (not rolled back with a batch).
     pub fn in_force(&self) -> bool {
         self.verdict == Some(Verdict::Fixed) && self.kept != Some(KeptState::RolledBack)

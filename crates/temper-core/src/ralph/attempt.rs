@@ -3,7 +3,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::pick::Pick;
+use super::pick::{Pick, Preset};
 use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, FixContext, FixSource};
 use crate::checks::{self, GuardFailure};
@@ -48,13 +48,13 @@ impl Ralph<'_> {
     pub(super) async fn work_on(&self, run: i64, state: &mut RunState, pick: Pick) -> LoopResult<()> {
         let rule = pick.rule_id.clone();
         let mut plan = pick.plan;
-        let mut replay = pick.replay;
+        let mut preset = pick.preset;
         loop {
             if let Some(reason) = self.budget_spent(run, &rule).await? {
                 return self.escalate(run, &rule, &reason).await;
             }
             let started = Instant::now();
-            let ended = self.attempt(run, state, &rule, &plan, replay.take()).await?;
+            let ended = self.attempt(run, state, &rule, &plan, preset.take()).await?;
             self.store.add_rule_time(run, &rule, started.elapsed().as_millis() as i64).await?;
             let Some(ended) = ended else { return Ok(()) };
             if ended.verdict == Verdict::Fixed {
@@ -69,20 +69,13 @@ impl Ralph<'_> {
 
     /// One attempt. `None` when the rule was escalated instead (no fix to try).
     #[tracing::instrument(name = "attempt", skip_all)]
-    async fn attempt(
-        &self,
-        run: i64,
-        state: &mut RunState,
-        rule: &str,
-        plan: &str,
-        replay: Option<(ApplyFix, FixSource)>,
-    ) -> LoopResult<Option<Ended>> {
+    async fn attempt(&self, run: i64, state: &mut RunState, rule: &str, plan: &str, preset: Option<Preset>) -> LoopResult<Option<Ended>> {
         let n = self.store.rule(run, rule).await?.map_or(0, |r| r.attempts as u32) + 1;
         self.phase(run, Phase::Fix, Some(rule), n).await?;
         let ctx = self.fix_context(rule, plan, n).await?;
-        let replayed = replay.is_some();
-        let worker = match replay {
-            Some(fix) => Ok(crate::agent::Turn::bare(fix)),
+        let replayed = preset.as_ref().is_some_and(|p| p.replayed);
+        let worker = match preset {
+            Some(p) => Ok(crate::agent::Turn::bare((p.fix, p.source))),
             None => self.agents.worker.propose(&ctx).await,
         };
         let (proposal, records) = match worker {
@@ -153,7 +146,10 @@ impl Ralph<'_> {
                 stdout: Some(capped(&out.stdout_str(), out.stdout_truncated)),
                 stderr: Some(capped(&out.stderr_str(), out.stderr_truncated)),
                 ms,
-                error: (!out.success()).then(|| format!("the fix exited {:?}", out.exit_code)),
+                error: (!out.success()).then(|| match out.exit_code {
+                    Some(c) => format!("the fix exited {c}"),
+                    None => "the fix ended without an exit code".into(),
+                }),
             },
             Err(e) => Applied { exit_code: None, stdout: None, stderr: None, ms, error: Some(format!("the fix did not finish: {e}")) },
         }
@@ -191,11 +187,19 @@ impl Ralph<'_> {
             health_output: Some(health.output.clone()),
             ..judged(verdict, reason)
         };
-        if let Some(err) = &applied.error {
+        // A script that did not finish was cut off mid-way: never judged by the checks. One that
+        // exited non-zero is: its exit code is evidence, and the checks give the verdict.
+        if applied.exit_code.is_none()
+            && let Some(err) = &applied.error
+        {
             return Ok(checked(Verdict::ApplyFailed, err.clone()));
         }
+        let failed = |verdict: Verdict, reason: String| match &applied.error {
+            Some(err) => checked(Verdict::ApplyFailed, format!("{err}, and {reason}")),
+            None => checked(verdict, reason),
+        };
         if !health.ok {
-            return Ok(checked(Verdict::HealthBroken, format!("health check: {}", health.output)));
+            return Ok(failed(Verdict::HealthBroken, format!("health check: {}", health.output)));
         }
         // Cheap regression sets ride in the rule's own rescan; large ones wait for the batch.
         let mut rules = vec![rule.to_string()];
@@ -204,25 +208,27 @@ impl Ralph<'_> {
         }
         let scan = match self.scanner.scan(self.guest, &rules).await {
             Ok(s) => s,
-            Err(e) => return Ok(checked(Verdict::StillFailing, format!("the rescan failed after the fix: {e}"))),
+            Err(e) => return Ok(failed(Verdict::StillFailing, format!("the rescan failed after the fix: {e}"))),
         };
         let result = ScanResult::from(scan.outcome(rule));
         let regressions = scan.failing(&state.regression_set);
-        let (verdict, reason) = if result != ScanResult::Pass {
+        let e = if result != ScanResult::Pass {
             let needs_reboot = source == FixSource::Stock && ctx.stock_fix.is_some() && self.stock_needs_reboot(rule);
             let verdict = if needs_reboot { Verdict::NeedsReboot } else { Verdict::StillFailing };
-            (verdict, format!("the rule's result after the fix is {result}"))
+            failed(verdict, format!("the rule's result after the fix is {result}"))
         } else if !regressions.is_empty() {
-            (Verdict::Regression, format!("rules that passed now fail: {}", regressions.join(", ")))
-        } else if state.batched() {
-            (
-                Verdict::Fixed,
-                "the rule passes, the health check is HEALTHY, access works; the regression set is checked with the batch".into(),
-            )
+            failed(Verdict::Regression, format!("rules that passed now fail: {}", regressions.join(", ")))
         } else {
-            (Verdict::Fixed, "the rule passes, the health check is HEALTHY, access works, no regression".into())
+            let checks = if state.batched() {
+                "the rule passes, the health check is HEALTHY, access works; the regression set is checked with the batch"
+            } else {
+                "the rule passes, the health check is HEALTHY, access works, no regression"
+            };
+            let warning =
+                applied.error.as_ref().map(|err| format!("; kept on the checks' word, with a warning: {err}")).unwrap_or_default();
+            checked(Verdict::Fixed, format!("{checks}{warning}"))
         };
-        Ok(Evaluation { rule_result: Some(result), regressions, ..checked(verdict, reason) })
+        Ok(Evaluation { rule_result: Some(result), regressions, ..e })
     }
 
     /// The lockout guard, then the health check.

@@ -16,6 +16,7 @@ mod pick;
 mod preflight;
 mod reflect;
 mod regress;
+mod second_pass;
 mod settings;
 mod status;
 

@@ -11,12 +11,20 @@ use crate::journal::{AttemptState, EventKind, Rule, RuleStatus};
 pub struct Pick {
     pub rule_id: String,
     pub plan: String,
-    /// A fix rolled back with a regressed batch, to run again as the first attempt, with the
-    /// source it had.
-    pub replay: Option<(ApplyFix, FixSource)>,
+    /// A fix the harness runs as the first attempt instead of asking the Worker.
+    pub preset: Option<Preset>,
 }
 
-fn severity_rank(s: &str) -> u8 {
+/// A fix chosen by the harness: a replay (rolled back with a regressed batch) or the stock
+/// fix's second pass. It keeps the source it had.
+#[derive(Debug, Clone)]
+pub struct Preset {
+    pub fix: ApplyFix,
+    pub source: FixSource,
+    pub replayed: bool,
+}
+
+pub(super) fn severity_rank(s: &str) -> u8 {
     match s {
         "high" => 0,
         "medium" => 1,
@@ -33,21 +41,22 @@ impl Ralph<'_> {
         if let Some(a) = self.store.fixes_to_replay(run).await?.into_iter().find(|a| self.in_scope(&a.rule_id)) {
             self.store.event(run, EventKind::Replay, Some(&a.rule_id), json!({"attempt": a.n, "source": a.source})).await?;
             let fix = ApplyFix { fix_script: a.fix_script, revert_script: a.revert_script, description: a.description };
-            return Ok(Some(Pick { rule_id: a.rule_id, plan: a.plan, replay: Some((fix, a.source)) }));
+            let preset = Preset { fix, source: a.source, replayed: true };
+            return Ok(Some(Pick { rule_id: a.rule_id, plan: a.plan, preset: Some(preset) }));
         }
         // A rule whose last attempt a crash interrupted goes next: it was picked, and the
         // interrupted attempt does not count as a try.
         if let Some((rule_id, plan)) = self.interrupted(run).await? {
             self.store.event(run, EventKind::Pick, Some(&rule_id), json!({"plan": plan, "interrupted": true})).await?;
             state.worked += 1;
-            return Ok(Some(Pick { rule_id, plan, replay: None }));
+            return Ok(Some(Pick { rule_id, plan, preset: None }));
         }
         if self.settings.max_rules.is_some_and(|m| state.worked >= m) {
             return Ok(None);
         }
         let candidates = self.candidates(run).await?;
         if candidates.is_empty() {
-            return Ok(None);
+            return self.second_pass(run).await;
         }
         let lessons = self.store.lessons(None).await?.into_iter().take(10).map(|l| l.distilled).collect();
         let ctx = PickContext { skill: self.skill.name().to_string(), profile: self.scanner.profile.clone(), candidates, lessons };
@@ -55,7 +64,7 @@ impl Ralph<'_> {
         let pick = match self.agents.architect.select(&ctx).await {
             Ok(turn) => {
                 self.record_turns(run, None, Some(&turn.value.rule_id), &turn.records).await?;
-                Pick { rule_id: turn.value.rule_id, plan: turn.value.plan, replay: None }
+                Pick { rule_id: turn.value.rule_id, plan: turn.value.plan, preset: None }
             }
             Err(AgentError::Rejected { reason, records }) => {
                 self.record_turns(run, None, None, &records).await?;
@@ -63,7 +72,7 @@ impl Ralph<'_> {
                 self.store
                     .event(run, EventKind::ArchitectRejected, Some(&first.rule_id), json!({"reason": reason, "default": plan}))
                     .await?;
-                Pick { rule_id: first.rule_id.clone(), plan, replay: None }
+                Pick { rule_id: first.rule_id.clone(), plan, preset: None }
             }
             Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(run, None, reason, &records).await),
             Err(AgentError::NoFix(reason)) => {
@@ -73,7 +82,7 @@ impl Ralph<'_> {
                     let why = self.why_no_pick(run, c, &reason).await?;
                     self.escalate(run, &c.rule_id, &why).await?;
                 }
-                return Ok(None);
+                return self.second_pass(run).await;
             }
         };
         // Never trust the pick: it must be one of the offered ids, exactly.
@@ -82,7 +91,7 @@ impl Ralph<'_> {
         } else {
             let reason = format!("picked `{}`, which was not offered", pick.rule_id);
             self.store.event(run, EventKind::ArchitectRejected, Some(&first.rule_id), json!({"reason": reason})).await?;
-            Pick { rule_id: first.rule_id.clone(), plan: "harness default: the first candidate in risk order".into(), replay: None }
+            Pick { rule_id: first.rule_id.clone(), plan: "harness default: the first candidate in risk order".into(), preset: None }
         };
         self.store.event(run, EventKind::Pick, Some(&pick.rule_id), json!({"plan": pick.plan})).await?;
         state.worked += 1;

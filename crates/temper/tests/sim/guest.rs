@@ -23,8 +23,12 @@ pub enum Effect {
     Pass(String),
     /// The rule's check fails from now on (a regression, or a rule that became applicable).
     Fail(String),
+    /// The rule passes, if `needs` passes now (a fix that depends on another's side effect).
+    PassIf { rule: String, needs: String },
     /// The health check fails from now on.
     Unhealthy,
+    /// The script exits with this code (after its other effects).
+    Exit(u32),
 }
 
 /// The modelled disk and services: what a snapshot keeps.
@@ -40,7 +44,13 @@ impl Machine {
         match e {
             Effect::Pass(r) => self.set(r, Outcome::Pass),
             Effect::Fail(r) => self.set(r, Outcome::Fail),
+            Effect::PassIf { rule, needs } => {
+                if self.results.get(&full(needs)).is_some_and(|r| r.1 == Outcome::Pass) {
+                    self.set(rule, Outcome::Pass)
+                }
+            }
             Effect::Unhealthy => self.healthy = false,
+            Effect::Exit(_) => {}
         }
     }
     fn set(&mut self, rule: &str, o: Outcome) {
@@ -163,7 +173,7 @@ impl SimGuest {
         for e in &effects {
             s.now.apply(e);
         }
-        let code = script.lines().find_map(|l| l.trim().strip_prefix("# sim exit ")).and_then(|c| c.trim().parse().ok()).unwrap_or(0);
+        let code = effects.iter().find_map(|e| if let Effect::Exit(c) = e { Some(*c) } else { None }).unwrap_or(0);
         ExecOutput { exit_code: Some(code), stdout: b"done\n".to_vec(), ..Default::default() }
     }
 
@@ -197,7 +207,7 @@ impl SimGuest {
     }
 }
 
-/// `# sim pass RULE`, `# sim fail RULE`, `# sim unhealthy` lines: an LLM-written fix's effects.
+/// `# sim pass RULE`, `# sim fail RULE`, `# sim unhealthy`, `# sim exit N` lines: an LLM-written fix's effects.
 pub fn directives(script: &str) -> Vec<Effect> {
     script
         .lines()
@@ -208,6 +218,7 @@ pub fn directives(script: &str) -> Vec<Effect> {
                 ("pass", Some(r)) => Some(Effect::Pass(r.into())),
                 ("fail", Some(r)) => Some(Effect::Fail(r.into())),
                 ("unhealthy", _) => Some(Effect::Unhealthy),
+                ("exit", Some(c)) => c.parse().ok().map(Effect::Exit),
                 _ => None,
             }
         })

@@ -197,6 +197,14 @@ impl Sim {
     }
 }
 
+impl Sim {
+    /// The run's Markdown report, as `temper report --format md` writes it.
+    pub async fn report(&self, run: i64) -> String {
+        let data = temper_report::load(self.store.as_ref(), run).await.unwrap();
+        temper_report::render(&data, Some(content()), temper_report::Format::Md).unwrap()
+    }
+}
+
 /// Prints a test's run time (the issue asks for them), and returns it.
 pub fn took(name: &str, since: Instant) -> Duration {
     let t = since.elapsed();

@@ -1,0 +1,49 @@
+//! The stock fixes' second pass. oscap runs every fix in one pass, so their side effects add
+//! up; temper verifies one at a time, so a stock fix that failed early may work once later fixes
+//! are in. When nothing else is left to pick, each rule escalated after its stock fix failed or
+//! left it failing gets that fix once more, fully verified, in the skill's order, provided a fix
+//! kept since has changed the system.
+use serde_json::json;
+
+use super::pick::{Pick, Preset, severity_rank};
+use super::{LoopResult, Ralph};
+use crate::agent::{ApplyFix, FixSource};
+use crate::journal::{Attempt, AttemptState, EventKind, Rule, RuleStatus};
+use crate::verdict::Verdict;
+
+impl Ralph<'_> {
+    /// The next rule for the second pass, reopened; `None` when there is none.
+    pub(super) async fn second_pass(&self, run: i64) -> LoopResult<Option<Pick>> {
+        let attempts = self.store.attempts(run).await?;
+        let mut due: Vec<(usize, u8, Rule, usize)> = Vec::new();
+        for r in self.store.rules(run).await? {
+            if r.status != RuleStatus::Escalated || !self.in_scope(&r.rule_id) {
+                continue;
+            }
+            let mine: Vec<&Attempt> = attempts.iter().filter(|a| a.rule_id == r.rule_id && a.state != AttemptState::Interrupted).collect();
+            let stock: Vec<&&Attempt> = mine.iter().filter(|a| a.source == FixSource::Stock && !a.replayed).collect();
+            // Once: the first pass's stock attempt, and no second one yet.
+            let [first] = stock.as_slice() else { continue };
+            if !matches!(first.verdict, Some(Verdict::ApplyFailed | Verdict::StillFailing)) {
+                continue;
+            }
+            let kept_since = attempts.iter().filter(|a| a.id > first.id && a.in_force()).count();
+            if kept_since == 0 {
+                continue;
+            }
+            let short = temper_scap::short_rule_id(&r.rule_id);
+            due.push((self.skill.risk_rank(short), severity_rank(&r.severity), r, kept_since));
+        }
+        due.sort_by_key(|(risk, sev, r, _)| (*risk, *sev, r.id));
+        let Some((_, _, rule, kept_since)) = due.into_iter().next() else { return Ok(None) };
+        let Some(script) = self.content.rule(&rule.rule_id).and_then(|c| c.fix.as_ref()).map(|f| f.script.clone()) else {
+            return Ok(None);
+        };
+        let plan = format!("second pass: the stock fix again, after {kept_since} fixes kept since its first try");
+        self.store.set_rule_status(run, &rule.rule_id, RuleStatus::Pending, Some(&plan)).await?;
+        let data = json!({"plan": plan, "second_pass": true, "kept_since": kept_since});
+        self.store.event(run, EventKind::Pick, Some(&rule.rule_id), data).await?;
+        let fix = ApplyFix { fix_script: script, revert_script: String::new(), description: format!("stock fix for {}", rule.rule_id) };
+        Ok(Some(Pick { rule_id: rule.rule_id, plan, preset: Some(Preset { fix, source: FixSource::Stock, replayed: false }) }))
+    }
+}
