@@ -7,7 +7,8 @@
 //! TEMPER_BENCH_RULES (comma-separated short ids) restrict both sides alike. Rules the skill
 //! skips, waives or defers (partitioning, the grub password, the sudo settings that would lock
 //! the harness out, the hours-long AIDE database build) are out of scope for both: oscap gets
-//! them as `--skip-rule`.
+//! them as `--skip-rule`. TEMPER_BENCH_BASELINE (default `baseline`) starts both sides from
+//! another snapshot: a state of your own, with rules you broke.
 //!
 //! A full ANSSI run takes about 75 min for temper's side under TCG. With TEMPER_BENCH_CONTINUE=1 a run
 //! cut off during temper's side (its database is kept under `target/bench/<profile>/`) goes on
@@ -70,8 +71,13 @@ fn active_time(started_at: &str, events: &[Event]) -> Duration {
     (total + (last - start)).to_std().unwrap_or_default()
 }
 
+/// The snapshot both sides start from.
+fn baseline() -> String {
+    std::env::var("TEMPER_BENCH_BASELINE").unwrap_or_else(|_| "baseline".into())
+}
+
 async fn restore(hv: &LibvirtHypervisor, guest: &SshGuest) {
-    hv.snapshot_revert("baseline").await.unwrap();
+    hv.snapshot_revert(&baseline()).await.unwrap();
     guest.reconnect(Duration::from_secs(180)).await.unwrap();
 }
 
@@ -109,7 +115,7 @@ async fn main() {
     let scanner = Scanner::new(DS, profile.clone());
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     // Kept after the run, to read what temper did: `temper --db … report latest`.
-    let db = repo.join("target/bench").join(profile.trim_start_matches(PREFIX));
+    let db = repo.join("target/bench").join(format!("{}-{}", profile.trim_start_matches(PREFIX), baseline()));
     let saved = db.join("failing-at-baseline.json");
     let go_on = std::env::var("TEMPER_BENCH_CONTINUE").is_ok_and(|v| v == "1") && saved.exists();
 
@@ -147,6 +153,7 @@ async fn main() {
     if std::env::var_os("TEMPER_FIX_TIMEOUT_SECS").is_none() {
         cmd.env("TEMPER_FIX_TIMEOUT_SECS", "3600");
     }
+    cmd.env("TEMPER_BASELINE", baseline());
     cmd.env("TEMPER_CONFIG", db.join("none.toml")).env("TEMPER_DB", db.join("temper.db")).env("TEMPER_SKILLS_DIR", repo.join("skills"));
     let out = cmd.output().await.unwrap();
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();

@@ -172,3 +172,41 @@ fn every_subcommand_has_help_with_an_example() {
         assert!(out.status.success() && text.contains("Example"), "{sub}: {text}");
     }
 }
+
+/// One driver at a time: `temper resume` on a run a live process holds says so and exits 1; a
+/// run whose driver died shows in `temper status` as interrupted, with the command to go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_run_is_refused_and_a_dead_drivers_run_shows_interrupted() {
+    use std::sync::Arc;
+    use temper_core::journal::{Lease, now_ms};
+    let w = World::new();
+    let store = Arc::new(w.store().await);
+    let new = NewRun {
+        skill: "debian12-anssi".into(),
+        profile: STANDARD.into(),
+        datastream: "ssg-debian12-ds.xml".into(),
+        content_version: None,
+        target: "test".into(),
+        agent: "stock".into(),
+        options_json: serde_json::to_string(&json!({"skill": "debian12-anssi", "profile": STANDARD, "rules": [], "max_rules": null,
+            "rule_budget_secs": 60, "max_attempts": 1, "regression_every": null, "llm_url": null, "llm_model": null, "quiet": true, "json": false}))
+        .unwrap(),
+        baseline: "baseline".into(),
+    };
+    let run = store.create_run(&new).await.unwrap();
+    let lease = Lease::take(store.clone(), run, Arc::new(temper_core::ports::Clock::default())).await.unwrap();
+    let out = w.run(&["resume", &run.to_string()]).await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("being driven by another process"), "{err}");
+    assert_eq!(json_of(&w.run(&["status", "--json"]).await)["status"], "running", "a live driver's run is running");
+    lease.release().await.unwrap();
+
+    // A driver on this host whose process is gone (no such pid), its lease still in time.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let dead = format!("{}:{}:0", host.trim(), u32::MAX - 1);
+    assert!(store.claim_run(run, &dead, None, now_ms(), now_ms() + 60_000).await.unwrap());
+    let st = json_of(&w.run(&["status", "--json"]).await);
+    assert_eq!((st["status"].as_str(), st["driver_gone"].as_bool()), (Some("interrupted"), Some(true)), "{st}");
+    assert_eq!(st["next"], format!("temper resume {run}"));
+}

@@ -129,7 +129,12 @@ pub async fn sh(script: &str) -> (Option<u32>, String) {
 
 /// An independent rescan of one rule through `temper scan run` (oscap's XML, not temper's run data).
 pub async fn rescan(w: &World, rule: &str) -> String {
-    let out = w.run(&["scan", "run", "--profile", STANDARD, "--rule", rule, "--json"]).await;
+    rescan_in(w, STANDARD, rule).await
+}
+
+/// `rescan`, in another profile.
+pub async fn rescan_in(w: &World, profile: &str, rule: &str) -> String {
+    let out = w.run(&["scan", "run", "--profile", profile, "--rule", rule, "--json"]).await;
     assert!(out.status.success(), "scan failed");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     v["rules"].as_array().unwrap().iter().find(|r| r["id"] == rule).map(|r| r["result"].as_str().unwrap().to_string()).unwrap()

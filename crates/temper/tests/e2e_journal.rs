@@ -1,0 +1,129 @@
+//! The journal end to end on the real VM: the stock agent fixes the same rules on SQLite and on
+//! PostgreSQL, a stock run killed mid-attempt resumes and loses nothing, and a run starts from
+//! the configured baseline snapshot.
+mod support;
+
+use std::collections::BTreeSet;
+
+use support::*;
+use temper_core::ports::{Guest, Hypervisor};
+
+const CRON: &str = "xccdf_org.ssgproject.content_rule_package_cron_installed";
+
+async fn fixed(w: &World) -> (i64, BTreeSet<String>) {
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap();
+    let rules = store.rules(run.id).await.unwrap();
+    (run.id, rules.into_iter().filter(|r| r.status.as_str() == "fixed").map(|r| r.rule_id).collect())
+}
+
+/// An uninterrupted stock run on SQLite, then the same run on PostgreSQL killed with SIGKILL in
+/// the middle of the cron package's attempt and resumed: the same rules end fixed, the
+/// interrupted rule among them, with no attempt lost or run twice. Three rules of `standard`
+/// by default (about ten minutes under TCG); `TEMPER_E2E_FULL=1` runs the whole profile (about
+/// fifty minutes: a measurement, not a CI step).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stock_run_killed_on_postgres_fixes_what_an_uninterrupted_sqlite_run_fixes() {
+    require_vm().await;
+    let mut args = vec!["run", "--agent", "stock", "--profile", STANDARD, "--quiet", "--json"];
+    if std::env::var("TEMPER_E2E_FULL").as_deref() != Ok("1") {
+        args.extend(["--rules", "package_cron_installed,sysctl_fs_suid_dumpable,file_permissions_systemmap"]);
+    }
+
+    let sqlite = World::new();
+    let out = sqlite.run(&args).await;
+    let code = out.status.code();
+    assert!(matches!(code, Some(0 | 2)), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_, on_sqlite) = fixed(&sqlite).await;
+    eprintln!("uninterrupted stock run on SQLite: {} rules fixed", on_sqlite.len());
+    assert!(on_sqlite.contains(CRON), "the stock fix installs cron: {on_sqlite:?}");
+    sqlite.cleanup().await;
+
+    let pg = World::postgres().await;
+    let mut child = tokio::process::Command::from(pg.temper()).args(&args).spawn().unwrap();
+    kill_during_attempt(&pg, &mut child, CRON).await;
+    let status = pg.run(&["status", "--json"]).await;
+    let v: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(v["status"], "interrupted", "temper status shows the killed run as interrupted, not running: {v}");
+    let out = pg.run(&["resume", "--quiet", "--json"]).await;
+    assert_eq!(out.status.code(), code, "the same exit code as the uninterrupted run");
+    let (run, on_pg) = fixed(&pg).await;
+    eprintln!("killed and resumed stock run on PostgreSQL: {} rules fixed", on_pg.len());
+    assert_eq!(on_pg, on_sqlite, "the killed and resumed PostgreSQL run fixes what the SQLite run fixed");
+
+    let store = pg.store().await;
+    let attempts = store.attempts(run).await.unwrap();
+    let cron: Vec<(&str, Option<&str>)> =
+        attempts.iter().filter(|a| a.rule_id == CRON).map(|a| (a.state.as_str(), a.verdict.map(|v| v.as_str()))).collect();
+    assert_eq!(cron, [("interrupted", Some("interrupted")), ("done", Some("fixed"))], "tried again after the resume, once");
+    for r in store.rules(run).await.unwrap().iter().filter(|r| r.attempts > 0) {
+        let done = attempts.iter().filter(|a| a.rule_id == r.rule_id && a.state.as_str() == "done").count() as i64;
+        assert_eq!(r.attempts, done, "{}: every try counted once, the interrupted one not at all", r.rule_id);
+    }
+    // Every rule temper calls fixed passes an independent rescan, and the guest is healthy.
+    for r in &on_pg {
+        assert_eq!(rescan(&pg, r).await, "pass", "{r}");
+    }
+    assert!(healthy().await);
+
+    // The report's times cover both processes.
+    let summary: serde_json::Value = serde_json::from_str(&store.run(run).await.unwrap().summary_json.unwrap()).unwrap();
+    assert_eq!(summary["segments"], 2, "{summary}");
+    let lease_events = store.events(run, 0).await.unwrap().into_iter().filter(|e| e.kind.as_str() == "lease_taken").count();
+    assert_eq!(lease_events, 2);
+    let json = report(&pg, "json", "pg-run.json").await;
+    assert!(json.contains(CRON.trim_start_matches("xccdf_org.ssgproject.content_rule_")));
+    let wall = summary["wall_secs"].as_f64().unwrap();
+    let row = store.run(run).await.unwrap();
+    let span = chrono::DateTime::parse_from_rfc3339(row.ended_at.as_deref().unwrap()).unwrap()
+        - chrono::DateTime::parse_from_rfc3339(&row.started_at).unwrap();
+    let killed_gap = span.num_milliseconds() as f64 / 1000.0 - wall;
+    assert!(wall > 0.5 * span.num_seconds() as f64, "wall {wall}s counts both segments of a {span} run");
+    assert!(killed_gap >= -1.0, "wall {wall}s is no more than start to end ({span})");
+
+    // The PostgreSQL twin of the Grafana dashboard reads the run.
+    let mut queries = 0;
+    let d: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("dashboards/temper-runs-postgres.json")).unwrap()).unwrap();
+    for p in d["panels"].as_array().unwrap() {
+        for t in p["targets"].as_array().into_iter().flatten() {
+            let Some(sql) = t["rawSql"].as_str() else { continue };
+            let rows = store.raw_rows(sql).await;
+            assert!(rows.is_ok(), "panel {}: {:?}", p["title"], rows.err());
+            queries += 1;
+        }
+    }
+    assert!(queries >= 10);
+    pg.cleanup().await;
+}
+
+/// `baseline = "other"`: the run starts from `other`, where a marker exists that the usual
+/// baseline does not have. The scripted fix exits 1 without the marker, so a fixed rule proves
+/// the run was on `other`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_starts_from_the_configured_baseline() {
+    require_vm().await;
+    let hv = hypervisor();
+    let other = format!("temper-e2e-other-{}", std::process::id());
+    hv.snapshot_revert("baseline").await.unwrap();
+    guest().reconnect(std::time::Duration::from_secs(120)).await.unwrap();
+    assert_eq!(sh("echo other > /root/temper-other-marker").await.0, Some(0));
+    hv.snapshot_create(&other, "temper e2e: another baseline").await.unwrap();
+    hv.snapshot_revert("baseline").await.unwrap();
+    assert_ne!(sh("test -e /root/temper-other-marker").await.0, Some(0), "the usual baseline has no marker");
+
+    let mut w = World::new();
+    w.env.push(("TEMPER_BASELINE".into(), other.clone()));
+    let fix = format!("test -e /root/temper-other-marker || exit 1\n{SUID_FIX}");
+    let llm = mock(vec![select(SUID, "on other"), apply_fix(&fix, SUID_REVERT, "sysctl drop-in, on other")]).await;
+    let out = llm_run(&w, &llm, SUID, &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap();
+    assert_eq!(run.baseline, other, "the run records the snapshot it started from");
+    let a = store.attempts(run.id).await.unwrap();
+    assert_eq!(a.iter().map(|a| a.verdict.map(|v| v.as_str())).collect::<Vec<_>>(), [Some("fixed")], "the marker was there");
+    assert_eq!(a[0].checkpoint, other, "the attempt started from the other baseline");
+    w.cleanup().await;
+    hv.snapshot_delete(&other).await.unwrap();
+}
