@@ -97,7 +97,7 @@ async fn a_fix_that_breaks_health_is_reverted_and_the_vm_is_healthy() {
     assert_eq!(a.verdict.map(|v| v.as_str()), Some("health_broken"));
     assert_eq!(a.health_ok, Some(false));
     assert!(a.health_output.as_deref().unwrap_or("").contains("UNHEALTHY"));
-    assert_eq!(a.revert_method.map(|v| v.as_str()), Some("script+snapshot"));
+    assert_eq!(a.revert_method.map(|v| v.as_str()), Some("script_then_snapshot"));
     let rule = store.rule(run, SYSTEMMAP).await.unwrap().unwrap();
     assert!(rule.reason.unwrap().contains("attempt budget"));
     assert!(healthy().await, "the VM is healthy after the revert");
