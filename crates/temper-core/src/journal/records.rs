@@ -211,11 +211,18 @@ impl Attempt {
     pub fn source_label(&self) -> String {
         if self.replayed { format!("{} (replayed)", self.source) } else { self.source.to_string() }
     }
-    /// The stock fix run again by the second pass: the same rule had a stock try before it (not
-    /// a replay, not interrupted). `others` may hold any attempts of the run.
+    /// A try on its rule: judged, not closed by a crash (an interrupted attempt never counts).
+    pub fn is_try(&self) -> bool {
+        self.state != AttemptState::Interrupted
+    }
+    /// A try of the content's stock fix, picked for itself (not a replay).
+    pub fn is_stock_try(&self) -> bool {
+        self.is_try() && self.source == FixSource::Stock && !self.replayed
+    }
+    /// The stock fix run again by the second pass: the same rule had a stock try before it.
+    /// `others` may hold any attempts of the run.
     pub fn is_second_pass<'a>(&self, others: impl IntoIterator<Item = &'a Attempt>) -> bool {
-        let stock = |a: &Attempt| a.source == FixSource::Stock && !a.replayed && a.state != AttemptState::Interrupted;
-        stock(self) && others.into_iter().any(|b| b.rule_id == self.rule_id && b.id < self.id && stock(b))
+        self.is_stock_try() && others.into_iter().any(|b| b.rule_id == self.rule_id && b.id < self.id && b.is_stock_try())
     }
     /// The source, with `(replayed)` or `(second pass)` where it applies.
     pub fn label<'a>(&self, others: impl IntoIterator<Item = &'a Attempt>) -> String {

@@ -3,7 +3,7 @@ use serde_json::json;
 
 use super::{LoopResult, Ralph};
 use crate::agent::{AgentError, Decision, ReengageContext};
-use crate::journal::{Attempt, AttemptState, EventKind, RuleStatus};
+use crate::journal::{Attempt, EventKind, RuleStatus};
 use crate::verdict::Verdict;
 
 impl Ralph<'_> {
@@ -27,8 +27,7 @@ impl Ralph<'_> {
             return Ok(Some(reason));
         }
         // An interrupted attempt was never judged: it does not count.
-        let attempts: Vec<Attempt> =
-            self.store.rule_attempts(run, rule).await?.into_iter().filter(|a| a.state != AttemptState::Interrupted).collect();
+        let attempts: Vec<Attempt> = self.store.rule_attempts(run, rule).await?.into_iter().filter(Attempt::is_try).collect();
         let n = attempts.len();
         let plateau = self.plateau(run, rule, &attempts).await?;
         let every = self.settings.reengage_every.max(1) as usize;

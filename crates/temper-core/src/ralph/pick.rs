@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, Candidate, FixSource, PickContext};
-use crate::journal::{AttemptState, EventKind, Rule, RuleStatus};
+use crate::journal::{Attempt, AttemptState, EventKind, Rule, RuleStatus};
 
 /// The rule to work on and the Architect's plan for it.
 #[derive(Debug, Clone)]
@@ -24,7 +24,7 @@ pub struct Preset {
     pub replayed: bool,
 }
 
-pub(super) fn severity_rank(s: &str) -> u8 {
+fn severity_rank(s: &str) -> u8 {
     match s {
         "high" => 0,
         "medium" => 1,
@@ -103,7 +103,7 @@ impl Ralph<'_> {
         let rules = self.store.rules(run).await?;
         let open: Vec<&Rule> = rules.iter().filter(|r| r.status == RuleStatus::Pending && self.in_scope(&r.rule_id)).collect();
         let shorts: Vec<&str> = open.iter().map(|r| temper_scap::short_rule_id(&r.rule_id)).collect();
-        let mut out: Vec<(usize, u8, usize, Candidate)> = Vec::new();
+        let mut out: Vec<((usize, u8), usize, Candidate)> = Vec::new();
         for (i, r) in open.iter().enumerate() {
             let short = shorts[i];
             if self.skill.held_back(short, &shorts).is_some() {
@@ -111,8 +111,7 @@ impl Ralph<'_> {
             }
             let content = self.content.rule(&r.rule_id);
             out.push((
-                self.skill.risk_rank(short),
-                severity_rank(&r.severity),
+                self.rank(r),
                 i,
                 Candidate {
                     rule_id: r.rule_id.clone(),
@@ -124,8 +123,14 @@ impl Ralph<'_> {
                 },
             ));
         }
-        out.sort_by_key(|(risk, sev, i, _)| (*risk, *sev, *i));
-        Ok(out.into_iter().map(|(_, _, _, c)| c).collect())
+        out.sort_by_key(|(rank, i, _)| (*rank, *i));
+        Ok(out.into_iter().map(|(_, _, c)| c).collect())
+    }
+
+    /// Where a rule stands in the order the harness offers rules: the skill's risk order, then
+    /// severity.
+    pub(super) fn rank(&self, r: &Rule) -> (usize, u8) {
+        (self.skill.risk_rank(temper_scap::short_rule_id(&r.rule_id)), severity_rank(&r.severity))
     }
 
     /// `--rules` narrows the run; ids may be full or short.
@@ -155,7 +160,7 @@ impl Ralph<'_> {
             .rule_attempts(run, &c.rule_id)
             .await?
             .into_iter()
-            .filter(|a| a.state != AttemptState::Interrupted)
+            .filter(Attempt::is_try)
             .map(|a| a.verdict.map_or("unfinished".into(), |v| v.to_string()))
             .collect();
         Ok(match (c.has_stock_fix, tried.is_empty()) {

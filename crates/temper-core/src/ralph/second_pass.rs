@@ -5,23 +5,22 @@
 //! kept since has changed the system.
 use serde_json::json;
 
-use super::pick::{Pick, Preset, severity_rank};
+use super::pick::{Pick, Preset};
 use super::{LoopResult, Ralph};
 use crate::agent::{ApplyFix, FixSource};
-use crate::journal::{Attempt, AttemptState, EventKind, Rule, RuleStatus};
+use crate::journal::{Attempt, EventKind, Rule, RuleStatus};
 use crate::verdict::Verdict;
 
 impl Ralph<'_> {
     /// The next rule for the second pass, reopened; `None` when there is none.
     pub(super) async fn second_pass(&self, run: i64) -> LoopResult<Option<Pick>> {
         let attempts = self.store.attempts(run).await?;
-        let mut due: Vec<(usize, u8, Rule, usize)> = Vec::new();
+        let mut due: Vec<((usize, u8), Rule, usize)> = Vec::new();
         for r in self.store.rules(run).await? {
             if r.status != RuleStatus::Escalated || !self.in_scope(&r.rule_id) {
                 continue;
             }
-            let mine: Vec<&Attempt> = attempts.iter().filter(|a| a.rule_id == r.rule_id && a.state != AttemptState::Interrupted).collect();
-            let stock: Vec<&&Attempt> = mine.iter().filter(|a| a.source == FixSource::Stock && !a.replayed).collect();
+            let stock: Vec<&Attempt> = attempts.iter().filter(|a| a.rule_id == r.rule_id && a.is_stock_try()).collect();
             // Once: the first pass's stock attempt, and no second one yet.
             let [first] = stock.as_slice() else { continue };
             if !matches!(first.verdict, Some(Verdict::ApplyFailed | Verdict::StillFailing)) {
@@ -31,11 +30,10 @@ impl Ralph<'_> {
             if kept_since == 0 {
                 continue;
             }
-            let short = temper_scap::short_rule_id(&r.rule_id);
-            due.push((self.skill.risk_rank(short), severity_rank(&r.severity), r, kept_since));
+            due.push((self.rank(&r), r, kept_since));
         }
-        due.sort_by_key(|(risk, sev, r, _)| (*risk, *sev, r.id));
-        let Some((_, _, rule, kept_since)) = due.into_iter().next() else { return Ok(None) };
+        due.sort_by_key(|(rank, r, _)| (*rank, r.id));
+        let Some((_, rule, kept_since)) = due.into_iter().next() else { return Ok(None) };
         let Some(script) = self.content.rule(&rule.rule_id).and_then(|c| c.fix.as_ref()).map(|f| f.script.clone()) else {
             return Ok(None);
         };

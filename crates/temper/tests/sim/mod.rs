@@ -195,9 +195,7 @@ impl Sim {
         v.sort();
         v
     }
-}
 
-impl Sim {
     /// The run's Markdown report, as `temper report --format md` writes it.
     pub async fn report(&self, run: i64) -> String {
         let data = temper_report::load(self.store.as_ref(), run).await.unwrap();
