@@ -8,6 +8,7 @@ pub mod ralph;
 pub mod scan;
 pub mod skill;
 pub mod verdict;
+pub mod waiver;
 
 pub use ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult};
 pub use verdict::Verdict;

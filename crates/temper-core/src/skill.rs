@@ -1,8 +1,11 @@
 //! A skill is data: `skills/<name>/skill.toml` plus prompts. No skill needs code in the loop.
 use std::path::{Path, PathBuf};
 
+use chrono::NaiveDate;
 use regex::Regex;
 use serde::Deserialize;
+
+use crate::waiver::Waiver;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SkillError {
@@ -12,6 +15,12 @@ pub enum SkillError {
     Parse { path: PathBuf, source: toml::de::Error },
     #[error("skill {path}: pattern `{pattern}` does not compile: {source}")]
     Pattern { path: PathBuf, pattern: String, source: regex::Error },
+    #[error(
+        "skill {path}: `{rule}` is a `disposition = \"waived\"` skip; a waiver needs an approver and an expiry: move it to waivers.toml"
+    )]
+    WaivedSkip { path: PathBuf, rule: String },
+    #[error(transparent)]
+    Waivers(#[from] crate::waiver::WaiverError),
 }
 
 /// What the harness does with a rule the skill names.
@@ -100,10 +109,18 @@ pub struct Skill {
     risk: Vec<Regex>,
     skips: Vec<(Regex, SkipEntry)>,
     order: Vec<(Regex, Option<Regex>, OrderEntry)>,
+    /// The run's waivers and the day they are judged on.
+    waivers: Vec<Waiver>,
+    today: NaiveDate,
+}
+
+/// A pattern that must match a whole short rule id.
+pub(crate) fn full_match(p: &str) -> Result<Regex, regex::Error> {
+    Regex::new(&format!("^(?:{p})$"))
 }
 
 fn full(path: &Path, p: &str) -> Result<Regex, SkillError> {
-    Regex::new(&format!("^(?:{p})$")).map_err(|source| SkillError::Pattern { path: path.to_path_buf(), pattern: p.to_string(), source })
+    full_match(p).map_err(|source| SkillError::Pattern { path: path.to_path_buf(), pattern: p.to_string(), source })
 }
 
 impl Skill {
@@ -122,10 +139,28 @@ impl Skill {
                 Ok((full(&path, &o.rule)?, after, o.clone()))
             })
             .collect::<Result<_, SkillError>>()?;
+        if let Some(w) = manifest.skip.iter().find(|s| s.disposition == Disposition::Waived) {
+            return Err(SkillError::WaivedSkip { path, rule: w.rule.clone() });
+        }
         for d in &manifest.deny {
             Regex::new(&d.pattern).map_err(|source| SkillError::Pattern { path: path.clone(), pattern: d.pattern.clone(), source })?;
         }
-        Ok(Self { dir, manifest, risk, skips, order })
+        // The skill's own waivers (`waivers.toml` beside `skill.toml`), judged today.
+        let own = dir.join("waivers.toml");
+        let waivers = if own.exists() { crate::waiver::load(&own)? } else { Vec::new() };
+        Ok(Self { dir, manifest, risk, skips, order, waivers, today: chrono::Local::now().date_naive() })
+    }
+
+    /// Replaces the waivers (the skill's own and a site's, or those stored with a run) and
+    /// judges them on `today`: an active one waives its rules, ahead of the skill's skips.
+    pub fn with_waivers(mut self, waivers: Vec<Waiver>, today: NaiveDate) -> Self {
+        self.waivers = waivers;
+        self.today = today;
+        self
+    }
+
+    pub fn waivers(&self) -> &[Waiver] {
+        &self.waivers
     }
 
     pub fn name(&self) -> &str {
@@ -136,9 +171,12 @@ impl Skill {
         self.dir.join("prompts")
     }
 
-    /// The skip, waiver or deferral for a rule, if the skill has one.
-    pub fn disposition(&self, short_id: &str) -> Option<&SkipEntry> {
-        self.skips.iter().find(|(re, _)| re.is_match(short_id)).map(|(_, s)| s)
+    /// The active waiver, skip or deferral for a rule, if there is one.
+    pub fn disposition(&self, short_id: &str) -> Option<SkipEntry> {
+        if let Some(w) = crate::waiver::active(&self.waivers, short_id, self.today) {
+            return Some(SkipEntry { rule: w.rule.clone(), reason: w.justification(), disposition: Disposition::Waived });
+        }
+        self.skips.iter().find(|(re, _)| re.is_match(short_id)).map(|(_, s)| s.clone())
     }
 
     /// Position in the risk order (lower is safer); unmatched rules share the last rank.
@@ -216,6 +254,26 @@ disposition = "deferred"
         assert!(s.held_back("grub2_audit_argument", &["package_audit_installed"]).is_some());
         assert!(s.held_back("grub2_audit_argument", &["sshd_x"]).is_none());
         assert!(s.held_back("sshd_x", &["audit_rules_immutable"]).is_none());
+    }
+
+    #[test]
+    fn waivers_apply_while_active_and_a_waived_skip_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("skill.toml"), BASE).unwrap();
+        std::fs::write(
+            dir.path().join("waivers.toml"),
+            "[[waiver]]\nrule = \"accounts_tmout\"\nreason = \"kiosk\"\napproved_by = \"ISSO\"\nexpires = 2031-01-01\n",
+        )
+        .unwrap();
+        let s = Skill::load(dir.path()).unwrap();
+        assert_eq!(s.disposition("accounts_tmout").unwrap().disposition, Disposition::Waived);
+        let day = |d| NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap();
+        let own = s.waivers().to_vec();
+        let s = s.with_waivers(own, day("2031-01-02"));
+        assert!(s.disposition("accounts_tmout").is_none(), "expired: worked on again");
+        std::fs::write(dir.path().join("skill.toml"), format!("{BASE}[[skip]]\nrule = \"x\"\nreason = \"r\"\ndisposition = \"waived\"\n"))
+            .unwrap();
+        assert!(matches!(Skill::load(dir.path()), Err(SkillError::WaivedSkip { .. })));
     }
 
     #[test]

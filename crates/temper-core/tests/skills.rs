@@ -15,6 +15,13 @@ fn shipped_skills_load_and_enforce_their_constraints() {
     assert!(rhel.disposition("sshd_disable_root_login").is_none());
     assert!(rhel.held_back("audit_rules_immutable", &["audit_rules_immutable", "sshd_set_idle_timeout"]).is_some());
     let deb = Skill::load(root().join("skills/debian12-anssi")).unwrap();
+    // The harness's own sudo rules are waived by the skill's waivers.toml, with an owner and an expiry.
+    for s in [&rhel, &deb] {
+        let w = s.disposition("sudo_remove_nopasswd").expect("sudo_remove_nopasswd is waived");
+        assert_eq!(w.disposition, temper_core::skill::Disposition::Waived);
+        assert!(w.reason.contains("approved by") && w.reason.contains("expires"), "{}", w.reason);
+    }
+    assert!(deb.disposition("sudo_add_noexec").is_some() && deb.waivers().len() == 4);
     assert!(deb.manifest.profiles.iter().any(|p| p.ends_with("_standard")));
     for s in [&rhel, &deb] {
         for p in ["architect.md", "worker.md", "reflector.md", "reengage.md"] {

@@ -29,6 +29,8 @@ pub enum ScapError {
     UnknownEntity { name: String, offset: u64 },
     #[error("not a SCAP source datastream or XCCDF benchmark: the root element is <{0}>")]
     NotADatastream(String),
+    #[error("not an XCCDF 1.2 tailoring file: the root element is <{0}>")]
+    NotTailoring(String),
     #[error("not an XCCDF results or ARF file: the root element is <{0}>")]
     NotResults(String),
     #[error("no XCCDF Benchmark in the datastream")]

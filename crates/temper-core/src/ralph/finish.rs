@@ -28,11 +28,11 @@ impl Ralph<'_> {
                 continue;
             }
             let (status, reason) = match self.skill.disposition(temper_scap::short_rule_id(&r.rule_id)) {
-                Some(d) => (d.disposition.status(), d.reason.as_str()),
-                None => (RuleStatus::Pending, "not applicable at the first scan; fails since other rules' fixes made it applicable"),
+                Some(d) => (d.disposition.status(), d.reason),
+                None => (RuleStatus::Pending, "not applicable at the first scan; fails since other rules' fixes made it applicable".into()),
             };
             reopened += usize::from(status == RuleStatus::Pending && self.in_scope(&r.rule_id));
-            self.store.set_rule_status(run, &r.rule_id, status, Some(reason)).await?;
+            self.store.set_rule_status(run, &r.rule_id, status, Some(&reason)).await?;
             self.store.event(run, EventKind::RuleApplicable, Some(&r.rule_id), json!({"status": status})).await?;
         }
         Ok((scan, reopened))

@@ -111,7 +111,7 @@ impl Ralph<'_> {
             let title = self.content.rule(&r.idref).map(|c| c.title.as_str()).unwrap_or("");
             let result = ScanResult::from(r.result);
             let (status, reason) = match (result, self.skill.disposition(short)) {
-                (ScanResult::Fail, Some(d)) => (d.disposition.status(), Some(d.reason.clone())),
+                (ScanResult::Fail, Some(d)) => (d.disposition.status(), Some(d.reason)),
                 (other, _) => (RuleStatus::of_outcome(other), None),
             };
             let rule = NewRule {

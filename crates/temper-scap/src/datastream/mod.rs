@@ -7,6 +7,7 @@
 //! ancestor Group's. A profile's `extends` chain is applied base first.
 mod profile;
 mod rule;
+mod tailoring;
 mod value;
 mod walk;
 
@@ -17,6 +18,7 @@ use serde::Serialize;
 
 pub use profile::ProfileInfo;
 pub use rule::{FIX_SH, Fix, OvalRef, Rule, short_rule_id};
+pub use tailoring::{Tailoring, TailoringInfo};
 pub use value::Value;
 
 use crate::error::Result;
@@ -38,6 +40,8 @@ pub struct Benchmark {
     pub version: String,
     /// The chosen profile; `None` means the Benchmark's default selection.
     pub profile: Option<ProfileInfo>,
+    /// The tailoring file applied over the Benchmark, when one was given.
+    pub tailoring: Option<TailoringInfo>,
     pub profiles: Vec<ProfileInfo>,
     /// All Values by id.
     pub values: BTreeMap<String, Value>,
@@ -72,5 +76,14 @@ pub fn read_benchmark(path: impl AsRef<Path>, profile: Option<&str>) -> Result<B
 }
 
 pub fn read_benchmark_bytes(input: &[u8], profile: Option<&str>) -> Result<Benchmark> {
-    walk::benchmark(input, profile)
+    walk::benchmark(input, profile, None)
+}
+
+/// Reads the Benchmark through a tailoring: `profile` (full id or short name) picks one of its
+/// profiles, or a Benchmark profile one of them extends; with none, its only profile. The
+/// tailored selection and values apply on top of its base profile's, as `oscap
+/// --tailoring-file` does.
+pub fn read_benchmark_tailored(path: impl AsRef<Path>, tailoring: &Tailoring, profile: Option<&str>) -> Result<Benchmark> {
+    let id = tailoring.pick(profile)?;
+    walk::benchmark(&read_file(path.as_ref())?, Some(&id), Some(tailoring))
 }

@@ -135,6 +135,7 @@ pub(crate) fn find_profile(defs: &[ProfileDef], name: &str) -> Result<usize> {
 pub(crate) struct Policy {
     /// idref -> (order, selected); later entries win.
     select: HashMap<String, (usize, bool)>,
+    order: usize,
     values: HashMap<String, Choice>,
     severity: HashMap<String, String>,
 }
@@ -153,21 +154,37 @@ impl Policy {
             cur = next;
         }
         let mut p = Policy::default();
-        let mut order = 0;
         for &i in chain.iter().rev() {
-            let d = &defs[i];
-            for (idref, sel) in &d.selects {
-                order += 1;
-                p.select.insert(idref.clone(), (order, *sel));
-            }
-            for (idref, c) in &d.values {
-                p.values.insert(idref.clone(), c.clone());
-            }
-            for (idref, s) in &d.severities {
-                p.severity.insert(idref.clone(), s.clone());
-            }
+            p.apply(&defs[i]);
         }
         Ok(p)
+    }
+
+    /// A tailoring profile over the Benchmark's `defs`: its base (`extends`, a Benchmark
+    /// profile, which may share its id) first, then its own selections and values.
+    pub fn resolve_tailored(defs: &[ProfileDef], tailored: &ProfileDef) -> Result<Self> {
+        let mut p = match tailored.extends.as_deref() {
+            Some(base) => {
+                let i = defs.iter().position(|d| d.info.id == base).ok_or_else(|| ScapError::ProfileNotFound(base.to_string()))?;
+                Policy::resolve(defs, i)?
+            }
+            None => Policy::default(),
+        };
+        p.apply(tailored);
+        Ok(p)
+    }
+
+    fn apply(&mut self, d: &ProfileDef) {
+        for (idref, sel) in &d.selects {
+            self.order += 1;
+            self.select.insert(idref.clone(), (self.order, *sel));
+        }
+        for (idref, c) in &d.values {
+            self.values.insert(idref.clone(), c.clone());
+        }
+        for (idref, s) in &d.severities {
+            self.severity.insert(idref.clone(), s.clone());
+        }
     }
 
     /// The item's selection: the latest `select` naming its id or cluster-id, else `default`.

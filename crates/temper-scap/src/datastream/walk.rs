@@ -9,21 +9,22 @@ use crate::xml::{Xml, local, parse_bool};
 
 use super::profile::{Policy, ProfileDef, ProfileInfo, find_profile, parse_profile};
 use super::rule::{Fix, RawRule, Rule, parse_rule};
+use super::tailoring::Tailoring;
 use super::value::{Value, parse_value};
 use super::{Benchmark, MAX_TITLE};
 
 pub(super) fn profiles(input: &[u8]) -> Result<Vec<ProfileInfo>> {
     let mut x = Xml::new(input)?;
     let (e, empty) = seek_benchmark(&mut x)?;
-    let mut w = Walker::new(None, true);
+    let mut w = Walker::new(None, None, true);
     w.run(&mut x, &e, empty)?;
     Ok(w.defs.into_iter().map(|d| d.info).collect())
 }
 
-pub(super) fn benchmark(input: &[u8], profile: Option<&str>) -> Result<Benchmark> {
+pub(super) fn benchmark(input: &[u8], profile: Option<&str>, tailoring: Option<&Tailoring>) -> Result<Benchmark> {
     let mut x = Xml::new(input)?;
     let (e, empty) = seek_benchmark(&mut x)?;
-    let mut w = Walker::new(profile, false);
+    let mut w = Walker::new(profile, tailoring, false);
     w.run(&mut x, &e, empty)?;
     Ok(w.finish())
 }
@@ -77,12 +78,13 @@ fn seek_benchmark<'a>(x: &mut Xml<'a>) -> Result<(BytesStart<'a>, bool)> {
 
 struct Walker<'p> {
     profile: Option<&'p str>,
+    tailoring: Option<&'p Tailoring>,
     profiles_only: bool,
     id: String,
     title: String,
     version: String,
     defs: Vec<ProfileDef>,
-    chosen: Option<usize>,
+    chosen: Option<ProfileInfo>,
     policy: Option<Policy>,
     values: BTreeMap<String, Value>,
     rules: Vec<RawRule>,
@@ -90,9 +92,10 @@ struct Walker<'p> {
 }
 
 impl<'p> Walker<'p> {
-    fn new(profile: Option<&'p str>, profiles_only: bool) -> Self {
+    fn new(profile: Option<&'p str>, tailoring: Option<&'p Tailoring>, profiles_only: bool) -> Self {
         Self {
             profile,
+            tailoring,
             profiles_only,
             id: String::new(),
             title: String::new(),
@@ -112,13 +115,23 @@ impl<'p> Walker<'p> {
             return Ok(false);
         }
         if self.policy.is_none() {
-            let policy = match self.profile {
-                Some(name) => {
+            let tailored = self.tailoring.zip(self.profile).and_then(|(t, name)| t.def(name));
+            let policy = match (tailored, self.profile) {
+                (Some(def), _) => {
+                    let base = def.extends.as_deref().and_then(|b| self.defs.iter().find(|d| d.info.id == b));
+                    let mut info = def.info.clone();
+                    if info.title.is_empty() {
+                        info.title = format!("{} (tailored)", base.map_or(info.id.as_str(), |b| b.info.title.as_str()));
+                    }
+                    self.chosen = Some(info);
+                    Policy::resolve_tailored(&self.defs, def)?
+                }
+                (None, Some(name)) => {
                     let i = find_profile(&self.defs, name)?;
-                    self.chosen = Some(i);
+                    self.chosen = Some(self.defs[i].info.clone());
                     Policy::resolve(&self.defs, i)?
                 }
-                None => Policy::default(),
+                (None, None) => Policy::default(),
             };
             self.policy = Some(policy);
         }
@@ -224,7 +237,8 @@ impl<'p> Walker<'p> {
             id: self.id,
             title: self.title,
             version: self.version,
-            profile: self.chosen.map(|i| profiles[i].clone()),
+            profile: self.chosen,
+            tailoring: self.tailoring.map(Tailoring::info),
             profiles,
             values: self.values,
             resolved_values: resolved.clone(),

@@ -35,7 +35,15 @@ pub fn oscap(args: &[&str]) -> String {
 /// Per selected rule, in oscap's order: (rule id, Some(script) or None when oscap says the
 /// fix is missing), from `oscap xccdf generate fix --fix-type bash`.
 pub fn oscap_fixes(ds: &str, profile: &str) -> Vec<(String, Option<String>)> {
-    let text = oscap(&["xccdf", "generate", "fix", "--profile", profile, "--fix-type", "bash", ds]);
+    oscap_fixes_with(ds, profile, &[])
+}
+
+/// [`oscap_fixes`] with more options before the datastream (`--tailoring-file F`).
+pub fn oscap_fixes_with(ds: &str, profile: &str, extra: &[&str]) -> Vec<(String, Option<String>)> {
+    let mut args = vec!["xccdf", "generate", "fix", "--profile", profile, "--fix-type", "bash"];
+    args.extend(extra);
+    args.push(ds);
+    let text = oscap(&args);
     let mut out = Vec::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
@@ -68,4 +76,20 @@ pub fn shared_dir() -> PathBuf {
     }
     let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
     if beside.is_dir() { beside } else { PathBuf::from("/work/shared") }
+}
+
+/// A tailoring file written by `autotailor` (Debian's openscap-utils) over `base`, with `args`
+/// (`-v var=value`, `-u rule`, `-s rule`, `-p id`). Fails the test when autotailor is missing.
+pub fn autotailor(dir: &Path, ds: &Path, base: &str, args: &[&str]) -> PathBuf {
+    let out = dir.join("tailoring.xml");
+    let status = Command::new("autotailor")
+        .args(args)
+        .arg("-o")
+        .arg(&out)
+        .arg(ds)
+        .arg(base)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run autotailor ({e}): install openscap-utils with `bash vm/host-deps.sh`"));
+    assert!(status.success(), "autotailor {args:?} failed");
+    out
 }
