@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the temper-report tests need beyond cargo: node with MITRE's hdf-converters (a real
 # reader of STIG Viewer checklists) in tests/report/node_modules, headless Chromium for the
-# HTML report, and pdftotext (poppler-utils) to read its printed form. Safe to run again.
+# HTML report, pdftotext (poppler-utils) to read its printed form, and xmllint (libxml2-utils) to
+# check CKL files against STIG Viewer's checklist schema. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -20,6 +21,7 @@ npm ci --no-audit --no-fund
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v pdftotext >/dev/null || missing+=(poppler-utils)
+command -v xmllint >/dev/null || missing+=(libxml2-utils)
 if [ "${#missing[@]}" -gt 0 ]; then
   apt_install "${missing[@]}"
 fi

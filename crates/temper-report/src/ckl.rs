@@ -10,6 +10,9 @@ use crate::text::xml_chars;
 
 type W = Writer<Vec<u8>>;
 
+/// The target's marking (CKL `MARKING`, CKLB `target_data.classification`).
+pub const MARKING: &str = "CUI";
+
 pub fn render(list: &Checklist) -> Result<String, ReportError> {
     let mut w = Writer::new_with_indent(Vec::new(), b'\t', 1);
     w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
@@ -19,8 +22,9 @@ pub fn render(list: &Checklist) -> Result<String, ReportError> {
         w.create_element("STIGS").write_inner_content(|w| {
             w.create_element("iSTIG").write_inner_content(|w| {
                 stig_info(w, list)?;
+                let stig = StigRef { stig_ref: stig_ref(list), uuid: stig_uuid(list).to_string() };
                 for v in &list.vulns {
-                    vuln(w, v)?;
+                    vuln(w, v, &stig)?;
                 }
                 Ok(())
             })?;
@@ -44,7 +48,7 @@ fn asset(w: &mut W, list: &Checklist) -> io::Result<()> {
     w.create_element("ASSET").write_inner_content(|w| {
         text(w, "ROLE", "None")?;
         text(w, "ASSET_TYPE", "Computing")?;
-        text(w, "MARKING", "CUI")?;
+        text(w, "MARKING", MARKING)?;
         text(w, "HOST_NAME", &host_name(&list.target))?;
         text(w, "HOST_IP", "")?;
         text(w, "HOST_MAC", "")?;
@@ -80,10 +84,17 @@ pub fn version_release(list: &Checklist) -> (String, String) {
         }
         let r: String = rest[1..].chars().take_while(char::is_ascii_digit).collect();
         if !r.is_empty() {
-            return (v, format!("Release: {r}; SSG content {}", list.content_version));
+            // `Release: N ` then anything: the form STIG Manager's parsers read the release from.
+            return (v, format!("Release: {r} (SSG content {})", list.content_version));
         }
     }
     ("1".into(), format!("SSG content {}", list.content_version))
+}
+
+/// `TITLE :: Version V, RELEASE`, the STIG reference STIG Viewer writes on every rule.
+pub fn stig_ref(list: &Checklist) -> String {
+    let (version, release) = version_release(list);
+    format!("{} :: Version {version}, {release}", list.profile_title)
 }
 
 pub fn stig_uuid(list: &Checklist) -> uuid::Uuid {
@@ -129,7 +140,13 @@ fn stig_info(w: &mut W, list: &Checklist) -> io::Result<()> {
     Ok(())
 }
 
-fn vuln(w: &mut W, v: &Vuln) -> io::Result<()> {
+/// What every VULN repeats about its STIG.
+struct StigRef {
+    stig_ref: String,
+    uuid: String,
+}
+
+fn vuln(w: &mut W, v: &Vuln, stig: &StigRef) -> io::Result<()> {
     let mut attrs: Vec<(&str, &str)> = vec![
         ("Vuln_Num", &v.group_id),
         ("Severity", v.severity),
@@ -153,9 +170,9 @@ fn vuln(w: &mut W, v: &Vuln) -> io::Result<()> {
         ("Check_Content_Ref", "M"),
         ("Weight", "10.0"),
         ("Class", "Unclass"),
-        ("STIGRef", ""),
+        ("STIGRef", &stig.stig_ref),
         ("TargetKey", ""),
-        ("STIG_UUID", ""),
+        ("STIG_UUID", &stig.uuid),
     ];
     for c in &v.ccis {
         attrs.push(("CCI_REF", c));

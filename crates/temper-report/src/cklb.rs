@@ -1,16 +1,19 @@
 //! STIG Viewer 3 checklist (CKLB, JSON, `cklb_version` 1.0), with the fields STIG Viewer 3
-//! writes for each rule (uuids, `*_src` ids, `group_tree`, `overrides`...).
+//! writes for each rule (uuids, `*_src` ids, `group_tree`, `overrides`...). DISA's schema sets
+//! `additionalProperties: false`, so every object holds only the schema's fields: no
+//! `stigs[].version` (the version goes in each rule's `stig_ref`), and temper's own information
+//! only inside `finding_details` and `comments`.
 use serde_json::{Value, json};
 
 use crate::ReportError;
-use crate::ckl::{host_name, stig_uuid, version_release};
+use crate::ckl::{MARKING, host_name, stig_ref, stig_uuid, version_release};
 use crate::merge::{Checklist, Vuln};
 
 pub fn render(list: &Checklist) -> Result<String, ReportError> {
     let stig_uuid = stig_uuid(list);
-    let (version, release) = version_release(list);
-    let created = list.created.clone();
-    let rules: Vec<Value> = list.vulns.iter().map(|v| rule(v, &stig_uuid, &created)).collect();
+    let (_, release) = version_release(list);
+    let stig = Stig { uuid: stig_uuid, stig_ref: stig_ref(list), created: list.created.clone() };
+    let rules: Vec<Value> = list.vulns.iter().map(|v| rule(v, &stig)).collect();
     let doc = json!({
         "title": format!("temper run {}: {}", list.run_id, list.profile_title),
         "id": uuid::Uuid::new_v5(&stig_uuid, format!("run:{}", list.run_id).as_bytes()).to_string(),
@@ -29,13 +32,12 @@ pub fn render(list: &Checklist) -> Result<String, ReportError> {
             "technology_area": "UNIX OS",
             "web_db_site": "",
             "web_db_instance": "",
-            "classification": Value::Null,
+            "classification": MARKING,
         },
         "stigs": [{
             "stig_name": list.profile_title,
             "display_name": list.profile_title,
             "stig_id": list.benchmark_id,
-            "version": version,
             "release_info": release,
             "uuid": stig_uuid.to_string(),
             "reference_identifier": Value::Null,
@@ -47,15 +49,23 @@ pub fn render(list: &Checklist) -> Result<String, ReportError> {
     Ok(serde_json::to_string_pretty(&doc)?)
 }
 
-fn rule(v: &Vuln, stig_uuid: &uuid::Uuid, created: &str) -> Value {
-    let uuid = uuid::Uuid::new_v5(stig_uuid, v.rule_ver.as_bytes());
+/// What every rule repeats about its STIG.
+struct Stig {
+    uuid: uuid::Uuid,
+    stig_ref: String,
+    created: String,
+}
+
+fn rule(v: &Vuln, stig: &Stig) -> Value {
+    let uuid = uuid::Uuid::new_v5(&stig.uuid, v.rule_ver.as_bytes());
+    let (stig_uuid, created) = (stig.uuid.to_string(), &stig.created);
     // STIG Viewer 3 keeps `SV-257985r1045028` in rule_id and the full id in rule_id_src.
     let rule_id = v.rule_id.strip_suffix("_rule").unwrap_or(&v.rule_id);
     json!({
         "uuid": uuid.to_string(),
-        "stig_uuid": stig_uuid.to_string(),
+        "stig_uuid": stig_uuid,
         "target_key": Value::Null,
-        "stig_ref": Value::Null,
+        "stig_ref": stig.stig_ref,
         "group_id": v.group_id,
         "group_id_src": v.group_id,
         "rule_id": rule_id,
@@ -86,7 +96,7 @@ fn rule(v: &Vuln, stig_uuid: &uuid::Uuid, created: &str) -> Value {
         "group_tree": [{"id": v.group_id, "title": v.group_title, "description": "<GroupDescription></GroupDescription>"}],
         "createdAt": created,
         "updatedAt": created,
-        "STIGUuid": stig_uuid.to_string(),
+        "STIGUuid": stig_uuid,
         "status": v.status.cklb(),
         "overrides": {},
         "comments": v.comments,
