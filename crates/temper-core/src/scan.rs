@@ -37,6 +37,9 @@ pub struct Scanner {
     /// oscap's probes can deadlock (every thread parked, the scan never ends): a scan whose CPU
     /// time has not grown for this long is killed and run again, up to [`SCAN_TRIES`] times.
     pub stall_after: Duration,
+    /// A tailoring document (`temper_scap::Tailoring::for_oscap`), written to the guest as data
+    /// before each scan (a snapshot revert may have removed it) and passed with `--tailoring-file`.
+    pub tailoring: Option<Vec<u8>>,
 }
 
 pub const SCAN_TRIES: u32 = 3;
@@ -68,6 +71,7 @@ impl Scan {
 }
 
 const RESULTS: &str = "/var/tmp/temper-results.xml";
+const TAILORING: &str = "/var/tmp/temper-tailoring.xml";
 const MAX_RESULTS: usize = 128 * 1024 * 1024;
 
 fn valid_id(id: &str) -> bool {
@@ -82,6 +86,7 @@ impl Scanner {
             timeout: Duration::from_secs(1800),
             skip_valid_rescans: true,
             stall_after: Duration::from_secs(120),
+            tailoring: None,
         }
     }
 
@@ -103,6 +108,13 @@ impl Scanner {
     pub async fn scan(&self, guest: &dyn Guest, rules: &[String]) -> Result<Scan, ScanError> {
         let start = Instant::now();
         let mut argv = vec!["oscap", "xccdf", "eval", "--profile", &self.profile];
+        if let Some(xml) = &self.tailoring {
+            let put = guest.exec(Exec::new(["dd", &format!("of={TAILORING}"), "status=none"]).stdin(xml.clone())).await?;
+            if !put.success() {
+                return Err(ScanError::Failed { code: put.exit_code, stderr: format!("writing {TAILORING}: {}", put.stderr_str()) });
+            }
+            argv.extend(["--tailoring-file", TAILORING]);
+        }
         if self.skip_valid_rescans && !rules.is_empty() {
             argv.push("--skip-valid");
         }
@@ -204,6 +216,7 @@ mod tests {
     struct Deadlocking {
         hung: u32,
         log: Mutex<Vec<String>>,
+        calls: Mutex<Vec<(Vec<String>, Vec<u8>)>>,
         oscap_runs: Mutex<u32>,
     }
 
@@ -211,6 +224,7 @@ mod tests {
     impl Guest for Deadlocking {
         async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
             self.log.lock().unwrap().push(exec.argv[0].clone());
+            self.calls.lock().unwrap().push((exec.argv.clone(), exec.stdin.clone()));
             let ok = |stdout: &str| ExecOutput { exit_code: Some(0), stdout: stdout.as_bytes().to_vec(), ..Default::default() };
             match exec.argv[0].as_str() {
                 "oscap" => {
@@ -235,7 +249,7 @@ mod tests {
     }
 
     fn guest(hung: u32) -> Deadlocking {
-        Deadlocking { hung, log: Mutex::default(), oscap_runs: Mutex::default() }
+        Deadlocking { hung, log: Mutex::default(), calls: Mutex::default(), oscap_runs: Mutex::default() }
     }
 
     #[tokio::test(start_paused = true)]
@@ -257,6 +271,24 @@ mod tests {
         let e = Scanner::new("ds.xml", "p").scan(&g, &[]).await.unwrap_err();
         assert!(matches!(e, ScanError::Stalled(SCAN_TRIES)), "{e}");
         assert_eq!(*g.oscap_runs.lock().unwrap(), SCAN_TRIES);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_tailoring_goes_to_the_guest_as_data_before_each_scan() {
+        let g = guest(0);
+        let mut scanner = Scanner::new("ds.xml", "p_tailored");
+        scanner.tailoring = Some(b"<Tailoring id='t'/>".to_vec());
+        scanner.scan(&g, &[]).await.unwrap();
+        scanner.scan(&g, &["r".into()]).await.unwrap();
+        let calls = g.calls.lock().unwrap();
+        let puts: Vec<_> = calls.iter().filter(|(argv, _)| argv[0] == "dd").collect();
+        assert_eq!(puts.len(), 2, "written before every scan: {calls:?}");
+        assert_eq!(puts[0].0, ["dd", &format!("of={TAILORING}"), "status=none"]);
+        assert_eq!(puts[0].1, b"<Tailoring id='t'/>", "the document is stdin, not an argument");
+        for (argv, _) in calls.iter().filter(|(argv, _)| argv[0] == "oscap") {
+            let at = argv.iter().position(|a| a == "--tailoring-file").expect("passed to oscap");
+            assert_eq!(argv[at + 1], TAILORING);
+        }
     }
 
     #[test]

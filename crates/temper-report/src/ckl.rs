@@ -53,7 +53,7 @@ fn asset(w: &mut W, list: &Checklist) -> io::Result<()> {
         text(w, "HOST_IP", "")?;
         text(w, "HOST_MAC", "")?;
         text(w, "HOST_FQDN", "")?;
-        text(w, "TARGET_COMMENT", &format!("temper run {} on {}", list.run_id, list.target))?;
+        text(w, "TARGET_COMMENT", &list.target_comment)?;
         text(w, "TECH_AREA", "UNIX OS")?;
         text(w, "TARGET_KEY", "")?;
         text(w, "WEB_OR_DATABASE", "false")?;

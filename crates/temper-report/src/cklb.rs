@@ -26,7 +26,7 @@ pub fn render(list: &Checklist) -> Result<String, ReportError> {
             "ip_address": "",
             "mac_address": "",
             "fqdn": "",
-            "comments": format!("temper run {} on {}", list.run_id, list.target),
+            "comments": list.target_comment,
             "role": "None",
             "is_web_database": false,
             "technology_area": "UNIX OS",

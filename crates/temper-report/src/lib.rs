@@ -32,6 +32,7 @@
 //! next step. SSG's `unknown` severity, which a checklist cannot carry, is written as medium.
 mod ckl;
 mod cklb;
+mod controls;
 mod data;
 mod html;
 mod md;
@@ -43,6 +44,7 @@ mod view;
 
 use std::str::FromStr;
 
+pub use controls::{ControlsView, WaiverView, read_content, run_content};
 pub use data::{RunData, RunSummary, load, resolve_run};
 pub use merge::{CklStatus, merge_outcomes, status_of};
 pub use replay::replay_script;

@@ -5,6 +5,46 @@ use std::fmt::Write;
 use crate::text::{md, md_code, md_ticks};
 use crate::view::{Count, Report, RuleSection};
 
+/// The tailoring and the waivers, each with its expiry; an expired one is flagged.
+fn controls(s: &mut String, c: &crate::ControlsView) {
+    if c.tailoring.is_none() && c.waivers.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Tailoring and waivers\n");
+    if let Some(t) = &c.tailoring {
+        let _ = writeln!(
+            s,
+            "Tailoring: `{}` (id {}, profile {}, sha256 {})\n",
+            md(&t.file, true),
+            md(&t.id, true),
+            md(&t.profile, true),
+            t.sha256
+        );
+    }
+    if c.expired > 0 {
+        let _ = writeln!(s, "**{} waiver(s) EXPIRED**: they no longer apply, and their rules were worked on.\n", c.expired);
+    }
+    if !c.waivers.is_empty() {
+        let _ = writeln!(s, "| Waiver | State | Expires | Approved by | Reason | Rules in this run |\n|---|---|---|---|---|---|");
+        for w in &c.waivers {
+            let state = match w.state {
+                temper_core::waiver::WaiverState::Active => "active",
+                temper_core::waiver::WaiverState::Expired => "**EXPIRED**",
+            };
+            let _ = writeln!(
+                s,
+                "| `{}` | {state} | {} | {} | {} | {} |",
+                md(&w.rule, true),
+                w.expires,
+                md(&w.approved_by, true),
+                md(&w.reason, true),
+                md(&w.rules.join(", "), true)
+            );
+        }
+        s.push('\n');
+    }
+}
+
 pub fn render(r: &Report) -> String {
     let mut s = String::new();
     let run = &r.run;
@@ -28,6 +68,7 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(s, "| Error | {} |", md(e, true));
     }
     s.push('\n');
+    controls(&mut s, &r.controls);
 
     let _ = writeln!(s, "## Summary\n");
     counts(&mut s, "Rule", "before", "after", &r.dispositions);

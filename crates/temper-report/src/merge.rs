@@ -97,6 +97,8 @@ pub struct Vuln {
 pub struct Checklist {
     pub run_id: i64,
     pub target: String,
+    /// The run and its tailoring, for the checklist's target comment.
+    pub target_comment: String,
     pub benchmark_id: String,
     pub benchmark_title: String,
     pub content_version: String,
@@ -135,6 +137,7 @@ pub fn checklist(data: &RunData, content: &Benchmark) -> Result<Checklist, Repor
     Ok(Checklist {
         run_id: data.run.id,
         target: data.run.target.clone(),
+        target_comment: crate::controls::target_comment(data),
         benchmark_id: content.id.clone(),
         benchmark_title: content.title.clone(),
         content_version: data.run.content_version.clone().unwrap_or_else(|| content.version.clone()),

@@ -29,6 +29,7 @@ pub struct Report {
     pub escalated: Vec<RuleSection>,
     pub fixed: Vec<FixedRule>,
     pub rules: Vec<RuleLine>,
+    pub controls: crate::ControlsView,
     pub replay: String,
 }
 
@@ -259,6 +260,7 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         escalated,
         fixed,
         rules,
+        controls: crate::controls::build(data),
         replay: crate::replay::replay_script(data, content),
     }
 }

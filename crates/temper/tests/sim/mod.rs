@@ -82,6 +82,11 @@ impl Sim {
     }
 
     pub async fn new_run(&self, agent: &str) -> i64 {
+        self.new_run_with(agent, "{}").await
+    }
+
+    /// A run whose stored options are `options_json` (its controls, for the reports).
+    pub async fn new_run_with(&self, agent: &str, options_json: &str) -> i64 {
         let run = NewRun {
             skill: self.skill.name().to_string(),
             profile: STANDARD.into(),
@@ -89,7 +94,7 @@ impl Sim {
             content_version: None,
             target: "sim".into(),
             agent: agent.into(),
-            options_json: "{}".into(),
+            options_json: options_json.into(),
             baseline: "baseline".into(),
         };
         self.store.create_run(&run).await.unwrap()
