@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs what the host needs: libvirt, qemu (TCG), mmdebstrap, the libvirt headers for the `virt` crate.
+# Installs what the host needs: libvirt, qemu (TCG), mmdebstrap, the libvirt headers for the `virt` crate,
+# oscap with autotailor (tailoring tests), and systemd-analyze (the schedule's unit checks).
 # Idempotent: skips when everything is already there.
 source "$(dirname "$0")/lib.sh"
-need=(libvirtd virsh qemu-system-x86_64 qemu-img mmdebstrap pkg-config mkfs.ext4 oscap)
+need=(libvirtd virsh qemu-system-x86_64 qemu-img mmdebstrap pkg-config mkfs.ext4 oscap autotailor systemd-analyze)
 missing=0; for b in "${need[@]}"; do command -v "$b" >/dev/null || missing=1; done
 pkg-config --exists libvirt 2>/dev/null || missing=1
 if [ $missing = 0 ]; then log "host deps present"; exit 0; fi
@@ -12,6 +13,6 @@ apt-get update -q
 # qemu-utils is installed again afterwards (7.2).
 apt-get install -y -q --no-install-recommends \
   libvirt-daemon-system libvirt-clients libvirt-dev qemu-system-x86 mmdebstrap pkg-config \
-  e2fsprogs openscap-scanner openssh-client ca-certificates
+  e2fsprogs openscap-scanner openscap-utils systemd openssh-client ca-certificates
 apt-get install -y -q --no-install-recommends qemu-utils
 log "host deps installed"

@@ -12,6 +12,9 @@ pub struct Cli {
     /// The config file; `TEMPER_*` variables and flags override it.
     #[arg(long, global = true, env = "TEMPER_CONFIG", default_value = "temper.toml")]
     pub config: PathBuf,
+    /// Lines on stderr: text (coloured only on a terminal) or json (one object per line).
+    #[arg(long, global = true, env = "TEMPER_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: crate::telemetry::LogFormat,
     #[command(subcommand)]
     pub cmd: Cmd,
 }
@@ -82,6 +85,11 @@ pub enum Cmd {
     /// Review and forget what temper has learned: lessons, bans and tips.
     #[command(subcommand)]
     Memory(MemoryCmd),
+    /// Run `temper run` on a systemd timer (e.g. nightly): install, show, remove.
+    #[command(subcommand)]
+    Schedule(crate::cmd::schedule::ScheduleCmd),
+    /// Serve a live, read-only web view of the runs (loopback unless a token is set).
+    Serve(crate::cmd::serve::ServeArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -101,6 +109,9 @@ pub enum ScanCmd {
         rules: Vec<String>,
         #[arg(long)]
         profile: Option<String>,
+        /// An XCCDF 1.2 tailoring file, passed to oscap (`--tailoring-file`).
+        #[arg(long)]
+        tailoring_file: Option<PathBuf>,
         /// Include notselected in the counts.
         #[arg(long)]
         all: bool,
@@ -173,6 +184,13 @@ pub struct RunArgs {
     /// Only these rules (short or full ids, comma separated or repeated).
     #[arg(long, value_delimiter = ',')]
     pub rules: Vec<String>,
+    /// An XCCDF 1.2 tailoring file (SCAP Workbench, autotailor): its profile, selections and
+    /// values apply to the rules offered, the stock fixes and every scan.
+    #[arg(long)]
+    pub tailoring_file: Option<PathBuf>,
+    /// A waivers file (`[[waiver]]` with rule, reason, approved_by, expires), on top of the skill's.
+    #[arg(long)]
+    pub waivers: Option<PathBuf>,
     #[arg(long)]
     pub max_rules: Option<usize>,
     #[arg(long)]

@@ -20,6 +20,10 @@ pub struct Config {
     pub skills_dir: PathBuf,
     /// Overrides the skill's profile.
     pub profile: Option<String>,
+    /// An XCCDF 1.2 tailoring file (SCAP Workbench, autotailor) over the profile.
+    pub tailoring_file: Option<PathBuf>,
+    /// A waivers file (`[[waiver]]`: rule, reason, approved_by, expires) added to the skill's own.
+    pub waivers_file: Option<PathBuf>,
     /// SSG content on the host (for rules, titles and stock fixes).
     pub content_dir: PathBuf,
     /// The same content in the guest (for oscap).
@@ -63,6 +67,8 @@ impl Default for Config {
             skill: "debian12-anssi".into(),
             skills_dir: "skills".into(),
             profile: None,
+            tailoring_file: None,
+            waivers_file: None,
             content_dir: PathBuf::from(&vm).join("ssg/usr/share/xml/scap/ssg/content"),
             guest_content_dir: "/usr/share/xml/scap/ssg/content".into(),
             health_command: "/usr/local/bin/mission-healthcheck".into(),

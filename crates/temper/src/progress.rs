@@ -1,4 +1,5 @@
 //! The live status line in the terminal.
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -7,7 +8,11 @@ use temper_core::ralph::{Observer, Status};
 pub struct Progress(ProgressBar);
 
 impl Progress {
+    /// Drawn (with `\r` and escape codes) only when stderr is a terminal; hidden in logs and under systemd.
     pub fn new() -> Self {
+        if !std::io::stderr().is_terminal() {
+            return Self(ProgressBar::hidden());
+        }
         let bar = ProgressBar::new_spinner();
         bar.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
         bar.enable_steady_tick(Duration::from_millis(250));

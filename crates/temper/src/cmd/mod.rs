@@ -6,6 +6,8 @@ mod memory;
 mod report;
 mod run;
 mod scan;
+pub mod schedule;
+pub mod serve;
 mod status;
 mod vm;
 
@@ -28,11 +30,13 @@ pub async fn dispatch(cli: Cli, config: Config) -> u8 {
         Cmd::Report { run, format, output } => report::run(&config, &run, format, output).await,
         Cmd::Llm(c) => llm::run(&config, c).await,
         Cmd::Memory(c) => memory::run(&config, c).await,
+        Cmd::Schedule(c) => schedule::run(schedule::Ctx { config: &config, config_file: &cli.config, log_format: cli.log_format }, c).await,
+        Cmd::Serve(args) => serve::run(&config, args).await,
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("temper: {e:#}");
+            crate::telemetry::notice(tracing::Level::ERROR, format_args!("{e:#}"));
             EXIT_ERROR
         }
     }

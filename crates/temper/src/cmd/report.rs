@@ -13,7 +13,7 @@ pub async fn run(config: &Config, run: &str, format: ReportFormat, output: Optio
     let data = load(&store, id).await?;
     // The datastream, read with the run's profile, gives titles, rationale and DISA ids.
     let ds = config.content_dir.join(&data.run.datastream);
-    let content = match temper_scap::read_benchmark(&ds, Some(&data.run.profile)) {
+    let content = match temper_report::run_content(&data.run, &ds) {
         Ok(b) => Some(b),
         Err(e) => {
             eprintln!("temper: report without content details ({}: {e})", ds.display());

@@ -4,17 +4,20 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
+use temper_core::controls::RunControls;
 use temper_core::journal::prelude::*;
 use temper_core::journal::{EventKind, Lease, LeaseError, NewRun, RunStatus};
 use temper_core::ports::{Clock, Timed};
 use temper_core::ralph::{Agents, LoopError, Quiet, Ralph, Settings, Summary};
 use temper_core::scan::Scanner;
 use temper_store::Store;
+use tracing::Level;
 
 use super::{EXIT_ERROR, EXIT_PAUSED, print_json};
 use crate::cli::{AgentArgs, AgentKind, RunArgs};
 use crate::config::Config;
 use crate::progress::{Progress, hms};
+use crate::telemetry::notice;
 use crate::wiring;
 
 /// What a run was started with; stored so `resume` continues the same run.
@@ -31,6 +34,9 @@ struct Options {
     llm_model: Option<String>,
     quiet: bool,
     json: bool,
+    /// The tailoring and waivers, kept whole so that a resume uses the same ones.
+    #[serde(default)]
+    controls: RunControls,
 }
 
 pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
@@ -40,6 +46,9 @@ pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
     }
     let skill = wiring::skill(&config)?;
     let profile = args.profile.clone().or(config.profile.clone()).unwrap_or(skill.manifest.profile.clone());
+    let tailoring = args.tailoring_file.as_deref().or(config.tailoring_file.as_deref());
+    let waivers = args.waivers.as_deref().or(config.waivers_file.as_deref());
+    let (controls, profile) = crate::controls::read(&skill, &profile, tailoring, waivers)?;
     let llm_url = args.agent.llm.clone().or(config.llm_url.clone());
     let kind = args.agent.agent.unwrap_or(if llm_url.is_some() { AgentKind::Tiered } else { AgentKind::Stock });
     let opts = Options {
@@ -54,6 +63,7 @@ pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
         llm_model: args.agent.model.clone().or(config.llm_model.clone()),
         quiet: args.quiet,
         json: args.json,
+        controls,
     };
     let store = crate::wiring::store(&config).await?;
     let run = store
@@ -68,7 +78,10 @@ pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
             baseline: config.baseline.clone(),
         })
         .await?;
-    eprintln!("temper: run {run} started from snapshot {} ({} agent, db {})", config.baseline, wiring::agent_name(kind), store.describe());
+    notice(
+        Level::INFO,
+        format_args!("run {run} started from snapshot {} ({} agent, db {})", config.baseline, wiring::agent_name(kind), store.describe()),
+    );
     execute(&config, Arc::new(store), run, kind, opts, false).await
 }
 
@@ -95,7 +108,7 @@ pub async fn resume(config: &Config, run: Option<i64>, agent: AgentArgs, quiet: 
     config.skill = opts.skill.clone();
     // The run goes on from the snapshot it started from, whatever the config says now.
     config.baseline = row.baseline.clone();
-    eprintln!("temper: resuming run {} from checkpoint {} (was {} in {})", row.id, row.checkpoint, row.status, row.phase);
+    notice(Level::INFO, format_args!("resuming run {} from checkpoint {} (was {} in {})", row.id, row.checkpoint, row.status, row.phase));
     execute(&config, Arc::new(store), row.id, kind, opts, true).await
 }
 
@@ -106,7 +119,7 @@ async fn execute(config: &Config, store: Arc<Store>, run: i64, kind: AgentKind, 
     let lease = match Lease::take(journal, run, clock.clone()).await {
         Ok(l) => l,
         Err(e @ LeaseError::Held { .. }) => {
-            eprintln!("temper: {e}");
+            notice(Level::ERROR, format_args!("{e}"));
             return Ok(EXIT_ERROR);
         }
         Err(e) => return Err(e.into()),
@@ -119,7 +132,7 @@ async fn execute(config: &Config, store: Arc<Store>, run: i64, kind: AgentKind, 
     }
     let code = drive(config, &store, &lease, kind, opts).await;
     if let Err(e) = lease.release().await {
-        eprintln!("temper: releasing run {run}: {e}");
+        notice(Level::WARN, format_args!("releasing run {run}: {e}"));
     }
     code
 }
@@ -128,7 +141,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, kind: AgentKind, o
     let run = lease.run;
     let skill = wiring::skill(config)?;
     let ds = wiring::host_datastream(config, &skill);
-    let content = temper_scap::read_benchmark(&ds, Some(&opts.profile)).with_context(|| format!("reading {}", ds.display()))?;
+    let content = temper_report::read_content(&opts.controls, &opts.profile, &ds).with_context(|| format!("reading {}", ds.display()))?;
     store.set_content_version(run, &content.version).await?;
     let llm = wiring::llm_config(config, opts.llm_url.clone(), opts.llm_model.clone());
     let agent = wiring::agents(kind, llm, &skill)?;
@@ -137,6 +150,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, kind: AgentKind, o
     let progress = (!opts.quiet).then(Progress::new);
     let mut scanner = Scanner::new(wiring::guest_datastream(config, &skill), opts.profile.clone());
     scanner.timeout = Duration::from_secs(config.scan_timeout_secs);
+    let skill = crate::controls::apply(&opts.controls, skill, &mut scanner)?;
     let ralph = Ralph {
         store,
         hv: &Timed { inner: &hv, clock },
@@ -178,16 +192,15 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, kind: AgentKind, o
             Ok(summary.exit_code as u8)
         }
         Err(LoopError::Paused { run, reason }) => {
-            eprintln!("temper: run {run} paused: the LLM is unavailable ({reason}); `temper resume` continues it");
+            notice(Level::WARN, format_args!("run {run} paused: the LLM is unavailable ({reason}); `temper resume` continues it"));
             Ok(EXIT_PAUSED)
         }
         Err(e) => {
             let msg = e.to_string();
             let _ = store.set_status(run, RunStatus::Interrupted, Some(&msg)).await;
             let _ = store.event(run, EventKind::Error, None, serde_json::json!({"error": msg})).await;
-            eprintln!(
-                "temper: run {run} stopped: {msg}\ntemper: fix the cause, then `temper resume {run}` continues from the last checkpoint"
-            );
+            notice(Level::ERROR, format_args!("run {run} stopped: {msg}"));
+            notice(Level::INFO, format_args!("fix the cause, then `temper resume {run}` continues from the last checkpoint"));
             Ok(EXIT_ERROR)
         }
     }

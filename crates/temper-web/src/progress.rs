@@ -1,0 +1,102 @@
+//! Where a run stands: status, phase, rule, counts by rule status, elapsed time and an ETA.
+//! The run page shows it and the event stream sends it again whenever its [`State`] changes.
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use temper_core::journal::{Phase, Rule, RuleStatus, Run, RunStatus, ScanResult, now_ms};
+
+use crate::state::AppState;
+use crate::{WebError, pages::duration};
+
+/// What changes as the loop works; a change sends a `state` event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct State {
+    pub status: RunStatus,
+    pub phase: Phase,
+    pub rule: Option<String>,
+    /// Rule statuses present in the run, in the vocabulary's order.
+    pub counts: Vec<Count>,
+    pub failing_at_start: usize,
+    pub open: usize,
+    pub done: usize,
+    pub attempts: i64,
+    pub score_before: Option<f64>,
+    pub score_after: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Count {
+    pub status: RuleStatus,
+    pub n: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Progress {
+    pub run: i64,
+    #[serde(flatten)]
+    pub state: State,
+    /// The current rule's short id.
+    pub rule_short: Option<String>,
+    pub elapsed_secs: i64,
+    pub elapsed: String,
+    /// The open rules times the mean time of the rules worked on so far.
+    pub eta_secs: Option<i64>,
+    pub eta: Option<String>,
+}
+
+impl Progress {
+    pub async fn load(app: &AppState, run: i64) -> Result<Self, WebError> {
+        let row = app.run(run).await?;
+        let rules = app.journal.rules(run).await?;
+        Ok(Self::of(&row, &rules))
+    }
+
+    pub fn of(run: &Run, rules: &[Rule]) -> Self {
+        let count = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
+        let counts = RuleStatus::ALL.iter().map(|&status| Count { status, n: count(status) }).filter(|c| c.n > 0).collect();
+        // Rules the loop has settled after working on them; their mean time predicts the rest.
+        let worked: Vec<&Rule> = rules
+            .iter()
+            .filter(|r| matches!(r.status, RuleStatus::Fixed | RuleStatus::Escalated | RuleStatus::StillFailing))
+            .filter(|r| r.attempts > 0 || r.elapsed_ms > 0)
+            .collect();
+        let open = count(RuleStatus::Pending);
+        let eta_secs = (!worked.is_empty() && open > 0 && run.status == RunStatus::Running).then(|| {
+            let mean_ms = worked.iter().map(|r| r.elapsed_ms).sum::<i64>() / worked.len() as i64;
+            mean_ms * open as i64 / 1000
+        });
+        let elapsed_secs = elapsed_secs(run);
+        let status = if run.driver_gone(now_ms()) { RunStatus::Interrupted } else { run.status };
+        Self {
+            run: run.id,
+            state: State {
+                status,
+                phase: run.phase,
+                rule: run.current_rule.clone(),
+                counts,
+                failing_at_start: rules.iter().filter(|r| r.initial_result == ScanResult::Fail).count(),
+                open,
+                done: worked.len(),
+                attempts: rules.iter().map(|r| r.attempts).sum(),
+                score_before: run.score_before,
+                score_after: run.score_after,
+            },
+            rule_short: run.current_rule.as_deref().map(|r| temper_scap::short_rule_id(r).to_string()),
+            elapsed_secs,
+            elapsed: duration(elapsed_secs * 1000),
+            eta_secs,
+            eta: eta_secs.map(|s| duration(s * 1000)),
+        }
+    }
+
+    /// Finished or failed: nothing will change any more.
+    pub fn is_over(&self) -> bool {
+        matches!(self.state.status, RunStatus::Finished | RunStatus::Failed)
+    }
+}
+
+/// From the start to the end, or to now while the run goes on.
+fn elapsed_secs(run: &Run) -> i64 {
+    let parse = |t: &str| DateTime::parse_from_rfc3339(t).ok().map(|t| t.with_timezone(&Utc));
+    let end = run.ended_at.as_deref().and_then(parse).unwrap_or_else(Utc::now);
+    parse(&run.started_at).map_or(0, |start| (end - start).num_seconds().max(0))
+}

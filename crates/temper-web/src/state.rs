@@ -1,0 +1,42 @@
+//! What every handler shares: the journal, the page templates, the content folder.
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use temper_core::journal::{Journal, JournalError, Rule, Run};
+
+use crate::WebError;
+use crate::pages::Pages;
+use crate::server::WebConfig;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub journal: Arc<dyn Journal>,
+    pub pages: Arc<Pages>,
+    pub content_dir: Arc<Path>,
+    pub poll: Duration,
+}
+
+impl AppState {
+    pub fn new(journal: Arc<dyn Journal>, config: &WebConfig) -> Result<Self, WebError> {
+        Ok(Self { journal, pages: Arc::new(Pages::new()?), content_dir: config.content_dir.as_path().into(), poll: config.poll })
+    }
+
+    /// Run `id`; unknown is a 404.
+    pub async fn run(&self, id: i64) -> Result<Run, WebError> {
+        match self.journal.run(id).await {
+            Err(JournalError::NotFound(_)) => Err(WebError::NoRun(id)),
+            r => Ok(r?),
+        }
+    }
+
+    /// Rule `rule_id` of run `run`; unknown is a 404.
+    pub async fn rule(&self, run: i64, rule_id: &str) -> Result<Rule, WebError> {
+        self.journal.rule(run, rule_id).await?.ok_or_else(|| WebError::NoRule { run, rule: rule_id.to_string() })
+    }
+
+    /// The run's datastream on this host (an absolute path in the run stays as it is).
+    pub fn datastream(&self, run: &Run) -> PathBuf {
+        self.content_dir.join(&run.datastream)
+    }
+}

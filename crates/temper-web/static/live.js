@@ -1,0 +1,64 @@
+// The run page, kept live: server-sent events from /runs/{id}/events update it in place.
+// Every value goes in as text (textContent), never as markup.
+'use strict';
+(function () {
+  const root = document.getElementById('live');
+  if (!root) return;
+  const run = root.dataset.run;
+  const byId = (id) => document.getElementById(id);
+  const text = (id, value) => { const el = byId(id); if (el) el.textContent = value; };
+  const dash = (v) => (v === null || v === undefined || v === '' ? '-' : String(v));
+  const ruleLink = (ruleId, label) => {
+    const a = document.createElement('a');
+    a.href = '/runs/' + encodeURIComponent(run) + '/rules/' + encodeURIComponent(ruleId);
+    a.textContent = label;
+    return a;
+  };
+
+  const source = new EventSource(root.dataset.stream);
+  source.onopen = () => { root.dataset.connected = 'yes'; text('conn', 'live'); };
+  source.onerror = () => { text('conn', source.readyState === EventSource.CLOSED ? '' : 'reconnecting…'); };
+
+  source.addEventListener('state', (m) => {
+    const s = JSON.parse(m.data);
+    const status = byId('status');
+    status.textContent = s.status;
+    status.className = 'badge s-' + s.status;
+    text('phase', s.phase);
+    const rule = byId('rule');
+    rule.replaceChildren(s.rule ? ruleLink(s.rule, s.rule_short) : '-');
+    text('elapsed', s.elapsed);
+    text('eta', dash(s.eta));
+    text('open', s.open + ' of ' + s.failing_at_start + ' failing at start');
+    text('attempts', s.attempts);
+    text('score', dash(s.score_before) + ' → ' + dash(s.score_after));
+    byId('counts').replaceChildren(...s.counts.map((c) => {
+      const li = document.createElement('li');
+      const b = document.createElement('b');
+      li.className = 's-' + c.status;
+      b.textContent = c.n;
+      li.append(c.status + ' ', b);
+      return li;
+    }));
+    root.dataset.updates = String(Number(root.dataset.updates || 0) + 1);
+    if (s.status === 'finished' || s.status === 'failed') { source.close(); text('conn', ''); }
+  });
+
+  source.addEventListener('event', (m) => {
+    const e = JSON.parse(m.data);
+    const tr = document.createElement('tr');
+    for (const value of [e.id, e.ts, e.kind]) {
+      const td = document.createElement('td');
+      td.textContent = value;
+      tr.append(td);
+    }
+    tr.children[1].className = 'nowrap';
+    const rule = document.createElement('td');
+    if (e.rule_id) rule.append(ruleLink(e.rule_id, e.rule_short));
+    const data = document.createElement('td');
+    data.className = 'data';
+    data.textContent = e.data;
+    tr.append(rule, data);
+    byId('events').prepend(tr);
+  });
+})();

@@ -1,0 +1,163 @@
+//! A run in progress in a real SQLite store, written through the journal's traits, and the web
+//! view serving it on a loopback port.
+#![allow(dead_code)]
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+pub use temper_core::journal::prelude::*;
+pub use temper_core::journal::{
+    AttemptState, Evaluation, EventKind, FixSource, NewAttempt, NewRule, NewRun, Phase, RuleStatus, ScanResult,
+};
+use temper_core::journal::{RevertMethod, driver_id, now_ms};
+use temper_core::verdict::Verdict;
+use temper_store::Store;
+use temper_web::{Server, Token, WebConfig};
+
+/// Markup that runs script if a page ever writes it unescaped.
+pub const PWN_SCRIPT: &str = "<script>window.__pwned=1</script>";
+pub const PWN_IMG: &str = "<img src=x onerror=\"window.__pwned=1\">";
+
+pub const FIXED: &str = "xccdf_org.ssgproject.content_rule_sshd_disable_root_login";
+/// Its title, reason, attempt and output are hostile.
+pub const HOSTILE: &str = "xccdf_org.ssgproject.content_rule_file_owner_sshd_drop_in_config";
+pub const OPEN: &str = "xccdf_org.ssgproject.content_rule_sshd_set_keepalive";
+/// Not on this host: checklists cannot be made, reports can.
+pub const DATASTREAM: &str = "/nonexistent/ssg-debian12-ds.xml";
+
+pub fn hostile() -> String {
+    format!("{PWN_SCRIPT} {PWN_IMG} & \"quotes\"")
+}
+
+pub struct Fixture {
+    _dir: tempfile::TempDir,
+    pub store: Store,
+    pub run: i64,
+}
+
+impl Fixture {
+    /// A run being driven now (its driver holds the lease): one rule fixed, one escalated with
+    /// hostile text everywhere, one open and being worked on.
+    pub async fn running() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
+        let run = store
+            .create_run(&NewRun {
+                skill: "debian12-anssi".into(),
+                profile: "xccdf_org.ssgproject.content_profile_standard".into(),
+                datastream: DATASTREAM.into(),
+                content_version: Some("0.1.76".into()),
+                target: "libvirt:temper-test".into(),
+                agent: "stock".into(),
+                options_json: "{}".into(),
+                baseline: "baseline".into(),
+            })
+            .await
+            .unwrap();
+        assert!(store.claim_run(run, &driver_id(), None, now_ms(), now_ms() + 600_000).await.unwrap());
+        store.set_scores(run, Some(61.25), None).await.unwrap();
+        let evil = hostile();
+        for (id, title) in [(FIXED, "Disable SSH root login"), (HOSTILE, evil.as_str()), (OPEN, "Set SSH keepalive")] {
+            let rule = NewRule {
+                run_id: run,
+                rule_id: id.into(),
+                title: title.into(),
+                severity: "medium".into(),
+                initial_result: ScanResult::Fail,
+                status: RuleStatus::Pending,
+                reason: None,
+            };
+            store.add_rule(&rule).await.unwrap();
+        }
+        let f = Self { _dir: dir, store, run };
+        let fixed =
+            f.attempt(FIXED, "PermitRootLogin no in a drop-in", "echo 'PermitRootLogin no' > /etc/ssh/sshd_config.d/01.conf\n").await;
+        let kept = Evaluation {
+            fix_exit_code: Some(0),
+            rule_result: Some(ScanResult::Pass),
+            health_ok: Some(true),
+            access_ok: Some(true),
+            apply_ms: Some(1200),
+            evaluate_ms: Some(21_000),
+            ..Evaluation::new(Verdict::Fixed, "the rule passes")
+        };
+        f.store.record_fix(run, fixed, &kept, FIXED, &format!("temper-r{run}-a{fixed}")).await.unwrap();
+        f.store.add_rule_time(run, FIXED, 40_000).await.unwrap();
+
+        let bad = f.attempt(HOSTILE, &evil, &format!("# {evil}\nchown root: /etc/ssh/sshd_config.d/*.conf\n")).await;
+        let failed = Evaluation {
+            fix_exit_code: Some(1),
+            fix_stdout: Some(format!("{evil}\n")),
+            fix_stderr: Some(format!("chown: {PWN_IMG}\n")),
+            rule_result: Some(ScanResult::Fail),
+            health_ok: Some(true),
+            access_ok: Some(true),
+            revert_method: RevertMethod::Script,
+            revert_ms: Some(9_000),
+            ..Evaluation::new(Verdict::StillFailing, evil.clone())
+        };
+        f.store.finish_attempt(bad, &failed).await.unwrap();
+        f.store.add_lesson(run, HOSTILE, &evil, "create the file first", "attempt 1: still failing").await.unwrap();
+        f.store.set_rule_status(run, HOSTILE, RuleStatus::Escalated, Some(&format!("escalated: {evil}"))).await.unwrap();
+        f.store.add_rule_time(run, HOSTILE, 20_000).await.unwrap();
+
+        f.store.set_phase(run, Phase::Fix, Some(OPEN)).await.unwrap();
+        f.store.event(run, EventKind::Pick, Some(OPEN), json!({"why": evil})).await.unwrap();
+        f
+    }
+
+    async fn attempt(&self, rule: &str, description: &str, fix: &str) -> i64 {
+        let (id, _) = self
+            .store
+            .start_attempt(&NewAttempt {
+                run_id: self.run,
+                rule_id: rule.into(),
+                plan: "apply the fix".into(),
+                source: FixSource::Stock,
+                replayed: false,
+                fix_script: fix.into(),
+                revert_script: format!("# undo {rule}\n"),
+                description: description.into(),
+                checkpoint: "baseline".into(),
+            })
+            .await
+            .unwrap();
+        self.store.set_attempt_state(id, AttemptState::Applied).await.unwrap();
+        id
+    }
+}
+
+/// The web view on 127.0.0.1, a free port, polling the journal every 100 ms.
+pub struct Web {
+    pub base: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Web {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+pub async fn serve(store: &Store, token: Option<Token>) -> Web {
+    let mut config = WebConfig::new("127.0.0.1:0".parse().unwrap(), token, PathBuf::from("/nonexistent"));
+    config.poll = Duration::from_millis(100);
+    let journal: Arc<dyn Journal> = Arc::new(store.clone());
+    let server = Server::bind(journal, config).await.unwrap();
+    let base = format!("http://{}", server.local_addr().unwrap());
+    let task = tokio::spawn(async move { server.run().await.unwrap() });
+    Web { base, task }
+}
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// `target/test-artifacts`, created.
+pub fn artifacts() -> PathBuf {
+    let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| repo_root().join("target"));
+    let dir = target.join("test-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
