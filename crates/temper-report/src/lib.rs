@@ -48,6 +48,8 @@ pub use controls::{ControlsView, WaiverView, read_content, run_content};
 pub use data::{RunData, RunSummary, load, resolve_run};
 pub use merge::{CklStatus, merge_outcomes, status_of};
 pub use replay::replay_script;
+/// A duration in milliseconds as the reports write it: `850 ms`, `12.3 s`, `4 min 05 s`, `1 h 02 min`.
+pub use text::ms as human_duration;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

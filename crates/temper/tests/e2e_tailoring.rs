@@ -49,6 +49,8 @@ async fn an_autotailor_file_changes_the_rules_offered_and_its_value_reaches_the_
     let out =
         w.run(&["run", "--agent", "stock", "--profile", STANDARD, "--tailoring-file", t_arg, "--rules", IDLE, "--quiet", "--json"]).await;
     assert_eq!(out.status.code(), Some(2), "other rules remain: {}", String::from_utf8_lossy(&out.stderr));
+    // A real run's log written to a file (a pipe here) carries no escape sequences.
+    assert!(!out.stderr.is_empty() && !out.stderr.contains(&0x1b), "{}", String::from_utf8_lossy(&out.stderr));
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap();
     assert_eq!(run.profile, TAILORED, "the run uses the tailored profile");
