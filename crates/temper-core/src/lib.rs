@@ -8,6 +8,7 @@ pub mod ports;
 pub mod ralph;
 pub mod scan;
 pub mod skill;
+pub mod target;
 pub mod verdict;
 pub mod waiver;
 

@@ -1,16 +1,17 @@
 use async_trait::async_trait;
+use sqlx::types::Json;
 use temper_core::journal::{JournalError, JournalResult, NewRun, Phase, Run, RunLog, RunStatus, RunSummary};
+use temper_core::target::Target;
 
 use crate::{Store, now, with_db};
 
-#[async_trait]
-impl RunLog for Store {
-    async fn create_run(&self, r: &NewRun) -> JournalResult<i64> {
+impl Store {
+    async fn insert_run(&self, r: &NewRun, target: Option<&Target>) -> JournalResult<i64> {
         with_db!(self, p => async {
             let (id,): (i64,) = sqlx::query_as(
                 "INSERT INTO runs (started_at, status, skill, profile, datastream, content_version, target, agent, options_json,
-                   baseline, checkpoint)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING id",
+                   baseline, checkpoint, target_config)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11) RETURNING id",
             )
             .bind(now())
             .bind(RunStatus::Running)
@@ -22,10 +23,22 @@ impl RunLog for Store {
             .bind(&r.agent)
             .bind(&r.options_json)
             .bind(&r.baseline)
+            .bind(target.map(Json))
             .fetch_one(p)
             .await?;
             Ok(id)
         })
+    }
+}
+
+#[async_trait]
+impl RunLog for Store {
+    async fn create_run(&self, r: &NewRun) -> JournalResult<i64> {
+        self.insert_run(r, None).await
+    }
+
+    async fn create_run_on(&self, r: &NewRun, target: &Target) -> JournalResult<i64> {
+        self.insert_run(r, Some(target)).await
     }
 
     async fn run(&self, id: i64) -> JournalResult<Run> {

@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use quick_xml::escape::escape;
 use temper_core::ports::{Hypervisor, PortError, PortResult};
+use temper_core::target::Target;
 use virt::connect::Connect;
 use virt::domain::Domain;
 use virt::error::{Error as VirtError, ErrorNumber};
@@ -16,12 +17,17 @@ pub struct LibvirtConfig {
 }
 
 impl Default for LibvirtConfig {
+    /// The default target's (`temper_core::target`).
     fn default() -> Self {
-        Self { uri: "qemu:///system".into(), domain: "temper-test".into() }
+        Self::for_target(&Target::default())
     }
 }
 
 impl LibvirtConfig {
+    pub fn for_target(t: &Target) -> Self {
+        Self { uri: t.libvirt_uri.clone(), domain: t.domain.clone() }
+    }
+
     /// Defaults overridden by `TEMPER_LIBVIRT_URI` and `TEMPER_DOMAIN` (as in `vm/lib.sh`).
     pub fn from_env() -> Self {
         let d = Self::default();

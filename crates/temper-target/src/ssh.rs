@@ -11,6 +11,7 @@ use russh::client::{self, Handle};
 use russh::keys::{HashAlg, PrivateKey, PrivateKeyWithHashAlg, PublicKeyOrCertificate, load_secret_key};
 use russh::{ChannelMsg, Disconnect};
 use temper_core::ports::{Exec, ExecOutput, Guest, PortError, PortResult};
+use temper_core::target::Target;
 use tokio::sync::Mutex;
 
 use crate::command::{KILL_AFTER_SECS, remote_command};
@@ -37,21 +38,27 @@ pub struct SshConfig {
 }
 
 impl Default for SshConfig {
+    /// The default target's host, port, user and key (`temper_core::target`).
     fn default() -> Self {
+        Self::for_target(&Target::default())
+    }
+}
+
+impl SshConfig {
+    /// How to reach `t`, with the default timeouts.
+    pub fn for_target(t: &Target) -> Self {
         Self {
-            host: "127.0.0.1".into(),
-            port: 2222,
-            user: "temper".into(),
-            key_path: crate::vm_dir().join("keys/id_ed25519"),
+            host: t.ssh_host.clone(),
+            port: t.ssh_port,
+            user: t.ssh_user.clone(),
+            key_path: t.ssh_key.clone(),
             connect_timeout: Duration::from_secs(15),
             known_host_fingerprint: None,
             keepalive: Duration::from_secs(10),
             sync_clock: true,
         }
     }
-}
 
-impl SshConfig {
     /// Defaults overridden by `TEMPER_SSH_HOST`, `TEMPER_SSH_PORT`, `TEMPER_SSH_USER`,
     /// `TEMPER_SSH_KEY` and `TEMPER_SSH_FINGERPRINT`.
     pub fn from_env() -> PortResult<Self> {

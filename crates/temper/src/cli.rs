@@ -26,15 +26,25 @@ pub enum Cmd {
     Vm {
         #[arg(value_enum)]
         action: VmAction,
+        #[command(flatten)]
+        target: TargetArg,
         #[arg(long)]
         json: bool,
     },
     /// Check every prerequisite and say what to do about each failure.
-    #[command(after_help = "Example:\n  temper doctor --json")]
+    #[command(after_help = "Examples:\n  temper doctor --json\n  temper doctor --target b\n  temper doctor --all")]
     Doctor {
+        #[command(flatten)]
+        target: TargetArg,
+        /// Check every target.
+        #[arg(long, conflicts_with = "target")]
+        all: bool,
         #[arg(long)]
         json: bool,
     },
+    /// The targets of temper.toml (`[[target]]` tables, or the flat keys as `default`).
+    #[command(subcommand)]
+    Target(crate::cmd::target::TargetCmd),
     /// Scan the VM with oscap, or read a results file.
     #[command(subcommand)]
     Scan(ScanCmd),
@@ -105,6 +115,8 @@ pub enum ScanCmd {
     /// Scan the configured VM (the whole profile, or `--rule` repeated).
     #[command(after_help = "Example:\n  temper scan run --rule xccdf_org.ssgproject.content_rule_sshd_disable_root_login --json")]
     Run {
+        #[command(flatten)]
+        target: TargetArg,
         #[arg(long = "rule")]
         rules: Vec<String>,
         #[arg(long)]
@@ -171,14 +183,24 @@ pub struct AgentArgs {
     pub model: Option<String>,
 }
 
+/// `--target NAME`, where a command works on one target.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TargetArg {
+    /// A target of temper.toml (`temper target list`); when omitted, the only one or `default`.
+    #[arg(long = "target", id = "target", value_name = "NAME")]
+    pub name: Option<String>,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     #[command(flatten)]
+    pub target: TargetArg,
+    #[command(flatten)]
     pub agent: AgentArgs,
-    /// The skill (a folder under skills/).
+    /// The skill (a folder under skills/); overrides the target's.
     #[arg(long)]
     pub skill: Option<String>,
-    /// Overrides the skill's profile.
+    /// Overrides the target's and the skill's profile.
     #[arg(long)]
     pub profile: Option<String>,
     /// Only these rules (short or full ids, comma separated or repeated).

@@ -4,8 +4,11 @@ use std::path::{Path, PathBuf};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
+use temper_core::target::{Target, TargetError, Targets, vm_dir};
 
-/// All settings. Keys are flat so that `TEMPER_SSH_PORT` maps to `ssh_port`.
+/// All settings. Keys are flat so that `TEMPER_SSH_PORT` maps to `ssh_port`. The flat target
+/// keys (`libvirt_uri` … `health_command`) are the target named `default`, or, with
+/// `[[target]]` tables, what each table starts from.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Config {
     pub libvirt_uri: String,
@@ -51,27 +54,31 @@ pub struct Config {
     pub fix_timeout_secs: u64,
     pub scan_timeout_secs: u64,
     pub otlp_endpoint: Option<String>,
+    /// `[[target]]` tables: a `name` and the target keys that differ from the flat ones.
+    #[serde(default, rename = "target")]
+    pub targets: Vec<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Default for Config {
+    /// The target keys are the default target's (`temper_core::target`).
     fn default() -> Self {
-        let vm = std::env::var("TEMPER_VM_DIR").unwrap_or_else(|_| "/var/cache/temper/vm".into());
+        let t = Target::default();
         Self {
-            libvirt_uri: "qemu:///system".into(),
-            domain: "temper-test".into(),
-            baseline: "baseline".into(),
-            ssh_host: "127.0.0.1".into(),
-            ssh_port: 2222,
-            ssh_user: "temper".into(),
-            ssh_key: PathBuf::from(&vm).join("keys/id_ed25519"),
-            skill: "debian12-anssi".into(),
+            libvirt_uri: t.libvirt_uri,
+            domain: t.domain,
+            baseline: t.baseline,
+            ssh_host: t.ssh_host,
+            ssh_port: t.ssh_port,
+            ssh_user: t.ssh_user,
+            ssh_key: t.ssh_key,
+            skill: t.skill,
             skills_dir: "skills".into(),
-            profile: None,
+            profile: t.profile,
             tailoring_file: None,
             waivers_file: None,
-            content_dir: PathBuf::from(&vm).join("ssg/usr/share/xml/scap/ssg/content"),
+            content_dir: vm_dir().join("ssg/usr/share/xml/scap/ssg/content"),
             guest_content_dir: "/usr/share/xml/scap/ssg/content".into(),
-            health_command: "/usr/local/bin/mission-healthcheck".into(),
+            health_command: t.health_command,
             db: ".temper/temper.db".into(),
             runs_dir: None,
             llm_url: None,
@@ -89,6 +96,7 @@ impl Default for Config {
             fix_timeout_secs: 600,
             scan_timeout_secs: 1800,
             otlp_endpoint: None,
+            targets: Vec::new(),
         }
     }
 }
@@ -97,22 +105,45 @@ impl Default for Config {
 #[error("configuration: {0}")]
 pub struct ConfigError(#[from] Box<figment::Error>);
 
+#[derive(Debug, thiserror::Error)]
+#[error("temper.toml: {0}")]
+pub struct TargetConfigError(#[from] TargetError);
+
 impl Config {
     /// Defaults, then the file (if it exists), then `TEMPER_*`.
     pub fn load(file: &Path) -> Result<Self, ConfigError> {
         Figment::from(Serialized::defaults(Config::default()))
             .merge(Toml::file(file))
-            .merge(Env::prefixed("TEMPER_").ignore(&["vm_dir", "log"]))
+            .merge(Env::prefixed("TEMPER_").ignore(&["vm_dir", "log", "target"]))
             .extract()
             .map_err(|e| ConfigError(Box::new(e)))
     }
 
-    pub fn skill_dir(&self) -> PathBuf {
-        self.skills_dir.join(&self.skill)
+    pub fn skill_dir(&self, skill: &str) -> PathBuf {
+        self.skills_dir.join(skill)
     }
 
-    pub fn target(&self) -> String {
-        format!("{}#{} ({}@{}:{})", self.libvirt_uri, self.domain, self.ssh_user, self.ssh_host, self.ssh_port)
+    /// Every target: the `[[target]]` tables over the flat keys, or the flat keys alone.
+    pub fn targets(&self) -> Result<Targets, TargetConfigError> {
+        let base = Target {
+            name: temper_core::target::DEFAULT_TARGET.into(),
+            libvirt_uri: self.libvirt_uri.clone(),
+            domain: self.domain.clone(),
+            baseline: self.baseline.clone(),
+            ssh_host: self.ssh_host.clone(),
+            ssh_port: self.ssh_port,
+            ssh_user: self.ssh_user.clone(),
+            ssh_key: self.ssh_key.clone(),
+            skill: self.skill.clone(),
+            profile: self.profile.clone(),
+            health_command: self.health_command.clone(),
+        };
+        Ok(Targets::from_tables(&base, &self.targets)?)
+    }
+
+    /// The target named `name` (`--target`); without one, the only one or `default`.
+    pub fn target(&self, name: Option<&str>) -> Result<Target, TargetConfigError> {
+        Ok(self.targets()?.get(name)?.clone())
     }
 }
 
@@ -142,6 +173,41 @@ mod tests {
             jail.create_file("temper.toml", "ssh_port = \"many\"\n")?;
             let e = Config::load(Path::new("temper.toml")).unwrap_err().to_string();
             assert!(e.contains("ssh_port"), "{e}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn flat_keys_are_the_default_target_and_tables_start_from_them() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("temper.toml", "ssh_port = 2300\ndomain = \"flat\"\n")?;
+            let c = Config::load(Path::new("temper.toml")).unwrap();
+            let t = c.target(None).unwrap();
+            assert_eq!((t.name.as_str(), t.domain.as_str(), t.ssh_port), ("default", "flat", 2300));
+
+            jail.create_file(
+                "temper.toml",
+                "ssh_user = \"admin\"\n[[target]]\nname = \"a\"\ndomain = \"temper-a\"\n\n[[target]]\nname = \"b\"\ndomain = \"temper-b\"\nssh_port = 2223\nprofile = \"p\"\n",
+            )?;
+            jail.set_env("TEMPER_SSH_PORT", "2400");
+            let c = Config::load(Path::new("temper.toml")).unwrap();
+            let names: Vec<String> = c.targets().unwrap().all().iter().map(|t| t.name.clone()).collect();
+            assert_eq!(names, ["a", "b"]);
+            let (a, b) = (c.target(Some("a")).unwrap(), c.target(Some("b")).unwrap());
+            assert_eq!((a.domain.as_str(), a.ssh_port, a.ssh_user.as_str()), ("temper-a", 2400, "admin"), "a flat key (env) fills in");
+            assert_eq!((b.ssh_port, b.profile.as_deref()), (2223, Some("p")), "the table wins over the flat keys");
+            let e = c.target(None).unwrap_err().to_string();
+            assert!(e.contains("--target") && e.contains("a, b"), "{e}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn a_typo_in_a_target_table_is_named() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("temper.toml", "[[target]]\nname = \"a\"\nsshport = 1\n")?;
+            let e = Config::load(Path::new("temper.toml")).unwrap().targets().unwrap_err().to_string();
+            assert!(e.contains("sshport"), "{e}");
             Ok(())
         });
     }

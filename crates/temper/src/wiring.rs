@@ -6,6 +6,7 @@ use anyhow::Context;
 use temper_agents::{LlmAgent, LlmConfig, StockAgent, TieredAgent};
 use temper_core::agent::{Architect, Reflector, Worker};
 use temper_core::skill::Skill;
+use temper_core::target::Target;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
 use crate::cli::AgentKind;
@@ -20,9 +21,10 @@ pub async fn store(config: &Config) -> anyhow::Result<temper_store::Store> {
     })
 }
 
-pub fn skill(config: &Config) -> anyhow::Result<Skill> {
-    let dir = config.skill_dir();
-    Skill::load(&dir).with_context(|| format!("loading skill {} (skills_dir = {})", config.skill, config.skills_dir.display()))
+/// The skill folder `name` under `skills_dir`.
+pub fn skill(config: &Config, name: &str) -> anyhow::Result<Skill> {
+    let dir = config.skill_dir(name);
+    Skill::load(&dir).with_context(|| format!("loading skill {name} (skills_dir = {})", config.skills_dir.display()))
 }
 
 pub fn host_datastream(config: &Config, skill: &Skill) -> PathBuf {
@@ -33,18 +35,13 @@ pub fn guest_datastream(config: &Config, skill: &Skill) -> String {
     format!("{}/{}", config.guest_content_dir.trim_end_matches('/'), skill.manifest.datastream)
 }
 
-pub fn guest(config: &Config) -> anyhow::Result<SshGuest> {
-    Ok(SshGuest::new(SshConfig {
-        host: config.ssh_host.clone(),
-        port: config.ssh_port,
-        user: config.ssh_user.clone(),
-        key_path: config.ssh_key.clone(),
-        ..SshConfig::default()
-    })?)
+/// The target's shell (the key is loaded now; it connects on first use).
+pub fn guest(target: &Target) -> anyhow::Result<SshGuest> {
+    Ok(SshGuest::new(SshConfig::for_target(target))?)
 }
 
-pub fn hypervisor(config: &Config) -> LibvirtHypervisor {
-    LibvirtHypervisor::new(LibvirtConfig { uri: config.libvirt_uri.clone(), domain: config.domain.clone() })
+pub fn hypervisor(target: &Target) -> LibvirtHypervisor {
+    LibvirtHypervisor::new(LibvirtConfig::for_target(target))
 }
 
 /// The LLM settings, when an endpoint is configured or given.

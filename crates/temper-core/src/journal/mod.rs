@@ -40,7 +40,11 @@ pub type JournalResult<T> = Result<T, JournalError>;
 /// Runs: created, driven under a lease, finished.
 #[async_trait]
 pub trait RunLog: Send + Sync {
+    /// A run with no stored target (`resume` then falls back to the configured one).
     async fn create_run(&self, run: &NewRun) -> JournalResult<i64>;
+    /// A run on `target`, stored whole with it (JSON) in the same statement: `temper resume`
+    /// rebuilds its ports from it, whatever the configuration says by then.
+    async fn create_run_on(&self, run: &NewRun, target: &crate::target::Target) -> JournalResult<i64>;
     async fn run(&self, id: i64) -> JournalResult<Run>;
     async fn latest_run(&self) -> JournalResult<Option<Run>>;
     /// The newest run that has not finished (running, paused or interrupted), for `temper resume`.

@@ -15,6 +15,7 @@ pub struct NewRun {
     pub profile: String,
     pub datastream: String,
     pub content_version: Option<String>,
+    /// The target's label, for reports (`Target::label`).
     pub target: String,
     pub agent: String,
     pub options_json: String,
@@ -56,6 +57,9 @@ pub struct Run {
     /// Wall and guest time of the run's earlier segments and of this one so far (kept with the lease).
     pub wall_ms: i64,
     pub guest_ms: i64,
+    /// The target the run drives, whole; `None` for runs started before targets were stored.
+    #[cfg_attr(feature = "sqlx", sqlx(json(nullable)))]
+    pub target_config: Option<crate::target::Target>,
 }
 
 impl Run {

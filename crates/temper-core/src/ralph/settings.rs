@@ -24,11 +24,13 @@ pub struct Settings {
 }
 
 impl Default for Settings {
+    /// The default target's user, health check and baseline (`crate::target`).
     fn default() -> Self {
+        let target = crate::target::Target::default();
         Self {
-            user: "temper".into(),
-            health_command: "/usr/local/bin/mission-healthcheck".into(),
-            baseline: "baseline".into(),
+            user: target.ssh_user,
+            health_command: target.health_command,
+            baseline: target.baseline,
             rules: Vec::new(),
             max_rules: None,
             rule_budget: Duration::from_secs(1800),

@@ -9,6 +9,7 @@ mod scan;
 pub mod schedule;
 pub mod serve;
 mod status;
+pub mod target;
 mod vm;
 
 use crate::cli::{Cli, Cmd};
@@ -20,8 +21,9 @@ pub const EXIT_PAUSED: u8 = 75;
 
 pub async fn dispatch(cli: Cli, config: Config) -> u8 {
     let result = match cli.cmd {
-        Cmd::Vm { action, json } => vm::run(&config, action, json).await,
-        Cmd::Doctor { json } => doctor::run(&config, json).await,
+        Cmd::Vm { action, target, json } => vm::run(&config, action, target.name.as_deref(), json).await,
+        Cmd::Doctor { target, all, json } => doctor::run(&config, target.name.as_deref(), all, json).await,
+        Cmd::Target(c) => target::run(&config, c),
         Cmd::Scan(c) => scan::run(&config, c).await,
         Cmd::Content(c) => content::run(c),
         Cmd::Run(args) => run::start(&config, args).await,

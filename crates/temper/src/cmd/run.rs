@@ -6,10 +6,11 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use temper_core::controls::RunControls;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{EventKind, Lease, LeaseError, NewRun, RunStatus};
+use temper_core::journal::{EventKind, Lease, LeaseError, NewRun, Run, RunStatus};
 use temper_core::ports::{Clock, Timed};
 use temper_core::ralph::{Agents, LoopError, Quiet, Ralph, Settings, Summary};
 use temper_core::scan::Scanner;
+use temper_core::target::Target;
 use temper_store::Store;
 use tracing::Level;
 
@@ -40,19 +41,19 @@ struct Options {
 }
 
 pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
-    let mut config = config.clone();
+    let mut target = config.target(args.target.name.as_deref())?;
     if let Some(s) = &args.skill {
-        config.skill = s.clone();
+        target.skill = s.clone();
     }
-    let skill = wiring::skill(&config)?;
-    let profile = args.profile.clone().or(config.profile.clone()).unwrap_or(skill.manifest.profile.clone());
+    let skill = wiring::skill(config, &target.skill)?;
+    let profile = args.profile.clone().or(target.profile.clone()).unwrap_or(skill.manifest.profile.clone());
     let tailoring = args.tailoring_file.as_deref().or(config.tailoring_file.as_deref());
     let waivers = args.waivers.as_deref().or(config.waivers_file.as_deref());
     let (controls, profile) = crate::controls::read(&skill, &profile, tailoring, waivers)?;
     let llm_url = args.agent.llm.clone().or(config.llm_url.clone());
     let kind = args.agent.agent.unwrap_or(if llm_url.is_some() { AgentKind::Tiered } else { AgentKind::Stock });
     let opts = Options {
-        skill: config.skill.clone(),
+        skill: target.skill.clone(),
         profile: profile.clone(),
         rules: args.rules.clone(),
         max_rules: args.max_rules,
@@ -65,24 +66,30 @@ pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
         json: args.json,
         controls,
     };
-    let store = crate::wiring::store(&config).await?;
-    let run = store
-        .create_run(&NewRun {
-            skill: config.skill.clone(),
-            profile,
-            datastream: skill.manifest.datastream.clone(),
-            content_version: None,
-            target: config.target(),
-            agent: wiring::agent_name(kind).into(),
-            options_json: serde_json::to_string(&opts)?,
-            baseline: config.baseline.clone(),
-        })
-        .await?;
+    let store = crate::wiring::store(config).await?;
+    let new = NewRun {
+        skill: target.skill.clone(),
+        profile,
+        datastream: skill.manifest.datastream.clone(),
+        content_version: None,
+        target: target.label(),
+        agent: wiring::agent_name(kind).into(),
+        options_json: serde_json::to_string(&opts)?,
+        baseline: target.baseline.clone(),
+    };
+    let run = store.create_run_on(&new, &target).await?;
     notice(
         Level::INFO,
-        format_args!("run {run} started from snapshot {} ({} agent, db {})", config.baseline, wiring::agent_name(kind), store.describe()),
+        format_args!(
+            "run {run} started on target {} ({}) from snapshot {} ({} agent, db {})",
+            target.name,
+            target.label(),
+            target.baseline,
+            wiring::agent_name(kind),
+            store.describe()
+        ),
     );
-    execute(&config, Arc::new(store), run, kind, opts, false).await
+    execute(config, Arc::new(store), Job { run, target, kind, opts, resuming: false }).await
 }
 
 pub async fn resume(config: &Config, run: Option<i64>, agent: AgentArgs, quiet: bool, json: bool) -> anyhow::Result<u8> {
@@ -104,16 +111,48 @@ pub async fn resume(config: &Config, run: Option<i64>, agent: AgentArgs, quiet: 
     opts.quiet |= quiet;
     opts.json |= json;
     let kind = agent.agent.or_else(|| wiring::parse_agent(&row.agent)).unwrap_or(AgentKind::Stock);
-    let mut config = config.clone();
-    config.skill = opts.skill.clone();
-    // The run goes on from the snapshot it started from, whatever the config says now.
-    config.baseline = row.baseline.clone();
-    notice(Level::INFO, format_args!("resuming run {} from checkpoint {} (was {} in {})", row.id, row.checkpoint, row.status, row.phase));
-    execute(&config, Arc::new(store), row.id, kind, opts, true).await
+    let target = stored_target(config, &row, &opts)?;
+    notice(
+        Level::INFO,
+        format_args!(
+            "resuming run {} from checkpoint {} (was {} in {}) on target {} ({})",
+            row.id,
+            row.checkpoint,
+            row.status,
+            row.phase,
+            target.name,
+            target.label()
+        ),
+    );
+    execute(config, Arc::new(store), Job { run: row.id, target, kind, opts, resuming: true }).await
+}
+
+/// The target a run was started on, as stored with it, whatever the config says now. A run
+/// from before targets were stored goes on with the configured one, its skill and baseline kept.
+fn stored_target(config: &Config, row: &Run, opts: &Options) -> anyhow::Result<Target> {
+    if let Some(t) = &row.target_config {
+        return Ok(t.clone());
+    }
+    let mut t = config.target(None)?;
+    notice(Level::WARN, format_args!("run {} has no stored target (an older run): using the configured target `{}`", row.id, t.name));
+    t.skill = opts.skill.clone();
+    t.baseline = row.baseline.clone();
+    Ok(t)
+}
+
+/// One run to drive: on what, with which agent and options.
+struct Job {
+    run: i64,
+    target: Target,
+    kind: AgentKind,
+    opts: Options,
+    /// A resume: the run is marked running again and the resume recorded.
+    resuming: bool,
 }
 
 /// Takes the run's lease (refused while another live process drives it), then drives the run.
-async fn execute(config: &Config, store: Arc<Store>, run: i64, kind: AgentKind, opts: Options, resuming: bool) -> anyhow::Result<u8> {
+async fn execute(config: &Config, store: Arc<Store>, job: Job) -> anyhow::Result<u8> {
+    let run = job.run;
     let clock = Arc::new(Clock::default());
     let journal: Arc<dyn Journal> = store.clone();
     let lease = match Lease::take(journal, run, clock.clone()).await {
@@ -124,31 +163,31 @@ async fn execute(config: &Config, store: Arc<Store>, run: i64, kind: AgentKind, 
         }
         Err(e) => return Err(e.into()),
     };
-    if resuming {
+    if job.resuming {
         let row = store.run(run).await?;
         store.set_status(run, RunStatus::Running, None).await?;
         let was = serde_json::json!({"was": row.status, "phase": row.phase, "checkpoint": row.checkpoint});
         store.event(run, EventKind::Resume, None, was).await?;
     }
-    let code = drive(config, &store, &lease, kind, opts).await;
+    let code = drive(config, &store, &lease, job).await;
     if let Err(e) = lease.release().await {
         notice(Level::WARN, format_args!("releasing run {run}: {e}"));
     }
     code
 }
 
-async fn drive(config: &Config, store: &Store, lease: &Lease, kind: AgentKind, opts: Options) -> anyhow::Result<u8> {
-    let run = lease.run;
-    let skill = wiring::skill(config)?;
+async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyhow::Result<u8> {
+    let Job { run, target, kind, opts, .. } = job;
+    let skill = wiring::skill(config, &opts.skill)?;
     let ds = wiring::host_datastream(config, &skill);
     let content = temper_report::read_content(&opts.controls, &opts.profile, &ds).with_context(|| format!("reading {}", ds.display()))?;
     store.set_content_version(run, &content.version).await?;
     let llm = wiring::llm_config(config, opts.llm_url.clone(), opts.llm_model.clone());
     let agent = wiring::agents(kind, llm, &skill)?;
-    let (hv, guest) = (wiring::hypervisor(config), wiring::guest(config)?);
+    let (hv, guest) = (wiring::hypervisor(&target), wiring::guest(&target)?);
     let clock = lease.clock();
     let progress = (!opts.quiet).then(Progress::new);
-    let mut scanner = Scanner::new(wiring::guest_datastream(config, &skill), opts.profile.clone());
+    let mut scanner = Scanner::new(wiring::guest_datastream(config, &skill), opts.profile.clone()).for_run(run);
     scanner.timeout = Duration::from_secs(config.scan_timeout_secs);
     let skill = crate::controls::apply(&opts.controls, skill, &mut scanner)?;
     let ralph = Ralph {
@@ -160,9 +199,9 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, kind: AgentKind, o
         content: &content,
         scanner,
         settings: Settings {
-            user: config.ssh_user.clone(),
-            health_command: config.health_command.clone(),
-            baseline: config.baseline.clone(),
+            user: target.ssh_user.clone(),
+            health_command: target.health_command.clone(),
+            baseline: target.baseline.clone(),
             rules: opts.rules.clone(),
             max_rules: opts.max_rules,
             rule_budget: Duration::from_secs(opts.rule_budget_secs),

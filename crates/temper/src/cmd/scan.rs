@@ -15,12 +15,13 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
             let t = temper_scap::parse_results(&file).with_context(|| file.display().to_string())?;
             show(&t, all, json)?;
         }
-        ScanCmd::Run { rules, profile, tailoring_file, all, json } => {
-            let skill = wiring::skill(config)?;
-            let profile = profile.or(config.profile.clone()).unwrap_or(skill.manifest.profile.clone());
+        ScanCmd::Run { target, rules, profile, tailoring_file, all, json } => {
+            let target = config.target(target.name.as_deref())?;
+            let skill = wiring::skill(config, &target.skill)?;
+            let profile = profile.or(target.profile.clone()).unwrap_or(skill.manifest.profile.clone());
             let tailoring = tailoring_file.as_deref().or(config.tailoring_file.as_deref());
             let (controls, profile) = crate::controls::read(&skill, &profile, tailoring, None)?;
-            let guest = wiring::guest(config)?;
+            let guest = wiring::guest(&target)?;
             let mut scanner = Scanner::new(wiring::guest_datastream(config, &skill), profile);
             scanner.timeout = Duration::from_secs(config.scan_timeout_secs);
             crate::controls::apply(&controls, skill, &mut scanner)?;

@@ -40,6 +40,7 @@ pub async fn run(config: &Config, run: Option<i64>, json_out: bool) -> anyhow::R
         "phase": row.phase,
         "rule": row.current_rule,
         "attempt": current_attempt,
+        "target": row.target_config.as_ref().map(|t| &t.name),
         "skill": row.skill,
         "profile": row.profile,
         "agent": row.agent,

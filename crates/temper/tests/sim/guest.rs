@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use temper_core::ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult};
+use temper_core::scan::WITH_PIDFILE;
 use temper_scap::{Outcome, TestResult};
 use tokio::sync::Notify;
 
@@ -254,6 +255,8 @@ impl Guest for SimGuest {
         Ok(match arg(0) {
             "oscap" if arg(1) == "--version" => ok(b"OpenSCAP command line tool (oscap) 1.3.7 (sim)\n", 0),
             "oscap" if arg(1) == "xccdf" => self.oscap_eval(argv),
+            // oscap behind the scanner's pid-file wrapper: `sh -c WRAPPER sh PIDFILE oscap …`.
+            "sh" if arg(2) == WITH_PIDFILE && arg(5) == "oscap" => self.oscap_eval(&argv[5..]),
             "bash" if arg(1) == "-s" => {
                 let script = String::from_utf8_lossy(&exec.stdin).into_owned();
                 let hang = self.lock().hang_on.as_deref() == Some(script.as_str());

@@ -1,0 +1,226 @@
+//! OpenSCAP in the guest. Verdicts come from the XCCDF results XML, never from stdout.
+//!
+//! Nothing a scan leaves in the guest is shared: each run of oscap has its own results,
+//! tailoring and pid files (`files.rs`), removed once read, and a stalled one is killed by its
+//! own PID (`watch.rs`). Two runs can scan one guest at once.
+mod files;
+mod watch;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use temper_scap::{Outcome, TestResult, parse_results_bytes};
+use tokio::time::Instant;
+
+pub use files::ScanFiles;
+pub use watch::WITH_PIDFILE;
+
+use crate::ports::{Exec, Guest, PortError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error("oscap is not installed in the guest ({0})")]
+    NoOscap(String),
+    #[error("datastream {0} is missing or unreadable in the guest")]
+    NoDatastream(String),
+    #[error("oscap failed with exit code {code:?}: {stderr}")]
+    Failed { code: Option<u32>, stderr: String },
+    #[error("results file: {0}")]
+    Results(#[from] temper_scap::ScapError),
+    #[error("rule id `{0}` is not a valid XCCDF id")]
+    BadRuleId(String),
+    #[error("oscap stopped making progress {0} times and was killed each time (a known oscap probe deadlock)")]
+    Stalled(u32),
+    #[error("scan: {0}")]
+    Port(#[from] PortError),
+}
+
+/// A profile scan of one datastream in the guest.
+#[derive(Debug, Clone)]
+pub struct Scanner {
+    pub datastream: String,
+    pub profile: String,
+    pub timeout: Duration,
+    /// Pass `--skip-valid` on rescans: the datastream was validated by the first full scan, and
+    /// schema validation is a large part of each call's fixed cost (see `benches/rescan.rs`).
+    pub skip_valid_rescans: bool,
+    /// A scan whose CPU time has not grown for this long is killed and run again, up to
+    /// [`SCAN_TRIES`] times (see `watch.rs`).
+    pub stall_after: Duration,
+    /// The watchdog's cadence; its first look comes after two of these.
+    pub watch_every: Duration,
+    /// A tailoring document (`temper_scap::Tailoring::for_oscap`), written to the guest as data
+    /// before each scan (a snapshot revert may have removed it) and passed with `--tailoring-file`.
+    pub tailoring: Option<Vec<u8>>,
+    /// The guest folder for the scan's files.
+    pub dir: String,
+    /// In the names of this scanner's files: the run (`for_run`) or random.
+    pub tag: String,
+    /// Numbers this scanner's oscap runs (shared by its clones, so no two get one name).
+    seq: Arc<AtomicU32>,
+}
+
+pub const SCAN_TRIES: u32 = 3;
+const MAX_RESULTS: usize = 128 * 1024 * 1024;
+
+/// One finished scan.
+#[derive(Debug, Clone)]
+pub struct Scan {
+    pub results: TestResult,
+    pub took: Duration,
+    /// Runs of oscap killed by the watchdog before this one finished.
+    pub stalls: u32,
+}
+
+impl Scan {
+    pub fn outcome(&self, rule_id: &str) -> Option<Outcome> {
+        self.results.result_of(rule_id)
+    }
+    /// Those of `rules` that fail or error in this scan: a regression when they passed before.
+    pub fn failing(&self, rules: &[String]) -> Vec<String> {
+        rules.iter().filter(|r| self.outcome(r).is_some_and(|o| matches!(o, Outcome::Fail | Outcome::Error))).cloned().collect()
+    }
+    /// Full ids with this outcome.
+    pub fn with(&self, outcome: Outcome) -> Vec<String> {
+        self.results.rule_results.iter().filter(|r| r.result == outcome).map(|r| r.idref.clone()).collect()
+    }
+}
+
+fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() < 512 && id.chars().all(|c| c.is_ascii_alphanumeric() || "_.-:".contains(c))
+}
+
+impl Scanner {
+    pub fn new(datastream: impl Into<String>, profile: impl Into<String>) -> Self {
+        Self {
+            datastream: datastream.into(),
+            profile: profile.into(),
+            timeout: Duration::from_secs(1800),
+            skip_valid_rescans: true,
+            stall_after: Duration::from_secs(120),
+            watch_every: Duration::from_secs(15),
+            tailoring: None,
+            dir: "/var/tmp".into(),
+            tag: files::random_tag(),
+            seq: Arc::default(),
+        }
+    }
+
+    /// Names this scanner's files after run `run` (and a random part: two databases can each
+    /// have a run of that number on one guest).
+    pub fn for_run(mut self, run: i64) -> Self {
+        self.tag = format!("r{run}-{}", &files::random_tag()[..8]);
+        self
+    }
+
+    /// Checks oscap and the datastream, so a missing one gets a clear error up front.
+    pub async fn check(&self, guest: &dyn Guest) -> Result<String, ScanError> {
+        let v = guest.exec(Exec::new(["oscap", "--version"]).timeout(Duration::from_secs(60))).await?;
+        if !v.success() {
+            return Err(ScanError::NoOscap(v.stderr_str().trim().to_string()));
+        }
+        let t = guest.exec(Exec::new(["test", "-r", &self.datastream])).await?;
+        if !t.success() {
+            return Err(ScanError::NoDatastream(self.datastream.clone()));
+        }
+        Ok(v.stdout_str().lines().next().unwrap_or_default().to_string())
+    }
+
+    /// Evaluates the profile, or only `rules` (one oscap call, `--rule` repeated). A run the
+    /// watchdog kills is run again, with files of its own.
+    #[tracing::instrument(name = "oscap", skip_all, fields(rules = rules.len()))]
+    pub async fn scan(&self, guest: &dyn Guest, rules: &[String]) -> Result<Scan, ScanError> {
+        if let Some(bad) = rules.iter().find(|r| !valid_id(r)) {
+            return Err(ScanError::BadRuleId(bad.clone()));
+        }
+        let start = Instant::now();
+        for stalls in 0..SCAN_TRIES {
+            let files = ScanFiles::new(&self.dir, &self.tag, self.seq.fetch_add(1, Ordering::Relaxed) + 1);
+            match self.run_once(guest, rules, &files).await {
+                Ok(Some(results)) => return Ok(Scan { results, took: start.elapsed(), stalls }),
+                Ok(None) => {
+                    tracing::warn!(stalls = stalls + 1, "oscap made no progress for {:?}: killed, scanning again", self.stall_after)
+                }
+                Err(e) => {
+                    self.remove(guest, &files).await;
+                    return Err(e);
+                }
+            }
+        }
+        Err(ScanError::Stalled(SCAN_TRIES))
+    }
+
+    /// One run of oscap with its own files; `None` when the watchdog killed it.
+    async fn run_once(&self, guest: &dyn Guest, rules: &[String], files: &ScanFiles) -> Result<Option<TestResult>, ScanError> {
+        let mut argv = vec!["sh", "-c", WITH_PIDFILE, "sh", &files.pid, "oscap", "xccdf", "eval", "--profile", &self.profile];
+        if let Some(xml) = &self.tailoring {
+            let of = format!("of={}", files.tailoring);
+            let put = guest.exec(Exec::new(["dd", of.as_str(), "status=none"]).stdin(xml.clone())).await?;
+            if !put.success() {
+                return Err(ScanError::Failed {
+                    code: put.exit_code,
+                    stderr: format!("writing {}: {}", files.tailoring, put.stderr_str()),
+                });
+            }
+            argv.extend(["--tailoring-file", &files.tailoring]);
+        }
+        if self.skip_valid_rescans && !rules.is_empty() {
+            argv.push("--skip-valid");
+        }
+        for r in rules {
+            argv.extend(["--rule", r.as_str()]);
+        }
+        argv.extend(["--results", &files.results, &self.datastream]);
+        let exec = Exec::new(argv).timeout(self.timeout).max_output(64 * 1024);
+        let out = tokio::select! {
+            out = guest.exec(exec) => out?,
+            () = self.watch(guest, files) => {
+                self.kill(guest, files).await?;
+                self.remove(guest, files).await;
+                return Ok(None);
+            }
+        };
+        // 0: all pass, 2: some rule failed; anything else is an error.
+        match out.exit_code {
+            Some(0) | Some(2) => {}
+            Some(127) => return Err(ScanError::NoOscap(out.stderr_str())),
+            code => {
+                let mut stderr = out.stderr_str();
+                if stderr.trim().is_empty() {
+                    stderr = out.stdout_str();
+                }
+                return Err(ScanError::Failed { code, stderr: tail(&stderr, 2000) });
+            }
+        }
+        // Read the results, then remove the run's files whatever happened.
+        let [results, tailoring, pid] = files.all();
+        let read = Exec::new(["sh", "-c", r#"cat -- "$1"; s=$?; rm -f -- "$@"; exit $s"#, "sh", results, tailoring, pid])
+            .max_output(MAX_RESULTS)
+            .timeout(Duration::from_secs(120));
+        let xml = guest.exec(read).await?;
+        if !xml.success() || xml.stdout_truncated {
+            return Err(ScanError::Failed { code: xml.exit_code, stderr: format!("reading {results}: {}", xml.stderr_str()) });
+        }
+        Ok(Some(parse_results_bytes(&xml.stdout)?))
+    }
+
+    /// Removes a run's files (best effort: after an error the guest may be gone).
+    async fn remove(&self, guest: &dyn Guest, files: &ScanFiles) {
+        let mut argv = vec!["rm", "-f", "--"];
+        argv.extend(files.all());
+        if let Err(e) = guest.exec(Exec::new(argv)).await {
+            tracing::debug!(error = %e, "removing the scan's files");
+        }
+    }
+}
+
+pub(crate) fn tail(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    format!("…{}", &s[s.ceil_char_boundary(s.len() - max)..])
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,156 @@
+//! Two scanners in one guest, with real oscap processes: this machine is the guest (its
+//! `oscap` and SSG's Debian 12 datastream, as `vm/fetch-ssg.sh` unpacks it). One scan stalls
+//! and is killed while the other, stopped all that time, is neither killed nor disturbed, and
+//! neither leaves a file behind.
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use temper_core::ports::{Exec, ExecOutput, Guest, PortError, PortResult};
+use temper_core::scan::{ScanFiles, Scanner, WITH_PIDFILE};
+use tokio::io::AsyncWriteExt;
+
+const STANDARD: &str = "xccdf_org.ssgproject.content_profile_standard";
+const SUID: &str = "xccdf_org.ssgproject.content_rule_sysctl_fs_suid_dumpable";
+
+/// This machine as the guest. A command runs under `timeout`, as over SSH, and as over SSH it
+/// goes on when its answer is no longer awaited (the watchdog gave up on it).
+#[derive(Default)]
+struct Here {
+    log: Mutex<Vec<Vec<String>>>,
+}
+
+#[async_trait]
+impl Guest for Here {
+    async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
+        self.log.lock().unwrap().push(exec.argv.clone());
+        let fail = |e: std::io::Error| PortError::Other(format!("{}: {e}", exec.argv[0]));
+        let mut child = tokio::process::Command::new("timeout")
+            .args(["-k", "2", &format!("{:.3}", exec.timeout.as_secs_f64())])
+            .args(&exec.argv)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(fail)?;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&exec.stdin).await.map_err(fail)?;
+        drop(stdin);
+        let out = child.wait_with_output().await.map_err(fail)?;
+        Ok(ExecOutput { exit_code: out.status.code().map(|c| c as u32), stdout: out.stdout, stderr: out.stderr, ..Default::default() })
+    }
+    async fn reconnect(&self, _: Duration) -> PortResult<()> {
+        Ok(())
+    }
+}
+
+fn datastream() -> String {
+    let ds = temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+    assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
+    ds.to_str().unwrap().to_string()
+}
+
+/// A process's state letter (`T` stopped, `Z` a zombie), `None` once it is gone.
+fn state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next())
+}
+
+fn is_oscap(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "oscap")
+}
+
+fn signal(sig: &str, pid: u32) {
+    let st = std::process::Command::new("kill").args([sig, &pid.to_string()]).status().unwrap();
+    assert!(st.success(), "kill {sig} {pid}");
+}
+
+/// Processes this test stopped: killed if the test fails half-way, so none is left behind.
+struct Stopped(Mutex<Vec<u32>>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        for pid in self.0.lock().unwrap().iter().copied().filter(|p| is_oscap(*p)) {
+            let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+    }
+}
+
+/// Waits for the `n`-th oscap run of `scanner` to be oscap, then stops it (SIGSTOP): from then
+/// on it makes no progress, as a deadlocked oscap makes none.
+async fn stop_run(scanner: &Scanner, n: u32, stopped: &Stopped) -> u32 {
+    let file = ScanFiles::new(&scanner.dir, &scanner.tag, n).pid;
+    for _ in 0..1200 {
+        if let Some(pid) = std::fs::read_to_string(&file).ok().and_then(|p| p.trim().parse().ok())
+            && is_oscap(pid)
+        {
+            signal("-STOP", pid);
+            stopped.0.lock().unwrap().push(pid);
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{file} never named a running oscap");
+}
+
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_scan_is_killed_alone_and_two_scans_share_no_file() {
+    let (ds, dir) = (datastream(), tempfile::tempdir().unwrap());
+    let guest = Arc::new(Here::default());
+    let stopped = Stopped(Mutex::default());
+    let (mut a, mut b) = (Scanner::new(&ds, STANDARD), Scanner::new(&ds, STANDARD));
+    (a.dir, b.dir) = (dir.path().to_str().unwrap().into(), dir.path().to_str().unwrap().into());
+    (a.watch_every, a.stall_after) = (Duration::from_millis(250), Duration::from_secs(5));
+    assert_ne!(a.tag, b.tag);
+
+    // B scans the whole profile; its oscap is held stopped until A is done.
+    let b_scan = tokio::spawn({
+        let (b, g) = (b.clone(), guest.clone());
+        async move { b.scan(g.as_ref(), &[]).await }
+    });
+    let b_pid = stop_run(&b, 1, &stopped).await;
+    // A's first oscap stalls (stopped); its watchdog kills it and A scans again.
+    let a_scan = tokio::spawn({
+        let (a, g) = (a.clone(), guest.clone());
+        async move { a.scan(g.as_ref(), &[SUID.to_string()]).await }
+    });
+    let a_pid = stop_run(&a, 1, &stopped).await;
+    let a_scan = tokio::time::timeout(Duration::from_secs(180), a_scan).await.expect("A finishes").unwrap().unwrap();
+    assert!(a_scan.stalls >= 1, "A's stopped oscap was taken for stalled");
+    assert!(a_scan.outcome(SUID).is_some(), "A's retry read its own results");
+    assert!(matches!(state(a_pid), None | Some('Z')), "A's stalled oscap was killed");
+    assert_eq!(state(b_pid), Some('T'), "B's oscap, stalled as long, was not touched");
+
+    signal("-CONT", b_pid);
+    let b_scan = tokio::time::timeout(Duration::from_secs(180), b_scan).await.expect("B finishes").unwrap().unwrap();
+    assert_eq!(b_scan.stalls, 0);
+    assert!(b_scan.results.rule_results.len() > 40, "B read the whole profile's results: {}", b_scan.results.rule_results.len());
+    assert!(b_scan.outcome(SUID).is_some());
+
+    // Every oscap run had files of its own, named for its scanner, and none is left.
+    let log = guest.log.lock().unwrap().clone();
+    let runs: Vec<&Vec<String>> = log.iter().filter(|a| a.len() > 5 && a[2] == WITH_PIDFILE && a[5] == "oscap").collect();
+    assert_eq!(runs.len(), 2 + a_scan.stalls as usize, "{runs:?}");
+    let mut files: Vec<String> = Vec::new();
+    for argv in &runs {
+        let results = &argv[argv.iter().position(|w| w == "--results").unwrap() + 1];
+        let tag = if argv.contains(&SUID.to_string()) { &a.tag } else { &b.tag };
+        assert!(argv[4].contains(tag.as_str()) && results.contains(tag.as_str()), "{argv:?}");
+        files.extend([argv[4].clone(), results.clone()]);
+    }
+    let n = files.len();
+    files.sort();
+    files.dedup();
+    assert_eq!(files.len(), n, "no two runs share a file");
+    let a_first = runs.iter().find(|r| r.contains(&SUID.to_string())).unwrap();
+    let kills: Vec<&Vec<String>> = log.iter().filter(|a| a[0] == "pkill").collect();
+    assert_eq!(kills.len(), a_scan.stalls as usize, "{kills:?}");
+    assert!(kills[0].contains(&a_first[4]), "the kill names A's stalled run's pid file: {kills:?}");
+    assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new(), "every scan file was removed");
+}
