@@ -6,6 +6,9 @@ use serde_json::Value;
 use support::*;
 
 const IDLE: &str = "xccdf_org.ssgproject.content_rule_sshd_set_idle_timeout";
+/// The idle-timeout rule requires the keepalive rule (XCCDF `requires`), and its check passes
+/// only with both settings in place.
+const KEEPALIVE: &str = "xccdf_org.ssgproject.content_rule_sshd_set_keepalive";
 const TAILORED: &str = "xccdf_org.ssgproject.content_profile_temper_night";
 
 fn datastream() -> std::path::PathBuf {
@@ -46,8 +49,21 @@ async fn an_autotailor_file_changes_the_rules_offered_and_its_value_reaches_the_
     let dir = tempfile::tempdir().unwrap();
     let t = tailoring(dir.path());
     let t_arg = t.to_str().unwrap();
-    let out =
-        w.run(&["run", "--agent", "stock", "--profile", STANDARD, "--tailoring-file", t_arg, "--rules", IDLE, "--quiet", "--json"]).await;
+    let out = w
+        .run(&[
+            "run",
+            "--agent",
+            "stock",
+            "--profile",
+            STANDARD,
+            "--tailoring-file",
+            t_arg,
+            "--rules",
+            &format!("{KEEPALIVE},{IDLE}"),
+            "--quiet",
+            "--json",
+        ])
+        .await;
     assert_eq!(out.status.code(), Some(2), "other rules remain: {}", String::from_utf8_lossy(&out.stderr));
     // A real run's log written to a file (a pipe here) carries no escape sequences.
     assert!(!out.stderr.is_empty() && !out.stderr.contains(&0x1b), "{}", String::from_utf8_lossy(&out.stderr));
