@@ -7,6 +7,7 @@
 pub mod datastream;
 pub mod error;
 pub mod json;
+pub mod oval;
 pub mod results;
 mod text;
 mod xml;

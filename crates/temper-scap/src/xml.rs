@@ -85,6 +85,17 @@ impl<'a> Xml<'a> {
         Ok(out)
     }
 
+    /// Every attribute as (qualified name, unescaped value), in document order.
+    pub fn all_attrs(&self, e: &BytesStart<'_>) -> Result<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        for a in e.attributes() {
+            let a = a.map_err(|err| self.xml_err(err.into()))?;
+            let v = a.normalized_value(XmlVersion::Implicit1_0).map_err(|err| self.xml_err(err))?;
+            out.push((a.key.into_inner().to_string(), v.into_owned()));
+        }
+        Ok(out)
+    }
+
     pub fn attr(&self, e: &BytesStart<'_>, name: &str) -> Result<Option<String>> {
         let [v] = self.attrs(e, [name])?;
         Ok(v)

@@ -1,0 +1,101 @@
+//! Plans cached per (content, profile and tailoring as resolved, rule set): the same rescan
+//! asked again costs a hash lookup.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
+
+use crate::Benchmark;
+
+use super::content::{OvalContent, hex};
+use super::error::Result;
+use super::plan::{Plan, Stage};
+
+/// What a plan depends on. The selection part hashes what the profile and tailoring resolve
+/// to (profile id, tailoring id and version, every Value's pick, the selected rules), so two
+/// tailorings that pick the same values share a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PlanKey {
+    pub content: [u8; 32],
+    pub selection: [u8; 32],
+    pub rules: [u8; 32],
+}
+
+impl PlanKey {
+    pub fn new(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> Self {
+        Self::staged(content, benchmark, rules, Stage::Full)
+    }
+
+    pub fn staged(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage) -> Self {
+        let mut s = Sha256::new();
+        let field = |h: &mut Sha256, v: &str| {
+            h.update((v.len() as u64).to_le_bytes());
+            h.update(v.as_bytes());
+        };
+        field(&mut s, benchmark.profile.as_ref().map_or("", |p| p.id.as_str()));
+        if let Some(t) = &benchmark.tailoring {
+            field(&mut s, &t.id);
+            field(&mut s, &t.version);
+        }
+        for (k, v) in &benchmark.resolved_values {
+            field(&mut s, k);
+            field(&mut s, v);
+        }
+        for r in &benchmark.selected_rules {
+            field(&mut s, &r.id);
+        }
+        let mut r = Sha256::new();
+        field(&mut r, &format!("{stage:?}"));
+        for id in rules {
+            field(&mut r, id);
+        }
+        PlanKey { content: *content.sha256(), selection: s.finalize().into(), rules: r.finalize().into() }
+    }
+
+    /// A short name for files: 16 hex digits of each part.
+    pub fn file_stem(&self) -> String {
+        format!("{}-{}-{}", &hex(&self.content)[..16], &hex(&self.selection)[..16], &hex(&self.rules)[..16])
+    }
+}
+
+/// One datastream's index and the plans built from it.
+#[derive(Debug)]
+pub struct OvalEngine {
+    content: Arc<OvalContent>,
+    plans: Mutex<HashMap<PlanKey, Arc<Plan>>>,
+}
+
+impl OvalEngine {
+    pub fn new(content: OvalContent) -> Self {
+        Self { content: Arc::new(content), plans: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn content(&self) -> &OvalContent {
+        &self.content
+    }
+
+    /// The plan for `rules` under `benchmark`'s profile, built on first use.
+    pub fn plan(&self, benchmark: &Benchmark, rules: &[String]) -> Result<Arc<Plan>> {
+        self.staged(benchmark, rules, Stage::Full)
+    }
+
+    /// The platforms-only plan of a two-stage scan (see [`Plan::split`]).
+    pub fn platforms(&self, benchmark: &Benchmark, rules: &[String]) -> Result<Arc<Plan>> {
+        self.staged(benchmark, rules, Stage::Platforms)
+    }
+
+    fn staged(&self, benchmark: &Benchmark, rules: &[String], stage: Stage) -> Result<Arc<Plan>> {
+        let key = PlanKey::staged(&self.content, benchmark, rules, stage);
+        if let Some(p) = self.plans.lock().expect("plan cache lock").get(&key) {
+            return Ok(p.clone());
+        }
+        let plan = Arc::new(Plan::build_stage(&self.content, benchmark, rules, stage)?);
+        self.plans.lock().expect("plan cache lock").insert(key, plan.clone());
+        Ok(plan)
+    }
+
+    /// How many plans are cached.
+    pub fn cached(&self) -> usize {
+        self.plans.lock().expect("plan cache lock").len()
+    }
+}

@@ -1,0 +1,240 @@
+//! Evidence: what the scanner found, per failing rule, from an OVAL results document with
+//! system characteristics. For each test that made the definition fail: the object looked at
+//! (path, key, package...), the state it should be in, and the items collected.
+mod parse;
+mod parts;
+
+use std::fmt::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::results::Outcome;
+use crate::xml::read_file;
+
+use super::error::Result;
+use super::plan::Plan;
+use super::results::DefinitionResult;
+use super::route::Route;
+
+use parse::Parsed;
+use parts::Node;
+
+/// Caps: a value's length, tests per rule, items per test.
+pub const MAX_VALUE: usize = 1024;
+pub const MAX_TESTS: usize = 16;
+pub const MAX_ITEMS: usize = 20;
+
+/// A child of an object or state: `filepath`, `pattern`, `value`...
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Field {
+    pub name: String,
+    pub value: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub datatype: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub var_ref: Option<String>,
+}
+
+/// An object or a state, as the definitions give it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Spec {
+    pub id: String,
+    /// e.g. `textfilecontent54_object`.
+    pub kind: String,
+    pub comment: String,
+    pub fields: Vec<Field>,
+}
+
+/// An item the probes collected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CollectedItem {
+    pub id: String,
+    pub kind: String,
+    pub status: String,
+    /// How the item compared with the state.
+    pub result: Option<DefinitionResult>,
+    pub fields: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TestEvidence {
+    pub id: String,
+    pub kind: String,
+    pub comment: String,
+    pub result: DefinitionResult,
+    pub check: String,
+    pub check_existence: String,
+    pub object: Option<Spec>,
+    /// The collected object's flag: `complete`, `does not exist`...
+    pub flag: Option<String>,
+    pub states: Vec<Spec>,
+    /// Values of the variables the test used (the profile's, for external ones).
+    pub variables: Vec<(String, String)>,
+    pub items: Vec<CollectedItem>,
+    /// Items collected in all; only the first [`MAX_ITEMS`] are kept.
+    pub items_total: usize,
+}
+
+/// One rule's evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    pub rule: String,
+    pub outcome: Outcome,
+    pub definition: String,
+    pub title: String,
+    pub result: DefinitionResult,
+    pub tests: Vec<TestEvidence>,
+}
+
+/// A parsed OVAL results document, for evidence.
+#[derive(Debug, Clone)]
+pub struct OvalReport {
+    parsed: Parsed,
+}
+
+impl OvalReport {
+    pub fn read(path: impl AsRef<Path>) -> Result<Self> {
+        Self::parse(&read_file(path.as_ref())?)
+    }
+
+    pub fn parse(input: &[u8]) -> Result<Self> {
+        Ok(Self { parsed: parse::parse(input)? })
+    }
+
+    /// The tests that decided a definition's result: those not `true` under criteria not
+    /// `true`, through extended definitions; every test when negation hides them all.
+    pub fn decisive_tests(&self, definition: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        self.walk(definition, false, &mut out, 0);
+        if out.is_empty() {
+            self.walk(definition, true, &mut out, 0);
+        }
+        out
+    }
+
+    fn walk(&self, definition: &str, all: bool, out: &mut Vec<String>, depth: usize) {
+        let Some((_, nodes)) = self.parsed.definitions.get(definition) else { return };
+        if depth > 32 {
+            return;
+        }
+        let mut stack: Vec<&Node> = nodes.iter().rev().collect();
+        while let Some(n) = stack.pop() {
+            match n {
+                Node::Criteria { result, children } if all || *result != DefinitionResult::True => {
+                    stack.extend(children.iter().rev());
+                }
+                Node::Test { id, result } if (all || *result != DefinitionResult::True) && !out.contains(id) => out.push(id.clone()),
+                Node::Extend { id, result } if all || *result != DefinitionResult::True => self.walk(id, all, out, depth + 1),
+                _ => {}
+            }
+        }
+    }
+
+    /// The evidence of one test.
+    pub fn test(&self, id: &str) -> Option<TestEvidence> {
+        let p = &self.parsed;
+        let el = p.elements.get(id)?;
+        let r = p.tests.get(id);
+        let spec = |sid: &str| {
+            p.elements.get(sid).map(|e| Spec { id: sid.into(), kind: e.kind.clone(), comment: e.comment.clone(), fields: e.fields.clone() })
+        };
+        let collected = el.object_ref.as_deref().and_then(|o| p.collected.get(o));
+        let tested: Vec<(String, Option<DefinitionResult>)> = match r {
+            Some(t) if !t.items.is_empty() => t.items.clone(),
+            _ => collected.map(|(_, refs)| refs.iter().map(|i| (i.clone(), None)).collect()).unwrap_or_default(),
+        };
+        let items = tested
+            .iter()
+            .take(MAX_ITEMS)
+            .filter_map(|(iid, result)| {
+                p.items.get(iid).map(|i| CollectedItem {
+                    id: iid.clone(),
+                    kind: i.kind.clone(),
+                    status: i.status.clone(),
+                    result: *result,
+                    fields: i.fields.clone(),
+                })
+            })
+            .collect();
+        Some(TestEvidence {
+            id: id.into(),
+            kind: el.kind.clone(),
+            comment: el.comment.clone(),
+            result: r.and_then(|t| t.result).unwrap_or(DefinitionResult::Unknown),
+            check: el.check.clone(),
+            check_existence: el.check_existence.clone(),
+            object: el.object_ref.as_deref().and_then(spec),
+            flag: collected.map(|(f, _)| f.clone()),
+            states: el.state_refs.iter().filter_map(|s| spec(s)).collect(),
+            variables: r.map(|t| t.variables.clone()).unwrap_or_default(),
+            items,
+            items_total: tested.len(),
+        })
+    }
+
+    /// The evidence of a definition (its decisive tests, at most [`MAX_TESTS`]).
+    pub fn definition(&self, id: &str) -> Option<(DefinitionResult, String, Vec<TestEvidence>)> {
+        let (result, _) = self.parsed.definitions.get(id)?;
+        let tests = self.decisive_tests(id).iter().take(MAX_TESTS).filter_map(|t| self.test(t)).collect();
+        Some((*result, self.parsed.titles.get(id).cloned().unwrap_or_default(), tests))
+    }
+}
+
+impl Plan {
+    /// Evidence for each OVAL-path rule whose outcome is fail or error.
+    pub fn evidence(&self, report: &OvalReport, outcomes: &[super::results::RuleOutcome]) -> Vec<Evidence> {
+        let mut out = Vec::new();
+        for o in outcomes.iter().filter(|o| matches!(o.outcome, Outcome::Fail | Outcome::Error)) {
+            let Some(r) = self.rules.iter().find(|r| r.id == o.rule) else { continue };
+            let (Route::Oval(c), Some(doc_id)) = (&r.route, r.document_id.as_deref()) else { continue };
+            if let Some((result, title, tests)) = report.definition(doc_id) {
+                out.push(Evidence { rule: r.id.clone(), outcome: o.outcome, definition: c.definition.clone(), title, result, tests });
+            }
+        }
+        out
+    }
+}
+
+impl Evidence {
+    /// Plain text for a prompt or a report: one paragraph per test.
+    pub fn to_text(&self) -> String {
+        let mut s = format!("{} is {} (OVAL {} is {}): {}\n", self.rule, self.outcome, self.definition, self.result, self.title);
+        for t in &self.tests {
+            writeln!(s, "- test {} ({}) is {}: {}", t.kind, t.id, t.result, t.comment).unwrap();
+            if let Some(o) = &t.object {
+                writeln!(s, "  object: {}{}", fields(&o.fields), t.flag.as_deref().map(|f| format!(" [{f}]")).unwrap_or_default()).unwrap();
+            }
+            for st in &t.states {
+                writeln!(s, "  expected ({} {}): {}", t.check_existence, t.check, fields(&st.fields)).unwrap();
+            }
+            for (v, val) in &t.variables {
+                writeln!(s, "  variable {v} = {val:?}").unwrap();
+            }
+            for i in &t.items {
+                let f: Vec<String> = i.fields.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
+                writeln!(s, "  found {} [{}]: {}", i.kind, i.result.map_or("-", |r| r.as_str()), f.join(" ")).unwrap();
+            }
+            if t.items_total > t.items.len() {
+                writeln!(s, "  ... {} more items", t.items_total - t.items.len()).unwrap();
+            }
+        }
+        s
+    }
+}
+
+fn fields(f: &[Field]) -> String {
+    let parts: Vec<String> = f
+        .iter()
+        .map(|f| {
+            let op = f.operation.as_deref().map(|o| format!(" ({o})")).unwrap_or_default();
+            match &f.var_ref {
+                Some(v) if f.value.is_empty() => format!("{}{op} = var {v}", f.name),
+                _ => format!("{}{op} = {:?}", f.name, f.value),
+            }
+        })
+        .collect();
+    parts.join(", ")
+}

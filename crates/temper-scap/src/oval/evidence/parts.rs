@@ -1,0 +1,116 @@
+//! Small readers of an OVAL results document: a definition's criteria tree, a test's
+//! tested items and variables, an embedded definition's title.
+use quick_xml::events::{BytesStart, Event};
+
+use crate::text::TextBuilder;
+use crate::xml::{Xml, local};
+
+use super::super::error::Result;
+use super::super::results::DefinitionResult;
+use super::MAX_VALUE;
+
+/// Deepest `criteria` nesting read.
+pub(crate) const MAX_DEPTH: usize = 64;
+
+/// A `criteria` tree node of a definition's result.
+#[derive(Debug, Clone)]
+pub(crate) enum Node {
+    Criteria { result: DefinitionResult, children: Vec<Node> },
+    Test { id: String, result: DefinitionResult },
+    Extend { id: String, result: DefinitionResult },
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TestResult {
+    pub result: Option<DefinitionResult>,
+    pub items: Vec<(String, Option<DefinitionResult>)>,
+    pub variables: Vec<(String, String)>,
+}
+
+pub(crate) fn result_of(x: &Xml<'_>, e: &BytesStart<'_>) -> Result<Option<DefinitionResult>> {
+    Ok(x.attr(e, "result")?.and_then(|r| r.parse().ok()))
+}
+
+/// Text of the element just opened, exactly as written, cut at [`MAX_VALUE`].
+pub(crate) fn text(x: &mut Xml<'_>) -> Result<String> {
+    let mut b = TextBuilder::raw(MAX_VALUE);
+    x.content("value", &mut b)?;
+    let cut = b.truncated();
+    let mut s = b.finish().plain();
+    if cut {
+        s.push('…');
+    }
+    Ok(s)
+}
+
+/// Calls `f` for each child element of the element just opened; `f` says whether it read
+/// the child's content (the rest are skipped).
+pub(crate) fn children(x: &mut Xml<'_>, mut f: impl FnMut(&mut Xml<'_>, &BytesStart<'_>, bool) -> Result<bool>) -> Result<()> {
+    loop {
+        let (e, empty) = match x.next()? {
+            Event::Start(e) => (e, false),
+            Event::Empty(e) => (e, true),
+            Event::End(_) => return Ok(()),
+            Event::Eof => return Err(x.truncated("element").into()),
+            _ => continue,
+        };
+        if !f(x, &e, empty)? && !empty {
+            x.skip(&e)?;
+        }
+    }
+}
+
+/// The `criteria` tree of a result definition, up to its end tag.
+/// Nesting beyond [`MAX_DEPTH`] is skipped (hostile input must not exhaust the stack).
+pub(crate) fn criteria(x: &mut Xml<'_>, depth: usize) -> Result<Vec<Node>> {
+    let mut out = Vec::new();
+    children(x, |x, c, empty| {
+        let result = result_of(x, c)?.unwrap_or(DefinitionResult::Unknown);
+        let node = match local(c) {
+            "criteria" if depth >= MAX_DEPTH => return Ok(false),
+            "criteria" => Node::Criteria { result, children: if empty { Vec::new() } else { criteria(x, depth + 1)? } },
+            "criterion" => Node::Test { id: x.attr(c, "test_ref")?.unwrap_or_default(), result },
+            "extend_definition" => Node::Extend { id: x.attr(c, "definition_ref")?.unwrap_or_default(), result },
+            _ => return Ok(false),
+        };
+        let read = matches!(node, Node::Criteria { .. });
+        out.push(node);
+        Ok(read)
+    })?;
+    Ok(out)
+}
+
+pub(crate) fn test_result(x: &mut Xml<'_>, t: &mut TestResult) -> Result<()> {
+    children(x, |x, c, empty| match local(c) {
+        "tested_item" => {
+            let [id, result] = x.attrs(c, ["item_id", "result"])?;
+            t.items.push((id.unwrap_or_default(), result.and_then(|r| r.parse().ok())));
+            Ok(false)
+        }
+        "tested_variable" if !empty => {
+            let id = x.attr(c, "variable_id")?.unwrap_or_default();
+            t.variables.push((id, text(x)?));
+            Ok(true)
+        }
+        _ => Ok(false),
+    })
+}
+
+/// The `metadata/title` of an embedded definition, up to the definition's end tag.
+pub(crate) fn definition_title(x: &mut Xml<'_>) -> Result<String> {
+    let mut title = String::new();
+    children(x, |x, c, empty| {
+        if local(c) != "metadata" || empty {
+            return Ok(false);
+        }
+        children(x, |x, m, m_empty| {
+            if local(m) == "title" && !m_empty {
+                title = x.plain("title", MAX_VALUE)?;
+                return Ok(true);
+            }
+            Ok(false)
+        })?;
+        Ok(true)
+    })?;
+    Ok(title)
+}

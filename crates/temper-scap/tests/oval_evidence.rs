@@ -1,0 +1,106 @@
+//! Evidence read from real `oscap oval eval --results` output on this host, checked against
+//! the host itself: the items the scanner reports must be what the files and the shadow
+//! database say.
+mod common;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::Command;
+
+use common::ssg;
+use temper_scap::Outcome;
+use temper_scap::oval::{DefinitionResult, OvalContent, OvalEval, OvalReport, OvalResults, Plan};
+use temper_scap::read_benchmark;
+
+const PERMS: &str = "xccdf_org.ssgproject.content_rule_file_permission_user_init_files";
+const ROOT_MAX: &str = "xccdf_org.ssgproject.content_rule_accounts_password_set_max_life_root";
+
+/// Evaluates `rules` of ANSSI high on this host; returns the plan, the outcomes and the report.
+fn evaluate(rules: &[&str]) -> (Plan, Vec<temper_scap::oval::RuleOutcome>, OvalReport) {
+    let ds = ssg("ssg-debian12-ds.xml");
+    let content = OvalContent::read(&ds).unwrap();
+    let bench = read_benchmark(&ds, Some("anssi_bp28_high")).unwrap();
+    let rules: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
+    let plan = Plan::build(&content, &bench, &rules).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("doc.xml");
+    std::fs::write(&doc, plan.document.as_ref().unwrap()).unwrap();
+    let vars = plan.variables.as_ref().map(|v| {
+        let p = dir.path().join("vars.xml");
+        std::fs::write(&p, v).unwrap();
+        p
+    });
+    let res = dir.path().join("results.xml");
+    let eval = OvalEval {
+        document: doc.to_str().unwrap(),
+        variables: vars.as_ref().and_then(|p| p.to_str()),
+        results: res.to_str().unwrap(),
+        skip_valid: true,
+    };
+    let args = eval.args();
+    let out = Command::new("oscap").args(&args).output().expect("run oscap");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let outcomes = plan.outcomes(&OvalResults::read(&res).unwrap());
+    (plan, outcomes, OvalReport::read(&res).unwrap())
+}
+
+fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
+    fields.iter().find(|(k, _)| k == name).map_or_else(|| panic!("no `{name}` in {fields:?}"), |(_, v)| v.as_str())
+}
+
+#[test]
+fn failing_rules_carry_what_the_host_has() {
+    let (plan, outcomes, report) = evaluate(&[PERMS, ROOT_MAX]);
+    let evidence = plan.evidence(&report, &outcomes);
+    let failing: Vec<&str> = outcomes.iter().filter(|o| o.outcome == Outcome::Fail).map(|o| o.rule.as_str()).collect();
+    assert_eq!(evidence.iter().map(|e| e.rule.as_str()).collect::<Vec<_>>(), failing, "one evidence per failing rule");
+    assert!(!failing.is_empty(), "this host fails at least one of the two rules: {outcomes:?}");
+    for e in &evidence {
+        eprintln!("{}", e.to_text());
+        assert_eq!(e.result, DefinitionResult::False);
+        assert!(!e.tests.is_empty() && !e.title.is_empty(), "{e:?}");
+        for t in &e.tests {
+            assert!(t.object.is_some(), "{t:?}");
+            assert!(t.items.len() <= t.items_total);
+            for item in &t.items {
+                match item.kind.as_str() {
+                    "file_item" => check_file_item(&item.fields),
+                    "shadow_item" => check_shadow_item(&item.fields),
+                    other => panic!("unexpected item kind {other}"),
+                }
+            }
+        }
+    }
+    // The report of a file permission failure names a file and what is wrong with it.
+    if let Some(e) = evidence.iter().find(|e| e.rule == PERMS) {
+        let t = &e.tests[0];
+        assert_eq!(t.kind, "file_test");
+        assert!(t.items.iter().any(|i| i.result == Some(DefinitionResult::False)), "a failing item is marked: {t:?}");
+        assert!(!t.states.is_empty() && t.states[0].fields.iter().any(|f| f.name.ends_with("write")), "{:?}", t.states);
+    }
+}
+
+/// A file item's permission bits are the file's.
+fn check_file_item(fields: &[(String, String)]) {
+    let path = field(fields, "filepath");
+    let mode = std::fs::symlink_metadata(Path::new(path)).unwrap_or_else(|e| panic!("{path}: {e}")).mode();
+    for (name, bit) in [("uread", 0o400), ("uwrite", 0o200), ("gwrite", 0o020), ("oread", 0o004), ("owrite", 0o002)] {
+        assert_eq!(field(fields, name) == "true", mode & bit != 0, "{path}: {name} vs mode {mode:o}");
+    }
+}
+
+/// A shadow item's maximum age is the one in /etc/shadow.
+fn check_shadow_item(fields: &[(String, String)]) {
+    let user = field(fields, "username");
+    let shadow = std::fs::read_to_string("/etc/shadow").unwrap();
+    let line = shadow.lines().find(|l| l.split(':').next() == Some(user)).unwrap();
+    let max = line.split(':').nth(4).unwrap();
+    assert_eq!(field(fields, "chg_req"), max, "{user}: maximum password age");
+}
+
+#[test]
+fn report_rejects_other_documents() {
+    let err = OvalReport::parse(b"<oval_definitions/>").unwrap_err();
+    assert!(err.to_string().contains("not OVAL results"), "{err}");
+    assert!(OvalResults::parse(b"<TestResult/>").is_err());
+}
