@@ -189,12 +189,8 @@ fn test_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<TestR
         return Ok(t);
     }
     loop {
-        let (c, c_empty) = match x.next()? {
-            Event::Start(c) => (c, false),
-            Event::Empty(c) => (c, true),
-            Event::End(_) => return Ok(t),
-            Event::Eof => return Err(x.truncated("TestResult")),
-            _ => continue,
+        let Some((c, c_empty)) = x.child("TestResult")? else {
+            return Ok(t);
         };
         let offset = x.pos();
         match local(&c) {
@@ -231,14 +227,7 @@ fn rule_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<RuleR
     let idref = idref.ok_or(ScapError::MissingAttr { element: "rule-result", attr: "idref", offset })?;
     let mut result = None;
     if !empty {
-        loop {
-            let (c, c_empty) = match x.next()? {
-                Event::Start(c) => (c, false),
-                Event::Empty(c) => (c, true),
-                Event::End(_) => break,
-                Event::Eof => return Err(x.truncated("rule-result")),
-                _ => continue,
-            };
+        while let Some((c, c_empty)) = x.child("rule-result")? {
             if c_empty {
                 continue;
             }

@@ -67,6 +67,21 @@ impl<'a> Xml<'a> {
         self.r.read_to_end(end.name()).map(|_| ()).map_err(|err| self.xml_err(err))
     }
 
+    /// The next child element (its start tag, and whether it is empty) of the element whose
+    /// start tag was just read; `None` at that element's end. Text, comments and the like are
+    /// passed over; the input ending first is a truncation of `parent`.
+    pub fn child(&mut self, parent: &str) -> Result<Option<(BytesStart<'a>, bool)>> {
+        loop {
+            match self.next()? {
+                Event::Start(e) => return Ok(Some((e, false))),
+                Event::Empty(e) => return Ok(Some((e, true))),
+                Event::End(_) => return Ok(None),
+                Event::Eof => return Err(self.truncated(parent)),
+                _ => {}
+            }
+        }
+    }
+
     pub fn truncated(&self, element: &str) -> ScapError {
         ScapError::Truncated { offset: self.pos(), element: element.to_string() }
     }

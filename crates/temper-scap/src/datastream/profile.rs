@@ -1,7 +1,7 @@
 //! XCCDF Profiles and what a chosen one does to selection, values and severity.
 use std::collections::{HashMap, HashSet};
 
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::BytesStart;
 use serde::Serialize;
 
 use crate::error::{Result, ScapError};
@@ -51,12 +51,8 @@ pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) ->
         return Ok(def);
     }
     loop {
-        let (c, c_empty) = match x.next()? {
-            Event::Start(c) => (c, false),
-            Event::Empty(c) => (c, true),
-            Event::End(_) => return Ok(def),
-            Event::Eof => return Err(x.truncated("Profile")),
-            _ => continue,
+        let Some((c, c_empty)) = x.child("Profile")? else {
+            return Ok(def);
         };
         let offset = x.pos();
         match local(&c) {

@@ -1,7 +1,7 @@
 //! One XCCDF Rule: prose, DISA references, idents, the OVAL check and the shell fix.
 use std::sync::LazyLock;
 
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::BytesStart;
 use regex::Regex;
 use serde::Serialize;
 
@@ -152,12 +152,8 @@ pub(crate) fn parse_rule(x: &mut Xml<'_>, id: String, severity: String, empty: b
         return Ok(r);
     }
     loop {
-        let (c, c_empty) = match x.next()? {
-            Event::Start(c) => (c, false),
-            Event::Empty(c) => (c, true),
-            Event::End(_) => return Ok(r),
-            Event::Eof => return Err(x.truncated("Rule")),
-            _ => continue,
+        let Some((c, c_empty)) = x.child("Rule")? else {
+            return Ok(r);
         };
         if c_empty {
             continue;
@@ -237,12 +233,8 @@ fn fix(x: &mut Xml<'_>, c: &BytesStart<'_>, wanted: bool) -> Result<Option<RawFi
 fn check_ref(x: &mut Xml<'_>) -> Result<Option<OvalRef>> {
     let mut out = None;
     loop {
-        let (c, c_empty) = match x.next()? {
-            Event::Start(c) => (c, false),
-            Event::Empty(c) => (c, true),
-            Event::End(_) => return Ok(out),
-            Event::Eof => return Err(x.truncated("check")),
-            _ => continue,
+        let Some((c, c_empty)) = x.child("check")? else {
+            return Ok(out);
         };
         if local(&c) == "check-content-ref" && out.is_none() {
             let [name, href] = x.attrs(&c, ["name", "href"])?;

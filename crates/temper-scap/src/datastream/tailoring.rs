@@ -53,14 +53,7 @@ impl Tailoring {
         let offset = x.pos();
         let id = x.attr(&root, "id")?.ok_or(ScapError::MissingAttr { element: "Tailoring", attr: "id", offset })?;
         let mut t = Tailoring { id, benchmark_href: None, version: String::new(), defs: Vec::new(), raw: input.to_vec() };
-        loop {
-            let (c, empty) = match x.next()? {
-                Event::Start(c) => (c, false),
-                Event::Empty(c) => (c, true),
-                Event::End(_) => break,
-                Event::Eof => return Err(x.truncated("Tailoring")),
-                _ => continue,
-            };
+        while let Some((c, empty)) = x.child("Tailoring")? {
             match local(&c) {
                 "benchmark" => {
                     t.benchmark_href = x.attr(&c, "href")?;

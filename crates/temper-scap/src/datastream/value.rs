@@ -1,7 +1,7 @@
 //! XCCDF Values: a default and named options (selectors).
 use std::collections::BTreeMap;
 
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::BytesStart;
 use serde::Serialize;
 
 use crate::error::{Result, ScapError};
@@ -51,12 +51,8 @@ pub(crate) fn parse_value(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> R
     }
     let mut have_default = false;
     loop {
-        let (c, c_empty) = match x.next()? {
-            Event::Start(c) => (c, false),
-            Event::Empty(c) => (c, true),
-            Event::End(_) => return Ok(v),
-            Event::Eof => return Err(x.truncated("Value")),
-            _ => continue,
+        let Some((c, c_empty)) = x.child("Value")? else {
+            return Ok(v);
         };
         match local(&c) {
             "title" if !c_empty => v.title = x.plain("title", MAX_TITLE)?,

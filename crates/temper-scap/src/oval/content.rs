@@ -80,14 +80,7 @@ impl OvalContent {
         let root_ns = ns_decls(&x, &root)?;
         let mut catalog = Catalog::default();
         let mut benchmark = false;
-        loop {
-            let (e, empty) = match x.next()? {
-                Event::Start(e) => (e, false),
-                Event::Empty(e) => (e, true),
-                Event::End(_) => break,
-                Event::Eof => return Err(x.truncated("data-stream-collection").into()),
-                _ => continue,
-            };
+        while let Some((e, empty)) = x.child("data-stream-collection")? {
             match local(&e) {
                 "data-stream" if !empty && catalog.refs.is_empty() => read_catalog(&mut x, &mut catalog)?,
                 "component" if !empty => {
@@ -110,12 +103,8 @@ impl OvalContent {
     fn component_body(&mut self, x: &mut Xml<'_>, id: &str, ns: Vec<(String, String)>, have_benchmark: bool) -> Result<bool> {
         let mut was_benchmark = false;
         loop {
-            let (e, empty) = match x.next()? {
-                Event::Start(e) => (e, false),
-                Event::Empty(e) => (e, true),
-                Event::End(_) => return Ok(was_benchmark),
-                Event::Eof => return Err(x.truncated("component").into()),
-                _ => continue,
+            let Some((e, empty)) = x.child("component")? else {
+                return Ok(was_benchmark);
             };
             match local(&e) {
                 "oval_definitions" if !empty => {

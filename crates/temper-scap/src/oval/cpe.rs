@@ -146,12 +146,8 @@ const MAX_DEPTH: usize = 32;
 /// The logical tests and fact refs inside the element just opened, up to its end.
 fn read_tests(x: &mut Xml<'_>, out: &mut Vec<Expr>, depth: usize) -> Result<()> {
     loop {
-        let (e, empty) = match x.next()? {
-            Event::Start(e) => (e, false),
-            Event::Empty(e) => (e, true),
-            Event::End(_) => return Ok(()),
-            Event::Eof => return Err(x.truncated("platform").into()),
-            _ => continue,
+        let Some((e, empty)) = x.child("platform")? else {
+            return Ok(());
         };
         match local(&e) {
             "logical-test" => {

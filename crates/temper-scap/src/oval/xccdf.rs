@@ -141,12 +141,8 @@ fn item_prop(x: &Xml<'_>, e: &BytesStart<'_>, item: &mut Item) -> Result<bool> {
 
 fn read_rule(x: &mut Xml<'_>, r: &mut Item, offset: u64) -> Result<()> {
     loop {
-        let (e, empty) = match x.next()? {
-            Event::Start(e) => (e, false),
-            Event::Empty(e) => (e, true),
-            Event::End(_) => return Ok(()),
-            Event::Eof => return Err(x.truncated("Rule").into()),
-            _ => continue,
+        let Some((e, empty)) = x.child("Rule")? else {
+            return Ok(());
         };
         if item_prop(x, &e, r)? {
             skip(x, &e, empty)?;
@@ -178,12 +174,8 @@ fn read_rule(x: &mut Xml<'_>, r: &mut Item, offset: u64) -> Result<()> {
 
 fn read_check(x: &mut Xml<'_>, c: &mut Check) -> Result<()> {
     loop {
-        let (e, empty) = match x.next()? {
-            Event::Start(e) => (e, false),
-            Event::Empty(e) => (e, true),
-            Event::End(_) => return Ok(()),
-            Event::Eof => return Err(x.truncated("check").into()),
-            _ => continue,
+        let Some((e, empty)) = x.child("check")? else {
+            return Ok(());
         };
         match local(&e) {
             "check-export" => {
@@ -203,12 +195,8 @@ fn read_check(x: &mut Xml<'_>, c: &mut Check) -> Result<()> {
 /// Notes every rule a Profile's `refine-rule` gives a role.
 fn read_profile_roles(x: &mut Xml<'_>, out: &mut Xccdf) -> Result<()> {
     loop {
-        let (e, empty) = match x.next()? {
-            Event::Start(e) => (e, false),
-            Event::Empty(e) => (e, true),
-            Event::End(_) => return Ok(()),
-            Event::Eof => return Err(x.truncated("Profile").into()),
-            _ => continue,
+        let Some((e, empty)) = x.child("Profile")? else {
+            return Ok(());
         };
         if local(&e) == "refine-rule" {
             let [idref, role] = x.attrs(&e, ["idref", "role"])?;

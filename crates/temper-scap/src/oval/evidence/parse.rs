@@ -143,12 +143,8 @@ fn element(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool, p: &mut Parsed) -> 
 
 fn read_fields(x: &mut Xml<'_>, el: &mut Element) -> Result<()> {
     loop {
-        let (c, empty) = match x.next()? {
-            Event::Start(c) => (c, false),
-            Event::Empty(c) => (c, true),
-            Event::End(_) => return Ok(()),
-            Event::Eof => return Err(x.truncated("OVAL element").into()),
-            _ => continue,
+        let Some((c, empty)) = x.child("OVAL element")? else {
+            return Ok(());
         };
         let [object_ref, state_ref, operation, datatype, var_ref] =
             x.attrs(&c, ["object_ref", "state_ref", "operation", "datatype", "var_ref"])?;

@@ -1,6 +1,6 @@
 //! Small readers of an OVAL results document: a definition's criteria tree, a test's
 //! tested items and variables, an embedded definition's title.
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::BytesStart;
 
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
@@ -47,12 +47,8 @@ pub(crate) fn text(x: &mut Xml<'_>) -> Result<String> {
 /// the child's content (the rest are skipped).
 pub(crate) fn children(x: &mut Xml<'_>, mut f: impl FnMut(&mut Xml<'_>, &BytesStart<'_>, bool) -> Result<bool>) -> Result<()> {
     loop {
-        let (e, empty) = match x.next()? {
-            Event::Start(e) => (e, false),
-            Event::Empty(e) => (e, true),
-            Event::End(_) => return Ok(()),
-            Event::Eof => return Err(x.truncated("element").into()),
-            _ => continue,
+        let Some((e, empty)) = x.child("element")? else {
+            return Ok(());
         };
         if !f(x, &e, empty)? && !empty {
             x.skip(&e)?;
