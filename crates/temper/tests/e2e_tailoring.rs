@@ -2,7 +2,6 @@
 //! refined value reaches the stock fix, the guest and oscap's verdict.
 mod support;
 
-use serde_json::Value;
 use support::*;
 
 const IDLE: &str = "xccdf_org.ssgproject.content_rule_sshd_set_idle_timeout";
@@ -30,16 +29,6 @@ fn tailoring(dir: &std::path::Path) -> std::path::PathBuf {
         .expect("autotailor (openscap-utils): run bash vm/host-deps.sh");
     assert!(ok.success());
     out
-}
-
-/// One rule's result in a `temper scan run` with `extra` options.
-async fn scan(w: &World, extra: &[&str]) -> String {
-    let mut args = vec!["scan", "run", "--rule", IDLE, "--json"];
-    args.extend_from_slice(extra);
-    let out = w.run(&args).await;
-    assert!(out.status.success(), "scan {extra:?}: {}", String::from_utf8_lossy(&out.stderr));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["rules"].as_array().unwrap().iter().find(|r| r["id"] == IDLE).map(|r| r["result"].as_str().unwrap().to_string()).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -82,8 +71,8 @@ async fn an_autotailor_file_changes_the_rules_offered_and_its_value_reaches_the_
     assert!(attempts[0].fix_script.contains("sshd_idle_timeout_value='840'"), "{}", attempts[0].fix_script);
     let (_, conf) = sh("grep -ri '^ClientAliveInterval' /etc/ssh/sshd_config /etc/ssh/sshd_config.d/ || true").await;
     assert!(conf.contains("840"), "sshd_config: {conf}");
-    assert_eq!(scan(&w, &["--tailoring-file", t_arg, "--profile", STANDARD]).await, "pass", "840 passes the tailored check");
-    assert_eq!(scan(&w, &["--profile", STANDARD]).await, "fail", "and fails the untailored one, which wants 300");
+    assert_eq!(rescan_with(&w, IDLE, &["--tailoring-file", t_arg, "--profile", STANDARD]).await, "pass", "840 passes the tailored check");
+    assert_eq!(rescan_with(&w, IDLE, &["--profile", STANDARD]).await, "fail", "and fails the untailored one, which wants 300");
     // The reports and the checklist name the tailoring.
     let md = report(&w, "md", "tailored-run.md").await;
     assert!(md.contains("## Tailoring and waivers") && md.contains("night.xml"), "{md}");

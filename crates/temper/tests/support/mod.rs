@@ -134,8 +134,15 @@ pub async fn rescan(w: &World, rule: &str) -> String {
 
 /// `rescan`, in another profile.
 pub async fn rescan_in(w: &World, profile: &str, rule: &str) -> String {
-    let out = w.run(&["scan", "run", "--profile", profile, "--rule", rule, "--json"]).await;
-    assert!(out.status.success(), "scan failed");
+    rescan_with(w, rule, &["--profile", profile]).await
+}
+
+/// `rescan` with more `temper scan run` options (`--profile P`, `--tailoring-file F`).
+pub async fn rescan_with(w: &World, rule: &str, extra: &[&str]) -> String {
+    let mut args = vec!["scan", "run", "--rule", rule, "--json"];
+    args.extend_from_slice(extra);
+    let out = w.run(&args).await;
+    assert!(out.status.success(), "scan {extra:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     v["rules"].as_array().unwrap().iter().find(|r| r["id"] == rule).map(|r| r["result"].as_str().unwrap().to_string()).unwrap()
 }
