@@ -79,5 +79,6 @@ fn probe_context() -> FixContext {
         lessons: Vec::new(),
         bans: Vec::new(),
         attempt: 1,
+        evidence: None,
     }
 }

@@ -59,6 +59,7 @@ fn fix_context() -> FixContext {
         lessons: Vec::new(),
         bans: Vec::new(),
         attempt: 1,
+        evidence: None,
     }
 }
 

@@ -2,6 +2,7 @@
 //! Every turn is one fresh request built from these contexts; nothing is carried between turns.
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use temper_scap::oval::Evidence;
 
 /// A failing rule the Architect may pick (already filtered by the harness).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -49,6 +50,9 @@ pub struct FixContext {
     /// Regexes the harness will refuse; shown so the Worker can avoid them.
     pub bans: Vec<String>,
     pub attempt: u32,
+    /// What the scanner found wrong with the rule just now: the OVAL objects, expected states
+    /// and collected items (OVAL engine only).
+    pub evidence: Option<Evidence>,
 }
 
 /// The Worker's one action: the `apply_fix` tool call, as a typed value.

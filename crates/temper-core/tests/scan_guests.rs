@@ -2,55 +2,17 @@
 //! `oscap` and SSG's Debian 12 datastream, as `vm/fetch-ssg.sh` unpacks it). One scan stalls
 //! and is killed while the other, stopped all that time, is neither killed nor disturbed, and
 //! neither leaves a file behind.
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
-use temper_core::ports::{Exec, ExecOutput, Guest, PortError, PortResult};
+use common::{Here, datastream};
 use temper_core::scan::{ScanFiles, Scanner, WITH_PIDFILE};
-use tokio::io::AsyncWriteExt;
 
 const STANDARD: &str = "xccdf_org.ssgproject.content_profile_standard";
 const SUID: &str = "xccdf_org.ssgproject.content_rule_sysctl_fs_suid_dumpable";
-
-/// This machine as the guest. A command runs under `timeout`, as over SSH, and as over SSH it
-/// goes on when its answer is no longer awaited (the watchdog gave up on it).
-#[derive(Default)]
-struct Here {
-    log: Mutex<Vec<Vec<String>>>,
-}
-
-#[async_trait]
-impl Guest for Here {
-    async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
-        self.log.lock().unwrap().push(exec.argv.clone());
-        let fail = |e: std::io::Error| PortError::Other(format!("{}: {e}", exec.argv[0]));
-        let mut child = tokio::process::Command::new("timeout")
-            .args(["-k", "2", &format!("{:.3}", exec.timeout.as_secs_f64())])
-            .args(&exec.argv)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(fail)?;
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(&exec.stdin).await.map_err(fail)?;
-        drop(stdin);
-        let out = child.wait_with_output().await.map_err(fail)?;
-        Ok(ExecOutput { exit_code: out.status.code().map(|c| c as u32), stdout: out.stdout, stderr: out.stderr, ..Default::default() })
-    }
-    async fn reconnect(&self, _: Duration) -> PortResult<()> {
-        Ok(())
-    }
-}
-
-fn datastream() -> String {
-    let ds = temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
-    assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
-    ds.to_str().unwrap().to_string()
-}
 
 /// A process's state letter (`T` stopped, `Z` a zombie), `None` once it is gone.
 fn state(pid: u32) -> Option<char> {

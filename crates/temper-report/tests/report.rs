@@ -206,6 +206,7 @@ async fn replay_script_runs_the_fixes_verbatim() {
                 revert_script: String::new(),
                 description: "d".into(),
                 checkpoint: "baseline".into(),
+                evidence_before: None,
             })
             .await
             .unwrap();

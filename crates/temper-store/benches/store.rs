@@ -176,5 +176,6 @@ fn new_attempt(run: i64, i: usize) -> NewAttempt {
         revert_script: String::new(),
         description: "bench".into(),
         checkpoint: "baseline".into(),
+        evidence_before: None,
     }
 }

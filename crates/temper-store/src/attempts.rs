@@ -14,8 +14,9 @@ macro_rules! finish {
         sqlx::query(
             "UPDATE attempts SET state = $1, fix_exit_code = $2, fix_stdout = $3, fix_stderr = $4, rule_result = $5,
                health_ok = $6, health_output = $7, access_ok = $8, regressions = $9, verdict = $10, verdict_reason = $11,
-               revert_method = $12, revert_ms = $13, apply_ms = $14, evaluate_ms = $15, diagnostics = $16, ended_at = $17
-             WHERE id = $18",
+               revert_method = $12, revert_ms = $13, apply_ms = $14, evaluate_ms = $15, diagnostics = $16, ended_at = $17,
+               evidence_after = $18
+             WHERE id = $19",
         )
         .bind(AttemptState::Done)
         .bind(e.fix_exit_code)
@@ -34,6 +35,7 @@ macro_rules! finish {
         .bind(e.evaluate_ms)
         .bind(&e.diagnostics)
         .bind(now())
+        .bind(e.evidence_after.as_ref().map(sqlx::types::Json))
         .bind($id)
         .execute($conn)
         .await
@@ -86,8 +88,8 @@ impl AttemptLog for Store {
                 .await?;
             let (id,): (i64,) = sqlx::query_as(
                 "INSERT INTO attempts (run_id, rule_id, n, state, plan, source, replayed, fix_script, revert_script, description,
-                   checkpoint, started_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+                   checkpoint, started_at, evidence_before)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
             )
             .bind(a.run_id)
             .bind(&a.rule_id)
@@ -101,6 +103,7 @@ impl AttemptLog for Store {
             .bind(&a.description)
             .bind(&a.checkpoint)
             .bind(now())
+            .bind(a.evidence_before.as_ref().map(sqlx::types::Json))
             .fetch_one(&mut *tx)
             .await?;
             tx.commit().await?;

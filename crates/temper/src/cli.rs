@@ -2,6 +2,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use temper_core::scan::Engine;
 
 #[derive(Debug, Parser)]
 #[command(name = "temper", version, about = "Hardens a VM against a SCAP profile, one verified fix at a time.")]
@@ -124,6 +125,13 @@ pub enum ScanCmd {
         /// An XCCDF 1.2 tailoring file, passed to oscap (`--tailoring-file`).
         #[arg(long)]
         tailoring_file: Option<PathBuf>,
+        /// How named rules are evaluated: `oval` (one small OVAL document cut on the host,
+        /// `oscap oval eval` in the guest, with evidence) or `xccdf` (`oscap xccdf eval --rule`).
+        #[arg(long, default_value = "xccdf")]
+        engine: Engine,
+        /// With `--engine oval`: print each failing rule's evidence.
+        #[arg(long)]
+        evidence: bool,
         /// Include notselected in the counts.
         #[arg(long)]
         all: bool,
@@ -223,6 +231,10 @@ pub struct RunArgs {
     /// small profiles: the set rides in every rule rescan).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub regression_every: Option<u32>,
+    /// How rule rescans and regression checks are evaluated: `oval` (the OVAL engine, with the
+    /// failing items as evidence for the agents and the report) or `xccdf`.
+    #[arg(long, default_value = "xccdf")]
+    pub engine: Engine,
     /// No progress line (e.g. in CI logs).
     #[arg(long)]
     pub quiet: bool,

@@ -1,12 +1,16 @@
 //! Builds the ports, agents, skill and content from the config.
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use temper_agents::{LlmAgent, LlmConfig, StockAgent, TieredAgent};
 use temper_core::agent::{Architect, Reflector, Worker};
+use temper_core::scan::OvalSide;
 use temper_core::skill::Skill;
 use temper_core::target::Target;
+use temper_scap::Benchmark;
+use temper_scap::oval::{OvalContent, OvalEngine};
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
 use crate::cli::AgentKind;
@@ -33,6 +37,14 @@ pub fn host_datastream(config: &Config, skill: &Skill) -> PathBuf {
 
 pub fn guest_datastream(config: &Config, skill: &Skill) -> String {
     format!("{}/{}", config.guest_content_dir.trim_end_matches('/'), skill.manifest.datastream)
+}
+
+/// The OVAL engine's host side for `benchmark` (the run's content): the host's datastream,
+/// indexed. The scanner checks that the guest has the same one.
+pub fn oval(config: &Config, skill: &Skill, benchmark: Benchmark) -> anyhow::Result<OvalSide> {
+    let ds = host_datastream(config, skill);
+    let content = OvalContent::read(&ds).with_context(|| format!("indexing {} for the OVAL engine", ds.display()))?;
+    Ok(OvalSide { engine: Arc::new(OvalEngine::new(content)), benchmark: Arc::new(benchmark) })
 }
 
 /// The target's shell (the key is loaded now; it connects on first use).

@@ -43,6 +43,7 @@ async fn seeded(w: &World) -> i64 {
         revert_script: "true".into(),
         description: "d".into(),
         checkpoint: "baseline".into(),
+        evidence_before: None,
     };
     let (a, _) = s.start_attempt(&new(SUID, SUID_FIX)).await.unwrap();
     let o = Evaluation { rule_result: Some(ScanResult::Pass), revert_method: RevertMethod::None, ..Evaluation::new(Verdict::Fixed, "") };

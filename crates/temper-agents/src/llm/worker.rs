@@ -55,6 +55,10 @@ fn sections(ctx: &FixContext) -> Vec<Section> {
     if !ctx.plan.trim().is_empty() {
         s.push(Section::optional("plan", 1, format!("## Plan from the Architect\n{}", ctx.plan.trim())));
     }
+    if let Some(e) = &ctx.evidence {
+        let head = "## What the scanner finds wrong now (OVAL: object, expected state, collected items)";
+        s.push(Section::optional("evidence", 1, format!("{head}\n```\n{}```", e.brief())));
+    }
     if let Some(b) = bullets("Refused patterns (scripts matching these regexes are rejected)", &ctx.bans) {
         s.push(Section::optional("bans", 1, b));
     }

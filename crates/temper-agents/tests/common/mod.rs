@@ -50,6 +50,7 @@ pub fn fix_context() -> FixContext {
         lessons: vec!["sshd drop-ins must sort before 50-redhat.conf".into()],
         bans: vec![r"systemctl\s+stop\s+sshd".into()],
         attempt: 2,
+        evidence: None,
     }
 }
 

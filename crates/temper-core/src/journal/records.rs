@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use super::vocab::{
     AttemptState, EventKind, FixSource, KeptState, Phase, RevertMethod, RuleStatus, RunStatus, ScanResult, TurnMode, TurnRole,
 };
+use temper_scap::oval::Evidence;
+
 use crate::verdict::Verdict;
 
 /// What a new run is started with.
@@ -113,6 +115,8 @@ pub struct NewAttempt {
     pub revert_script: String,
     pub description: String,
     pub checkpoint: String,
+    /// What the scanner found wrong with the rule before the fix (OVAL engine only).
+    pub evidence_before: Option<Evidence>,
 }
 
 /// Everything the evaluation and the revert found about one attempt.
@@ -133,6 +137,8 @@ pub struct Evaluation {
     pub apply_ms: Option<i64>,
     pub evaluate_ms: Option<i64>,
     pub diagnostics: Option<String>,
+    /// What the rescan after the fix found wrong with the rule (OVAL engine, rule still failing).
+    pub evidence_after: Option<Evidence>,
 }
 
 impl Evaluation {
@@ -154,6 +160,7 @@ impl Evaluation {
             apply_ms: None,
             evaluate_ms: None,
             diagnostics: None,
+            evidence_after: None,
         }
     }
 }
@@ -204,6 +211,11 @@ pub struct Attempt {
     pub snapshot: Option<String>,
     pub kept: Option<KeptState>,
     pub replayed: bool,
+    /// The scanner's evidence on the rule before the fix and after it (OVAL engine only).
+    #[cfg_attr(feature = "sqlx", sqlx(json(nullable)))]
+    pub evidence_before: Option<Evidence>,
+    #[cfg_attr(feature = "sqlx", sqlx(json(nullable)))]
+    pub evidence_after: Option<Evidence>,
 }
 
 impl Attempt {

@@ -12,6 +12,7 @@ use crate::policy::{DenyList, DenySource};
 use crate::ports::Exec;
 use crate::scan::tail;
 use crate::verdict::Verdict;
+use temper_scap::oval::Evidence;
 
 /// How an attempt ended, for the reflection and the escalation checks.
 pub(super) struct Ended {
@@ -72,7 +73,8 @@ impl Ralph<'_> {
     async fn attempt(&self, run: i64, state: &mut RunState, rule: &str, plan: &str, preset: Option<Preset>) -> LoopResult<Option<Ended>> {
         let n = self.store.rule(run, rule).await?.map_or(0, |r| r.attempts as u32) + 1;
         self.phase(run, Phase::Fix, Some(rule), n).await?;
-        let ctx = self.fix_context(rule, plan, n).await?;
+        let evidence = self.evidence_now(rule).await;
+        let ctx = self.fix_context(rule, plan, n, evidence).await?;
         let replayed = preset.as_ref().is_some_and(|p| p.replayed);
         let worker = match preset {
             Some(p) => Ok(crate::agent::Turn::bare((p.fix, p.source))),
@@ -92,14 +94,14 @@ impl Ralph<'_> {
             }
             Proposal::Rejected(reason) => {
                 let empty = ApplyFix { fix_script: String::new(), revert_script: String::new(), description: String::new() };
-                let id = self.start_attempt(run, state, rule, plan, &empty, (FixSource::Rejected, false)).await?;
+                let id = self.start_attempt(run, state, &ctx, &empty, (FixSource::Rejected, false)).await?;
                 self.record_turns(run, Some(id), Some(rule), &records).await?;
                 return self
                     .unexecuted(run, id, rule, Verdict::ApplyFailed, format!("the Worker's reply was rejected: {reason}"), "")
                     .await;
             }
         };
-        let id = self.start_attempt(run, state, rule, plan, &fix, (source, replayed)).await?;
+        let id = self.start_attempt(run, state, &ctx, &fix, (source, replayed)).await?;
         self.record_turns(run, Some(id), Some(rule), &records).await?;
 
         // Step 3: the deny-list, before anything runs.
@@ -228,7 +230,7 @@ impl Ralph<'_> {
                 applied.error.as_ref().map(|err| format!("; kept on the checks' word, with a warning: {err}")).unwrap_or_default();
             checked(Verdict::Fixed, format!("{checks}{warning}"))
         };
-        Ok(Evaluation { rule_result: Some(result), regressions, ..e })
+        Ok(Evaluation { rule_result: Some(result), regressions, evidence_after: scan.evidence_of(rule).cloned(), ..e })
     }
 
     /// The lockout guard, then the health check.
@@ -240,23 +242,24 @@ impl Ralph<'_> {
         &self,
         run: i64,
         state: &RunState,
-        rule: &str,
-        plan: &str,
+        ctx: &FixContext,
         fix: &ApplyFix,
         (source, replayed): (FixSource, bool),
     ) -> LoopResult<i64> {
+        let rule = ctx.rule_id.as_str();
         let (id, n) = self
             .store
             .start_attempt(&NewAttempt {
                 run_id: run,
                 rule_id: rule.to_string(),
-                plan: plan.to_string(),
+                plan: ctx.plan.clone(),
                 source,
                 replayed,
                 fix_script: fix.fix_script.clone(),
                 revert_script: fix.revert_script.clone(),
                 description: fix.description.clone(),
                 checkpoint: state.head().to_string(),
+                evidence_before: ctx.evidence.clone(),
             })
             .await?;
         self.store.event(run, EventKind::Attempt, Some(rule), json!({"attempt": n, "source": source, "replayed": replayed})).await?;
@@ -271,7 +274,7 @@ impl Ralph<'_> {
         Ok(Some(Ended { verdict, reason: reason.clone(), fix_script: script.to_string(), diagnostics: reason }))
     }
 
-    async fn fix_context(&self, rule: &str, plan: &str, attempt: u32) -> LoopResult<FixContext> {
+    async fn fix_context(&self, rule: &str, plan: &str, attempt: u32, evidence: Option<Evidence>) -> LoopResult<FixContext> {
         let c = self.content.rule(rule);
         let text = |f: fn(&temper_scap::Rule) -> &str| c.map(f).unwrap_or("").to_string();
         let episodes = self.store.lessons(Some(rule)).await?.into_iter().rev().map(|l| l.distilled).collect();
@@ -297,6 +300,7 @@ impl Ralph<'_> {
             lessons,
             bans,
             attempt,
+            evidence,
         })
     }
 
@@ -321,8 +325,9 @@ impl Ralph<'_> {
     /// What the Reflector sees, captured before the revert.
     async fn diagnostics(&self, o: &Evaluation) -> String {
         let journal = checks::journal_errors(self.guest).await;
+        let found = o.evidence_after.as_ref().map_or(String::new(), |e| format!("\nwhat the scanner found after the fix:\n{}", e.brief()));
         format!(
-            "fix exit code: {:?}\nfix stdout:\n{}\nfix stderr:\n{}\nrule result: {}\nhealth: {}\nregressions: {}\njournal errors:\n{}",
+            "fix exit code: {:?}\nfix stdout:\n{}\nfix stderr:\n{}\nrule result: {}{found}\nhealth: {}\nregressions: {}\njournal errors:\n{}",
             o.fix_exit_code,
             tail(o.fix_stdout.as_deref().unwrap_or(""), 2000),
             tail(o.fix_stderr.as_deref().unwrap_or(""), 2000),

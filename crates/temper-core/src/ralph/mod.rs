@@ -10,6 +10,7 @@
 //!    then finish: a final scan, the summary and the exit code.
 mod attempt;
 mod escalate;
+mod evidence;
 mod finish;
 mod keep;
 mod pick;

@@ -44,7 +44,7 @@ impl Ralph<'_> {
             Err(GuardFailure::HealthError(e)) => return Err(LoopError::Preflight(format!("the health check could not run: {e}"))),
         }
         let oscap = self.scanner.check(self.guest).await?;
-        let at = json!({"checkpoint": checkpoint, "baseline": row.baseline, "oscap": oscap});
+        let at = json!({"checkpoint": checkpoint, "baseline": row.baseline, "oscap": oscap, "engine": self.scanner.engine()});
         self.store.event(run, EventKind::Preflight, None, at).await?;
 
         let new_run = self.store.rules(run).await?.is_empty();

@@ -1,6 +1,7 @@
-//! Names in the guest that belong to one run of oscap: its results, its tailoring copy and its
-//! pid file (`/var/tmp/temper-<tag>-<n>.xml`, …). Two scanners in one guest never share one,
-//! and each is removed once read.
+//! Names in the guest that belong to one run of oscap: its results, its inputs (a tailoring
+//! copy, or an OVAL document and its variables) and its pid file
+//! (`/var/tmp/temper-<tag>-<n>.xml`, …). Two scanners in one guest never share one, and each
+//! is removed once read.
 use std::hash::{BuildHasher, Hasher};
 
 /// The files of one oscap run.
@@ -10,16 +11,25 @@ pub struct ScanFiles {
     pub tailoring: String,
     /// Holds oscap's PID, so that a stalled run is killed alone.
     pub pid: String,
+    /// The OVAL engine's definitions document and its external variables.
+    pub document: String,
+    pub variables: String,
 }
 
 impl ScanFiles {
     pub fn new(dir: &str, tag: &str, n: u32) -> Self {
         let stem = format!("{}/temper-{tag}-{n}", dir.trim_end_matches('/'));
-        Self { results: format!("{stem}.xml"), tailoring: format!("{stem}-tailoring.xml"), pid: format!("{stem}.pid") }
+        Self {
+            results: format!("{stem}.xml"),
+            tailoring: format!("{stem}-tailoring.xml"),
+            pid: format!("{stem}.pid"),
+            document: format!("{stem}-oval.xml"),
+            variables: format!("{stem}-variables.xml"),
+        }
     }
 
-    pub fn all(&self) -> [&str; 3] {
-        [&self.results, &self.tailoring, &self.pid]
+    pub fn all(&self) -> [&str; 5] {
+        [&self.results, &self.tailoring, &self.pid, &self.document, &self.variables]
     }
 }
 
@@ -38,7 +48,16 @@ mod tests {
     #[test]
     fn names_are_per_tag_and_number() {
         let f = ScanFiles::new("/var/tmp/", "r7-ab", 3);
-        assert_eq!(f.all(), ["/var/tmp/temper-r7-ab-3.xml", "/var/tmp/temper-r7-ab-3-tailoring.xml", "/var/tmp/temper-r7-ab-3.pid"]);
+        assert_eq!(
+            f.all(),
+            [
+                "/var/tmp/temper-r7-ab-3.xml",
+                "/var/tmp/temper-r7-ab-3-tailoring.xml",
+                "/var/tmp/temper-r7-ab-3.pid",
+                "/var/tmp/temper-r7-ab-3-oval.xml",
+                "/var/tmp/temper-r7-ab-3-variables.xml"
+            ]
+        );
         assert_ne!(ScanFiles::new("/var/tmp", "a", 1), ScanFiles::new("/var/tmp", "a", 2));
         let (a, b) = (random_tag(), random_tag());
         assert_ne!(a, b, "two scanners get two tags");

@@ -2,7 +2,9 @@
 //!
 //! Nothing a scan leaves in the guest is shared: each run of oscap has its own results,
 //! tailoring and pid files (`files.rs`), removed once read, and a stalled one is killed by its
-//! own PID (`watch.rs`). Two runs can scan one guest at once.
+//! own PID (`watch.rs`). Two runs can scan one guest at once. Named rules can go through the
+//! OVAL engine instead (`engine.rs`).
+mod engine;
 mod files;
 mod watch;
 
@@ -10,9 +12,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use temper_scap::oval::{Evidence, OvalError};
 use temper_scap::{Outcome, TestResult, parse_results_bytes};
 use tokio::time::Instant;
 
+pub use engine::{Engine, OvalSide};
 pub use files::ScanFiles;
 pub use watch::WITH_PIDFILE;
 
@@ -34,6 +38,13 @@ pub enum ScanError {
     Stalled(u32),
     #[error("scan: {0}")]
     Port(#[from] PortError),
+    #[error("OVAL engine: {0}")]
+    Oval(#[from] OvalError),
+    #[error(
+        "the OVAL engine reads the host's datastream, and the guest's differs (host sha256 {host}, guest {guest}): \
+         install the same content on both, or scan with --engine xccdf"
+    )]
+    ContentMismatch { host: String, guest: String },
 }
 
 /// A profile scan of one datastream in the guest.
@@ -59,6 +70,8 @@ pub struct Scanner {
     pub tag: String,
     /// Numbers this scanner's oscap runs (shared by its clones, so no two get one name).
     seq: Arc<AtomicU32>,
+    /// Set: scans of named rules go through the OVAL engine ([`Engine::Oval`]).
+    oval: Option<OvalSide>,
 }
 
 pub const SCAN_TRIES: u32 = 3;
@@ -71,6 +84,9 @@ pub struct Scan {
     pub took: Duration,
     /// Runs of oscap killed by the watchdog before this one finished.
     pub stalls: u32,
+    pub engine: Engine,
+    /// What the scanner found wrong, per failing rule (OVAL engine only).
+    pub evidence: Vec<Evidence>,
 }
 
 impl Scan {
@@ -80,6 +96,10 @@ impl Scan {
     /// Those of `rules` that fail or error in this scan: a regression when they passed before.
     pub fn failing(&self, rules: &[String]) -> Vec<String> {
         rules.iter().filter(|r| self.outcome(r).is_some_and(|o| matches!(o, Outcome::Fail | Outcome::Error))).cloned().collect()
+    }
+    /// The evidence of a rule (full id), when the scan has some.
+    pub fn evidence_of(&self, rule_id: &str) -> Option<&Evidence> {
+        self.evidence.iter().find(|e| e.rule == rule_id)
     }
     /// Full ids with this outcome.
     pub fn with(&self, outcome: Outcome) -> Vec<String> {
@@ -104,7 +124,18 @@ impl Scanner {
             dir: "/var/tmp".into(),
             tag: files::random_tag(),
             seq: Arc::default(),
+            oval: None,
         }
+    }
+
+    /// Scans of named rules go through the OVAL engine from now on.
+    pub fn with_oval(mut self, side: OvalSide) -> Self {
+        self.oval = Some(side);
+        self
+    }
+
+    pub fn engine(&self) -> Engine {
+        if self.oval.is_some() { Engine::Oval } else { Engine::Xccdf }
     }
 
     /// Names this scanner's files after run `run` (and a random part: two databases can each
@@ -124,21 +155,70 @@ impl Scanner {
         if !t.success() {
             return Err(ScanError::NoDatastream(self.datastream.clone()));
         }
+        if let Some(side) = &self.oval {
+            let sum = guest.exec(Exec::new(["sha256sum", "--", &self.datastream]).timeout(Duration::from_secs(120))).await?;
+            let guest_sha = sum.stdout_str().split_whitespace().next().unwrap_or_default().to_string();
+            let host = side.engine.content().sha256_hex();
+            if !sum.success() || guest_sha != host {
+                return Err(ScanError::ContentMismatch { host, guest: if sum.success() { guest_sha } else { sum.stderr_str() } });
+            }
+        }
         Ok(v.stdout_str().lines().next().unwrap_or_default().to_string())
     }
 
-    /// Evaluates the profile, or only `rules` (one oscap call, `--rule` repeated). A run the
-    /// watchdog kills is run again, with files of its own.
-    #[tracing::instrument(name = "oscap", skip_all, fields(rules = rules.len()))]
+    /// Evaluates the profile, or only `rules` (with the OVAL engine when it is set, else one
+    /// `oscap xccdf eval` with `--rule` repeated). A run the watchdog kills is run again, with
+    /// files of its own.
+    #[tracing::instrument(name = "oscap", skip_all, fields(rules = rules.len(), engine))]
     pub async fn scan(&self, guest: &dyn Guest, rules: &[String]) -> Result<Scan, ScanError> {
         if let Some(bad) = rules.iter().find(|r| !valid_id(r)) {
             return Err(ScanError::BadRuleId(bad.clone()));
         }
         let start = Instant::now();
+        match &self.oval {
+            Some(side) if !rules.is_empty() => {
+                tracing::Span::current().record("engine", "oval");
+                let o = self.scan_oval(guest, side, rules).await?;
+                Ok(Scan { results: o.results, took: start.elapsed(), stalls: o.stalls, engine: Engine::Oval, evidence: o.evidence })
+            }
+            _ => {
+                tracing::Span::current().record("engine", "xccdf");
+                let (results, stalls) = self.xccdf(guest, rules).await?;
+                Ok(Scan { results, took: start.elapsed(), stalls, engine: Engine::Xccdf, evidence: Vec::new() })
+            }
+        }
+    }
+
+    /// `oscap xccdf eval` of the profile, or of `rules`; with the stalls it took.
+    async fn xccdf(&self, guest: &dyn Guest, rules: &[String]) -> Result<(TestResult, u32), ScanError> {
+        let (bytes, stalls) = self
+            .run(guest, |f| {
+                let mut args = vec!["xccdf".to_string(), "eval".into(), "--profile".into(), self.profile.clone()];
+                let mut inputs = Vec::new();
+                if let Some(xml) = &self.tailoring {
+                    inputs.push((f.tailoring.clone(), xml.clone()));
+                    args.extend(["--tailoring-file".to_string(), f.tailoring.clone()]);
+                }
+                if self.skip_valid_rescans && !rules.is_empty() {
+                    args.push("--skip-valid".into());
+                }
+                for r in rules {
+                    args.extend(["--rule".to_string(), r.clone()]);
+                }
+                args.extend(["--results".to_string(), f.results.clone(), self.datastream.clone()]);
+                Call { args, inputs }
+            })
+            .await?;
+        Ok((parse_results_bytes(&bytes)?, stalls))
+    }
+
+    /// Runs the oscap `call` makes for a run's files until one is not killed by the watchdog;
+    /// returns its results document and how many runs were killed.
+    async fn run(&self, guest: &dyn Guest, call: impl Fn(&ScanFiles) -> Call) -> Result<(Vec<u8>, u32), ScanError> {
         for stalls in 0..SCAN_TRIES {
             let files = ScanFiles::new(&self.dir, &self.tag, self.seq.fetch_add(1, Ordering::Relaxed) + 1);
-            match self.run_once(guest, rules, &files).await {
-                Ok(Some(results)) => return Ok(Scan { results, took: start.elapsed(), stalls }),
+            match self.run_once(guest, &call(&files), &files).await {
+                Ok(Some(results)) => return Ok((results, stalls)),
                 Ok(None) => {
                     tracing::warn!(stalls = stalls + 1, "oscap made no progress for {:?}: killed, scanning again", self.stall_after)
                 }
@@ -152,26 +232,16 @@ impl Scanner {
     }
 
     /// One run of oscap with its own files; `None` when the watchdog killed it.
-    async fn run_once(&self, guest: &dyn Guest, rules: &[String], files: &ScanFiles) -> Result<Option<TestResult>, ScanError> {
-        let mut argv = vec!["sh", "-c", WITH_PIDFILE, "sh", &files.pid, "oscap", "xccdf", "eval", "--profile", &self.profile];
-        if let Some(xml) = &self.tailoring {
-            let of = format!("of={}", files.tailoring);
-            let put = guest.exec(Exec::new(["dd", of.as_str(), "status=none"]).stdin(xml.clone())).await?;
+    async fn run_once(&self, guest: &dyn Guest, call: &Call, files: &ScanFiles) -> Result<Option<Vec<u8>>, ScanError> {
+        for (path, bytes) in &call.inputs {
+            let of = format!("of={path}");
+            let put = guest.exec(Exec::new(["dd", of.as_str(), "status=none"]).stdin(bytes.clone())).await?;
             if !put.success() {
-                return Err(ScanError::Failed {
-                    code: put.exit_code,
-                    stderr: format!("writing {}: {}", files.tailoring, put.stderr_str()),
-                });
+                return Err(ScanError::Failed { code: put.exit_code, stderr: format!("writing {path}: {}", put.stderr_str()) });
             }
-            argv.extend(["--tailoring-file", &files.tailoring]);
         }
-        if self.skip_valid_rescans && !rules.is_empty() {
-            argv.push("--skip-valid");
-        }
-        for r in rules {
-            argv.extend(["--rule", r.as_str()]);
-        }
-        argv.extend(["--results", &files.results, &self.datastream]);
+        let mut argv = vec!["sh", "-c", WITH_PIDFILE, "sh", &files.pid, "oscap"];
+        argv.extend(call.args.iter().map(String::as_str));
         let exec = Exec::new(argv).timeout(self.timeout).max_output(64 * 1024);
         let out = tokio::select! {
             out = guest.exec(exec) => out?,
@@ -194,15 +264,14 @@ impl Scanner {
             }
         }
         // Read the results, then remove the run's files whatever happened.
-        let [results, tailoring, pid] = files.all();
-        let read = Exec::new(["sh", "-c", r#"cat -- "$1"; s=$?; rm -f -- "$@"; exit $s"#, "sh", results, tailoring, pid])
-            .max_output(MAX_RESULTS)
-            .timeout(Duration::from_secs(120));
+        let mut argv = vec!["sh", "-c", r#"cat -- "$1"; s=$?; rm -f -- "$@"; exit $s"#, "sh"];
+        argv.extend(files.all());
+        let read = Exec::new(argv).max_output(MAX_RESULTS).timeout(Duration::from_secs(120));
         let xml = guest.exec(read).await?;
         if !xml.success() || xml.stdout_truncated {
-            return Err(ScanError::Failed { code: xml.exit_code, stderr: format!("reading {results}: {}", xml.stderr_str()) });
+            return Err(ScanError::Failed { code: xml.exit_code, stderr: format!("reading {}: {}", files.results, xml.stderr_str()) });
         }
-        Ok(Some(parse_results_bytes(&xml.stdout)?))
+        Ok(Some(xml.stdout))
     }
 
     /// Removes a run's files (best effort: after an error the guest may be gone).
@@ -213,6 +282,13 @@ impl Scanner {
             tracing::debug!(error = %e, "removing the scan's files");
         }
     }
+}
+
+/// One oscap command: its arguments after `oscap`, and the files it reads, each written to the
+/// guest as data (`dd` with the bytes on stdin) before it runs.
+struct Call {
+    args: Vec<String>,
+    inputs: Vec<(String, Vec<u8>)>,
 }
 
 pub(crate) fn tail(s: &str, max: usize) -> String {

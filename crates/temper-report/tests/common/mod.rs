@@ -170,6 +170,7 @@ impl Fixture {
                 revert_script: revert.into(),
                 description: description.into(),
                 checkpoint: "baseline".into(),
+                evidence_before: None,
             })
             .await
             .unwrap();

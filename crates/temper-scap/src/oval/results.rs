@@ -6,7 +6,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use quick_xml::events::Event;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::results::Outcome;
 use crate::xml::{Xml, local, read_file};
@@ -18,7 +18,7 @@ use super::plan::Plan;
 use super::route::{OvalCheck, Route};
 
 /// An OVAL definition (or test, or criterion) result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DefinitionResult {
     True,

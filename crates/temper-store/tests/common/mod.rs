@@ -64,6 +64,7 @@ pub fn attempt(run: i64, rule: &str) -> NewAttempt {
         revert_script: String::new(),
         description: "d".into(),
         checkpoint: "baseline".into(),
+        evidence_before: None,
     }
 }
 

@@ -120,6 +120,7 @@ impl Fixture {
                 revert_script: format!("# undo {rule}\n"),
                 description: description.into(),
                 checkpoint: "baseline".into(),
+                evidence_before: None,
             })
             .await
             .unwrap();

@@ -9,7 +9,7 @@ use temper_core::journal::prelude::*;
 use temper_core::journal::{EventKind, Lease, LeaseError, NewRun, Run, RunStatus};
 use temper_core::ports::{Clock, Timed};
 use temper_core::ralph::{Agents, LoopError, Quiet, Ralph, Settings, Summary};
-use temper_core::scan::Scanner;
+use temper_core::scan::{Engine, Scanner};
 use temper_core::target::Target;
 use temper_store::Store;
 use tracing::Level;
@@ -38,6 +38,9 @@ struct Options {
     /// The tailoring and waivers, kept whole so that a resume uses the same ones.
     #[serde(default)]
     controls: RunControls,
+    /// How rule rescans and regression checks are evaluated.
+    #[serde(default)]
+    engine: Engine,
 }
 
 pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
@@ -65,6 +68,7 @@ pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
         quiet: args.quiet,
         json: args.json,
         controls,
+        engine: args.engine,
     };
     let store = crate::wiring::store(config).await?;
     let new = NewRun {
@@ -189,6 +193,9 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
     let progress = (!opts.quiet).then(Progress::new);
     let mut scanner = Scanner::new(wiring::guest_datastream(config, &skill), opts.profile.clone()).for_run(run);
     scanner.timeout = Duration::from_secs(config.scan_timeout_secs);
+    if opts.engine == Engine::Oval {
+        scanner = scanner.with_oval(wiring::oval(config, &skill, content.clone())?);
+    }
     let skill = crate::controls::apply(&opts.controls, skill, &mut scanner)?;
     let ralph = Ralph {
         store,

@@ -2,7 +2,8 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use temper_core::scan::Scanner;
+use temper_core::scan::{Engine, Scanner};
+use temper_scap::oval::Evidence;
 
 use super::print_json;
 use crate::cli::ScanCmd;
@@ -13,31 +14,45 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
     match cmd {
         ScanCmd::Parse { file, all, json } => {
             let t = temper_scap::parse_results(&file).with_context(|| file.display().to_string())?;
-            show(&t, all, json)?;
+            show(&t, all, json, None)?;
         }
-        ScanCmd::Run { target, rules, profile, tailoring_file, all, json } => {
+        ScanCmd::Run { target, mut rules, profile, tailoring_file, engine, evidence, all, json } => {
             let target = config.target(target.name.as_deref())?;
             let skill = wiring::skill(config, &target.skill)?;
             let profile = profile.or(target.profile.clone()).unwrap_or(skill.manifest.profile.clone());
             let tailoring = tailoring_file.as_deref().or(config.tailoring_file.as_deref());
             let (controls, profile) = crate::controls::read(&skill, &profile, tailoring, None)?;
             let guest = wiring::guest(&target)?;
-            let mut scanner = Scanner::new(wiring::guest_datastream(config, &skill), profile);
+            let mut scanner = Scanner::new(wiring::guest_datastream(config, &skill), profile.clone());
             scanner.timeout = Duration::from_secs(config.scan_timeout_secs);
+            if engine == Engine::Oval {
+                let ds = wiring::host_datastream(config, &skill);
+                let content = temper_report::read_content(&controls, &profile, &ds).with_context(|| ds.display().to_string())?;
+                rules = rules.iter().map(|r| content.rule(r).map_or(r.clone(), |c| c.id.clone())).collect();
+                scanner = scanner.with_oval(wiring::oval(config, &skill, content)?);
+            }
             crate::controls::apply(&controls, skill, &mut scanner)?;
             scanner.check(&guest).await?;
             let scan = scanner.scan(&guest, &rules).await?;
-            eprintln!("scan took {:.1}s", scan.took.as_secs_f64());
-            show(&scan.results, all, json)?;
+            eprintln!("scan took {:.1}s ({} engine)", scan.took.as_secs_f64(), scan.engine);
+            show(&scan.results, all, json, evidence.then_some(&scan.evidence[..]))?;
         }
     }
     Ok(0)
 }
 
-fn show(t: &temper_scap::TestResult, all: bool, json: bool) -> anyhow::Result<()> {
+/// The results, and with `evidence` each failing rule's (in the JSON as `evidence`).
+fn show(t: &temper_scap::TestResult, all: bool, json: bool, evidence: Option<&[Evidence]>) -> anyhow::Result<()> {
     if json {
-        print_json(&temper_scap::json::results_json(t, all))?;
+        let mut v = temper_scap::json::results_json(t, all);
+        if let (Some(e), Some(o)) = (evidence, v.as_object_mut()) {
+            o.insert("evidence".into(), serde_json::to_value(e)?);
+        }
+        print_json(&v)?;
         return Ok(());
+    }
+    for e in evidence.unwrap_or_default() {
+        println!("{}", e.to_text());
     }
     for r in t.rule_results.iter().filter(|r| all || r.result != temper_scap::Outcome::NotSelected) {
         println!("{}\t{}\t{}", r.result, r.severity, r.idref);

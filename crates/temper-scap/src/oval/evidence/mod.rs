@@ -7,7 +7,7 @@ mod parts;
 use std::fmt::Write;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::results::Outcome;
 use crate::xml::read_file;
@@ -26,7 +26,7 @@ pub const MAX_TESTS: usize = 16;
 pub const MAX_ITEMS: usize = 20;
 
 /// A child of an object or state: `filepath`, `pattern`, `value`...
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Field {
     pub name: String,
     pub value: String,
@@ -39,7 +39,7 @@ pub struct Field {
 }
 
 /// An object or a state, as the definitions give it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Spec {
     pub id: String,
     /// e.g. `textfilecontent54_object`.
@@ -49,7 +49,7 @@ pub struct Spec {
 }
 
 /// An item the probes collected.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CollectedItem {
     pub id: String,
     pub kind: String,
@@ -59,7 +59,7 @@ pub struct CollectedItem {
     pub fields: Vec<(String, String)>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestEvidence {
     pub id: String,
     pub kind: String,
@@ -79,7 +79,7 @@ pub struct TestEvidence {
 }
 
 /// One rule's evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
     pub rule: String,
     pub outcome: Outcome,
@@ -198,7 +198,20 @@ impl Plan {
     }
 }
 
+/// What [`Evidence::brief`] keeps of the text.
+pub const BRIEF: usize = 6000;
+
 impl Evidence {
+    /// [`Evidence::to_text`] cut to [`BRIEF`] bytes (at a line), for prompts and checklists.
+    pub fn brief(&self) -> String {
+        let text = self.to_text();
+        if text.len() <= BRIEF {
+            return text;
+        }
+        let cut = text[..text.floor_char_boundary(BRIEF)].rfind('\n').unwrap_or(0);
+        format!("{}\n[... {} more bytes of evidence]\n", &text[..cut], text.len() - cut)
+    }
+
     /// Plain text for a prompt or a report: one paragraph per test.
     pub fn to_text(&self) -> String {
         let mut s = format!("{} is {} (OVAL {} is {}): {}\n", self.rule, self.outcome, self.definition, self.result, self.title);

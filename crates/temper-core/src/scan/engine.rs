@@ -1,0 +1,118 @@
+//! Which evaluator a scan of named rules uses. `xccdf`: one `oscap xccdf eval --rule ...` that
+//! loads the whole datastream. `oval`: the OVAL engine (`temper_scap::oval`) cuts one small
+//! document for those rules on the host, and the guest runs `oscap oval eval` on it; rules whose
+//! result is not one OVAL definition still go to `oscap xccdf eval`, in the same scan. The OVAL
+//! results also give each failing rule its evidence.
+//!
+//! A full profile scan (no rules named) is always `oscap xccdf eval`: its results carry the
+//! score and every rule's `notselected`.
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalReport, OvalResults};
+use temper_scap::{Benchmark, RuleResult, TestResult};
+
+use super::{Call, ScanError, Scanner};
+use crate::ports::Guest;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    #[default]
+    Xccdf,
+    Oval,
+}
+
+impl Engine {
+    pub const ALL: [Self; 2] = [Self::Xccdf, Self::Oval];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Xccdf => "xccdf",
+            Self::Oval => "oval",
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Engine {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL.into_iter().find(|e| e.as_str() == s).ok_or_else(|| format!("unknown scan engine `{s}`: use oval or xccdf"))
+    }
+}
+
+/// The OVAL engine's host side for one scanner: the datastream's index (and its plan cache)
+/// and the Benchmark as the run's profile and tailoring resolve it.
+#[derive(Debug, Clone)]
+pub struct OvalSide {
+    pub engine: Arc<OvalEngine>,
+    pub benchmark: Arc<Benchmark>,
+}
+
+/// What the OVAL path of one scan gave.
+pub(super) struct OvalScan {
+    pub results: TestResult,
+    pub evidence: Vec<Evidence>,
+    pub stalls: u32,
+}
+
+impl Scanner {
+    /// `rules` through the OVAL engine: one `oscap oval eval` for the rules it plans, one
+    /// `oscap xccdf eval` for the rest. Results come in the order of `rules`.
+    pub(super) async fn scan_oval(&self, guest: &dyn Guest, side: &OvalSide, rules: &[String]) -> Result<OvalScan, ScanError> {
+        let plan = side.engine.plan(&side.benchmark, rules)?;
+        let severity = |id: &str| side.benchmark.rule(id).map_or("unknown".to_string(), |r| r.severity.clone());
+        let mut found: Vec<RuleResult> = Vec::new();
+        let (mut evidence, mut stalls) = (Vec::new(), 0);
+        if let Some(document) = &plan.document {
+            let (bytes, s) = self
+                .run(guest, |f| {
+                    let variables = plan.variables.as_ref().map(|v| (f.variables.clone(), v.clone()));
+                    let eval = OvalEval {
+                        document: &f.document,
+                        variables: variables.as_ref().map(|v| v.0.as_str()),
+                        results: &f.results,
+                        skip_valid: self.skip_valid_rescans,
+                    };
+                    let mut inputs = vec![(f.document.clone(), document.clone())];
+                    inputs.extend(variables.clone());
+                    Call { args: eval.args(), inputs }
+                })
+                .await?;
+            stalls += s;
+            let outcomes = plan.outcomes(&OvalResults::parse(&bytes)?);
+            evidence = plan.evidence(&OvalReport::parse(&bytes)?, &outcomes);
+            found.extend(outcomes.into_iter().map(|o| RuleResult {
+                severity: severity(&o.rule),
+                idref: o.rule,
+                result: o.outcome,
+                time: None,
+            }));
+        }
+        let rest: Vec<String> = plan.xccdf_rules().into_iter().map(|(id, _)| id.to_string()).collect();
+        if !rest.is_empty() {
+            tracing::debug!(rules = rest.len(), "rules whose check is not one OVAL definition: oscap xccdf eval");
+            let (t, s) = self.xccdf(guest, &rest).await?;
+            stalls += s;
+            found.extend(t.rule_results.into_iter().filter(|r| rest.contains(&r.idref)));
+        }
+        let at = |id: &str| rules.iter().position(|r| r == id).unwrap_or(usize::MAX);
+        found.sort_by_key(|r| at(&r.idref));
+        let results = TestResult {
+            id: format!("temper-oval-{}", self.tag),
+            benchmark_id: Some(side.benchmark.id.clone()),
+            profile: Some(self.profile.clone()),
+            rule_results: found,
+            ..TestResult::default()
+        };
+        Ok(OvalScan { results, evidence, stalls })
+    }
+}

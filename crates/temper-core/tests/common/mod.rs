@@ -1,0 +1,46 @@
+//! This machine as the guest: its `oscap` and SSG's Debian 12 datastream, as
+//! `vm/fetch-ssg.sh` unpacks it.
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use temper_core::ports::{Exec, ExecOutput, Guest, PortError, PortResult};
+use tokio::io::AsyncWriteExt;
+
+/// This machine as the guest. A command runs under `timeout`, as over SSH, and as over SSH it
+/// goes on when its answer is no longer awaited (the watchdog gave up on it).
+#[derive(Default)]
+pub struct Here {
+    pub log: Mutex<Vec<Vec<String>>>,
+}
+
+#[async_trait]
+impl Guest for Here {
+    async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
+        self.log.lock().unwrap().push(exec.argv.clone());
+        let fail = |e: std::io::Error| PortError::Other(format!("{}: {e}", exec.argv[0]));
+        let mut child = tokio::process::Command::new("timeout")
+            .args(["-k", "2", &format!("{:.3}", exec.timeout.as_secs_f64())])
+            .args(&exec.argv)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(fail)?;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&exec.stdin).await.map_err(fail)?;
+        drop(stdin);
+        let out = child.wait_with_output().await.map_err(fail)?;
+        Ok(ExecOutput { exit_code: out.status.code().map(|c| c as u32), stdout: out.stdout, stderr: out.stderr, ..Default::default() })
+    }
+    async fn reconnect(&self, _: Duration) -> PortResult<()> {
+        Ok(())
+    }
+}
+
+pub fn datastream() -> String {
+    let ds = temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+    assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
+    ds.to_str().unwrap().to_string()
+}

@@ -1,0 +1,118 @@
+//! The scanner's two engines, with this machine as the guest (real oscap, SSG's Debian 12
+//! datastream). For the same rules the OVAL engine must give every rule the result that
+//! `oscap xccdf eval --rule` gives, in one `oscap oval eval` (plus one `xccdf eval` for the rules
+//! it routes there); each failing OVAL rule carries evidence; no file is left behind; and a
+//! guest whose datastream is not the host's is refused.
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use common::{Here, datastream};
+use temper_core::scan::{Engine, OvalSide, ScanError, Scanner};
+use temper_scap::oval::{OvalContent, OvalEngine};
+use temper_scap::{Outcome, read_benchmark};
+
+const PREFIX: &str = "xccdf_org.ssgproject.content_profile_";
+
+fn side(ds: &str, profile: &str) -> OvalSide {
+    let benchmark = read_benchmark(ds, Some(profile)).unwrap();
+    OvalSide { engine: Arc::new(OvalEngine::new(OvalContent::read(ds).unwrap())), benchmark: Arc::new(benchmark) }
+}
+
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect()
+}
+
+/// Scans `rules` with both engines; returns the OVAL scan after checking it against xccdf's.
+async fn both(profile: &str, pick: impl Fn(&OvalSide) -> Vec<String>) -> (temper_core::scan::Scan, usize) {
+    let (ds, dir) = (datastream(), tempfile::tempdir().unwrap());
+    let side = side(&ds, profile);
+    let rules = pick(&side);
+    let routed = side.engine.plan(&side.benchmark, &rules).unwrap().xccdf_rules().len();
+    let mut xccdf = Scanner::new(&ds, format!("{PREFIX}{profile}"));
+    xccdf.dir = dir.path().to_str().unwrap().into();
+    let oval = xccdf.clone().with_oval(side);
+    let guest = Here::default();
+    oval.check(&guest).await.expect("the host's datastream is the guest's");
+
+    let want = xccdf.scan(&guest, &rules).await.unwrap();
+    let got = oval.scan(&guest, &rules).await.unwrap();
+    assert_eq!((want.engine, got.engine), (Engine::Xccdf, Engine::Oval));
+    let differ: Vec<String> = rules
+        .iter()
+        .filter(|r| want.outcome(r) != got.outcome(r))
+        .map(|r| format!("{r}: xccdf {:?}, oval {:?}", want.outcome(r), got.outcome(r)))
+        .collect();
+    assert!(differ.is_empty(), "{} of {} rules differ:\n{}", differ.len(), rules.len(), differ.join("\n"));
+    assert_eq!(got.results.rule_results.len(), rules.len(), "one result per rule asked, none other");
+    let order: Vec<&str> = got.results.rule_results.iter().map(|r| r.idref.as_str()).collect();
+    assert_eq!(order, rules.iter().map(String::as_str).collect::<Vec<_>>(), "in the order asked");
+
+    // One `oscap oval eval`, and one `oscap xccdf eval` only for the rules routed there.
+    let log = guest.log.lock().unwrap().clone();
+    let runs = |sub: &str| log.iter().filter(|a| a.len() > 6 && a[5] == "oscap" && a[6] == sub).count();
+    assert_eq!(runs("oval"), 1, "{log:?}");
+    assert_eq!(runs("xccdf"), 1 + usize::from(routed > 0), "xccdf's own scan, and one for the {routed} routed rules");
+    assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new(), "every scan file was removed");
+    (got, routed)
+}
+
+/// Every failing rule the OVAL path decided has evidence, naming what was looked at.
+fn check_evidence(scan: &temper_core::scan::Scan) {
+    for e in &scan.evidence {
+        assert_eq!(scan.outcome(&e.rule), Some(e.outcome));
+        assert!(matches!(e.outcome, Outcome::Fail | Outcome::Error), "{}: {:?}", e.rule, e.outcome);
+        assert!(!e.tests.is_empty(), "{}: evidence names the tests that failed", e.rule);
+        assert!(e.tests.iter().any(|t| t.object.is_some()), "{}: and what they looked at\n{}", e.rule, e.to_text());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oval_agrees_with_xccdf_on_every_rule_of_standard() {
+    let (scan, _) = both("standard", |s| s.benchmark.selected_rules.iter().map(|r| r.id.clone()).collect()).await;
+    // This host passes what applies of `standard`; platforms (CPE) make the rest not applicable.
+    let counts = scan.results.counts(false);
+    assert!(counts.contains_key("pass") && counts.contains_key("notapplicable"), "{counts:?}");
+    check_evidence(&scan);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oval_agrees_with_xccdf_on_anssi_rules_with_some_routed_to_xccdf() {
+    let (scan, routed) = both("anssi_bp28_high", |s| {
+        let all: Vec<String> = s.benchmark.selected_rules.iter().map(|r| r.id.clone()).collect();
+        let plan = s.engine.plan(&s.benchmark, &all).unwrap();
+        let mut rules: Vec<String> = plan.xccdf_rules().iter().take(3).map(|(id, _)| id.to_string()).collect();
+        let more: Vec<String> = all.iter().filter(|r| !rules.contains(r)).take(30).cloned().collect();
+        rules.extend(more);
+        rules
+    })
+    .await;
+    assert!(routed > 0, "the sample has rules whose check is not one OVAL definition");
+    let failing = scan.with(Outcome::Fail);
+    assert!(
+        !scan.evidence.is_empty() && scan.evidence.len() <= failing.len(),
+        "{} evidence, {} failing",
+        scan.evidence.len(),
+        failing.len()
+    );
+    check_evidence(&scan);
+}
+
+#[tokio::test]
+async fn a_guest_with_other_content_is_refused() {
+    let ds = datastream();
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("ds.xml");
+    let mut bytes = std::fs::read(&ds).unwrap();
+    bytes.extend(b"\n<!-- changed -->\n");
+    std::fs::write(&other, bytes).unwrap();
+    let scanner = Scanner::new(other.to_str().unwrap(), format!("{PREFIX}standard")).with_oval(side(&ds, "standard"));
+    match scanner.check(&Here::default()).await {
+        Err(ScanError::ContentMismatch { host, guest }) => {
+            assert_eq!(host.len(), 64);
+            assert!(guest.len() == 64 && guest != host, "{guest}");
+        }
+        other => panic!("expected a content mismatch, got {other:?}"),
+    }
+}
