@@ -122,6 +122,15 @@ pub fn render(r: &Report) -> String {
                 md(&f.description, true) + &f.warning.as_ref().map(|w| format!(" **Warning**: {}", md(w, true))).unwrap_or_default()
             );
         }
+        let found: Vec<_> = r.fixed.iter().filter_map(|f| Some((f, f.evidence.as_deref()?))).collect();
+        if !found.is_empty() {
+            let _ = writeln!(s, "\n### What the scanner found before each fix\n");
+            for (f, text) in found {
+                let _ = writeln!(s, "{} (`{}`):\n", md(&f.info.title, false), f.info.short_id);
+                s.push_str(&md_code(text, "text"));
+                s.push('\n');
+            }
+        }
         let _ = writeln!(s, "\n### Replay script\n");
         let _ = writeln!(s, "The fixes above, in order, as one script to replay on another image (`sudo bash replay.sh`):\n");
         s.push_str(&md_code(&r.replay, "bash"));
@@ -202,11 +211,13 @@ fn escalated(s: &mut String, e: &RuleSection) {
         let _ = writeln!(s, "- Reverted: {} (revert took {})", md(&a.reverted, false), a.revert);
         let _ = writeln!(s, "- Time: apply {}, evaluate {}\n", a.apply, a.evaluate);
         let blocks = [
+            ("What the scanner found before the fix", a.evidence_before.as_deref().unwrap_or(""), "text"),
             ("Fix script", &a.fix_script, "bash"),
             ("Revert script", &a.revert_script, "bash"),
             ("Output (stdout)", &a.stdout, "text"),
             ("Output (stderr)", &a.stderr, "text"),
             ("Health check output", &a.health_output, "text"),
+            ("What the scanner found after the fix", a.evidence_after.as_deref().unwrap_or(""), "text"),
         ];
         for (name, body, lang) in blocks {
             if !body.trim().is_empty() {

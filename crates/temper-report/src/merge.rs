@@ -3,6 +3,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
 use temper_core::journal::{self, ScanResult};
+use temper_scap::oval::Evidence;
 use temper_scap::{Benchmark, Outcome, Rule};
 
 use crate::ReportError;
@@ -241,6 +242,9 @@ fn vuln(
             let _ = write!(details, "; {reason}");
         }
         details.push('\n');
+        if let Some((when, e)) = newest_evidence(data, &r.rule_id) {
+            let _ = write!(details, "What the scanner found {when}:\n{}", e.brief());
+        }
         comment(&mut comments, data, r, c, fixes);
     }
     let info = rule_info(first_row, Some(first));
@@ -268,6 +272,15 @@ fn vuln(
         finding_details: details,
         comments: comments.trim_end().to_string(),
     }
+}
+
+/// A rule's newest evidence: after its last attempt's fix, else before it.
+fn newest_evidence<'a>(data: &'a RunData, rule: &str) -> Option<(String, &'a Evidence)> {
+    data.attempts.iter().rev().filter(|a| a.rule_id == rule).find_map(|a| match (&a.evidence_after, &a.evidence_before) {
+        (Some(e), _) => Some((format!("after attempt #{}", a.n), e)),
+        (None, Some(e)) => Some((format!("before attempt #{}", a.n), e)),
+        _ => None,
+    })
 }
 
 /// `SV-257985r1045028_rule` -> `V-257985`.

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use temper_core::journal::{self, Attempt, KeptState, RevertMethod, RuleStatus, ScanResult};
 use temper_core::verdict::Verdict;
+use temper_scap::oval::Evidence;
 use temper_scap::{Benchmark, Rule};
 
 use crate::data::RunData;
@@ -145,6 +146,9 @@ pub struct AttemptView {
     pub evaluate: String,
     pub revert: String,
     pub warning: Option<String>,
+    /// What the scanner found wrong before the fix, and after it (OVAL engine runs).
+    pub evidence_before: Option<String>,
+    pub evidence_after: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -165,6 +169,8 @@ pub struct FixedRule {
     pub final_result: String,
     /// Kept though its script exited non-zero.
     pub warning: Option<String>,
+    /// What the scanner found wrong before the fix (OVAL engine runs).
+    pub evidence: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -369,6 +375,8 @@ fn attempt_view(a: &Attempt, rule_attempts: &[&Attempt]) -> AttemptView {
         evaluate: a.evaluate_ms.map(ms).unwrap_or_else(|| "-".into()),
         revert: a.revert_ms.map(ms).unwrap_or_else(|| "-".into()),
         warning: a.warning(),
+        evidence_before: a.evidence_before.as_ref().map(Evidence::to_text),
+        evidence_after: a.evidence_after.as_ref().map(Evidence::to_text),
     }
 }
 
@@ -394,6 +402,7 @@ pub fn fixed_rules(data: &RunData, content: Option<&Benchmark>) -> Vec<FixedRule
                 fix_script: a.fix_script.clone(),
                 final_result: r.final_result.map_or_else(|| "not scanned".into(), |r| r.to_string()),
                 warning: a.warning(),
+                evidence: a.evidence_before.as_ref().map(Evidence::to_text),
             })
         })
         .collect()
