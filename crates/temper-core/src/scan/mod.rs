@@ -38,7 +38,7 @@ pub enum ScanError {
     Stalled(u32),
     #[error("scan: {0}")]
     Port(#[from] PortError),
-    #[error("OVAL engine: {0}")]
+    #[error(transparent)]
     Oval(#[from] OvalError),
     #[error(
         "the OVAL engine reads the host's datastream, and the guest's differs (host sha256 {host}, guest {guest}): \

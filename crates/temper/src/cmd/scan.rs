@@ -28,7 +28,12 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
             if engine == Engine::Oval {
                 let ds = wiring::host_datastream(config, &skill);
                 let content = temper_report::read_content(&controls, &profile, &ds).with_context(|| ds.display().to_string())?;
-                rules = rules.iter().map(|r| content.rule(r).map_or(r.clone(), |c| c.id.clone())).collect();
+                rules = rules
+                    .iter()
+                    .map(|r| {
+                        content.rule(r).map(|c| c.id.clone()).with_context(|| format!("rule {r} is not selected by profile {profile}"))
+                    })
+                    .collect::<anyhow::Result<_>>()?;
                 scanner = scanner.with_oval(wiring::oval(config, &skill, content)?);
             }
             crate::controls::apply(&controls, skill, &mut scanner)?;
