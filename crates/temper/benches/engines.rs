@@ -1,0 +1,91 @@
+//! The OVAL engine against `oscap xccdf eval` on the real VM, rule by rule: for each state (a
+//! snapshot) and each profile, one full `oscap xccdf eval` of the profile, then every rule it
+//! selects through the OVAL engine (one `oscap oval eval`, plus one `xccdf eval` for the rules
+//! routed there). Any rule whose result differs is listed, and the bench exits 1.
+//!
+//! TEMPER_BENCH_STATES: snapshots, comma separated (default `baseline`; add a stock run's last
+//! checkpoint, e.g. from the versus_remediate bench's database, to cover rules that pass).
+//! TEMPER_BENCH_PROFILES: default `anssi_bp28_high,standard`. Needs the test VM and the host's
+//! copy of the datastream (`bash vm/up.sh`, `bash vm/fetch-ssg.sh`).
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use temper_core::ports::{Guest, Hypervisor};
+use temper_core::scan::{OvalSide, Scanner};
+use temper_scap::Outcome;
+use temper_scap::oval::{OvalContent, OvalEngine};
+use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
+
+const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
+const PREFIX: &str = "xccdf_org.ssgproject.content_profile_";
+
+fn list(var: &str, default: &str) -> Vec<String> {
+    std::env::var(var).unwrap_or_else(|_| default.into()).split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+#[tokio::main]
+async fn main() {
+    let hv = LibvirtHypervisor::new(LibvirtConfig::from_env());
+    let guest = SshGuest::new(SshConfig::from_env().unwrap()).unwrap();
+    let host_ds = temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+    let engine = Arc::new(OvalEngine::new(OvalContent::read(&host_ds).expect("the host's datastream: run `bash vm/fetch-ssg.sh`")));
+    let mut mismatches = 0;
+    println!(
+        "{:<18} {:<28} {:>6} {:>30} {:>10} {:>10} {:>6} {:>9}",
+        "profile", "state", "rules", "results (oval = xccdf)", "xccdf", "oval", "routed", "differ"
+    );
+    for state in list("TEMPER_BENCH_STATES", "baseline") {
+        hv.snapshot_revert(&state).await.unwrap_or_else(|e| panic!("snapshot {state}: {e}"));
+        guest.reconnect(Duration::from_secs(180)).await.unwrap();
+        for profile in list("TEMPER_BENCH_PROFILES", "anssi_bp28_high,standard") {
+            let id = if profile.starts_with(PREFIX) { profile.clone() } else { format!("{PREFIX}{profile}") };
+            let benchmark = Arc::new(temper_scap::read_benchmark(&host_ds, Some(&id)).unwrap());
+            let xccdf = Scanner::new(DS, id.clone());
+            let oval = xccdf.clone().with_oval(OvalSide { engine: engine.clone(), benchmark: benchmark.clone() });
+            oval.check(&guest).await.expect("the guest's datastream is the host's");
+            let t = Instant::now();
+            let want = xccdf.scan(&guest, &[]).await.unwrap();
+            let xccdf_secs = t.elapsed().as_secs_f64();
+            let rules: Vec<String> =
+                want.results.rule_results.iter().filter(|r| r.result != Outcome::NotSelected).map(|r| r.idref.clone()).collect();
+            let t = Instant::now();
+            let got = oval.scan(&guest, &rules).await.unwrap();
+            let oval_secs = t.elapsed().as_secs_f64();
+            let routed = engine.plan(&benchmark, &rules).unwrap().xccdf_rules().len();
+            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+            let mut differ = Vec::new();
+            for r in &rules {
+                let (w, g) = (want.outcome(r), got.outcome(r));
+                if w == g {
+                    *counts.entry(w.map_or("none", Outcome::as_str)).or_default() += 1;
+                } else {
+                    differ.push(format!("  {r}: xccdf {w:?}, oval {g:?}"));
+                }
+            }
+            let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            println!(
+                "{:<18} {:<28} {:>6} {:>30} {:>9.1}s {:>9.1}s {:>6} {:>9}",
+                profile.trim_start_matches(PREFIX),
+                state,
+                rules.len(),
+                summary.join(", "),
+                xccdf_secs,
+                oval_secs,
+                routed,
+                differ.len()
+            );
+            for d in &differ {
+                println!("{d}");
+            }
+            mismatches += differ.len();
+        }
+    }
+    if let Err(e) = hv.snapshot_revert("baseline").await {
+        println!("reverting to baseline at the end: {e}");
+    }
+    println!("{mismatches} rule result(s) differ between the engines");
+    if mismatches > 0 {
+        std::process::exit(1);
+    }
+}

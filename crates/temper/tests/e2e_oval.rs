@@ -1,0 +1,90 @@
+//! The OVAL engine on the real VM: it agrees with `oscap xccdf eval` on every rule of
+//! `standard`, and in a run (`--engine oval`) the scanner's failing items reach the Worker's
+//! prompt, the Reflector's diagnostics, the journal and the report.
+mod support;
+
+use std::sync::Arc;
+
+use support::*;
+use temper_core::ports::{Guest, Hypervisor};
+use temper_core::scan::{Engine, OvalSide, Scanner};
+use temper_scap::Outcome;
+use temper_scap::oval::{OvalContent, OvalEngine};
+
+const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
+const ROOT: &str = "xccdf_org.ssgproject.content_rule_sshd_disable_root_login";
+const ROOT_FIX: &str = "set -e\nsed -i '1i PermitRootLogin no' /etc/ssh/sshd_config\nsshd -t\n";
+const ROOT_REVERT: &str = "sed -i '/^PermitRootLogin no$/d' /etc/ssh/sshd_config\n";
+
+fn host_datastream() -> std::path::PathBuf {
+    temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_oval_engine_agrees_with_xccdf_eval_on_every_rule_of_standard() {
+    require_vm().await;
+    let hv = hypervisor();
+    hv.snapshot_revert("baseline").await.unwrap();
+    let g = guest();
+    g.reconnect(std::time::Duration::from_secs(120)).await.unwrap();
+    let benchmark = temper_scap::read_benchmark(host_datastream(), Some(STANDARD)).unwrap();
+    let content = OvalContent::read(host_datastream()).unwrap();
+    let xccdf = Scanner::new(DS, STANDARD);
+    let oval = xccdf.clone().with_oval(OvalSide { engine: Arc::new(OvalEngine::new(content)), benchmark: Arc::new(benchmark) });
+    oval.check(&g).await.expect("the VM's datastream is the host's");
+    let want = xccdf.scan(&g, &[]).await.unwrap();
+    let rules: Vec<String> =
+        want.results.rule_results.iter().filter(|r| r.result != Outcome::NotSelected).map(|r| r.idref.clone()).collect();
+    let got = oval.scan(&g, &rules).await.unwrap();
+    assert_eq!(got.engine, Engine::Oval);
+    let differ: Vec<String> = rules
+        .iter()
+        .filter(|r| want.outcome(r) != got.outcome(r))
+        .map(|r| format!("{r}: xccdf {:?}, oval {:?}", want.outcome(r), got.outcome(r)))
+        .collect();
+    assert!(differ.is_empty(), "{} of {} rules differ:\n{}", differ.len(), rules.len(), differ.join("\n"));
+    let failing = got.with(Outcome::Fail);
+    assert!(!failing.is_empty() && !got.with(Outcome::Pass).is_empty(), "the baseline has both: {:?}", got.results.counts(false));
+    assert!(got.evidence_of(ROOT).is_some(), "the failing root-login rule has evidence");
+    println!("{} rules: xccdf full scan {:.1}s, oval {:.1}s", rules.len(), want.took.as_secs_f64(), got.took.as_secs_f64());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_failing_items_reach_the_worker_the_reflector_the_journal_and_the_report() {
+    require_vm().await;
+    let w = World::new();
+    let llm = mock(vec![
+        select(ROOT, "forbid root logins over SSH"),
+        apply_fix("true\n", "true\n", "a fix that changes nothing"),
+        reflect("the fix changed nothing", None, "set PermitRootLogin no in sshd_config"),
+        apply_fix(ROOT_FIX, ROOT_REVERT, "PermitRootLogin no, first in sshd_config"),
+    ])
+    .await;
+    let out = llm_run(&w, &llm, ROOT, &["--engine", "oval"]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap().id;
+    let a = store.attempts(run).await.unwrap();
+    assert_eq!(a.iter().map(|a| a.outcome()).collect::<Vec<_>>(), ["still_failing", "fixed"]);
+
+    // Before each attempt, and after the one that left the rule failing: PermitRootLogin is absent.
+    for e in [&a[0].evidence_before, &a[0].evidence_after, &a[1].evidence_before] {
+        let e = e.as_ref().expect("evidence recorded");
+        assert_eq!(e.rule, ROOT);
+        assert!(e.to_text().contains("PermitRootLogin"), "{}", e.to_text());
+    }
+    assert!(a[1].evidence_after.is_none(), "the rule passes after the kept fix: nothing wrong to show");
+
+    // The Worker's prompts and the Reflector's carry it.
+    let requests: Vec<String> = llm.requests().iter().map(|r| r.to_string()).collect();
+    assert!(requests[1].contains("What the scanner finds wrong now") && requests[1].contains("PermitRootLogin"), "{}", requests[1]);
+    assert!(requests[2].contains("what the scanner found after the fix"), "{}", requests[2]);
+    assert!(requests[3].contains("What the scanner finds wrong now"));
+
+    let md = report(&w, "md", "oval-evidence.md").await;
+    assert!(md.contains("What the scanner found before the fix") && md.contains("What the scanner found after the fix"));
+    assert!(md.contains("test_PermitRootLogin_present_sshd_disable_root_login"), "the failing test, by id");
+    assert_eq!(rescan(&w, ROOT).await, "pass", "independent: xccdf eval agrees the kept fix works");
+    assert!(healthy().await);
+    w.cleanup().await;
+}
