@@ -11,7 +11,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalReport, OvalResults};
+use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalReport, OvalResults, XccdfReason};
 use temper_scap::{Benchmark, RuleResult, TestResult};
 
 use super::{Call, ScanError, Scanner};
@@ -62,6 +62,7 @@ pub(super) struct OvalScan {
     pub results: TestResult,
     pub evidence: Vec<Evidence>,
     pub stalls: u32,
+    pub routed: Vec<(String, XccdfReason)>,
 }
 
 impl Scanner {
@@ -97,7 +98,8 @@ impl Scanner {
                 time: None,
             }));
         }
-        let rest: Vec<String> = plan.xccdf_rules().into_iter().map(|(id, _)| id.to_string()).collect();
+        let routed: Vec<(String, XccdfReason)> = plan.xccdf_rules().into_iter().map(|(id, why)| (id.to_string(), why)).collect();
+        let rest: Vec<String> = routed.iter().map(|(id, _)| id.clone()).collect();
         if !rest.is_empty() {
             tracing::debug!(rules = rest.len(), "rules whose check is not one OVAL definition: oscap xccdf eval");
             let (t, s) = self.xccdf(guest, &rest).await?;
@@ -113,6 +115,6 @@ impl Scanner {
             rule_results: found,
             ..TestResult::default()
         };
-        Ok(OvalScan { results, evidence, stalls })
+        Ok(OvalScan { results, evidence, stalls, routed })
     }
 }

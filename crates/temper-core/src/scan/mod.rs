@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use temper_scap::oval::{Evidence, OvalError};
+use temper_scap::oval::{Evidence, OvalError, XccdfReason};
 use temper_scap::{Outcome, TestResult, parse_results_bytes};
 use tokio::time::Instant;
 
@@ -87,6 +87,8 @@ pub struct Scan {
     pub engine: Engine,
     /// What the scanner found wrong, per failing rule (OVAL engine only).
     pub evidence: Vec<Evidence>,
+    /// OVAL engine: the rules it left to `oscap xccdf eval`, and why.
+    pub routed: Vec<(String, XccdfReason)>,
 }
 
 impl Scan {
@@ -179,12 +181,13 @@ impl Scanner {
             Some(side) if !rules.is_empty() => {
                 tracing::Span::current().record("engine", "oval");
                 let o = self.scan_oval(guest, side, rules).await?;
-                Ok(Scan { results: o.results, took: start.elapsed(), stalls: o.stalls, engine: Engine::Oval, evidence: o.evidence })
+                let took = start.elapsed();
+                Ok(Scan { results: o.results, took, stalls: o.stalls, engine: Engine::Oval, evidence: o.evidence, routed: o.routed })
             }
             _ => {
                 tracing::Span::current().record("engine", "xccdf");
                 let (results, stalls) = self.xccdf(guest, rules).await?;
-                Ok(Scan { results, took: start.elapsed(), stalls, engine: Engine::Xccdf, evidence: Vec::new() })
+                Ok(Scan { results, took: start.elapsed(), stalls, engine: Engine::Xccdf, evidence: Vec::new(), routed: Vec::new() })
             }
         }
     }

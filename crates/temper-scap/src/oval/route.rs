@@ -45,6 +45,33 @@ pub enum XccdfReason {
     GroupDependency,
 }
 
+impl XccdfReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NoCheck => "no check",
+            Self::OcilOnly => "OCIL only",
+            Self::Sce => "SCE script",
+            Self::ComplexCheck => "complex-check",
+            Self::MultiCheck => "multi-check",
+            Self::CheckSelector => "check selector",
+            Self::ContentRefs => "not one content ref",
+            Self::ExternalContent => "external content",
+            Self::UnknownDefinition => "unknown definition",
+            Self::MissingValue => "missing Value",
+            Self::UnexportedVariable => "unexported variable",
+            Self::VariableConflict => "variable conflict",
+            Self::Role => "role",
+            Self::GroupDependency => "requires a Group",
+        }
+    }
+}
+
+impl std::fmt::Display for XccdfReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The one OVAL definition a rule is decided by, and what turns its result into the rule's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OvalCheck {

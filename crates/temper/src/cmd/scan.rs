@@ -40,6 +40,15 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
             scanner.check(&guest).await?;
             let scan = scanner.scan(&guest, &rules).await?;
             eprintln!("scan took {:.1}s ({} engine)", scan.took.as_secs_f64(), scan.engine);
+            if scan.engine == Engine::Oval {
+                let routed: Vec<String> = scan.routed.iter().map(|(r, why)| format!("{} ({why})", temper_scap::short_rule_id(r))).collect();
+                eprintln!(
+                    "{} rule(s) by OVAL, {} by oscap xccdf eval{}",
+                    rules.len() - routed.len(),
+                    routed.len(),
+                    if routed.is_empty() { String::new() } else { format!(": {}", routed.join(", ")) }
+                );
+            }
             show(&scan.results, all, json, evidence.then_some(&scan.evidence[..]))?;
         }
     }
