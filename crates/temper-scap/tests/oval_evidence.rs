@@ -104,3 +104,28 @@ fn report_rejects_other_documents() {
     assert!(err.to_string().contains("not OVAL results"), "{err}");
     assert!(OvalResults::parse(b"<TestResult/>").is_err());
 }
+
+#[test]
+fn a_set_object_shows_the_objects_it_combines() {
+    let rule = "xccdf_org.ssgproject.content_rule_sshd_disable_root_login";
+    let (_, _, report) = evaluate(&[rule]);
+    let t = report.test("oval:ssg-test_PermitRootLogin_present_sshd_disable_root_login:tst:1").expect("the test is in the results");
+    let o = t.object.expect("its object");
+    let set = o.fields.iter().find(|f| f.name == "set").expect("a set object");
+    assert!(set.value.starts_with("UNION of oval:"), "{set:?}");
+    assert!(o.members.iter().any(|m| m.fields.iter().any(|f| f.value == "/etc/ssh/sshd_config")), "{:?}", o.members);
+    for m in &o.members {
+        assert!(set.value.contains(&m.id), "{} is named in {set:?}", m.id);
+        assert!(m.kind.ends_with("_object") && !m.fields.is_empty(), "{m:?}");
+    }
+    let text = temper_scap::oval::Evidence {
+        rule: rule.into(),
+        outcome: Outcome::Fail,
+        definition: String::new(),
+        title: String::new(),
+        result: DefinitionResult::False,
+        tests: vec![report.test("oval:ssg-test_PermitRootLogin_present_sshd_disable_root_login:tst:1").unwrap()],
+    }
+    .to_text();
+    assert!(text.contains("    member oval:"), "{text}");
+}

@@ -61,7 +61,8 @@ async fn the_failing_items_reach_the_worker_the_reflector_the_journal_and_the_re
     ])
     .await;
     let out = llm_run(&w, &llm, ROOT, &["--engine", "oval"]).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(summary["statuses"]["fixed"], 1, "{summary}\n{}", String::from_utf8_lossy(&out.stderr));
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap().id;
     let a = store.attempts(run).await.unwrap();
@@ -82,8 +83,9 @@ async fn the_failing_items_reach_the_worker_the_reflector_the_journal_and_the_re
     assert!(requests[3].contains("What the scanner finds wrong now"));
 
     let md = report(&w, "md", "oval-evidence.md").await;
-    assert!(md.contains("What the scanner found before the fix") && md.contains("What the scanner found after the fix"));
-    assert!(md.contains("test_PermitRootLogin_present_sshd_disable_root_login"), "the failing test, by id");
+    let found = md.split("### What the scanner found before each fix").nth(1).expect("the fixed rules' evidence section");
+    assert!(found.contains("test_PermitRootLogin_present_sshd_disable_root_login"), "the failing test, by id");
+    assert!(found.contains("member oval:") && found.contains("/etc/ssh/sshd_config"), "the file it looked in");
     assert_eq!(rescan(&w, ROOT).await, "pass", "independent: xccdf eval agrees the kept fix works");
     assert!(healthy().await);
     w.cleanup().await;

@@ -46,6 +46,9 @@ pub struct Spec {
     pub kind: String,
     pub comment: String,
     pub fields: Vec<Field>,
+    /// For a set object: the objects it combines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<Spec>,
 }
 
 /// An item the probes collected.
@@ -138,8 +141,20 @@ impl OvalReport {
         let p = &self.parsed;
         let el = p.elements.get(id)?;
         let r = p.tests.get(id);
+        let plain = |sid: &str| {
+            p.elements.get(sid).map(|e| Spec {
+                id: sid.into(),
+                kind: e.kind.clone(),
+                comment: e.comment.clone(),
+                fields: e.fields.clone(),
+                members: Vec::new(),
+            })
+        };
         let spec = |sid: &str| {
-            p.elements.get(sid).map(|e| Spec { id: sid.into(), kind: e.kind.clone(), comment: e.comment.clone(), fields: e.fields.clone() })
+            plain(sid).map(|mut s| {
+                s.members = p.elements[sid].set_refs.iter().filter_map(|m| plain(m)).collect();
+                s
+            })
         };
         let collected = el.object_ref.as_deref().and_then(|o| p.collected.get(o));
         let tested: Vec<(String, Option<DefinitionResult>)> = match r {
@@ -219,6 +234,9 @@ impl Evidence {
             writeln!(s, "- test {} ({}) is {}: {}", t.kind, t.id, t.result, t.comment).unwrap();
             if let Some(o) = &t.object {
                 writeln!(s, "  object: {}{}", fields(&o.fields), t.flag.as_deref().map(|f| format!(" [{f}]")).unwrap_or_default()).unwrap();
+                for m in &o.members {
+                    writeln!(s, "    member {} ({}): {}", m.id, m.kind, fields(&m.fields)).unwrap();
+                }
             }
             for st in &t.states {
                 writeln!(s, "  expected ({} {}): {}", t.check_existence, t.check, fields(&st.fields)).unwrap();

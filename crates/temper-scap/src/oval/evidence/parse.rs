@@ -21,6 +21,8 @@ pub(crate) struct Element {
     pub object_ref: Option<String>,
     pub state_refs: Vec<String>,
     pub fields: Vec<Field>,
+    /// A set object's `object_reference`s (nested sets included).
+    pub set_refs: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -155,7 +157,12 @@ fn read_fields(x: &mut Xml<'_>, el: &mut Element) -> Result<()> {
             name => {
                 let value = match (empty, name) {
                     (true, _) => String::new(),
-                    (false, "set" | "behaviors") => {
+                    (false, "set") => {
+                        let operator = x.attr(&c, "set_operator")?.unwrap_or_else(|| "UNION".into());
+                        read_set(x, &mut el.set_refs)?;
+                        format!("{operator} of {}", el.set_refs.join(", "))
+                    }
+                    (false, "behaviors") => {
                         x.skip(&c)?;
                         String::new()
                     }
@@ -172,6 +179,21 @@ fn read_fields(x: &mut Xml<'_>, el: &mut Element) -> Result<()> {
         }
         if !empty {
             x.skip(&c)?;
+        }
+    }
+}
+
+/// The `object_reference`s of a `set`, through nested sets; filters are skipped.
+fn read_set(x: &mut Xml<'_>, refs: &mut Vec<String>) -> Result<()> {
+    loop {
+        let Some((c, empty)) = x.child("set")? else {
+            return Ok(());
+        };
+        match (local(&c), empty) {
+            ("object_reference", false) => refs.push(text(x)?.trim().to_string()),
+            ("set", false) => read_set(x, refs)?,
+            (_, false) => x.skip(&c)?,
+            (_, true) => {}
         }
     }
 }
