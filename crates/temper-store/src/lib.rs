@@ -5,6 +5,7 @@
 mod attempts;
 mod events;
 mod memory;
+mod queue;
 mod rules;
 mod runs;
 #[doc(hidden)]

@@ -10,12 +10,13 @@ use async_trait::async_trait;
 
 pub use lease::{LEASE_FOR, Lease, LeaseError, driver_id, driver_is_dead, now_ms};
 pub use records::{
-    Attempt, Ban, Culprit, Evaluation, Event, Lesson, NewAttempt, NewRule, NewRun, NewTurn, Rule, Run, RunSummary, Tip, Turn,
+    Attempt, Ban, Claim, Culprit, Evaluation, Event, Lesson, NewAttempt, NewRule, NewRun, NewTurn, QueueItem, Rule, Run, RunSummary, Tip,
+    Turn,
 };
 pub(crate) use vocab::text_enum;
 pub use vocab::{
-    AttemptState, EventKind, FixSource, KeptState, MemoryKind, Phase, RevertMethod, RuleStatus, RunStatus, ScanResult, TurnMode, TurnRole,
-    UnknownValue,
+    AttemptState, EventKind, FixSource, KeptState, MemoryKind, Phase, QueueState, RevertMethod, RuleStatus, RunStatus, ScanResult,
+    TurnMode, TurnRole, UnknownValue,
 };
 
 /// The journal's traits, for callers that hold a concrete store: `use temper_core::journal::prelude::*`.
@@ -33,6 +34,8 @@ pub enum JournalError {
     NotFound(String),
     #[error("event log {path}: {reason}")]
     EventLog { path: String, reason: String },
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 pub type JournalResult<T> = Result<T, JournalError>;

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::vocab::{
-    AttemptState, EventKind, FixSource, KeptState, Phase, RevertMethod, RuleStatus, RunStatus, ScanResult, TurnMode, TurnRole,
+    AttemptState, EventKind, FixSource, KeptState, Phase, QueueState, RevertMethod, RuleStatus, RunStatus, ScanResult, TurnMode, TurnRole,
 };
 use temper_scap::oval::Evidence;
 
@@ -371,4 +371,39 @@ pub struct RunSummary {
     pub segments: usize,
     /// Rules the final scan found failing that the run did not disposition.
     pub failing_after: Vec<String>,
+}
+
+/// One target on the fleet's queue: what to run, on what, and how far it got.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
+pub struct QueueItem {
+    pub id: i64,
+    pub fleet: String,
+    /// The target, whole, as the enqueuing host's config gave it.
+    #[cfg_attr(feature = "sqlx", sqlx(json))]
+    pub target: crate::target::Target,
+    /// `temper run` arguments (checked when enqueued).
+    #[cfg_attr(feature = "sqlx", sqlx(json))]
+    pub args: Vec<String>,
+    pub state: QueueState,
+    pub run_id: Option<i64>,
+    pub worker: Option<String>,
+    /// How many times a worker took it.
+    pub tries: i64,
+    /// Not claimable before this (ms since the epoch): a claim's lease until its run exists,
+    /// then a pause before a run that stopped unfinished is taken again.
+    pub lease_until: Option<i64>,
+    pub enqueued_at: String,
+    pub claimed_at: Option<String>,
+    pub ended_at: Option<String>,
+    pub exit_code: Option<i64>,
+}
+
+/// What a worker took from the queue.
+#[derive(Debug, Clone)]
+pub enum Claim {
+    /// A target with no run yet: start one.
+    Start(QueueItem),
+    /// A target whose run stopped unfinished, or whose worker died: resume it.
+    Resume(QueueItem),
 }

@@ -93,6 +93,20 @@ text_enum! {
 }
 
 text_enum! {
+    /// A fleet queue item's state (`temper fleet enqueue`, `temper worker`).
+    pub enum QueueState {
+        /// Waiting for a worker.
+        Queued = "queued",
+        /// A worker took it; its run (once created) goes on under the run's own lease.
+        Claimed = "claimed",
+        /// Its run finished.
+        Done = "done",
+        /// Claimed too many times without its run finishing.
+        Failed = "failed",
+    }
+}
+
+text_enum! {
     /// The loop's step, for `temper status` and the progress line.
     pub enum Phase {
         Preflight = "preflight",
