@@ -101,6 +101,12 @@ pub enum Cmd {
     Schedule(crate::cmd::schedule::ScheduleCmd),
     /// Serve a live, read-only web view of the runs (loopback unless a token is set).
     Serve(crate::cmd::serve::ServeArgs),
+    /// The fleet queue (PostgreSQL): put targets on it, list it.
+    #[command(subcommand)]
+    Fleet(crate::cmd::fleet::FleetCmd),
+    /// Take targets off the fleet queue and run them; start one per host, or several.
+    #[command(after_help = "Examples:\n  temper worker\n  temper worker --once --name lab-1")]
+    Worker(crate::cmd::fleet::WorkerArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -313,4 +319,16 @@ pub enum MemoryCmd {
         kind: MemoryKind,
         id: i64,
     },
+}
+
+/// `temper run` arguments given as a list (a schedule's, a queue item's), read as `temper run`
+/// reads its own; the error is clap's message.
+pub fn parse_run_args(args: &[String]) -> Result<RunArgs, String> {
+    #[derive(Debug, Parser)]
+    #[command(name = "temper run", no_binary_name = true)]
+    struct RunLine {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+    RunLine::try_parse_from(args).map(|l| l.run).map_err(|e| e.render().to_string().trim().to_string())
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each returns the process exit code.
 mod content;
 mod doctor;
+pub mod fleet;
 mod llm;
 mod memory;
 mod report;
@@ -34,6 +35,8 @@ pub async fn dispatch(cli: Cli, config: Config) -> u8 {
         Cmd::Memory(c) => memory::run(&config, c).await,
         Cmd::Schedule(c) => schedule::run(schedule::Ctx { config: &config, config_file: &cli.config, log_format: cli.log_format }, c).await,
         Cmd::Serve(args) => serve::run(&config, args).await,
+        Cmd::Fleet(c) => fleet::run(&config, c).await,
+        Cmd::Worker(args) => fleet::worker(&config, args).await,
     };
     match result {
         Ok(code) => code,

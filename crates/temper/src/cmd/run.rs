@@ -44,7 +44,13 @@ struct Options {
 }
 
 pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
-    let mut target = config.target(args.target.name.as_deref())?;
+    let target = config.target(args.target.name.as_deref())?;
+    start_on(config, target, args, None).await
+}
+
+/// `temper run` on `target`. A fleet queue item's run is recorded on the item as soon as it
+/// exists, so a worker that takes the item over resumes that run.
+pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, item: Option<i64>) -> anyhow::Result<u8> {
     if let Some(s) = &args.skill {
         target.skill = s.clone();
     }
@@ -82,6 +88,9 @@ pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
         baseline: target.baseline.clone(),
     };
     let run = store.create_run_on(&new, &target).await?;
+    if let Some(item) = item {
+        store.set_queue_run(item, run).await?;
+    }
     notice(
         Level::INFO,
         format_args!(

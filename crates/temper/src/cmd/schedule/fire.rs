@@ -4,7 +4,6 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
 use temper_core::journal::prelude::*;
 use temper_core::journal::{RunStatus, now_ms};
 use temper_store::Location;
@@ -17,16 +16,8 @@ use crate::cmd::run;
 use crate::config::Config;
 use crate::telemetry::notice;
 
-/// The passthrough arguments, read as `temper run` reads its own.
-#[derive(Debug, Parser)]
-#[command(name = "temper run", no_binary_name = true)]
-struct RunLine {
-    #[command(flatten)]
-    run: RunArgs,
-}
-
 pub fn parse_run_args(args: &[String]) -> Result<RunArgs, ScheduleError> {
-    RunLine::try_parse_from(args).map(|l| l.run).map_err(|e| ScheduleError::BadRunArgs(e.render().to_string().trim().to_string()))
+    crate::cli::parse_run_args(args).map_err(ScheduleError::BadRunArgs)
 }
 
 /// What a fire does, from the newest unfinished run.

@@ -1,0 +1,101 @@
+//! `temper fleet enqueue|list` and `temper worker` against the test PostgreSQL server, without
+//! the VM: the targets are on libvirt's `test:///default` driver, where a run cannot get far.
+//! Enqueue checks everything before it writes; a worker takes each item once, records its run
+//! on it, and leaves an unfinished run to be resumed; SQLite refuses the queue clearly.
+mod support;
+
+use serde_json::Value;
+use support::*;
+
+const TWO: &str = r#"
+ssh_port = 1
+ssh_key = "KEY"
+
+[[target]]
+name = "a"
+libvirt_uri = "test:///default"
+domain = "absent-a"
+
+[[target]]
+name = "b"
+libvirt_uri = "test:///default"
+domain = "absent-b"
+"#;
+
+async fn world(pg: bool) -> World {
+    let mut w = if pg { World::postgres().await } else { World::new() };
+    let config = w.dir.path().join("temper.toml");
+    let key = w.dir.path().join("key");
+    let st = std::process::Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key).status().unwrap();
+    assert!(st.success(), "ssh-keygen");
+    std::fs::write(&config, TWO.replace("KEY", key.to_str().unwrap())).unwrap();
+    w.env.push(("TEMPER_CONFIG".into(), config.to_str().unwrap().into()));
+    w
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+async fn queue(w: &World) -> Vec<Value> {
+    let out = w.run(&["fleet", "list", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enqueue_checks_every_target_and_the_run_arguments_before_writing() {
+    let w = world(true).await;
+    for (args, says) in [
+        (vec!["--targets", "a,nosuch", "--", "--agent", "stock"], "nosuch"),
+        (vec!["--targets", "a", "--", "--target", "b"], "--targets"),
+        (vec!["--targets", "a", "--", "--no-such-flag"], "--no-such-flag"),
+    ] {
+        let mut all = vec!["fleet", "enqueue", "--fleet", "night"];
+        all.extend(args);
+        let out = w.run(&all).await;
+        assert_eq!(out.status.code(), Some(1), "{all:?}");
+        assert!(stderr(&out).contains(says), "{all:?}: {}", stderr(&out));
+    }
+    assert!(queue(&w).await.is_empty(), "nothing was enqueued");
+    let out = w.run(&["fleet", "enqueue", "--fleet", "night", "--targets", "a,b", "--", "--agent", "stock", "--max-attempts", "1"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let q = queue(&w).await;
+    assert_eq!(q.len(), 2);
+    assert_eq!(q.iter().map(|i| i["target"]["name"].as_str().unwrap()).collect::<Vec<_>>(), ["a", "b"]);
+    assert!(q.iter().all(|i| i["state"] == "queued" && i["fleet"] == "night" && i["args"][3] == "1"), "{q:?}");
+    assert_eq!(q[1]["target"]["domain"], "absent-b", "the target is stored whole");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_takes_each_item_once_and_leaves_unfinished_runs_to_resume() {
+    let w = world(true).await;
+    let out = w.run(&["fleet", "enqueue", "--targets", "a,b", "--", "--agent", "stock"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Neither domain exists: each run stops in preflight, and the worker goes on to the next.
+    let out = w.run(&["worker", "--once", "--name", "w1"]).await;
+    assert_eq!(out.status.code(), Some(1), "the worst run's exit code");
+    let q = queue(&w).await;
+    let runs: Vec<i64> = q.iter().map(|i| i["run_id"].as_i64().expect("a run was started and recorded")).collect();
+    assert_ne!(runs[0], runs[1]);
+    assert!(q.iter().all(|i| i["state"] == "claimed" && i["worker"] == "w1" && i["tries"] == 1), "{q:?}");
+    let store = w.store().await;
+    for (i, r) in q.iter().zip(&runs) {
+        let run = temper_core::journal::prelude::RunLog::run(&store, *r).await.unwrap();
+        assert_eq!(run.target_config.unwrap().name, i["target"]["name"].as_str().unwrap(), "each run on its item's target");
+    }
+    // Held for a minute after an unfinished run: a second worker finds nothing to take yet.
+    let out = w.run(&["worker", "--once", "--name", "w2"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(queue(&w).await.iter().all(|i| i["worker"] == "w1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_refuses_the_queue() {
+    let w = world(false).await;
+    for args in [vec!["worker", "--once"], vec!["fleet", "enqueue", "--targets", "a"], vec!["fleet", "list"]] {
+        let out = w.run(&args).await;
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&out).contains("needs PostgreSQL"), "{args:?}: {}", stderr(&out));
+    }
+}
