@@ -39,11 +39,7 @@ async fn both(profile: &str, pick: impl Fn(&OvalSide) -> Vec<String>) -> (temper
     let want = xccdf.scan(&guest, &rules).await.unwrap();
     let got = oval.scan(&guest, &rules).await.unwrap();
     assert_eq!((want.engine, got.engine), (Engine::Xccdf, Engine::Oval));
-    let differ: Vec<String> = rules
-        .iter()
-        .filter(|r| want.outcome(r) != got.outcome(r))
-        .map(|r| format!("{r}: xccdf {:?}, oval {:?}", want.outcome(r), got.outcome(r)))
-        .collect();
+    let differ = want.differences(&got, &rules);
     assert!(differ.is_empty(), "{} of {} rules differ:\n{}", differ.len(), rules.len(), differ.join("\n"));
     assert_eq!(got.results.rule_results.len(), rules.len(), "one result per rule asked, none other");
     let order: Vec<&str> = got.results.rule_results.iter().map(|r| r.idref.as_str()).collect();

@@ -53,15 +53,10 @@ async fn main() {
             let got = oval.scan(&guest, &rules).await.unwrap();
             let oval_secs = t.elapsed().as_secs_f64();
             let routed = engine.plan(&benchmark, &rules).unwrap().xccdf_rules().len();
+            let differ = want.differences(&got, &rules);
             let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-            let mut differ = Vec::new();
-            for r in &rules {
-                let (w, g) = (want.outcome(r), got.outcome(r));
-                if w == g {
-                    *counts.entry(w.map_or("none", Outcome::as_str)).or_default() += 1;
-                } else {
-                    differ.push(format!("  {r}: xccdf {w:?}, oval {g:?}"));
-                }
+            for r in rules.iter().filter(|r| want.outcome(r) == got.outcome(r)) {
+                *counts.entry(want.outcome(r).map_or("none", Outcome::as_str)).or_default() += 1;
             }
             let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
             println!(
@@ -76,7 +71,7 @@ async fn main() {
                 differ.len()
             );
             for d in &differ {
-                println!("{d}");
+                println!("  {d}");
             }
             mismatches += differ.len();
         }

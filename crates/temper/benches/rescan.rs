@@ -40,11 +40,7 @@ async fn time_scan(guest: &SshGuest, scanner: &Scanner, rules: &[String]) -> (Ve
 }
 
 fn same(rules: &[String], xccdf: &Scan, oval: &Scan) {
-    let differ: Vec<String> = rules
-        .iter()
-        .filter(|r| xccdf.outcome(r) != oval.outcome(r))
-        .map(|r| format!("{r}: xccdf {:?}, oval {:?}", xccdf.outcome(r), oval.outcome(r)))
-        .collect();
+    let differ = xccdf.differences(oval, rules);
     assert!(differ.is_empty(), "the engines disagree:\n{}", differ.join("\n"));
 }
 

@@ -37,11 +37,7 @@ async fn the_oval_engine_agrees_with_xccdf_eval_on_every_rule_of_standard() {
         want.results.rule_results.iter().filter(|r| r.result != Outcome::NotSelected).map(|r| r.idref.clone()).collect();
     let got = oval.scan(&g, &rules).await.unwrap();
     assert_eq!(got.engine, Engine::Oval);
-    let differ: Vec<String> = rules
-        .iter()
-        .filter(|r| want.outcome(r) != got.outcome(r))
-        .map(|r| format!("{r}: xccdf {:?}, oval {:?}", want.outcome(r), got.outcome(r)))
-        .collect();
+    let differ = want.differences(&got, &rules);
     assert!(differ.is_empty(), "{} of {} rules differ:\n{}", differ.len(), rules.len(), differ.join("\n"));
     let failing = got.with(Outcome::Fail);
     assert!(!failing.is_empty() && !got.with(Outcome::Pass).is_empty(), "the baseline has both: {:?}", got.results.counts(false));

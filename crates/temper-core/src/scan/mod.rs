@@ -103,6 +103,18 @@ impl Scan {
     pub fn evidence_of(&self, rule_id: &str) -> Option<&Evidence> {
         self.evidence.iter().find(|e| e.rule == rule_id)
     }
+    /// Those of `rules` whose outcome differs in `other` (another engine's scan, say), each as
+    /// `rule: this X, other Y`.
+    pub fn differences(&self, other: &Scan, rules: &[String]) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in rules {
+            let (a, b) = (self.outcome(r), other.outcome(r));
+            if a != b {
+                out.push(format!("{r}: {} {a:?}, {} {b:?}", self.engine, other.engine));
+            }
+        }
+        out
+    }
     /// Full ids with this outcome.
     pub fn with(&self, outcome: Outcome) -> Vec<String> {
         self.results.rule_results.iter().filter(|r| r.result == outcome).map(|r| r.idref.clone()).collect()
