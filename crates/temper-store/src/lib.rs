@@ -112,7 +112,26 @@ impl Store {
             .foreign_keys(true)
             .busy_timeout(std::time::Duration::from_secs(10));
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(opts).await.map_err(|e| fail(e.to_string()))?;
-        SQLITE.run(&pool).await.map_err(|e| fail(format!("migrating: {e}")))?;
+        // Two processes (or two lanes) opening a new file at once would both migrate it: the
+        // second fails with "table runs already exists". One migrates at a time.
+        let lock_path = format!("{}.migrate-lock", path.display());
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| fail(format!("{lock_path}: {e}")))?;
+        // Waits without blocking the runtime: the lane holding the lock needs it to finish.
+        loop {
+            match lock.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+                Err(std::fs::TryLockError::Error(e)) => return Err(fail(format!("locking {lock_path}: {e}"))),
+            }
+        }
+        let migrated = SQLITE.run(&pool).await;
+        drop(lock);
+        migrated.map_err(|e| fail(format!("migrating: {e}")))?;
         let runs_dir = path.parent().unwrap_or_else(|| Path::new(".")).join("runs");
         Ok(Self { db: std::sync::Arc::new(Db::Sqlite(pool)), label: format!("sqlite {}", path.display()), runs_dir })
     }

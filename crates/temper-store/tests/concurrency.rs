@@ -316,3 +316,17 @@ async fn wait_for(dir: &Path, name: &str) -> String {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// Lanes in one process, or two processes started together, open a new SQLite file at once:
+/// one migrates it, the other waits (before, the second failed: "table runs already exists").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_sqlite_file_opened_at_once_is_migrated_once() {
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db").to_str().unwrap().to_string();
+        let (a, b, c) = tokio::join!(Store::open(&path), Store::open(&path), Store::open(&path));
+        for s in [a, b, c] {
+            s.expect("every open succeeds").create_run(&new_run()).await.unwrap();
+        }
+    }
+}

@@ -99,3 +99,23 @@ async fn sqlite_refuses_the_queue() {
         assert!(stderr(&out).contains("needs PostgreSQL"), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lanes_run_every_target_in_one_process_and_group_the_runs() {
+    let w = world(false).await;
+    let out = w.run(&["fleet", "run", "--fleet", "lab", "--lanes", "2", "--", "--agent", "stock"]).await;
+    assert_eq!(out.status.code(), Some(1), "the worst lane's exit code: both runs stop in preflight");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("lab\ta\texit 1") && stdout.contains("lab\tb\texit 1"), "{stdout}");
+    let store = w.store().await;
+    let runs = temper_core::journal::prelude::RunLog::list_runs(&store, 10).await.unwrap();
+    let mut targets: Vec<String> = runs
+        .iter()
+        .filter(|r| serde_json::from_str::<Value>(&r.options_json).unwrap()["fleet"] == "lab")
+        .map(|r| r.target_config.as_ref().unwrap().name.clone())
+        .collect();
+    targets.sort();
+    assert_eq!(targets, ["a", "b"], "one run per target, each marked with the fleet");
+    let out = w.run(&["fleet", "run", "--targets", "a", "--", "--target", "b"]).await;
+    assert!(out.status.code() == Some(1) && stderr(&out).contains("--targets"), "{}", stderr(&out));
+}

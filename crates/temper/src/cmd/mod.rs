@@ -5,7 +5,7 @@ pub mod fleet;
 mod llm;
 mod memory;
 mod report;
-mod run;
+pub mod run;
 mod scan;
 pub mod schedule;
 pub mod serve;

@@ -41,16 +41,28 @@ struct Options {
     /// How rule rescans and regression checks are evaluated.
     #[serde(default)]
     engine: Engine,
+    /// The fleet the run belongs to (`temper fleet run`, `temper worker`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fleet: Option<String>,
+}
+
+/// Where a run comes from when not from `temper run` itself.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// Groups the fleet's runs.
+    pub fleet: Option<String>,
+    /// The fleet queue item the run is for: the run is recorded on it as soon as it exists.
+    pub queue_item: Option<i64>,
 }
 
 pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
     let target = config.target(args.target.name.as_deref())?;
-    start_on(config, target, args, None).await
+    start_on(config, target, args, Origin::default()).await
 }
 
 /// `temper run` on `target`. A fleet queue item's run is recorded on the item as soon as it
 /// exists, so a worker that takes the item over resumes that run.
-pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, item: Option<i64>) -> anyhow::Result<u8> {
+pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin: Origin) -> anyhow::Result<u8> {
     if let Some(s) = &args.skill {
         target.skill = s.clone();
     }
@@ -75,6 +87,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, item: 
         json: args.json,
         controls,
         engine: args.engine,
+        fleet: origin.fleet,
     };
     let store = crate::wiring::store(config).await?;
     let new = NewRun {
@@ -88,7 +101,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, item: 
         baseline: target.baseline.clone(),
     };
     let run = store.create_run_on(&new, &target).await?;
-    if let Some(item) = item {
+    if let Some(item) = origin.queue_item {
         store.set_queue_run(item, run).await?;
     }
     notice(
