@@ -5,13 +5,14 @@
 //! results also give each failing rule its evidence.
 //!
 //! A full profile scan (no rules named) is always `oscap xccdf eval`: its results carry the
-//! score and every rule's `notselected`.
+//! score and every rule's `notselected`. A large set of rules goes in two stages (platforms
+//! first), as oscap skips the checks of rules that are not applicable.
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalReport, OvalResults, XccdfReason};
+use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalReport, OvalResults, Plan, XccdfReason};
 use temper_scap::{Benchmark, RuleResult, TestResult};
 
 use super::{Call, ScanError, Scanner};
@@ -65,38 +66,39 @@ pub(super) struct OvalScan {
     pub routed: Vec<(String, XccdfReason)>,
 }
 
+/// From this many rules a scan goes in two stages: the platforms first, so the checks of rules
+/// that are not applicable never run (as under `oscap xccdf eval`); a one-rule rescan does not
+/// pay for the extra run.
+pub const TWO_STAGE_FROM: usize = 20;
+
 impl Scanner {
-    /// `rules` through the OVAL engine: one `oscap oval eval` for the rules it plans, one
-    /// `oscap xccdf eval` for the rest. Results come in the order of `rules`.
+    /// `rules` through the OVAL engine: one `oscap oval eval` for the rules it plans (after one
+    /// for their platforms, for large sets), one `oscap xccdf eval` for the rest. Results come in
+    /// the order of `rules`.
     pub(super) async fn scan_oval(&self, guest: &dyn Guest, side: &OvalSide, rules: &[String]) -> Result<OvalScan, ScanError> {
-        let plan = side.engine.plan(&side.benchmark, rules)?;
         let severity = |id: &str| side.benchmark.rule(id).map_or("unknown".to_string(), |r| r.severity.clone());
+        let result = |rule: String, outcome| RuleResult { severity: severity(&rule), idref: rule, result: outcome, time: None };
         let mut found: Vec<RuleResult> = Vec::new();
-        let (mut evidence, mut stalls) = (Vec::new(), 0);
-        if let Some(document) = &plan.document {
-            let (bytes, s) = self
-                .run(guest, |f| {
-                    let variables = plan.variables.as_ref().map(|v| (f.variables.clone(), v.clone()));
-                    let eval = OvalEval {
-                        document: &f.document,
-                        variables: variables.as_ref().map(|v| v.0.as_str()),
-                        results: &f.results,
-                        skip_valid: self.skip_valid_rescans,
-                    };
-                    let mut inputs = vec![(f.document.clone(), document.clone())];
-                    inputs.extend(variables.clone());
-                    Call { args: eval.args(), inputs }
-                })
-                .await?;
+        let mut stalls = 0;
+        let mut evaluate = rules.to_vec();
+        if rules.len() >= TWO_STAGE_FROM {
+            let first = side.engine.platforms(&side.benchmark, rules)?;
+            if first.document.is_some() {
+                let (bytes, s) = self.oval_eval(guest, &first).await?;
+                stalls += s;
+                let split = first.split(&OvalResults::parse(&bytes)?);
+                found.extend(split.not_applicable.into_iter().map(|o| result(o.rule, o.outcome)));
+                evaluate = split.evaluate;
+            }
+        }
+        let plan = side.engine.plan(&side.benchmark, &evaluate)?;
+        let mut evidence = Vec::new();
+        if plan.document.is_some() {
+            let (bytes, s) = self.oval_eval(guest, &plan).await?;
             stalls += s;
             let outcomes = plan.outcomes(&OvalResults::parse(&bytes)?);
             evidence = plan.evidence(&OvalReport::parse(&bytes)?, &outcomes);
-            found.extend(outcomes.into_iter().map(|o| RuleResult {
-                severity: severity(&o.rule),
-                idref: o.rule,
-                result: o.outcome,
-                time: None,
-            }));
+            found.extend(outcomes.into_iter().map(|o| result(o.rule, o.outcome)));
         }
         let routed: Vec<(String, XccdfReason)> = plan.xccdf_rules().into_iter().map(|(id, why)| (id.to_string(), why)).collect();
         let rest: Vec<String> = routed.iter().map(|(id, _)| id.clone()).collect();
@@ -116,5 +118,24 @@ impl Scanner {
             ..TestResult::default()
         };
         Ok(OvalScan { results, evidence, stalls, routed })
+    }
+
+    /// One `oscap oval eval` of a plan's document (and its variables), written to the guest as
+    /// data; its results document and the stalls it took.
+    async fn oval_eval(&self, guest: &dyn Guest, plan: &Plan) -> Result<(Vec<u8>, u32), ScanError> {
+        let document = plan.document.as_ref().expect("a plan with a document");
+        self.run(guest, |f| {
+            let variables = plan.variables.as_ref().map(|v| (f.variables.clone(), v.clone()));
+            let eval = OvalEval {
+                document: &f.document,
+                variables: variables.as_ref().map(|v| v.0.as_str()),
+                results: &f.results,
+                skip_valid: self.skip_valid_rescans,
+            };
+            let mut inputs = vec![(f.document.clone(), document.clone())];
+            inputs.extend(variables.clone());
+            Call { args: eval.args(), inputs }
+        })
+        .await
     }
 }

@@ -16,7 +16,7 @@ use temper_scap::oval::{Evidence, OvalError, XccdfReason};
 use temper_scap::{Outcome, TestResult, parse_results_bytes};
 use tokio::time::Instant;
 
-pub use engine::{Engine, OvalSide};
+pub use engine::{Engine, OvalSide, TWO_STAGE_FROM};
 pub use files::ScanFiles;
 pub use watch::WITH_PIDFILE;
 
