@@ -4,7 +4,7 @@
 //! now), each against a full profile scan. Prints min / median / max; every OVAL scan is
 //! checked against xccdf's results for the same rules, and a mismatch stops the bench.
 //!
-//! TEMPER_BENCH_PROFILE (default anssi_bp28_high). Needs the test VM (`bash vm/up.sh`) and the
+//! TEMPER_BENCH_PROFILE (default anssi_bp28_high), TEMPER_BENCH_RUNS (default 3). Needs the test VM (`bash vm/up.sh`) and the
 //! host's copy of the same datastream (`bash vm/fetch-ssg.sh`).
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,7 +17,10 @@ use temper_target::{SshConfig, SshGuest};
 
 const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
 const PREFIX: &str = "xccdf_org.ssgproject.content_profile_";
-const RUNS: usize = 3;
+/// Scans per row (`TEMPER_BENCH_RUNS`, default 3).
+fn runs() -> usize {
+    std::env::var("TEMPER_BENCH_RUNS").ok().and_then(|n| n.parse().ok()).filter(|n| *n > 0).unwrap_or(3)
+}
 
 fn stats(name: &str, mut t: Vec<Duration>) -> f64 {
     t.sort();
@@ -26,11 +29,11 @@ fn stats(name: &str, mut t: Vec<Duration>) -> f64 {
     s(t[t.len() / 2])
 }
 
-/// Scans `rules` `RUNS` times; the times and the last scan.
+/// Scans `rules` [`runs`] times; the times and the last scan.
 async fn time_scan(guest: &SshGuest, scanner: &Scanner, rules: &[String]) -> (Vec<Duration>, Scan) {
     let mut out = Vec::new();
     let mut last = None;
-    for _ in 0..RUNS {
+    for _ in 0..runs() {
         let t = Instant::now();
         let scan = scanner.scan(guest, rules).await.expect("scan");
         out.push(t.elapsed());
@@ -75,7 +78,7 @@ async fn main() {
     println!("{:<52} {full_secs:>7.2}s", "full profile scan (xccdf), once");
     println!("{:<52} {:>7.2}s", "OVAL engine: indexing the datastream on the host", index.as_secs_f64());
 
-    // One rule: five failing rules (what the loop rescans after a fix), each scanned RUNS times.
+    // One rule: five failing rules (what the loop rescans after a fix), each scanned runs() times.
     let mut one = (Vec::new(), Vec::new());
     for r in failing.iter().take(5) {
         let rule = std::slice::from_ref(r);
