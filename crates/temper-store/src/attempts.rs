@@ -4,7 +4,7 @@ use temper_core::journal::{
 };
 use temper_core::verdict::Verdict;
 
-use crate::{Store, now, with_db};
+use crate::{BeginWrite, Store, now, with_db};
 
 /// Writes an attempt's evaluation and closes it (`done`).
 macro_rules! finish {
@@ -72,7 +72,7 @@ macro_rules! set_checkpoint {
 impl AttemptLog for Store {
     async fn start_attempt(&self, a: &NewAttempt) -> JournalResult<(i64, i64)> {
         with_db!(self, p => async {
-            let mut tx = p.begin().await?;
+            let mut tx = p.begin_write().await?;
             // The rule's counter first: its row lock (PostgreSQL), or the write lock taken up
             // front (SQLite), makes a second writer on the same rule wait until this one commits,
             // so its MAX(n) below sees this attempt. Read first, two writers got the same n.
@@ -121,7 +121,7 @@ impl AttemptLog for Store {
 
     async fn record_fix(&self, run: i64, id: i64, e: &Evaluation, rule_id: &str, checkpoint: &str) -> JournalResult<()> {
         with_db!(self, p => async {
-            let mut tx = p.begin().await?;
+            let mut tx = p.begin_write().await?;
             keep!(tx, run, id, e, rule_id, checkpoint, KeptState::Confirmed)?;
             set_checkpoint!(&mut *tx, run, checkpoint)?;
             tx.commit().await
@@ -130,7 +130,7 @@ impl AttemptLog for Store {
 
     async fn record_pending_fix(&self, run: i64, id: i64, e: &Evaluation, rule_id: &str, snapshot: &str) -> JournalResult<()> {
         with_db!(self, p => async {
-            let mut tx = p.begin().await?;
+            let mut tx = p.begin_write().await?;
             keep!(tx, run, id, e, rule_id, snapshot, KeptState::Pending)?;
             tx.commit().await
         })
@@ -144,7 +144,7 @@ impl AttemptLog for Store {
 
     async fn confirm_fixes(&self, run: i64, checkpoint: &str) -> JournalResult<()> {
         with_db!(self, p => async {
-            let mut tx = p.begin().await?;
+            let mut tx = p.begin_write().await?;
             sqlx::query("UPDATE attempts SET kept = $1 WHERE run_id = $2 AND kept = $3")
                 .bind(KeptState::Confirmed)
                 .bind(run)
@@ -161,7 +161,7 @@ impl AttemptLog for Store {
         let note =
             format!(" [rolled back: kept after the fix for {} that broke {}; replayed]", culprit.rule_id, culprit.regressions.join(", "));
         with_db!(self, p => async {
-            let mut tx = p.begin().await?;
+            let mut tx = p.begin_write().await?;
             sqlx::query(
                 "UPDATE attempts SET verdict = $1, verdict_reason = $2, regressions = $3, diagnostics = $4,
                    revert_method = $5, kept = $6 WHERE id = $7",
@@ -220,7 +220,7 @@ impl AttemptLog for Store {
 
     async fn interrupt_open_attempts(&self, run: i64) -> JournalResult<Vec<Attempt>> {
         with_db!(self, p => async {
-            let mut tx = p.begin().await?;
+            let mut tx = p.begin_write().await?;
             let open: Vec<Attempt> = sqlx::query_as("SELECT * FROM attempts WHERE run_id = $1 AND state IN ($2, $3) ORDER BY id")
                 .bind(run)
                 .bind(AttemptState::Started)

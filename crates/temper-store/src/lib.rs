@@ -82,6 +82,28 @@ macro_rules! with_db {
 }
 pub(crate) use with_db;
 
+/// Begins a transaction that writes. SQLite takes its write lock at `BEGIN IMMEDIATE`, so a
+/// read inside never meets a newer commit by another lane (`SQLITE_BUSY`, which the busy
+/// timeout does not wait for); PostgreSQL's row locks already serialize the writers.
+pub(crate) trait BeginWrite {
+    type Db: sqlx::Database;
+    fn begin_write(&self) -> impl Future<Output = Result<sqlx::Transaction<'static, Self::Db>, sqlx::Error>> + Send;
+}
+
+impl BeginWrite for SqlitePool {
+    type Db = sqlx::Sqlite;
+    fn begin_write(&self) -> impl Future<Output = Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error>> + Send {
+        self.begin_with("BEGIN IMMEDIATE")
+    }
+}
+
+impl BeginWrite for PgPool {
+    type Db = sqlx::Postgres;
+    fn begin_write(&self) -> impl Future<Output = Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error>> + Send {
+        self.begin()
+    }
+}
+
 pub(crate) fn db_error(e: sqlx::Error) -> JournalError {
     match e {
         sqlx::Error::RowNotFound => JournalError::NotFound("row".into()),
@@ -104,16 +126,9 @@ impl Store {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| fail(e.to_string()))?;
         }
-        let opts = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
-            .map_err(|e| fail(e.to_string()))?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
-            .foreign_keys(true)
-            .busy_timeout(std::time::Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(opts).await.map_err(|e| fail(e.to_string()))?;
-        // Two processes (or two lanes) opening a new file at once would both migrate it: the
-        // second fails with "table runs already exists". One migrates at a time.
+        // Two processes (or two lanes) opening a new file at once would both migrate it, and the
+        // switch to WAL takes a lock that SQLite's busy timeout does not wait for: either one
+        // fails with "database is locked". One opener at a time does both.
         let lock_path = format!("{}.migrate-lock", path.display());
         let lock = std::fs::OpenOptions::new()
             .create(true)
@@ -129,9 +144,25 @@ impl Store {
                 Err(std::fs::TryLockError::Error(e)) => return Err(fail(format!("locking {lock_path}: {e}"))),
             }
         }
-        let migrated = SQLITE.run(&pool).await;
+        let opts = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
+            .map_err(|e| fail(e.to_string()))?
+            .create_if_missing(true)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(std::time::Duration::from_secs(10));
+        // WAL is kept in the file: one connection sets it and migrates, so the pool's
+        // connections never switch modes nor hold statements prepared before a migration.
+        let ready = async {
+            let one = opts.clone().journal_mode(SqliteJournalMode::Wal);
+            let conn = SqlitePoolOptions::new().max_connections(1).connect_with(one).await.map_err(|e| e.to_string())?;
+            let migrated = SQLITE.run(&conn).await.map_err(|e| format!("migrating: {e}"));
+            conn.close().await;
+            migrated
+        }
+        .await;
         drop(lock);
-        migrated.map_err(|e| fail(format!("migrating: {e}")))?;
+        ready.map_err(fail)?;
+        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(opts).await.map_err(|e| fail(e.to_string()))?;
         let runs_dir = path.parent().unwrap_or_else(|| Path::new(".")).join("runs");
         Ok(Self { db: std::sync::Arc::new(Db::Sqlite(pool)), label: format!("sqlite {}", path.display()), runs_dir })
     }
