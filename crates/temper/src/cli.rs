@@ -133,7 +133,7 @@ pub enum ScanCmd {
         tailoring_file: Option<PathBuf>,
         /// How named rules are evaluated: `oval` (one small OVAL document cut on the host,
         /// `oscap oval eval` in the guest, with evidence) or `xccdf` (`oscap xccdf eval --rule`).
-        #[arg(long, default_value = "xccdf")]
+        #[arg(long, default_value = "oval")]
         engine: Engine,
         /// With `--engine oval`: print each failing rule's evidence.
         #[arg(long)]
@@ -238,8 +238,9 @@ pub struct RunArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub regression_every: Option<u32>,
     /// How rule rescans and regression checks are evaluated: `oval` (the OVAL engine, with the
-    /// failing items as evidence for the agents and the report) or `xccdf`.
-    #[arg(long, default_value = "xccdf")]
+    /// failing items as evidence for the agents and the report) or `xccdf` (`oscap xccdf eval
+    /// --rule`, which loads the whole datastream each time). First and final scans are xccdf.
+    #[arg(long, default_value = "oval")]
     pub engine: Engine,
     /// No progress line (e.g. in CI logs).
     #[arg(long)]

@@ -43,42 +43,6 @@ async fn first_try_fix_is_kept_and_verified() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_fix_is_reverted_reflected_on_then_fixed() {
-    require_vm().await;
-    let w = World::new();
-    let wrong = "printf 'fs.suid_dumpable = 0\\n' > /root/not-a-sysctl-file\n";
-    let llm = mock(vec![
-        select(SUID, "set fs.suid_dumpable"),
-        apply_fix(wrong, "rm -f /root/not-a-sysctl-file\n", "wrong place"),
-        reflect(
-            "sysctl settings must live under /etc/sysctl.d to persist",
-            Some(r"/root/not-a-sysctl-file"),
-            "write sysctl.d drop-ins, not files in /root",
-        ),
-        apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in"),
-    ])
-    .await;
-    let s = summary(&llm_run(&w, &llm, SUID, &[]).await);
-    assert_eq!(s["statuses"]["fixed"], 1, "{s}");
-    let store = w.store().await;
-    let run = store.latest_run().await.unwrap().unwrap().id;
-    let a = store.attempts(run).await.unwrap();
-    assert_eq!(a.len(), 2);
-    assert_eq!(a[0].verdict.map(|v| v.as_str()), Some("still_failing"));
-    assert_eq!(a[0].revert_method.map(|v| v.as_str()), Some("script"), "the revert script was run and verified");
-    assert!(a[0].diagnostics.as_deref().unwrap_or("").contains("rule result: fail"));
-    assert_eq!(a[1].verdict.map(|v| v.as_str()), Some("fixed"));
-    // The lesson reached memory and the second Worker prompt.
-    assert_eq!(store.bans().await.unwrap()[0].pattern, "/root/not-a-sysctl-file");
-    let worker2 = llm.requests()[3].to_string();
-    assert!(worker2.contains("write sysctl.d drop-ins, not files in /root"), "episode fed to the next attempt");
-    let (code, _) = sh("test -e /root/not-a-sysctl-file").await;
-    assert_ne!(code, Some(0), "the failed fix was reverted");
-    assert_eq!(rescan(&w, SUID).await, "pass");
-    w.cleanup().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fix_that_breaks_health_is_reverted_and_the_vm_is_healthy() {
     require_vm().await;
     let w = World::new();

@@ -1,11 +1,12 @@
 //! The OVAL engine on the real VM: it agrees with `oscap xccdf eval` on every rule of
-//! `standard`, and in a run (`--engine oval`) the scanner's failing items reach the Worker's
+//! `standard`, and in a run (the default engine) the scanner's failing items reach the Worker's
 //! prompt, the Reflector's diagnostics, the journal and the report.
 mod support;
 
 use std::sync::Arc;
 
 use support::*;
+use temper_core::journal::EventKind;
 use temper_core::ports::{Guest, Hypervisor};
 use temper_core::scan::{Engine, OvalSide, Scanner};
 use temper_scap::Outcome;
@@ -15,6 +16,8 @@ const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
 const ROOT: &str = "xccdf_org.ssgproject.content_rule_sshd_disable_root_login";
 const ROOT_FIX: &str = "set -e\nsed -i '1i PermitRootLogin no' /etc/ssh/sshd_config\nsshd -t\n";
 const ROOT_REVERT: &str = "sed -i '/^PermitRootLogin no$/d' /etc/ssh/sshd_config\n";
+const WRONG: &str = "printf 'PermitRootLogin no\\n' > /root/not-sshd-config\n";
+const LESSON: &str = "set PermitRootLogin no in /etc/ssh/sshd_config itself";
 
 fn host_datastream() -> std::path::PathBuf {
     temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml")
@@ -45,24 +48,34 @@ async fn the_oval_engine_agrees_with_xccdf_eval_on_every_rule_of_standard() {
     println!("{} rules: xccdf full scan {:.1}s, oval {:.1}s", rules.len(), want.took.as_secs_f64(), got.took.as_secs_f64());
 }
 
+/// The default engine in a run: a wrong fix is reverted by its script, reflected on (a ban, a
+/// lesson fed to the next Worker), then the right one is kept; the scanner's failing items reach
+/// the Worker, the Reflector, the journal and the report.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_failing_items_reach_the_worker_the_reflector_the_journal_and_the_report() {
+async fn a_failed_fix_is_reverted_reflected_on_then_fixed_with_the_failing_items_as_evidence() {
     require_vm().await;
     let w = World::new();
     let llm = mock(vec![
         select(ROOT, "forbid root logins over SSH"),
-        apply_fix("true\n", "true\n", "a fix that changes nothing"),
-        reflect("the fix changed nothing", None, "set PermitRootLogin no in sshd_config"),
+        apply_fix(WRONG, "rm -f /root/not-sshd-config\n", "wrong place"),
+        reflect("sshd reads /etc/ssh/sshd_config, not files in /root", Some(r"/root/not-sshd-config"), LESSON),
         apply_fix(ROOT_FIX, ROOT_REVERT, "PermitRootLogin no, first in sshd_config"),
     ])
     .await;
-    let out = llm_run(&w, &llm, ROOT, &["--engine", "oval"]).await;
+    let out = llm_run(&w, &llm, ROOT, &[]).await;
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     assert_eq!(summary["statuses"]["fixed"], 1, "{summary}\n{}", String::from_utf8_lossy(&out.stderr));
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap().id;
+    let started = store.events(run, 0).await.unwrap().into_iter().find(|e| e.kind == EventKind::Preflight).unwrap();
+    let started: serde_json::Value = serde_json::from_str(&started.data).unwrap();
+    assert_eq!(started["engine"], "oval", "the default engine");
     let a = store.attempts(run).await.unwrap();
     assert_eq!(a.iter().map(|a| a.outcome()).collect::<Vec<_>>(), ["still_failing", "fixed"]);
+    assert_eq!(a[0].revert_method.map(|v| v.as_str()), Some("script"), "the revert script was run and verified");
+    assert!(a[0].diagnostics.as_deref().unwrap_or("").contains("rule result: fail"));
+    let (code, _) = sh("test -e /root/not-sshd-config").await;
+    assert_ne!(code, Some(0), "the failed fix was reverted");
 
     // Before each attempt, and after the one that left the rule failing: PermitRootLogin is absent.
     for e in [&a[0].evidence_before, &a[0].evidence_after, &a[1].evidence_before] {
@@ -72,11 +85,13 @@ async fn the_failing_items_reach_the_worker_the_reflector_the_journal_and_the_re
     }
     assert!(a[1].evidence_after.is_none(), "the rule passes after the kept fix: nothing wrong to show");
 
-    // The Worker's prompts and the Reflector's carry it.
+    // The lesson reached memory; the Worker's prompts and the Reflector's carry the evidence.
+    assert_eq!(store.bans().await.unwrap()[0].pattern, "/root/not-sshd-config");
     let requests: Vec<String> = llm.requests().iter().map(|r| r.to_string()).collect();
     assert!(requests[1].contains("What the scanner finds wrong now") && requests[1].contains("PermitRootLogin"), "{}", requests[1]);
     assert!(requests[2].contains("what the scanner found after the fix"), "{}", requests[2]);
     assert!(requests[3].contains("What the scanner finds wrong now"));
+    assert!(requests[3].contains(LESSON), "the episode fed to the next attempt");
 
     let md = report(&w, "md", "oval-evidence.md").await;
     let found = md.split("### What the scanner found before each fix").nth(1).expect("the fixed rules' evidence section");

@@ -127,7 +127,8 @@ pub async fn sh(script: &str) -> (Option<u32>, String) {
     (out.exit_code, out.stdout_str())
 }
 
-/// An independent rescan of one rule through `temper scan run` (oscap's XML, not temper's run data).
+/// An independent rescan of one rule through `temper scan run --engine xccdf` (oscap's own
+/// XCCDF evaluation and XML, not temper's run data nor its OVAL engine).
 pub async fn rescan(w: &World, rule: &str) -> String {
     rescan_in(w, STANDARD, rule).await
 }
@@ -139,7 +140,7 @@ pub async fn rescan_in(w: &World, profile: &str, rule: &str) -> String {
 
 /// `rescan` with more `temper scan run` options (`--profile P`, `--tailoring-file F`).
 pub async fn rescan_with(w: &World, rule: &str, extra: &[&str]) -> String {
-    let mut args = vec!["scan", "run", "--rule", rule, "--json"];
+    let mut args = vec!["scan", "run", "--engine", "xccdf", "--rule", rule, "--json"];
     args.extend_from_slice(extra);
     let out = w.run(&args).await;
     assert!(out.status.success(), "scan {extra:?} failed: {}", String::from_utf8_lossy(&out.stderr));
