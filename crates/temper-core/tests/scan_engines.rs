@@ -47,9 +47,9 @@ async fn both(profile: &str, pick: impl Fn(&OvalSide) -> Vec<String>) -> (temper
 
     // One `oscap oval eval` (after one for the platforms, for a large set), and one `oscap xccdf
     // eval` only for the rules routed there.
-    let log = guest.log.lock().unwrap().clone();
-    let runs = |sub: &str| log.iter().filter(|a| a.len() > 6 && a[5] == "oscap" && a[6] == sub).count();
-    assert_eq!(runs("oval"), 1 + usize::from(rules.len() >= TWO_STAGE_FROM), "{log:?}");
+    let trips = guest.trips.lock().unwrap().clone();
+    let runs = |sub: &str| trips.iter().filter(|t| t.args[0] == sub).count();
+    assert_eq!(runs("oval"), 1 + usize::from(rules.len() >= TWO_STAGE_FROM), "{trips:?}");
     assert_eq!(runs("xccdf"), 1 + usize::from(routed > 0), "xccdf's own scan, and one for the {routed} routed rules");
     assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new(), "every scan file was removed");
     (got, routed)

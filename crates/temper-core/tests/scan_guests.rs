@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{Here, datastream};
-use temper_core::scan::{ScanFiles, Scanner, WITH_PIDFILE};
+use temper_core::scan::{ScanFiles, Scanner};
 
 const STANDARD: &str = "xccdf_org.ssgproject.content_profile_standard";
 const SUID: &str = "xccdf_org.ssgproject.content_rule_sysctl_fs_suid_dumpable";
@@ -97,22 +97,21 @@ async fn a_stalled_scan_is_killed_alone_and_two_scans_share_no_file() {
 
     // Every oscap run had files of its own, named for its scanner, and none is left.
     let log = guest.log.lock().unwrap().clone();
-    let runs: Vec<&Vec<String>> = log.iter().filter(|a| a.len() > 5 && a[2] == WITH_PIDFILE && a[5] == "oscap").collect();
+    let runs = guest.trips.lock().unwrap().clone();
     assert_eq!(runs.len(), 2 + a_scan.stalls as usize, "{runs:?}");
     let mut files: Vec<String> = Vec::new();
-    for argv in &runs {
-        let results = &argv[argv.iter().position(|w| w == "--results").unwrap() + 1];
-        let tag = if argv.contains(&SUID.to_string()) { &a.tag } else { &b.tag };
-        assert!(argv[4].contains(tag.as_str()) && results.contains(tag.as_str()), "{argv:?}");
-        files.extend([argv[4].clone(), results.clone()]);
+    for t in &runs {
+        let tag = if t.args.contains(&SUID.to_string()) { &a.tag } else { &b.tag };
+        assert!(t.pid.contains(tag.as_str()) && t.results.contains(tag.as_str()), "{t:?}");
+        files.extend([t.pid.clone(), t.results.clone()]);
     }
     let n = files.len();
     files.sort();
     files.dedup();
     assert_eq!(files.len(), n, "no two runs share a file");
-    let a_first = runs.iter().find(|r| r.contains(&SUID.to_string())).unwrap();
+    let a_first = runs.iter().find(|t| t.args.contains(&SUID.to_string())).unwrap();
     let kills: Vec<&Vec<String>> = log.iter().filter(|a| a[0] == "pkill").collect();
     assert_eq!(kills.len(), a_scan.stalls as usize, "{kills:?}");
-    assert!(kills[0].contains(&a_first[4]), "the kill names A's stalled run's pid file: {kills:?}");
+    assert!(kills[0].contains(&a_first.pid), "the kill names A's stalled run's pid file: {kills:?}");
     assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new(), "every scan file was removed");
 }

@@ -6,6 +6,7 @@
 //! OVAL engine instead (`engine.rs`).
 mod engine;
 mod files;
+mod trip;
 mod watch;
 
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use tokio::time::Instant;
 
 pub use engine::{Engine, OvalSide, TWO_STAGE_FROM};
 pub use files::ScanFiles;
-pub use watch::WITH_PIDFILE;
+pub use trip::{TRIP, Trip};
 
 use crate::ports::{Exec, Guest, PortError};
 
@@ -246,18 +247,12 @@ impl Scanner {
         Err(ScanError::Stalled(SCAN_TRIES))
     }
 
-    /// One run of oscap with its own files; `None` when the watchdog killed it.
+    /// One run of oscap with its own files, in one round trip (`trip.rs`); `None` when the
+    /// watchdog killed it.
     async fn run_once(&self, guest: &dyn Guest, call: &Call, files: &ScanFiles) -> Result<Option<Vec<u8>>, ScanError> {
-        for (path, bytes) in &call.inputs {
-            let of = format!("of={path}");
-            let put = guest.exec(Exec::new(["dd", of.as_str(), "status=none"]).stdin(bytes.clone())).await?;
-            if !put.success() {
-                return Err(ScanError::Failed { code: put.exit_code, stderr: format!("writing {path}: {}", put.stderr_str()) });
-            }
-        }
-        let mut argv = vec!["sh", "-c", WITH_PIDFILE, "sh", &files.pid, "oscap"];
-        argv.extend(call.args.iter().map(String::as_str));
-        let exec = Exec::new(argv).timeout(self.timeout).max_output(64 * 1024);
+        let trip = Trip { pid: files.pid.clone(), results: files.results.clone(), inputs: call.inputs.clone(), args: call.args.clone() };
+        let (argv, stdin) = trip.argv_and_stdin();
+        let exec = Exec::new(argv).stdin(stdin).timeout(self.timeout).max_output(MAX_RESULTS);
         let out = tokio::select! {
             out = guest.exec(exec) => out?,
             () = self.watch(guest, files) => {
@@ -268,25 +263,14 @@ impl Scanner {
         };
         // 0: all pass, 2: some rule failed; anything else is an error.
         match out.exit_code {
-            Some(0) | Some(2) => {}
-            Some(127) => return Err(ScanError::NoOscap(out.stderr_str())),
-            code => {
-                let mut stderr = out.stderr_str();
-                if stderr.trim().is_empty() {
-                    stderr = out.stdout_str();
-                }
-                return Err(ScanError::Failed { code, stderr: tail(&stderr, 2000) });
-            }
+            Some(0) | Some(2) if !out.stdout_truncated => Ok(Some(out.stdout)),
+            Some(0) | Some(2) => Err(ScanError::Failed {
+                code: out.exit_code,
+                stderr: format!("the results of {} are over {MAX_RESULTS} bytes", files.results),
+            }),
+            Some(127) => Err(ScanError::NoOscap(out.stderr_str())),
+            code => Err(ScanError::Failed { code, stderr: tail(&out.stderr_str(), 2000) }),
         }
-        // Read the results, then remove the run's files whatever happened.
-        let mut argv = vec!["sh", "-c", r#"cat -- "$1"; s=$?; rm -f -- "$@"; exit $s"#, "sh"];
-        argv.extend(files.all());
-        let read = Exec::new(argv).max_output(MAX_RESULTS).timeout(Duration::from_secs(120));
-        let xml = guest.exec(read).await?;
-        if !xml.success() || xml.stdout_truncated {
-            return Err(ScanError::Failed { code: xml.exit_code, stderr: format!("reading {}: {}", files.results, xml.stderr_str()) });
-        }
-        Ok(Some(xml.stdout))
     }
 
     /// Removes a run's files (best effort: after an error the guest may be gone).
@@ -300,7 +284,7 @@ impl Scanner {
 }
 
 /// One oscap command: its arguments after `oscap`, and the files it reads, each written to the
-/// guest as data (`dd` with the bytes on stdin) before it runs.
+/// guest as data (on stdin, see `trip.rs`).
 struct Call {
     args: Vec<String>,
     inputs: Vec<(String, Vec<u8>)>,

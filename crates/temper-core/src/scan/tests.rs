@@ -19,17 +19,9 @@ struct Deadlocking {
     oscap_runs: Mutex<u32>,
 }
 
-/// What a command runs: oscap behind the pid-file wrapper is `oscap`.
-fn program(argv: &[String]) -> &str {
-    match argv {
-        [sh, c, script, _, _, prog, ..] if sh == "sh" && c == "-c" && script == WITH_PIDFILE => prog,
-        _ => &argv[0],
-    }
-}
-
-/// The oscap command line behind the wrapper, and the wrapper's pid file.
-fn oscap_argv(argv: &[String]) -> Option<(&[String], &str)> {
-    (program(argv) == "oscap" && argv[0] == "sh").then(|| (&argv[5..], argv[4].as_str()))
+/// The oscap run a call is, if it is one.
+fn trip(call: &(Vec<String>, Vec<u8>)) -> Option<Trip> {
+    Trip::parse(&call.0, &call.1)
 }
 
 fn after<'a>(argv: &'a [String], flag: &str) -> Option<&'a str> {
@@ -41,23 +33,22 @@ impl Guest for Deadlocking {
     async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
         self.calls.lock().unwrap().push((exec.argv.clone(), exec.stdin.clone()));
         let ok = |stdout: &str| ExecOutput { exit_code: Some(0), stdout: stdout.as_bytes().to_vec(), ..Default::default() };
-        match program(&exec.argv) {
-            "oscap" => {
-                let run = {
-                    let mut n = self.oscap_runs.lock().unwrap();
-                    *n += 1;
-                    *n
-                };
-                if run <= self.hung {
-                    std::future::pending::<()>().await;
-                }
-                Ok(ExecOutput { exit_code: Some(0), ..Default::default() })
+        if Trip::parse(&exec.argv, &exec.stdin).is_some() {
+            let run = {
+                let mut n = self.oscap_runs.lock().unwrap();
+                *n += 1;
+                *n
+            };
+            if run <= self.hung {
+                std::future::pending::<()>().await;
             }
-            "ps" => Ok(ok(" 12\n")),
-            "cat" => Ok(ok(PID)),
-            "sh" => Ok(ok(RESULT)),
-            _ => Ok(ok("")),
+            return Ok(ok(RESULT));
         }
+        Ok(match exec.argv[0].as_str() {
+            "ps" => ok(" 12\n"),
+            "cat" => ok(PID),
+            _ => ok(""),
+        })
     }
     async fn reconnect(&self, _: Duration) -> PortResult<()> {
         Ok(())
@@ -68,8 +59,11 @@ impl Deadlocking {
     fn argvs(&self) -> Vec<Vec<String>> {
         self.calls.lock().unwrap().iter().map(|c| c.0.clone()).collect()
     }
+    fn trips(&self) -> Vec<Trip> {
+        self.calls.lock().unwrap().iter().filter_map(trip).collect()
+    }
     fn count(&self, prog: &str) -> usize {
-        self.argvs().iter().filter(|a| program(a) == prog).count()
+        self.argvs().iter().filter(|a| a[0] == prog).count()
     }
 }
 
@@ -83,21 +77,23 @@ async fn a_deadlocked_oscap_is_killed_by_its_own_pid_and_the_scan_run_again() {
     let scan = Scanner::new("ds.xml", "p").scan(&g, &[]).await.unwrap();
     assert_eq!(scan.stalls, 1);
     assert_eq!(scan.outcome("r"), Some(Outcome::Pass), "the second run's results are read");
-    let argvs = g.argvs();
-    let runs: Vec<_> = argvs.iter().filter_map(|a| oscap_argv(a)).collect();
+    let runs = g.trips();
     assert_eq!(runs.len(), 2);
-    let (first, second) = (runs[0], runs[1]);
-    assert_ne!(first.1, second.1, "each run has its own pid file");
-    assert_ne!(after(first.0, "--results"), after(second.0, "--results"), "and its own results file");
+    let (first, second) = (&runs[0], &runs[1]);
+    assert_ne!(first.pid, second.pid, "each run has its own pid file");
+    assert_ne!(first.results, second.results, "and its own results file");
+    assert_eq!(after(&first.args, "--results"), Some(first.results.as_str()), "the file oscap writes is the one read");
+    let argvs = g.argvs();
     let kills: Vec<_> = argvs.iter().filter(|a| a[0] == "pkill").collect();
     assert_eq!(kills.len(), 1);
-    assert_eq!(kills[0], &["pkill", "-KILL", "-x", "oscap", "-F", first.1], "only the stalled run's process");
+    assert_eq!(kills[0], &["pkill", "-KILL", "-x", "oscap", "-F", &first.pid], "only the stalled run's process");
     let samples: Vec<_> = argvs.iter().filter(|a| a[0] == "ps").collect();
     assert!(samples.len() >= 8, "sampled for 120 s every 15 s: {argvs:?}");
     assert!(samples.iter().all(|a| a[1..] == ["-o", "times=", "-p", PID]), "its own PID only: {samples:?}");
     let removed = argvs.iter().find(|a| a[0] == "rm").expect("the killed run's files are removed");
-    assert!(removed.contains(&first.1.to_string()) && removed.iter().any(|a| Some(a.as_str()) == after(first.0, "--results")));
+    assert!(removed.contains(&first.pid) && removed.contains(&first.results));
     assert!(scan.took >= Duration::from_secs(150), "30 s before the first sample, then 120 s without progress");
+    assert_eq!(argvs.len(), runs.len() + kills.len() + samples.len() + 2, "one exec a run, plus the killed run's pid read and rm");
 }
 
 #[tokio::test(start_paused = true)]
@@ -110,27 +106,21 @@ async fn a_scan_that_always_deadlocks_is_an_error_not_a_hang() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_tailoring_goes_to_the_guest_as_data_before_each_scan() {
+async fn a_tailoring_goes_to_the_guest_as_data_with_each_scan() {
     let g = guest(0);
     let mut scanner = Scanner::new("ds.xml", "p_tailored");
     scanner.tailoring = Some(b"<Tailoring id='t'/>".to_vec());
     scanner.scan(&g, &[]).await.unwrap();
     scanner.scan(&g, &["r".into()]).await.unwrap();
-    let calls = g.calls.lock().unwrap();
-    let puts: Vec<_> = calls.iter().filter(|(argv, _)| argv[0] == "dd").collect();
-    assert_eq!(puts.len(), 2, "written before every scan: {calls:?}");
-    assert_eq!(puts[0].1, b"<Tailoring id='t'/>", "the document is stdin, not an argument");
-    let runs: Vec<_> = calls.iter().filter_map(|(argv, _)| oscap_argv(argv)).collect();
-    for (put, (oscap, _)) in puts.iter().zip(&runs) {
-        let file = after(oscap, "--tailoring-file").expect("passed to oscap");
-        assert_eq!(put.0, ["dd", &format!("of={file}"), "status=none"]);
+    let runs = g.trips();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(g.argvs().len(), 2, "one exec a scan: {:?}", g.argvs());
+    for t in &runs {
+        let [(path, bytes)] = &t.inputs[..] else { panic!("one input: {t:?}") };
+        assert_eq!(bytes, b"<Tailoring id='t'/>", "the document is stdin, not an argument");
+        assert_eq!(after(&t.args, "--tailoring-file"), Some(path.as_str()), "passed to oscap");
     }
-    assert_ne!(puts[0].0, puts[1].0, "each scan has its own tailoring copy");
-    let reads: Vec<_> = calls.iter().filter(|(argv, _)| program(argv) == "sh").collect();
-    for ((read, _), (oscap, _)) in reads.iter().zip(&runs) {
-        let tailoring = after(oscap, "--tailoring-file").unwrap();
-        assert!(read.iter().any(|a| a == tailoring), "removed with the results once read: {read:?}");
-    }
+    assert_ne!(runs[0].inputs[0].0, runs[1].inputs[0].0, "each scan has its own tailoring copy");
 }
 
 /// Two scanners on one guest: no file name in common, and nothing selected by name.
@@ -142,19 +132,18 @@ async fn two_scanners_share_no_file_and_select_no_process_by_name() {
     a.scan(&g, &[]).await.unwrap();
     b.scan(&g, &[]).await.unwrap();
     a.clone().scan(&g, &["r".into()]).await.unwrap();
-    let argvs = g.argvs();
-    let runs: Vec<_> = argvs.iter().filter_map(|a| oscap_argv(a)).collect();
+    let runs = g.trips();
     assert_eq!(runs.len(), 4, "a's stalled run, a's retry, b, a's clone");
-    let mut paths: Vec<&str> = runs.iter().flat_map(|(argv, pid)| [*pid, after(argv, "--results").unwrap()]).collect();
+    let mut paths: Vec<&str> = runs.iter().flat_map(|t| [t.pid.as_str(), t.results.as_str()]).collect();
     let n = paths.len();
     paths.sort();
     paths.dedup();
     assert_eq!(paths.len(), n, "no two runs share a file: {paths:?}");
-    for (i, (argv, pid)) in runs.iter().enumerate() {
+    for (i, t) in runs.iter().enumerate() {
         let mine = if i == 2 { &b.tag } else { &a.tag };
-        assert!(pid.contains(mine.as_str()) && after(argv, "--results").unwrap().contains(mine.as_str()), "{pid}");
+        assert!(t.pid.contains(mine.as_str()) && t.results.contains(mine.as_str()), "{t:?}");
     }
-    for argv in &argvs {
+    for argv in &g.argvs() {
         assert!(!argv.iter().any(|w| w == "-C"), "no `ps -C`: {argv:?}");
         assert!(argv[0] != "pkill" || argv.iter().any(|w| w == "-F"), "no pkill by name alone: {argv:?}");
     }

@@ -10,10 +10,6 @@ use super::Scanner;
 use super::files::ScanFiles;
 use crate::ports::{Exec, Guest, PortResult};
 
-/// Starts the rest of its arguments with their PID written to the file `$1` first; `exec`
-/// keeps the PID, so the file names oscap itself. Every argument stays argv: none is quoted.
-pub const WITH_PIDFILE: &str = r#"echo $$ > "$1" && shift && exec "$@""#;
-
 impl Scanner {
     /// Returns once the oscap of `files` has not gained CPU time (`ps -o times`, all its
     /// threads) for `stall_after`. A sample that cannot be read never counts as a stall.

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use temper_core::ports::{Exec, ExecOutput, Guest, PortError, PortResult};
+use temper_core::scan::Trip;
 use tokio::io::AsyncWriteExt;
 
 /// This machine as the guest. A command runs under `timeout`, as over SSH, and as over SSH it
@@ -13,12 +14,17 @@ use tokio::io::AsyncWriteExt;
 #[derive(Default)]
 pub struct Here {
     pub log: Mutex<Vec<Vec<String>>>,
+    /// The oscap runs among them, read back.
+    pub trips: Mutex<Vec<Trip>>,
 }
 
 #[async_trait]
 impl Guest for Here {
     async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
         self.log.lock().unwrap().push(exec.argv.clone());
+        if let Some(t) = Trip::parse(&exec.argv, &exec.stdin) {
+            self.trips.lock().unwrap().push(t);
+        }
         let fail = |e: std::io::Error| PortError::Other(format!("{}: {e}", exec.argv[0]));
         let mut child = tokio::process::Command::new("timeout")
             .args(["-k", "2", &format!("{:.3}", exec.timeout.as_secs_f64())])

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use temper_core::ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult};
-use temper_core::scan::WITH_PIDFILE;
+use temper_core::scan::Trip;
 use temper_scap::{Outcome, TestResult};
 use tokio::sync::Notify;
 
@@ -250,13 +250,17 @@ fn ok(stdout: &[u8], code: u32) -> ExecOutput {
 #[async_trait]
 impl Guest for SimGuest {
     async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
+        if let Some(trip) = Trip::parse(&exec.argv, &exec.stdin) {
+            // One oscap run in one exec: results on stdout, every file removed.
+            let out = self.oscap_eval(&trip.args);
+            let xml = self.lock().files.remove(&trip.results).unwrap_or_default();
+            return Ok(ExecOutput { stdout: xml, ..out });
+        }
         let argv = &exec.argv;
         let arg = |i: usize| argv.get(i).map(String::as_str).unwrap_or("");
         Ok(match arg(0) {
             "oscap" if arg(1) == "--version" => ok(b"OpenSCAP command line tool (oscap) 1.3.7 (sim)\n", 0),
             "oscap" if arg(1) == "xccdf" => self.oscap_eval(argv),
-            // oscap behind the scanner's pid-file wrapper: `sh -c WRAPPER sh PIDFILE oscap …`.
-            "sh" if arg(2) == WITH_PIDFILE && arg(5) == "oscap" => self.oscap_eval(&argv[5..]),
             "bash" if arg(1) == "-s" => {
                 let script = String::from_utf8_lossy(&exec.stdin).into_owned();
                 let hang = self.lock().hang_on.as_deref() == Some(script.as_str());
@@ -268,13 +272,6 @@ impl Guest for SimGuest {
                     std::future::pending::<()>().await;
                 }
                 out
-            }
-            "sh" if arg(1) == "-c" => {
-                let file = self.lock().files.remove(arg(4));
-                match file {
-                    Some(xml) => ok(&xml, 0),
-                    None => ExecOutput { exit_code: Some(1), stderr: b"cat: no such file\n".to_vec(), ..Default::default() },
-                }
             }
             "rm" => {
                 let mut s = self.lock();
