@@ -1,7 +1,9 @@
-//! Semantic memory: lessons, bans and tips, kept across runs until forgotten.
+//! Semantic memory: lessons, bans, tips and verified fixes, kept across runs until forgotten.
 use async_trait::async_trait;
 use temper_core::agent::Tip as NewTip;
-use temper_core::journal::{Ban, JournalError, JournalResult, Lesson, MemoryKind, MemoryLog, Tip};
+use temper_core::journal::{
+    Ban, JournalError, JournalResult, Lesson, MemoryKind, MemoryLog, NewRememberedFix, RETIRE_AFTER, RememberedFix, Tip,
+};
 
 use crate::{Store, now, with_db};
 
@@ -78,11 +80,67 @@ impl MemoryLog for Store {
             MemoryKind::Lessons => "UPDATE lessons SET active = FALSE WHERE id = $1 AND active = TRUE",
             MemoryKind::Bans => "UPDATE bans SET active = FALSE WHERE id = $1 AND active = TRUE",
             MemoryKind::Tips => "UPDATE tips SET active = FALSE WHERE id = $1 AND active = TRUE",
+            MemoryKind::Fixes => "UPDATE remembered_fixes SET retired_at = $2 WHERE id = $1 AND retired_at IS NULL",
         };
-        let done = with_db!(self, p => async { sqlx::query(sql).bind(id).execute(p).await.map(|r| r.rows_affected()) })?;
+        let done = with_db!(self, p => async { sqlx::query(sql).bind(id).bind(now()).execute(p).await.map(|r| r.rows_affected()) })?;
         if done == 0 {
             return Err(JournalError::NotFound(format!("{kind} {id}")));
         }
         Ok(())
+    }
+
+    async fn remember_fix(&self, f: &NewRememberedFix) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query(
+                "INSERT INTO remembered_fixes (skill, rule_id, fix_script, revert_script, description, run_id, attempt_id, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (skill, rule_id, fix_script) DO NOTHING",
+            )
+            .bind(&f.skill)
+            .bind(&f.rule_id)
+            .bind(&f.fix_script)
+            .bind(&f.revert_script)
+            .bind(&f.description)
+            .bind(f.run_id)
+            .bind(f.attempt_id)
+            .bind(now())
+            .execute(p)
+            .await
+            .map(drop)
+        })
+    }
+
+    async fn remembered_fix(&self, skill: &str, rule: &str) -> JournalResult<Option<RememberedFix>> {
+        with_db!(self, p => async {
+            sqlx::query_as(
+                "SELECT * FROM remembered_fixes WHERE skill = $1 AND rule_id = $2 AND retired_at IS NULL
+                 ORDER BY kept DESC, failed_in_row, id LIMIT 1",
+            )
+            .bind(skill)
+            .bind(rule)
+            .fetch_optional(p)
+            .await
+        })
+    }
+
+    async fn remembered_fixes(&self) -> JournalResult<Vec<RememberedFix>> {
+        with_db!(self, p => async { sqlx::query_as("SELECT * FROM remembered_fixes ORDER BY id DESC").fetch_all(p).await })
+    }
+
+    async fn count_remembered(&self, id: i64, kept: bool) -> JournalResult<RememberedFix> {
+        with_db!(self, p => async {
+            sqlx::query_as(
+                "UPDATE remembered_fixes SET tried = tried + 1,
+                   kept = kept + CASE WHEN $2 THEN 1 ELSE 0 END,
+                   failed_in_row = CASE WHEN $2 THEN 0 ELSE failed_in_row + 1 END,
+                   retired_at = CASE WHEN retired_at IS NULL AND NOT $2 AND failed_in_row + 1 >= $3 THEN $4 ELSE retired_at END
+                 WHERE id = $1 RETURNING *",
+            )
+            .bind(id)
+            .bind(kept)
+            .bind(RETIRE_AFTER)
+            .bind(now())
+            .fetch_one(p)
+            .await
+        })
     }
 }

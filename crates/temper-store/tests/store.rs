@@ -268,3 +268,48 @@ async fn an_older_sqlite_database_is_migrated_to_the_typed_states() {
     assert_eq!((run.status, run.baseline.as_str()), (RunStatus::Finished, "baseline"));
     assert_eq!(s.integrity_check().await.unwrap(), "ok");
 }
+
+/// A verified fix is remembered once per skill, rule and script; each try is counted, a keep
+/// clears the failures, two failures in a row retire it, and a retired fix is offered no more.
+#[tokio::test]
+async fn remembered_fixes_count_their_tries_and_retire_after_two_failures_in_a_row() {
+    for b in backends("remembered_fixes_count_their_tries_and_retire_after_two_failures_in_a_row").await {
+        let s = &b.store;
+        let run = s.create_run(&new_run()).await.unwrap();
+        s.add_rule(&rule(run, "r", RuleStatus::Pending)).await.unwrap();
+        let (attempt, _) = s.start_attempt(&NewAttempt { source: FixSource::Memory, ..attempt(run, "r") }).await.unwrap();
+        let new = |script: &str| NewRememberedFix {
+            skill: "debian12-anssi".into(),
+            rule_id: "r".into(),
+            fix_script: script.into(),
+            revert_script: "undo".into(),
+            description: "d".into(),
+            run_id: run,
+            attempt_id: attempt,
+        };
+        s.remember_fix(&new("fix A")).await.unwrap();
+        s.remember_fix(&new("fix A")).await.unwrap();
+        assert_eq!(s.remembered_fixes().await.unwrap().len(), 1, "{}: remembered once", b.name);
+        assert!(s.remembered_fix("another-skill", "r").await.unwrap().is_none(), "per skill");
+        let a = s.remembered_fix("debian12-anssi", "r").await.unwrap().expect("offered");
+        assert_eq!((a.fix_script.as_str(), a.tried, a.kept), ("fix A", 0, 0));
+
+        let a1 = s.count_remembered(a.id, false).await.unwrap();
+        assert_eq!((a1.tried, a1.kept, a1.failed_in_row, a1.retired_at.is_some()), (1, 0, 1, false));
+        let a2 = s.count_remembered(a.id, true).await.unwrap();
+        assert_eq!((a2.tried, a2.kept, a2.failed_in_row), (2, 1, 0), "a keep clears the failures");
+        s.count_remembered(a.id, false).await.unwrap();
+        let retired = s.count_remembered(a.id, false).await.unwrap();
+        assert_eq!((retired.tried, retired.kept, retired.failed_in_row), (4, 1, 2));
+        assert!(retired.retired_at.is_some(), "{}: two failures in a row retire it", b.name);
+        assert!(s.remembered_fix("debian12-anssi", "r").await.unwrap().is_none(), "a retired fix is not offered");
+
+        s.remember_fix(&new("fix B")).await.unwrap();
+        let fb = s.remembered_fix("debian12-anssi", "r").await.unwrap().expect("the other fix");
+        assert_eq!(fb.fix_script, "fix B");
+        s.forget(MemoryKind::Fixes, fb.id).await.unwrap();
+        assert!(s.remembered_fix("debian12-anssi", "r").await.unwrap().is_none(), "forgetting retires it");
+        assert!(s.forget(MemoryKind::Fixes, fb.id).await.is_err(), "retiring twice is an error");
+        assert_eq!(s.remembered_fixes().await.unwrap().len(), 2, "retired fixes stay listed");
+    }
+}

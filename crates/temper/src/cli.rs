@@ -278,6 +278,8 @@ pub enum MemoryKind {
     Lessons,
     Bans,
     Tips,
+    /// Verified fixes reused across targets, with how often each was tried and kept.
+    Fixes,
 }
 
 impl MemoryKind {
@@ -287,6 +289,7 @@ impl MemoryKind {
             Self::Lessons => J::Lessons,
             Self::Bans => J::Bans,
             Self::Tips => J::Tips,
+            Self::Fixes => J::Fixes,
         }
     }
     pub fn table(self) -> &'static str {
@@ -313,7 +316,7 @@ pub enum MemoryCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Forget one item (it stays in the database, inactive).
+    /// Forget one item (it stays in the database, inactive; a fix is retired).
     #[command(after_help = "Example:\n  temper memory forget lessons 7")]
     Forget {
         #[arg(value_enum)]

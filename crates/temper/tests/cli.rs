@@ -48,6 +48,16 @@ async fn seeded(w: &World) -> i64 {
     let (a, _) = s.start_attempt(&new(SUID, SUID_FIX)).await.unwrap();
     let o = Evaluation { rule_result: Some(ScanResult::Pass), revert_method: RevertMethod::None, ..Evaluation::new(Verdict::Fixed, "") };
     s.record_fix(run, a, &o, SUID, "temper-r1-a1").await.unwrap();
+    let remembered = temper_core::journal::NewRememberedFix {
+        skill: "debian12-anssi".into(),
+        rule_id: SUID.into(),
+        fix_script: SUID_FIX.into(),
+        revert_script: "true".into(),
+        description: "sysctl drop-in".into(),
+        run_id: run,
+        attempt_id: a,
+    };
+    s.remember_fix(&remembered).await.unwrap();
     let (b, _) = s.start_attempt(&new(SYSTEMMAP, "systemctl stop nginx")).await.unwrap();
     let o = Evaluation {
         health_ok: Some(false),
@@ -88,6 +98,15 @@ async fn status_memory_and_reports_read_the_database() {
     let mem = json_of(&w.run(&["memory", "list", "--kind", "bans", "--json"]).await);
     assert_eq!(mem["bans"].as_array().unwrap().len(), 0, "forgotten");
     assert!(!w.run(&["memory", "forget", "bans", &id]).await.status.success(), "twice is an error");
+    let fixes = json_of(&w.run(&["memory", "list", "--kind", "fixes", "--json"]).await);
+    let fix = &fixes["fixes"][0];
+    assert_eq!((fix["rule_id"].as_str(), fix["tried"].as_i64(), fix["fix_script"].as_str()), (Some(SUID), Some(0), Some(SUID_FIX)));
+    let line = String::from_utf8(w.run(&["memory", "list", "--kind", "fixes"]).await.stdout).unwrap();
+    assert!(line.contains("in force, kept 0 of 0 tries elsewhere") && line.contains("sysctl drop-in"), "{line}");
+    let id = fix["id"].as_i64().unwrap().to_string();
+    assert!(w.run(&["memory", "forget", "fixes", &id]).await.status.success());
+    let line = String::from_utf8(w.run(&["memory", "list", "--kind", "fixes"]).await.stdout).unwrap();
+    assert!(line.contains("retired"), "a forgotten fix is retired, still listed: {line}");
 
     let md = w.run(&["report", "latest", "--format", "md"]).await;
     let md = String::from_utf8(md.stdout).unwrap();

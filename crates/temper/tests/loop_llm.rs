@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use sim::*;
-use temper_core::journal::{EventKind, RuleStatus, RunStatus};
+use temper_core::journal::{EventKind, FixSource, RuleStatus, RunStatus};
 use temper_core::ralph::LoopError;
 use temper_core::verdict::Verdict;
 use temper_mockllm::{MockLlm, Scripted};
@@ -97,4 +97,69 @@ async fn an_unavailable_llm_pauses_the_run_and_resume_finishes_it() {
     let paused = sim.store.events(run, 0).await.unwrap().into_iter().filter(|e| e.kind == EventKind::Paused).count();
     assert_eq!(paused, 1);
     took("an_unavailable_llm_pauses_the_run_and_resume_finishes_it", t);
+}
+
+/// A target for one SUID attempt, sharing `first`'s store (its memory) when given.
+async fn target(name: &str, first: Option<&Sim>) -> Sim {
+    let mut sim = Sim::new(name).await;
+    sim.settings.rules = vec![SUID.into()];
+    sim.settings.max_attempts = 1;
+    if let Some(first) = first {
+        sim.store = first.store.clone();
+    }
+    sim
+}
+
+/// A fix the LLM wrote on target A, kept and regression-checked, is remembered for the skill.
+/// Target B is fixed by it with no LLM turn at all; two targets where it fails retire it, and
+/// the next target asks the LLM again. Every try is counted.
+#[tokio::test]
+async fn a_verified_fix_is_reused_on_other_targets_counted_and_retired() {
+    let t = Instant::now();
+    let good = format!("# sim pass {}\nprintf 'fs.suid_dumpable = 0\\n' > /etc/sysctl.d/60-suid.conf\n", full(SUID));
+    let a = target("reuse-a", None).await;
+    let llm = MockLlm::start(vec![select(SUID), fix(&good)]).await.unwrap();
+    let run_a = a.new_run("llm").await;
+    a.llm(run_a, &llm.url()).await.unwrap();
+    assert_eq!(a.rule(run_a, SUID).await.status, RuleStatus::Fixed);
+    let remembered = a.store.remembered_fixes().await.unwrap();
+    assert_eq!(remembered.len(), 1, "the kept LLM fix is remembered");
+    assert_eq!((remembered[0].run_id, remembered[0].tried, remembered[0].fix_script.as_str()), (run_a, 0, good.as_str()));
+
+    // B: the remembered fix first, and nothing asked of the LLM.
+    let b = target("reuse-b", Some(&a)).await;
+    let silent = MockLlm::start(vec![]).await.unwrap();
+    let run_b = b.new_run("llm").await;
+    b.llm(run_b, &silent.url()).await.unwrap();
+    assert_eq!(b.rule(run_b, SUID).await.status, RuleStatus::Fixed);
+    let tries = b.attempts(run_b, SUID).await;
+    assert_eq!(tries.iter().map(|a| a.source).collect::<Vec<_>>(), [FixSource::Memory]);
+    assert_eq!(tries[0].fix_script, good);
+    assert!(b.store.turns(run_b).await.unwrap().is_empty() && silent.requests().is_empty(), "no LLM turn on B");
+    assert_eq!(b.guest.result(SUID), Some(Outcome::Pass));
+    let f = &b.store.remembered_fixes().await.unwrap()[0];
+    assert_eq!((f.tried, f.kept, f.failed_in_row), (1, 1, 0));
+    assert_eq!(b.store.remembered_fixes().await.unwrap().len(), 1, "a reused fix is not remembered twice");
+
+    // C and D: the same script does nothing there; after the second failure in a row it retires.
+    for (name, n) in [("reuse-c", 1), ("reuse-d", 2)] {
+        let c = target(name, Some(&a)).await;
+        c.guest.stock_fix(&good, vec![]);
+        let llm = MockLlm::start(vec![reflect("the remembered drop-in did not take here")]).await.unwrap();
+        let run = c.new_run("llm").await;
+        c.llm(run, &llm.url()).await.unwrap();
+        let tries = c.attempts(run, SUID).await;
+        assert_eq!(tries.iter().map(|a| (a.source, a.verdict)).collect::<Vec<_>>(), [(FixSource::Memory, Some(Verdict::StillFailing))]);
+        let f = &c.store.remembered_fixes().await.unwrap()[0];
+        assert_eq!((f.tried, f.kept, f.failed_in_row, f.retired_at.is_some()), (1 + n, 1, n, n == 2), "{name}");
+    }
+
+    // E: the retired fix is not offered; the LLM is asked again.
+    let e = target("reuse-e", Some(&a)).await;
+    let llm = MockLlm::start(vec![select(SUID), fix(&good)]).await.unwrap();
+    let run_e = e.new_run("llm").await;
+    e.llm(run_e, &llm.url()).await.unwrap();
+    assert_eq!(e.attempts(run_e, SUID).await.iter().map(|a| a.source).collect::<Vec<_>>(), [FixSource::Llm]);
+    assert_eq!(llm.remaining(), 0);
+    took("a_verified_fix_is_reused_on_other_targets_counted_and_retired", t);
 }

@@ -10,8 +10,8 @@ use async_trait::async_trait;
 
 pub use lease::{LEASE_FOR, Lease, LeaseError, driver_id, driver_is_dead, now_ms};
 pub use records::{
-    Attempt, Ban, Claim, Culprit, Evaluation, Event, Lesson, NewAttempt, NewRule, NewRun, NewTurn, QueueItem, Rule, Run, RunSummary, Tip,
-    Turn,
+    Attempt, Ban, Claim, Culprit, Evaluation, Event, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem,
+    RETIRE_AFTER, RememberedFix, Rule, Run, RunSummary, Tip, Turn,
 };
 pub(crate) use vocab::text_enum;
 pub use vocab::{
@@ -122,7 +122,7 @@ pub trait EventLog: Send + Sync {
     async fn events(&self, run: i64, after_id: i64) -> JournalResult<Vec<Event>>;
 }
 
-/// Semantic memory: lessons, bans and tips, kept across runs until forgotten.
+/// Semantic memory: lessons, bans, tips and verified fixes, kept across runs until forgotten.
 #[async_trait]
 pub trait MemoryLog: Send + Sync {
     async fn add_lesson(&self, run: i64, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<i64>;
@@ -134,6 +134,15 @@ pub trait MemoryLog: Send + Sync {
     async fn tips(&self) -> JournalResult<Vec<Tip>>;
     /// Forgets one item; it stays in its table, inactive, for the record.
     async fn forget(&self, kind: MemoryKind, id: i64) -> JournalResult<()>;
+    /// Remembers a kept, regression-checked fix (once per skill, rule and script).
+    async fn remember_fix(&self, fix: &NewRememberedFix) -> JournalResult<()>;
+    /// The fix to try first for `rule` with `skill`: not retired, the most often kept.
+    async fn remembered_fix(&self, skill: &str, rule: &str) -> JournalResult<Option<RememberedFix>>;
+    /// Every remembered fix, retired ones too, newest first.
+    async fn remembered_fixes(&self) -> JournalResult<Vec<RememberedFix>>;
+    /// Counts one try of fix `id`: kept, or failed ([`RETIRE_AFTER`] in a row retire it).
+    /// Returns the fix as it now stands.
+    async fn count_remembered(&self, id: i64, kept: bool) -> JournalResult<RememberedFix>;
 }
 
 /// The whole journal.

@@ -344,6 +344,43 @@ pub struct Tip {
     pub active: bool,
 }
 
+/// A fix kept on one target and past its regression check, offered to other targets with the
+/// same skill before their LLM is asked. Two failures in a row retire it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
+pub struct RememberedFix {
+    pub id: i64,
+    pub skill: String,
+    pub rule_id: String,
+    pub fix_script: String,
+    pub revert_script: String,
+    pub description: String,
+    /// The run and attempt it was first kept in.
+    pub run_id: i64,
+    pub attempt_id: i64,
+    /// Tries on other targets, and how many of those kept it.
+    pub tried: i64,
+    pub kept: i64,
+    pub failed_in_row: i64,
+    pub retired_at: Option<String>,
+    pub created_at: String,
+}
+
+/// What [`MemoryLog::remember_fix`](super::MemoryLog::remember_fix) stores.
+#[derive(Debug, Clone)]
+pub struct NewRememberedFix {
+    pub skill: String,
+    pub rule_id: String,
+    pub fix_script: String,
+    pub revert_script: String,
+    pub description: String,
+    pub run_id: i64,
+    pub attempt_id: i64,
+}
+
+/// Failures in a row that retire a remembered fix.
+pub const RETIRE_AFTER: i64 = 2;
+
 /// The summary the loop writes at the end of a run (`runs.summary_json`). Read leniently: a
 /// field an older or newer writer leaves out keeps its default.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -216,6 +216,9 @@ text_enum! {
         LlmText = "llm_text",
         /// The Worker's reply was unusable: nothing ran.
         Rejected = "rejected",
+        /// A fix an LLM wrote for another target with the same skill, kept there and past its
+        /// regression check: tried before the LLM is asked.
+        Memory = "memory",
     }
 }
 
@@ -301,10 +304,12 @@ text_enum! {
 }
 
 text_enum! {
-    /// The three kinds of semantic memory.
+    /// The kinds of semantic memory.
     pub enum MemoryKind {
         Lessons = "lessons",
         Bans = "bans",
         Tips = "tips",
+        /// Verified fixes, reused across targets.
+        Fixes = "fixes",
     }
 }

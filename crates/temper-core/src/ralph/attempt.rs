@@ -76,6 +76,7 @@ impl Ralph<'_> {
         let evidence = self.evidence_now(rule).await;
         let ctx = self.fix_context(rule, plan, n, evidence).await?;
         let replayed = preset.as_ref().is_some_and(|p| p.replayed);
+        let remembered = preset.as_ref().and_then(|p| p.remembered);
         let worker = match preset {
             Some(p) => Ok(crate::agent::Turn::bare((p.fix, p.source))),
             None => self.agents.worker.propose(&ctx).await,
@@ -109,6 +110,9 @@ impl Ralph<'_> {
         for script in [&fix.fix_script, &fix.revert_script] {
             if let Err(refusal) = deny.check(script) {
                 let reason = refusal.to_string();
+                if let Some(id) = remembered {
+                    self.count_remembered(id, Verdict::Refused).await?;
+                }
                 return self.unexecuted(run, id, rule, Verdict::Refused, reason, &fix.fix_script).await;
             }
         }
@@ -122,6 +126,9 @@ impl Ralph<'_> {
         e.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
         self.store.event(run, EventKind::Verdict, Some(rule), json!({"attempt": n, "verdict": verdict, "reason": reason})).await?;
+        if let Some(id) = remembered {
+            self.count_remembered(id, verdict).await?;
+        }
 
         // Step 5: keep or revert.
         if verdict == Verdict::Fixed {

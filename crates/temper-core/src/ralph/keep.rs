@@ -29,6 +29,7 @@ impl Ralph<'_> {
             return Ok(self.store.event(run, EventKind::KeptPending, Some(rule), batch).await?);
         }
         self.store.record_fix(run, id, e, rule, &name).await?;
+        self.remember(run, &[id]).await?;
         let old = std::mem::replace(&mut state.checkpoint, name.clone());
         self.drop_snapshot(&old).await?;
         self.store.event(run, EventKind::Checkpoint, Some(rule), json!({"snapshot": name, "replaced": old})).await?;

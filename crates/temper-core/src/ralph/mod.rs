@@ -17,6 +17,7 @@ mod pick;
 mod preflight;
 mod reflect;
 mod regress;
+mod reuse;
 mod second_pass;
 mod settings;
 mod status;

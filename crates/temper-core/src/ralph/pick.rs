@@ -15,13 +15,15 @@ pub struct Pick {
     pub preset: Option<Preset>,
 }
 
-/// A fix chosen by the harness: a replay (rolled back with a regressed batch) or the stock
-/// fix's second pass. It keeps the source it had.
+/// A fix chosen by the harness: a replay (rolled back with a regressed batch), the stock fix's
+/// second pass, or a remembered fix (`reuse.rs`). It keeps the source it had.
 #[derive(Debug, Clone)]
 pub struct Preset {
     pub fix: ApplyFix,
     pub source: FixSource,
     pub replayed: bool,
+    /// The remembered fix it is, whose try is counted.
+    pub remembered: Option<i64>,
 }
 
 fn severity_rank(s: &str) -> u8 {
@@ -41,7 +43,7 @@ impl Ralph<'_> {
         if let Some(a) = self.store.fixes_to_replay(run).await?.into_iter().find(|a| self.in_scope(&a.rule_id)) {
             self.store.event(run, EventKind::Replay, Some(&a.rule_id), json!({"attempt": a.n, "source": a.source})).await?;
             let fix = ApplyFix { fix_script: a.fix_script, revert_script: a.revert_script, description: a.description };
-            let preset = Preset { fix, source: a.source, replayed: true };
+            let preset = Preset { fix, source: a.source, replayed: true, remembered: None };
             return Ok(Some(Pick { rule_id: a.rule_id, plan: a.plan, preset: Some(preset) }));
         }
         // A rule whose last attempt a crash interrupted goes next: it was picked, and the
@@ -57,6 +59,10 @@ impl Ralph<'_> {
         let candidates = self.candidates(run).await?;
         if candidates.is_empty() {
             return self.second_pass(run).await;
+        }
+        if let Some(pick) = self.remembered_pick(run, &candidates).await? {
+            state.worked += 1;
+            return Ok(Some(pick));
         }
         let lessons = self.store.lessons(None).await?.into_iter().take(10).map(|l| l.distilled).collect();
         let ctx = PickContext { skill: self.skill.name().to_string(), profile: self.scanner.profile.clone(), candidates, lessons };

@@ -42,6 +42,10 @@ impl Ralph<'_> {
         let data = json!({"plan": plan, "second_pass": true, "kept_since": kept_since});
         self.store.event(run, EventKind::Pick, Some(&rule.rule_id), data).await?;
         let fix = ApplyFix { fix_script: script, revert_script: String::new(), description: format!("stock fix for {}", rule.rule_id) };
-        Ok(Some(Pick { rule_id: rule.rule_id, plan, preset: Some(Preset { fix, source: FixSource::Stock, replayed: false }) }))
+        Ok(Some(Pick {
+            rule_id: rule.rule_id,
+            plan,
+            preset: Some(Preset { fix, source: FixSource::Stock, replayed: false, remembered: None }),
+        }))
     }
 }

@@ -1,4 +1,5 @@
-//! `temper memory list|show|forget`: what temper has learned, for review.
+//! `temper memory list|show|forget`: what temper has learned (lessons, bans, tips and the
+//! verified fixes it reuses across targets), for review.
 use serde_json::{Value, json};
 
 use temper_core::journal::prelude::*;
@@ -12,14 +13,26 @@ async fn items(store: &temper_store::Store, kind: MemoryKind) -> anyhow::Result<
         MemoryKind::Lessons => store.lessons(None).await?.into_iter().map(|r| json!(r)).collect(),
         MemoryKind::Bans => store.bans().await?.into_iter().map(|r| json!(r)).collect(),
         MemoryKind::Tips => store.tips().await?.into_iter().map(|r| json!(r)).collect(),
+        MemoryKind::Fixes => store.remembered_fixes().await?.into_iter().map(|r| json!(r)).collect(),
     })
 }
 
 fn line(kind: MemoryKind, v: &Value) -> String {
+    if let MemoryKind::Fixes = kind {
+        let state = if v["retired_at"].is_null() { "in force" } else { "retired" };
+        let (tried, kept) = (&v["tried"], &v["kept"]);
+        let what = format!(
+            "{state}, kept {kept} of {tried} tries elsewhere, from run {}: {}",
+            v["run_id"],
+            v["description"].as_str().unwrap_or("")
+        );
+        return format!("{}\t{}\t{}\t{what}", kind.table(), v["id"], v["rule_id"].as_str().unwrap_or("-"));
+    }
     let text = match kind {
         MemoryKind::Lessons => v["distilled"].as_str().filter(|s| !s.is_empty()).or(v["lesson"].as_str()),
         MemoryKind::Bans => v["pattern"].as_str(),
         MemoryKind::Tips => v["text"].as_str(),
+        MemoryKind::Fixes => None,
     };
     format!("{}\t{}\t{}\t{}", kind.table(), v["id"], v["rule_id"].as_str().unwrap_or("-"), text.unwrap_or(""))
 }
@@ -28,7 +41,7 @@ pub async fn run(config: &Config, cmd: MemoryCmd) -> anyhow::Result<u8> {
     let store = crate::wiring::store(config).await?;
     match cmd {
         MemoryCmd::List { kind, json } => {
-            let kinds = kind.map_or(vec![MemoryKind::Lessons, MemoryKind::Bans, MemoryKind::Tips], |k| vec![k]);
+            let kinds = kind.map_or(vec![MemoryKind::Lessons, MemoryKind::Bans, MemoryKind::Tips, MemoryKind::Fixes], |k| vec![k]);
             let mut all = serde_json::Map::new();
             for k in kinds {
                 let list = items(&store, k).await?;

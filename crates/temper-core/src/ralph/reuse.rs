@@ -1,0 +1,60 @@
+//! Verified fixes reused across targets. An LLM-written fix that is kept and passes its
+//! regression check is remembered for its skill and rule; a run on another target tries it
+//! before the Architect or the Worker is asked (source `memory`), once per rule. Each try is
+//! counted, and two failures in a row retire the fix.
+use serde_json::json;
+
+use super::pick::{Pick, Preset};
+use super::{LoopResult, Ralph};
+use crate::agent::{ApplyFix, Candidate, FixSource};
+use crate::journal::{EventKind, NewRememberedFix};
+use crate::verdict::Verdict;
+
+impl Ralph<'_> {
+    /// The first candidate with a remembered fix this run has not tried yet, picked by the harness.
+    pub(super) async fn remembered_pick(&self, run: i64, candidates: &[Candidate]) -> LoopResult<Option<Pick>> {
+        for c in candidates {
+            let Some(f) = self.store.remembered_fix(self.skill.name(), &c.rule_id).await? else { continue };
+            let tried = self.store.rule_attempts(run, &c.rule_id).await?.iter().any(|a| a.source == FixSource::Memory);
+            if tried {
+                continue;
+            }
+            let plan = format!("a remembered fix (#{}, kept on {} of {} other targets since it was first kept)", f.id, f.kept, f.tried);
+            let data = json!({"plan": plan, "memory": f.id, "from_run": f.run_id, "tried": f.tried, "kept": f.kept});
+            self.store.event(run, EventKind::Pick, Some(&c.rule_id), data).await?;
+            let fix = ApplyFix { fix_script: f.fix_script, revert_script: f.revert_script, description: f.description };
+            let preset = Preset { fix, source: FixSource::Memory, replayed: false, remembered: Some(f.id) };
+            return Ok(Some(Pick { rule_id: c.rule_id.clone(), plan, preset: Some(preset) }));
+        }
+        Ok(None)
+    }
+
+    /// Counts a remembered fix's try: kept or not.
+    pub(super) async fn count_remembered(&self, id: i64, verdict: Verdict) -> LoopResult<()> {
+        let f = self.store.count_remembered(id, verdict == Verdict::Fixed).await?;
+        if f.retired_at.is_some() && verdict != Verdict::Fixed {
+            tracing::info!(fix = id, rule = %f.rule_id, "remembered fix retired after failing twice in a row");
+        }
+        Ok(())
+    }
+
+    /// Remembers the LLM-written fixes among `attempts` (kept, regression set clean).
+    pub(super) async fn remember(&self, run: i64, attempts: &[i64]) -> LoopResult<()> {
+        for a in self.store.attempts(run).await?.into_iter().filter(|a| attempts.contains(&a.id)) {
+            if !matches!(a.source, FixSource::Llm | FixSource::LlmText) {
+                continue;
+            }
+            let fix = NewRememberedFix {
+                skill: self.skill.name().to_string(),
+                rule_id: a.rule_id,
+                fix_script: a.fix_script,
+                revert_script: a.revert_script,
+                description: a.description,
+                run_id: run,
+                attempt_id: a.id,
+            };
+            self.store.remember_fix(&fix).await?;
+        }
+        Ok(())
+    }
+}
