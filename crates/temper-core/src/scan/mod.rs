@@ -228,15 +228,27 @@ impl Scanner {
         Ok((parse_results_bytes(&bytes)?, stalls))
     }
 
-    /// Runs the oscap `call` makes for a run's files until one is not killed by the watchdog;
-    /// returns its results document and how many runs were killed.
+    /// Runs the oscap `call` makes for a run's files until one is neither killed by the watchdog
+    /// nor cut off by a dropped SSH session (then the session is made again and the orphaned
+    /// oscap killed by its pid file), up to [`SCAN_TRIES`] runs; returns its results document
+    /// and how many runs were killed.
     async fn run(&self, guest: &dyn Guest, call: impl Fn(&ScanFiles) -> Call) -> Result<(Vec<u8>, u32), ScanError> {
-        for stalls in 0..SCAN_TRIES {
+        let mut stalls = 0;
+        for tried in 1..=SCAN_TRIES {
             let files = ScanFiles::new(&self.dir, &self.tag, self.seq.fetch_add(1, Ordering::Relaxed) + 1);
             match self.run_once(guest, &call(&files), &files).await {
                 Ok(Some(results)) => return Ok((results, stalls)),
                 Ok(None) => {
-                    tracing::warn!(stalls = stalls + 1, "oscap made no progress for {:?}: killed, scanning again", self.stall_after)
+                    stalls += 1;
+                    tracing::warn!(stalls, "oscap made no progress for {:?}: killed, scanning again", self.stall_after)
+                }
+                Err(ScanError::Port(PortError::Dropped(why))) if tried < SCAN_TRIES => {
+                    tracing::warn!(%why, "the SSH session dropped during oscap: reconnecting, scanning again");
+                    guest.reconnect(Duration::from_secs(120)).await?;
+                    if let Err(e) = self.kill(guest, &files).await {
+                        tracing::debug!(error = %e, "killing the cut-off oscap");
+                    }
+                    self.remove(guest, &files).await;
                 }
                 Err(e) => {
                     self.remove(guest, &files).await;
@@ -244,7 +256,7 @@ impl Scanner {
                 }
             }
         }
-        Err(ScanError::Stalled(SCAN_TRIES))
+        Err(ScanError::Stalled(stalls))
     }
 
     /// One run of oscap with its own files, in one round trip (`trip.rs`); `None` when the

@@ -13,8 +13,11 @@ const RESULT: &str = r#"<TestResult id="t"><rule-result idref="r"><result>pass</
 const PID: &str = "4242";
 
 /// A guest whose first `hung` oscap runs deadlock: they never end, and their CPU time stays put.
+/// The `dropped` runs after those lose the SSH session.
 struct Deadlocking {
     hung: u32,
+    dropped: u32,
+    reconnects: Mutex<u32>,
     calls: Mutex<Vec<(Vec<String>, Vec<u8>)>>,
     oscap_runs: Mutex<u32>,
 }
@@ -42,6 +45,9 @@ impl Guest for Deadlocking {
             if run <= self.hung {
                 std::future::pending::<()>().await;
             }
+            if run <= self.hung + self.dropped {
+                return Err(PortError::Dropped("session closed while the command ran".into()));
+            }
             return Ok(ok(RESULT));
         }
         Ok(match exec.argv[0].as_str() {
@@ -51,6 +57,7 @@ impl Guest for Deadlocking {
         })
     }
     async fn reconnect(&self, _: Duration) -> PortResult<()> {
+        *self.reconnects.lock().unwrap() += 1;
         Ok(())
     }
 }
@@ -68,7 +75,7 @@ impl Deadlocking {
 }
 
 fn guest(hung: u32) -> Deadlocking {
-    Deadlocking { hung, calls: Mutex::default(), oscap_runs: Mutex::default() }
+    Deadlocking { hung, dropped: 0, reconnects: Mutex::default(), calls: Mutex::default(), oscap_runs: Mutex::default() }
 }
 
 #[tokio::test(start_paused = true)]
@@ -147,6 +154,27 @@ async fn two_scanners_share_no_file_and_select_no_process_by_name() {
         assert!(!argv.iter().any(|w| w == "-C"), "no `ps -C`: {argv:?}");
         assert!(argv[0] != "pkill" || argv.iter().any(|w| w == "-F"), "no pkill by name alone: {argv:?}");
     }
+}
+
+/// A dropped session mid-scan: reconnect, kill the cut-off run by its pid file, remove its
+/// files, scan again with new ones. Drops on every try are an error, not a hang.
+#[tokio::test(start_paused = true)]
+async fn a_scan_cut_off_by_a_dropped_session_is_run_again_after_a_reconnect() {
+    let g = Deadlocking { dropped: 1, ..guest(0) };
+    let scan = Scanner::new("ds.xml", "p").scan(&g, &["r".into()]).await.unwrap();
+    assert_eq!((scan.outcome("r"), scan.stalls), (Some(Outcome::Pass), 0));
+    assert_eq!(*g.reconnects.lock().unwrap(), 1);
+    let runs = g.trips();
+    assert_eq!(runs.len(), 2);
+    assert_ne!(runs[0].results, runs[1].results, "the retry has files of its own");
+    let argvs = g.argvs();
+    assert!(argvs.iter().any(|a| a[0] == "pkill" && a.contains(&runs[0].pid)), "the cut-off oscap is killed: {argvs:?}");
+    assert!(argvs.iter().any(|a| a[0] == "rm" && a.contains(&runs[0].results)), "and its files removed");
+
+    let g = Deadlocking { dropped: SCAN_TRIES, ..guest(0) };
+    let e = Scanner::new("ds.xml", "p").scan(&g, &["r".into()]).await.unwrap_err();
+    assert!(matches!(e, ScanError::Port(PortError::Dropped(_))), "{e}");
+    assert_eq!((*g.oscap_runs.lock().unwrap(), *g.reconnects.lock().unwrap()), (SCAN_TRIES, SCAN_TRIES - 1));
 }
 
 #[test]

@@ -1,0 +1,154 @@
+//! Fleets on two real TCG guests: `temper-test` (SSH 2222) and a second domain made the same
+//! way (`TEMPER_DOMAIN2`, default `temper-test2`; `TEMPER_SSH_PORT2`, default 2223), as two
+//! `[[target]]` tables in one temper.toml. Lanes run both targets at once in one process; a fix
+//! the LLM wrote on one target is reused on the other with no LLM turn.
+//!
+//! CI boots one guest per suite; these need two, so they are run by hand:
+//! `TEMPER_DOMAIN=temper-test2 TEMPER_SSH_PORT=2223 bash vm/up.sh`, then
+//! `cargo test -p temper --test e2e_fleet -- --ignored --test-threads=1`.
+mod support;
+
+use std::time::Duration;
+
+use serde_json::Value;
+use support::*;
+use temper_core::journal::FixSource;
+use temper_core::ports::{Exec, Guest, Hypervisor};
+use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
+
+const RULES: [&str; 3] = ["sysctl_fs_suid_dumpable", "sysctl_kernel_randomize_va_space", "file_permissions_systemmap"];
+
+fn second() -> (String, u16) {
+    let domain = std::env::var("TEMPER_DOMAIN2").unwrap_or_else(|_| "temper-test2".into());
+    let port = std::env::var("TEMPER_SSH_PORT2").ok().and_then(|p| p.parse().ok()).unwrap_or(2223);
+    (domain, port)
+}
+
+fn second_guest() -> SshGuest {
+    SshGuest::new(SshConfig { port: second().1, ..SshConfig::from_env().unwrap() }).unwrap()
+}
+
+fn second_hypervisor() -> LibvirtHypervisor {
+    LibvirtHypervisor::new(LibvirtConfig { uri: "qemu:///system".into(), domain: second().0 })
+}
+
+/// Both guests answer, each at its baseline; the world's config names them `a` and `b`.
+async fn two_targets() -> World {
+    require_vm().await;
+    let (domain, port) = second();
+    let g = second_guest();
+    g.reconnect(Duration::from_secs(60)).await.unwrap_or_else(|e| {
+        panic!("the second guest ({domain} on {port}) does not answer ({e}): TEMPER_DOMAIN={domain} TEMPER_SSH_PORT={port} bash vm/up.sh")
+    });
+    for hv in [hypervisor(), second_hypervisor()] {
+        hv.snapshot_revert("baseline").await.unwrap();
+    }
+    let mut w = World::new();
+    let config = w.dir.path().join("temper.toml");
+    let toml = format!("[[target]]\nname = \"a\"\n\n[[target]]\nname = \"b\"\ndomain = \"{domain}\"\nssh_port = {port}\n");
+    std::fs::write(&config, toml).unwrap();
+    w.env.push(("TEMPER_CONFIG".into(), config.to_str().unwrap().into()));
+    w
+}
+
+/// An independent rescan of `rules` on target `name` (`oscap xccdf eval`, not temper's data).
+async fn rescan_on(w: &World, name: &str, rules: &[String]) -> Vec<(String, String)> {
+    let mut args = vec!["scan", "run", "--target", name, "--engine", "xccdf", "--profile", STANDARD, "--json"];
+    for r in rules {
+        args.extend(["--rule", r.as_str()]);
+    }
+    let out = w.run(&args).await;
+    assert!(out.status.success(), "scan of {name}: {}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = v["rules"].as_array().unwrap().iter();
+    found.filter(|r| rules.iter().any(|x| r["id"] == x.as_str())).map(|r| (r["id"].to_string(), r["result"].to_string())).collect()
+}
+
+async fn both_healthy() {
+    for g in [guest(), second_guest()] {
+        g.reconnect(Duration::from_secs(120)).await.unwrap();
+        let out = g.exec(Exec::new(["/usr/local/bin/mission-healthcheck"])).await.unwrap();
+        assert!(out.success() && out.stdout_str().trim().ends_with("HEALTHY"), "unhealthy: {}", out.stdout_str());
+    }
+}
+
+/// Puts both guests back at their baselines, deleting this world's snapshots.
+async fn cleanup(w: &World) {
+    let mine = w.snapshot_prefixes().await;
+    for hv in [hypervisor(), second_hypervisor()] {
+        for s in hv.snapshot_list().await.unwrap_or_default() {
+            if mine.iter().any(|p| s.starts_with(p)) {
+                let _ = hv.snapshot_delete(&s).await;
+            }
+        }
+        hv.snapshot_revert("baseline").await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a second guest (TEMPER_DOMAIN2): run by hand, see the file's header"]
+async fn two_targets_in_two_lanes_both_finish_and_their_fixes_hold() {
+    let w = two_targets().await;
+    let rules = RULES.join(",");
+    let started = std::time::Instant::now();
+    let out = w
+        .run(&["fleet", "run", "--fleet", "night", "--lanes", "2", "--", "--agent", "stock", "--profile", STANDARD, "--rules", &rules])
+        .await;
+    let wall = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(2), "the worst lane's code: other rules of the profile still fail\n{stdout}");
+    let store = w.store().await;
+    let runs = store.list_runs(10).await.unwrap();
+    assert_eq!(runs.len(), 2, "one run per target");
+    for run in &runs {
+        assert_eq!(run.status.as_str(), "finished", "run {} on {}", run.id, run.target);
+        let options: Value = serde_json::from_str(&run.options_json).unwrap();
+        assert_eq!(options["fleet"], "night", "grouped by fleet");
+        let fixed: Vec<String> =
+            store.rules(run.id).await.unwrap().into_iter().filter(|r| r.status.as_str() == "fixed").map(|r| r.rule_id).collect();
+        assert_eq!(fixed.len(), 3, "run {}: {fixed:?}", run.id);
+        let name = run.target_config.as_ref().expect("the run's target, stored").name.as_str();
+        for (rule, result) in rescan_on(&w, name, &fixed).await {
+            assert_eq!(result, "\"pass\"", "{name}: {rule}");
+        }
+    }
+    let targets: std::collections::BTreeSet<&str> = runs.iter().filter_map(|r| r.target_config.as_ref()).map(|t| t.name.as_str()).collect();
+    assert_eq!(targets, ["a", "b"].into(), "each target ran once");
+    println!("two lanes, two targets, 3 stock fixes each: {:.1} s", wall.as_secs_f64());
+    both_healthy().await;
+    cleanup(&w).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a second guest (TEMPER_DOMAIN2): run by hand, see the file's header"]
+async fn a_fix_kept_on_one_target_is_reused_on_the_other_without_an_llm_turn() {
+    let w = two_targets().await;
+    let llm = mock(vec![select(SUID, "persist fs.suid_dumpable=0"), apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in")]).await;
+    let out = llm_run(&w, &llm, SUID, &["--target", "a"]).await;
+    assert!(out.status.code().is_some(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = w.store().await;
+    let run_a = store.latest_run().await.unwrap().unwrap().id;
+    assert_eq!(store.rule(run_a, SUID).await.unwrap().unwrap().status.as_str(), "fixed");
+    let remembered = store.remembered_fixes().await.unwrap();
+    assert_eq!(remembered.len(), 1, "the kept LLM fix is remembered");
+    assert_eq!((remembered[0].tried, remembered[0].run_id), (0, run_a));
+
+    // Target B: an LLM that has nothing to say; the remembered fix does the work.
+    let silent = mock(vec![]).await;
+    llm_run(&w, &silent, SUID, &["--target", "b"]).await;
+    let run_b = store.latest_run().await.unwrap().unwrap().id;
+    assert_ne!(run_a, run_b);
+    assert_eq!(store.rule(run_b, SUID).await.unwrap().unwrap().status.as_str(), "fixed");
+    let tries = store.rule_attempts(run_b, SUID).await.unwrap();
+    assert_eq!(tries.iter().map(|a| a.source).collect::<Vec<_>>(), [FixSource::Memory]);
+    let turns = store.turns(run_b).await.unwrap();
+    assert!(turns.iter().all(|t| t.rule_id.as_deref() != Some(SUID)), "no LLM turn for the rule on B: {turns:?}");
+    assert!(silent.requests().is_empty(), "the LLM was not called on B");
+    let f = &store.remembered_fixes().await.unwrap()[0];
+    assert_eq!((f.tried, f.kept, f.failed_in_row), (1, 1, 0), "the try is counted");
+    let listed = w.run(&["memory", "list", "--kind", "fixes"]).await;
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("kept 1 of 1"));
+    assert_eq!(rescan_on(&w, "b", &[SUID.to_string()]).await, [(format!("\"{SUID}\""), "\"pass\"".to_string())]);
+    both_healthy().await;
+    cleanup(&w).await;
+}
