@@ -9,6 +9,7 @@ use crate::view::Report;
 const TEMPLATE: &str = include_str!("../templates/report.html");
 const CSS: &str = include_str!("../templates/report.css");
 const JS: &str = include_str!("../templates/report.js");
+const FLEET: &str = include_str!("../templates/fleet.html");
 
 pub fn render(r: &Report) -> Result<String, ReportError> {
     let mut env = Environment::new();
@@ -21,6 +22,14 @@ pub fn render(r: &Report) -> Result<String, ReportError> {
         js => JS,
     })?;
     Ok(out)
+}
+
+/// The fleet report, with the run report's style.
+pub fn render_fleet(r: &crate::FleetReport) -> Result<String, ReportError> {
+    let mut env = Environment::new();
+    env.add_filter("ticks", ticks);
+    env.add_template("fleet.html", FLEET)?;
+    Ok(env.get_template("fleet.html")?.render(context! { r => Value::from(Serde(r)), css => CSS })?)
 }
 
 /// Escapes `s` and shows its `backticked` parts as code.

@@ -19,6 +19,8 @@
 //!   DISA ids, the OVAL check and the stock fix. Reports work without it (less detail);
 //!   checklists need it and say so.
 //! - [`replay_script`] is the fixed rules as one bash script (also inside every report).
+//! - [`load_fleet`] and [`render_fleet`]: one fleet's targets side by side, and the
+//!   escalations that recur across them (Markdown, HTML, JSON).
 //!
 //! Checklists hold one entry per DISA STIG id (`RHEL-09-255045`); several SSG rules that share
 //! one are merged, the worst result winning (error over fail over unknown over pass), so a pass
@@ -34,6 +36,7 @@ mod ckl;
 mod cklb;
 mod controls;
 mod data;
+mod fleet;
 mod html;
 mod md;
 mod merge;
@@ -46,6 +49,7 @@ use std::str::FromStr;
 
 pub use controls::{ControlsView, WaiverView, read_content, run_content};
 pub use data::{RunData, RunSummary, load, resolve_run};
+pub use fleet::{Escalation, FleetReport, TargetRow, load_fleet, render_fleet};
 pub use merge::{CklStatus, merge_outcomes, status_of};
 pub use replay::replay_script;
 /// A duration in milliseconds as the reports write it: `850 ms`, `12.3 s`, `4 min 05 s`, `1 h 02 min`.
@@ -109,6 +113,10 @@ pub enum ReportError {
     NeedsContent(Format),
     #[error("run {0} has no rules yet (its first scan did not finish): nothing to put in a checklist")]
     NoRules(i64),
+    #[error("{}", match .0 { Some(f) => format!("no run belongs to fleet `{f}`"), None => "no fleet run in the store yet: start one with `temper fleet run`".into() })]
+    NoFleet(Option<String>),
+    #[error("a fleet has no {0} checklist: each target has its own (`temper report RUN --format {0}`)")]
+    FleetChecklist(Format),
     #[error("template: {0}")]
     Template(#[from] minijinja::Error),
     #[error("writing XML: {0}")]

@@ -2,22 +2,11 @@
 //! builds is checked; a screenshot is kept under target/test-artifacts/report.png.
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::*;
 use temper_report::{Format, load, render};
-
-fn chromium() -> PathBuf {
-    for name in ["chromium", "chromium-browser"] {
-        if let Ok(out) = Command::new("which").arg(name).output()
-            && out.status.success()
-        {
-            return PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        }
-    }
-    panic!("chromium is not installed: run bash tests/report/setup.sh");
-}
 
 /// Headless Chromium with a fresh profile and no background network.
 fn browser(profile: &Path) -> Command {

@@ -78,12 +78,16 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Write a run's report or checklist.
-    #[command(after_help = "Examples:\n  temper report latest --format html -o report.html\n  temper report 3 --format ckl -o run3.ckl")]
+    /// Write a run's report or checklist, or a fleet's report (`fleet [NAME]`).
+    #[command(
+        after_help = "Examples:\n  temper report latest --format html -o report.html\n  temper report 3 --format ckl -o run3.ckl\n  temper report fleet night --format html -o night.html"
+    )]
     Report {
-        /// A run id or `latest`.
+        /// A run id, `latest`, or `fleet` for a fleet's report (md, html or json).
         #[arg(default_value = "latest")]
         run: String,
+        /// With `fleet`: the fleet's name; the newest fleet when omitted.
+        fleet: Option<String>,
         #[arg(long, value_enum, default_value = "md")]
         format: ReportFormat,
         /// Output file; stdout when omitted.

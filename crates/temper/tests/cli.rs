@@ -117,6 +117,10 @@ async fn status_memory_and_reports_read_the_database() {
     let ckl = String::from_utf8(w.run(&["report", "latest", "--format", "ckl"]).await.stdout).unwrap();
     assert!(ckl.contains("<CHECKLIST>") && ckl.contains("sysctl_fs_suid_dumpable"), "{ckl}");
     assert!(!w.run(&["report", "99", "--format", "md"]).await.status.success(), "unknown run is an error");
+    let fleet = w.run(&["report", "fleet", "--format", "html"]).await;
+    assert!(String::from_utf8_lossy(&fleet.stderr).contains("no fleet run in the store yet"), "the run belongs to no fleet");
+    let extra = w.run(&["report", "latest", "night"]).await;
+    assert!(String::from_utf8_lossy(&extra.stderr).contains("only `temper report fleet` takes a second name"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -408,6 +408,8 @@ pub struct RunSummary {
     pub segments: usize,
     /// Rules the final scan found failing that the run did not disposition.
     pub failing_after: Vec<String>,
+    /// The lockout guard and the health check at the end (`None` in older summaries).
+    pub healthy: Option<bool>,
 }
 
 /// One target on the fleet's queue: what to run, on what, and how far it got.

@@ -86,6 +86,8 @@ impl Ralph<'_> {
         let segments = self.store.events(run, 0).await?.iter().filter(|e| e.kind == EventKind::LeaseTaken).count().max(1);
         let harness_secs = (wall_secs - guest_secs - llm_secs).max(0.0);
         let score_after = scan.results.score().map(|s| s.value);
+        // The target as the run leaves it: reachable with sudo, and healthy.
+        let healthy = Some(self.guard().await.is_ok_and(|h| h.ok));
         self.store.set_scores(run, None, score_after).await?;
         let summary = Summary {
             run,
@@ -106,6 +108,7 @@ impl Ralph<'_> {
             harness_pct: if wall_secs > 0.0 { 100.0 * harness_secs / wall_secs } else { 0.0 },
             segments,
             failing_after,
+            healthy,
         };
         self.store.event(run, EventKind::Finish, None, json!(summary)).await?;
         self.store.finish_run(run, &summary).await?;

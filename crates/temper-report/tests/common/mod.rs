@@ -450,6 +450,18 @@ pub fn run(cmd: &mut Command) -> String {
 }
 
 /// `tests/report`, with its node_modules installed.
+/// Chromium's path (installed by `tests/report/setup.sh`).
+pub fn chromium() -> PathBuf {
+    for name in ["chromium", "chromium-browser"] {
+        if let Ok(out) = Command::new("which").arg(name).output()
+            && out.status.success()
+        {
+            return PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        }
+    }
+    panic!("chromium is not installed: run bash tests/report/setup.sh");
+}
+
 pub fn node_dir() -> PathBuf {
     let dir = repo_root().join("tests/report");
     assert!(

@@ -1,15 +1,36 @@
-//! `temper report`: the run's report or checklist, rendered by temper-report.
+//! `temper report`: a run's report or checklist, or a fleet's report, rendered by temper-report.
 use std::path::PathBuf;
 
 use anyhow::Context;
-use temper_report::{Format, load, render, resolve_run};
+use temper_report::{Format, load, load_fleet, render, render_fleet, resolve_run};
 
 use crate::cli::ReportFormat;
 use crate::config::Config;
 
-pub async fn run(config: &Config, run: &str, format: ReportFormat, output: Option<PathBuf>) -> anyhow::Result<u8> {
+/// What to report on: a run (`latest`, a number), or `fleet` and the fleet's name.
+pub struct Which {
+    pub run: String,
+    pub fleet: Option<String>,
+}
+
+pub async fn run(config: &Config, which: Which, format: ReportFormat, output: Option<PathBuf>) -> anyhow::Result<u8> {
     let store = crate::wiring::store(config).await?;
-    let id = resolve_run(&store, run).await?;
+    let format = match format {
+        ReportFormat::Md => Format::Md,
+        ReportFormat::Html => Format::Html,
+        ReportFormat::Json => Format::Json,
+        ReportFormat::Ckl => Format::Ckl,
+        ReportFormat::Cklb => Format::Cklb,
+    };
+    if which.run == "fleet" {
+        let fleet = load_fleet(&store, which.fleet.as_deref()).await?;
+        let what = format!("{} report of fleet {}", format.as_str(), fleet.fleet);
+        return write(&render_fleet(&fleet, format)?, output, &what);
+    }
+    if let Some(extra) = which.fleet {
+        anyhow::bail!("`{extra}`: only `temper report fleet` takes a second name");
+    }
+    let id = resolve_run(&store, &which.run).await?;
     let data = load(&store, id).await?;
     // The datastream, read with the run's profile, gives titles, rationale and DISA ids.
     let ds = config.content_dir.join(&data.run.datastream);
@@ -20,18 +41,15 @@ pub async fn run(config: &Config, run: &str, format: ReportFormat, output: Optio
             None
         }
     };
-    let format = match format {
-        ReportFormat::Md => Format::Md,
-        ReportFormat::Html => Format::Html,
-        ReportFormat::Json => Format::Json,
-        ReportFormat::Ckl => Format::Ckl,
-        ReportFormat::Cklb => Format::Cklb,
-    };
     let text = render(&data, content.as_ref(), format)?;
+    write(&text, output, &format!("{} report of run {id}", format.as_str()))
+}
+
+fn write(text: &str, output: Option<PathBuf>, what: &str) -> anyhow::Result<u8> {
     match output {
         Some(path) => {
             std::fs::write(&path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
-            eprintln!("temper: wrote {} ({} report of run {id})", path.display(), format.as_str());
+            eprintln!("temper: wrote {} ({what})", path.display());
         }
         None => print!("{text}"),
     }

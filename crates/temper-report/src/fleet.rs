@@ -1,0 +1,200 @@
+//! The fleet report: every target of one fleet run side by side (fixed, escalated, scores,
+//! wall time, health at the end), the escalations that recur across targets grouped by rule
+//! with one next step each, and how to get each target's own checklist.
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use temper_core::journal::{Journal, RuleStatus, Run};
+
+use crate::data::{RunData, load};
+use crate::next_step::{NextStep, next_steps};
+use crate::text::{ms, short};
+use crate::view::rule_info;
+use crate::{Format, ReportError};
+
+/// One fleet, ready to render.
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetReport {
+    pub fleet: String,
+    pub targets: Vec<TargetRow>,
+    /// Escalated rules, the ones on most targets first.
+    pub escalations: Vec<Escalation>,
+    pub fixed: usize,
+    pub escalated: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetRow {
+    pub target: String,
+    pub run: i64,
+    pub status: String,
+    pub fixed: usize,
+    pub escalated: usize,
+    pub still_failing: usize,
+    pub score_before: Option<f64>,
+    pub score_after: Option<f64>,
+    pub wall: String,
+    pub wall_secs: f64,
+    /// The guard and health check at the end; `None` when the run did not finish.
+    pub healthy: Option<bool>,
+    /// The command that writes this target's checklist.
+    pub checklist: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Escalation {
+    pub rule_id: String,
+    pub short_id: String,
+    pub title: String,
+    pub targets: Vec<String>,
+    /// On two targets or more.
+    pub recurs: bool,
+    /// Why, on the first target it was escalated on.
+    pub reason: String,
+    pub next_step: NextStep,
+}
+
+/// The fleet's name in a run's stored options.
+fn fleet_of(run: &Run) -> Option<String> {
+    let options: serde_json::Value = serde_json::from_str(&run.options_json).ok()?;
+    options["fleet"].as_str().map(str::to_string)
+}
+
+/// `name` as a file name: what is not a letter, digit, `.`, `-` or `_` becomes `_`.
+fn file_name(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' }).collect()
+}
+
+fn target_of(run: &Run) -> String {
+    run.target_config.as_ref().map_or_else(|| run.target.clone(), |t| t.name.clone())
+}
+
+/// Reads fleet `name` (the newest fleet when `None`): its runs, oldest first.
+pub async fn load_fleet(store: &dyn Journal, name: Option<&str>) -> Result<FleetReport, ReportError> {
+    let runs = store.list_runs(i64::MAX).await?;
+    let fleet = match name {
+        Some(n) => n.to_string(),
+        None => runs.iter().find_map(fleet_of).ok_or(ReportError::NoFleet(None))?,
+    };
+    let mut ids: Vec<i64> = runs.iter().filter(|r| fleet_of(r).as_deref() == Some(fleet.as_str())).map(|r| r.id).collect();
+    if ids.is_empty() {
+        return Err(ReportError::NoFleet(Some(fleet)));
+    }
+    ids.sort();
+    let mut data = Vec::new();
+    for id in ids {
+        data.push(load(store, id).await?);
+    }
+    Ok(build(fleet, &data))
+}
+
+fn count(d: &RunData, status: RuleStatus) -> usize {
+    d.rules.iter().filter(|r| r.status == status).count()
+}
+
+fn build(fleet: String, runs: &[RunData]) -> FleetReport {
+    let mut targets = Vec::new();
+    let mut by_rule: BTreeMap<String, Escalation> = BTreeMap::new();
+    for d in runs {
+        let target = target_of(&d.run);
+        let wall_secs = d.summary.as_ref().map_or(d.run.wall_ms as f64 / 1000.0, |s| s.wall_secs);
+        targets.push(TargetRow {
+            target: target.clone(),
+            run: d.run.id,
+            status: d.run.status.to_string(),
+            fixed: count(d, RuleStatus::Fixed),
+            escalated: count(d, RuleStatus::Escalated),
+            still_failing: count(d, RuleStatus::StillFailing),
+            score_before: d.run.score_before,
+            score_after: d.run.score_after,
+            wall: ms((wall_secs * 1000.0) as i64),
+            wall_secs,
+            healthy: d.summary.as_ref().and_then(|s| s.healthy),
+            checklist: format!("temper report {} --format ckl -o {}.ckl", d.run.id, file_name(&target)),
+        });
+        for rule in d.rules.iter().filter(|r| r.status == RuleStatus::Escalated) {
+            let e = by_rule.entry(rule.rule_id.clone()).or_insert_with(|| {
+                let info = rule_info(rule, None);
+                let attempts: Vec<_> = d.attempts.iter().filter(|a| a.rule_id == rule.rule_id).collect();
+                let step = next_steps(&info, rule, &attempts, d).into_iter().next().expect("never empty");
+                Escalation {
+                    rule_id: rule.rule_id.clone(),
+                    short_id: short(&rule.rule_id).to_string(),
+                    title: rule.title.clone(),
+                    targets: Vec::new(),
+                    recurs: false,
+                    reason: rule.reason.clone().unwrap_or_default(),
+                    next_step: step,
+                }
+            });
+            e.targets.push(target.clone());
+            e.recurs = e.targets.len() > 1;
+        }
+    }
+    let mut escalations: Vec<Escalation> = by_rule.into_values().collect();
+    escalations.sort_by(|a, b| b.targets.len().cmp(&a.targets.len()).then(a.rule_id.cmp(&b.rule_id)));
+    let fixed = targets.iter().map(|t| t.fixed).sum();
+    let escalated = targets.iter().map(|t| t.escalated).sum();
+    FleetReport { fleet, targets, escalations, fixed, escalated }
+}
+
+/// Writes the fleet report as Markdown, HTML or JSON; checklists are per target.
+pub fn render_fleet(r: &FleetReport, format: Format) -> Result<String, ReportError> {
+    match format {
+        Format::Md => Ok(md(r)),
+        Format::Html => crate::html::render_fleet(r),
+        Format::Json => Ok(serde_json::to_string_pretty(r)?),
+        Format::Ckl | Format::Cklb => Err(ReportError::FleetChecklist(format)),
+    }
+}
+
+fn score(s: Option<f64>) -> String {
+    s.map_or("-".into(), |v| format!("{v:.2}"))
+}
+
+fn health(h: Option<bool>) -> &'static str {
+    match h {
+        Some(true) => "healthy",
+        Some(false) => "NOT healthy",
+        None => "-",
+    }
+}
+
+fn md(r: &FleetReport) -> String {
+    use crate::text::{md as cell, md_ticks};
+    let mut out = format!("# temper fleet report: {}\n\n", cell(&r.fleet, false));
+    out += &format!("{} target(s): {} rule(s) fixed, {} escalated.\n\n", r.targets.len(), r.fixed, r.escalated);
+    out += "| target | run | status | fixed | escalated | still failing | score | wall time | at the end |\n";
+    out += "|---|---|---|---|---|---|---|---|---|\n";
+    for t in &r.targets {
+        out += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} → {} | {} | {} |\n",
+            cell(&t.target, true),
+            t.run,
+            t.status,
+            t.fixed,
+            t.escalated,
+            t.still_failing,
+            score(t.score_before),
+            score(t.score_after),
+            t.wall,
+            health(t.healthy)
+        );
+    }
+    out += "\n## Escalations across targets\n\n";
+    if r.escalations.is_empty() {
+        out += "None.\n";
+    }
+    for e in &r.escalations {
+        let targets = e.targets.iter().map(|t| cell(t, false)).collect::<Vec<_>>().join(", ");
+        let recurs = if e.recurs { " (recurs)" } else { "" };
+        out += &format!("### {}{recurs}\n\n{}\n\n", cell(&e.short_id, false), cell(&e.title, false));
+        out += &format!("- on {} target(s): {targets}\n- why: {}\n", e.targets.len(), cell(&e.reason, false));
+        out += &format!("- next step: {} {}\n\n", md_ticks(&e.next_step.check), md_ticks(&e.next_step.try_));
+    }
+    out += "## Checklists per target\n\n";
+    for t in &r.targets {
+        out += &format!("- {}: `{}`\n", cell(&t.target, false), t.checklist);
+    }
+    out
+}
