@@ -2,6 +2,8 @@
 //! regression check is remembered for its skill and rule; a run on another target tries it
 //! before the Architect or the Worker is asked (source `memory`), once per rule. Each try is
 //! counted, and two failures in a row retire the fix.
+use std::collections::HashSet;
+
 use serde_json::json;
 
 use super::pick::{Pick, Preset};
@@ -13,12 +15,24 @@ use crate::verdict::Verdict;
 impl Ralph<'_> {
     /// The first candidate with a remembered fix this run has not tried yet, picked by the harness.
     pub(super) async fn remembered_pick(&self, run: i64, candidates: &[Candidate]) -> LoopResult<Option<Pick>> {
-        for c in candidates {
-            let Some(f) = self.store.remembered_fix(self.skill.name(), &c.rule_id).await? else { continue };
-            let tried = self.store.rule_attempts(run, &c.rule_id).await?.iter().any(|a| a.source == FixSource::Memory);
-            if tried {
-                continue;
-            }
+        // Two reads, not two per candidate: the skill's rules with a fix in force, and the
+        // rules this run has tried a remembered fix on.
+        let skill = self.skill.name();
+        let known: HashSet<String> = self
+            .store
+            .remembered_fixes()
+            .await?
+            .into_iter()
+            .filter(|f| f.skill == skill && f.retired_at.is_none())
+            .map(|f| f.rule_id)
+            .collect();
+        if known.is_empty() {
+            return Ok(None);
+        }
+        let tried: HashSet<String> =
+            self.store.attempts(run).await?.into_iter().filter(|a| a.source == FixSource::Memory).map(|a| a.rule_id).collect();
+        for c in candidates.iter().filter(|c| known.contains(&c.rule_id) && !tried.contains(&c.rule_id)) {
+            let Some(f) = self.store.remembered_fix(skill, &c.rule_id).await? else { continue };
             let plan = format!("a remembered fix (#{}, kept on {} of {} other targets since it was first kept)", f.id, f.kept, f.tried);
             let data = json!({"plan": plan, "memory": f.id, "from_run": f.run_id, "tried": f.tried, "kept": f.kept});
             self.store.event(run, EventKind::Pick, Some(&c.rule_id), data).await?;
