@@ -3,7 +3,25 @@
 # virtlogd/libvirtd (no systemd here), defines the TCG domain, boots, warms the session, checks
 # the mission app and takes the snapshot. Idempotent: a running domain on the current image with
 # a baseline snapshot is only checked over SSH.
+#
+#   vm/up.sh                 temper-test on 127.0.0.1:2222 (or TEMPER_DOMAIN, TEMPER_SSH_PORT)
+#   vm/up.sh NAME PORT       another guest from the same image, SSH on 127.0.0.1:PORT
+#   vm/up.sh --count N       temper-test, temper-test2 … temper-testN on ports 2222 … 2221+N
 set -euo pipefail
+if [ "${1:-}" = --count ]; then
+  n=${2:-}
+  [[ $n =~ ^[1-9][0-9]?$ ]] || { echo "vm/up.sh: --count takes a number of guests (1 to 99), not '$n'" >&2; exit 2; }
+  for i in $(seq 1 "$n"); do
+    name=temper-test; [ "$i" -eq 1 ] || name=temper-test$i
+    bash "$0" "$name" $((2221 + i))
+  done
+  exit 0
+fi
+if [ $# -ge 1 ]; then
+  [[ $1 =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || { echo "vm/up.sh: '$1' is not a domain name" >&2; exit 2; }
+  [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "vm/up.sh: give $1 its SSH port too: vm/up.sh $1 PORT" >&2; exit 2; }
+  export TEMPER_DOMAIN=$1 TEMPER_SSH_PORT=$2
+fi
 source "$(dirname "$0")/lib.sh"
 V=(virsh -q -c "$LIBVIRT_URI")
 KEY=$VM_DIR/keys/id_ed25519

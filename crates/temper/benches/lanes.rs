@@ -3,8 +3,8 @@
 //! wall time, the ratio, and each lane's CPU share: its guest's qemu CPU time (libvirt's
 //! `cpu.time`) over the wall time, and temper's own.
 //!
-//! Needs both guests: `bash vm/up.sh` and `TEMPER_DOMAIN=temper-test2 TEMPER_SSH_PORT=2223 bash
-//! vm/up.sh` (`TEMPER_DOMAIN2`, `TEMPER_SSH_PORT2` name another second one).
+//! Needs both guests: `bash vm/up.sh --count 2` (`TEMPER_DOMAIN2`, `TEMPER_SSH_PORT2` name
+//! another second one).
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! the LLM wrote on one target is reused on the other with no LLM turn.
 //!
 //! CI boots one guest per suite; these need two, so they are run by hand:
-//! `TEMPER_DOMAIN=temper-test2 TEMPER_SSH_PORT=2223 bash vm/up.sh`, then
+//! `bash vm/up.sh --count 2` (or `bash vm/up.sh temper-test2 2223`), then
 //! `cargo test -p temper --test e2e_fleet -- --ignored --test-threads=1`.
 mod support;
 
@@ -37,9 +37,9 @@ async fn two_targets() -> World {
     require_vm().await;
     let (domain, port) = second();
     let g = second_guest();
-    g.reconnect(Duration::from_secs(60)).await.unwrap_or_else(|e| {
-        panic!("the second guest ({domain} on {port}) does not answer ({e}): TEMPER_DOMAIN={domain} TEMPER_SSH_PORT={port} bash vm/up.sh")
-    });
+    g.reconnect(Duration::from_secs(60))
+        .await
+        .unwrap_or_else(|e| panic!("the second guest ({domain} on {port}) does not answer ({e}): bash vm/up.sh {domain} {port}"));
     for hv in [hypervisor(), second_hypervisor()] {
         hv.snapshot_revert("baseline").await.unwrap();
     }
