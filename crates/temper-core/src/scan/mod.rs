@@ -236,7 +236,7 @@ impl Scanner {
         let mut stalls = 0;
         for tried in 1..=SCAN_TRIES {
             let files = ScanFiles::new(&self.dir, &self.tag, self.seq.fetch_add(1, Ordering::Relaxed) + 1);
-            match self.run_once(guest, &call(&files), &files).await {
+            match self.run_once(guest, call(&files), &files).await {
                 Ok(Some(results)) => return Ok((results, stalls)),
                 Ok(None) => {
                     stalls += 1;
@@ -261,8 +261,8 @@ impl Scanner {
 
     /// One run of oscap with its own files, in one round trip (`trip.rs`); `None` when the
     /// watchdog killed it.
-    async fn run_once(&self, guest: &dyn Guest, call: &Call, files: &ScanFiles) -> Result<Option<Vec<u8>>, ScanError> {
-        let trip = Trip { pid: files.pid.clone(), results: files.results.clone(), inputs: call.inputs.clone(), args: call.args.clone() };
+    async fn run_once(&self, guest: &dyn Guest, call: Call, files: &ScanFiles) -> Result<Option<Vec<u8>>, ScanError> {
+        let trip = Trip { pid: files.pid.clone(), results: files.results.clone(), inputs: call.inputs, args: call.args };
         let (argv, stdin) = trip.argv_and_stdin();
         let exec = Exec::new(argv).stdin(stdin).timeout(self.timeout).max_output(MAX_RESULTS);
         let out = tokio::select! {
