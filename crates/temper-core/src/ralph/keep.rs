@@ -29,7 +29,8 @@ impl Ralph<'_> {
             return Ok(self.store.event(run, EventKind::KeptPending, Some(rule), batch).await?);
         }
         self.store.record_fix(run, id, e, rule, &name).await?;
-        self.remember(run, &[id]).await?;
+        let kept = self.store.rule_attempts(run, rule).await?.into_iter().filter(|a| a.id == id);
+        self.remember(run, kept).await?;
         let old = std::mem::replace(&mut state.checkpoint, name.clone());
         self.drop_snapshot(&old).await?;
         self.store.event(run, EventKind::Checkpoint, Some(rule), json!({"snapshot": name, "replaced": old})).await?;

@@ -46,9 +46,9 @@ impl Ralph<'_> {
     /// The batch is clean: its newest snapshot becomes the checkpoint; older snapshots go.
     async fn promote(&self, run: i64, state: &mut RunState) -> LoopResult<()> {
         let head = state.head().to_string();
+        let confirmed = self.store.pending_fixes(run).await?;
         self.store.confirm_fixes(run, &head).await?;
-        let confirmed: Vec<i64> = state.pending.iter().map(|k| k.attempt).collect();
-        self.remember(run, &confirmed).await?;
+        self.remember(run, confirmed).await?;
         let old = std::mem::replace(&mut state.checkpoint, head.clone());
         let fixes = state.pending.len();
         for k in std::mem::take(&mut state.pending) {

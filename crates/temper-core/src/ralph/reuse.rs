@@ -9,7 +9,7 @@ use serde_json::json;
 use super::pick::{Pick, Preset};
 use super::{LoopResult, Ralph};
 use crate::agent::{ApplyFix, Candidate, FixSource};
-use crate::journal::{EventKind, NewRememberedFix};
+use crate::journal::{Attempt, EventKind, NewRememberedFix};
 use crate::verdict::Verdict;
 
 impl Ralph<'_> {
@@ -52,12 +52,9 @@ impl Ralph<'_> {
         Ok(())
     }
 
-    /// Remembers the LLM-written fixes among `attempts` (kept, regression set clean).
-    pub(super) async fn remember(&self, run: i64, attempts: &[i64]) -> LoopResult<()> {
-        for a in self.store.attempts(run).await?.into_iter().filter(|a| attempts.contains(&a.id)) {
-            if !matches!(a.source, FixSource::Llm | FixSource::LlmText) {
-                continue;
-            }
+    /// Remembers the LLM-written fixes among `kept` (kept, regression set clean).
+    pub(super) async fn remember(&self, run: i64, kept: impl IntoIterator<Item = Attempt>) -> LoopResult<()> {
+        for a in kept.into_iter().filter(|a| matches!(a.source, FixSource::Llm | FixSource::LlmText)) {
             let fix = NewRememberedFix {
                 skill: self.skill.name().to_string(),
                 rule_id: a.rule_id,
