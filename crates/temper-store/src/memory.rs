@@ -82,7 +82,12 @@ impl MemoryLog for Store {
             MemoryKind::Tips => "UPDATE tips SET active = FALSE WHERE id = $1 AND active = TRUE",
             MemoryKind::Fixes => "UPDATE remembered_fixes SET retired_at = $2 WHERE id = $1 AND retired_at IS NULL",
         };
-        let done = with_db!(self, p => async { sqlx::query(sql).bind(id).bind(now()).execute(p).await.map(|r| r.rows_affected()) })?;
+        // A retired fix records when: the one statement with a second parameter.
+        let done = with_db!(self, p => async {
+            let q = sqlx::query(sql).bind(id);
+            let q = if kind == MemoryKind::Fixes { q.bind(now()) } else { q };
+            q.execute(p).await.map(|r| r.rows_affected())
+        })?;
         if done == 0 {
             return Err(JournalError::NotFound(format!("{kind} {id}")));
         }
