@@ -74,7 +74,6 @@ struct World {
 struct State {
     now: Machine,
     snapshots: HashMap<String, Machine>,
-    files: HashMap<String, Vec<u8>>,
     world: World,
     /// Every fix or revert script run, in order.
     scripts: Vec<String>,
@@ -152,7 +151,6 @@ impl SimGuest {
         let mut s = self.lock();
         let m = s.snapshots.get(name).cloned().ok_or_else(|| PortError::NoSnapshot(name.into()))?;
         s.now = m;
-        s.files.clear();
         Ok(())
     }
 
@@ -178,18 +176,9 @@ impl SimGuest {
         ExecOutput { exit_code: Some(code), stdout: b"done\n".to_vec(), ..Default::default() }
     }
 
-    fn oscap_eval(&self, argv: &[String]) -> ExecOutput {
-        let mut rules = Vec::new();
-        let mut results_path = None;
-        let mut i = 0;
-        while i < argv.len() {
-            match argv[i].as_str() {
-                "--rule" => rules.push(argv.get(i + 1).cloned().unwrap_or_default()),
-                "--results" => results_path = argv.get(i + 1).cloned(),
-                _ => {}
-            }
-            i += 1;
-        }
+    /// `oscap xccdf eval [--rule R]…` in one trip: the results document on stdout.
+    fn oscap_eval(&self, args: &[String]) -> ExecOutput {
+        let rules: Vec<String> = args.windows(2).filter(|w| w[0] == "--rule").map(|w| w[1].clone()).collect();
         let mut s = self.lock();
         s.scans += 1;
         let selected: Vec<(String, String, Outcome)> = s
@@ -201,10 +190,7 @@ impl SimGuest {
             .collect();
         let xml = results_xml(&self.template, &selected);
         let failed = selected.iter().any(|r| matches!(r.2, Outcome::Fail | Outcome::Error));
-        if let Some(p) = results_path {
-            s.files.insert(p, xml.into_bytes());
-        }
-        ExecOutput { exit_code: Some(if failed { 2 } else { 0 }), ..Default::default() }
+        ExecOutput { exit_code: Some(if failed { 2 } else { 0 }), stdout: xml.into_bytes(), ..Default::default() }
     }
 }
 
@@ -251,16 +237,12 @@ fn ok(stdout: &[u8], code: u32) -> ExecOutput {
 impl Guest for SimGuest {
     async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
         if let Some(trip) = Trip::parse(&exec.argv, &exec.stdin) {
-            // One oscap run in one exec: results on stdout, every file removed.
-            let out = self.oscap_eval(&trip.args);
-            let xml = self.lock().files.remove(&trip.results).unwrap_or_default();
-            return Ok(ExecOutput { stdout: xml, ..out });
+            return Ok(self.oscap_eval(&trip.args));
         }
         let argv = &exec.argv;
         let arg = |i: usize| argv.get(i).map(String::as_str).unwrap_or("");
         Ok(match arg(0) {
             "oscap" if arg(1) == "--version" => ok(b"OpenSCAP command line tool (oscap) 1.3.7 (sim)\n", 0),
-            "oscap" if arg(1) == "xccdf" => self.oscap_eval(argv),
             "bash" if arg(1) == "-s" => {
                 let script = String::from_utf8_lossy(&exec.stdin).into_owned();
                 let hang = self.lock().hang_on.as_deref() == Some(script.as_str());
@@ -273,14 +255,7 @@ impl Guest for SimGuest {
                 }
                 out
             }
-            "rm" => {
-                let mut s = self.lock();
-                for a in &argv[1..] {
-                    s.files.remove(a);
-                }
-                ok(b"", 0)
-            }
-            "test" | "true" | "pkill" | "ps" | "journalctl" => ok(b"", 0),
+            "test" | "true" | "pkill" | "ps" | "rm" | "journalctl" => ok(b"", 0),
             cmd if cmd == self.health_command => {
                 let healthy = self.lock().now.healthy;
                 if healthy { ok(b"HEALTHY\n", 0) } else { ok(b"mission service down\n", 1) }
