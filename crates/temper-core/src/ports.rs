@@ -25,6 +25,16 @@ pub enum PortError {
 
 pub type PortResult<T> = Result<T, PortError>;
 
+crate::journal::text_enum! {
+    /// How the guest went down in a cold reboot.
+    pub enum PowerOff {
+        /// It shut down cleanly on the hypervisor's request (ACPI).
+        Clean = "clean",
+        /// It did not within the grace time, and was powered off.
+        Forced = "forced",
+    }
+}
+
 /// The hypervisor: domain state and snapshots (with memory).
 #[async_trait]
 pub trait Hypervisor: Send + Sync {
@@ -38,6 +48,9 @@ pub trait Hypervisor: Send + Sync {
     async fn snapshot_exists(&self, name: &str) -> PortResult<bool> {
         Ok(self.snapshot_list().await?.iter().any(|s| s == name))
     }
+    /// A cold reboot: a clean shutdown through the hypervisor (powered off after `grace`), then
+    /// a start. It returns once the domain runs; the guest is then still booting.
+    async fn power_cycle(&self, grace: Duration) -> PortResult<PowerOff>;
 }
 
 /// One command in the guest. `argv` is quoted by the implementation; `stdin` is passed as
@@ -204,6 +217,9 @@ impl<T: Hypervisor + ?Sized> Hypervisor for Timed<'_, T> {
     }
     async fn snapshot_delete(&self, name: &str) -> PortResult<()> {
         timed!(self, self.inner.snapshot_delete(name))
+    }
+    async fn power_cycle(&self, grace: Duration) -> PortResult<PowerOff> {
+        timed!(self, self.inner.power_cycle(grace))
     }
 }
 

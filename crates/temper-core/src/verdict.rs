@@ -15,8 +15,12 @@ text_enum! {
         Regression = "regression",
         /// The deny-list or a ban refused the script before it ran.
         Refused = "refused",
-        /// The fix asks for a reboot, which the harness never does.
+        /// The stock fix says it takes effect after a reboot, and the rule still fails live.
         NeedsReboot = "needs_reboot",
+        /// The rule passed live, then failed after a cold reboot: the fix did not persist.
+        NotPersistent = "not_persistent",
+        /// With this fix the guest no longer boots to SSH and health (found by the reboot proof).
+        BreaksBoot = "breaks_boot",
         /// The harness stopped during the attempt; it was closed on resume and does not count.
         Interrupted = "interrupted",
     }

@@ -59,6 +59,7 @@ pub fn render(r: &Report) -> String {
         ("Ended", format!("{} ({})", run.ended_at, run.duration)),
         ("Status", format!("{}{}", run.status, run.exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default())),
         ("Score", r.score.clone()),
+        ("Reboot proof", r.reboot.clone()),
     ];
     let _ = writeln!(s, "| | |\n|---|---|");
     for (k, v) in rows {

@@ -80,6 +80,14 @@ fn for_verdict(verdict: &str, a: &Attempt, info: &RuleInfo, data: &RunData) -> O
             format!("Attempt {}'s fix takes effect only after a reboot, which temper never does.", a.n),
             "Apply the fix in a maintenance window, reboot, check the machine comes back healthy, then rescan.".into(),
         ),
+        "not_persistent" => step(
+            format!("Attempt {}'s fix passed its rescan, then the rule failed again after a cold reboot: the change did not persist ({}).", a.n, a.verdict_reason.as_deref().unwrap_or("no reason recorded")),
+            "Make the change where boot reads it: a file under /etc (sysctl.d, modprobe.d, a unit enabled, not only started), and look for a unit, tmpfiles.d entry or tmpfs that puts the old state back at boot. Reboot a snapshot, then rescan.".into(),
+        ),
+        "breaks_boot" => step(
+            format!("With attempt {}'s fix the guest did not boot to SSH ({}); temper reverted to the last checkpoint that booted.", a.n, a.verdict_reason.as_deref().unwrap_or("no reason recorded")),
+            "Boot a snapshot with the fix from its console: look for an /etc/fstab entry without `nofail` for a device that is absent, a kernel argument, a PAM or sshd change. Make the change so that boot tolerates it, reboot, then rescan.".into(),
+        ),
         "apply_failed" => step(
             format!(
                 "Attempt {}'s fix failed to apply ({}): read its stderr above.",

@@ -23,6 +23,8 @@ pub struct Report {
     pub score_after: Option<f64>,
     /// `61.20 → 78.50`, `-` for a score not known.
     pub score: String,
+    /// Whether the final state survived a cold reboot (`temper_core::journal::reboot_line`).
+    pub reboot: String,
     pub roles: Vec<RoleTime>,
     pub attempt_time: AttemptTime,
     pub reverts: Vec<Count>,
@@ -244,6 +246,7 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         results: results(&data.rules),
         dispositions: dispositions(&data.rules),
         score: format!("{} → {}", score_text(score_before), score_text(score_after)),
+        reboot: data.summary.as_ref().map_or("the run has not finished", |s| temper_core::journal::reboot_line(s.rebooted)).into(),
         score_before,
         score_after,
         roles: roles(data),

@@ -158,15 +158,14 @@ impl AttemptLog for Store {
 
     async fn roll_back_fixes(&self, run: i64, culprit: &Culprit, dropped: &[i64]) -> JournalResult<()> {
         let regressions = serde_json::to_string(&culprit.regressions).unwrap_or_else(|_| "[]".into());
-        let note =
-            format!(" [rolled back: kept after the fix for {} that broke {}; replayed]", culprit.rule_id, culprit.regressions.join(", "));
+        let note = format!(" [rolled back: kept after the fix for {} ({}); replayed]", culprit.rule_id, culprit.verdict);
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
             sqlx::query(
                 "UPDATE attempts SET verdict = $1, verdict_reason = $2, regressions = $3, diagnostics = $4,
                    revert_method = $5, kept = $6 WHERE id = $7",
             )
-            .bind(Verdict::Regression)
+            .bind(culprit.verdict)
             .bind(&culprit.reason)
             .bind(&regressions)
             .bind(&culprit.diagnostics)

@@ -114,8 +114,14 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
         assert_eq!(pending.iter().map(|a| a.snapshot.as_deref().unwrap()).collect::<Vec<_>>(), ["snap-a", "snap-b", "snap-c"]);
         assert_eq!(s.run(run).await.unwrap().checkpoint, "baseline", "a pending fix does not move the checkpoint");
         assert_eq!(s.rule(run, "b").await.unwrap().unwrap().status, RuleStatus::Fixed);
-        let culprit =
-            Culprit { id: ids[1], rule_id: "b".into(), reason: "broke x".into(), regressions: vec!["x".into()], diagnostics: "d".into() };
+        let culprit = Culprit {
+            id: ids[1],
+            verdict: Verdict::Regression,
+            rule_id: "b".into(),
+            reason: "broke x".into(),
+            regressions: vec!["x".into()],
+            diagnostics: "d".into(),
+        };
         s.roll_back_fixes(run, &culprit, &[ids[2]]).await.unwrap();
         let a = s.attempts(run).await.unwrap();
         assert_eq!(a[1].verdict, Some(Verdict::Regression), "{}", b.name);

@@ -2,7 +2,9 @@
 //! pool with a connection of its own (opening one to a local libvirtd takes a few ms).
 use async_trait::async_trait;
 use quick_xml::escape::escape;
-use temper_core::ports::{Hypervisor, PortError, PortResult};
+use std::time::{Duration, Instant};
+
+use temper_core::ports::{Hypervisor, PortError, PortResult, PowerOff};
 use temper_core::target::Target;
 use virt::connect::Connect;
 use virt::domain::Domain;
@@ -162,6 +164,32 @@ impl Hypervisor for LibvirtHypervisor {
         })
         .await
     }
+
+    async fn power_cycle(&self, grace: Duration) -> PortResult<PowerOff> {
+        let asked = self
+            .with_domain("shutdown", |dom| {
+                if dom.is_active().map_err(|e| hv("is_active", e))? {
+                    dom.shutdown().map_err(|e| hv("shutdown", e))?;
+                }
+                Ok(())
+            })
+            .await;
+        let end = Instant::now() + grace;
+        let mut how = PowerOff::Forced;
+        // A guest that cannot take the request (hung, or in emergency mode) is powered off.
+        while asked.is_ok() && Instant::now() < end {
+            if !self.is_running().await? {
+                how = PowerOff::Clean;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        if how == PowerOff::Forced {
+            self.destroy().await?;
+        }
+        self.start().await?;
+        Ok(how)
+    }
 }
 
 #[cfg(test)]
@@ -231,6 +259,17 @@ mod test_driver {
         assert!(!h.is_running().await.unwrap());
         assert!(matches!(h.snapshot_create("off", "").await, Err(PortError::Hypervisor(_))));
         h.start().await.unwrap();
+        assert!(h.is_running().await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_power_cycle_shuts_down_cleanly_and_starts_again() {
+        let _turn = LOCK.lock().await;
+        let (_keep, h) = hyp();
+        assert_eq!(h.power_cycle(Duration::from_secs(5)).await.unwrap(), PowerOff::Clean);
+        assert!(h.is_running().await.unwrap(), "running again after the cycle");
+        h.destroy().await.unwrap();
+        assert_eq!(h.power_cycle(Duration::from_secs(5)).await.unwrap(), PowerOff::Clean, "an off domain is just started");
         assert!(h.is_running().await.unwrap());
     }
 }

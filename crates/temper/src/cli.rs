@@ -246,6 +246,9 @@ pub struct RunArgs {
     /// --rule`, which loads the whole datastream each time). First and final scans are xccdf.
     #[arg(long, default_value = "oval")]
     pub engine: Engine,
+    /// Skip the reboot proof: no cold reboot at the end, so nothing shows the fixes survive one.
+    #[arg(long)]
+    pub no_reboot_proof: bool,
     /// No progress line (e.g. in CI logs).
     #[arg(long)]
     pub quiet: bool,

@@ -53,6 +53,12 @@ pub struct Config {
     pub regression_every: Option<u32>,
     pub fix_timeout_secs: u64,
     pub scan_timeout_secs: u64,
+    /// Reboot the guest cold at the end of each run and prove the fixes survive it.
+    pub reboot_proof: bool,
+    /// How long a clean shutdown may take before the guest is powered off.
+    pub shutdown_grace_secs: u64,
+    /// A guest without SSH this long after its start does not boot.
+    pub boot_timeout_secs: u64,
     pub otlp_endpoint: Option<String>,
     /// `[[target]]` tables: a `name` and the target keys that differ from the flat ones.
     #[serde(default, rename = "target")]
@@ -95,6 +101,9 @@ impl Default for Config {
             regression_every: None,
             fix_timeout_secs: 600,
             scan_timeout_secs: 1800,
+            reboot_proof: true,
+            shutdown_grace_secs: 90,
+            boot_timeout_secs: 300,
             otlp_endpoint: None,
             targets: Vec::new(),
         }

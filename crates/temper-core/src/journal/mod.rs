@@ -11,7 +11,7 @@ use async_trait::async_trait;
 pub use lease::{LEASE_FOR, Lease, LeaseError, driver_id, driver_is_dead, now_ms};
 pub use records::{
     Attempt, Ban, Claim, Culprit, Evaluation, Event, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem,
-    RETIRE_AFTER, RememberedFix, Rule, Run, RunSummary, Tip, Turn,
+    RETIRE_AFTER, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
 };
 pub(crate) use vocab::text_enum;
 pub use vocab::{

@@ -169,6 +169,9 @@ impl Evaluation {
 #[derive(Debug, Clone)]
 pub struct Culprit {
     pub id: i64,
+    /// `regression` from a batch check; `not_persistent`, `breaks_boot` and the rest from the
+    /// reboot proof.
+    pub verdict: crate::verdict::Verdict,
     pub rule_id: String,
     pub reason: String,
     pub regressions: Vec<String>,
@@ -410,6 +413,9 @@ pub struct RunSummary {
     pub failing_after: Vec<String>,
     /// The lockout guard and the health check at the end (`None` in older summaries).
     pub healthy: Option<bool>,
+    /// The final state survived a cold reboot and the final scan was taken after it; `None`
+    /// when the run skipped the reboot proof.
+    pub rebooted: Option<bool>,
 }
 
 /// One target on the fleet's queue: what to run, on what, and how far it got.
@@ -445,4 +451,13 @@ pub enum Claim {
     Start(QueueItem),
     /// A target whose run stopped unfinished, or whose worker died: resume it.
     Resume(QueueItem),
+}
+
+/// What a summary's `rebooted` says, in words (the CLI and the reports).
+pub fn reboot_line(rebooted: Option<bool>) -> &'static str {
+    match rebooted {
+        Some(true) => "the final state survived a cold reboot; the final scan was taken after it",
+        Some(false) => "NOT proven: the final state has not been through a reboot",
+        None => "not proven: the run skipped the reboot proof",
+    }
 }

@@ -284,6 +284,12 @@ text_enum! {
         Paused = "paused",
         Pick = "pick",
         Preflight = "preflight",
+        /// A cold reboot through the hypervisor, and whether the guest came back.
+        Reboot = "reboot",
+        /// A checkpoint proven to boot: the reboot proof passed on it.
+        Booted = "booted",
+        /// A kept fix blamed by the reboot proof (`not_persistent` or `breaks_boot`).
+        RebootBlamed = "reboot_blamed",
         Reengage = "reengage",
         ReengageDefault = "reengage_default",
         Reflect = "reflect",

@@ -21,6 +21,22 @@ impl Ralph<'_> {
         Ok(None)
     }
 
+    /// A kept fix found wanting later (a batch's regression, the reboot proof): the Reflector's
+    /// lesson, then the escalation checks.
+    pub(super) async fn reflect_or_escalate(
+        &self,
+        run: i64,
+        rule: &str,
+        ended: &super::attempt::Ended,
+        mut plan: String,
+    ) -> LoopResult<()> {
+        self.reflect(run, rule, ended).await?;
+        if let Some(reason) = self.should_escalate(run, rule, &mut plan).await? {
+            self.escalate(run, rule, &reason).await?;
+        }
+        Ok(())
+    }
+
     /// After a failed attempt: the budget, a plateau, or the Architect re-engaged.
     pub(super) async fn should_escalate(&self, run: i64, rule: &str, plan: &mut String) -> LoopResult<Option<String>> {
         if let Some(reason) = self.budget_spent(run, rule).await? {

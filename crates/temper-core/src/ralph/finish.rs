@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{LoopResult, Phase, Ralph};
+use super::{LoopResult, Phase, Ralph, RunState};
 use crate::journal::{EventKind, Lease, RevertMethod, RuleStatus, ScanResult};
 use crate::scan::Scan;
 
@@ -15,13 +15,20 @@ pub const EXIT_REMAINING: i64 = 2;
 pub type Summary = crate::journal::RunSummary;
 
 impl Ralph<'_> {
-    /// The final full scan. A rule not applicable at the first scan that fails now (another
-    /// fix made it applicable) reopens as pending, or takes the skill's disposition; the loop
-    /// goes on while any in the run's scope reopened. A rule reopens once at most, so it ends.
+    /// The reboot proof, then the final full scan; `None` while the loop must go on. A fix the
+    /// proof blames reopens its rule. A rule not applicable at the first scan that fails now
+    /// (another fix made it applicable) reopens as pending, or takes the skill's disposition. A
+    /// rule reopens for applicability once at most, and each blame rolls back a fix, so it ends.
     #[tracing::instrument(name = "final_scan", skip_all)]
-    pub(super) async fn final_scan(&self, run: i64) -> LoopResult<(Scan, usize)> {
+    pub(super) async fn final_scan(&self, run: i64, state: &mut RunState) -> LoopResult<Option<Scan>> {
         self.phase(run, Phase::Finish, None, 0).await?;
+        if !self.prove_boot(run, state).await? {
+            return Ok(None);
+        }
         let scan = self.scanner.scan(self.guest, &[]).await?;
+        if !self.persisted(run, state, &scan).await? {
+            return Ok(None);
+        }
         let mut reopened = 0;
         for r in self.store.rules(run).await? {
             if r.status != RuleStatus::NotApplicable || ScanResult::from(scan.outcome(&r.rule_id)) != ScanResult::Fail {
@@ -35,11 +42,11 @@ impl Ralph<'_> {
             self.store.set_rule_status(run, &r.rule_id, status, Some(&reason)).await?;
             self.store.event(run, EventKind::RuleApplicable, Some(&r.rule_id), json!({"status": status})).await?;
         }
-        Ok((scan, reopened))
+        Ok((reopened == 0).then_some(scan))
     }
 
     #[tracing::instrument(name = "finish", skip_all)]
-    pub(super) async fn finish(&self, run: i64, scan: &Scan) -> LoopResult<Summary> {
+    pub(super) async fn finish(&self, run: i64, state: &RunState, scan: &Scan) -> LoopResult<Summary> {
         for r in self.store.rules(run).await? {
             let after = ScanResult::from(scan.outcome(&r.rule_id));
             self.store.set_final_result(run, &r.rule_id, after).await?;
@@ -109,6 +116,7 @@ impl Ralph<'_> {
             segments,
             failing_after,
             healthy,
+            rebooted: self.settings.reboot.map(|_| state.checkpoint == state.booted.snapshot),
         };
         self.store.event(run, EventKind::Finish, None, json!(summary)).await?;
         self.store.finish_run(run, &summary).await?;

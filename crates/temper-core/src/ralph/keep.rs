@@ -32,7 +32,10 @@ impl Ralph<'_> {
         let kept = self.store.rule_attempts(run, rule).await?.into_iter().filter(|a| a.id == id);
         self.remember(run, kept).await?;
         let old = std::mem::replace(&mut state.checkpoint, name.clone());
-        self.drop_snapshot(&old).await?;
+        // The checkpoint proven to boot stays: the reboot proof replays fixes onto it.
+        if !state.pinned(&old) {
+            self.drop_snapshot(&old).await?;
+        }
         self.store.event(run, EventKind::Checkpoint, Some(rule), json!({"snapshot": name, "replaced": old})).await?;
         Ok(())
     }

@@ -7,8 +7,9 @@
 //! 5. keep (checkpoint) or revert (script, verified, else snapshot): `keep.rs`;
 //!    on a large profile kept fixes wait in a batch for one regression rescan: `regress.rs`;
 //! 6. reflect on failure, escalate on budget, plateau or the Architect's word;
-//!    then finish: a final scan, the summary and the exit code.
+//!    then finish: the reboot proof (`boot.rs`), a final scan, the summary and the exit code.
 mod attempt;
+mod boot;
 mod escalate;
 mod evidence;
 mod finish;
@@ -27,6 +28,7 @@ use std::time::Instant;
 use temper_scap::Benchmark;
 
 pub use crate::journal::Phase;
+pub use boot::RebootProof;
 pub use finish::Summary;
 pub use preflight::checkpoint_prefix;
 pub use settings::Settings;
@@ -101,15 +103,11 @@ impl Ralph<'_> {
             } else if !state.pending.is_empty() {
                 // The last batch; a regression reopens rules, so pick again after it.
                 self.check_regressions(run, &mut state).await?;
-            } else {
-                // Other fixes can make rules applicable (auditd's rules once auditd is in).
-                let (scan, reopened) = self.final_scan(run).await?;
-                if reopened == 0 {
-                    break scan;
-                }
+            } else if let Some(scan) = self.final_scan(run, &mut state).await? {
+                break scan;
             }
         };
-        self.finish(run, &last).await
+        self.finish(run, &state, &last).await
     }
 }
 
@@ -128,6 +126,15 @@ pub struct RunState {
     pub worked: usize,
     /// The start of this run's snapshot names (`preflight::checkpoint_prefix`).
     pub prefix: String,
+    /// The last checkpoint proven to boot (the baseline at first): the reboot proof starts there.
+    pub booted: Booted,
+}
+
+/// A checkpoint that survived a cold reboot, and the newest attempt whose fix it holds.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Booted {
+    pub snapshot: String,
+    pub through: i64,
 }
 
 /// A fix verified on its own (rule, health, access) and kept with its snapshot.
@@ -139,6 +146,11 @@ pub struct Kept {
 }
 
 impl RunState {
+    /// True when `name` must stay: the baseline, or the checkpoint proven to boot.
+    pub fn pinned(&self, name: &str) -> bool {
+        name == self.booted.snapshot
+    }
+
     /// The newest kept state: the last pending fix's snapshot, else the checkpoint.
     pub fn head(&self) -> &str {
         self.pending.last().map_or(&self.checkpoint, |k| &k.snapshot)

@@ -4,7 +4,7 @@ use std::time::Duration;
 use serde_json::json;
 use temper_scap::Outcome;
 
-use super::{Kept, LoopError, LoopResult, Phase, Ralph, RunState};
+use super::{Booted, Kept, LoopError, LoopResult, Phase, Ralph, RunState};
 use crate::checks::GuardFailure;
 use crate::journal::{EventKind, NewRule, RuleStatus, ScanResult};
 
@@ -33,8 +33,9 @@ impl Ralph<'_> {
             .collect();
         let head = pending.last().map_or(&checkpoint, |k| &k.snapshot).clone();
         self.restore(&head).await?;
+        let booted = self.booted(run, &row.baseline).await?;
         let mut keep: Vec<&str> = pending.iter().map(|k| k.snapshot.as_str()).collect();
-        keep.push(&checkpoint);
+        keep.extend([checkpoint.as_str(), booted.snapshot.as_str()]);
         self.drop_stale_checkpoints(run, &prefix, &keep).await?;
 
         match self.guard().await {
@@ -56,7 +57,17 @@ impl Ralph<'_> {
         let regression_set =
             rules.iter().filter(|r| matches!(r.status, RuleStatus::Passing | RuleStatus::Fixed)).map(|r| r.rule_id.clone()).collect();
         let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated).count();
-        Ok(RunState { regression_set, checkpoint, pending, regression_every, worked, prefix })
+        Ok(RunState { regression_set, checkpoint, pending, regression_every, worked, prefix, booted })
+    }
+
+    /// The last checkpoint proven to boot, from the store; the baseline before any.
+    async fn booted(&self, run: i64, baseline: &str) -> LoopResult<Booted> {
+        let last = self.store.events(run, 0).await?.into_iter().rev().find(|e| e.kind == EventKind::Booted);
+        let proven = last.and_then(|e| serde_json::from_str::<Booted>(&e.data).ok());
+        match proven {
+            Some(b) if self.hv.snapshot_exists(&b.snapshot).await? => Ok(b),
+            _ => Ok(Booted { snapshot: baseline.to_string(), through: 0 }),
+        }
     }
 
     /// Fixes per regression check: the setting, else the run's, else measured on a new run, else 1.

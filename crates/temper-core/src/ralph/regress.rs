@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 use crate::journal::{Culprit, EventKind, RuleStatus};
 use serde_json::json;
 
+#[cfg(test)]
+use super::Booted;
 use super::attempt::Ended;
 use super::{Kept, LoopResult, Phase, Ralph, RunState};
 use crate::verdict::Verdict;
@@ -56,7 +58,7 @@ impl Ralph<'_> {
                 self.drop_snapshot(&k.snapshot).await?;
             }
         }
-        if old != head {
+        if old != head && !state.pinned(&old) {
             self.drop_snapshot(&old).await?;
         }
         self.store
@@ -111,7 +113,7 @@ impl Ralph<'_> {
         probes: usize,
     ) -> LoopResult<()> {
         let row = self.store.pending_fixes(run).await?.into_iter().find(|a| a.id == culprit.attempt);
-        let (fix_script, mut plan) = row.map(|a| (a.fix_script, a.plan)).unwrap_or_default();
+        let (fix_script, plan) = row.map(|a| (a.fix_script, a.plan)).unwrap_or_default();
         let reason = format!("rules that passed now fail: {} (found by the batch's regression check)", broken.join(", "));
         let diagnostics = format!(
             "The fix passed its own rescan, the health check and the lockout guard. The batch's regression \
@@ -122,6 +124,7 @@ impl Ralph<'_> {
         );
         let blame = Culprit {
             id: culprit.attempt,
+            verdict: Verdict::Regression,
             rule_id: culprit.rule.clone(),
             reason: reason.clone(),
             regressions: broken.to_vec(),
@@ -137,11 +140,7 @@ impl Ralph<'_> {
         self.store.event(run, EventKind::RegressionFound, Some(&culprit.rule), found).await?;
 
         let ended = Ended { verdict: Verdict::Regression, reason, fix_script, diagnostics };
-        self.reflect(run, &culprit.rule, &ended).await?;
-        if let Some(reason) = self.should_escalate(run, &culprit.rule, &mut plan).await? {
-            self.escalate(run, &culprit.rule, &reason).await?;
-        }
-        Ok(())
+        self.reflect_or_escalate(run, &culprit.rule, &ended, plan).await
     }
 
     /// A rule whose result flips with nothing changed: left out of the regression set from now on.
@@ -212,6 +211,7 @@ mod tests {
             regression_every: 3,
             worked: 0,
             prefix: "temper-r1-".into(),
+            booted: Booted { snapshot: "baseline".into(), through: 0 },
         };
         let failed = vec!["b".to_string(), "x".to_string()];
         assert_eq!(expected(&state, &failed, 0), ["x"], "b failed at the checkpoint: not yet fixed");

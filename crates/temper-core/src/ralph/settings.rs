@@ -21,6 +21,8 @@ pub struct Settings {
     pub ssh_ready: Duration,
     /// Fixes per regression check; `None` measures it in preflight (see `regress::batch_size`).
     pub regression_every: Option<u32>,
+    /// The reboot proof at the end of the run; `None` skips it (the summary then says so).
+    pub reboot: Option<super::boot::RebootProof>,
 }
 
 impl Default for Settings {
@@ -40,6 +42,7 @@ impl Default for Settings {
             fix_timeout: Duration::from_secs(600),
             ssh_ready: Duration::from_secs(120),
             regression_every: None,
+            reboot: Some(super::boot::RebootProof::default()),
         }
     }
 }

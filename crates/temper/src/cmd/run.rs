@@ -8,7 +8,7 @@ use temper_core::controls::RunControls;
 use temper_core::journal::prelude::*;
 use temper_core::journal::{EventKind, Lease, LeaseError, NewRun, Run, RunStatus};
 use temper_core::ports::{Clock, Timed};
-use temper_core::ralph::{Agents, LoopError, Quiet, Ralph, Settings, Summary};
+use temper_core::ralph::{Agents, LoopError, Quiet, Ralph, RebootProof, Settings, Summary};
 use temper_core::scan::{Engine, Scanner};
 use temper_core::target::Target;
 use temper_store::Store;
@@ -44,6 +44,9 @@ struct Options {
     /// The fleet the run belongs to (`temper fleet run`, `temper worker`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     fleet: Option<String>,
+    /// A cold reboot at the end proves the fixes (runs from before it have none).
+    #[serde(default)]
+    reboot_proof: bool,
 }
 
 /// Where a run comes from when not from `temper run` itself.
@@ -88,6 +91,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
         controls,
         engine: args.engine,
         fleet: origin.fleet,
+        reboot_proof: config.reboot_proof && !args.no_reboot_proof,
     };
     let store = crate::wiring::store(config).await?;
     let new = NewRun {
@@ -239,6 +243,10 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
             reengage_every: if kind == AgentKind::Stock { 1 } else { config.reengage_every },
             fix_timeout: Duration::from_secs(config.fix_timeout_secs),
             regression_every: opts.regression_every,
+            reboot: opts.reboot_proof.then(|| RebootProof {
+                grace: Duration::from_secs(config.shutdown_grace_secs),
+                boot_timeout: Duration::from_secs(config.boot_timeout_secs),
+            }),
             ..Settings::default()
         },
         observer: progress.as_ref().map_or(&Quiet as &dyn temper_core::ralph::Observer, |p| p),
@@ -280,6 +288,7 @@ fn print_summary(s: &Summary) {
     println!("  rules:   {}", join(&s.statuses));
     println!("  before:  {}  (score {:?})", join(&s.before), s.score_before);
     println!("  after:   {}  (score {:?})", join(&s.after), s.score_after);
+    println!("  reboot:  {}", temper_core::journal::reboot_line(s.rebooted));
     println!("  attempts {}, reverts: {}", s.attempts, join(&s.reverts));
     println!("  tokens:  {} prompt, {} completion", s.prompt_tokens, s.completion_tokens);
     println!(

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use temper_core::ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult};
+use temper_core::ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult, PowerOff};
 use temper_core::scan::Trip;
 use temper_scap::{Outcome, TestResult};
 use tokio::sync::Notify;
@@ -30,6 +30,10 @@ pub enum Effect {
     Unhealthy,
     /// The script exits with this code (after its other effects).
     Exit(u32),
+    /// This happens at every boot from now on (a unit or tmpfs that undoes a change).
+    AtBoot(Box<Effect>),
+    /// The machine no longer boots to SSH (an fstab line for a missing device).
+    NoBoot,
 }
 
 /// The modelled disk and services: what a snapshot keeps.
@@ -38,6 +42,8 @@ pub struct Machine {
     /// Full rule id -> (severity, result): the recorded scan, then every effect applied since.
     pub results: BTreeMap<String, (String, Outcome)>,
     pub healthy: bool,
+    pub at_boot: Vec<Effect>,
+    pub breaks_boot: bool,
 }
 
 impl Machine {
@@ -52,7 +58,17 @@ impl Machine {
             }
             Effect::Unhealthy => self.healthy = false,
             Effect::Exit(_) => {}
+            Effect::AtBoot(e) => self.at_boot.push((**e).clone()),
+            Effect::NoBoot => self.breaks_boot = true,
         }
+    }
+
+    /// A cold boot: the boot-time effects run; false when it does not come up.
+    fn boot(&mut self) -> bool {
+        for e in self.at_boot.clone() {
+            self.apply(&e);
+        }
+        !self.breaks_boot
     }
     fn set(&mut self, rule: &str, o: Outcome) {
         let entry = self.results.entry(full(rule)).or_insert_with(|| ("medium".into(), o));
@@ -80,6 +96,10 @@ struct State {
     scans: u32,
     /// The script text that makes `exec` hang (to kill a run mid-attempt), and the signal.
     hang_on: Option<String>,
+    /// Cold reboots so far.
+    reboots: u32,
+    /// Powered on but never reached SSH: every call fails until a revert.
+    down: bool,
 }
 
 /// The scripted guest. Clone it to share; all clones see one machine.
@@ -101,7 +121,7 @@ impl SimGuest {
             .filter(|r| r.result != Outcome::NotSelected)
             .map(|r| (r.idref.clone(), (r.severity.clone(), r.result)))
             .collect();
-        let state = State { now: Machine { results, healthy: true }, ..State::default() };
+        let state = State { now: Machine { results, healthy: true, ..Machine::default() }, ..State::default() };
         Self {
             state: Arc::new(Mutex::new(state)),
             health_command: health_command.into(),
@@ -141,6 +161,22 @@ impl SimGuest {
         self.lock().scans
     }
 
+    pub fn reboots(&self) -> u32 {
+        self.lock().reboots
+    }
+
+    /// Whether the machine as it is now would boot and pass its health check.
+    pub fn boots_healthy(&self) -> bool {
+        let mut m = self.lock().now.clone();
+        m.boot() && m.healthy
+    }
+
+    fn power_cycle(&self) {
+        let mut s = self.lock();
+        s.reboots += 1;
+        s.down = !s.now.boot();
+    }
+
     fn snapshot(&self, name: &str) {
         let mut s = self.lock();
         let now = s.now.clone();
@@ -151,6 +187,7 @@ impl SimGuest {
         let mut s = self.lock();
         let m = s.snapshots.get(name).cloned().ok_or_else(|| PortError::NoSnapshot(name.into()))?;
         s.now = m;
+        s.down = false;
         Ok(())
     }
 
@@ -194,7 +231,8 @@ impl SimGuest {
     }
 }
 
-/// `# sim pass RULE`, `# sim fail RULE`, `# sim unhealthy`, `# sim exit N` lines: an LLM-written fix's effects.
+/// `# sim pass RULE`, `# sim fail RULE`, `# sim unhealthy`, `# sim exit N`, `# sim no-boot`,
+/// `# sim at-boot fail RULE` and `# sim at-boot unhealthy` lines: an LLM-written fix's effects.
 pub fn directives(script: &str) -> Vec<Effect> {
     script
         .lines()
@@ -206,6 +244,9 @@ pub fn directives(script: &str) -> Vec<Effect> {
                 ("fail", Some(r)) => Some(Effect::Fail(r.into())),
                 ("unhealthy", _) => Some(Effect::Unhealthy),
                 ("exit", Some(c)) => c.parse().ok().map(Effect::Exit),
+                ("no-boot", _) => Some(Effect::NoBoot),
+                ("at-boot", Some("unhealthy")) => Some(Effect::AtBoot(Box::new(Effect::Unhealthy))),
+                ("at-boot", Some("fail")) => w.next().map(|r| Effect::AtBoot(Box::new(Effect::Fail(r.into())))),
                 _ => None,
             }
         })
@@ -236,6 +277,9 @@ fn ok(stdout: &[u8], code: u32) -> ExecOutput {
 #[async_trait]
 impl Guest for SimGuest {
     async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
+        if self.lock().down {
+            return Err(PortError::Dropped("the guest is not up".into()));
+        }
         if let Some(trip) = Trip::parse(&exec.argv, &exec.stdin) {
             return Ok(self.oscap_eval(&trip.args));
         }
@@ -264,8 +308,8 @@ impl Guest for SimGuest {
         })
     }
 
-    async fn reconnect(&self, _within: Duration) -> PortResult<()> {
-        Ok(())
+    async fn reconnect(&self, within: Duration) -> PortResult<()> {
+        if self.lock().down { Err(PortError::Unreachable(within)) } else { Ok(()) }
     }
 }
 
@@ -297,5 +341,10 @@ impl<H: Hypervisor> Hypervisor for SimHypervisor<H> {
         self.inner.snapshot_delete(name).await?;
         self.guest.lock().snapshots.remove(name);
         Ok(())
+    }
+    async fn power_cycle(&self, grace: Duration) -> PortResult<PowerOff> {
+        let off = self.inner.power_cycle(grace).await?;
+        self.guest.power_cycle();
+        Ok(off)
     }
 }

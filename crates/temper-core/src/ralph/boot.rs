@@ -1,0 +1,268 @@
+//! The reboot proof, at the end of a run: a cold reboot through the hypervisor, then SSH, sudo,
+//! the health check and a full scan. A rule that passed before the reboot and fails after it was
+//! not fixed for good (`not_persistent`). A guest that does not come back, or comes back broken,
+//! has the fixes kept since the last booted checkpoint bisected: each probe reverts to that
+//! checkpoint, replays the fixes up to the probe and reboots. The blamed fix's rule reopens; the
+//! others are replayed once more on the booted checkpoint, rebooted, and that state is the next
+//! booted checkpoint.
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::attempt::Ended;
+use super::{Booted, LoopResult, Ralph, RunState};
+use crate::checks::GuardFailure;
+use crate::journal::{Attempt, Culprit, EventKind, KeptState, MemoryKind};
+use crate::ports::Exec;
+use crate::scan::{Scan, tail};
+use crate::verdict::Verdict;
+
+/// How long a cold reboot may take: the clean shutdown, then the boot up to SSH.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RebootProof {
+    /// After this the guest is powered off.
+    pub grace: Duration,
+    /// A guest not reachable over SSH this long after its start does not boot.
+    pub boot_timeout: Duration,
+}
+
+impl Default for RebootProof {
+    fn default() -> Self {
+        Self { grace: Duration::from_secs(90), boot_timeout: Duration::from_secs(300) }
+    }
+}
+
+/// Why a guest failed a reboot: the verdict it gives the blamed fix, and what was seen.
+type Broken = (Verdict, String);
+
+/// What a probe asks of the rebooted guest: that it comes up, and that these rules pass.
+struct Probe<'a> {
+    fixes: &'a [Attempt],
+    pass: &'a [String],
+}
+
+/// The fix a bisection blamed, and how many fixes the guest runs now when its last probe, just
+/// rebooted, passed (so the state without the culprit may need no second reboot).
+struct Found {
+    culprit: Attempt,
+    broken: Broken,
+    live: Option<usize>,
+}
+
+impl Ralph<'_> {
+    /// Reboots the guest if fixes were kept since the last booted checkpoint. False when a fix was
+    /// blamed (its rule reopened; the loop goes on), true when the guest came back whole.
+    pub(super) async fn prove_boot(&self, run: i64, state: &mut RunState) -> LoopResult<bool> {
+        let fixes = self.unproven(run, state).await?;
+        if self.settings.reboot.is_none() || fixes.is_empty() {
+            return Ok(true);
+        }
+        let Err(broken) = self.reboot(run, "the run's end", fixes.len()).await? else { return Ok(true) };
+        let found = self.bisect_boot(run, state, &Probe { fixes: &fixes, pass: &[] }, broken).await?;
+        // The culprit was the newest fix and the last probe, all the others, came up: that is the state.
+        let live = found.live == Some(fixes.len() - 1);
+        self.rebuild(run, state, &fixes, &[(found.culprit, found.broken)], live).await?;
+        Ok(false)
+    }
+
+    /// After the reboot, the full scan: the rules of the regression set that fail now. Each one's
+    /// own fix is blamed (`not_persistent`); a rule that passed at the baseline is bisected over
+    /// the fixes. With any blamed, the rest are rebuilt on the booted checkpoint: false.
+    pub(super) async fn persisted(&self, run: i64, state: &mut RunState, scan: &Scan) -> LoopResult<bool> {
+        if self.settings.reboot.is_none() {
+            return Ok(true);
+        }
+        let fixes = self.unproven(run, state).await?;
+        let failing = scan.failing(&state.regression_set);
+        let mut blamed: Vec<(Attempt, Broken)> = Vec::new();
+        let mut orphans = Vec::new();
+        for rule in &failing {
+            match fixes.iter().find(|a| &a.rule_id == rule) {
+                Some(a) => {
+                    let why = "the rule passed its rescan after the fix, and fails after a cold reboot: the fix did not persist";
+                    blamed.push((a.clone(), (Verdict::NotPersistent, why.into())));
+                }
+                None => orphans.push(rule.clone()),
+            }
+        }
+        if !orphans.is_empty() && fixes.is_empty() {
+            for r in &orphans {
+                state.regression_set.retain(|x| x != r);
+                self.mark_unstable(run, r, "passed before the reboot and fails after it, with no fix kept since the last boot").await?;
+            }
+        } else if !orphans.is_empty() {
+            let why = format!("rules that passed before the reboot fail after it: {}", orphans.join(", "));
+            let found = self.bisect_boot(run, state, &Probe { fixes: &fixes, pass: &orphans }, (Verdict::Regression, why)).await?;
+            blamed.push((found.culprit, found.broken));
+        }
+        if blamed.is_empty() {
+            if let Some(last) = fixes.last() {
+                self.mark_booted(run, state, last.id).await?;
+            }
+            return Ok(true);
+        }
+        self.rebuild(run, state, &fixes, &blamed, false).await?;
+        Ok(false)
+    }
+
+    /// A cold reboot, then access and health. The guest is up and healthy, or broken.
+    async fn reboot(&self, run: i64, why: &str, fixes: usize) -> LoopResult<Result<(), Broken>> {
+        let proof = self.settings.reboot.unwrap_or_default();
+        let started = Instant::now();
+        let off = self.hv.power_cycle(proof.grace).await?;
+        let down_secs = started.elapsed().as_secs_f64();
+        let result = match self.guest.reconnect(proof.boot_timeout).await {
+            Err(e) => Err((Verdict::BreaksBoot, format!("no SSH within {}s of the start: {e}", proof.boot_timeout.as_secs()))),
+            Ok(()) => match self.guard().await {
+                Ok(h) if h.ok => Ok(()),
+                Ok(h) => Err((Verdict::HealthBroken, format!("the health check fails after the reboot: {}", h.output))),
+                Err(GuardFailure::Lockout(d)) => Err((Verdict::Lockout, format!("locked out after the reboot: {d}"))),
+                Err(GuardFailure::HealthError(e)) => {
+                    Err((Verdict::HealthBroken, format!("the health check could not run after the reboot: {e}")))
+                }
+            },
+        };
+        let data = json!({
+            "why": why, "fixes": fixes, "power_off": off, "down_secs": down_secs, "secs": started.elapsed().as_secs_f64(),
+            "up": result.is_ok(), "problem": result.as_ref().err().map(|b| &b.1),
+        });
+        self.store.event(run, EventKind::Reboot, None, data).await?;
+        Ok(result)
+    }
+
+    /// The first fix after which the probe fails: each step reverts to the booted checkpoint,
+    /// replays the fixes up to it and reboots. Probing all of them failed already.
+    async fn bisect_boot(&self, run: i64, state: &RunState, probe: &Probe<'_>, mut broken: Broken) -> LoopResult<Found> {
+        let (mut lo, mut hi, mut live) = (1, probe.fixes.len(), None);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.probe(run, state, &probe.fixes[..mid], probe.pass).await? {
+                Ok(()) => (lo, live) = (mid + 1, Some(mid)),
+                Err(b) => (hi, broken, live) = (mid, b, None),
+            }
+        }
+        Ok(Found { culprit: probe.fixes[lo - 1].clone(), broken, live })
+    }
+
+    /// The booted checkpoint with `fixes` replayed, rebooted: up, healthy, and `pass` passing?
+    async fn probe(&self, run: i64, state: &RunState, fixes: &[Attempt], pass: &[String]) -> LoopResult<Result<(), Broken>> {
+        self.replay_on_booted(run, state, fixes).await?;
+        if let Err(b) = self.reboot(run, "a bisection probe", fixes.len()).await? {
+            return Ok(Err(b));
+        }
+        if pass.is_empty() {
+            return Ok(Ok(()));
+        }
+        let failing = self.scanner.scan(self.guest, pass).await?.failing(pass);
+        Ok(if failing.is_empty() { Ok(()) } else { Err((Verdict::Regression, format!("fail after a reboot: {}", failing.join(", ")))) })
+    }
+
+    /// Reverts to the booted checkpoint and runs `fixes` again, in order.
+    async fn replay_on_booted(&self, run: i64, state: &RunState, fixes: &[Attempt]) -> LoopResult<()> {
+        self.restore(&state.booted.snapshot).await?;
+        for a in fixes {
+            let exec = Exec::script(&a.fix_script).timeout(self.settings.fix_timeout);
+            let code = match self.guest.exec(exec).await {
+                Ok(out) => out.exit_code,
+                Err(e) => {
+                    tracing::warn!(rule = %a.rule_id, error = %e, "replaying a kept fix failed");
+                    None
+                }
+            };
+            let data = json!({"attempt": a.n, "onto": state.booted.snapshot, "exit_code": code, "why": "reboot proof"});
+            self.store.event(run, EventKind::Replay, Some(&a.rule_id), data).await?;
+        }
+        Ok(())
+    }
+
+    /// Blames `blamed`, then builds the booted checkpoint plus every other fix, reboots it and
+    /// makes it the next booted checkpoint (`live`: the guest runs that already). Should it still
+    /// not come up, the next culprit among the rest is found the same way.
+    async fn rebuild(&self, run: i64, state: &mut RunState, fixes: &[Attempt], blamed: &[(Attempt, Broken)], live: bool) -> LoopResult<()> {
+        for (a, broken) in blamed {
+            self.blame(run, state, a, broken).await?;
+        }
+        let mut rest: Vec<Attempt> = fixes.iter().filter(|a| !blamed.iter().any(|(b, _)| b.id == a.id)).cloned().collect();
+        if rest.is_empty() {
+            // Nothing left to keep: the booted checkpoint is the state.
+            return self.back_to_booted(run, state).await;
+        }
+        let mut live = live;
+        while !live {
+            let Err(broken) = self.probe(run, state, &rest, &[]).await? else { break };
+            let found = self.bisect_boot(run, state, &Probe { fixes: &rest, pass: &[] }, broken).await?;
+            self.blame(run, state, &found.culprit, &found.broken).await?;
+            rest.retain(|a| a.id != found.culprit.id);
+            if rest.is_empty() {
+                return self.back_to_booted(run, state).await;
+            }
+            // The last probe came up with exactly the rest (the culprit was the newest).
+            live = found.live == Some(rest.len());
+        }
+        let through = rest.last().map_or(state.booted.through, |a| a.id);
+        self.mark_booted(run, state, through).await
+    }
+
+    /// The verdict on a kept fix, its rule reopened (or escalated), the Reflector told why.
+    async fn blame(&self, run: i64, state: &mut RunState, a: &Attempt, (verdict, reason): &Broken) -> LoopResult<()> {
+        let diagnostics = format!(
+            "The fix passed its own rescan, the health check and the lockout guard, and was kept. The reboot proof \
+             then found: {reason}. A cold reboot is a clean shutdown through the hypervisor, then a start."
+        );
+        let culprit = Culprit {
+            id: a.id,
+            verdict: *verdict,
+            rule_id: a.rule_id.clone(),
+            reason: reason.clone(),
+            regressions: Vec::new(),
+            diagnostics: diagnostics.clone(),
+        };
+        self.store.roll_back_fixes(run, &culprit, &[]).await?;
+        state.regression_set.retain(|r| *r != a.rule_id);
+        // A fix that does not survive a reboot is never offered to another target.
+        if let Some(f) = self.store.remembered_fix(self.skill.name(), &a.rule_id).await?
+            && f.fix_script == a.fix_script
+        {
+            self.store.forget(MemoryKind::Fixes, f.id).await?;
+        }
+        let data = json!({"attempt": a.n, "verdict": verdict, "reason": reason, "fix": tail(&a.description, 200)});
+        self.store.event(run, EventKind::RebootBlamed, Some(&a.rule_id), data).await?;
+        let ended = Ended { verdict: *verdict, reason: reason.clone(), fix_script: a.fix_script.clone(), diagnostics };
+        self.reflect_or_escalate(run, &a.rule_id, &ended, a.plan.clone()).await
+    }
+
+    /// The guest as it runs now, just rebooted, becomes the checkpoint and the booted one.
+    async fn mark_booted(&self, run: i64, state: &mut RunState, through: i64) -> LoopResult<()> {
+        let n = self.store.events(run, 0).await?.iter().filter(|e| e.kind == EventKind::Booted).count() + 1;
+        let name = format!("{}boot{n}", state.prefix);
+        self.hv.snapshot_create(&name, &format!("temper run {run}: proven to boot")).await?;
+        let booted = Booted { snapshot: name.clone(), through };
+        self.store.event(run, EventKind::Booted, None, json!(booted)).await?;
+        self.store.confirm_fixes(run, &name).await?;
+        let old = std::mem::replace(&mut state.checkpoint, name);
+        let was = std::mem::replace(&mut state.booted, booted);
+        self.drop_snapshot(&old).await?;
+        if was.snapshot != old {
+            self.drop_snapshot(&was.snapshot).await?;
+        }
+        Ok(())
+    }
+
+    /// The booted checkpoint, as it is, becomes the run's checkpoint again.
+    async fn back_to_booted(&self, run: i64, state: &mut RunState) -> LoopResult<()> {
+        let booted = state.booted.snapshot.clone();
+        self.restore(&booted).await?;
+        self.store.confirm_fixes(run, &booted).await?;
+        let old = std::mem::replace(&mut state.checkpoint, booted.clone());
+        if old != booted {
+            self.drop_snapshot(&old).await?;
+        }
+        Ok(())
+    }
+
+    /// Fixes kept since the booted checkpoint, oldest first.
+    async fn unproven(&self, run: i64, state: &RunState) -> LoopResult<Vec<Attempt>> {
+        let kept = |a: &Attempt| a.verdict == Some(Verdict::Fixed) && a.kept != Some(KeptState::RolledBack);
+        Ok(self.store.attempts(run).await?.into_iter().filter(|a| a.id > state.booted.through && kept(a)).collect())
+    }
+}

@@ -1,0 +1,160 @@
+//! The reboot proof in-process: a fix undone at boot (`not_persistent`), one that stops the
+//! guest booting (`breaks_boot`, found by bisection), one that leaves it unhealthy after a
+//! reboot, and one that breaks a passing rule at boot. No VM: see `sim/`; the guest models
+//! what runs at boot.
+mod sim;
+
+use std::time::Instant;
+
+use serde_json::json;
+use sim::*;
+use temper_core::journal::{EventKind, RuleStatus};
+use temper_core::verdict::Verdict;
+use temper_mockllm::{MockLlm, Scripted};
+use temper_scap::Outcome;
+
+const SYSMAP: &str = "file_permissions_systemmap";
+/// Three rules the stock agent fixes; the scenarios make one of them misbehave at boot.
+const THREE: [&str; 3] = ["sshd_set_keepalive", "package_cron_installed", "sysctl_kernel_randomize_va_space"];
+/// A rule that passes at the baseline.
+const PASSING: &str = "file_permissions_etc_shadow";
+
+fn fix(body: &str) -> Scripted {
+    Scripted::tool_call("apply_fix", json!({"fix_script": body, "revert_script": "true\n", "description": "System.map mode 0600"}))
+}
+
+async fn events(sim: &Sim, run: i64, kind: EventKind) -> Vec<serde_json::Value> {
+    let all = sim.store.events(run, 0).await.unwrap();
+    all.into_iter().filter(|e| e.kind == kind).map(|e| serde_json::from_str(&e.data).unwrap()).collect()
+}
+
+/// A fix passes its live rescan, but a unit puts the old mode back at boot. The reboot proof
+/// finds the rule failing, blames the fix (`not_persistent`), the Reflector hears why, and the
+/// next attempt, without the unit, is kept and survives the next reboot.
+#[tokio::test]
+async fn a_fix_undone_at_boot_is_not_persistent_and_the_next_one_is_kept() {
+    let t = Instant::now();
+    let mut sim = Sim::new("not-persistent").await;
+    sim.settings.rules = vec![SYSMAP.into()];
+    let r = full(SYSMAP);
+    let lesson = "a oneshot unit restored the old mode at boot";
+    let llm = MockLlm::start(vec![
+        Scripted::tool_call("select_rule", json!({"rule_id": r, "plan": "chmod 0600"})),
+        fix(&format!("# sim pass {r}\n# sim at-boot fail {r}\nchmod 0600 /boot/System.map-*\n")),
+        Scripted::tool_call(
+            "reflect",
+            json!({"lesson": lesson, "banned": null, "preferred": "chmod only", "distilled": lesson, "tips": []}),
+        ),
+        Scripted::tool_call("select_rule", json!({"rule_id": r, "plan": "chmod 0600, nothing at boot"})),
+        fix(&format!("# sim pass {r}\nchmod 0600 /boot/System.map-*\n")),
+    ])
+    .await
+    .unwrap();
+    let run = sim.new_run("llm").await;
+    let summary = sim.llm(run, &llm.url()).await.unwrap();
+
+    let attempts = sim.attempts(run, SYSMAP).await;
+    let verdicts: Vec<_> = attempts.iter().map(|a| a.verdict).collect();
+    assert_eq!(verdicts, [Some(Verdict::NotPersistent), Some(Verdict::Fixed)], "{summary:?}");
+    assert!(attempts[0].verdict_reason.as_deref().unwrap().contains("after a cold reboot"), "{:?}", attempts[0].verdict_reason);
+    assert_eq!(sim.rule(run, SYSMAP).await.status, RuleStatus::Fixed);
+    assert_eq!(summary.rebooted, Some(true), "the final scan was taken after a reboot");
+    assert_eq!(sim.guest.result(SYSMAP), Some(Outcome::Pass));
+    assert!(sim.guest.boots_healthy());
+    assert_eq!(sim.guest.reboots(), 2, "one proof per end of the loop; nothing to replay after the blame");
+    let blamed = events(&sim, run, EventKind::RebootBlamed).await;
+    assert_eq!(blamed.len(), 1);
+    assert_eq!(blamed[0]["verdict"], "not_persistent");
+    let booted = events(&sim, run, EventKind::Booted).await;
+    assert_eq!(booted.len(), 1, "only the state with the second fix was proven");
+    assert_eq!(booted[0]["through"], attempts[1].id);
+    assert_eq!(sim.store.run(run).await.unwrap().checkpoint, booted[0]["snapshot"].as_str().unwrap());
+    let lessons = sim.store.lessons(Some(&r)).await.unwrap();
+    assert!(lessons.iter().any(|l| l.distilled == lesson), "the Reflector was asked about the blamed fix");
+    assert_eq!(llm.remaining(), 0, "every scripted reply was asked for");
+    took("a_fix_undone_at_boot_is_not_persistent_and_the_next_one_is_kept", t);
+}
+
+/// Three stock fixes pass every live check; one of them stops the guest booting. The proof's
+/// reboot does not come up; bisection over replays from the baseline blames that fix, and the
+/// other two, replayed and rebooted, are the booted checkpoint the run ends on.
+#[tokio::test]
+async fn a_fix_that_breaks_boot_is_found_by_bisection_and_the_rest_are_kept() {
+    for bad in THREE {
+        let t = Instant::now();
+        let mut sim = Sim::new(&format!("breaks-boot-{bad}")).await;
+        sim.settings.rules = THREE.map(String::from).to_vec();
+        sim.guest.stock_fix(&stock_fix(bad), vec![Effect::Pass(full(bad)), Effect::NoBoot]);
+        let run = sim.new_run("stock").await;
+        let summary = sim.stock(run).await.unwrap();
+
+        let attempts = sim.attempts(run, bad).await;
+        assert!(!attempts.is_empty() && attempts.iter().all(|a| a.verdict == Some(Verdict::BreaksBoot)), "{bad}: {attempts:?}");
+        assert_ne!(sim.rule(run, bad).await.status, RuleStatus::Fixed, "{bad}");
+        assert_eq!(sim.guest.result(bad), Some(Outcome::Fail), "{bad}: its fix is not in the final state");
+        for good in THREE.iter().filter(|r| **r != bad) {
+            assert_eq!(sim.rule(run, good).await.status, RuleStatus::Fixed, "{good} (bad: {bad})");
+            assert_eq!(sim.guest.result(good), Some(Outcome::Pass), "{good} (bad: {bad})");
+        }
+        assert!(sim.guest.boots_healthy(), "{bad}: the final state boots");
+        assert_eq!(summary.rebooted, Some(true), "{bad}");
+        let reboots = events(&sim, run, EventKind::Reboot).await;
+        assert!(reboots.iter().any(|r| r["up"] == false), "{bad}: a reboot that did not come up is recorded");
+        assert_eq!(reboots.last().unwrap()["up"], true, "{bad}");
+        took(&format!("a_fix_that_breaks_boot_is_found_by_bisection_and_the_rest_are_kept ({bad})"), t);
+    }
+}
+
+/// A fix leaves the mission service up but not enabled: healthy live, unhealthy after a reboot.
+/// That fix is blamed (`health_broken`), and the run ends healthy.
+#[tokio::test]
+async fn a_fix_that_leaves_the_guest_unhealthy_after_a_reboot_is_blamed() {
+    let t = Instant::now();
+    let bad = THREE[1];
+    let mut sim = Sim::new("health-after-reboot").await;
+    sim.settings.rules = THREE.map(String::from).to_vec();
+    sim.guest.stock_fix(&stock_fix(bad), vec![Effect::Pass(full(bad)), Effect::AtBoot(Box::new(Effect::Unhealthy))]);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+    let attempts = sim.attempts(run, bad).await;
+    assert_eq!(attempts[0].verdict, Some(Verdict::HealthBroken), "{attempts:?}");
+    assert!(attempts[0].verdict_reason.as_deref().unwrap().contains("after the reboot"));
+    assert_eq!(summary.healthy, Some(true));
+    assert!(sim.guest.boots_healthy());
+    assert_eq!(sim.with_status(run, RuleStatus::Fixed).await.len(), 2);
+    took("a_fix_that_leaves_the_guest_unhealthy_after_a_reboot_is_blamed", t);
+}
+
+/// A fix breaks a rule that passed at the baseline, but only at boot: no fix of that rule's own
+/// is to blame, so the fixes are bisected with that rule rescanned after each probe's reboot.
+#[tokio::test]
+async fn a_passing_rule_broken_at_boot_is_bisected_to_the_fix_that_breaks_it() {
+    let t = Instant::now();
+    let bad = THREE[2];
+    let mut sim = Sim::new("regression-at-boot").await;
+    sim.settings.rules = THREE.map(String::from).to_vec();
+    sim.guest.stock_fix(&stock_fix(bad), vec![Effect::Pass(full(bad)), Effect::AtBoot(Box::new(Effect::Fail(full(PASSING))))]);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+    let attempts = sim.attempts(run, bad).await;
+    assert_eq!(attempts[0].verdict, Some(Verdict::Regression), "{attempts:?}");
+    assert!(attempts[0].verdict_reason.as_deref().unwrap().contains(PASSING));
+    assert_eq!(sim.guest.result(PASSING), Some(Outcome::Pass), "the passing rule passes at the end");
+    assert!(summary.failing_after.iter().all(|r| !r.contains(PASSING)), "{summary:?}");
+    took("a_passing_rule_broken_at_boot_is_bisected_to_the_fix_that_breaks_it", t);
+}
+
+/// Without the proof nothing reboots, and the summary says the final state is not proven.
+#[tokio::test]
+async fn without_the_proof_nothing_reboots_and_the_summary_says_so() {
+    let mut sim = Sim::new("no-proof").await;
+    sim.settings.rules = THREE.map(String::from).to_vec();
+    sim.settings.reboot = None;
+    sim.guest.stock_fix(&stock_fix(THREE[0]), vec![Effect::Pass(full(THREE[0])), Effect::NoBoot]);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+    assert_eq!(summary.rebooted, None);
+    assert_eq!(sim.guest.reboots(), 0);
+    assert_eq!(sim.with_status(run, RuleStatus::Fixed).await.len(), 3, "a fix that breaks boot goes unseen");
+    assert!(sim.report(run).await.contains("not proven: the run skipped the reboot proof"));
+}
