@@ -23,6 +23,7 @@ if [ $# -ge 1 ]; then
   export TEMPER_DOMAIN=$1 TEMPER_SSH_PORT=$2
 fi
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/domain.sh"
 V=(virsh -q -c "$LIBVIRT_URI")
 KEY=$VM_DIR/keys/id_ed25519
 OVERLAY=$VM_DIR/run/$DOM.qcow2
@@ -101,40 +102,7 @@ t=$(ms)
 rm -f "$OVERLAY" "$CONSOLE" "$ID_FILE"
 qemu-img create -q -f qcow2 -F qcow2 -b "$IMG/guest.qcow2" "$OVERLAY"   # holds the internal snapshots
 XML=$VM_DIR/run/$DOM.xml
-cat > "$XML" <<XML
-<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
-  <name>$DOM</name>
-  <description>temper image $HASH</description>
-  <memory unit='MiB'>$MEM</memory>
-  <vcpu>2</vcpu>
-  <os>
-    <type arch='x86_64' machine='pc'>hvm</type>
-    <kernel>$IMG/vmlinuz</kernel>
-    <initrd>$IMG/initrd.img</initrd>
-    <cmdline>root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet</cmdline>
-  </os>
-  <features><acpi/><apic/></features>
-  <cpu mode='maximum'/>
-  <clock offset='utc'/>
-  <on_crash>destroy</on_crash>
-  <devices>
-    <emulator>/usr/bin/qemu-system-x86_64</emulator>
-    <disk type='file' device='disk'>
-      <driver name='qemu' type='qcow2' cache='unsafe'/>
-      <source file='$OVERLAY'/>
-      <target dev='vda' bus='virtio'/>
-    </disk>
-    <serial type='file'><source path='$CONSOLE'/><target port='0'/></serial>
-    <memballoon model='none'/>
-  </devices>
-  <qemu:commandline>
-    <qemu:arg value='-netdev'/>
-    <qemu:arg value='user,id=slirp0,hostfwd=tcp:127.0.0.1:$PORT-:22'/>
-    <qemu:arg value='-device'/>
-    <qemu:arg value='virtio-net-pci,netdev=slirp0,addr=0x9'/>
-  </qemu:commandline>
-</domain>
-XML
+domain_xml "$DOM" "$PORT" "$OVERLAY" "$CONSOLE" "$IMG" "temper image $HASH" > "$XML"
 "${V[@]}" define "$XML" >/dev/null
 echo "$IMG_ID" > "$ID_FILE"
 log "domain defined in $(secs "$t") s"

@@ -4,10 +4,12 @@
 //! The defaults are the default target's (`temper_core::target::Target::default`), which match
 //! `vm/lib.sh`.
 mod command;
+mod image;
 mod libvirt;
 mod ssh;
 
 pub use command::remote_command;
+pub use image::{DirectBoot, Exported, ImageError, convert_snapshot};
 pub use libvirt::{LibvirtConfig, LibvirtHypervisor};
 pub use ssh::{SshConfig, SshGuest};
 

@@ -94,6 +94,9 @@ pub enum Cmd {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// The hardened image: a run's final state as a standalone qcow2, with its evidence.
+    #[command(subcommand)]
+    Image(crate::cmd::image::ImageCmd),
     /// Check an LLM endpoint.
     #[command(subcommand)]
     Llm(LlmCmd),

@@ -2,6 +2,7 @@
 mod content;
 mod doctor;
 pub mod fleet;
+pub mod image;
 mod llm;
 mod memory;
 mod report;
@@ -31,6 +32,7 @@ pub async fn dispatch(cli: Cli, config: Config) -> u8 {
         Cmd::Resume { run, agent, quiet, json } => run::resume(&config, run, agent, quiet, json).await,
         Cmd::Status { run, json } => status::run(&config, run, json).await,
         Cmd::Report { run, fleet, format, output } => report::run(&config, report::Which { run, fleet }, format, output).await,
+        Cmd::Image(c) => image::run(&config, c).await,
         Cmd::Llm(c) => llm::run(&config, c).await,
         Cmd::Memory(c) => memory::run(&config, c).await,
         Cmd::Schedule(c) => schedule::run(schedule::Ctx { config: &config, config_file: &cli.config, log_format: cli.log_format }, c).await,

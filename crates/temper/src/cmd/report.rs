@@ -32,17 +32,20 @@ pub async fn run(config: &Config, which: Which, format: ReportFormat, output: Op
     }
     let id = resolve_run(&store, &which.run).await?;
     let data = load(&store, id).await?;
-    // The datastream, read with the run's profile, gives titles, rationale and DISA ids.
-    let ds = config.content_dir.join(&data.run.datastream);
-    let content = match temper_report::run_content(&data.run, &ds) {
+    let text = render(&data, content(config, &data.run).as_ref(), format)?;
+    write(&text, output, &format!("{} report of run {id}", format.as_str()))
+}
+
+/// The datastream, read with the run's profile: titles, rationale and DISA ids for a report.
+pub fn content(config: &Config, run: &temper_core::journal::Run) -> Option<temper_scap::Benchmark> {
+    let ds = config.content_dir.join(&run.datastream);
+    match temper_report::run_content(run, &ds) {
         Ok(b) => Some(b),
         Err(e) => {
             eprintln!("temper: report without content details ({}: {e})", ds.display());
             None
         }
-    };
-    let text = render(&data, content.as_ref(), format)?;
-    write(&text, output, &format!("{} report of run {id}", format.as_str()))
+    }
 }
 
 fn write(text: &str, output: Option<PathBuf>, what: &str) -> anyhow::Result<u8> {

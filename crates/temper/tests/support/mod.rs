@@ -62,6 +62,8 @@ impl World {
             .env("TEMPER_SKILLS_DIR", repo().join("skills"))
             .env("TEMPER_SKILL", "debian12-anssi")
             .env("TEMPER_LOG", "warn,temper=info")
+            // Each cold reboot costs about a minute under TCG: only `e2e_reboot` proves it.
+            .env("TEMPER_REBOOT_PROOF", "false")
             .envs(self.env.iter().map(|(k, v)| (k, v)));
         c
     }
@@ -211,6 +213,11 @@ pub fn reflect(lesson: &str, banned: Option<&str>, distilled: &str) -> Scripted 
         json!({"lesson": lesson, "banned": banned, "preferred": "persist sysctl settings under /etc/sysctl.d", "distilled": distilled,
                "tips": [{"text": "sysctl rules check both runtime and config", "type": "config", "mechanism": "sysctl.d drop-in"}]}),
     )
+}
+
+/// The Architect's answer when re-engaged: `CONTINUE` with a new plan, or `ESCALATE` with why.
+pub fn decide(decision: &str, plan_or_reason: &str) -> Scripted {
+    Scripted::tool_call("decide", json!({"decision": decision, "plan_or_reason": plan_or_reason}))
 }
 
 /// The correct fix for `sysctl_fs_suid_dumpable`, and its revert.

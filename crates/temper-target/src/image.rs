@@ -1,0 +1,203 @@
+//! A snapshot's disk as a standalone image: `qemu-img convert` of the domain's internal snapshot
+//! into a new, compressed qcow2 with no snapshots and no backing file. The domain is paused while
+//! qemu-img reads its file, so its qcow2 metadata holds still.
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use quick_xml::events::Event;
+use virt::connect::Connect;
+
+use crate::LibvirtHypervisor;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    #[error("libvirt: {0}")]
+    Libvirt(String),
+    #[error("`{uri}` is not this host: export reads the domain's disk file, so run it on the hypervisor's host")]
+    Remote { uri: String },
+    #[error("domain `{0}` has no file-backed disk to export")]
+    NoDisk(String),
+    #[error("snapshot `{0}` does not exist")]
+    NoSnapshot(String),
+    #[error("snapshot name `{0}` cannot be passed to qemu-img (a comma)")]
+    BadName(String),
+    #[error("qemu-img convert failed: {0}")]
+    QemuImg(String),
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+/// What was written.
+#[derive(Debug, Clone)]
+pub struct Exported {
+    pub path: PathBuf,
+    pub bytes: u64,
+    /// The domain's disk file the snapshot lives in.
+    pub source_disk: PathBuf,
+    /// The domain boots a kernel from the host, not from its disk: the image needs these too.
+    pub direct_boot: Option<DirectBoot>,
+}
+
+/// A domain's `<os>` kernel, initrd and command line (direct kernel boot).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DirectBoot {
+    pub kernel: String,
+    pub initrd: Option<String>,
+    pub cmdline: Option<String>,
+}
+
+impl LibvirtHypervisor {
+    /// Writes the disk of internal snapshot `snapshot` to `out` (replaced only once complete).
+    pub async fn export_snapshot(&self, snapshot: &str, out: &Path) -> Result<Exported, ImageError> {
+        let cfg = self.config().clone();
+        if !is_local(&cfg.uri) {
+            return Err(ImageError::Remote { uri: cfg.uri });
+        }
+        if snapshot.contains(',') {
+            return Err(ImageError::BadName(snapshot.into()));
+        }
+        let name = snapshot.to_string();
+        let (disk, direct_boot, was_running) =
+            tokio::task::spawn_blocking(move || -> Result<(PathBuf, Option<DirectBoot>, bool), ImageError> {
+                let lv = |e: virt::error::Error| ImageError::Libvirt(e.message().to_string());
+                let conn = Connect::open(Some(&cfg.uri)).map_err(lv)?;
+                let dom = conn.lookup_domain_by_name(&cfg.domain).map_err(lv)?;
+                virt::domain::Domain::lookup_snapshot_by_name(&dom, &name, 0).map_err(|_| ImageError::NoSnapshot(name.clone()))?;
+                let xml = dom.xml_desc(0).map_err(lv)?;
+                let disk = disk_source(&xml).ok_or_else(|| ImageError::NoDisk(cfg.domain.clone()))?;
+                let running = dom.is_active().map_err(lv)?;
+                if running {
+                    dom.suspend().map_err(lv)?;
+                }
+                Ok((PathBuf::from(disk), direct_boot(&xml), running))
+            })
+            .await
+            .map_err(|e| ImageError::Libvirt(e.to_string()))??;
+        let converted = convert_snapshot(&disk, snapshot, out).await;
+        if was_running {
+            self.with_resumed().await?;
+        }
+        let bytes = converted?;
+        Ok(Exported { path: out.to_path_buf(), bytes, source_disk: disk, direct_boot })
+    }
+
+    async fn with_resumed(&self) -> Result<(), ImageError> {
+        let cfg = self.config().clone();
+        tokio::task::spawn_blocking(move || {
+            let lv = |e: virt::error::Error| ImageError::Libvirt(e.message().to_string());
+            let conn = Connect::open(Some(&cfg.uri)).map_err(lv)?;
+            conn.lookup_domain_by_name(&cfg.domain).map_err(lv)?.resume().map(|_| ()).map_err(lv)
+        })
+        .await
+        .map_err(|e| ImageError::Libvirt(e.to_string()))?
+    }
+}
+
+/// `qemu-img convert` of internal snapshot `snapshot` of `disk` into a compressed qcow2 at `out`,
+/// through a temporary file beside it. Returns its size.
+pub async fn convert_snapshot(disk: &Path, snapshot: &str, out: &Path) -> Result<u64, ImageError> {
+    fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ImageError + '_ {
+        move |source| ImageError::Io { path: path.to_path_buf(), source }
+    }
+    let tmp = out.with_extension("part");
+    let result = tokio::process::Command::new("qemu-img")
+        .args(["convert", "-U", "-q", "-c", "-O", "qcow2", "-l"])
+        .arg(format!("snapshot.name={snapshot}"))
+        .arg(disk)
+        .arg(&tmp)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .map_err(io(Path::new("qemu-img")))?;
+    if !result.status.success() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(ImageError::QemuImg(String::from_utf8_lossy(&result.stderr).trim().to_string()));
+    }
+    std::fs::rename(&tmp, out).map_err(io(out))?;
+    Ok(std::fs::metadata(out).map_err(io(out))?.len())
+}
+
+/// A URI without a host: `qemu:///system`, not `qemu+ssh://host/system`.
+fn is_local(uri: &str) -> bool {
+    uri.split_once("://").is_some_and(|(_, rest)| rest.starts_with('/'))
+}
+
+/// The source file of the domain's first file-backed disk (`<disk device='disk'>`).
+fn disk_source(xml: &str) -> Option<String> {
+    let mut r = quick_xml::Reader::from_str(xml);
+    let mut in_disk = false;
+    loop {
+        match r.read_event().ok()? {
+            Event::Start(e) if e.name().0 == "disk" => {
+                in_disk = e.try_get_attribute("device").ok().flatten().is_some_and(|a| &*a.value == "disk");
+            }
+            Event::End(e) if e.name().0 == "disk" => in_disk = false,
+            Event::Empty(e) | Event::Start(e) if in_disk && e.name().0 == "source" => {
+                if let Some(f) = e.try_get_attribute("file").ok().flatten() {
+                    return f.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok().map(|v| v.into_owned());
+                }
+            }
+            Event::Eof => return None,
+            _ => {}
+        }
+    }
+}
+
+/// The `<os>` element's kernel, initrd and cmdline, when it boots a kernel directly.
+fn direct_boot(xml: &str) -> Option<DirectBoot> {
+    let mut r = quick_xml::Reader::from_str(xml);
+    let (mut in_os, mut at, mut boot) = (false, None::<String>, (None, None, None));
+    loop {
+        match r.read_event().ok()? {
+            Event::Start(e) if e.name().0 == "os" => in_os = true,
+            Event::End(e) if e.name().0 == "os" => break,
+            Event::Start(e) if in_os => at = Some(String::from_utf8_lossy(e.name().0.as_ref()).into_owned()),
+            Event::Text(t) if in_os => {
+                let text = t.xml10_content().trim().to_string();
+                match at.as_deref() {
+                    Some("kernel") => boot.0 = Some(text),
+                    Some("initrd") => boot.1 = Some(text),
+                    Some("cmdline") => boot.2 = Some(text),
+                    _ => {}
+                }
+            }
+            Event::End(_) => at = None,
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Some(DirectBoot { kernel: boot.0?, initrd: boot.1, cmdline: boot.2 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_file_disk_is_the_source() {
+        let xml = "<domain><devices><disk type='file' device='cdrom'><source file='/iso'/></disk>\
+                   <disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='/var/a&amp;b.qcow2'/></disk>\
+                   </devices></domain>";
+        assert_eq!(disk_source(xml).as_deref(), Some("/var/a&b.qcow2"));
+        assert_eq!(disk_source("<domain><devices/></domain>"), None);
+        assert_eq!(disk_source("<domain><devices><disk device='disk'"), None, "malformed: none, no panic");
+    }
+
+    #[test]
+    fn a_direct_kernel_boot_is_read_from_os() {
+        let xml = "<domain><os><type arch='x86_64'>hvm</type><kernel>/img/vmlinuz</kernel><initrd>/img/initrd.img</initrd>\
+                   <cmdline>root=/dev/vda rw</cmdline></os><devices/></domain>";
+        let b = direct_boot(xml).unwrap();
+        assert_eq!(
+            (b.kernel.as_str(), b.initrd.as_deref(), b.cmdline.as_deref()),
+            ("/img/vmlinuz", Some("/img/initrd.img"), Some("root=/dev/vda rw"))
+        );
+        assert_eq!(direct_boot("<domain><os><type>hvm</type><boot dev='hd'/></os></domain>"), None, "a disk's own bootloader");
+    }
+
+    #[test]
+    fn only_uris_without_a_host_are_local() {
+        assert!(is_local("qemu:///system") && is_local("test:///default"));
+        assert!(!is_local("qemu+ssh://lab-2/system") && !is_local("nonsense"));
+    }
+}

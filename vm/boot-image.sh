@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Boots an exported image (`temper image export`) as a throwaway, transient domain with SSH on
+# 127.0.0.1:PORT, over a copy-on-write overlay so the image itself is never written. The test
+# image has no bootloader of its own: it boots the cached image's kernel, as the test VM does.
+#
+#   vm/boot-image.sh NAME PORT IMAGE      boot it; prints the ssh line once SSH answers
+#   vm/boot-image.sh --down NAME          power it off (a transient domain then vanishes)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/domain.sh"
+V=(virsh -q -c "$LIBVIRT_URI")
+if [ "${1:-}" = --down ]; then
+  name=${2:?vm/boot-image.sh --down NAME}
+  "${V[@]}" destroy "$name" >/dev/null 2>&1 || true
+  rm -f "$VM_DIR/run/$name-overlay.qcow2" "$VM_DIR/run/$name-console.log" "$VM_DIR/run/$name.xml"
+  exit 0
+fi
+[ $# -eq 3 ] || { echo "usage: vm/boot-image.sh NAME PORT IMAGE | --down NAME" >&2; exit 2; }
+name=$1 port=$2 image=$(realpath "$3")
+[[ $name =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || { echo "vm/boot-image.sh: '$name' is not a domain name" >&2; exit 2; }
+[[ $port =~ ^[0-9]+$ ]] || { echo "vm/boot-image.sh: '$port' is not a port" >&2; exit 2; }
+[ -f "$image" ] || { echo "vm/boot-image.sh: no image at $image" >&2; exit 2; }
+if ss -Hltn "sport = :$port" | grep -q .; then echo "vm/boot-image.sh: port $port is in use" >&2; exit 1; fi
+kernel_dir=$(dirname "$(bash "$REPO_ROOT/vm/build-image.sh")/guest.qcow2")
+overlay=$VM_DIR/run/$name-overlay.qcow2 console=$VM_DIR/run/$name-console.log
+rm -f "$overlay" "$console"
+qemu-img create -q -f qcow2 -F qcow2 -b "$image" "$overlay"
+chown libvirt-qemu: "$overlay" 2>/dev/null || true
+start=$SECONDS
+domain_xml "$name" "$port" "$overlay" "$console" "$kernel_dir" "temper export $(basename "$image")" >"$VM_DIR/run/$name.xml"
+"${V[@]}" create "$VM_DIR/run/$name.xml" >/dev/null
+SSH=(ssh -i "$VM_DIR/keys/id_ed25519" -p "$port" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null
+  -o ConnectTimeout=5 -o LogLevel=ERROR temper@127.0.0.1)
+until timeout 15 "${SSH[@]}" true 2>/dev/null </dev/null; do
+  if [ $((SECONDS - start)) -gt 300 ]; then
+    log "$name: no SSH within 300 s; console: $console"; tail -20 "$console" >&2; exit 1
+  fi
+  sleep 1
+done
+log "$name: boot to SSH in $((SECONDS - start)) s"
+echo "image up: domain $name, ssh temper@127.0.0.1:$port"
