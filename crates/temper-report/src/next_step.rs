@@ -77,8 +77,8 @@ fn for_verdict(verdict: &str, a: &Attempt, info: &RuleInfo, data: &RunData) -> O
             "Change the setting where the check reads it (a drop-in file may override the main one, a later line may win), or use the content's stock fix as a reference.".into(),
         ),
         "needs_reboot" => step(
-            format!("Attempt {}'s fix takes effect only after a reboot, which temper never does.", a.n),
-            "Apply the fix in a maintenance window, reboot, check the machine comes back healthy, then rescan.".into(),
+            format!("Attempt {}'s fix takes effect only after a reboot, and this run did not reboot (its reboot proof was off).", a.n),
+            "Run again with the reboot proof on (the default), or apply the fix in a maintenance window, reboot, check the machine comes back healthy, then rescan.".into(),
         ),
         "not_persistent" => step(
             format!("Attempt {}'s fix passed its rescan, then the rule failed again after a cold reboot: the change did not persist ({}).", a.n, a.verdict_reason.as_deref().unwrap_or("no reason recorded")),

@@ -156,6 +156,18 @@ impl AttemptLog for Store {
         })
     }
 
+    async fn prove_fix(&self, id: i64, why: &str) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE attempts SET verdict = $1, verdict_reason = COALESCE(verdict_reason, '') || $2 WHERE id = $3")
+                .bind(Verdict::Fixed)
+                .bind(why)
+                .bind(id)
+                .execute(p)
+                .await
+                .map(|_| ())
+        })
+    }
+
     async fn roll_back_fixes(&self, run: i64, culprit: &Culprit, dropped: &[i64]) -> JournalResult<()> {
         let regressions = serde_json::to_string(&culprit.regressions).unwrap_or_else(|_| "[]".into());
         let note = format!(" [rolled back: kept after the fix for {} ({}); replayed]", culprit.rule_id, culprit.verdict);

@@ -146,6 +146,41 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
     }
 }
 
+/// The reboot proof's bookkeeping: a fix kept until the reboot becomes `fixed` once proven; a fix
+/// it blames keeps its own verdict, is rolled back, and its rule reopens.
+#[tokio::test]
+async fn the_reboot_proof_proves_or_blames_kept_fixes() {
+    for b in backends("the_reboot_proof_proves_or_blames_kept_fixes").await {
+        let s = &b.store;
+        let run = s.create_run(&new_run()).await.unwrap();
+        let mut ids = Vec::new();
+        for r in ["a", "b"] {
+            s.add_rule(&rule(run, r, RuleStatus::Pending)).await.unwrap();
+            let (id, _) = s.start_attempt(&attempt(run, r)).await.unwrap();
+            ids.push(id);
+        }
+        let awaiting = Evaluation { rule_result: Some(ScanResult::Fail), ..Evaluation::new(Verdict::NeedsReboot, "kept for the proof") };
+        s.record_fix(run, ids[0], &awaiting, "a", "snap-a").await.unwrap();
+        s.record_fix(run, ids[1], &fixed(), "b", "snap-b").await.unwrap();
+        s.prove_fix(ids[0], "; passes after the reboot").await.unwrap();
+        let blame = Culprit {
+            id: ids[1],
+            verdict: Verdict::BreaksBoot,
+            rule_id: "b".into(),
+            reason: "no SSH".into(),
+            regressions: vec![],
+            diagnostics: "d".into(),
+        };
+        s.roll_back_fixes(run, &blame, &[]).await.unwrap();
+        let a = s.attempts(run).await.unwrap();
+        assert_eq!(a[0].verdict, Some(Verdict::Fixed), "{}", b.name);
+        assert_eq!(a[0].verdict_reason.as_deref(), Some("kept for the proof; passes after the reboot"));
+        assert_eq!((a[1].verdict, a[1].kept), (Some(Verdict::BreaksBoot), Some(KeptState::RolledBack)), "{}", b.name);
+        assert_eq!(s.rule(run, "b").await.unwrap().unwrap().status, RuleStatus::Pending);
+        assert_eq!(s.rule(run, "a").await.unwrap().unwrap().status, RuleStatus::Fixed);
+    }
+}
+
 #[tokio::test]
 async fn one_driver_at_a_time() {
     for b in backends("one_driver_at_a_time").await {

@@ -144,6 +144,49 @@ async fn a_passing_rule_broken_at_boot_is_bisected_to_the_fix_that_breaks_it() {
     took("a_passing_rule_broken_at_boot_is_bisected_to_the_fix_that_breaks_it", t);
 }
 
+/// A stock fix the content marks `reboot` leaves its rule failing live: kept for the proof, not
+/// reverted, and with the other kept fixes proven by one reboot, after which its rule passes.
+#[tokio::test]
+async fn a_fix_that_needs_a_reboot_is_kept_and_proven_by_the_runs_one_reboot() {
+    let x = THREE[2];
+    assert!(content().rule(&full(x)).and_then(|r| r.fix.as_ref()).is_some_and(|f| f.reboot), "the content marks {x}'s fix reboot");
+    let mut sim = Sim::new("needs-reboot").await;
+    sim.settings.rules = THREE.map(String::from).to_vec();
+    sim.guest.stock_fix(&stock_fix(x), vec![Effect::AtBoot(Box::new(Effect::Pass(full(x))))]);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+    let a = sim.attempts(run, x).await;
+    assert_eq!(a.len(), 1, "kept at once, never reverted: {a:?}");
+    assert_eq!(a[0].verdict, Some(Verdict::Fixed), "{a:?}");
+    let reason = a[0].verdict_reason.as_deref().unwrap();
+    assert!(reason.contains("kept for the run's reboot proof") && reason.contains("passes after the reboot proof"), "{reason}");
+    assert!(a[0].revert_method.is_none_or(|m| m.as_str() == "none"), "never reverted: {:?}", a[0].revert_method);
+    assert_eq!(sim.with_status(run, RuleStatus::Fixed).await.len(), 3, "{summary:?}");
+    assert_eq!(sim.guest.reboots(), 1, "one reboot proves the batch");
+    assert_eq!(sim.guest.result(x), Some(Outcome::Pass));
+    assert_eq!(summary.rebooted, Some(true));
+}
+
+/// The same fix, when even the reboot leaves its rule failing: blamed (`still_failing`), rolled
+/// back, and the run ends on the other two fixes, rebooted.
+#[tokio::test]
+async fn a_fix_that_needs_a_reboot_and_still_fails_after_it_is_rolled_back() {
+    let x = THREE[2];
+    let mut sim = Sim::new("needs-reboot-fails").await;
+    sim.settings.rules = THREE.map(String::from).to_vec();
+    sim.guest.stock_fix(&stock_fix(x), vec![]);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+    let a = sim.attempts(run, x).await;
+    assert_eq!(a[0].verdict, Some(Verdict::StillFailing), "{a:?}");
+    assert!(a[0].verdict_reason.as_deref().unwrap().contains("still fails after the reboot proof"), "{a:?}");
+    assert_ne!(sim.rule(run, x).await.status, RuleStatus::Fixed);
+    assert_eq!(sim.with_status(run, RuleStatus::Fixed).await.len(), 2, "{summary:?}");
+    assert_eq!(sim.guest.result(x), Some(Outcome::Fail));
+    assert!(sim.guest.boots_healthy());
+    assert_eq!(summary.rebooted, Some(true));
+}
+
 /// Without the proof nothing reboots, and the summary says the final state is not proven.
 #[tokio::test]
 async fn without_the_proof_nothing_reboots_and_the_summary_says_so() {

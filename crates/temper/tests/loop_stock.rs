@@ -64,6 +64,8 @@ async fn bisect_finds_each_culprit_and_replays_keep_their_stock_source() {
     let mut sim = Sim::new("bisect").await;
     sim.settings.rules = [b, y, x, "sshd_set_keepalive", "sshd_disable_root_login"].map(String::from).to_vec();
     sim.settings.regression_every = Some(3);
+    // Without the reboot proof, so that X's last fix is judged live (`needs_reboot`, reverted).
+    sim.settings.reboot = None;
     sim.guest.stock_fix(&stock_fix(b), vec![Effect::Pass(full(b)), Effect::Fail(P1.into())]);
     sim.guest.stock_fix(&stock_fix(y), vec![Effect::Pass(full(y)), Effect::Fail(P2.into())]);
     sim.guest.stock_fix_from_run(&stock_fix(x), 3, vec![]);

@@ -96,6 +96,9 @@ pub trait AttemptLog: Send + Sync {
     async fn pending_fixes(&self, run: i64) -> JournalResult<Vec<Attempt>>;
     /// The regression set passed: every pending fix is confirmed and `checkpoint` is in force.
     async fn confirm_fixes(&self, run: i64, checkpoint: &str) -> JournalResult<()>;
+    /// A fix kept until the reboot proof (`needs_reboot`) whose rule passes after the reboot: its
+    /// verdict becomes `fixed`, `why` appended to its reason.
+    async fn prove_fix(&self, id: i64, why: &str) -> JournalResult<()>;
     /// A regressed batch: `culprit` gets the `regression` verdict, `dropped` (kept on top of it)
     /// are rolled back; their rules reopen. One transaction.
     async fn roll_back_fixes(&self, run: i64, culprit: &Culprit, dropped: &[i64]) -> JournalResult<()>;

@@ -58,7 +58,7 @@ impl Ralph<'_> {
             let ended = self.attempt(run, state, &rule, &plan, preset.take()).await?;
             self.store.add_rule_time(run, &rule, started.elapsed().as_millis() as i64).await?;
             let Some(ended) = ended else { return Ok(()) };
-            if ended.verdict == Verdict::Fixed {
+            if self.kept(ended.verdict) {
                 return Ok(());
             }
             self.reflect(run, &rule, &ended).await?;
@@ -131,7 +131,7 @@ impl Ralph<'_> {
         }
 
         // Step 5: keep or revert.
-        if verdict == Verdict::Fixed {
+        if self.kept(verdict) {
             self.keep(run, state, id, rule, &e).await?;
         } else {
             e.diagnostics = Some(self.diagnostics(&e).await);
@@ -221,8 +221,14 @@ impl Ralph<'_> {
         };
         let result = ScanResult::from(scan.outcome(rule));
         let regressions = scan.failing(&state.regression_set);
-        let e = if result != ScanResult::Pass {
-            let needs_reboot = source == FixSource::Stock && ctx.stock_fix.is_some() && self.stock_needs_reboot(rule);
+        let needs_reboot = source == FixSource::Stock && ctx.stock_fix.is_some() && self.stock_needs_reboot(rule);
+        let proven_later = needs_reboot && self.settings.reboot.is_some();
+        let e = if result != ScanResult::Pass && proven_later && regressions.is_empty() {
+            let why = format!(
+                "the stock fix takes effect after a reboot and the rule reads {result} until then: kept for the run's reboot proof"
+            );
+            failed(Verdict::NeedsReboot, why)
+        } else if result != ScanResult::Pass && !proven_later {
             let verdict = if needs_reboot { Verdict::NeedsReboot } else { Verdict::StillFailing };
             failed(verdict, format!("the rule's result after the fix is {result}"))
         } else if !regressions.is_empty() {
@@ -309,6 +315,11 @@ impl Ralph<'_> {
             attempt,
             evidence,
         })
+    }
+
+    /// A fix that is kept: verified, or a stock fix that needs a reboot, kept for the proof.
+    pub(super) fn kept(&self, verdict: Verdict) -> bool {
+        verdict == Verdict::Fixed || (verdict == Verdict::NeedsReboot && self.settings.reboot.is_some())
     }
 
     fn stock_needs_reboot(&self, rule: &str) -> bool {

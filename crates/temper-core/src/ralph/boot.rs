@@ -4,7 +4,8 @@
 //! has the fixes kept since the last booted checkpoint bisected: each probe reverts to that
 //! checkpoint, replays the fixes up to the probe and reboots. The blamed fix's rule reopens; the
 //! others are replayed once more on the booted checkpoint, rebooted, and that state is the next
-//! booted checkpoint.
+//! booted checkpoint. Stock fixes that take effect after a reboot (`needs_reboot`) are kept
+//! until then and proven by the same reboot, all of them at once.
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -75,6 +76,16 @@ impl Ralph<'_> {
         let fixes = self.unproven(run, state).await?;
         let failing = scan.failing(&state.regression_set);
         let mut blamed: Vec<(Attempt, Broken)> = Vec::new();
+        // Stock fixes kept until the reboot: their rule passes now, or the fix never worked.
+        for a in fixes.iter().filter(|a| a.verdict == Some(Verdict::NeedsReboot)) {
+            if scan.outcome(&a.rule_id) == Some(temper_scap::Outcome::Pass) {
+                self.store.prove_fix(a.id, "; the rule passes after the reboot proof").await?;
+                state.regression_set.push(a.rule_id.clone());
+            } else {
+                let why = "the stock fix needs a reboot, and the rule still fails after the reboot proof's cold reboot";
+                blamed.push((a.clone(), (Verdict::StillFailing, why.into())));
+            }
+        }
         let mut orphans = Vec::new();
         for rule in &failing {
             match fixes.iter().find(|a| &a.rule_id == rule) {
@@ -262,7 +273,9 @@ impl Ralph<'_> {
 
     /// Fixes kept since the booted checkpoint, oldest first.
     async fn unproven(&self, run: i64, state: &RunState) -> LoopResult<Vec<Attempt>> {
-        let kept = |a: &Attempt| a.verdict == Some(Verdict::Fixed) && a.kept != Some(KeptState::RolledBack);
+        let kept = |a: &Attempt| {
+            matches!(a.verdict, Some(Verdict::Fixed | Verdict::NeedsReboot)) && a.kept.is_some_and(|k| k != KeptState::RolledBack)
+        };
         Ok(self.store.attempts(run).await?.into_iter().filter(|a| a.id > state.booted.through && kept(a)).collect())
     }
 }

@@ -21,7 +21,10 @@ impl Ralph<'_> {
     pub(super) async fn keep(&self, run: i64, state: &mut RunState, id: i64, rule: &str, e: &Evaluation) -> LoopResult<()> {
         let name = format!("{}a{id}", state.prefix);
         self.hv.snapshot_create(&name, &format!("temper run {run}: {rule} fixed")).await?;
-        state.regression_set.push(rule.to_string());
+        // A fix awaiting its reboot joins the regression set once the proof sees its rule pass.
+        if e.verdict == crate::verdict::Verdict::Fixed {
+            state.regression_set.push(rule.to_string());
+        }
         if state.batched() {
             self.store.record_pending_fix(run, id, e, rule, &name).await?;
             state.pending.push(Kept { attempt: id, rule: rule.to_string(), snapshot: name.clone() });

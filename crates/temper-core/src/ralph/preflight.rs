@@ -6,7 +6,8 @@ use temper_scap::Outcome;
 
 use super::{Booted, Kept, LoopError, LoopResult, Phase, Ralph, RunState};
 use crate::checks::GuardFailure;
-use crate::journal::{EventKind, NewRule, RuleStatus, ScanResult};
+use crate::journal::{EventKind, KeptState, NewRule, RuleStatus, ScanResult};
+use crate::verdict::Verdict;
 
 impl Ralph<'_> {
     #[tracing::instrument(name = "preflight", skip_all)]
@@ -54,8 +55,20 @@ impl Ralph<'_> {
         }
         let regression_every = self.regression_every(run, new_run).await?;
         let rules = self.store.rules(run).await?;
-        let regression_set =
-            rules.iter().filter(|r| matches!(r.status, RuleStatus::Passing | RuleStatus::Fixed)).map(|r| r.rule_id.clone()).collect();
+        // A rule whose kept fix awaits the reboot proof still fails: not in the set until then.
+        let awaiting: Vec<String> = self
+            .store
+            .attempts(run)
+            .await?
+            .into_iter()
+            .filter(|a| a.verdict == Some(Verdict::NeedsReboot) && a.kept.is_some_and(|k| k != KeptState::RolledBack))
+            .map(|a| a.rule_id)
+            .collect();
+        let regression_set = rules
+            .iter()
+            .filter(|r| matches!(r.status, RuleStatus::Passing | RuleStatus::Fixed) && !awaiting.contains(&r.rule_id))
+            .map(|r| r.rule_id.clone())
+            .collect();
         let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated).count();
         Ok(RunState { regression_set, checkpoint, pending, regression_every, worked, prefix, booted })
     }
