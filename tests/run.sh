@@ -14,7 +14,7 @@ trap 'bash tests/llm/stop-qwen.sh || true; bash tests/pg/stop.sh || true' EXIT
 # The VM suites run on two guests side by side: two TCG guests on two cores do about 1.65 times
 # the work of one (`cargo bench -p temper --bench lanes`). SECOND's suites use temper-test2, every
 # other test temper-test; inside each binary one test at a time (its tests share the guest).
-SECOND=(e2e_reboot e2e_llm)
+SECOND=(e2e_reboot e2e_llm e2e_enroll)
 uplog=$(mktemp)
 bash vm/up.sh temper-test2 2223 >"$uplog" 2>&1 &   # boots while the tests build
 up=$!

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Debian 12 test guest (TCG, direct kernel boot) and caches it by recipe hash at
 # $VM_DIR/img/<hash>/{guest.qcow2,vmlinuz,initrd.img}. Prints that directory on stdout; logs go to stderr.
-# Skips the build when the cached image exists.
+# Skips the build when the cached image exists. The same build also writes plain.qcow2: the
+# guest without the temper user, its key or its sudo rule (any user's VM, for `temper target
+# enroll`); `--plain` prints that file's path instead.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 HERE=$REPO_ROOT/vm
@@ -19,8 +21,9 @@ fi
 HASH=$( { cat "$HERE/build-image.sh" "$HERE/lib.sh" "$HERE"/guest/*; basename -a "${ssg[@]}"; cat "$KEY.pub"; } \
   | sha256sum | cut -c1-16)
 OUTD=$VM_DIR/img/$HASH
-if [ -f "$OUTD/guest.qcow2" ] && [ -f "$OUTD/vmlinuz" ] && [ -f "$OUTD/initrd.img" ]; then
-  log "image $HASH cached"; echo "$OUTD"; exit 0
+out() { if [ "${1:-}" = --plain ]; then echo "$OUTD/plain.qcow2"; else echo "$OUTD"; fi; }
+if [ -f "$OUTD/guest.qcow2" ] && [ -f "$OUTD/plain.qcow2" ] && [ -f "$OUTD/vmlinuz" ] && [ -f "$OUTD/initrd.img" ]; then
+  log "image $HASH cached"; out "$@"; exit 0
 fi
 
 T0=$SECONDS
@@ -38,12 +41,21 @@ mmdebstrap --mode=root --variant=minbase --skip=cleanup/apt/lists \
   "deb $M bookworm main" "deb $M bookworm-updates main" "deb $S bookworm-security main" >&2
 cp -L "$B"/rootfs/boot/vmlinuz-* "$B/vmlinuz"
 cp -L "$B"/rootfs/boot/initrd.img-* "$B/initrd.img"
-truncate -s 4G "$B/guest.raw"
-mkfs.ext4 -q -F -L root -d "$B/rootfs" "$B/guest.raw"   # filled from the directory, no loop mount
-qemu-img convert -f raw -O qcow2 "$B/guest.raw" "$B/guest.qcow2"
+# image NAME: the rootfs as it is now, an ext4 filesystem filled from the directory (no loop mount).
+image() {
+  rm -f "$B/guest.raw"; truncate -s 4G "$B/guest.raw"
+  mkfs.ext4 -q -F -L root -d "$B/rootfs" "$B/guest.raw"
+  qemu-img convert -f raw -O qcow2 "$B/guest.raw" "$B/$1"
+}
+image guest.qcow2
+# The plain variant: no temper user, key or sudo rule.
+chroot "$B/rootfs" userdel -r temper 2>/dev/null || true   # it warns: no mail spool
+rm -rf "$B/rootfs/etc/sudoers.d/temper" "$B/rootfs/home/temper"
+! grep -q '^temper:' "$B/rootfs/etc/passwd" || { log "plain image: the temper user is still there"; exit 1; }
+image plain.qcow2
 mkdir -p "$OUTD.tmp"
-mv "$B/guest.qcow2" "$B/vmlinuz" "$B/initrd.img" "$OUTD.tmp/"
+mv "$B/guest.qcow2" "$B/plain.qcow2" "$B/vmlinuz" "$B/initrd.img" "$OUTD.tmp/"
 rm -rf "$OUTD"; mv "$OUTD.tmp" "$OUTD"
 rm -rf "$B"
 log "image $HASH built in $((SECONDS - T0)) s: $(du -sh "$OUTD/guest.qcow2" | cut -f1) qcow2, initrd $(du -sh "$OUTD/initrd.img" | cut -f1)"
-echo "$OUTD"
+out "$@"

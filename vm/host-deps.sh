@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the host needs: libvirt, qemu (TCG), mmdebstrap, the libvirt headers for the `virt` crate,
-# oscap with autotailor (tailoring tests), and systemd-analyze (the schedule's unit checks).
+# oscap with autotailor (tailoring tests), systemd-analyze (the schedule's unit checks), and
+# libguestfs (`temper target enroll`) with a kernel for its appliance (this host may boot none).
 # Idempotent: skips when everything is already there.
 source "$(dirname "$0")/lib.sh"
-need=(libvirtd virsh qemu-system-x86_64 qemu-img mmdebstrap pkg-config mkfs.ext4 oscap autotailor systemd-analyze)
+need=(libvirtd virsh qemu-system-x86_64 qemu-img qemu-io mmdebstrap pkg-config mkfs.ext4 oscap autotailor systemd-analyze
+  guestfish virt-customize)
 missing=0; for b in "${need[@]}"; do command -v "$b" >/dev/null || missing=1; done
 pkg-config --exists libvirt 2>/dev/null || missing=1
+compgen -G '/boot/vmlinuz-*' >/dev/null || missing=1
 if [ $missing = 0 ]; then log "host deps present"; exit 0; fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
@@ -13,6 +16,7 @@ apt-get update -q
 # qemu-utils is installed again afterwards (7.2).
 apt-get install -y -q --no-install-recommends \
   libvirt-daemon-system libvirt-clients libvirt-dev qemu-system-x86 mmdebstrap pkg-config \
-  e2fsprogs openscap-scanner openscap-utils systemd openssh-client ca-certificates
+  e2fsprogs openscap-scanner openscap-utils systemd openssh-client ca-certificates \
+  libguestfs-tools linux-image-amd64
 apt-get install -y -q --no-install-recommends qemu-utils
 log "host deps installed"

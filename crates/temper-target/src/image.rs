@@ -123,7 +123,7 @@ fn is_local(uri: &str) -> bool {
 }
 
 /// The source file of the domain's first file-backed disk (`<disk device='disk'>`).
-fn disk_source(xml: &str) -> Option<String> {
+pub(crate) fn disk_source(xml: &str) -> Option<String> {
     let mut r = quick_xml::Reader::from_str(xml);
     let mut in_disk = false;
     loop {

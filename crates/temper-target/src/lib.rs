@@ -4,11 +4,15 @@
 //! The defaults are the default target's (`temper_core::target::Target::default`), which match
 //! `vm/lib.sh`.
 mod command;
+mod domain;
+mod enroll;
 mod image;
 mod libvirt;
 mod ssh;
 
 pub use command::remote_command;
+pub use domain::DomainSpec;
+pub use enroll::{EnrollError, Harness, Inspection, inspect, prepare};
 pub use image::{DirectBoot, Exported, ImageError, convert_snapshot};
 pub use libvirt::{LibvirtConfig, LibvirtHypervisor};
 pub use ssh::{SshConfig, SshGuest};

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each returns the process exit code.
 mod content;
 mod doctor;
+mod enroll;
 pub mod fleet;
 pub mod image;
 mod llm;
@@ -25,7 +26,7 @@ pub async fn dispatch(cli: Cli, config: Config) -> u8 {
     let result = match cli.cmd {
         Cmd::Vm { action, target, json } => vm::run(&config, action, target.name.as_deref(), json).await,
         Cmd::Doctor { target, all, json } => doctor::run(&config, target.name.as_deref(), all, json).await,
-        Cmd::Target(c) => target::run(&config, c),
+        Cmd::Target(c) => target::run(&config, c).await,
         Cmd::Scan(c) => scan::run(&config, c).await,
         Cmd::Content(c) => content::run(c),
         Cmd::Run(args) => run::start(&config, args).await,

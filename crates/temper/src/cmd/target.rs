@@ -1,4 +1,5 @@
-//! `temper target list`: the targets of temper.toml.
+//! `temper target list`: the targets of temper.toml; `temper target enroll`: any VM made one
+//! (`enroll.rs`).
 use clap::Subcommand;
 
 use super::print_json;
@@ -12,10 +13,18 @@ pub enum TargetCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Make any libvirt domain (shut off) or qcow2 image a temper target: the harness user with
+    /// its own key and NOPASSWD sudo, openscap-scanner and the SSG content where missing, then
+    /// start it and take the baseline snapshot. Prints its [[target]] table.
+    #[command(
+        after_help = "Examples:\n  temper target enroll --domain web-1 --ssh-port 2240 --check\n  temper target enroll --image rhel9.qcow2 --name rhel9 --ssh-port 2241"
+    )]
+    Enroll(super::enroll::EnrollArgs),
 }
 
-pub fn run(config: &Config, cmd: TargetCmd) -> anyhow::Result<u8> {
+pub async fn run(config: &Config, cmd: TargetCmd) -> anyhow::Result<u8> {
     match cmd {
+        TargetCmd::Enroll(args) => super::enroll::run(config, args).await,
         TargetCmd::List { json } => {
             let targets = config.targets()?;
             // The one a command without `--target` takes, if any.
