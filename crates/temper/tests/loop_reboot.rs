@@ -187,6 +187,28 @@ async fn a_fix_that_needs_a_reboot_and_still_fails_after_it_is_rolled_back() {
     assert_eq!(summary.rebooted, Some(true));
 }
 
+/// Killed while the proof replays a fix (a bisection probe), then resumed: the run ends on the
+/// good fixes, rebooted, with the one that breaks boot blamed once, nothing lost or doubled.
+#[tokio::test]
+async fn a_run_killed_during_the_proof_resumes_and_ends_the_same() {
+    let (good, bad) = (THREE[0], THREE[1]);
+    let mut sim = Sim::new("proof-killed").await;
+    sim.settings.rules = vec![good.into(), bad.into()];
+    sim.guest.stock_fix(&stock_fix(bad), vec![Effect::Pass(full(bad)), Effect::NoBoot]);
+    let run = sim.new_run("stock").await;
+    // The good fix's first run is its attempt; the second, a replay in the proof.
+    sim.kill_during_nth(run, &stock_fix(good), 2).await;
+    assert!(events(&sim, run, EventKind::Reboot).await.iter().any(|r| r["up"] == false), "killed inside the proof");
+    let summary = sim.stock(run).await.unwrap();
+    assert_eq!(sim.rule(run, good).await.status, RuleStatus::Fixed, "{summary:?}");
+    assert_eq!(sim.guest.result(good), Some(Outcome::Pass));
+    assert_eq!(sim.guest.result(bad), Some(Outcome::Fail));
+    assert!(sim.guest.boots_healthy());
+    assert_eq!(summary.rebooted, Some(true));
+    let blamed = events(&sim, run, EventKind::RebootBlamed).await;
+    assert!(!blamed.is_empty() && blamed.iter().all(|b| b["verdict"] == "breaks_boot"), "{blamed:?}");
+}
+
 /// Without the proof nothing reboots, and the summary says the final state is not proven.
 #[tokio::test]
 async fn without_the_proof_nothing_reboots_and_the_summary_says_so() {

@@ -190,6 +190,13 @@ impl Ralph<'_> {
     /// makes it the next booted checkpoint (`live`: the guest runs that already). Should it still
     /// not come up, the next culprit among the rest is found the same way.
     async fn rebuild(&self, run: i64, state: &mut RunState, fixes: &[Attempt], blamed: &[(Attempt, Broken)], live: bool) -> LoopResult<()> {
+        // From here the run's checkpoint is the booted one: a crash before the new one is taken
+        // resumes there, and preflight replays the fixes kept since (`replay_unproven`).
+        let head = std::mem::replace(&mut state.checkpoint, state.booted.snapshot.clone());
+        self.store.confirm_fixes(run, &state.booted.snapshot).await?;
+        if head != state.booted.snapshot {
+            self.drop_snapshot(&head).await?;
+        }
         for (a, broken) in blamed {
             self.blame(run, state, a, broken).await?;
         }
@@ -267,6 +274,19 @@ impl Ralph<'_> {
         let old = std::mem::replace(&mut state.checkpoint, booted.clone());
         if old != booted {
             self.drop_snapshot(&old).await?;
+        }
+        Ok(())
+    }
+
+    /// On resume: a run cut off while it rebuilt on the booted checkpoint restores that checkpoint,
+    /// without the fixes kept since it; they are replayed onto it, as the rebuild would have.
+    pub(super) async fn replay_unproven(&self, run: i64, state: &RunState) -> LoopResult<()> {
+        if !state.pending.is_empty() || state.checkpoint != state.booted.snapshot {
+            return Ok(());
+        }
+        let fixes = self.unproven(run, state).await?;
+        if !fixes.is_empty() {
+            self.replay_on_booted(run, state, &fixes).await?;
         }
         Ok(())
     }

@@ -70,7 +70,9 @@ impl Ralph<'_> {
             .map(|r| r.rule_id.clone())
             .collect();
         let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated).count();
-        Ok(RunState { regression_set, checkpoint, pending, regression_every, worked, prefix, booted })
+        let state = RunState { regression_set, checkpoint, pending, regression_every, worked, prefix, booted };
+        self.replay_unproven(run, &state).await?;
+        Ok(state)
     }
 
     /// The last checkpoint proven to boot, from the store; the baseline before any.

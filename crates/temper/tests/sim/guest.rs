@@ -95,7 +95,7 @@ struct State {
     scripts: Vec<String>,
     scans: u32,
     /// The script text that makes `exec` hang (to kill a run mid-attempt), and the signal.
-    hang_on: Option<String>,
+    hang_on: Option<(String, u32)>,
     /// Cold reboots so far.
     reboots: u32,
     /// Powered on but never reached SSH: every call fails until a revert.
@@ -146,7 +146,12 @@ impl SimGuest {
 
     /// The next run of `script` never returns (a process killed mid-attempt).
     pub fn hang_on(&self, script: &str) {
-        self.lock().hang_on = Some(script.to_string());
+        self.hang_on_nth(script, 1);
+    }
+
+    /// The `nth` run of `script` from now on never returns.
+    pub fn hang_on_nth(&self, script: &str, nth: u32) {
+        self.lock().hang_on = Some((script.to_string(), nth));
     }
 
     pub fn result(&self, rule: &str) -> Option<Outcome> {
@@ -289,7 +294,17 @@ impl Guest for SimGuest {
             "oscap" if arg(1) == "--version" => ok(b"OpenSCAP command line tool (oscap) 1.3.7 (sim)\n", 0),
             "bash" if arg(1) == "-s" => {
                 let script = String::from_utf8_lossy(&exec.stdin).into_owned();
-                let hang = self.lock().hang_on.as_deref() == Some(script.as_str());
+                let hang = {
+                    let mut s = self.lock();
+                    match &mut s.hang_on {
+                        Some((text, n)) if *text == script && *n > 1 => {
+                            *n -= 1;
+                            false
+                        }
+                        Some((text, _)) => *text == script,
+                        None => false,
+                    }
+                };
                 let out = self.run_script(&script);
                 if hang {
                     // Killed half-way: the script's changes are on the disk, no answer comes.

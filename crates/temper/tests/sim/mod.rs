@@ -137,7 +137,12 @@ impl Sim {
     /// there, its answer never read (as kill -9 would stop it), and lets its lease go as a dead
     /// process's runs out.
     pub async fn kill_during(&self, run: i64, script: &str) {
-        self.guest.hang_on(script);
+        self.kill_during_nth(run, script, 1).await
+    }
+
+    /// `kill_during`, on the `nth` run of `script` from now on.
+    pub async fn kill_during_nth(&self, run: i64, script: &str, nth: u32) {
+        self.guest.hang_on_nth(script, nth);
         let clock = Arc::new(Clock::default());
         let lease = Lease::take(self.store.clone(), run, clock.clone()).await.unwrap();
         let (hv, guest) = (Timed { inner: &self.hv, clock: &clock }, Timed { inner: &self.guest, clock: &clock });
