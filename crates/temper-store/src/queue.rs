@@ -115,6 +115,21 @@ impl Store {
         Ok(())
     }
 
+    /// The run's driver holds its lease: from now on that lease (30 s, renewed) alone guards the
+    /// run's queue item, not the worker's hold, so a killed worker's target is taken over as soon
+    /// as the lease runs out. Nothing to do on SQLite (no queue).
+    pub async fn lease_guards_item(&self, run: i64) -> JournalResult<()> {
+        let Db::Postgres(p) = &*self.db else { return Ok(()) };
+        sqlx::query("UPDATE queue SET lease_until = $1 WHERE run_id = $2 AND state = $3")
+            .bind(now_ms())
+            .bind(run)
+            .bind(QueueState::Claimed)
+            .execute(p)
+            .await
+            .map_err(db_error)?;
+        Ok(())
+    }
+
     /// A worker is done with `item` for now: closed when its run finished, else left to be
     /// taken again (by any worker) after `pause`.
     pub async fn release_item(&self, item: i64, pause: Duration) -> JournalResult<()> {

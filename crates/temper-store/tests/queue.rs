@@ -71,8 +71,8 @@ async fn a_dead_workers_item_is_taken_again_and_resumed_only_once_its_run_is_fre
     s.set_queue_run(id, run).await.unwrap();
     let t = now_ms();
     assert!(s.claim_run(run, "w2-driver", None, t, t + 60_000).await.unwrap());
-    s.release_item(id, Duration::ZERO).await.unwrap();
-    assert!(s.claim("w3", HOLD, 5).await.unwrap().is_none(), "the run's lease is held");
+    s.lease_guards_item(run).await.unwrap();
+    assert!(s.claim("w3", HOLD, 5).await.unwrap().is_none(), "the run's lease is held, not w2's ten-minute hold");
 
     // w2 dies: the run's lease runs out, and the item is taken as a resume of that run.
     assert!(s.renew_lease(run, "w2-driver", now_ms() - 1, 0, 0).await.unwrap());

@@ -193,6 +193,7 @@ async fn execute(config: &Config, store: Arc<Store>, job: Job) -> anyhow::Result
         }
         Err(e) => return Err(e.into()),
     };
+    store.lease_guards_item(run).await?;
     if job.resuming {
         let row = store.run(run).await?;
         store.set_status(run, RunStatus::Running, None).await?;
