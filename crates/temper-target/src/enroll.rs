@@ -53,21 +53,21 @@ pub struct Inspection {
 }
 
 impl Inspection {
+    /// Each need, in words, and whether the disk has it; the package source last (a means, not a need).
+    pub fn checks(&self) -> [(&'static str, bool); 6] {
+        [
+            ("the harness user", self.user),
+            ("the harness user's key in ~/.ssh/authorized_keys", self.key),
+            ("the harness user's NOPASSWD sudo rule (/etc/sudoers.d)", self.sudo_rule),
+            ("openscap-scanner (/usr/bin/oscap)", self.oscap),
+            ("the SSG datastream", self.datastream),
+            ("a package source (a deb line)", self.package_source),
+        ]
+    }
+
     /// What is missing, in words; empty when the disk is ready.
     pub fn missing(&self) -> Vec<&'static str> {
-        let mut m = Vec::new();
-        for (ok, what) in [
-            (self.user, "the harness user"),
-            (self.key, "the harness user's key in ~/.ssh/authorized_keys"),
-            (self.sudo_rule, "the harness user's NOPASSWD sudo rule (/etc/sudoers.d)"),
-            (self.oscap, "openscap-scanner (/usr/bin/oscap)"),
-            (self.datastream, "the SSG datastream"),
-        ] {
-            if !ok {
-                m.push(what);
-            }
-        }
-        m
+        self.checks()[..5].iter().filter(|(_, ok)| !ok).map(|(what, _)| *what).collect()
     }
 }
 

@@ -43,7 +43,7 @@ async fn a_plain_image_is_enrolled_then_doctor_is_green_and_a_stock_run_fixes_th
     let out = w.run(&check).await;
     assert_eq!(out.status.code(), Some(2), "--check: something is missing");
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("MISSING harness user") && said.contains("MISSING its sudo rule"), "{said}");
+    assert!(said.contains("MISSING the harness user\n") && said.contains("MISSING the harness user's NOPASSWD sudo rule"), "{said}");
     assert!(said.contains("ok      openscap-scanner"), "{said}");
 
     let out = w.run(&args).await;

@@ -5,7 +5,9 @@
 //!
 //! CI boots one guest per suite; these need two, so they are run by hand:
 //! `bash vm/up.sh --count 2` (or `bash vm/up.sh temper-test2 2223`), then
-//! `cargo test -p temper --test e2e_fleet -- --ignored --test-threads=1`.
+//! `cargo test -p temper --test e2e_fleet -- --ignored --test-threads=1`. The workers' test also
+//! needs PostgreSQL (`tests/pg/start.sh`, `TEMPER_TEST_PG`) and the loopback sshd that libvirt's
+//! remote driver goes through (`tests/sshd/start.sh`, which it starts).
 mod support;
 
 use std::time::Duration;
@@ -149,6 +151,89 @@ async fn a_fix_kept_on_one_target_is_reused_on_the_other_without_an_llm_turn() {
     let listed = w.run(&["memory", "list", "--kind", "fixes"]).await;
     assert!(String::from_utf8_lossy(&listed.stdout).contains("kept 1 of 1"));
     assert_eq!(rescan_on(&w, "b", &[SUID.to_string()]).await, [(format!("\"{SUID}\""), "\"pass\"".to_string())]);
+    both_healthy().await;
+    cleanup(&w).await;
+}
+
+/// Two `temper worker` processes share the PostgreSQL queue; target b's hypervisor is reached
+/// through libvirt's remote driver (`qemu+ssh://`, through the tests' loopback sshd). The worker
+/// driving a run is killed with SIGKILL mid-attempt; a third worker takes its target over once
+/// the run's lease runs out and resumes the run. Both targets end fixed and healthy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a second guest (TEMPER_DOMAIN2) and PostgreSQL: run by hand, see the file's header"]
+async fn workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_another() {
+    let mut w = World::postgres().await;
+    let sshd = std::process::Command::new("bash").arg(repo().join("tests/sshd/start.sh")).output().unwrap();
+    assert!(sshd.status.success(), "tests/sshd/start.sh: {}", String::from_utf8_lossy(&sshd.stderr));
+    let remote = String::from_utf8_lossy(&sshd.stdout).trim().to_string();
+    let plain = two_targets().await;
+    let (domain, port) = second();
+    let config = w.dir.path().join("temper.toml");
+    let toml = format!(
+        "[[target]]\nname = \"a\"\n\n[[target]]\nname = \"b\"\nlibvirt_uri = \"{remote}\"\ndomain = \"{domain}\"\nssh_port = {port}\n"
+    );
+    std::fs::write(&config, toml).unwrap();
+    w.env.push(("TEMPER_CONFIG".into(), config.to_str().unwrap().into()));
+    drop(plain);
+    let rules = RULES.join(",");
+    let out = w
+        .run(&[
+            "fleet",
+            "enqueue",
+            "--fleet",
+            "night",
+            "--targets",
+            "a,b",
+            "--",
+            "--agent",
+            "stock",
+            "--profile",
+            STANDARD,
+            "--rules",
+            &rules,
+        ])
+        .await;
+    assert!(out.status.success());
+
+    let spawn = |name: &str| {
+        let mut c = tokio::process::Command::from(w.temper());
+        c.args(["worker", "--once", "--poll-secs", "1", "--name", name]).kill_on_drop(true).spawn().unwrap()
+    };
+    let (mut w1, mut w2) = (spawn("w1"), spawn("w2"));
+    // Kill whichever worker drives target a's run once an attempt there is under way.
+    let store = w.store().await;
+    let victim = loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let items = store.queue(Some("night")).await.unwrap();
+        let Some(a) = items.iter().find(|i| i.target.name == "a" && i.run_id.is_some()) else { continue };
+        let attempts = store.attempts(a.run_id.unwrap()).await.unwrap();
+        if attempts.iter().any(|x| matches!(x.state.as_str(), "started" | "applied")) {
+            break a.worker.clone().unwrap();
+        }
+    };
+    let killed = if victim == "w1" { &mut w1 } else { &mut w2 };
+    killed.start_kill().unwrap();
+    killed.wait().await.unwrap();
+    let survivor = if victim == "w1" { &mut w2 } else { &mut w1 };
+    // Past the run's 30 s lease: a worker with `--once` that looked earlier found nothing to take.
+    tokio::time::sleep(Duration::from_secs(35)).await;
+    let mut w3 = spawn("w3");
+    let (s, t) = tokio::join!(survivor.wait(), w3.wait());
+    println!("survivor: {:?}, w3: {:?}", s.unwrap(), t.unwrap());
+
+    let items = store.queue(Some("night")).await.unwrap();
+    for i in &items {
+        assert_eq!(i.state.as_str(), "done", "{} ({:?})", i.target.name, i.worker);
+        let run = store.run(i.run_id.unwrap()).await.unwrap();
+        let fixed = store.rules(run.id).await.unwrap().into_iter().filter(|r| r.status.as_str() == "fixed").count();
+        assert_eq!(fixed, 3, "target {}: run {}", i.target.name, run.id);
+    }
+    let a = items.iter().find(|i| i.target.name == "a").unwrap();
+    assert!(a.tries >= 2 && a.worker.as_deref() != Some(victim.as_str()), "taken over: {a:?}");
+    let resumed = store.events(a.run_id.unwrap(), 0).await.unwrap().iter().any(|e| e.kind.as_str() == "resume");
+    assert!(resumed, "the killed worker's run was resumed, not started again");
+    let b = store.run(items.iter().find(|i| i.target.name == "b").unwrap().run_id.unwrap()).await.unwrap();
+    assert!(b.target_config.unwrap().libvirt_uri.starts_with("qemu+ssh://"), "b went through the remote driver");
     both_healthy().await;
     cleanup(&w).await;
 }

@@ -72,14 +72,7 @@ pub async fn run(config: &Config, args: EnrollArgs) -> anyhow::Result<u8> {
     };
     let found = temper_target::inspect(&disk, &harness).await?;
     let missing = found.missing();
-    for (ok, what) in [
-        (found.user, "harness user"),
-        (found.key, "its key"),
-        (found.sudo_rule, "its sudo rule"),
-        (found.oscap, "openscap-scanner"),
-        (found.datastream, "SSG datastream"),
-        (found.package_source, "package source"),
-    ] {
+    for (what, ok) in found.checks() {
         println!("  {} {what}", if ok { "ok     " } else { "MISSING" });
     }
     if args.check {
