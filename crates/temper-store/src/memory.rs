@@ -131,6 +131,15 @@ impl MemoryLog for Store {
         with_db!(self, p => async { sqlx::query_as("SELECT * FROM remembered_fixes ORDER BY id DESC").fetch_all(p).await })
     }
 
+    async fn remembered_rules(&self, skill: &str) -> JournalResult<Vec<String>> {
+        with_db!(self, p => async {
+            sqlx::query_scalar("SELECT DISTINCT rule_id FROM remembered_fixes WHERE skill = $1 AND retired_at IS NULL ORDER BY rule_id")
+                .bind(skill)
+                .fetch_all(p)
+                .await
+        })
+    }
+
     async fn count_remembered(&self, id: i64, kept: bool) -> JournalResult<RememberedFix> {
         with_db!(self, p => async {
             sqlx::query_as(

@@ -332,6 +332,8 @@ async fn remembered_fixes_count_their_tries_and_retire_after_two_failures_in_a_r
         s.remember_fix(&new("fix A")).await.unwrap();
         assert_eq!(s.remembered_fixes().await.unwrap().len(), 1, "{}: remembered once", b.name);
         assert!(s.remembered_fix("another-skill", "r").await.unwrap().is_none(), "per skill");
+        assert_eq!(s.remembered_rules("debian12-anssi").await.unwrap(), ["r"], "{}", b.name);
+        assert!(s.remembered_rules("another-skill").await.unwrap().is_empty(), "per skill");
         let a = s.remembered_fix("debian12-anssi", "r").await.unwrap().expect("offered");
         assert_eq!((a.fix_script.as_str(), a.tried, a.kept), ("fix A", 0, 0));
 
@@ -352,5 +354,6 @@ async fn remembered_fixes_count_their_tries_and_retire_after_two_failures_in_a_r
         assert!(s.remembered_fix("debian12-anssi", "r").await.unwrap().is_none(), "forgetting retires it");
         assert!(s.forget(MemoryKind::Fixes, fb.id).await.is_err(), "retiring twice is an error");
         assert_eq!(s.remembered_fixes().await.unwrap().len(), 2, "retired fixes stay listed");
+        assert!(s.remembered_rules("debian12-anssi").await.unwrap().is_empty(), "{}: both retired, none in force", b.name);
     }
 }

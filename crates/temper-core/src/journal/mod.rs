@@ -143,6 +143,8 @@ pub trait MemoryLog: Send + Sync {
     async fn remembered_fix(&self, skill: &str, rule: &str) -> JournalResult<Option<RememberedFix>>;
     /// Every remembered fix, retired ones too, newest first.
     async fn remembered_fixes(&self) -> JournalResult<Vec<RememberedFix>>;
+    /// The rules of `skill` with a remembered fix in force (not retired), each once.
+    async fn remembered_rules(&self, skill: &str) -> JournalResult<Vec<String>>;
     /// Counts one try of fix `id`: kept, or failed ([`RETIRE_AFTER`] in a row retire it).
     /// Returns the fix as it now stands.
     async fn count_remembered(&self, id: i64, kept: bool) -> JournalResult<RememberedFix>;

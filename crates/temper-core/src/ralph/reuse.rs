@@ -15,17 +15,10 @@ use crate::verdict::Verdict;
 impl Ralph<'_> {
     /// The first candidate with a remembered fix this run has not tried yet, picked by the harness.
     pub(super) async fn remembered_pick(&self, run: i64, candidates: &[Candidate]) -> LoopResult<Option<Pick>> {
-        // Two reads, not two per candidate: the skill's rules with a fix in force, and the
-        // rules this run has tried a remembered fix on.
+        // Two reads, not two per candidate: the skill's rules with a fix in force (filtered in
+        // the database), and the rules this run has tried a remembered fix on.
         let skill = self.skill.name();
-        let known: HashSet<String> = self
-            .store
-            .remembered_fixes()
-            .await?
-            .into_iter()
-            .filter(|f| f.skill == skill && f.retired_at.is_none())
-            .map(|f| f.rule_id)
-            .collect();
+        let known: HashSet<String> = self.store.remembered_rules(skill).await?.into_iter().collect();
         if known.is_empty() {
             return Ok(None);
         }
