@@ -65,17 +65,14 @@ impl LibvirtHypervisor {
 
     /// The domain's disk file, and whether it runs now.
     pub async fn disk(&self) -> PortResult<(PathBuf, bool)> {
-        let cfg = self.config().clone();
-        tokio::task::spawn_blocking(move || {
-            let hv = |e: virt::error::Error| PortError::Hypervisor(format!("domain `{}`: {}", cfg.domain, e.message()));
-            let conn = Connect::open(Some(&cfg.uri)).map_err(hv)?;
-            let dom = conn.lookup_domain_by_name(&cfg.domain).map_err(hv)?;
+        let domain = self.config().domain.clone();
+        self.with_domain("disk", move |dom| {
+            let hv = |e: virt::error::Error| PortError::Hypervisor(format!("domain `{domain}`: {}", e.message()));
             let disk = crate::image::disk_source(&dom.xml_desc(0).map_err(hv)?)
-                .ok_or_else(|| PortError::Hypervisor(format!("domain `{}` has no file-backed disk", cfg.domain)))?;
+                .ok_or_else(|| PortError::Hypervisor(format!("domain `{domain}` has no file-backed disk")))?;
             Ok((PathBuf::from(disk), dom.is_active().map_err(hv)?))
         })
         .await
-        .map_err(|e| PortError::Hypervisor(format!("disk: {e}")))?
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use quick_xml::events::Event;
-use virt::connect::Connect;
+use temper_core::ports::PortError;
 
 use crate::LibvirtHypervisor;
 
@@ -57,39 +57,36 @@ impl LibvirtHypervisor {
             return Err(ImageError::BadName(snapshot.into()));
         }
         let name = snapshot.to_string();
-        let (disk, direct_boot, was_running) =
-            tokio::task::spawn_blocking(move || -> Result<(PathBuf, Option<DirectBoot>, bool), ImageError> {
-                let lv = |e: virt::error::Error| ImageError::Libvirt(e.message().to_string());
-                let conn = Connect::open(Some(&cfg.uri)).map_err(lv)?;
-                let dom = conn.lookup_domain_by_name(&cfg.domain).map_err(lv)?;
-                virt::domain::Domain::lookup_snapshot_by_name(&dom, &name, 0).map_err(|_| ImageError::NoSnapshot(name.clone()))?;
+        let found = self
+            .with_domain("export", move |dom| {
+                let lv = |e: virt::error::Error| PortError::Hypervisor(e.message().to_string());
+                virt::domain::Domain::lookup_snapshot_by_name(dom, &name, 0).map_err(|_| PortError::NoSnapshot(name.clone()))?;
                 let xml = dom.xml_desc(0).map_err(lv)?;
-                let disk = disk_source(&xml).ok_or_else(|| ImageError::NoDisk(cfg.domain.clone()))?;
-                let running = dom.is_active().map_err(lv)?;
-                if running {
+                let disk = disk_source(&xml);
+                // Paused only when there is a disk to read.
+                let paused = disk.is_some() && dom.is_active().map_err(lv)?;
+                if paused {
                     dom.suspend().map_err(lv)?;
                 }
-                Ok((PathBuf::from(disk), direct_boot(&xml), running))
+                Ok((disk, direct_boot(&xml), paused))
             })
-            .await
-            .map_err(|e| ImageError::Libvirt(e.to_string()))??;
-        let converted = convert_snapshot(&disk, snapshot, out).await;
+            .await;
+        let (disk, direct_boot, was_running) = match found {
+            Ok(f) => f,
+            Err(PortError::NoSnapshot(n)) => return Err(ImageError::NoSnapshot(n)),
+            Err(e) => return Err(ImageError::Libvirt(e.to_string())),
+        };
+        let converted = match &disk {
+            Some(d) => convert_snapshot(Path::new(d), snapshot, out).await,
+            None => Err(ImageError::NoDisk(cfg.domain.clone())),
+        };
         if was_running {
-            self.with_resumed().await?;
+            let resumed =
+                self.with_domain("resume", |dom| dom.resume().map(|_| ()).map_err(|e| PortError::Hypervisor(e.message().to_string())));
+            resumed.await.map_err(|e| ImageError::Libvirt(e.to_string()))?;
         }
         let bytes = converted?;
-        Ok(Exported { path: out.to_path_buf(), bytes, source_disk: disk, direct_boot })
-    }
-
-    async fn with_resumed(&self) -> Result<(), ImageError> {
-        let cfg = self.config().clone();
-        tokio::task::spawn_blocking(move || {
-            let lv = |e: virt::error::Error| ImageError::Libvirt(e.message().to_string());
-            let conn = Connect::open(Some(&cfg.uri)).map_err(lv)?;
-            conn.lookup_domain_by_name(&cfg.domain).map_err(lv)?.resume().map(|_| ()).map_err(lv)
-        })
-        .await
-        .map_err(|e| ImageError::Libvirt(e.to_string()))?
+        Ok(Exported { path: out.to_path_buf(), bytes, source_disk: PathBuf::from(disk.unwrap_or_default()), direct_boot })
     }
 }
 

@@ -77,7 +77,7 @@ impl LibvirtHypervisor {
     }
 
     /// Runs `f` on the domain in the blocking pool.
-    async fn with_domain<T, F>(&self, what: &'static str, f: F) -> PortResult<T>
+    pub(crate) async fn with_domain<T, F>(&self, what: &'static str, f: F) -> PortResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&Domain) -> PortResult<T> + Send + 'static,

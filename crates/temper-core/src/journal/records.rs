@@ -254,9 +254,10 @@ impl Attempt {
         let said = stderr.map(|e| format!(": {}", e.lines().last().unwrap_or(e))).unwrap_or_default();
         Some(format!("the fix exited {code}{said}; kept because the rule, the health check, access and the regression set all passed"))
     }
-    /// Kept and still in force (not rolled back with a batch).
+    /// Kept and still in force: `fixed`, or a `needs_reboot` stock fix kept for the reboot proof,
+    /// and not rolled back (by a batch's regression or the reboot proof).
     pub fn in_force(&self) -> bool {
-        self.verdict == Some(Verdict::Fixed) && self.kept != Some(KeptState::RolledBack)
+        matches!(self.verdict, Some(Verdict::Fixed | Verdict::NeedsReboot)) && self.kept.is_some_and(|k| k != KeptState::RolledBack)
     }
     /// The rules this attempt broke, from the JSON list.
     pub fn regression_list(&self) -> Vec<String> {

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::attempt::Ended;
 use super::{Booted, LoopResult, Ralph, RunState};
 use crate::checks::GuardFailure;
-use crate::journal::{Attempt, Culprit, EventKind, KeptState, MemoryKind};
+use crate::journal::{Attempt, Culprit, EventKind, MemoryKind};
 use crate::ports::Exec;
 use crate::scan::{Scan, tail};
 use crate::verdict::Verdict;
@@ -54,8 +54,11 @@ impl Ralph<'_> {
     /// Reboots the guest if fixes were kept since the last booted checkpoint. False when a fix was
     /// blamed (its rule reopened; the loop goes on), true when the guest came back whole.
     pub(super) async fn prove_boot(&self, run: i64, state: &mut RunState) -> LoopResult<bool> {
+        if self.settings.reboot.is_none() {
+            return Ok(true);
+        }
         let fixes = self.unproven(run, state).await?;
-        if self.settings.reboot.is_none() || fixes.is_empty() {
+        if fixes.is_empty() {
             return Ok(true);
         }
         let Err(broken) = self.reboot(run, "the run's end", fixes.len()).await? else { return Ok(true) };
@@ -293,9 +296,6 @@ impl Ralph<'_> {
 
     /// Fixes kept since the booted checkpoint, oldest first.
     async fn unproven(&self, run: i64, state: &RunState) -> LoopResult<Vec<Attempt>> {
-        let kept = |a: &Attempt| {
-            matches!(a.verdict, Some(Verdict::Fixed | Verdict::NeedsReboot)) && a.kept.is_some_and(|k| k != KeptState::RolledBack)
-        };
-        Ok(self.store.attempts(run).await?.into_iter().filter(|a| a.id > state.booted.through && kept(a)).collect())
+        Ok(self.store.attempts(run).await?.into_iter().filter(|a| a.id > state.booted.through && a.in_force()).collect())
     }
 }

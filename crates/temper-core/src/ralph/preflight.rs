@@ -6,7 +6,7 @@ use temper_scap::Outcome;
 
 use super::{Booted, Kept, LoopError, LoopResult, Phase, Ralph, RunState};
 use crate::checks::GuardFailure;
-use crate::journal::{EventKind, KeptState, NewRule, RuleStatus, ScanResult};
+use crate::journal::{EventKind, NewRule, RuleStatus, ScanResult};
 use crate::verdict::Verdict;
 
 impl Ralph<'_> {
@@ -61,7 +61,7 @@ impl Ralph<'_> {
             .attempts(run)
             .await?
             .into_iter()
-            .filter(|a| a.verdict == Some(Verdict::NeedsReboot) && a.kept.is_some_and(|k| k != KeptState::RolledBack))
+            .filter(|a| a.verdict == Some(Verdict::NeedsReboot) && a.in_force())
             .map(|a| a.rule_id)
             .collect();
         let regression_set = rules
