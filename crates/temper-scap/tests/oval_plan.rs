@@ -165,3 +165,20 @@ fn bad_input_is_an_error() {
     let report = temper_scap::oval::OvalReport::parse(deep.as_bytes()).unwrap();
     assert!(report.decisive_tests("d").is_empty());
 }
+
+/// The checks that walk a directory tree with no depth limit, and only those, are found: the
+/// ones that take minutes under TCG among ANSSI's, not a fixed-path or globbed check.
+#[test]
+fn tree_walkers_are_the_checks_that_recurse_without_a_limit() {
+    let ds = ssg("ssg-debian12-ds.xml");
+    let engine = OvalEngine::new(OvalContent::read(&ds).unwrap());
+    let bench = read_benchmark(&ds, Some("anssi_bp28_high")).unwrap();
+    let ids = |short: &[&str]| short.iter().map(|s| format!("{RULE}{s}")).collect::<Vec<_>>();
+    let walkers = ["file_permissions_ungroupowned", "no_files_unowned_by_user", "file_permissions_unauthorized_world_writable"];
+    // Globs (/boot/config-*, /etc/sudoers.d/*), depth-1 home scans and single files do not walk.
+    let others = ["kernel_config_bug", "sudo_add_use_pty", "no_netrc_files", "sshd_disable_root_login", "security_patches_up_to_date"];
+    let asked = ids(&[&others[..2], &walkers[..], &others[2..]].concat());
+    assert_eq!(engine.tree_walkers(&bench, &asked), ids(&walkers));
+    let all = engine.tree_walkers(&bench, &all_rules(&bench));
+    assert!((5..60).contains(&all.len()), "a few dozen of ANSSI's {} rules walk: {all:?}", bench.selected_rules.len());
+}

@@ -71,6 +71,50 @@ fn active_time(started_at: &str, events: &[Event]) -> Duration {
     (total + (last - start)).to_std().unwrap_or_default()
 }
 
+/// Where temper's wall time went, from the run's events and attempts; the rest is snapshots,
+/// restores, picks and the store.
+fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], wall: Duration) {
+    let data = |e: &Event| serde_json::from_str::<serde_json::Value>(&e.data).unwrap_or_default();
+    let secs = |kind: EventKind, f: &dyn Fn(&serde_json::Value) -> Option<f64>| {
+        let v: Vec<f64> = events.iter().filter(|e| e.kind == kind).filter_map(|e| f(&data(e))).collect();
+        (v.len(), v.iter().sum::<f64>())
+    };
+    let scan = |kind: &'static str| move |d: &serde_json::Value| (d["kind"] == kind).then(|| d["secs"].as_f64()).flatten();
+    let ms = |f: fn(&temper_core::journal::Attempt) -> Option<i64>| {
+        let v: Vec<i64> = attempts.iter().filter_map(f).collect();
+        (v.len(), v.iter().sum::<i64>() as f64 / 1000.0)
+    };
+    let rows = [
+        ("first full scan", secs(EventKind::Scan, &scan("full"))),
+        (
+            "batch cadence measurement",
+            secs(EventKind::RegressionEvery, &|d| Some(d["secs"]["one_rule"].as_f64()? + d["secs"]["with_set"].as_f64()?)),
+        ),
+        ("fix scripts", ms(|a| a.apply_ms)),
+        ("evaluation (rescan, health, guard)", ms(|a| a.evaluate_ms)),
+        ("reverts", ms(|a| a.revert_ms)),
+        ("regression checks", secs(EventKind::RegressionCheck, &|d| d["secs"].as_f64())),
+        ("reboots (the proof)", secs(EventKind::Reboot, &|d| d["secs"].as_f64())),
+        ("final full scan", secs(EventKind::Scan, &scan("final"))),
+    ];
+    let total = wall.as_secs_f64();
+    println!("where temper's {total:.0} s went:");
+    println!("  {:<38} {:>6} {:>10} {:>9} {:>7}", "step", "count", "total", "each", "share");
+    for (name, (n, s)) in rows {
+        let each = if n > 0 { format!("{:.1}s", s / n as f64) } else { "-".into() };
+        println!("  {name:<38} {n:>6} {s:>9.1}s {each:>9} {:>6.1}%", 100.0 * s / total);
+    }
+    let known: f64 = rows.iter().map(|r| r.1.1).sum();
+    println!(
+        "  {:<38} {:>6} {:>9.1}s {:>9} {:>6.1}%",
+        "the rest (snapshots, restores, picks)",
+        "",
+        total - known,
+        "",
+        100.0 * (total - known) / total
+    );
+}
+
 /// The snapshot both sides start from.
 fn baseline() -> String {
     std::env::var("TEMPER_BENCH_BASELINE").unwrap_or_else(|_| "baseline".into())
@@ -215,6 +259,7 @@ async fn main() {
         count(EventKind::RegressionFound),
         db.join("temper.db").display()
     );
+    time_table(&events, &store.attempts(run).await.unwrap(), temper_wall);
     for e in &escalated {
         println!("  escalated by temper: {e}");
     }

@@ -223,3 +223,44 @@ async fn without_the_proof_nothing_reboots_and_the_summary_says_so() {
     assert_eq!(sim.with_status(run, RuleStatus::Fixed).await.len(), 3, "a fix that breaks boot goes unseen");
     assert!(sim.report(run).await.contains("not proven: the run skipped the reboot proof"));
 }
+
+/// A passing rule whose check walks a directory tree is left out of every rescan and checked by
+/// the final scan. A fix that breaks it passes its own checks, is found there by bisection and
+/// rolled back, and the other fixes stay. With the proof on the probes reboot; off, they replay.
+#[tokio::test]
+async fn a_tree_walking_rule_is_checked_at_the_final_scan_and_its_breaker_blamed() {
+    for proof in [true, false] {
+        let t = Instant::now();
+        let bad = THREE[1];
+        let mut sim = Sim::new(&format!("walker-{proof}")).await;
+        sim.settings.rules = THREE.map(String::from).to_vec();
+        sim.walkers = vec![full(PASSING)];
+        if !proof {
+            sim.settings.reboot = None;
+        }
+        sim.guest.stock_fix(&stock_fix(bad), vec![Effect::Pass(full(bad)), Effect::Fail(full(PASSING))]);
+        let run = sim.new_run("stock").await;
+        let summary = sim.stock(run).await.unwrap();
+
+        let attempts = sim.attempts(run, bad).await;
+        assert_eq!(attempts[0].verdict, Some(Verdict::Regression), "proof {proof}: {attempts:?}");
+        let reason = attempts[0].verdict_reason.as_deref().unwrap();
+        assert!(reason.contains("fail at the final scan") && reason.contains(PASSING), "{reason}");
+        assert_eq!(sim.guest.result(PASSING), Some(Outcome::Pass), "proof {proof}: the walker passes at the end");
+        for good in THREE.iter().filter(|r| **r != bad) {
+            assert_eq!(sim.rule(run, good).await.status, RuleStatus::Fixed, "proof {proof}: {good}");
+            assert_eq!(sim.guest.result(good), Some(Outcome::Pass), "proof {proof}: {good}");
+        }
+        assert!(summary.failing_after.iter().all(|r| !r.contains(PASSING)), "{summary:?}");
+        // No rescan named the walker before the final scan: only the bisection's probes did.
+        let scans = sim.guest.scanned();
+        let fulls: Vec<usize> = scans.iter().enumerate().filter(|(_, s)| s.is_empty()).map(|(i, _)| i).collect();
+        let named: Vec<usize> = scans.iter().enumerate().filter(|(_, s)| s.contains(&full(PASSING))).map(|(i, _)| i).collect();
+        assert!(!named.is_empty() && named.iter().all(|&i| i > fulls[1]), "proof {proof}: {scans:?}");
+        let kind = if proof { EventKind::RebootBlamed } else { EventKind::RegressionFound };
+        assert_eq!(events(&sim, run, kind).await.len(), 1, "proof {proof}");
+        assert_eq!(sim.guest.reboots() > 0, proof, "proof {proof}: reboots only with the proof");
+        assert_eq!(events(&sim, run, EventKind::Booted).await.is_empty(), !proof, "proof {proof}");
+        took("a_tree_walking_rule_is_checked_at_the_final_scan_and_its_breaker_blamed", t);
+    }
+}

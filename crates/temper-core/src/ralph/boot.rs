@@ -5,7 +5,9 @@
 //! checkpoint, replays the fixes up to the probe and reboots. The blamed fix's rule reopens; the
 //! others are replayed once more on the booted checkpoint, rebooted, and that state is the next
 //! booted checkpoint. Stock fixes that take effect after a reboot (`needs_reboot`) are kept
-//! until then and proven by the same reboot, all of them at once.
+//! until then and proven by the same reboot, all of them at once. The final set (rules whose
+//! checks walk a directory tree, left out of the rescans) is checked here, with or without the
+//! proof, and a rule of it that fails is bisected the same way.
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -69,15 +71,19 @@ impl Ralph<'_> {
         Ok(false)
     }
 
-    /// After the reboot, the full scan: the rules of the regression set that fail now. Each one's
-    /// own fix is blamed (`not_persistent`); a rule that passed at the baseline is bisected over
-    /// the fixes. With any blamed, the rest are rebuilt on the booted checkpoint: false.
+    /// After the reboot, the full scan: the rules of the regression set and the final set that
+    /// fail now. Each one's own fix is blamed (`not_persistent`); a rule that passed at the
+    /// booted checkpoint is bisected over the fixes. Without the proof only the final set is new
+    /// here, and its probes replay without a reboot. With any blamed, the rest are rebuilt on the
+    /// booted checkpoint: false.
     pub(super) async fn persisted(&self, run: i64, state: &mut RunState, scan: &Scan) -> LoopResult<bool> {
-        if self.settings.reboot.is_none() {
+        let proof = self.settings.reboot.is_some();
+        if !proof && state.final_set.is_empty() {
             return Ok(true);
         }
         let fixes = self.unproven(run, state).await?;
-        let failing = scan.failing(&state.regression_set);
+        let checked = if proof { [&state.regression_set[..], &state.final_set].concat() } else { state.final_set.clone() };
+        let failing = scan.failing(&checked);
         let mut blamed: Vec<(Attempt, Broken)> = Vec::new();
         // Stock fixes kept until the reboot: their rule passes now, or the fix never worked.
         for a in fixes.iter().filter(|a| a.verdict == Some(Verdict::NeedsReboot)) {
@@ -92,25 +98,26 @@ impl Ralph<'_> {
         let mut orphans = Vec::new();
         for rule in &failing {
             match fixes.iter().find(|a| &a.rule_id == rule) {
-                Some(a) => {
+                Some(a) if proof => {
                     let why = "the rule passed its rescan after the fix, and fails after a cold reboot: the fix did not persist";
                     blamed.push((a.clone(), (Verdict::NotPersistent, why.into())));
                 }
-                None => orphans.push(rule.clone()),
+                _ => orphans.push(rule.clone()),
             }
         }
         if !orphans.is_empty() && fixes.is_empty() {
             for r in &orphans {
                 state.regression_set.retain(|x| x != r);
-                self.mark_unstable(run, r, "passed before the reboot and fails after it, with no fix kept since the last boot").await?;
+                state.final_set.retain(|x| x != r);
+                self.mark_unstable(run, r, "fails at the final scan, with no fix kept since the last checkpoint where it passed").await?;
             }
         } else if !orphans.is_empty() {
-            let why = format!("rules that passed before the reboot fail after it: {}", orphans.join(", "));
+            let why = self.final_failure(&orphans);
             let found = self.bisect_boot(run, state, &Probe { fixes: &fixes, pass: &orphans }, (Verdict::Regression, why)).await?;
             blamed.push((found.culprit, found.broken));
         }
         if blamed.is_empty() {
-            if let Some(last) = fixes.last() {
+            if let Some(last) = fixes.last().filter(|_| proof) {
                 self.mark_booted(run, state, last.id).await?;
             }
             return Ok(true);
@@ -158,17 +165,26 @@ impl Ralph<'_> {
         Ok(Found { culprit: probe.fixes[lo - 1].clone(), broken, live })
     }
 
-    /// The booted checkpoint with `fixes` replayed, rebooted: up, healthy, and `pass` passing?
+    /// The booted checkpoint with `fixes` replayed, rebooted (with the proof on): up, healthy,
+    /// and `pass` passing?
     async fn probe(&self, run: i64, state: &RunState, fixes: &[Attempt], pass: &[String]) -> LoopResult<Result<(), Broken>> {
         self.replay_on_booted(run, state, fixes).await?;
-        if let Err(b) = self.reboot(run, "a bisection probe", fixes.len()).await? {
+        if self.settings.reboot.is_some()
+            && let Err(b) = self.reboot(run, "a bisection probe", fixes.len()).await?
+        {
             return Ok(Err(b));
         }
         if pass.is_empty() {
             return Ok(Ok(()));
         }
         let failing = self.scanner.scan(self.guest, pass).await?.failing(pass);
-        Ok(if failing.is_empty() { Ok(()) } else { Err((Verdict::Regression, format!("fail after a reboot: {}", failing.join(", ")))) })
+        Ok(if failing.is_empty() { Ok(()) } else { Err((Verdict::Regression, self.final_failure(&failing))) })
+    }
+
+    /// Why rules that passed at the booted checkpoint fail now.
+    fn final_failure(&self, rules: &[String]) -> String {
+        let after = if self.settings.reboot.is_some() { ", after a cold reboot" } else { "" };
+        format!("rules that passed at the last booted checkpoint fail at the final scan{after}: {}", rules.join(", "))
     }
 
     /// Reverts to the booted checkpoint and runs `fixes` again, in order.
@@ -220,15 +236,20 @@ impl Ralph<'_> {
             // The last probe came up with exactly the rest (the culprit was the newest).
             live = found.live == Some(rest.len());
         }
+        if self.settings.reboot.is_none() {
+            return self.checkpoint_here(run, state, rest.len()).await;
+        }
         let through = rest.last().map_or(state.booted.through, |a| a.id);
         self.mark_booted(run, state, through).await
     }
 
     /// The verdict on a kept fix, its rule reopened (or escalated), the Reflector told why.
     async fn blame(&self, run: i64, state: &mut RunState, a: &Attempt, (verdict, reason): &Broken) -> LoopResult<()> {
+        let proof = self.settings.reboot.is_some();
+        let by = if proof { "The reboot proof" } else { "The final scan" };
+        let cold = if proof { " A cold reboot is a clean shutdown through the hypervisor, then a start." } else { "" };
         let diagnostics = format!(
-            "The fix passed its own rescan, the health check and the lockout guard, and was kept. The reboot proof \
-             then found: {reason}. A cold reboot is a clean shutdown through the hypervisor, then a start."
+            "The fix passed its own rescan, the health check and the lockout guard, and was kept. {by} then found: {reason}.{cold}"
         );
         let culprit = Culprit {
             id: a.id,
@@ -247,7 +268,8 @@ impl Ralph<'_> {
             self.store.forget(MemoryKind::Fixes, f.id).await?;
         }
         let data = json!({"attempt": a.n, "verdict": verdict, "reason": reason, "fix": tail(&a.description, 200)});
-        self.store.event(run, EventKind::RebootBlamed, Some(&a.rule_id), data).await?;
+        let kind = if proof { EventKind::RebootBlamed } else { EventKind::RegressionFound };
+        self.store.event(run, kind, Some(&a.rule_id), data).await?;
         let ended = Ended { verdict: *verdict, reason: reason.clone(), fix_script: a.fix_script.clone(), diagnostics };
         self.reflect_or_escalate(run, &a.rule_id, &ended, a.plan.clone()).await
     }
@@ -267,6 +289,19 @@ impl Ralph<'_> {
             self.drop_snapshot(&was.snapshot).await?;
         }
         Ok(())
+    }
+
+    /// Without the proof: the guest as it runs now, rebuilt, becomes the checkpoint (not booted).
+    async fn checkpoint_here(&self, run: i64, state: &mut RunState, fixes: usize) -> LoopResult<()> {
+        let name = format!("{}rebuilt{}", state.prefix, self.store.attempts(run).await?.len());
+        self.hv.snapshot_create(&name, &format!("temper run {run}: rebuilt after a final-scan regression")).await?;
+        self.store.confirm_fixes(run, &name).await?;
+        let old = std::mem::replace(&mut state.checkpoint, name.clone());
+        if !state.pinned(&old) {
+            self.drop_snapshot(&old).await?;
+        }
+        let data = json!({"snapshot": name, "replaced": old, "fixes": fixes});
+        self.store.event(run, EventKind::Checkpoint, None, data).await.map_err(Into::into)
     }
 
     /// The booted checkpoint, as it is, becomes the run's checkpoint again.

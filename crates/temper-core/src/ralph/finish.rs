@@ -26,6 +26,8 @@ impl Ralph<'_> {
             return Ok(None);
         }
         let scan = self.scanner.scan(self.guest, &[]).await?;
+        let data = json!({"kind": "final", "secs": scan.took.as_secs_f64(), "stalls": scan.stalls, "counts": scan.results.counts(false)});
+        self.store.event(run, EventKind::Scan, None, data).await?;
         if !self.persisted(run, state, &scan).await? {
             return Ok(None);
         }

@@ -53,7 +53,9 @@ impl Ralph<'_> {
         if new_run {
             self.first_scan(run).await?;
         }
-        let regression_every = self.regression_every(run, new_run).await?;
+        let passing = self.store.rules(run).await?.into_iter().filter(|r| r.status == RuleStatus::Passing).map(|r| r.rule_id);
+        let walkers = self.scanner.tree_walkers(&passing.collect::<Vec<_>>());
+        let regression_every = self.regression_every(run, new_run, &walkers).await?;
         let rules = self.store.rules(run).await?;
         // A rule whose kept fix awaits the reboot proof still fails: not in the set until then.
         let awaiting: Vec<String> = self
@@ -64,13 +66,13 @@ impl Ralph<'_> {
             .filter(|a| a.verdict == Some(Verdict::NeedsReboot) && a.in_force())
             .map(|a| a.rule_id)
             .collect();
-        let regression_set = rules
+        let (final_set, regression_set) = rules
             .iter()
             .filter(|r| matches!(r.status, RuleStatus::Passing | RuleStatus::Fixed) && !awaiting.contains(&r.rule_id))
             .map(|r| r.rule_id.clone())
-            .collect();
+            .partition(|r| walkers.contains(r));
         let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated).count();
-        let state = RunState { regression_set, checkpoint, pending, regression_every, worked, prefix, booted };
+        let state = RunState { regression_set, final_set, checkpoint, pending, regression_every, worked, prefix, booted };
         self.replay_unproven(run, &state).await?;
         Ok(state)
     }
@@ -86,13 +88,14 @@ impl Ralph<'_> {
     }
 
     /// Fixes per regression check: the setting, else the run's, else measured on a new run, else 1.
-    async fn regression_every(&self, run: i64, new_run: bool) -> LoopResult<u32> {
+    /// `walkers` are left to the final scan, so neither their checks nor their cost count here.
+    async fn regression_every(&self, run: i64, new_run: bool, walkers: &[String]) -> LoopResult<u32> {
         let stored = self.store.run(run).await?.regression_every.map(|n| n.max(1) as u32);
         let (every, how, secs) = match (self.settings.regression_every, stored, new_run) {
             (Some(n), ..) => (n.max(1), "setting", None),
             (None, Some(n), _) => return Ok(n),
             (None, None, true) => {
-                let (one, both) = self.measure_rescans(run).await?;
+                let (one, both) = self.measure_rescans(run, walkers).await?;
                 (
                     super::regress::batch_size(both, one),
                     "measured",
@@ -102,20 +105,22 @@ impl Ralph<'_> {
             (None, None, false) => (1, "default", None),
         };
         self.store.set_regression_every(run, every).await?;
-        self.store.event(run, EventKind::RegressionEvery, None, json!({"every": every, "how": how, "secs": secs})).await?;
+        let data = json!({"every": every, "how": how, "secs": secs, "final_scan_only": walkers});
+        self.store.event(run, EventKind::RegressionEvery, None, data).await?;
         Ok(every)
     }
 
-    /// Times a one-rule rescan, and the same rescan with the regression set, as `evaluate` runs
-    /// them. The second doubles as a stability check: a rule that passed the first scan and fails
-    /// now, with nothing changed, is marked `unstable` and left out of the regression set.
-    async fn measure_rescans(&self, run: i64) -> LoopResult<(Duration, Duration)> {
+    /// Times a one-rule rescan, and the same rescan with the regression set (less `walkers`), as
+    /// `evaluate` runs them. The second doubles as a stability check: a rule that passed the first
+    /// scan and fails now, with nothing changed, is marked `unstable` and left out of the set.
+    async fn measure_rescans(&self, run: i64, walkers: &[String]) -> LoopResult<(Duration, Duration)> {
         let rules = self.store.rules(run).await?;
         let Some(probe) = rules.iter().find(|r| r.status == RuleStatus::Pending).or(rules.first()) else {
             return Ok((Duration::ZERO, Duration::ZERO));
         };
         let one = self.scanner.scan(self.guest, std::slice::from_ref(&probe.rule_id)).await?.took;
-        let set: Vec<String> = rules.iter().filter(|r| r.status == RuleStatus::Passing).map(|r| r.rule_id.clone()).collect();
+        let set: Vec<String> =
+            rules.iter().filter(|r| r.status == RuleStatus::Passing && !walkers.contains(&r.rule_id)).map(|r| r.rule_id.clone()).collect();
         let mut both = vec![probe.rule_id.clone()];
         both.extend(set.iter().filter(|r| **r != probe.rule_id).cloned());
         let scan = self.scanner.scan(self.guest, &both).await?;

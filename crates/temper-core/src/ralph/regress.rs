@@ -206,6 +206,7 @@ mod tests {
     fn a_rule_fixed_later_in_the_batch_is_not_expected_before_its_fix() {
         let state = RunState {
             regression_set: vec![],
+            final_set: vec![],
             checkpoint: "c".into(),
             pending: vec![kept("a"), kept("b"), kept("c")],
             regression_every: 3,

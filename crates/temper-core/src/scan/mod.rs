@@ -73,6 +73,8 @@ pub struct Scanner {
     seq: Arc<AtomicU32>,
     /// Set: scans of named rules go through the OVAL engine ([`Engine::Oval`]).
     oval: Option<OvalSide>,
+    /// Rules known to walk directory trees, where no OVAL content says ([`Self::tree_walkers`]).
+    walkers: Option<Arc<[String]>>,
 }
 
 pub const SCAN_TRIES: u32 = 3;
@@ -140,6 +142,7 @@ impl Scanner {
             tag: files::random_tag(),
             seq: Arc::default(),
             oval: None,
+            walkers: None,
         }
     }
 
@@ -147,6 +150,22 @@ impl Scanner {
     pub fn with_oval(mut self, side: OvalSide) -> Self {
         self.oval = Some(side);
         self
+    }
+
+    /// Names the rules whose checks walk a directory tree, instead of the OVAL content.
+    pub fn with_tree_walkers(mut self, rules: Vec<String>) -> Self {
+        self.walkers = Some(rules.into());
+        self
+    }
+
+    /// The rules of `rules` whose check walks a directory tree with no depth limit: minutes each
+    /// under TCG. Known from the OVAL content (or [`Self::with_tree_walkers`]); none otherwise.
+    pub fn tree_walkers(&self, rules: &[String]) -> Vec<String> {
+        match (&self.walkers, &self.oval) {
+            (Some(w), _) => rules.iter().filter(|r| w.contains(r)).cloned().collect(),
+            (None, Some(side)) => side.engine.tree_walkers(&side.benchmark, rules),
+            (None, None) => Vec::new(),
+        }
     }
 
     pub fn engine(&self) -> Engine {

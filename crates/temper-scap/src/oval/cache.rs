@@ -94,6 +94,11 @@ impl OvalEngine {
         Ok(plan)
     }
 
+    /// The rules of `rules` whose check walks a directory tree ([`super::tree_walkers`]).
+    pub fn tree_walkers(&self, benchmark: &Benchmark, rules: &[String]) -> Vec<String> {
+        super::tree_walkers(&self.content, benchmark, rules)
+    }
+
     /// How many plans are cached.
     pub fn cached(&self) -> usize {
         self.plans.lock().expect("plan cache lock").len()

@@ -26,6 +26,7 @@ mod plan;
 mod results;
 mod route;
 mod vars;
+mod walk;
 mod xccdf;
 
 pub use cache::{OvalEngine, PlanKey};
@@ -36,6 +37,7 @@ pub use index::DefClass;
 pub use plan::{Plan, PlanStats, PlannedRule, Stage};
 pub use results::{DefinitionResult, OvalResults, RuleOutcome, Split};
 pub use route::{OvalCheck, Route, XccdfReason};
+pub use walk::tree_walkers;
 
 /// Where a plan's files are, for `oscap oval eval`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -94,6 +94,8 @@ struct State {
     /// Every fix or revert script run, in order.
     scripts: Vec<String>,
     scans: u32,
+    /// The rules each scan named, in order; empty for a full scan.
+    scanned: Vec<Vec<String>>,
     /// The script text that makes `exec` hang (to kill a run mid-attempt), and the signal.
     hang_on: Option<(String, u32)>,
     /// Cold reboots so far.
@@ -162,6 +164,11 @@ impl SimGuest {
         self.lock().scripts.clone()
     }
 
+    /// The rules each scan named, in order; empty for a full scan.
+    pub fn scanned(&self) -> Vec<Vec<String>> {
+        self.lock().scanned.clone()
+    }
+
     pub fn scans(&self) -> u32 {
         self.lock().scans
     }
@@ -223,6 +230,7 @@ impl SimGuest {
         let rules: Vec<String> = args.windows(2).filter(|w| w[0] == "--rule").map(|w| w[1].clone()).collect();
         let mut s = self.lock();
         s.scans += 1;
+        s.scanned.push(rules.clone());
         let selected: Vec<(String, String, Outcome)> = s
             .now
             .results

@@ -51,6 +51,8 @@ pub struct Sim {
     pub store: Arc<Store>,
     pub skill: Skill,
     pub settings: Settings,
+    /// Rules the scanner treats as walking a directory tree (checked at the final scan only).
+    pub walkers: Vec<String>,
     /// Keeps test:///default's state alive (it lives while one connection is open).
     _conn: virt::connect::Connect,
     _dir: tempfile::TempDir,
@@ -78,7 +80,7 @@ impl Sim {
         let store = Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
         let skill = Skill::load(repo().join("skills/debian12-anssi")).unwrap();
         let settings = Settings { health_command: HEALTH.into(), ssh_ready: Duration::from_secs(1), ..Settings::default() };
-        Self { guest, hv, store: Arc::new(store), skill, settings, _conn: conn, _dir: dir }
+        Self { guest, hv, store: Arc::new(store), skill, settings, walkers: Vec::new(), _conn: conn, _dir: dir }
     }
 
     pub async fn new_run(&self, agent: &str) -> i64 {
@@ -172,7 +174,7 @@ impl Sim {
             agents,
             skill: &self.skill,
             content: content(),
-            scanner: Scanner::new("/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", STANDARD),
+            scanner: Scanner::new("/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", STANDARD).with_tree_walkers(self.walkers.clone()),
             settings,
             observer: &Quiet,
             clock: lease.clock(),
