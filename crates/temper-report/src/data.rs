@@ -1,7 +1,7 @@
 //! Loading one run from the store.
 
 use serde::Serialize;
-use temper_core::journal::{Attempt, Ban, Journal, Lesson, Rule, RuleStatus, Run, Turn};
+use temper_core::journal::{Attempt, Ban, Journal, Lesson, Recall, Rule, RuleStatus, Run, Turn};
 
 use crate::ReportError;
 
@@ -43,9 +43,9 @@ pub async fn load(store: &dyn Journal, run_id: i64) -> Result<RunData, ReportErr
     let turns = store.turns(run_id).await?;
     let mut lessons = Vec::new();
     for rule in rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated) {
-        lessons.extend(store.lessons(Some(&rule.rule_id)).await?.into_iter().filter(|l| l.run_id == Some(run_id)));
+        lessons.extend(store.lessons(Recall::all().rule(&rule.rule_id)).await?.into_iter().filter(|l| l.run_id == Some(run_id)));
     }
     lessons.sort_by_key(|l| l.id);
-    let bans = store.bans().await?.into_iter().filter(|b| b.run_id == Some(run_id)).collect();
+    let bans = store.bans(Recall::all()).await?.into_iter().filter(|b| b.run_id == Some(run_id)).collect();
     Ok(RunData { run, summary, rules, attempts, turns, lessons, bans })
 }

@@ -2,10 +2,24 @@
 use async_trait::async_trait;
 use temper_core::agent::Tip as NewTip;
 use temper_core::journal::{
-    Ban, JournalError, JournalResult, Lesson, MemoryKind, MemoryLog, NewRememberedFix, RETIRE_AFTER, RememberedFix, Tip,
+    Ban, JournalError, JournalResult, Lesson, MemoryKind, MemoryLog, NewRememberedFix, RETIRE_AFTER, Recall, RememberedFix, Tip,
 };
 
 use crate::{Store, now, with_db};
+
+/// The active rows of a memory table a [`Recall`] selects: `$1` the rule, `$2` the skill (of the
+/// run that made the row; a row made outside a run belongs to every skill).
+macro_rules! recalled {
+    ($table:literal, $order:literal) => {
+        concat!(
+            "SELECT m.* FROM ",
+            $table,
+            " m LEFT JOIN runs r ON r.id = m.run_id WHERE m.active = TRUE AND ($1 IS NULL OR m.rule_id = $1) ",
+            "AND ($2 IS NULL OR m.run_id IS NULL OR r.skill = $2) ORDER BY m.id ",
+            $order
+        )
+    };
+}
 
 #[async_trait]
 impl MemoryLog for Store {
@@ -58,21 +72,16 @@ impl MemoryLog for Store {
         })
     }
 
-    async fn lessons(&self, rule: Option<&str>) -> JournalResult<Vec<Lesson>> {
-        with_db!(self, p => async {
-            sqlx::query_as("SELECT * FROM lessons WHERE active = TRUE AND ($1 IS NULL OR rule_id = $1) ORDER BY id DESC")
-                .bind(rule)
-                .fetch_all(p)
-                .await
-        })
+    async fn lessons(&self, recall: Recall<'_>) -> JournalResult<Vec<Lesson>> {
+        with_db!(self, p => async { sqlx::query_as(recalled!("lessons", "DESC")).bind(recall.rule).bind(recall.skill).fetch_all(p).await })
     }
 
-    async fn bans(&self) -> JournalResult<Vec<Ban>> {
-        with_db!(self, p => async { sqlx::query_as("SELECT * FROM bans WHERE active = TRUE ORDER BY id").fetch_all(p).await })
+    async fn bans(&self, recall: Recall<'_>) -> JournalResult<Vec<Ban>> {
+        with_db!(self, p => async { sqlx::query_as(recalled!("bans", "ASC")).bind(recall.rule).bind(recall.skill).fetch_all(p).await })
     }
 
-    async fn tips(&self) -> JournalResult<Vec<Tip>> {
-        with_db!(self, p => async { sqlx::query_as("SELECT * FROM tips WHERE active = TRUE ORDER BY id DESC").fetch_all(p).await })
+    async fn tips(&self, recall: Recall<'_>) -> JournalResult<Vec<Tip>> {
+        with_db!(self, p => async { sqlx::query_as(recalled!("tips", "DESC")).bind(recall.rule).bind(recall.skill).fetch_all(p).await })
     }
 
     async fn forget(&self, kind: MemoryKind, id: i64) -> JournalResult<()> {

@@ -77,6 +77,37 @@ async fn events_go_to_the_table_and_the_jsonl_mirror() {
     }
 }
 
+async fn distilled(s: &Store, r: Recall<'_>) -> Vec<String> {
+    s.lessons(r).await.unwrap().into_iter().map(|l| l.distilled).collect()
+}
+
+/// Lessons, bans and tips are shared by every run of a skill and only by those; what was made
+/// outside a run (no run id) belongs to every skill.
+#[tokio::test]
+async fn memory_is_recalled_per_skill() {
+    for b in backends("memory_is_recalled_per_skill").await {
+        let deb = b.store.create_run(&new_run()).await.unwrap();
+        let deb2 = b.store.create_run(&new_run()).await.unwrap();
+        let rhel = b.store.create_run(&NewRun { skill: "stig-rhel9".into(), ..new_run() }).await.unwrap();
+        b.store.add_ban(deb, "r1", "sysctl -w", "runtime only").await.unwrap();
+        b.store.add_ban(rhel, "r1", "authselect", "locks out").await.unwrap();
+        b.store.add_lesson(deb2, "r1", "l", "p", "deb lesson").await.unwrap();
+        b.store.add_lesson(rhel, "r2", "l", "p", "rhel lesson").await.unwrap();
+        let tip = temper_core::agent::Tip { text: "t".into(), kind: "config".into(), mechanism: "m".into() };
+        b.store.add_tip(rhel, "r1", &tip).await.unwrap();
+        let pats = |v: Vec<Ban>| v.into_iter().map(|x| x.pattern).collect::<Vec<_>>();
+        assert_eq!(pats(b.store.bans(Recall::skill("debian12-anssi")).await.unwrap()), ["sysctl -w"], "{}", b.name);
+        assert_eq!(pats(b.store.bans(Recall::skill("stig-rhel9")).await.unwrap()), ["authselect"], "{}", b.name);
+        assert_eq!(pats(b.store.bans(Recall::all()).await.unwrap()), ["sysctl -w", "authselect"], "{}", b.name);
+        let deb_lessons = distilled(&b.store, Recall::skill("debian12-anssi")).await;
+        assert_eq!(deb_lessons, ["deb lesson"], "another run of the skill made it: {}", b.name);
+        assert!(distilled(&b.store, Recall::skill("debian12-anssi").rule("r2")).await.is_empty(), "{}", b.name);
+        assert_eq!(distilled(&b.store, Recall::all().rule("r2")).await, ["rhel lesson"], "{}", b.name);
+        assert!(b.store.tips(Recall::skill("debian12-anssi")).await.unwrap().is_empty(), "{}", b.name);
+        assert_eq!(b.store.tips(Recall::skill("stig-rhel9")).await.unwrap().len(), 1, "{}", b.name);
+    }
+}
+
 #[tokio::test]
 async fn memory_persists_across_opens_and_can_be_forgotten() {
     for b in backends("memory_persists_across_opens_and_can_be_forgotten").await {
@@ -86,14 +117,14 @@ async fn memory_persists_across_opens_and_can_be_forgotten() {
         let tip = temper_core::agent::Tip { text: "t".into(), kind: "config".into(), mechanism: "m".into() };
         b.store.add_tip(run, "r1", &tip).await.unwrap();
         let s = Store::open(&b.spec).await.unwrap();
-        let bans = s.bans().await.unwrap();
+        let bans = s.bans(Recall::all()).await.unwrap();
         assert_eq!(bans.len(), 1, "{}", b.name);
-        assert_eq!(s.lessons(Some("r1")).await.unwrap().len(), 1);
-        assert_eq!(s.lessons(None).await.unwrap().len(), 1);
-        assert!(s.lessons(Some("r2")).await.unwrap().is_empty());
-        assert_eq!(s.tips().await.unwrap()[0].kind, "config");
+        assert_eq!(s.lessons(Recall::all().rule("r1")).await.unwrap().len(), 1);
+        assert_eq!(s.lessons(Recall::all()).await.unwrap().len(), 1);
+        assert!(s.lessons(Recall::all().rule("r2")).await.unwrap().is_empty());
+        assert_eq!(s.tips(Recall::all()).await.unwrap()[0].kind, "config");
         s.forget(MemoryKind::Bans, bans[0].id).await.unwrap();
-        assert!(s.bans().await.unwrap().is_empty());
+        assert!(s.bans(Recall::all()).await.unwrap().is_empty());
         assert!(s.forget(MemoryKind::Bans, bans[0].id).await.is_err(), "forgetting twice is an error");
     }
 }

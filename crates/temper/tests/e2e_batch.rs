@@ -71,7 +71,7 @@ async fn a_regression_in_a_batch_is_bisected_blamed_and_the_later_fix_replayed()
     assert_eq!(a[1].revert_method.map(|v| v.as_str()), Some("snapshot"));
     assert_eq!(a[3].fix_script, ASLR_FIX, "the replay runs the same script");
     // The Reflector saw the regression, and its ban is in force.
-    assert!(store.bans().await.unwrap().iter().any(|b| b.pattern.contains("60-temper-suid")));
+    assert!(store.bans(Recall::all()).await.unwrap().iter().any(|b| b.pattern.contains("60-temper-suid")));
     let events = store.events(run.id, 0).await.unwrap();
     let kinds = |k: &str| events.iter().filter(|e| e.kind.as_str() == k).count();
     assert_eq!(kinds("regression_check"), 2, "one failed batch check, one clean one");

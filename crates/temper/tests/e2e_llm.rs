@@ -126,7 +126,7 @@ async fn a_rule_is_escalated_when_its_budget_runs_out() {
     assert_eq!(r.status.as_str(), "escalated");
     assert_eq!(r.attempts, 2);
     assert!(r.reason.unwrap().contains("attempt budget spent: 2 of 2"));
-    assert_eq!(store.lessons(Some(SUID)).await.unwrap().len(), 2);
+    assert_eq!(store.lessons(Recall::all().rule(SUID)).await.unwrap().len(), 2);
     w.cleanup().await;
 }
 

@@ -6,7 +6,7 @@ mod support;
 use std::sync::Arc;
 
 use support::*;
-use temper_core::journal::EventKind;
+use temper_core::journal::{EventKind, Recall};
 use temper_core::ports::{Guest, Hypervisor};
 use temper_core::scan::{Engine, OvalSide, Scanner};
 use temper_scap::Outcome;
@@ -86,7 +86,7 @@ async fn a_failed_fix_is_reverted_reflected_on_then_fixed_with_the_failing_items
     assert!(a[1].evidence_after.is_none(), "the rule passes after the kept fix: nothing wrong to show");
 
     // The lesson reached memory; the Worker's prompts and the Reflector's carry the evidence.
-    assert_eq!(store.bans().await.unwrap()[0].pattern, "/root/not-sshd-config");
+    assert_eq!(store.bans(Recall::all()).await.unwrap()[0].pattern, "/root/not-sshd-config");
     let requests: Vec<String> = llm.requests().iter().map(|r| r.to_string()).collect();
     assert!(requests[1].contains("What the scanner finds wrong now") && requests[1].contains("PermitRootLogin"), "{}", requests[1]);
     assert!(requests[2].contains("what the scanner found after the fix"), "{}", requests[2]);

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use sim::*;
-use temper_core::journal::{EventKind, FixSource, RuleStatus, RunStatus};
+use temper_core::journal::{EventKind, FixSource, Recall, RuleStatus, RunStatus};
 use temper_core::ralph::LoopError;
 use temper_core::verdict::Verdict;
 use temper_mockllm::{MockLlm, Scripted};
@@ -162,4 +162,44 @@ async fn a_verified_fix_is_reused_on_other_targets_counted_and_retired() {
     assert_eq!(e.attempts(run_e, SUID).await.iter().map(|a| a.source).collect::<Vec<_>>(), [FixSource::Llm]);
     assert_eq!(llm.remaining(), 0);
     took("a_verified_fix_is_reused_on_other_targets_counted_and_retired", t);
+}
+
+/// A ban the Reflector makes on target A is in force on target B (another lane or worker: one
+/// store, one skill) from B's next attempt. B's fix that matches it is refused before it runs,
+/// and B's journal records the shared ban, once, with the run that made it.
+#[tokio::test]
+async fn a_ban_made_on_one_target_applies_on_the_next_and_is_recorded() {
+    let t = Instant::now();
+    let runtime_only = "sysctl -w fs.suid_dumpable=0\n";
+    let ban = Scripted::tool_call(
+        "reflect",
+        json!({"lesson": "the runtime value alone does not persist", "banned": "sysctl -w", "preferred": "a sysctl.d drop-in",
+               "distilled": "never set only the runtime value", "tips": []}),
+    );
+    let a = target("ban-a", None).await;
+    let llm = MockLlm::start(vec![select(SUID), fix(runtime_only), ban]).await.unwrap();
+    let run_a = a.new_run("llm").await;
+    a.llm(run_a, &llm.url()).await.unwrap();
+    let bans = a.store.bans(Recall::skill(a.skill.name())).await.unwrap();
+    assert_eq!(bans.iter().map(|b| (b.run_id, b.pattern.as_str())).collect::<Vec<_>>(), [(Some(run_a), "sysctl -w")]);
+    assert!(events(&a, run_a, EventKind::BanShared).await.is_empty(), "a run's own ban is not shared with itself");
+
+    let b = target("ban-b", Some(&a)).await;
+    let llm = MockLlm::start(vec![select(SUID), fix(runtime_only), reflect("the fix was refused")]).await.unwrap();
+    let run_b = b.new_run("llm").await;
+    b.llm(run_b, &llm.url()).await.unwrap();
+    let tries = b.attempts(run_b, SUID).await;
+    assert_eq!(tries.len(), 1);
+    assert_eq!(tries[0].verdict, Some(Verdict::Refused), "{tries:?}");
+    assert!(tries[0].verdict_reason.as_deref().unwrap().contains("sysctl -w"), "{:?}", tries[0].verdict_reason);
+    assert!(tries[0].fix_exit_code.is_none(), "nothing ran");
+    let shared = events(&b, run_b, EventKind::BanShared).await;
+    assert_eq!(shared.len(), 1, "{shared:?}");
+    assert_eq!((shared[0]["ban"].as_i64(), shared[0]["from_run"].as_i64()), (Some(bans[0].id), Some(run_a)));
+    took("a_ban_made_on_one_target_applies_on_the_next_and_is_recorded", t);
+}
+
+async fn events(sim: &Sim, run: i64, kind: EventKind) -> Vec<serde_json::Value> {
+    let all = sim.store.events(run, 0).await.unwrap();
+    all.into_iter().filter(|e| e.kind == kind).map(|e| serde_json::from_str(&e.data).unwrap()).collect()
 }

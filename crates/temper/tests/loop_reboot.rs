@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use sim::*;
-use temper_core::journal::{EventKind, RuleStatus};
+use temper_core::journal::{EventKind, Recall, RuleStatus};
 use temper_core::verdict::Verdict;
 use temper_mockllm::{MockLlm, Scripted};
 use temper_scap::Outcome;
@@ -69,7 +69,7 @@ async fn a_fix_undone_at_boot_is_not_persistent_and_the_next_one_is_kept() {
     assert_eq!(booted.len(), 1, "only the state with the second fix was proven");
     assert_eq!(booted[0]["through"], attempts[1].id);
     assert_eq!(sim.store.run(run).await.unwrap().checkpoint, booted[0]["snapshot"].as_str().unwrap());
-    let lessons = sim.store.lessons(Some(&r)).await.unwrap();
+    let lessons = sim.store.lessons(Recall::all().rule(&r)).await.unwrap();
     assert!(lessons.iter().any(|l| l.distilled == lesson), "the Reflector was asked about the blamed fix");
     assert_eq!(llm.remaining(), 0, "every scripted reply was asked for");
     took("a_fix_undone_at_boot_is_not_persistent_and_the_next_one_is_kept", t);

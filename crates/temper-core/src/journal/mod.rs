@@ -11,7 +11,7 @@ use async_trait::async_trait;
 pub use lease::{LEASE_FOR, Lease, LeaseError, driver_id, driver_is_dead, now_ms};
 pub use records::{
     Attempt, Ban, Claim, Culprit, Evaluation, Event, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem,
-    RETIRE_AFTER, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
+    RETIRE_AFTER, Recall, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
 };
 pub(crate) use vocab::text_enum;
 pub use vocab::{
@@ -19,9 +19,10 @@ pub use vocab::{
     TurnMode, TurnRole, UnknownValue,
 };
 
-/// The journal's traits, for callers that hold a concrete store: `use temper_core::journal::prelude::*`.
+/// The journal's traits (and [`Recall`], which their memory reads take), for callers that hold a
+/// concrete store: `use temper_core::journal::prelude::*`.
 pub mod prelude {
-    pub use super::{AttemptLog, EventLog, Journal, MemoryLog, RuleLog, RunLog, TurnLog};
+    pub use super::{AttemptLog, EventLog, Journal, MemoryLog, Recall, RuleLog, RunLog, TurnLog};
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -131,10 +132,12 @@ pub trait MemoryLog: Send + Sync {
     async fn add_lesson(&self, run: i64, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<i64>;
     async fn add_ban(&self, run: i64, rule: &str, pattern: &str, reason: &str) -> JournalResult<i64>;
     async fn add_tip(&self, run: i64, rule: &str, tip: &crate::agent::Tip) -> JournalResult<i64>;
-    /// Active lessons, newest first; `rule` narrows to one rule's episodic memory.
-    async fn lessons(&self, rule: Option<&str>) -> JournalResult<Vec<Lesson>>;
-    async fn bans(&self) -> JournalResult<Vec<Ban>>;
-    async fn tips(&self) -> JournalResult<Vec<Tip>>;
+    /// Active lessons, newest first; a recall of one rule is that rule's episodic memory.
+    async fn lessons(&self, recall: Recall<'_>) -> JournalResult<Vec<Lesson>>;
+    /// Active bans, oldest first.
+    async fn bans(&self, recall: Recall<'_>) -> JournalResult<Vec<Ban>>;
+    /// Active tips, newest first.
+    async fn tips(&self, recall: Recall<'_>) -> JournalResult<Vec<Tip>>;
     /// Forgets one item; it stays in its table, inactive, for the record.
     async fn forget(&self, kind: MemoryKind, id: i64) -> JournalResult<()>;
     /// Remembers a kept, regression-checked fix (once per skill, rule and script).

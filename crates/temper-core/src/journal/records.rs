@@ -310,6 +310,29 @@ pub struct Event {
     pub data: String,
 }
 
+/// Which memory a step recalls: one skill's (every run of it shares it; `None`: every skill's),
+/// narrowed to one rule's. Memory made outside a run belongs to every skill.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Recall<'a> {
+    pub skill: Option<&'a str>,
+    pub rule: Option<&'a str>,
+}
+
+impl<'a> Recall<'a> {
+    /// Everything remembered, for every skill.
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    pub fn skill(skill: &'a str) -> Self {
+        Self { skill: Some(skill), rule: None }
+    }
+
+    pub fn rule(self, rule: &'a str) -> Self {
+        Self { rule: Some(rule), ..self }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct Lesson {

@@ -274,6 +274,9 @@ text_enum! {
         Attempt = "attempt",
         AttemptInterrupted = "attempt_interrupted",
         BanInvalid = "ban_invalid",
+        /// A ban another run made (another lane, worker or an earlier run of the skill) is in
+        /// force here from this attempt on: recorded once per run and ban.
+        BanShared = "ban_shared",
         Checkpoint = "checkpoint",
         CheckpointDropped = "checkpoint_dropped",
         Error = "error",

@@ -7,7 +7,7 @@ use super::pick::{Pick, Preset};
 use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, FixContext, FixSource};
 use crate::checks::{self, GuardFailure};
-use crate::journal::{AttemptState, Evaluation, EventKind, NewAttempt, ScanResult};
+use crate::journal::{AttemptState, Ban, Evaluation, EventKind, NewAttempt, ScanResult};
 use crate::policy::{DenyList, DenySource};
 use crate::ports::Exec;
 use crate::scan::tail;
@@ -106,7 +106,9 @@ impl Ralph<'_> {
         self.record_turns(run, Some(id), Some(rule), &records).await?;
 
         // Step 3: the deny-list, before anything runs.
-        let deny = self.deny_list(run).await?;
+        let bans = self.store.bans(self.recall()).await?;
+        self.note_shared_bans(run, state, rule, &bans).await?;
+        let deny = self.deny_list(run, &bans).await?;
         for script in [&fix.fix_script, &fix.revert_script] {
             if let Err(refusal) = deny.check(script) {
                 let reason = refusal.to_string();
@@ -290,17 +292,17 @@ impl Ralph<'_> {
     async fn fix_context(&self, rule: &str, plan: &str, attempt: u32, evidence: Option<Evidence>) -> LoopResult<FixContext> {
         let c = self.content.rule(rule);
         let text = |f: fn(&temper_scap::Rule) -> &str| c.map(f).unwrap_or("").to_string();
-        let episodes = self.store.lessons(Some(rule)).await?.into_iter().rev().map(|l| l.distilled).collect();
+        let episodes = self.store.lessons(self.recall().rule(rule)).await?.into_iter().rev().map(|l| l.distilled).collect();
         let lessons = self
             .store
-            .lessons(None)
+            .lessons(self.recall())
             .await?
             .into_iter()
             .filter(|l| l.rule_id.as_deref() != Some(rule))
             .take(8)
             .map(|l| format!("{} (prefer: {})", l.distilled, l.preferred))
             .collect();
-        let bans = self.store.bans().await?.into_iter().map(|b| b.pattern).collect();
+        let bans = self.store.bans(self.recall()).await?.into_iter().map(|b| b.pattern).collect();
         Ok(FixContext {
             rule_id: rule.to_string(),
             title: text(|r| &r.title),
@@ -326,18 +328,32 @@ impl Ralph<'_> {
         self.content.rule(rule).and_then(|r| r.fix.as_ref()).is_some_and(|f| f.reboot)
     }
 
-    /// Built-in rules, the skill's, and every active ban (this run's and earlier runs').
-    async fn deny_list(&self, run: i64) -> LoopResult<DenyList> {
+    /// Built-in rules, the skill's, and `bans`: every active ban of the skill (this run's and
+    /// any other run's, in another lane or on another worker).
+    async fn deny_list(&self, run: i64, bans: &[Ban]) -> LoopResult<DenyList> {
         let mut deny = DenyList::builtin(&self.settings.user);
         for d in &self.skill.manifest.deny {
             let _ = deny.add(&d.pattern, &d.reason, DenySource::Skill);
         }
-        for b in self.store.bans().await? {
+        for b in bans {
             if deny.add(&b.pattern, &b.reason, DenySource::Ban).is_err() {
                 self.store.event(run, EventKind::BanInvalid, b.rule_id.as_deref(), json!({"pattern": b.pattern})).await?;
             }
         }
         Ok(deny)
+    }
+
+    /// Records each ban made by another run the first time it is in force in this run.
+    async fn note_shared_bans(&self, run: i64, state: &mut RunState, rule: &str, bans: &[Ban]) -> LoopResult<()> {
+        for b in bans.iter().filter(|b| b.run_id != Some(run)) {
+            if state.shared_bans.contains(&b.id) {
+                continue;
+            }
+            state.shared_bans.push(b.id);
+            let data = json!({"ban": b.id, "from_run": b.run_id, "made_for": b.rule_id, "pattern": b.pattern, "made_at": b.created_at});
+            self.store.event(run, EventKind::BanShared, Some(rule), data).await?;
+        }
+        Ok(())
     }
 
     /// What the Reflector sees, captured before the revert.

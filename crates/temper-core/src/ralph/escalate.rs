@@ -54,7 +54,7 @@ impl Ralph<'_> {
             rule_id: rule.to_string(),
             title: self.content.rule(rule).map(|r| r.title.clone()).unwrap_or_default(),
             plan: plan.clone(),
-            episodes: self.store.lessons(Some(rule)).await?.into_iter().rev().map(|l| l.distilled).collect(),
+            episodes: self.store.lessons(self.recall().rule(rule)).await?.into_iter().rev().map(|l| l.distilled).collect(),
             attempts: n as u32,
             plateau: plateau.is_some(),
         };
@@ -96,7 +96,7 @@ impl Ralph<'_> {
         let verdicts: Vec<Option<Verdict>> = last.iter().map(|a| a.verdict).collect();
         let lessons: Vec<String> = self
             .store
-            .lessons(Some(rule))
+            .lessons(self.recall().rule(rule))
             .await?
             .into_iter()
             .filter(|l| l.run_id == Some(run))

@@ -35,7 +35,7 @@ pub use settings::Settings;
 pub use status::{Observer, Quiet, Status};
 
 use crate::agent::{Architect, Reflector, Worker};
-use crate::journal::{Journal, JournalError, Lease};
+use crate::journal::{Journal, JournalError, Lease, Recall};
 use crate::ports::{Clock, Guest, Hypervisor, PortError};
 use crate::scan::{ScanError, Scanner};
 use crate::skill::Skill;
@@ -90,6 +90,11 @@ pub struct Ralph<'a> {
 }
 
 impl Ralph<'_> {
+    /// The memory this run shares: its skill's, made by any run of that skill.
+    fn recall(&self) -> Recall<'_> {
+        Recall::skill(self.skill.name())
+    }
+
     /// Runs `run` (a new run, or one being resumed) to its end.
     #[tracing::instrument(name = "run", skip_all, fields(run = run))]
     pub async fn run(&self, run: i64) -> LoopResult<Summary> {
@@ -131,6 +136,8 @@ pub struct RunState {
     pub prefix: String,
     /// The last checkpoint proven to boot (the baseline at first): the reboot proof starts there.
     pub booted: Booted,
+    /// Bans made by other runs of the skill that this run has recorded as in force (`ban_shared`).
+    pub shared_bans: Vec<i64>,
 }
 
 /// A checkpoint that survived a cold reboot, and the newest attempt whose fix it holds.

@@ -64,7 +64,7 @@ impl Ralph<'_> {
             state.worked += 1;
             return Ok(Some(pick));
         }
-        let lessons = self.store.lessons(None).await?.into_iter().take(10).map(|l| l.distilled).collect();
+        let lessons = self.store.lessons(self.recall()).await?.into_iter().take(10).map(|l| l.distilled).collect();
         let ctx = PickContext { skill: self.skill.name().to_string(), profile: self.scanner.profile.clone(), candidates, lessons };
         let first = &ctx.candidates[0];
         let pick = match self.agents.architect.select(&ctx).await {

@@ -6,7 +6,7 @@ use temper_scap::Outcome;
 
 use super::{Booted, Kept, LoopError, LoopResult, Phase, Ralph, RunState};
 use crate::checks::GuardFailure;
-use crate::journal::{EventKind, NewRule, RuleStatus, ScanResult};
+use crate::journal::{Event, EventKind, NewRule, RuleStatus, ScanResult};
 use crate::verdict::Verdict;
 
 impl Ralph<'_> {
@@ -34,7 +34,9 @@ impl Ralph<'_> {
             .collect();
         let head = pending.last().map_or(&checkpoint, |k| &k.snapshot).clone();
         self.restore(&head).await?;
-        let booted = self.booted(run, &row.baseline).await?;
+        let events = self.store.events(run, 0).await?;
+        let booted = self.booted(&events, &row.baseline).await?;
+        let shared_bans = events.iter().filter(|e| e.kind == EventKind::BanShared).filter_map(|e| ban_of(&e.data)).collect();
         let mut keep: Vec<&str> = pending.iter().map(|k| k.snapshot.as_str()).collect();
         keep.extend([checkpoint.as_str(), booted.snapshot.as_str()]);
         self.drop_stale_checkpoints(run, &prefix, &keep).await?;
@@ -72,14 +74,14 @@ impl Ralph<'_> {
             .map(|r| r.rule_id.clone())
             .partition(|r| walkers.contains(r));
         let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated).count();
-        let state = RunState { regression_set, final_set, checkpoint, pending, regression_every, worked, prefix, booted };
+        let state = RunState { regression_set, final_set, checkpoint, pending, regression_every, worked, prefix, booted, shared_bans };
         self.replay_unproven(run, &state).await?;
         Ok(state)
     }
 
-    /// The last checkpoint proven to boot, from the store; the baseline before any.
-    async fn booted(&self, run: i64, baseline: &str) -> LoopResult<Booted> {
-        let last = self.store.events(run, 0).await?.into_iter().rev().find(|e| e.kind == EventKind::Booted);
+    /// The last checkpoint proven to boot, from the run's events; the baseline before any.
+    async fn booted(&self, events: &[Event], baseline: &str) -> LoopResult<Booted> {
+        let last = events.iter().rev().find(|e| e.kind == EventKind::Booted);
         let proven = last.and_then(|e| serde_json::from_str::<Booted>(&e.data).ok());
         match proven {
             Some(b) if self.hv.snapshot_exists(&b.snapshot).await? => Ok(b),
@@ -189,6 +191,11 @@ impl Ralph<'_> {
         }
         Ok(())
     }
+}
+
+/// The ban a `ban_shared` event records.
+fn ban_of(data: &str) -> Option<i64> {
+    serde_json::from_str::<serde_json::Value>(data).ok()?["ban"].as_i64()
 }
 
 /// The start of a run's snapshot names: its id and its start time to the millisecond, so that

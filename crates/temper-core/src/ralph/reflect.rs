@@ -15,7 +15,7 @@ impl Ralph<'_> {
     pub(super) async fn reflect(&self, run: i64, rule: &str, ended: &Ended) -> LoopResult<()> {
         let n = self.store.rule(run, rule).await?.map_or(0, |r| r.attempts as u32);
         self.phase(run, Phase::Reflect, Some(rule), n).await?;
-        let episodes = self.store.lessons(Some(rule)).await?.into_iter().rev().map(|l| l.distilled).collect();
+        let episodes = self.store.lessons(self.recall().rule(rule)).await?.into_iter().rev().map(|l| l.distilled).collect();
         let ctx = ReflectContext {
             rule_id: rule.to_string(),
             title: self.content.rule(rule).map(|r| r.title.clone()).unwrap_or_default(),

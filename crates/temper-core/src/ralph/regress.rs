@@ -213,6 +213,7 @@ mod tests {
             worked: 0,
             prefix: "temper-r1-".into(),
             booted: Booted { snapshot: "baseline".into(), through: 0 },
+            shared_bans: vec![],
         };
         let failed = vec!["b".to_string(), "x".to_string()];
         assert_eq!(expected(&state, &failed, 0), ["x"], "b failed at the checkpoint: not yet fixed");

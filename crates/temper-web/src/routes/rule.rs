@@ -2,7 +2,7 @@
 use axum::extract::{Path, State};
 use axum::response::Html;
 use serde::Serialize;
-use temper_core::journal::{Ban, Lesson, Rule, Run};
+use temper_core::journal::{Ban, Lesson, Recall, Rule, Run};
 
 use crate::WebError;
 use crate::pages::AttemptView;
@@ -13,9 +13,15 @@ pub async fn show(State(app): State<AppState>, Path((id, rule_id)): Path<(i64, S
     let rule = app.rule(id, &rule_id).await?;
     let attempts = app.journal.rule_attempts(id, &rule_id).await?;
     let attempts: Vec<AttemptView> = attempts.iter().map(|a| AttemptView::new(a, &attempts)).collect();
-    let lessons: Vec<Lesson> = app.journal.lessons(Some(&rule_id)).await?.into_iter().filter(|l| l.run_id == Some(id)).collect();
-    let bans: Vec<Ban> =
-        app.journal.bans().await?.into_iter().filter(|b| b.run_id == Some(id) && b.rule_id.as_ref() == Some(&rule_id)).collect();
+    let lessons: Vec<Lesson> =
+        app.journal.lessons(Recall::all().rule(&rule_id)).await?.into_iter().filter(|l| l.run_id == Some(id)).collect();
+    let bans: Vec<Ban> = app
+        .journal
+        .bans(Recall::all())
+        .await?
+        .into_iter()
+        .filter(|b| b.run_id == Some(id) && b.rule_id.as_ref() == Some(&rule_id))
+        .collect();
     app.pages.render("rule.html", RulePage { run, rule, attempts, lessons, bans })
 }
 

@@ -10,9 +10,9 @@ use crate::config::Config;
 
 async fn items(store: &temper_store::Store, kind: MemoryKind) -> anyhow::Result<Vec<Value>> {
     Ok(match kind {
-        MemoryKind::Lessons => store.lessons(None).await?.into_iter().map(|r| json!(r)).collect(),
-        MemoryKind::Bans => store.bans().await?.into_iter().map(|r| json!(r)).collect(),
-        MemoryKind::Tips => store.tips().await?.into_iter().map(|r| json!(r)).collect(),
+        MemoryKind::Lessons => store.lessons(Recall::all()).await?.into_iter().map(|r| json!(r)).collect(),
+        MemoryKind::Bans => store.bans(Recall::all()).await?.into_iter().map(|r| json!(r)).collect(),
+        MemoryKind::Tips => store.tips(Recall::all()).await?.into_iter().map(|r| json!(r)).collect(),
         MemoryKind::Fixes => store.remembered_fixes().await?.into_iter().map(|r| json!(r)).collect(),
     })
 }
