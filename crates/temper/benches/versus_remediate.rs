@@ -10,6 +10,10 @@
 //! them as `--skip-rule`. TEMPER_BENCH_BASELINE (default `baseline`) starts both sides from
 //! another snapshot: a state of your own, with rules you broke.
 //!
+//! TEMPER_BENCH_ARGS (space-separated) go to `temper run` as they are, say `--no-reboot-proof`,
+//! and name the database's folder apart; with TEMPER_BENCH_TEMPER_ONLY=1 the oscap side is left
+//! out (to set one temper run against another).
+//!
 //! A full ANSSI run takes about 75 min for temper's side under TCG. With TEMPER_BENCH_CONTINUE=1 a run
 //! cut off during temper's side (its database is kept under `target/bench/<profile>/`) goes on
 //! with `temper resume`; temper's wall time is then the sum of its segments, read from the
@@ -159,7 +163,9 @@ async fn main() {
     let scanner = Scanner::new(DS, profile.clone());
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     // Kept after the run, to read what temper did: `temper --db … report latest`.
-    let db = repo.join("target/bench").join(format!("{}-{}", profile.trim_start_matches(PREFIX), baseline()));
+    let extra: Vec<String> = std::env::var("TEMPER_BENCH_ARGS").unwrap_or_default().split_whitespace().map(String::from).collect();
+    let tag: String = extra.iter().map(|a| format!("-{}", a.trim_start_matches('-'))).collect();
+    let db = repo.join("target/bench").join(format!("{}-{}{tag}", profile.trim_start_matches(PREFIX), baseline()));
     let saved = db.join("failing-at-baseline.json");
     let go_on = std::env::var("TEMPER_BENCH_CONTINUE").is_ok_and(|v| v == "1") && saved.exists();
 
@@ -191,6 +197,7 @@ async fn main() {
         if !rules.is_empty() {
             cmd.args(["--rules", &rules.join(",")]);
         }
+        cmd.args(&extra);
     }
     // Under TCG some stock fixes outlast the 600 s default: aide-common's postinst runs `ucfq`
     // (a perl start, ~2 s here) once per file under /etc/aide/aide.conf.d. oscap has no limit.
@@ -227,6 +234,11 @@ async fn main() {
     // Each side's figures as soon as they are known: a long run may be cut off before the other.
     println!("{}", row(TEMPER, &temper));
     println!("  temper ran in {segments} segment(s); its wall time is their sum");
+    if std::env::var("TEMPER_BENCH_TEMPER_ONLY").is_ok_and(|v| v == "1") {
+        println!("temper statuses: {}; rebooted: {}", summary["statuses"], summary["rebooted"]);
+        time_table(&events, &store.attempts(run).await.unwrap(), temper_wall);
+        return;
+    }
 
     // oscap --remediate, from the same baseline.
     restore(&hv, &guest).await;
