@@ -40,8 +40,10 @@ fn evaluate(rules: &[&str]) -> (Plan, Vec<temper_scap::oval::RuleOutcome>, OvalR
     let args = eval.args();
     let out = Command::new("oscap").args(&args).output().expect("run oscap");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let outcomes = plan.outcomes(&OvalResults::read(&res).unwrap());
-    (plan, outcomes, OvalReport::read(&res).unwrap())
+    let report = OvalReport::read(&res).unwrap();
+    assert_eq!(report.results(), OvalResults::read(&res).unwrap(), "one parse serves the outcomes and the evidence");
+    let outcomes = plan.outcomes(&report.results());
+    (plan, outcomes, report)
 }
 
 fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
@@ -103,6 +105,22 @@ fn report_rejects_other_documents() {
     let err = OvalReport::parse(b"<oval_definitions/>").unwrap_err();
     assert!(err.to_string().contains("not OVAL results"), "{err}");
     assert!(OvalResults::parse(b"<TestResult/>").is_err());
+}
+
+/// A definition result oscap never writes is an error for both readers, never `unknown`.
+#[test]
+fn a_bad_definition_result_is_an_error_for_both_readers() {
+    let doc = br#"<oval_results><results><system><definitions>
+        <definition definition_id="oval:x:def:1" result="maybe"/>
+        </definitions></system></results></oval_results>"#;
+    for err in [OvalReport::parse(doc).unwrap_err(), OvalResults::parse(doc).unwrap_err()] {
+        assert!(err.to_string().contains("maybe") && err.to_string().contains("oval:x:def:1"), "{err}");
+    }
+    let good = br#"<oval_results><results><system><definitions>
+        <definition definition_id="oval:x:def:1" result="not applicable"/><definition result="true"/>
+        </definitions></system></results></oval_results>"#;
+    assert_eq!(OvalReport::parse(good).unwrap().results(), OvalResults::parse(good).unwrap());
+    assert_eq!(OvalReport::parse(good).unwrap().results().definitions.len(), 1, "a result with no id is skipped by both");
 }
 
 #[test]

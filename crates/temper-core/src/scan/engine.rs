@@ -96,8 +96,10 @@ impl Scanner {
         if plan.document.is_some() {
             let (bytes, s) = self.oval_eval(guest, &plan).await?;
             stalls += s;
-            let outcomes = plan.outcomes(&OvalResults::parse(&bytes)?);
-            evidence = plan.evidence(&OvalReport::parse(&bytes)?, &outcomes);
+            // One parse gives the outcomes and the evidence.
+            let report = OvalReport::parse(&bytes)?;
+            let outcomes = plan.outcomes(&report.results());
+            evidence = plan.evidence(&report, &outcomes);
             found.extend(outcomes.into_iter().map(|o| result(o.rule, o.outcome)));
         }
         let routed: Vec<(String, XccdfReason)> = plan.xccdf_rules().into_iter().map(|(id, why)| (id.to_string(), why)).collect();

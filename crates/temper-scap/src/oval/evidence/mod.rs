@@ -14,7 +14,7 @@ use crate::xml::read_file;
 
 use super::error::Result;
 use super::plan::Plan;
-use super::results::DefinitionResult;
+use super::results::{DefinitionResult, OvalResults};
 use super::route::Route;
 
 use parse::Parsed;
@@ -105,6 +105,11 @@ impl OvalReport {
 
     pub fn parse(input: &[u8]) -> Result<Self> {
         Ok(Self { parsed: parse::parse(input)? })
+    }
+
+    /// Each definition's result: what [`OvalResults::parse`] reads from the same document.
+    pub fn results(&self) -> OvalResults {
+        OvalResults { definitions: self.parsed.definitions.iter().map(|(id, (r, _))| (id.clone(), *r)).collect() }
     }
 
     /// The tests that decided a definition's result: those not `true` under criteria not

@@ -81,10 +81,15 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
                 }
             }
             ("definitions", "definition") => {
+                // As strict as `OvalResults::parse`: the outcomes come from here too.
                 let [id, result] = x.attrs(&e, ["definition_id", "result"])?;
-                let result = result.and_then(|r| r.parse().ok()).unwrap_or(DefinitionResult::Unknown);
+                let (Some(id), Some(value)) = (id, result) else {
+                    skip_unnamed(empty, &mut x, &e)?;
+                    continue;
+                };
+                let result: DefinitionResult = value.parse().map_err(|_| OvalError::BadResult { id: id.clone(), value })?;
                 let nodes = if empty { Vec::new() } else { criteria(&mut x, 0)? };
-                p.definitions.insert(id.unwrap_or_default(), (result, nodes));
+                p.definitions.insert(id, (result, nodes));
             }
             ("tests", "test") => {
                 let id = x.attr(&e, "test_id")?.unwrap_or_default();
@@ -123,6 +128,14 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
         }
     }
     Ok(p)
+}
+
+/// A definition result without its id or result says nothing: skipped, as `OvalResults` does.
+fn skip_unnamed(empty: bool, x: &mut Xml<'_>, e: &BytesStart<'_>) -> Result<()> {
+    if !empty {
+        x.skip(e)?;
+    }
+    Ok(())
 }
 
 fn element(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool, p: &mut Parsed) -> Result<()> {
