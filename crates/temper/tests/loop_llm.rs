@@ -94,7 +94,7 @@ async fn an_unavailable_llm_pauses_the_run_and_resume_finishes_it() {
     assert_eq!(sim.rule(run, SUID).await.status, RuleStatus::Fixed, "{summary:?}");
     assert_eq!(sim.guest.result(SUID), Some(Outcome::Pass));
     assert_eq!(summary.segments, 2);
-    let paused = sim.store.events(run, 0).await.unwrap().into_iter().filter(|e| e.kind == EventKind::Paused).count();
+    let paused = sim.events(run, EventKind::Paused).await.len();
     assert_eq!(paused, 1);
     took("an_unavailable_llm_pauses_the_run_and_resume_finishes_it", t);
 }
@@ -182,7 +182,7 @@ async fn a_ban_made_on_one_target_applies_on_the_next_and_is_recorded() {
     a.llm(run_a, &llm.url()).await.unwrap();
     let bans = a.store.bans(Recall::skill(a.skill.name())).await.unwrap();
     assert_eq!(bans.iter().map(|b| (b.run_id, b.pattern.as_str())).collect::<Vec<_>>(), [(Some(run_a), "sysctl -w")]);
-    assert!(events(&a, run_a, EventKind::BanShared).await.is_empty(), "a run's own ban is not shared with itself");
+    assert!(a.events(run_a, EventKind::BanShared).await.is_empty(), "a run's own ban is not shared with itself");
 
     let b = target("ban-b", Some(&a)).await;
     let llm = MockLlm::start(vec![select(SUID), fix(runtime_only), reflect("the fix was refused")]).await.unwrap();
@@ -193,13 +193,8 @@ async fn a_ban_made_on_one_target_applies_on_the_next_and_is_recorded() {
     assert_eq!(tries[0].verdict, Some(Verdict::Refused), "{tries:?}");
     assert!(tries[0].verdict_reason.as_deref().unwrap().contains("sysctl -w"), "{:?}", tries[0].verdict_reason);
     assert!(tries[0].fix_exit_code.is_none(), "nothing ran");
-    let shared = events(&b, run_b, EventKind::BanShared).await;
+    let shared = b.events(run_b, EventKind::BanShared).await;
     assert_eq!(shared.len(), 1, "{shared:?}");
     assert_eq!((shared[0]["ban"].as_i64(), shared[0]["from_run"].as_i64()), (Some(bans[0].id), Some(run_a)));
     took("a_ban_made_on_one_target_applies_on_the_next_and_is_recorded", t);
-}
-
-async fn events(sim: &Sim, run: i64, kind: EventKind) -> Vec<serde_json::Value> {
-    let all = sim.store.events(run, 0).await.unwrap();
-    all.into_iter().filter(|e| e.kind == kind).map(|e| serde_json::from_str(&e.data).unwrap()).collect()
 }

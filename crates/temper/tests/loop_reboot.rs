@@ -23,11 +23,6 @@ fn fix(body: &str) -> Scripted {
     Scripted::tool_call("apply_fix", json!({"fix_script": body, "revert_script": "true\n", "description": "System.map mode 0600"}))
 }
 
-async fn events(sim: &Sim, run: i64, kind: EventKind) -> Vec<serde_json::Value> {
-    let all = sim.store.events(run, 0).await.unwrap();
-    all.into_iter().filter(|e| e.kind == kind).map(|e| serde_json::from_str(&e.data).unwrap()).collect()
-}
-
 /// A fix passes its live rescan, but a unit puts the old mode back at boot. The reboot proof
 /// finds the rule failing, blames the fix (`not_persistent`), the Reflector hears why, and the
 /// next attempt, without the unit, is kept and survives the next reboot.
@@ -62,10 +57,10 @@ async fn a_fix_undone_at_boot_is_not_persistent_and_the_next_one_is_kept() {
     assert_eq!(sim.guest.result(SYSMAP), Some(Outcome::Pass));
     assert!(sim.guest.boots_healthy());
     assert_eq!(sim.guest.reboots(), 2, "one proof per end of the loop; nothing to replay after the blame");
-    let blamed = events(&sim, run, EventKind::RebootBlamed).await;
+    let blamed = sim.events(run, EventKind::RebootBlamed).await;
     assert_eq!(blamed.len(), 1);
     assert_eq!(blamed[0]["verdict"], "not_persistent");
-    let booted = events(&sim, run, EventKind::Booted).await;
+    let booted = sim.events(run, EventKind::Booted).await;
     assert_eq!(booted.len(), 1, "only the state with the second fix was proven");
     assert_eq!(booted[0]["through"], attempts[1].id);
     assert_eq!(sim.store.run(run).await.unwrap().checkpoint, booted[0]["snapshot"].as_str().unwrap());
@@ -98,7 +93,7 @@ async fn a_fix_that_breaks_boot_is_found_by_bisection_and_the_rest_are_kept() {
         }
         assert!(sim.guest.boots_healthy(), "{bad}: the final state boots");
         assert_eq!(summary.rebooted, Some(true), "{bad}");
-        let reboots = events(&sim, run, EventKind::Reboot).await;
+        let reboots = sim.events(run, EventKind::Reboot).await;
         assert!(reboots.iter().any(|r| r["up"] == false), "{bad}: a reboot that did not come up is recorded");
         assert_eq!(reboots.last().unwrap()["up"], true, "{bad}");
         took(&format!("a_fix_that_breaks_boot_is_found_by_bisection_and_the_rest_are_kept ({bad})"), t);
@@ -198,14 +193,14 @@ async fn a_run_killed_during_the_proof_resumes_and_ends_the_same() {
     let run = sim.new_run("stock").await;
     // The good fix's first run is its attempt; the second, a replay in the proof.
     sim.kill_during_nth(run, &stock_fix(good), 2).await;
-    assert!(events(&sim, run, EventKind::Reboot).await.iter().any(|r| r["up"] == false), "killed inside the proof");
+    assert!(sim.events(run, EventKind::Reboot).await.iter().any(|r| r["up"] == false), "killed inside the proof");
     let summary = sim.stock(run).await.unwrap();
     assert_eq!(sim.rule(run, good).await.status, RuleStatus::Fixed, "{summary:?}");
     assert_eq!(sim.guest.result(good), Some(Outcome::Pass));
     assert_eq!(sim.guest.result(bad), Some(Outcome::Fail));
     assert!(sim.guest.boots_healthy());
     assert_eq!(summary.rebooted, Some(true));
-    let blamed = events(&sim, run, EventKind::RebootBlamed).await;
+    let blamed = sim.events(run, EventKind::RebootBlamed).await;
     assert!(!blamed.is_empty() && blamed.iter().all(|b| b["verdict"] == "breaks_boot"), "{blamed:?}");
 }
 
@@ -258,9 +253,9 @@ async fn a_tree_walking_rule_is_checked_at_the_final_scan_and_its_breaker_blamed
         let named: Vec<usize> = scans.iter().enumerate().filter(|(_, s)| s.contains(&full(PASSING))).map(|(i, _)| i).collect();
         assert!(!named.is_empty() && named.iter().all(|&i| i > fulls[1]), "proof {proof}: {scans:?}");
         let kind = if proof { EventKind::RebootBlamed } else { EventKind::RegressionFound };
-        assert_eq!(events(&sim, run, kind).await.len(), 1, "proof {proof}");
+        assert_eq!(sim.events(run, kind).await.len(), 1, "proof {proof}");
         assert_eq!(sim.guest.reboots() > 0, proof, "proof {proof}: reboots only with the proof");
-        assert_eq!(events(&sim, run, EventKind::Booted).await.is_empty(), !proof, "proof {proof}");
+        assert_eq!(sim.events(run, EventKind::Booted).await.is_empty(), !proof, "proof {proof}");
         took("a_tree_walking_rule_is_checked_at_the_final_scan_and_its_breaker_blamed", t);
     }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 pub use guest::{Effect, SimGuest, SimHypervisor, full};
 use temper_agents::{LlmAgent, LlmConfig, StockAgent};
 pub use temper_core::journal::prelude::*;
-use temper_core::journal::{Attempt, Lease, NewRun, Rule};
+use temper_core::journal::{Attempt, EventKind, Lease, NewRun, Rule};
 use temper_core::ports::{Clock, Guest, Hypervisor, Timed};
 use temper_core::ralph::{Agents, LoopResult, Quiet, Ralph, Settings, Summary};
 use temper_core::scan::Scanner;
@@ -189,6 +189,12 @@ impl Sim {
 
     pub async fn rule(&self, run: i64, rule: &str) -> Rule {
         self.store.rule(run, &full(rule)).await.unwrap().unwrap_or_else(|| panic!("no rule {rule}"))
+    }
+
+    /// The data of `run`'s events of `kind`, in order.
+    pub async fn events(&self, run: i64, kind: EventKind) -> Vec<serde_json::Value> {
+        let all = self.store.events(run, 0).await.unwrap();
+        all.into_iter().filter(|e| e.kind == kind).map(|e| serde_json::from_str(&e.data).unwrap()).collect()
     }
 
     pub async fn attempts(&self, run: i64, rule: &str) -> Vec<Attempt> {
