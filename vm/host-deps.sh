@@ -12,11 +12,11 @@ compgen -G '/boot/vmlinuz-*' >/dev/null || missing=1
 if [ $missing = 0 ]; then log "host deps present"; exit 0; fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
-# bookworm's qemu-system-x86 (7.2) conflicts with the preinstalled qemu-utils 10.0 from backports and removes it;
-# qemu-utils is installed again afterwards (7.2).
-apt-get install -y -q --no-install-recommends \
-  libvirt-daemon-system libvirt-clients libvirt-dev qemu-system-x86 mmdebstrap pkg-config \
+# bookworm's qemu-system-x86 (7.2) conflicts with a preinstalled qemu-utils 10.0 from backports, and apt
+# will not remove it on its own (libguestfs needs qemu-utils): bookworm's qemu-utils (7.2) replaces it in
+# the same transaction.
+apt-get install -y -q --no-install-recommends --allow-downgrades \
+  libvirt-daemon-system libvirt-clients libvirt-dev qemu-system-x86 qemu-utils/bookworm mmdebstrap pkg-config \
   e2fsprogs openscap-scanner openscap-utils systemd openssh-client ca-certificates \
   libguestfs-tools linux-image-amd64
-apt-get install -y -q --no-install-recommends qemu-utils
 log "host deps installed"
