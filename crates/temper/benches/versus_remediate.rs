@@ -17,7 +17,8 @@
 //! A full ANSSI run takes about 75 min for temper's side under TCG. With TEMPER_BENCH_CONTINUE=1 a run
 //! cut off during temper's side (its database is kept under `target/bench/<profile>/`) goes on
 //! with `temper resume`; temper's wall time is then the sum of its segments, read from the
-//! run's event timestamps (a segment ends at its last event).
+//! run's event timestamps (a segment ends at its last event). With TEMPER_BENCH_READ=1 nothing
+//! runs: the bench reads the last run in that database and prints its time table and first pass.
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -136,6 +137,18 @@ fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], wall
     );
 }
 
+/// One temper run's figures without oscap's side: its first pass and where its time went.
+fn solo_figures(events: &[Event], attempts: &[temper_core::journal::Attempt], started_at: &str) {
+    if let Some((d, reopened)) = first_pass(started_at, events) {
+        println!("temper's first pass (to its first final scan): {:.1}s; that scan reopened {reopened} rules", d.as_secs_f64());
+    }
+    time_table(events, attempts, active_time(started_at, events));
+}
+
+fn flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| v == "1")
+}
+
 /// The snapshot both sides start from.
 fn baseline() -> String {
     std::env::var("TEMPER_BENCH_BASELINE").unwrap_or_else(|_| "baseline".into())
@@ -184,7 +197,15 @@ async fn main() {
     let tag: String = extra.iter().map(|a| format!("-{}", a.trim_start_matches('-'))).collect();
     let db = repo.join("target/bench").join(format!("{}-{}{tag}", profile.trim_start_matches(PREFIX), baseline()));
     let saved = db.join("failing-at-baseline.json");
-    let go_on = std::env::var("TEMPER_BENCH_CONTINUE").is_ok_and(|v| v == "1") && saved.exists();
+    if flag("TEMPER_BENCH_READ") {
+        let store = temper_store::Store::open(db.join("temper.db").to_str().unwrap()).await.unwrap();
+        let run = store.latest_run().await.unwrap().expect("no run in this database");
+        let events = store.events(run.id, 0).await.unwrap();
+        println!("run {} in {}", run.id, db.display());
+        solo_figures(&events, &store.attempts(run.id).await.unwrap(), &run.started_at);
+        return;
+    }
+    let go_on = flag("TEMPER_BENCH_CONTINUE") && saved.exists();
 
     // Every rule failing at baseline; `failing` is those of them in the run's scope.
     let at_baseline: BTreeSet<String> = if go_on {
@@ -251,9 +272,9 @@ async fn main() {
     // Each side's figures as soon as they are known: a long run may be cut off before the other.
     println!("{}", row(TEMPER, &temper));
     println!("  temper ran in {segments} segment(s); its wall time is their sum");
-    if std::env::var("TEMPER_BENCH_TEMPER_ONLY").is_ok_and(|v| v == "1") {
+    if flag("TEMPER_BENCH_TEMPER_ONLY") {
         println!("temper statuses: {}; rebooted: {}", summary["statuses"], summary["rebooted"]);
-        time_table(&events, &store.attempts(run).await.unwrap(), temper_wall);
+        solo_figures(&events, &store.attempts(run).await.unwrap(), &store.run(run).await.unwrap().started_at);
         return;
     }
 
