@@ -259,3 +259,43 @@ async fn a_tree_walking_rule_is_checked_at_the_final_scan_and_its_breaker_blamed
         took("a_tree_walking_rule_is_checked_at_the_final_scan_and_its_breaker_blamed", t);
     }
 }
+
+/// A walker made to pass mid-run (its fix kept) leaves the regression checks for the final scan
+/// too. A later fix that breaks it is found there by bisection from the walker's own fix, which
+/// stays: not `not_persistent`, and not a fix from before it.
+#[tokio::test]
+async fn a_walker_fixed_mid_run_is_checked_at_the_final_scan_and_its_breaker_blamed() {
+    // In the harness's order: two fixes, the walker's, then the breaker's.
+    let (earlier, walker, bad) =
+        (["package_cron_installed", "sysctl_fs_suid_dumpable"], "sysctl_kernel_randomize_va_space", "sshd_set_keepalive");
+    for proof in [true, false] {
+        let t = Instant::now();
+        let mut sim = Sim::new(&format!("fixed-walker-{proof}")).await;
+        sim.settings.rules = [earlier[0], earlier[1], walker, bad].map(String::from).to_vec();
+        sim.walkers = vec![full(walker)];
+        if !proof {
+            sim.settings.reboot = None;
+        }
+        sim.guest.stock_fix(&stock_fix(bad), vec![Effect::Pass(full(bad)), Effect::Fail(full(walker))]);
+        let run = sim.new_run("stock").await;
+        let summary = sim.stock(run).await.unwrap();
+
+        let first = |a: Vec<temper_core::journal::Attempt>| a[0].clone();
+        let (w, b) = (first(sim.attempts(run, walker).await), first(sim.attempts(run, bad).await));
+        let before = sim.attempts(run, earlier[0]).await[0].id.max(sim.attempts(run, earlier[1]).await[0].id);
+        let order = sim.store.attempts(run).await.unwrap().into_iter().map(|a| a.rule_id).collect::<Vec<_>>();
+        assert!(before < w.id && w.id < b.id, "proof {proof}: the walker's fix comes after two others and before the breaker: {order:?}");
+        assert_eq!(w.verdict, Some(Verdict::Fixed), "proof {proof}: {w:?}");
+        assert_eq!(b.verdict, Some(Verdict::Regression), "proof {proof}: {b:?}");
+        assert!(b.verdict_reason.as_deref().unwrap().contains(walker), "{:?}", b.verdict_reason);
+        assert_eq!(sim.rule(run, walker).await.status, RuleStatus::Fixed, "proof {proof}");
+        assert_eq!(sim.guest.result(walker), Some(Outcome::Pass), "proof {proof}: the walker passes at the end");
+        assert!(summary.failing_after.iter().all(|r| !r.contains(walker)), "{summary:?}");
+        // Between its own rescan and the final scan no check named the walker.
+        let scans = sim.guest.scanned();
+        let last_full = scans.iter().enumerate().filter(|(_, s)| s.is_empty()).map(|(i, _)| i).nth(1).unwrap();
+        let named = scans[..last_full].iter().filter(|s| s.contains(&full(walker))).count();
+        assert_eq!(named, 1, "proof {proof}: {scans:?}");
+        took("a_walker_fixed_mid_run_is_checked_at_the_final_scan_and_its_breaker_blamed", t);
+    }
+}

@@ -150,6 +150,10 @@ impl RuleStatus {
     pub fn dispositioned(self) -> bool {
         matches!(self, Self::Skipped | Self::Waived | Self::Deferred)
     }
+    /// Passes now: at the first scan, or fixed since.
+    pub fn passes(self) -> bool {
+        matches!(self, Self::Passing | Self::Fixed)
+    }
     /// The status of a rule the first scan found with `outcome`, before any disposition.
     pub fn of_outcome(outcome: ScanResult) -> Self {
         match outcome {

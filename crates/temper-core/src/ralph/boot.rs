@@ -38,10 +38,20 @@ impl Default for RebootProof {
 /// Why a guest failed a reboot: the verdict it gives the blamed fix, and what was seen.
 type Broken = (Verdict, String);
 
+const NOT_PERSISTENT: &str = "the rule passed its rescan after the fix, and fails after a cold reboot: the fix did not persist";
+
 /// What a probe asks of the rebooted guest: that it comes up, and that these rules pass.
 struct Probe<'a> {
     fixes: &'a [Attempt],
     pass: &'a [String],
+}
+
+impl Probe<'_> {
+    /// The fewest fixes worth probing: up to the last fix of a rule that must pass, since before
+    /// its own fix that rule failed anyway (a walker fixed mid-run, say). 1 when there is none.
+    fn shortest(&self) -> usize {
+        self.fixes.iter().rposition(|a| self.pass.contains(&a.rule_id)).map_or(1, |i| i + 1)
+    }
 }
 
 /// The fix a bisection blamed, and how many fixes the guest runs now when its last probe, just
@@ -73,7 +83,7 @@ impl Ralph<'_> {
 
     /// After the reboot, the full scan: the rules of the regression set and the final set that
     /// fail now. Each one's own fix is blamed (`not_persistent`); a rule that passed at the
-    /// booted checkpoint is bisected over the fixes. Without the proof only the final set is new
+    /// booted checkpoint, or a walker, is bisected over the fixes. Without the proof only the final set is new
     /// here, and its probes replay without a reboot. With any blamed, the rest are rebuilt on the
     /// booted checkpoint: false.
     pub(super) async fn persisted(&self, run: i64, state: &mut RunState, scan: &Scan) -> LoopResult<bool> {
@@ -89,7 +99,7 @@ impl Ralph<'_> {
         for a in fixes.iter().filter(|a| a.verdict == Some(Verdict::NeedsReboot)) {
             if scan.outcome(&a.rule_id) == Some(temper_scap::Outcome::Pass) {
                 self.store.prove_fix(a.id, "; the rule passes after the reboot proof").await?;
-                state.regression_set.push(a.rule_id.clone());
+                self.now_passes(state, &a.rule_id);
             } else {
                 let why = "the stock fix needs a reboot, and the rule still fails after the reboot proof's cold reboot";
                 blamed.push((a.clone(), (Verdict::StillFailing, why.into())));
@@ -98,9 +108,9 @@ impl Ralph<'_> {
         let mut orphans = Vec::new();
         for rule in &failing {
             match fixes.iter().find(|a| &a.rule_id == rule) {
-                Some(a) if proof => {
-                    let why = "the rule passed its rescan after the fix, and fails after a cold reboot: the fix did not persist";
-                    blamed.push((a.clone(), (Verdict::NotPersistent, why.into())));
+                // A walker skipped the batch checks: a later fix may have broken it, so bisect.
+                Some(a) if proof && !state.final_set.contains(rule) => {
+                    blamed.push((a.clone(), (Verdict::NotPersistent, NOT_PERSISTENT.into())));
                 }
                 _ => orphans.push(rule.clone()),
             }
@@ -113,7 +123,11 @@ impl Ralph<'_> {
             }
         } else if !orphans.is_empty() {
             let why = self.final_failure(&orphans);
-            let found = self.bisect_boot(run, state, &Probe { fixes: &fixes, pass: &orphans }, (Verdict::Regression, why)).await?;
+            let mut found = self.bisect_boot(run, state, &Probe { fixes: &fixes, pass: &orphans }, (Verdict::Regression, why)).await?;
+            // A walker's own fix, after which it fails across the reboot: that fix did not persist.
+            if proof && found.broken.0 == Verdict::Regression && orphans.contains(&found.culprit.rule_id) {
+                found.broken = (Verdict::NotPersistent, NOT_PERSISTENT.into());
+            }
             blamed.push((found.culprit, found.broken));
         }
         if blamed.is_empty() {
@@ -154,7 +168,7 @@ impl Ralph<'_> {
     /// The first fix after which the probe fails: each step reverts to the booted checkpoint,
     /// replays the fixes up to it and reboots. Probing all of them failed already.
     async fn bisect_boot(&self, run: i64, state: &RunState, probe: &Probe<'_>, mut broken: Broken) -> LoopResult<Found> {
-        let (mut lo, mut hi, mut live) = (1, probe.fixes.len(), None);
+        let (mut lo, mut hi, mut live) = (probe.shortest(), probe.fixes.len(), None);
         while lo < hi {
             let mid = (lo + hi) / 2;
             match self.probe(run, state, &probe.fixes[..mid], probe.pass).await? {

@@ -23,7 +23,7 @@ impl Ralph<'_> {
         self.hv.snapshot_create(&name, &format!("temper run {run}: {rule} fixed")).await?;
         // A fix awaiting its reboot joins the regression set once the proof sees its rule pass.
         if e.verdict == crate::verdict::Verdict::Fixed {
-            state.regression_set.push(rule.to_string());
+            self.now_passes(state, rule);
         }
         if state.batched() {
             self.store.record_pending_fix(run, id, e, rule, &name).await?;

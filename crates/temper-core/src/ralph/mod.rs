@@ -121,8 +121,8 @@ impl Ralph<'_> {
 pub struct RunState {
     /// Rules that pass now (at the baseline, or fixed since): any of them failing is a regression.
     pub regression_set: Vec<String>,
-    /// Rules that passed at the baseline and whose checks walk a directory tree (minutes each
-    /// under TCG): checked by the final scan only, where one that fails is bisected.
+    /// Rules that pass (at the baseline, or fixed since) and whose checks walk a directory tree
+    /// (minutes each under TCG): checked by the final scan only, where one that fails is bisected.
     pub final_set: Vec<String>,
     /// The last checkpoint: the regression set passed there.
     pub checkpoint: String,

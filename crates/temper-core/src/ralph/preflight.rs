@@ -55,7 +55,8 @@ impl Ralph<'_> {
         if new_run {
             self.first_scan(run).await?;
         }
-        let passing = self.store.rules(run).await?.into_iter().filter(|r| r.status == RuleStatus::Passing).map(|r| r.rule_id);
+        // Fixed rules too: on a resume, a walker fixed mid-run stays with the final scan.
+        let passing = self.store.rules(run).await?.into_iter().filter(|r| r.status.passes()).map(|r| r.rule_id);
         let walkers = self.scanner.tree_walkers(&passing.collect::<Vec<_>>());
         let regression_every = self.regression_every(run, new_run, &walkers).await?;
         let rules = self.store.rules(run).await?;
@@ -70,7 +71,7 @@ impl Ralph<'_> {
             .collect();
         let (final_set, regression_set) = rules
             .iter()
-            .filter(|r| matches!(r.status, RuleStatus::Passing | RuleStatus::Fixed) && !awaiting.contains(&r.rule_id))
+            .filter(|r| r.status.passes() && !awaiting.contains(&r.rule_id))
             .map(|r| r.rule_id.clone())
             .partition(|r| walkers.contains(r));
         let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated).count();

@@ -27,6 +27,18 @@ pub fn batch_size(with_set: Duration, one_rule: Duration) -> u32 {
 }
 
 impl Ralph<'_> {
+    /// A rule that passes now joins the regression set; one whose check walks a directory tree
+    /// (made applicable by another fix, say) joins the final set instead.
+    pub(super) fn now_passes(&self, state: &mut RunState, rule: &str) {
+        let rule = rule.to_string();
+        let set = if self.scanner.tree_walkers(std::slice::from_ref(&rule)).is_empty() {
+            &mut state.regression_set
+        } else {
+            &mut state.final_set
+        };
+        set.push(rule);
+    }
+
     /// Rescans the regression set once for the whole batch; promotes it, or bisects it.
     #[tracing::instrument(name = "regression_check", skip_all, fields(fixes = state.pending.len()))]
     pub(super) async fn check_regressions(&self, run: i64, state: &mut RunState) -> LoopResult<()> {
