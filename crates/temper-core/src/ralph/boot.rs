@@ -83,9 +83,9 @@ impl Ralph<'_> {
 
     /// After the reboot, the full scan: the rules of the regression set and the final set that
     /// fail now. Each one's own fix is blamed (`not_persistent`); a rule that passed at the
-    /// booted checkpoint, or a walker, is bisected over the fixes. Without the proof only the final set is new
-    /// here, and its probes replay without a reboot. With any blamed, the rest are rebuilt on the
-    /// booted checkpoint: false.
+    /// booted checkpoint, or a walker, is bisected over the fixes. Without the proof only the
+    /// final set is new here, and its probes replay without a reboot. With any blamed, the rest
+    /// are rebuilt on the booted checkpoint: false.
     pub(super) async fn persisted(&self, run: i64, state: &mut RunState, scan: &Scan) -> LoopResult<bool> {
         let proof = self.settings.reboot.is_some();
         if !proof && state.final_set.is_empty() {
