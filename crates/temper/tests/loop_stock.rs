@@ -157,3 +157,31 @@ async fn a_stock_run_killed_mid_attempt_resumes_and_loses_nothing() {
     assert_eq!(summary.segments, 2, "{summary:?}");
     took("a_stock_run_killed_mid_attempt_resumes_and_loses_nothing", t);
 }
+
+/// A rule the skill holds back until every other rule is done is still tried when the last
+/// other one is escalated for having no stock fix: the escalation frees it, and the harness
+/// offers it at once instead of ending the run.
+#[tokio::test]
+async fn a_rule_held_back_behind_an_escalated_one_is_still_tried() {
+    let t = Instant::now();
+    let (nofix, last) = ("service_cron_enabled", "sshd_set_keepalive");
+    let mut sim = Sim::new("held-back").await;
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../skills/debian12-anssi");
+    std::process::Command::new("cp").arg("-r").arg(&src).arg(dir.path()).status().unwrap();
+    let skill = dir.path().join("debian12-anssi");
+    let toml = std::fs::read_to_string(skill.join("skill.toml")).unwrap();
+    let order = format!("\n[[order]]\nrule = \"{last}\"\nlast = true\nreason = \"after everything else\"\n");
+    std::fs::write(skill.join("skill.toml"), toml + &order).unwrap();
+    sim.skill = temper_core::skill::Skill::load(&skill).unwrap();
+    sim.settings.rules = vec![nofix.into(), last.into()];
+    sim.guest.stock_fix(&stock_fix(last), vec![Effect::Pass(full(last))]);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+
+    assert_eq!(sim.rule(run, nofix).await.status, RuleStatus::Escalated, "{summary:?}");
+    let attempts = sim.attempts(run, last).await;
+    assert_eq!(attempts.iter().map(|a| a.verdict).collect::<Vec<_>>(), [Some(Verdict::Fixed)], "{summary:?}");
+    assert_eq!(sim.rule(run, last).await.status, RuleStatus::Fixed);
+    took("a_rule_held_back_behind_an_escalated_one_is_still_tried", t);
+}

@@ -88,7 +88,8 @@ impl Ralph<'_> {
                     let why = self.why_no_pick(run, c, &reason).await?;
                     self.escalate(run, &c.rule_id, &why).await?;
                 }
-                return self.second_pass(run).await;
+                // Rules the skill held back behind those are free now: offer them.
+                return Box::pin(self.pick(run, state)).await;
             }
         };
         // Never trust the pick: it must be one of the offered ids, exactly.
