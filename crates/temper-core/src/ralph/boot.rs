@@ -38,6 +38,7 @@ impl Default for RebootProof {
 /// Why a guest failed a reboot: the verdict it gives the blamed fix, and what was seen.
 type Broken = (Verdict, String);
 
+/// Why a fix is blamed when its own rule fails after a cold reboot.
 const NOT_PERSISTENT: &str = "the rule passed its rescan after the fix, and fails after a cold reboot: the fix did not persist";
 
 /// What a probe asks of the rebooted guest: that it comes up, and that these rules pass.
