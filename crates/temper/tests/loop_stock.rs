@@ -121,6 +121,47 @@ async fn rules_made_applicable_by_a_fix_reopen_and_are_fixed() {
     took("rules_made_applicable_by_a_fix_reopen_and_are_fixed", t);
 }
 
+/// With batched checks, each check scans the rules not applicable so far too. rsyslog's install
+/// makes one fail (worked on in this pass, before any final scan) and one pass (it joins the
+/// regression set, so the later fix that breaks it is blamed). One final scan, one reboot.
+#[tokio::test]
+async fn rules_made_applicable_mid_run_are_found_at_the_next_check() {
+    let t = Instant::now();
+    let mut sim = Sim::new("watch").await;
+    let (rsyslog, filler, breaker) = ("package_rsyslog_installed", "package_cron_installed", "sysctl_fs_suid_dumpable");
+    let (fails, passes) = ("ensure_logrotate_activated", "rsyslog_files_permissions");
+    sim.settings.rules = [rsyslog, filler, breaker, fails, passes].map(String::from).to_vec();
+    sim.settings.regression_every = Some(2);
+    sim.guest.stock_fix(&stock_fix(rsyslog), vec![Effect::Pass(full(rsyslog)), Effect::Fail(full(fails)), Effect::Pass(full(passes))]);
+    sim.guest.stock_fix(&stock_fix(breaker), vec![Effect::Pass(full(breaker)), Effect::Fail(full(passes))]);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+
+    let events = sim.store.events(run, 0).await.unwrap();
+    let finals: Vec<usize> =
+        events.iter().enumerate().filter(|(_, e)| e.kind == EventKind::Scan && e.data.contains("final")).map(|(i, _)| i).collect();
+    assert_eq!(finals.len(), 1, "no second final scan: {summary:?}");
+    let applicable: Vec<(String, String)> = events
+        .iter()
+        .take(finals[0])
+        .filter(|e| e.kind == EventKind::RuleApplicable)
+        .map(|e| (e.rule_id.clone().unwrap_or_default(), e.data.clone()))
+        .collect();
+    assert_eq!(
+        applicable,
+        [(full(fails), r#"{"status":"pending"}"#.to_string()), (full(passes), r#"{"status":"passing"}"#.to_string())],
+        "both found by a regression check, before the final scan"
+    );
+    assert_eq!(sim.guest.reboots(), 1);
+    assert_eq!(sim.rule(run, fails).await.status, RuleStatus::Fixed);
+    assert_eq!(sim.rule(run, passes).await.status, RuleStatus::Passing);
+    let blamed = sim.attempts(run, breaker).await;
+    assert_eq!(blamed[0].verdict, Some(Verdict::Regression), "{blamed:?}");
+    assert_eq!(blamed[0].regression_list(), [full(passes)]);
+    assert_eq!(sim.guest.result(passes), Some(Outcome::Pass), "its breaker was rolled back");
+    took("rules_made_applicable_mid_run_are_found_at_the_next_check", t);
+}
+
 /// A stock run stopped in the middle of package_cron_installed's fix (half applied: it broke a
 /// passing rule), then resumed: the VM goes back to its checkpoint, the interrupted attempt does
 /// not count, the rule is fixed first, and the run fixes what an uninterrupted one fixes.

@@ -16,9 +16,9 @@ pub type Summary = crate::journal::RunSummary;
 
 impl Ralph<'_> {
     /// The reboot proof, then the final full scan; `None` while the loop must go on. A fix the
-    /// proof blames reopens its rule. A rule not applicable at the first scan that fails now
-    /// (another fix made it applicable) reopens as pending, or takes the skill's disposition. A
-    /// rule reopens for applicability once at most, and each blame rolls back a fix, so it ends.
+    /// proof blames reopens its rule. A rule not applicable so far that fails now (another fix
+    /// made it applicable) reopens (`applicable.rs`). A rule reopens for applicability once at
+    /// most, and each blame rolls back a fix, so it ends.
     #[tracing::instrument(name = "final_scan", skip_all)]
     pub(super) async fn final_scan(&self, run: i64, state: &mut RunState) -> LoopResult<Option<Scan>> {
         self.phase(run, Phase::Finish, None, 0).await?;
@@ -31,19 +31,8 @@ impl Ralph<'_> {
         if !self.persisted(run, state, &scan).await? {
             return Ok(None);
         }
-        let mut reopened = 0;
-        for r in self.store.rules(run).await? {
-            if r.status != RuleStatus::NotApplicable || ScanResult::from(scan.outcome(&r.rule_id)) != ScanResult::Fail {
-                continue;
-            }
-            let (status, reason) = match self.skill.disposition(temper_scap::short_rule_id(&r.rule_id)) {
-                Some(d) => (d.disposition.status(), d.reason),
-                None => (RuleStatus::Pending, "not applicable at the first scan; fails since other rules' fixes made it applicable".into()),
-            };
-            reopened += usize::from(status == RuleStatus::Pending && self.in_scope(&r.rule_id));
-            self.store.set_rule_status(run, &r.rule_id, status, Some(&reason)).await?;
-            self.store.event(run, EventKind::RuleApplicable, Some(&r.rule_id), json!({"status": status})).await?;
-        }
+        let watched = self.not_applicable(run).await?;
+        let reopened = self.now_applicable(run, state, &scan, &watched).await?;
         Ok((reopened == 0).then_some(scan))
     }
 

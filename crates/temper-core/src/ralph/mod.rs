@@ -8,6 +8,7 @@
 //!    on a large profile kept fixes wait in a batch for one regression rescan: `regress.rs`;
 //! 6. reflect on failure, escalate on budget, plateau or the Architect's word;
 //!    then finish: the reboot proof (`boot.rs`), a final scan, the summary and the exit code.
+mod applicable;
 mod attempt;
 mod boot;
 mod escalate;
@@ -23,7 +24,7 @@ mod second_pass;
 mod settings;
 mod status;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use temper_scap::Benchmark;
 
@@ -130,6 +131,9 @@ pub struct RunState {
     pub pending: Vec<Kept>,
     /// Fixes per regression check; 1: the regression set rides in every rule rescan.
     pub regression_every: u32,
+    /// The one-rule rescan preflight measured, when it measured the cadence: each check then
+    /// re-derives the cadence from its own time (`regress::batch_size`).
+    pub one_rule: Option<Duration>,
     /// Rules worked on in this process (for `--max-rules`).
     pub worked: usize,
     /// The start of this run's snapshot names (`preflight::checkpoint_prefix`).

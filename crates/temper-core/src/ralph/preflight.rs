@@ -58,7 +58,7 @@ impl Ralph<'_> {
         // Fixed rules too: on a resume, a walker fixed mid-run stays with the final scan.
         let passing = self.store.rules(run).await?.into_iter().filter(|r| r.status.passes()).map(|r| r.rule_id);
         let walkers = self.scanner.tree_walkers(&passing.collect::<Vec<_>>());
-        let regression_every = self.regression_every(run, new_run, &walkers).await?;
+        let (regression_every, one_rule) = self.regression_every(run, new_run, &walkers, &events).await?;
         let rules = self.store.rules(run).await?;
         // A rule whose kept fix awaits the reboot proof still fails: not in the set until then.
         let awaiting: Vec<String> = self
@@ -75,7 +75,8 @@ impl Ralph<'_> {
             .map(|r| r.rule_id.clone())
             .partition(|r| walkers.contains(r));
         let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated).count();
-        let state = RunState { regression_set, final_set, checkpoint, pending, regression_every, worked, prefix, booted, shared_bans };
+        let state =
+            RunState { regression_set, final_set, checkpoint, pending, regression_every, one_rule, worked, prefix, booted, shared_bans };
         self.replay_unproven(run, &state).await?;
         Ok(state)
     }
@@ -90,27 +91,25 @@ impl Ralph<'_> {
         }
     }
 
-    /// Fixes per regression check: the setting, else the run's, else measured on a new run, else 1.
+    /// Fixes per regression check: the setting, else the run's, else measured on a new run, else 1;
+    /// with the one-rule rescan when it was measured (the checks then re-derive the cadence).
     /// `walkers` are left to the final scan, so neither their checks nor their cost count here.
-    async fn regression_every(&self, run: i64, new_run: bool, walkers: &[String]) -> LoopResult<u32> {
+    async fn regression_every(&self, run: i64, new_run: bool, walkers: &[String], events: &[Event]) -> LoopResult<(u32, Option<Duration>)> {
         let stored = self.store.run(run).await?.regression_every.map(|n| n.max(1) as u32);
-        let (every, how, secs) = match (self.settings.regression_every, stored, new_run) {
+        let (every, how, one) = match (self.settings.regression_every, stored, new_run) {
             (Some(n), ..) => (n.max(1), "setting", None),
-            (None, Some(n), _) => return Ok(n),
+            (None, Some(n), _) => return Ok((n, measured_one_rule(events))),
             (None, None, true) => {
                 let (one, both) = self.measure_rescans(run, walkers).await?;
-                (
-                    super::regress::batch_size(both, one),
-                    "measured",
-                    Some(json!({"one_rule": one.as_secs_f64(), "with_set": both.as_secs_f64()})),
-                )
+                (super::regress::batch_size(both, one), "measured", Some((one, both)))
             }
             (None, None, false) => (1, "default", None),
         };
         self.store.set_regression_every(run, every).await?;
+        let secs = one.map(|(one, both)| json!({"one_rule": one.as_secs_f64(), "with_set": both.as_secs_f64()}));
         let data = json!({"every": every, "how": how, "secs": secs, "final_scan_only": walkers});
         self.store.event(run, EventKind::RegressionEvery, None, data).await?;
-        Ok(every)
+        Ok((every, one.map(|(one, _)| one)))
     }
 
     /// Times a one-rule rescan, and the same rescan with the regression set (less `walkers`), as
@@ -192,6 +191,13 @@ impl Ralph<'_> {
         }
         Ok(())
     }
+}
+
+/// The one-rule rescan the run's preflight measured, from its `regression_every` event.
+fn measured_one_rule(events: &[Event]) -> Option<Duration> {
+    let e = events.iter().find(|e| e.kind == EventKind::RegressionEvery)?;
+    let v: serde_json::Value = serde_json::from_str(&e.data).ok()?;
+    (v["how"] == "measured").then(|| v["secs"]["one_rule"].as_f64()).flatten().map(Duration::from_secs_f64)
 }
 
 /// The ban a `ban_shared` event records.

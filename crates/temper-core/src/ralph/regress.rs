@@ -39,22 +39,44 @@ impl Ralph<'_> {
         set.push(rule);
     }
 
-    /// Rescans the regression set once for the whole batch; promotes it, or bisects it.
+    /// Rescans the regression set once for the whole batch, with the rules not applicable so far
+    /// (`applicable.rs`); re-derives the cadence from the check's time; promotes the batch (then
+    /// takes up the rules that apply now), or bisects it.
     #[tracing::instrument(name = "regression_check", skip_all, fields(fixes = state.pending.len()))]
     pub(super) async fn check_regressions(&self, run: i64, state: &mut RunState) -> LoopResult<()> {
         if state.pending.is_empty() {
             return Ok(());
         }
         self.phase(run, Phase::Regression, None, 0).await?;
+        let watched = self.watched(run).await?;
+        let rules: Vec<String> = state.regression_set.iter().chain(&watched).cloned().collect();
         let started = Instant::now();
-        let failed = self.failing(&state.regression_set).await?;
-        let secs = started.elapsed().as_secs_f64();
-        let check = json!({"fixes": state.pending.len(), "rules": state.regression_set.len(), "failed": failed, "secs": secs});
+        let scan = if rules.is_empty() { None } else { Some(self.scanner.scan(self.guest, &rules).await?) };
+        let took = started.elapsed();
+        let failed = scan.as_ref().map(|s| s.failing(&state.regression_set)).unwrap_or_default();
+        let (fixes, every) = (state.pending.len(), self.retime(run, state, took).await?);
+        let check = json!({"fixes": fixes, "rules": state.regression_set.len(), "watched": watched.len(), "failed": failed, "secs": took.as_secs_f64(), "every": every});
         self.store.event(run, EventKind::RegressionCheck, None, check).await?;
-        if failed.is_empty() {
-            return self.promote(run, state).await;
+        if !failed.is_empty() {
+            return self.bisect(run, state, failed).await;
         }
-        self.bisect(run, state, failed).await
+        self.promote(run, state).await?;
+        if let Some(scan) = scan {
+            self.now_applicable(run, state, &scan, &watched).await?;
+        }
+        Ok(())
+    }
+
+    /// The cadence after a check that took `took`, when preflight measured it: the set grows as
+    /// fixes pass, and a rule that joins it may be slow, so the batch follows the set's cost.
+    async fn retime(&self, run: i64, state: &mut RunState, took: Duration) -> LoopResult<u32> {
+        if let Some(every) = state.retimed(took)
+            && every != state.regression_every
+        {
+            state.regression_every = every;
+            self.store.set_regression_every(run, every).await?;
+        }
+        Ok(state.regression_every)
     }
 
     /// The batch is clean: its newest snapshot becomes the checkpoint; older snapshots go.
@@ -180,6 +202,13 @@ impl Ralph<'_> {
     }
 }
 
+impl RunState {
+    /// The cadence a check that took `took` calls for; `None` when the cadence is set, not measured.
+    fn retimed(&self, took: Duration) -> Option<u32> {
+        self.one_rule.map(|one| batch_size(one + took, one))
+    }
+}
+
 /// The regressed rules expected to pass at snapshot `i`: all but those a later fix in the batch
 /// fixed (before that fix they failed, as they did at the baseline).
 fn expected(state: &RunState, failed: &[String], i: usize) -> Vec<String> {
@@ -210,23 +239,40 @@ mod tests {
         assert_eq!(batch_size(secs(30.0), Duration::ZERO), MAX_BATCH, "no division by zero");
     }
 
+    #[test]
+    fn the_cadence_follows_each_checks_time() {
+        // ANSSI high: a one-rule rescan 2.6 s; the set's checks 11 s at first, 26 s later.
+        let mut state = RunState { one_rule: Some(secs(2.6)), ..state(4) };
+        assert_eq!(state.retimed(secs(11.0)), Some(4));
+        assert_eq!(state.retimed(secs(26.0)), Some(10));
+        assert_eq!(state.retimed(secs(95.0)), Some(MAX_BATCH), "a walker joined the set");
+        assert_eq!(state.retimed(secs(1.0)), Some(1), "a cheap set rides in every rescan again");
+        state.one_rule = None;
+        assert_eq!(state.retimed(secs(26.0)), None, "a cadence set by hand stays");
+    }
+
     fn kept(rule: &str) -> Kept {
         Kept { attempt: 0, rule: rule.into(), snapshot: format!("s-{rule}") }
     }
 
-    #[test]
-    fn a_rule_fixed_later_in_the_batch_is_not_expected_before_its_fix() {
-        let state = RunState {
+    fn state(every: u32) -> RunState {
+        RunState {
             regression_set: vec![],
             final_set: vec![],
             checkpoint: "c".into(),
-            pending: vec![kept("a"), kept("b"), kept("c")],
-            regression_every: 3,
+            pending: vec![],
+            regression_every: every,
+            one_rule: None,
             worked: 0,
             prefix: "temper-r1-".into(),
             booted: Booted { snapshot: "baseline".into(), through: 0 },
             shared_bans: vec![],
-        };
+        }
+    }
+
+    #[test]
+    fn a_rule_fixed_later_in_the_batch_is_not_expected_before_its_fix() {
+        let state = RunState { pending: vec![kept("a"), kept("b"), kept("c")], ..state(3) };
         let failed = vec!["b".to_string(), "x".to_string()];
         assert_eq!(expected(&state, &failed, 0), ["x"], "b failed at the checkpoint: not yet fixed");
         assert_eq!(expected(&state, &failed, 1), ["x"]);

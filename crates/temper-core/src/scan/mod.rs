@@ -168,6 +168,19 @@ impl Scanner {
         }
     }
 
+    /// The rules of `rules` that add no `oscap xccdf eval` of their own to a scan of named rules:
+    /// with the OVAL engine, those it evaluates itself; with the xccdf engine, all of them.
+    pub fn without_own_xccdf(&self, rules: &[String]) -> Vec<String> {
+        let Some(side) = &self.oval else { return rules.to_vec() };
+        match side.engine.plan(&side.benchmark, rules) {
+            Ok(plan) => {
+                let routed: Vec<&str> = plan.xccdf_rules().into_iter().map(|(id, _)| id).collect();
+                rules.iter().filter(|r| !routed.contains(&r.as_str())).cloned().collect()
+            }
+            Err(_) => rules.to_vec(),
+        }
+    }
+
     pub fn engine(&self) -> Engine {
         if self.oval.is_some() { Engine::Oval } else { Engine::Xccdf }
     }
