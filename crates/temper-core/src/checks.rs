@@ -31,14 +31,14 @@ pub struct Access {
     pub detail: String,
 }
 
-/// The lockout guard: a fresh SSH session works and `sudo -n true` succeeds.
+/// The lockout guard: a fresh SSH login works and `sudo -n true` succeeds on it.
 pub async fn access(guest: &dyn Guest, within: Duration) -> Access {
-    if let Err(e) = guest.reconnect(within).await {
-        return Access { ok: false, detail: format!("ssh reconnect failed: {e}") };
-    }
-    match guest.exec(Exec::new(["true"]).timeout(Duration::from_secs(30))).await {
-        Ok(o) if o.success() => Access { ok: true, detail: "ssh and sudo -n true work".into() },
+    match guest.exec_fresh(Exec::new(["true"]).timeout(Duration::from_secs(30)), within).await {
+        Ok(o) if o.success() => Access { ok: true, detail: "a fresh ssh login and sudo -n true work".into() },
         Ok(o) => Access { ok: false, detail: format!("sudo -n true exited {:?}: {}", o.exit_code, o.stderr_str().trim()) },
+        Err(e @ (PortError::Connect { .. } | PortError::Unreachable(_))) => {
+            Access { ok: false, detail: format!("a fresh ssh login failed: {e}") }
+        }
         Err(e) => Access { ok: false, detail: format!("sudo -n true: {e}") },
     }
 }

@@ -131,6 +131,13 @@ pub trait Guest: Send + Sync {
     async fn exec(&self, exec: Exec) -> PortResult<ExecOutput>;
     /// Drops the connection and waits for SSH again with a bounded back-off (after a revert).
     async fn reconnect(&self, within: Duration) -> PortResult<()>;
+    /// Runs `exec` on a new login (waiting for SSH as `reconnect` does), then closes it. The
+    /// live connection stays open beside it: the lockout guard proves a fresh session works
+    /// after a change while the old one is still there for the revert.
+    async fn exec_fresh(&self, exec: Exec, within: Duration) -> PortResult<ExecOutput> {
+        self.reconnect(within).await?;
+        self.exec(exec).await
+    }
 }
 
 /// Time spent in the guest and the hypervisor, as measured by [`Timed`]: wall time during which
@@ -198,6 +205,9 @@ impl<T: Guest + ?Sized> Guest for Timed<'_, T> {
     }
     async fn reconnect(&self, within: Duration) -> PortResult<()> {
         timed!(self, self.inner.reconnect(within))
+    }
+    async fn exec_fresh(&self, exec: Exec, within: Duration) -> PortResult<ExecOutput> {
+        timed!(self, self.inner.exec_fresh(exec, within))
     }
 }
 

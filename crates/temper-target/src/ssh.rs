@@ -163,6 +163,25 @@ impl SshGuest {
             .map_err(|_| fail(format!("no session within {:?}", self.cfg.connect_timeout)))?
     }
 
+    /// A new login, retried with a bounded back-off until `within` (sshd may be restarting).
+    async fn open_within(&self, within: Duration) -> PortResult<Handle<HostKey>> {
+        let start = Instant::now();
+        let mut delay = Duration::from_millis(100);
+        loop {
+            let left = within.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(PortError::Unreachable(within));
+            }
+            match tokio::time::timeout(left, self.open()).await {
+                Ok(Ok(h)) => return Ok(h),
+                Ok(Err(e)) => tracing::debug!(error = %e, "guest not answering yet"),
+                Err(_) => return Err(PortError::Unreachable(within)),
+            }
+            tokio::time::sleep(delay.min(within.saturating_sub(start.elapsed()))).await;
+            delay = (delay * 2).min(Duration::from_secs(2));
+        }
+    }
+
     /// The live session, connecting (once) when there is none or it has closed.
     async fn handle(&self) -> PortResult<Arc<Handle<HostKey>>> {
         let mut conn = self.conn.lock().await;
@@ -203,29 +222,24 @@ impl Guest for SshGuest {
             let bye = old.disconnect(Disconnect::ByApplication, "", "en");
             let _ = tokio::time::timeout(Duration::from_millis(300), bye).await;
         }
-        let mut delay = Duration::from_millis(100);
-        loop {
-            let left = within.saturating_sub(start.elapsed());
-            if left.is_zero() {
-                return Err(PortError::Unreachable(within));
-            }
-            match tokio::time::timeout(left, self.open()).await {
-                Ok(Ok(h)) => {
-                    *self.conn.lock().await = Some(Arc::new(h));
-                    tracing::debug!(target_host = %self.cfg.target(), took = ?start.elapsed(), "ssh reconnected");
-                    if self.cfg.sync_clock
-                        && let Err(e) = self.sync_clock().await
-                    {
-                        tracing::warn!(error = %e, "could not set the guest clock");
-                    }
-                    return Ok(());
-                }
-                Ok(Err(e)) => tracing::debug!(error = %e, "guest not answering yet"),
-                Err(_) => return Err(PortError::Unreachable(within)),
-            }
-            tokio::time::sleep(delay.min(within.saturating_sub(start.elapsed()))).await;
-            delay = (delay * 2).min(Duration::from_secs(2));
+        let h = self.open_within(within).await?;
+        *self.conn.lock().await = Some(Arc::new(h));
+        tracing::debug!(target_host = %self.cfg.target(), took = ?start.elapsed(), "ssh reconnected");
+        if self.cfg.sync_clock
+            && let Err(e) = self.sync_clock().await
+        {
+            tracing::warn!(error = %e, "could not set the guest clock");
         }
+        Ok(())
+    }
+
+    async fn exec_fresh(&self, exec: Exec, within: Duration) -> PortResult<ExecOutput> {
+        let cmd = remote_command(&exec)?;
+        let h = self.open_within(within).await?;
+        let res = run(&h, &cmd, exec, self.cfg.connect_timeout).await;
+        let bye = h.disconnect(Disconnect::ByApplication, "", "en");
+        let _ = tokio::time::timeout(Duration::from_millis(300), bye).await;
+        res
     }
 }
 

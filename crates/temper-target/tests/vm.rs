@@ -121,6 +121,37 @@ echo "no sshd ancestor" >&2; exit 9
     assert!(run(&g, Exec::new(["true"])).await.success(), "no automatic reconnect");
 }
 
+/// The pid of the sshd process that serves the connection a script runs on.
+const OWN_SSHD: &str = r#"p=$$
+while [ "$p" -gt 1 ]; do
+  if [ "$(ps -o comm= -p "$p")" = sshd ]; then echo "$p"; exit 0; fi
+  p=$(ps -o ppid= -p "$p" | tr -d ' ')
+done
+exit 9
+"#;
+
+/// The lockout guard's login: a new connection beside the live one, which stays in use.
+#[tokio::test]
+async fn a_fresh_login_runs_beside_the_live_session_which_stays() {
+    let _turn = VM.lock().await;
+    let g = guest().await;
+    let live = run(&g, Exec::script(OWN_SSHD)).await.stdout_str();
+    let fresh = g.exec_fresh(Exec::script(OWN_SSHD), Duration::from_secs(60)).await.expect("a fresh login").stdout_str();
+    assert!(!live.trim().is_empty() && !fresh.trim().is_empty(), "live {live:?} fresh {fresh:?}");
+    assert_ne!(live, fresh, "the fresh login has its own connection");
+    assert_eq!(run(&g, Exec::script(OWN_SSHD)).await.stdout_str(), live, "the live connection is still the one in use");
+    let gone = format!("test -d /proc/{}", fresh.trim());
+    let mut closed = false;
+    for _ in 0..20 {
+        if !run(&g, Exec::new(["sh", "-c", gone.as_str()])).await.success() {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(closed, "the fresh login's sshd ({}) is gone once it returned", fresh.trim());
+}
+
 /// Bytes that break any naive quoting: quotes, expansions, heredoc markers, backslashes,
 /// unicode, control characters and bytes that are not UTF-8 (no NUL).
 fn torture_bytes() -> Vec<u8> {
@@ -299,4 +330,8 @@ async fn closed_port_is_a_connect_error_and_reconnect_is_bounded() {
         other => panic!("want Unreachable, got {other:?}"),
     }
     assert!(t0.elapsed() < Duration::from_secs(5), "reconnect overran: {:?}", t0.elapsed());
+    match g.exec_fresh(Exec::new(["true"]), Duration::from_secs(2)).await {
+        Err(PortError::Unreachable(d)) => assert_eq!(d, Duration::from_secs(2)),
+        other => panic!("a fresh login to a closed port: want Unreachable, got {other:?}"),
+    }
 }

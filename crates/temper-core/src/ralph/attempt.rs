@@ -4,7 +4,7 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::pick::{Pick, Preset};
-use super::{LoopResult, Phase, Ralph, RunState};
+use super::{Ahead, LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, FixContext, FixSource};
 use crate::checks::{self, GuardFailure};
 use crate::journal::{AttemptState, Ban, Evaluation, EventKind, NewAttempt, ScanResult};
@@ -30,6 +30,14 @@ struct Applied {
     ms: i64,
     /// Why the script counts as failed (a non-zero exit, or it did not finish).
     error: Option<String>,
+}
+
+/// Where an attempt's fix and its evidence before came from.
+struct Origin {
+    source: FixSource,
+    replayed: bool,
+    /// The evidence came from the previous fix's rescan (`evidence.rs`), not a rescan of its own.
+    looked_ahead: bool,
 }
 
 /// What the Worker came back with.
@@ -73,7 +81,7 @@ impl Ralph<'_> {
     async fn attempt(&self, run: i64, state: &mut RunState, rule: &str, plan: &str, preset: Option<Preset>) -> LoopResult<Option<Ended>> {
         let n = self.store.rule(run, rule).await?.map_or(0, |r| r.attempts as u32) + 1;
         self.phase(run, Phase::Fix, Some(rule), n).await?;
-        let evidence = self.evidence_now(rule).await;
+        let (evidence, looked_ahead) = self.evidence_before(state, rule).await;
         let ctx = self.fix_context(rule, plan, n, evidence).await?;
         let replayed = preset.as_ref().is_some_and(|p| p.replayed);
         let remembered = preset.as_ref().and_then(|p| p.remembered);
@@ -95,14 +103,15 @@ impl Ralph<'_> {
             }
             Proposal::Rejected(reason) => {
                 let empty = ApplyFix { fix_script: String::new(), revert_script: String::new(), description: String::new() };
-                let id = self.start_attempt(run, state, &ctx, &empty, (FixSource::Rejected, false)).await?;
+                let origin = Origin { source: FixSource::Rejected, replayed: false, looked_ahead };
+                let id = self.start_attempt(run, state, &ctx, &empty, origin).await?;
                 self.record_turns(run, Some(id), Some(rule), &records).await?;
                 return self
                     .unexecuted(run, id, rule, Verdict::ApplyFailed, format!("the Worker's reply was rejected: {reason}"), "")
                     .await;
             }
         };
-        let id = self.start_attempt(run, state, &ctx, &fix, (source, replayed)).await?;
+        let id = self.start_attempt(run, state, &ctx, &fix, Origin { source, replayed, looked_ahead }).await?;
         self.record_turns(run, Some(id), Some(rule), &records).await?;
 
         // Step 3: the deny-list, before anything runs.
@@ -124,7 +133,8 @@ impl Ralph<'_> {
         // Step 4: evaluate.
         self.phase(run, Phase::Evaluate, Some(rule), n).await?;
         let evaluated = Instant::now();
-        let mut e = self.evaluate(state, rule, &ctx, source, &applied).await?;
+        let next = self.next_up(run, rule).await?;
+        let (mut e, ahead) = self.evaluate(state, (rule, next.as_deref()), &ctx, source, &applied).await?;
         e.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
         self.store.event(run, EventKind::Verdict, Some(rule), json!({"attempt": n, "verdict": verdict, "reason": reason})).await?;
@@ -135,6 +145,7 @@ impl Ralph<'_> {
         // Step 5: keep or revert.
         if self.kept(verdict) {
             self.keep(run, state, id, rule, &e).await?;
+            state.ahead = ahead.map(|a| Ahead { head: state.head().to_string(), ..a });
         } else {
             e.diagnostics = Some(self.diagnostics(&e).await);
             self.phase(run, Phase::Revert, Some(rule), n).await?;
@@ -166,30 +177,47 @@ impl Ralph<'_> {
         }
     }
 
-    /// The guard (lockout, then health), then a rescan of the rule (with the regression set when
-    /// it is cheap): the verdict and everything measured on the way.
+    /// The guard (lockout, then health) beside a rescan of the rule (with the regression set when
+    /// it is cheap, and the `next` rule to look ahead to): the verdict and everything measured on
+    /// the way, and the next rule's evidence.
     #[tracing::instrument(name = "evaluate", skip_all)]
     async fn evaluate(
         &self,
         state: &RunState,
-        rule: &str,
+        (rule, next): (&str, Option<&str>),
         ctx: &FixContext,
         source: FixSource,
         applied: &Applied,
-    ) -> LoopResult<Evaluation> {
+    ) -> LoopResult<(Evaluation, Option<Ahead>)> {
         let judged = |verdict: Verdict, reason: String| {
             let mut e = Evaluation::new(verdict, reason);
             (e.fix_exit_code, e.fix_stdout, e.fix_stderr, e.apply_ms) =
                 (applied.exit_code, applied.stdout.clone(), applied.stderr.clone(), Some(applied.ms));
             e
         };
+        // Cheap regression sets ride in the rule's own rescan; large ones wait for the batch.
+        let mut rules = vec![rule.to_string()];
+        if !state.batched() {
+            rules.extend(state.regression_set.iter().filter(|r| *r != rule).cloned());
+        }
+        rules.extend(next.map(String::from));
+        // The guard logs in afresh beside the live session, so the rescan runs alongside it; a
+        // script that did not finish is never rescanned.
+        let (guard, scan) = if applied.exit_code.is_some() {
+            let (g, s) = tokio::join!(self.guard(), self.scanner.scan(self.guest, &rules));
+            (g, Some(s))
+        } else {
+            (self.guard().await, None)
+        };
         // A check that cannot run after a fix is a failed fix (it gets reverted), not a stopped run.
-        let health = match self.guard().await {
+        let health = match guard {
             Ok(h) => h,
-            Err(GuardFailure::Lockout(detail)) => return Ok(Evaluation { access_ok: Some(false), ..judged(Verdict::Lockout, detail) }),
+            Err(GuardFailure::Lockout(detail)) => {
+                return Ok((Evaluation { access_ok: Some(false), ..judged(Verdict::Lockout, detail) }, None));
+            }
             Err(GuardFailure::HealthError(e)) => {
                 let reason = format!("the health check could not run: {e}");
-                return Ok(Evaluation { access_ok: Some(true), ..judged(Verdict::HealthBroken, reason) });
+                return Ok((Evaluation { access_ok: Some(true), ..judged(Verdict::HealthBroken, reason) }, None));
             }
         };
         let checked = |verdict, reason| Evaluation {
@@ -200,26 +228,20 @@ impl Ralph<'_> {
         };
         // A script that did not finish was cut off mid-way: never judged by the checks. One that
         // exited non-zero is: its exit code is evidence, and the checks give the verdict.
-        if applied.exit_code.is_none()
-            && let Some(err) = &applied.error
-        {
-            return Ok(checked(Verdict::ApplyFailed, err.clone()));
-        }
+        let Some(scan) = scan else {
+            let err = applied.error.clone().unwrap_or_else(|| "the fix ended without an exit code".into());
+            return Ok((checked(Verdict::ApplyFailed, err), None));
+        };
         let failed = |verdict: Verdict, reason: String| match &applied.error {
             Some(err) => checked(Verdict::ApplyFailed, format!("{err}, and {reason}")),
             None => checked(verdict, reason),
         };
         if !health.ok {
-            return Ok(failed(Verdict::HealthBroken, format!("health check: {}", health.output)));
+            return Ok((failed(Verdict::HealthBroken, format!("health check: {}", health.output)), None));
         }
-        // Cheap regression sets ride in the rule's own rescan; large ones wait for the batch.
-        let mut rules = vec![rule.to_string()];
-        if !state.batched() {
-            rules.extend(state.regression_set.iter().filter(|r| *r != rule).cloned());
-        }
-        let scan = match self.scanner.scan(self.guest, &rules).await {
+        let scan = match scan {
             Ok(s) => s,
-            Err(e) => return Ok(failed(Verdict::StillFailing, format!("the rescan failed after the fix: {e}"))),
+            Err(e) => return Ok((failed(Verdict::StillFailing, format!("the rescan failed after the fix: {e}")), None)),
         };
         let result = ScanResult::from(scan.outcome(rule));
         let regressions = scan.failing(&state.regression_set);
@@ -245,7 +267,9 @@ impl Ralph<'_> {
                 applied.error.as_ref().map(|err| format!("; kept on the checks' word, with a warning: {err}")).unwrap_or_default();
             checked(Verdict::Fixed, format!("{checks}{warning}"))
         };
-        Ok(Evaluation { rule_result: Some(result), regressions, evidence_after: scan.evidence_of(rule).cloned(), ..e })
+        // Its head is known once the fix is kept.
+        let ahead = next.map(|n| Ahead { rule: n.to_string(), head: String::new(), evidence: scan.evidence_of(n).cloned() });
+        Ok((Evaluation { rule_result: Some(result), regressions, evidence_after: scan.evidence_of(rule).cloned(), ..e }, ahead))
     }
 
     /// The lockout guard, then the health check.
@@ -259,7 +283,7 @@ impl Ralph<'_> {
         state: &RunState,
         ctx: &FixContext,
         fix: &ApplyFix,
-        (source, replayed): (FixSource, bool),
+        Origin { source, replayed, looked_ahead }: Origin,
     ) -> LoopResult<i64> {
         let rule = ctx.rule_id.as_str();
         let (id, n) = self
@@ -277,7 +301,8 @@ impl Ralph<'_> {
                 evidence_before: ctx.evidence.clone(),
             })
             .await?;
-        self.store.event(run, EventKind::Attempt, Some(rule), json!({"attempt": n, "source": source, "replayed": replayed})).await?;
+        let data = json!({"attempt": n, "source": source, "replayed": replayed, "evidence_looked_ahead": looked_ahead});
+        self.store.event(run, EventKind::Attempt, Some(rule), data).await?;
         Ok(id)
     }
 

@@ -1,15 +1,44 @@
-//! The rule's evidence before a fix: with the OVAL engine, a one-rule rescan (about the cost of
-//! the rescan after the fix) shows the Worker, the journal and the report what is wrong now,
-//! after every fix kept since the first scan.
+//! The rule's evidence before a fix: with the OVAL engine, what the scanner finds wrong now,
+//! after every fix kept since the first scan, for the Worker, the journal and the report.
+//!
+//! It costs a one-rule rescan, unless the rescan after the previous fix looked ahead: that rescan
+//! also evaluates the rule likely to be picked next, and once the fix is kept the machine is just
+//! as the next attempt starts from, so its evidence is that rule's before-evidence.
 use temper_scap::oval::Evidence;
 
-use super::Ralph;
+use super::{LoopResult, Ralph, RunState};
+use crate::journal::RuleStatus;
 use crate::scan::Engine;
 
+/// A rule's evidence, taken by a rescan that looked ahead, valid while the guest is at `head`.
+#[derive(Debug, Clone)]
+pub struct Ahead {
+    pub rule: String,
+    pub head: String,
+    pub evidence: Option<Evidence>,
+}
+
+impl Ahead {
+    /// The evidence, when the attempt is of this rule and starts where the rescan saw the guest.
+    pub fn for_attempt(self, rule: &str, head: &str) -> Option<Option<Evidence>> {
+        (self.rule == rule && self.head == head).then_some(self.evidence)
+    }
+}
+
 impl Ralph<'_> {
-    /// `None` with the xccdf engine, when the rule passes, or when the scan fails (the attempt
-    /// goes on without it: evidence informs, the rescan after the fix judges).
-    pub(super) async fn evidence_now(&self, rule: &str) -> Option<Evidence> {
+    /// The evidence before a fix of `rule`, and whether it was looked ahead (when that is still
+    /// the state) rather than rescanned. `None` with the xccdf engine, when the rule passes, or
+    /// when the scan fails (the attempt goes on without it: evidence informs, the rescan after
+    /// the fix judges).
+    pub(super) async fn evidence_before(&self, state: &mut RunState, rule: &str) -> (Option<Evidence>, bool) {
+        let head = state.head().to_string();
+        match state.ahead.take().and_then(|a| a.for_attempt(rule, &head)) {
+            Some(evidence) => (evidence, true),
+            None => (self.evidence_now(rule).await, false),
+        }
+    }
+
+    async fn evidence_now(&self, rule: &str) -> Option<Evidence> {
         if self.scanner.engine() != Engine::Oval {
             return None;
         }
@@ -20,5 +49,32 @@ impl Ralph<'_> {
                 None
             }
         }
+    }
+
+    /// The rule to look ahead to while `rule` is rescanned: the first other open candidate with a
+    /// stock fix (the stock Architect's next pick), when it adds little to the rescan (one OVAL
+    /// definition, not a tree walk). `None` with the xccdf engine.
+    pub(super) async fn next_up(&self, run: i64, rule: &str) -> LoopResult<Option<String>> {
+        if self.scanner.engine() != Engine::Oval {
+            return Ok(None);
+        }
+        let next = self.candidates(run).await?.into_iter().find(|c| c.rule_id != rule && c.has_stock_fix && c.attempts == 0);
+        let Some(next) = next.map(|c| vec![c.rule_id]) else { return Ok(None) };
+        let pending = self.store.rule(run, &next[0]).await?.is_some_and(|r| r.status == RuleStatus::Pending);
+        let cheap = self.scanner.tree_walkers(&next).is_empty() && !self.scanner.without_own_xccdf(&next).is_empty();
+        Ok((pending && cheap).then(|| next[0].clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Ahead;
+
+    #[test]
+    fn looked_ahead_evidence_serves_only_that_rule_at_that_head() {
+        let ahead = || Ahead { rule: "b".into(), head: "s-a".into(), evidence: None };
+        assert_eq!(ahead().for_attempt("b", "s-a"), Some(None), "the rule looked ahead to, where the rescan saw it");
+        assert_eq!(ahead().for_attempt("c", "s-a"), None, "another rule was picked: it gets a rescan");
+        assert_eq!(ahead().for_attempt("b", "s-z"), None, "the guest moved (a bisection restored another snapshot)");
     }
 }

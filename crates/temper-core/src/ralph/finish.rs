@@ -22,6 +22,7 @@ impl Ralph<'_> {
     #[tracing::instrument(name = "final_scan", skip_all)]
     pub(super) async fn final_scan(&self, run: i64, state: &mut RunState) -> LoopResult<Option<Scan>> {
         self.phase(run, Phase::Finish, None, 0).await?;
+        state.ahead = None;
         if !self.prove_boot(run, state).await? {
             return Ok(None);
         }

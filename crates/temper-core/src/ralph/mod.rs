@@ -30,6 +30,7 @@ use temper_scap::Benchmark;
 
 pub use crate::journal::Phase;
 pub use boot::RebootProof;
+pub use evidence::Ahead;
 pub use finish::Summary;
 pub use preflight::checkpoint_prefix;
 pub use settings::Settings;
@@ -142,6 +143,8 @@ pub struct RunState {
     pub booted: Booted,
     /// Bans made by other runs of the skill that this run has recorded as in force (`ban_shared`).
     pub shared_bans: Vec<i64>,
+    /// The next rule's evidence, from the last rescan (`evidence.rs`).
+    pub ahead: Option<Ahead>,
 }
 
 /// A checkpoint that survived a cold reboot, and the newest attempt whose fix it holds.

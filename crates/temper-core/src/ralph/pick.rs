@@ -106,7 +106,7 @@ impl Ralph<'_> {
     }
 
     /// Open failing rules the harness allows now, in risk order, then severity.
-    async fn candidates(&self, run: i64) -> LoopResult<Vec<Candidate>> {
+    pub(super) async fn candidates(&self, run: i64) -> LoopResult<Vec<Candidate>> {
         let rules = self.store.rules(run).await?;
         let open: Vec<&Rule> = rules.iter().filter(|r| r.status == RuleStatus::Pending && self.in_scope(&r.rule_id)).collect();
         let shorts: Vec<&str> = open.iter().map(|r| temper_scap::short_rule_id(&r.rule_id)).collect();

@@ -75,8 +75,19 @@ impl Ralph<'_> {
             .map(|r| r.rule_id.clone())
             .partition(|r| walkers.contains(r));
         let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated).count();
-        let state =
-            RunState { regression_set, final_set, checkpoint, pending, regression_every, one_rule, worked, prefix, booted, shared_bans };
+        let state = RunState {
+            regression_set,
+            final_set,
+            checkpoint,
+            pending,
+            regression_every,
+            one_rule,
+            worked,
+            prefix,
+            booted,
+            shared_bans,
+            ahead: None,
+        };
         self.replay_unproven(run, &state).await?;
         Ok(state)
     }

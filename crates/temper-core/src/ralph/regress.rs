@@ -267,6 +267,7 @@ mod tests {
             prefix: "temper-r1-".into(),
             booted: Booted { snapshot: "baseline".into(), through: 0 },
             shared_bans: vec![],
+            ahead: None,
         }
     }
 
