@@ -4,13 +4,14 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::pick::{Pick, Preset};
-use super::{Ahead, LoopResult, Phase, Ralph, RunState};
+use super::rescan::Rescan;
+use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, FixContext, FixSource};
 use crate::checks::{self, GuardFailure};
 use crate::journal::{AttemptState, Ban, Evaluation, EventKind, NewAttempt, ScanResult};
 use crate::policy::{DenyList, DenySource};
 use crate::ports::Exec;
-use crate::scan::tail;
+use crate::scan::{Scan, tail};
 use crate::verdict::Verdict;
 use temper_scap::oval::Evidence;
 
@@ -133,8 +134,8 @@ impl Ralph<'_> {
         // Step 4: evaluate.
         self.phase(run, Phase::Evaluate, Some(rule), n).await?;
         let evaluated = Instant::now();
-        let next = self.next_up(run, rule).await?;
-        let (mut e, ahead) = self.evaluate(state, (rule, next.as_deref()), &ctx, source, &applied).await?;
+        let rescan = self.rescan_of(run, state, rule).await?;
+        let (mut e, scan) = self.evaluate(state, &rescan, &ctx, source, &applied).await?;
         e.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
         self.store.event(run, EventKind::Verdict, Some(rule), json!({"attempt": n, "verdict": verdict, "reason": reason})).await?;
@@ -145,7 +146,9 @@ impl Ralph<'_> {
         // Step 5: keep or revert.
         if self.kept(verdict) {
             self.keep(run, state, id, rule, &e).await?;
-            state.ahead = ahead.map(|a| Ahead { head: state.head().to_string(), ..a });
+            if let Some(scan) = &scan {
+                self.take_up(run, state, &rescan, scan).await?;
+            }
         } else {
             e.diagnostics = Some(self.diagnostics(&e).await);
             self.phase(run, Phase::Revert, Some(rule), n).await?;
@@ -177,30 +180,25 @@ impl Ralph<'_> {
         }
     }
 
-    /// The guard (lockout, then health) beside a rescan of the rule (with the regression set when
-    /// it is cheap, and the `next` rule to look ahead to): the verdict and everything measured on
-    /// the way, and the next rule's evidence.
+    /// The guard (lockout, then health) beside the rescan (`rescan.rs`): the verdict and
+    /// everything measured on the way, and the scan when the checks got that far.
     #[tracing::instrument(name = "evaluate", skip_all)]
     async fn evaluate(
         &self,
         state: &RunState,
-        (rule, next): (&str, Option<&str>),
+        rescan: &Rescan,
         ctx: &FixContext,
         source: FixSource,
         applied: &Applied,
-    ) -> LoopResult<(Evaluation, Option<Ahead>)> {
+    ) -> LoopResult<(Evaluation, Option<Scan>)> {
+        let rule = rescan.rule.as_str();
         let judged = |verdict: Verdict, reason: String| {
             let mut e = Evaluation::new(verdict, reason);
             (e.fix_exit_code, e.fix_stdout, e.fix_stderr, e.apply_ms) =
                 (applied.exit_code, applied.stdout.clone(), applied.stderr.clone(), Some(applied.ms));
             e
         };
-        // Cheap regression sets ride in the rule's own rescan; large ones wait for the batch.
-        let mut rules = vec![rule.to_string()];
-        if !state.batched() {
-            rules.extend(state.regression_set.iter().filter(|r| *r != rule).cloned());
-        }
-        rules.extend(next.map(String::from));
+        let rules = rescan.rules(state);
         // The guard logs in afresh beside the live session, so the rescan runs alongside it; a
         // script that did not finish is never rescanned.
         let (guard, scan) = if applied.exit_code.is_some() {
@@ -267,9 +265,8 @@ impl Ralph<'_> {
                 applied.error.as_ref().map(|err| format!("; kept on the checks' word, with a warning: {err}")).unwrap_or_default();
             checked(Verdict::Fixed, format!("{checks}{warning}"))
         };
-        // Its head is known once the fix is kept.
-        let ahead = next.map(|n| Ahead { rule: n.to_string(), head: String::new(), evidence: scan.evidence_of(n).cloned() });
-        Ok((Evaluation { rule_result: Some(result), regressions, evidence_after: scan.evidence_of(rule).cloned(), ..e }, ahead))
+        let evidence_after = scan.evidence_of(rule).cloned();
+        Ok((Evaluation { rule_result: Some(result), regressions, evidence_after, ..e }, Some(scan)))
     }
 
     /// The lockout guard, then the health check.

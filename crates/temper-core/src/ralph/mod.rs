@@ -19,6 +19,7 @@ mod pick;
 mod preflight;
 mod reflect;
 mod regress;
+mod rescan;
 mod reuse;
 mod second_pass;
 mod settings;
