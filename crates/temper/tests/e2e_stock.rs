@@ -19,10 +19,25 @@ async fn stock_agent_fixes_real_rules_on_the_standard_profile() {
     let fixed: Vec<String> =
         store.rules(run.id).await.unwrap().into_iter().filter(|r| r.status.as_str() == "fixed").map(|r| r.rule_id).collect();
     assert!(fixed.len() >= 3, "the stock fixes fixed {fixed:?}");
-    for a in store.attempts(run.id).await.unwrap() {
+    let attempts = store.attempts(run.id).await.unwrap();
+    for a in &attempts {
         assert_eq!(a.source.as_str(), "stock");
         assert!(!a.fix_script.trim().is_empty(), "the datastream's own fix was submitted");
+        // Each rule failed before its fix: what the scanner found is recorded, for the rule.
+        let before = a.evidence_before.as_ref().unwrap_or_else(|| panic!("{}: no evidence before the fix", a.rule_id));
+        assert_eq!(before.rule, a.rule_id);
     }
+    // After the first fix, the evidence before each fix came from the previous fix's rescan.
+    let looked: Vec<bool> = store
+        .events(run.id, 0)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|e| e.kind.as_str() == "attempt")
+        .map(|e| e.data.contains(r#""evidence_looked_ahead":true"#))
+        .collect();
+    assert_eq!(looked.len(), attempts.len());
+    assert!(!looked[0] && looked[1..].iter().any(|l| *l), "looked ahead: {looked:?}");
     // Every rule temper calls fixed passes an independent rescan.
     for r in &fixed {
         assert_eq!(rescan(&w, r).await, "pass", "{r}");
@@ -76,7 +91,10 @@ async fn a_rule_another_fix_makes_applicable_is_reopened_and_fixed_in_the_same_r
     let events = store.events(run.id, 0).await.unwrap();
     let reopened: Vec<_> =
         events.iter().filter(|e| e.kind.as_str() == "rule_applicable").map(|e| e.rule_id.clone().unwrap_or_default()).collect();
-    assert!(reopened.contains(&LOGROTATE.to_string()), "reopened by the final scan: {reopened:?}");
+    assert!(reopened.contains(&LOGROTATE.to_string()), "reopened: {reopened:?}");
+    // The rules not applicable so far ride in each rescan: rsyslog's own found it, so one final scan.
+    let finals = events.iter().filter(|e| e.kind.as_str() == "scan" && e.data.contains(r#""kind":"final""#)).count();
+    assert_eq!(finals, 1, "reopened before any final scan");
     let order: Vec<String> = store.attempts(run.id).await.unwrap().into_iter().map(|a| a.rule_id).collect();
     assert_eq!(order.last().map(String::as_str), Some(LOGROTATE), "worked on after rsyslog's fix: {order:?}");
     assert_eq!(rescan(&w, LOGROTATE).await, "pass", "an independent rescan agrees");

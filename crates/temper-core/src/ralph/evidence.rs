@@ -59,10 +59,12 @@ impl Ralph<'_> {
             return Ok(None);
         }
         let next = self.candidates(run).await?.into_iter().find(|c| c.rule_id != rule && c.has_stock_fix && c.attempts == 0);
-        let Some(next) = next.map(|c| vec![c.rule_id]) else { return Ok(None) };
-        let pending = self.store.rule(run, &next[0]).await?.is_some_and(|r| r.status == RuleStatus::Pending);
-        let cheap = self.scanner.tree_walkers(&next).is_empty() && !self.scanner.without_own_xccdf(&next).is_empty();
-        Ok((pending && cheap).then(|| next[0].clone()))
+        let Some(next) = next.map(|c| c.rule_id) else { return Ok(None) };
+        let pending = self.store.rule(run, &next).await?.is_some_and(|r| r.status == RuleStatus::Pending);
+        // Planned with the rule: a variable the two bind differently would send it to xccdf.
+        let pair = [rule.to_string(), next.clone()];
+        let cheap = self.scanner.tree_walkers(&pair[1..]).is_empty() && self.scanner.without_own_xccdf(&pair).contains(&next);
+        Ok((pending && cheap).then_some(next))
     }
 }
 
