@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::journal::{Culprit, EventKind, RuleStatus};
 use serde_json::json;
+use temper_scap::Outcome;
 
 #[cfg(test)]
 use super::Booted;
@@ -40,8 +41,8 @@ impl Ralph<'_> {
     }
 
     /// Rescans the regression set once for the whole batch, with the rules not applicable so far
-    /// (`applicable.rs`); re-derives the cadence from the check's time; promotes the batch (then
-    /// takes up the rules that apply now), or bisects it.
+    /// (`applicable.rs`); re-derives the cadence from the check's time (unless rules apply now);
+    /// promotes the batch (then takes up the rules that apply now), or bisects it.
     #[tracing::instrument(name = "regression_check", skip_all, fields(fixes = state.pending.len()))]
     pub(super) async fn check_regressions(&self, run: i64, state: &mut RunState) -> LoopResult<()> {
         if state.pending.is_empty() {
@@ -54,7 +55,10 @@ impl Ralph<'_> {
         let scan = if rules.is_empty() { None } else { Some(self.scanner.scan(self.guest, &rules).await?) };
         let took = started.elapsed();
         let failed = scan.as_ref().map(|s| s.failing(&state.regression_set)).unwrap_or_default();
-        let (fixes, every) = (state.pending.len(), self.retime(run, state, took).await?);
+        // Rules that apply now had their checks run once (a tree walk, say): not the set's cost.
+        let applies = scan.as_ref().is_some_and(|s| watched.iter().any(|r| s.outcome(r).is_some_and(|o| o != Outcome::NotApplicable)));
+        let every = if applies { state.regression_every } else { self.retime(run, state, took).await? };
+        let fixes = state.pending.len();
         let check = json!({"fixes": fixes, "rules": state.regression_set.len(), "watched": watched.len(), "failed": failed, "secs": took.as_secs_f64(), "every": every});
         self.store.event(run, EventKind::RegressionCheck, None, check).await?;
         if !failed.is_empty() {
