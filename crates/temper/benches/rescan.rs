@@ -132,6 +132,10 @@ async fn main() {
     same(&checked, &xs, &os);
     stats(&format!("regression set as the loop checks it ({} rules), xccdf", checked.len()), x);
     let loop_o = stats(&format!("regression set as the loop checks it ({} rules), oval", checked.len()), o);
+    let (o1, os1) = time_scan(&guest, &oval.clone().with_lanes(1), &checked).await;
+    same(&checked, &os1, &os);
+    let loop_1 = stats(&format!("the same, oval in 1 lane (default {})", oval.lanes), o1);
+    println!("{:<52} {:>7.1}x", format!("speed-up of {} lanes over 1", oval.lanes), loop_1 / loop_o);
     let t = Instant::now();
     oval.scan(&guest, &walkers).await.expect("scan");
     println!("{:<52} {:>7.2}s  (n=1)", format!("tree walkers, final scan only ({} rules), oval", walkers.len()), t.elapsed().as_secs_f64());

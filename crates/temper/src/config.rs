@@ -53,6 +53,9 @@ pub struct Config {
     pub regression_every: Option<u32>,
     pub fix_timeout_secs: u64,
     pub scan_timeout_secs: u64,
+    /// OVAL engine: a large set of rules is shared out to this many `oscap oval eval`, side by
+    /// side (the guest's vCPUs).
+    pub scan_lanes: usize,
     /// Reboot the guest cold at the end of each run and prove the fixes survive it.
     pub reboot_proof: bool,
     /// How long a clean shutdown may take before the guest is powered off.
@@ -101,6 +104,7 @@ impl Default for Config {
             regression_every: None,
             fix_timeout_secs: 600,
             scan_timeout_secs: 1800,
+            scan_lanes: 2,
             reboot_proof: true,
             shutdown_grace_secs: 90,
             boot_timeout_secs: 300,

@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Context;
 use temper_agents::{LlmAgent, LlmConfig, StockAgent, TieredAgent};
 use temper_core::agent::{Architect, Reflector, Worker};
-use temper_core::scan::OvalSide;
+use temper_core::scan::{OvalSide, Scanner};
 use temper_core::skill::Skill;
 use temper_core::target::Target;
 use temper_scap::Benchmark;
@@ -37,6 +37,14 @@ pub fn host_datastream(config: &Config, skill: &Skill) -> PathBuf {
 
 pub fn guest_datastream(config: &Config, skill: &Skill) -> String {
     format!("{}/{}", config.guest_content_dir.trim_end_matches('/'), skill.manifest.datastream)
+}
+
+/// A scanner of `profile` in the guest, with the configured timeout and lanes.
+pub fn scanner(config: &Config, skill: &Skill, profile: &str) -> Scanner {
+    let mut scanner = Scanner::new(guest_datastream(config, skill), profile);
+    scanner.timeout = Duration::from_secs(config.scan_timeout_secs);
+    scanner.lanes = config.scan_lanes;
+    scanner
 }
 
 /// The OVAL engine's host side for `benchmark` (the run's content): the host's datastream,

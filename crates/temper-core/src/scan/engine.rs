@@ -11,6 +11,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use futures_util::future::join_all;
+
 use serde::{Deserialize, Serialize};
 use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalReport, OvalResults, Plan, XccdfReason};
 use temper_scap::{Benchmark, RuleResult, TestResult};
@@ -71,10 +73,24 @@ pub(super) struct OvalScan {
 /// pay for the extra run.
 pub const TWO_STAGE_FROM: usize = 20;
 
+/// From this many rules to evaluate, the set is shared out to the scanner's lanes.
+pub const LANES_FROM: usize = 40;
+
+/// `rules` shared out to `lanes` parts, in turn (neighbours in a profile tend to cost alike);
+/// one part below [`LANES_FROM`] rules.
+fn lanes(rules: &[String], lanes: usize) -> Vec<Vec<String>> {
+    let n = if rules.len() < LANES_FROM { 1 } else { lanes.clamp(1, rules.len()) };
+    let mut parts = vec![Vec::new(); n];
+    for (i, r) in rules.iter().enumerate() {
+        parts[i % n].push(r.clone());
+    }
+    parts
+}
+
 impl Scanner {
     /// `rules` through the OVAL engine: one `oscap oval eval` for the rules it plans (after one
-    /// for their platforms, for large sets), one `oscap xccdf eval` for the rest. Results come in
-    /// the order of `rules`.
+    /// for their platforms, for large sets; a large set in one per lane, side by side), one
+    /// `oscap xccdf eval` for the rest. Results come in the order of `rules`.
     pub(super) async fn scan_oval(&self, guest: &dyn Guest, side: &OvalSide, rules: &[String]) -> Result<OvalScan, ScanError> {
         let severity = |id: &str| side.benchmark.rule(id).map_or("unknown".to_string(), |r| r.severity.clone());
         let result = |rule: String, outcome| RuleResult { severity: severity(&rule), idref: rule, result: outcome, time: None };
@@ -91,18 +107,21 @@ impl Scanner {
                 evaluate = split.evaluate;
             }
         }
-        let plan = side.engine.plan(&side.benchmark, &evaluate)?;
+        let plans =
+            lanes(&evaluate, self.lanes).iter().map(|part| side.engine.plan(&side.benchmark, part)).collect::<Result<Vec<_>, _>>()?;
+        let runs = join_all(plans.iter().filter(|p| p.document.is_some()).map(|p| self.oval_eval(guest, p))).await;
         let mut evidence = Vec::new();
-        if plan.document.is_some() {
-            let (bytes, s) = self.oval_eval(guest, &plan).await?;
+        for (plan, run) in plans.iter().filter(|p| p.document.is_some()).zip(runs) {
+            let (bytes, s) = run?;
             stalls += s;
             // One parse gives the outcomes and the evidence.
             let report = OvalReport::parse(&bytes)?;
             let outcomes = plan.outcomes(&report.results());
-            evidence = plan.evidence(&report, &outcomes);
+            evidence.extend(plan.evidence(&report, &outcomes));
             found.extend(outcomes.into_iter().map(|o| result(o.rule, o.outcome)));
         }
-        let routed: Vec<(String, XccdfReason)> = plan.xccdf_rules().into_iter().map(|(id, why)| (id.to_string(), why)).collect();
+        let routed: Vec<(String, XccdfReason)> =
+            plans.iter().flat_map(|p| p.xccdf_rules()).map(|(id, why)| (id.to_string(), why)).collect();
         let rest: Vec<String> = routed.iter().map(|(id, _)| id.clone()).collect();
         if !rest.is_empty() {
             tracing::debug!(rules = rest.len(), "rules whose check is not one OVAL definition: oscap xccdf eval");
@@ -139,5 +158,26 @@ impl Scanner {
             Call { args: eval.args(), inputs }
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_set_is_shared_out_in_turn_and_a_small_one_is_not() {
+        let rules: Vec<String> = (0..LANES_FROM + 1).map(|i| format!("r{i}")).collect();
+        let parts = lanes(&rules, 2);
+        assert_eq!(parts.len(), 2);
+        assert_eq!((parts[0].len(), parts[1].len()), (21, 20));
+        assert_eq!((&parts[0][..2], &parts[1][..2]), (&["r0".to_string(), "r2".into()][..], &["r1".to_string(), "r3".into()][..]));
+        assert_eq!(lanes(&rules[..LANES_FROM - 1], 2).len(), 1, "below the threshold: one oscap");
+        assert_eq!(lanes(&rules, 0).len(), 1, "no lanes is one lane");
+        let mut all: Vec<String> = parts.concat();
+        all.sort();
+        let mut want = rules.clone();
+        want.sort();
+        assert_eq!(all, want, "every rule in exactly one part");
     }
 }

@@ -75,6 +75,9 @@ pub struct Scanner {
     oval: Option<OvalSide>,
     /// Rules known to walk directory trees, where no OVAL content says ([`Self::tree_walkers`]).
     walkers: Option<Arc<[String]>>,
+    /// OVAL engine: how many `oscap oval eval` a large set of rules is shared out to, side by
+    /// side (the guest's vCPUs; oscap evaluates on one). See `engine.rs`.
+    pub lanes: usize,
 }
 
 pub const SCAN_TRIES: u32 = 3;
@@ -143,12 +146,19 @@ impl Scanner {
             seq: Arc::default(),
             oval: None,
             walkers: None,
+            lanes: 2,
         }
     }
 
     /// Scans of named rules go through the OVAL engine from now on.
     pub fn with_oval(mut self, side: OvalSide) -> Self {
         self.oval = Some(side);
+        self
+    }
+
+    /// How many `oscap oval eval` a large set is shared out to ([`Self::lanes`]).
+    pub fn with_lanes(mut self, lanes: usize) -> Self {
+        self.lanes = lanes;
         self
     }
 

@@ -9,7 +9,7 @@ use temper_core::journal::prelude::*;
 use temper_core::journal::{EventKind, Lease, LeaseError, NewRun, Run, RunStatus};
 use temper_core::ports::{Clock, Timed};
 use temper_core::ralph::{Agents, LoopError, Quiet, Ralph, RebootProof, Settings, Summary};
-use temper_core::scan::{Engine, Scanner};
+use temper_core::scan::Engine;
 use temper_core::target::Target;
 use temper_store::Store;
 use tracing::Level;
@@ -218,8 +218,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
     let (hv, guest) = (wiring::hypervisor(&target), wiring::guest(&target)?);
     let clock = lease.clock();
     let progress = (!opts.quiet).then(Progress::new);
-    let mut scanner = Scanner::new(wiring::guest_datastream(config, &skill), opts.profile.clone()).for_run(run);
-    scanner.timeout = Duration::from_secs(config.scan_timeout_secs);
+    let mut scanner = wiring::scanner(config, &skill, &opts.profile).for_run(run);
     if opts.engine == Engine::Oval {
         scanner = scanner.with_oval(wiring::oval(config, &skill, content.clone())?);
     }

@@ -1,8 +1,7 @@
 //! `temper scan run|parse`.
-use std::time::Duration;
 
 use anyhow::Context;
-use temper_core::scan::{Engine, Scanner};
+use temper_core::scan::Engine;
 use temper_scap::oval::Evidence;
 
 use super::print_json;
@@ -23,8 +22,7 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
             let tailoring = tailoring_file.as_deref().or(config.tailoring_file.as_deref());
             let (controls, profile) = crate::controls::read(&skill, &profile, tailoring, None)?;
             let guest = wiring::guest(&target)?;
-            let mut scanner = Scanner::new(wiring::guest_datastream(config, &skill), profile.clone());
-            scanner.timeout = Duration::from_secs(config.scan_timeout_secs);
+            let mut scanner = wiring::scanner(config, &skill, &profile);
             if engine == Engine::Oval {
                 let ds = wiring::host_datastream(config, &skill);
                 let content = temper_report::read_content(&controls, &profile, &ds).with_context(|| ds.display().to_string())?;
