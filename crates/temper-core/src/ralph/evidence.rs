@@ -7,7 +7,6 @@
 use temper_scap::oval::Evidence;
 
 use super::{LoopResult, Ralph, RunState};
-use crate::journal::RuleStatus;
 use crate::scan::Engine;
 
 /// A rule's evidence, taken by a rescan that looked ahead, valid while the guest is at `head`.
@@ -58,13 +57,13 @@ impl Ralph<'_> {
         if self.scanner.engine() != Engine::Oval {
             return Ok(None);
         }
+        // Candidates are open (pending) rules in scope.
         let next = self.candidates(run).await?.into_iter().find(|c| c.rule_id != rule && c.has_stock_fix && c.attempts == 0);
         let Some(next) = next.map(|c| c.rule_id) else { return Ok(None) };
-        let pending = self.store.rule(run, &next).await?.is_some_and(|r| r.status == RuleStatus::Pending);
         // Planned with the rule: a variable the two bind differently would send it to xccdf.
         let pair = [rule.to_string(), next.clone()];
         let cheap = self.scanner.tree_walkers(&pair[1..]).is_empty() && self.scanner.without_own_xccdf(&pair).contains(&next);
-        Ok((pending && cheap).then_some(next))
+        Ok(cheap.then_some(next))
     }
 }
 

@@ -109,9 +109,10 @@ impl Scanner {
         }
         let plans =
             lanes(&evaluate, self.lanes).iter().map(|part| side.engine.plan(&side.benchmark, part)).collect::<Result<Vec<_>, _>>()?;
-        let runs = join_all(plans.iter().filter(|p| p.document.is_some()).map(|p| self.oval_eval(guest, p))).await;
+        let evaluated: Vec<&Plan> = plans.iter().filter(|p| p.document.is_some()).map(|p| p.as_ref()).collect();
+        let runs = join_all(evaluated.iter().map(|p| self.oval_eval(guest, p))).await;
         let mut evidence = Vec::new();
-        for (plan, run) in plans.iter().filter(|p| p.document.is_some()).zip(runs) {
+        for (plan, run) in evaluated.into_iter().zip(runs) {
             let (bytes, s) = run?;
             stalls += s;
             // One parse gives the outcomes and the evidence.
