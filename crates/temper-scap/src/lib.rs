@@ -13,7 +13,7 @@ mod text;
 mod xml;
 
 pub use datastream::{
-    Benchmark, FIX_SH, Fix, OvalRef, ProfileInfo, Rule, Tailoring, TailoringInfo, Value, list_profiles, list_profiles_bytes,
+    Benchmark, FIX_SH, Fix, OvalRef, ProfileInfo, Rule, ScoreTree, Tailoring, TailoringInfo, Value, list_profiles, list_profiles_bytes,
     read_benchmark, read_benchmark_bytes, read_benchmark_tailored, short_rule_id,
 };
 pub use error::ScapError;

@@ -179,3 +179,17 @@ fn rule_json_shape() {
     assert_eq!(v["has_fix"], false);
     assert!(v["fix"].is_null());
 }
+
+#[test]
+fn the_default_score_is_oscaps() {
+    // The real scan's own score (12.5), from its rule results over the Benchmark's tree.
+    let b = read_benchmark(ssg("ssg-debian12-ds.xml"), Some("standard")).unwrap();
+    let mut t = parse_results(shared_results()).unwrap();
+    let oscap = t.score().unwrap().value;
+    let ours = b.score_tree.default_score(&t).unwrap();
+    assert!((ours - oscap).abs() < 1e-4, "ours {ours}, oscap {oscap}");
+    // Turn one failing rule to pass: the score moves as oscap's model says (its group's mean).
+    let failing = t.rule_results.iter_mut().find(|r| r.result == Outcome::Fail).unwrap();
+    failing.result = Outcome::Pass;
+    assert!(b.score_tree.default_score(&t).unwrap() > ours);
+}

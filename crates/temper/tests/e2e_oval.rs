@@ -46,6 +46,20 @@ async fn the_oval_engine_agrees_with_xccdf_eval_on_every_rule_of_standard() {
     assert!(!failing.is_empty() && !got.with(Outcome::Pass).is_empty(), "the baseline has both: {:?}", got.results.counts(false));
     assert!(got.evidence_of(ROOT).is_some(), "the failing root-login rule has evidence");
     println!("{} rules: xccdf full scan {:.1}s, oval {:.1}s", rules.len(), want.took.as_secs_f64(), got.took.as_secs_f64());
+
+    // A full scan split: rules named as tree walkers (cheap ones here, one failing, one passing)
+    // go beside the profile's eval. Every rule's result, and the score, are xccdf eval's.
+    let pass = got.with(Outcome::Pass)[0].clone();
+    let split = oval.clone().with_tree_walkers(vec![ROOT.into(), pass.clone()]).scan(&g, &[]).await.unwrap();
+    assert_eq!(split.engine, Engine::Oval);
+    let all: Vec<String> = want.results.rule_results.iter().map(|r| r.idref.clone()).collect();
+    let differ = want.differences(&split, &all);
+    assert!(differ.is_empty(), "split full scan: {} of {} rules differ:\n{}", differ.len(), all.len(), differ.join("\n"));
+    assert_eq!(split.results.rule_results.len(), all.len());
+    let (a, b) = (want.results.score().unwrap().value, split.results.score().unwrap().value);
+    assert!((a - b).abs() < 1e-3, "score: xccdf eval {a}, split {b}");
+    assert!(split.evidence_of(ROOT).is_some(), "the split-off failing rule has its evidence");
+    println!("split full scan ({ROOT}, {pass} beside): {:.1}s, score {b}", split.took.as_secs_f64());
 }
 
 /// The default engine in a run: a wrong fix is reverted by its script, reflected on (a ban, a

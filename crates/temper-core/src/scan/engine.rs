@@ -4,8 +4,9 @@
 //! result is not one OVAL definition still go to `oscap xccdf eval`, in the same scan. The OVAL
 //! results also give each failing rule its evidence.
 //!
-//! A full profile scan (no rules named) is always `oscap xccdf eval`: its results carry the
-//! score and every rule's `notselected`. A large set of rules goes in two stages (platforms
+//! A full profile scan (no rules named) is an `oscap xccdf eval`: its results carry the score
+//! and every rule's `notselected`. With the OVAL engine the tree walkers go beside it
+//! (`full.rs`). A large set of rules goes in two stages (platforms
 //! first), as oscap skips the checks of rules that are not applicable.
 use std::fmt;
 use std::str::FromStr;
@@ -126,7 +127,7 @@ impl Scanner {
         let rest: Vec<String> = routed.iter().map(|(id, _)| id.clone()).collect();
         if !rest.is_empty() {
             tracing::debug!(rules = rest.len(), "rules whose check is not one OVAL definition: oscap xccdf eval");
-            let (t, s) = self.xccdf(guest, &rest).await?;
+            let (t, s) = self.xccdf(guest, &rest, &[]).await?;
             stalls += s;
             found.extend(t.rule_results.into_iter().filter(|r| rest.contains(&r.idref)));
         }

@@ -7,6 +7,7 @@
 //! ancestor Group's. A profile's `extends` chain is applied base first.
 mod profile;
 mod rule;
+mod score;
 mod tailoring;
 mod value;
 mod walk;
@@ -18,6 +19,7 @@ use serde::Serialize;
 
 pub use profile::ProfileInfo;
 pub use rule::{FIX_SH, Fix, OvalRef, Rule, short_rule_id};
+pub use score::ScoreTree;
 pub use tailoring::{Tailoring, TailoringInfo};
 pub use value::Value;
 
@@ -51,6 +53,9 @@ pub struct Benchmark {
     pub selected_rules: Vec<Rule>,
     /// Every Rule in the Benchmark, selected or not.
     pub rule_count: usize,
+    /// Groups and selected Rules with their weights: the default score of merged results.
+    #[serde(skip)]
+    pub score_tree: ScoreTree,
 }
 
 impl Benchmark {

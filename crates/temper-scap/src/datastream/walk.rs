@@ -9,6 +9,7 @@ use crate::xml::{Xml, local, parse_bool};
 
 use super::profile::{Policy, ProfileDef, ProfileInfo, find_profile, parse_profile};
 use super::rule::{Fix, RawRule, Rule, parse_rule};
+use super::score::ScoreTree;
 use super::tailoring::Tailoring;
 use super::value::{Value, parse_value};
 use super::{Benchmark, MAX_TITLE};
@@ -89,6 +90,7 @@ struct Walker<'p> {
     values: BTreeMap<String, Value>,
     rules: Vec<RawRule>,
     rule_count: usize,
+    tree: ScoreTree,
 }
 
 impl<'p> Walker<'p> {
@@ -106,6 +108,7 @@ impl<'p> Walker<'p> {
             values: BTreeMap::new(),
             rules: Vec::new(),
             rule_count: 0,
+            tree: ScoreTree::new(),
         }
     }
 
@@ -149,8 +152,8 @@ impl<'p> Walker<'p> {
             self.ready()?;
             return Ok(());
         }
-        // Effective selection of each open Group.
-        let mut groups: Vec<bool> = Vec::new();
+        // Effective selection of each open Group, and its node in the score tree.
+        let mut groups: Vec<(bool, usize)> = Vec::new();
         loop {
             let (c, c_empty) = match x.next()? {
                 Event::Start(c) => (c, false),
@@ -167,7 +170,8 @@ impl<'p> Walker<'p> {
                 _ => continue,
             };
             let offset = x.pos();
-            let parent = groups.last().copied().unwrap_or(true);
+            let parent = groups.last().is_none_or(|g| g.0);
+            let node = groups.last().map(|g| g.1);
             match local(&c) {
                 "Profile" => {
                     if self.policy.is_some() {
@@ -188,7 +192,8 @@ impl<'p> Walker<'p> {
                     }
                     let on = parent && self.item_selected(x, &c, "Group", offset)?.1;
                     if !c_empty {
-                        groups.push(on);
+                        let weight = weight(x, &c, offset)?;
+                        groups.push((on, self.tree.group(node, weight)));
                     }
                 }
                 "Rule" => {
@@ -198,6 +203,7 @@ impl<'p> Walker<'p> {
                     self.rule_count += 1;
                     let (id, on) = self.item_selected(x, &c, "Rule", offset)?;
                     if parent && on {
+                        self.tree.rule(node, id.clone(), weight(x, &c, offset)?);
                         let severity = x.attr(&c, "severity")?.unwrap_or_else(|| "unknown".into());
                         let raw = parse_rule(x, id, severity, c_empty)?;
                         self.rules.push(raw);
@@ -244,7 +250,19 @@ impl<'p> Walker<'p> {
             resolved_values: resolved.clone(),
             selected_rules,
             rule_count: self.rule_count,
+            score_tree: self.tree,
         }
+    }
+}
+
+/// An item's `weight` (XCCDF: a non-negative decimal, 1 when absent).
+fn weight(x: &Xml<'_>, c: &BytesStart<'_>, offset: u64) -> Result<f32> {
+    match x.attr(c, "weight")? {
+        None => Ok(1.0),
+        Some(w) => match w.trim().parse::<f32>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+            _ => Err(ScapError::Invalid { what: "weight", value: w, offset }),
+        },
     }
 }
 

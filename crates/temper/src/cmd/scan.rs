@@ -37,8 +37,12 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
             crate::controls::apply(&controls, skill, &mut scanner)?;
             scanner.check(&guest).await?;
             let scan = scanner.scan(&guest, &rules).await?;
-            eprintln!("scan took {:.1}s ({} engine)", scan.took.as_secs_f64(), scan.engine);
-            if scan.engine == Engine::Oval {
+            let score = scan.results.score().map(|s| format!(", score {:.6}", s.value)).unwrap_or_default();
+            eprintln!("scan took {:.1}s ({} engine{score})", scan.took.as_secs_f64(), scan.engine);
+            if scan.engine == Engine::Oval && rules.is_empty() {
+                let split = scanner.split_from_full();
+                eprintln!("{} tree walker(s) by OVAL beside oscap xccdf eval: {}", split.len(), short(&split));
+            } else if scan.engine == Engine::Oval {
                 let routed: Vec<String> = scan.routed.iter().map(|(r, why)| format!("{} ({why})", temper_scap::short_rule_id(r))).collect();
                 eprintln!(
                     "{} rule(s) by OVAL, {} by oscap xccdf eval{}",
@@ -51,6 +55,10 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
         }
     }
     Ok(0)
+}
+
+fn short(rules: &[String]) -> String {
+    rules.iter().map(|r| temper_scap::short_rule_id(r)).collect::<Vec<_>>().join(", ")
 }
 
 /// The results, and with `evidence` each failing rule's (in the JSON as `evidence`).

@@ -1,0 +1,139 @@
+//! The XCCDF default scoring model (NISTIR 7275r4, table 40), as `oscap xccdf eval` computes
+//! it: a rule that passes (or was fixed) scores 100, any other scored result 0; a Group or the
+//! Benchmark scores the weighted mean of its children that scored anything. `notselected`,
+//! `notapplicable`, `informational` and `notchecked` are left out. Sums are in `f32`, as oscap's.
+//! Used when a scan's results are merged from several evaluations (a split full scan).
+use std::collections::HashMap;
+
+use crate::results::{Outcome, TestResult};
+
+/// The Benchmark's Groups and selected Rules, in document order, with their weights.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScoreTree {
+    nodes: Vec<Node>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Node {
+    Group { weight: f32, children: Vec<usize> },
+    Rule { id: String, weight: f32 },
+}
+
+/// The root's index: the Benchmark itself, weight 1.
+const ROOT: usize = 0;
+
+impl ScoreTree {
+    pub(super) fn new() -> Self {
+        Self { nodes: vec![Node::Group { weight: 1.0, children: Vec::new() }] }
+    }
+
+    /// Adds a Group under `parent` and returns its index (pass it as a later parent).
+    pub(super) fn group(&mut self, parent: Option<usize>, weight: f32) -> usize {
+        self.add(parent, Node::Group { weight, children: Vec::new() })
+    }
+
+    pub(super) fn rule(&mut self, parent: Option<usize>, id: String, weight: f32) {
+        self.add(parent, Node::Rule { id, weight });
+    }
+
+    fn add(&mut self, parent: Option<usize>, node: Node) -> usize {
+        if self.nodes.is_empty() {
+            *self = Self::new();
+        }
+        let i = self.nodes.len();
+        self.nodes.push(node);
+        if let Node::Group { children, .. } = &mut self.nodes[parent.unwrap_or(ROOT)] {
+            children.push(i);
+        }
+        i
+    }
+
+    /// The default-model score of `results` over this tree; `None` when no rule scored.
+    pub fn default_score(&self, results: &TestResult) -> Option<f64> {
+        if self.nodes.is_empty() {
+            return None;
+        }
+        let outcomes: HashMap<&str, Outcome> = results.rule_results.iter().map(|r| (r.idref.as_str(), r.result)).collect();
+        self.score(ROOT, &outcomes).map(|s| f64::from(s.score))
+    }
+
+    fn score(&self, i: usize, outcomes: &HashMap<&str, Outcome>) -> Option<Scored> {
+        match &self.nodes[i] {
+            Node::Rule { id, weight } => {
+                let o = *outcomes.get(id.as_str())?;
+                if matches!(o, Outcome::NotSelected | Outcome::NotApplicable | Outcome::Informational | Outcome::NotChecked) {
+                    return None;
+                }
+                let score = if matches!(o, Outcome::Pass | Outcome::Fixed) { 100.0 } else { 0.0 };
+                Some(Scored { score, weight: *weight })
+            }
+            Node::Group { weight, children } => {
+                let (mut sum, mut acc, mut count) = (0f32, 0f32, 0);
+                for s in children.iter().filter_map(|&c| self.score(c, outcomes)) {
+                    sum += s.score * s.weight;
+                    acc += s.weight;
+                    count += 1;
+                }
+                (count > 0).then(|| Scored { score: if acc != 0.0 { sum / acc } else { sum }, weight: *weight })
+            }
+        }
+    }
+}
+
+struct Scored {
+    score: f32,
+    weight: f32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::RuleResult;
+
+    fn results(of: &[(&str, Outcome)]) -> TestResult {
+        let rule_results = of
+            .iter()
+            .map(|(id, result)| RuleResult { idref: id.to_string(), result: *result, severity: "medium".into(), time: None })
+            .collect();
+        TestResult { rule_results, ..TestResult::default() }
+    }
+
+    #[test]
+    fn groups_average_their_children_not_the_rules() {
+        // root: [g1: a, b, c] [g2: d]; a, d pass, b, c fail. Per group: 33.3 and 100, mean 66.7.
+        // A flat mean over the rules would be 50.
+        let mut t = ScoreTree::new();
+        let g1 = t.group(None, 1.0);
+        for r in ["a", "b", "c"] {
+            t.rule(Some(g1), r.into(), 1.0);
+        }
+        let g2 = t.group(None, 1.0);
+        t.rule(Some(g2), "d".into(), 1.0);
+        let r = results(&[("a", Outcome::Pass), ("b", Outcome::Fail), ("c", Outcome::Error), ("d", Outcome::Pass)]);
+        let s = t.default_score(&r).unwrap();
+        assert!((s - 66.666_664).abs() < 1e-4, "{s}");
+    }
+
+    #[test]
+    fn unscored_results_and_empty_groups_are_left_out_and_weights_count() {
+        let mut t = ScoreTree::new();
+        let g1 = t.group(None, 3.0);
+        t.rule(Some(g1), "a".into(), 1.0);
+        t.rule(Some(g1), "na".into(), 1.0);
+        let g2 = t.group(None, 1.0);
+        t.rule(Some(g2), "b".into(), 1.0);
+        t.rule(Some(g2), "skipped".into(), 1.0);
+        let g3 = t.group(None, 5.0);
+        t.rule(Some(g3), "nc".into(), 1.0);
+        let r = results(&[
+            ("a", Outcome::Fixed),
+            ("na", Outcome::NotApplicable),
+            ("b", Outcome::Fail),
+            ("skipped", Outcome::NotSelected),
+            ("nc", Outcome::NotChecked),
+        ]);
+        // g1 = 100 (weight 3), g2 = 0 (weight 1), g3 scores nothing: 300 / 4.
+        assert_eq!(t.default_score(&r), Some(75.0));
+        assert_eq!(t.default_score(&results(&[("na", Outcome::NotApplicable)])), None);
+    }
+}
