@@ -14,7 +14,7 @@
 //! and name the database's folder apart; with TEMPER_BENCH_TEMPER_ONLY=1 the oscap side is left
 //! out (to set one temper run against another).
 //!
-//! A full ANSSI run takes about 75 min for temper's side under TCG. With TEMPER_BENCH_CONTINUE=1 a run
+//! A full ANSSI run takes about 40 min for temper's side under TCG. With TEMPER_BENCH_CONTINUE=1 a run
 //! cut off during temper's side (its database is kept under `target/bench/<profile>/`) goes on
 //! with `temper resume`; temper's wall time is then the sum of its segments, read from the
 //! run's event timestamps (a segment ends at its last event). With TEMPER_BENCH_READ=1 nothing
