@@ -128,7 +128,7 @@ impl TestResult {
     }
 }
 
-const DEFAULT_SCORING: &str = "urn:xccdf:scoring:default";
+pub(crate) const DEFAULT_SCORING: &str = "urn:xccdf:scoring:default";
 const SHORT: usize = 4096;
 
 pub fn parse_results(path: impl AsRef<Path>) -> Result<TestResult> {

@@ -11,14 +11,11 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::future::join_all;
 use temper_scap::oval::Evidence;
-use temper_scap::{Score, TestResult};
 use tokio::time::Instant;
 
 use super::engine::{OvalScan, OvalSide};
 use super::{Engine, Scan, ScanError, Scanner};
 use crate::ports::Guest;
-
-const DEFAULT_SCORING: &str = "urn:xccdf:scoring:default";
 
 impl Scanner {
     /// The profile's tree walkers that the OVAL engine evaluates itself: those a full scan
@@ -29,17 +26,12 @@ impl Scanner {
         self.without_own_xccdf(&self.tree_walkers(&selected))
     }
 
-    /// The whole profile: one `oscap xccdf eval` without the tree walkers, and the walkers in
-    /// the lanes beside it. With no walker to split, one plain `oscap xccdf eval`.
-    pub(super) async fn full(&self, guest: &dyn Guest, side: &OvalSide) -> Result<Scan, ScanError> {
+    /// The whole profile: one `oscap xccdf eval` without `split` (the tree walkers, see
+    /// [`Self::split_from_full`]), and those in the lanes beside it.
+    pub(super) async fn full(&self, guest: &dyn Guest, side: &OvalSide, split: &[String]) -> Result<Scan, ScanError> {
         let start = Instant::now();
-        let split = self.split_from_full();
-        if split.is_empty() {
-            let (results, stalls) = self.xccdf(guest, &[], &[]).await?;
-            return Ok(Scan { results, took: start.elapsed(), stalls, engine: Engine::Xccdf, evidence: Vec::new(), routed: Vec::new() });
-        }
         tracing::debug!(walkers = split.len(), lanes = self.lanes, "full scan: tree walkers beside oscap xccdf eval");
-        let queue = Mutex::new(self.walk_costs.costliest_first(&split));
+        let queue = Mutex::new(self.walk_costs.costliest_first(split));
         let lane = || async {
             let mut done = Vec::new();
             loop {
@@ -51,7 +43,7 @@ impl Scanner {
             }
             done
         };
-        let (xccdf, lanes) = tokio::join!(self.xccdf(guest, &[], &split), join_all((0..self.lanes.max(1)).map(|_| lane())));
+        let (xccdf, lanes) = tokio::join!(self.xccdf(guest, &[], split), join_all((0..self.lanes.max(1)).map(|_| lane())));
         let (mut results, mut stalls) = xccdf?;
         let walked: Vec<OvalScan> = lanes.into_iter().flatten().collect::<Result<_, _>>()?;
         let mut evidence: Vec<Evidence> = Vec::new();
@@ -72,7 +64,7 @@ impl Scanner {
                 }
             }
         }
-        rescore(&mut results, side);
+        side.benchmark.score_tree.rescore(&mut results);
         Ok(Scan { results, took: start.elapsed(), stalls, engine: Engine::Oval, evidence, routed: Vec::new() })
     }
 }
@@ -93,17 +85,6 @@ impl WalkCosts {
         out.sort_by_key(|r| Reverse(known.get(r).copied().unwrap_or(u128::MAX)));
         out.into()
     }
-}
-
-/// The default score of the merged results, in place of oscap's over its part.
-fn rescore(results: &mut TestResult, side: &OvalSide) {
-    let Some(value) = side.benchmark.score_tree.default_score(results) else { return };
-    match results.scores.iter_mut().find(|s| s.system == DEFAULT_SCORING) {
-        Some(s) => s.value = value,
-        None => results.scores.push(Score { system: DEFAULT_SCORING.into(), maximum: Some(100.0), value }),
-    }
-    // Other models' scores were over the xccdf part only.
-    results.scores.retain(|s| s.system == DEFAULT_SCORING);
 }
 
 #[cfg(test)]

@@ -238,6 +238,7 @@ impl Scanner {
             return Err(ScanError::BadRuleId(bad.clone()));
         }
         let start = Instant::now();
+        let split = if rules.is_empty() { self.split_from_full() } else { Vec::new() };
         match &self.oval {
             Some(side) if !rules.is_empty() => {
                 tracing::Span::current().record("engine", "oval");
@@ -245,11 +246,11 @@ impl Scanner {
                 let took = start.elapsed();
                 Ok(Scan { results: o.results, took, stalls: o.stalls, engine: Engine::Oval, evidence: o.evidence, routed: o.routed })
             }
-            Some(side) => {
+            Some(side) if !split.is_empty() => {
                 tracing::Span::current().record("engine", "split");
-                self.full(guest, side).await
+                self.full(guest, side, &split).await
             }
-            None => {
+            _ => {
                 tracing::Span::current().record("engine", "xccdf");
                 let (results, stalls) = self.xccdf(guest, rules, &[]).await?;
                 Ok(Scan { results, took: start.elapsed(), stalls, engine: Engine::Xccdf, evidence: Vec::new(), routed: Vec::new() })

@@ -5,10 +5,10 @@
 //! Used when a scan's results are merged from several evaluations (a split full scan).
 use std::collections::HashMap;
 
-use crate::results::{Outcome, TestResult};
+use crate::results::{DEFAULT_SCORING, Outcome, Score, TestResult};
 
 /// The Benchmark's Groups and selected Rules, in document order, with their weights.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScoreTree {
     nodes: Vec<Node>,
 }
@@ -22,11 +22,14 @@ enum Node {
 /// The root's index: the Benchmark itself, weight 1.
 const ROOT: usize = 0;
 
-impl ScoreTree {
-    pub(super) fn new() -> Self {
+impl Default for ScoreTree {
+    /// The Benchmark alone.
+    fn default() -> Self {
         Self { nodes: vec![Node::Group { weight: 1.0, children: Vec::new() }] }
     }
+}
 
+impl ScoreTree {
     /// Adds a Group under `parent` and returns its index (pass it as a later parent).
     pub(super) fn group(&mut self, parent: Option<usize>, weight: f32) -> usize {
         self.add(parent, Node::Group { weight, children: Vec::new() })
@@ -37,9 +40,6 @@ impl ScoreTree {
     }
 
     fn add(&mut self, parent: Option<usize>, node: Node) -> usize {
-        if self.nodes.is_empty() {
-            *self = Self::new();
-        }
         let i = self.nodes.len();
         self.nodes.push(node);
         if let Node::Group { children, .. } = &mut self.nodes[parent.unwrap_or(ROOT)] {
@@ -50,11 +50,19 @@ impl ScoreTree {
 
     /// The default-model score of `results` over this tree; `None` when no rule scored.
     pub fn default_score(&self, results: &TestResult) -> Option<f64> {
-        if self.nodes.is_empty() {
-            return None;
-        }
         let outcomes: HashMap<&str, Outcome> = results.rule_results.iter().map(|r| (r.idref.as_str(), r.result)).collect();
         self.score(ROOT, &outcomes).map(|s| f64::from(s.score))
+    }
+
+    /// Sets `results`' default score to this tree's over them (results merged from several
+    /// evaluations); other models' scores, over part of them, are dropped.
+    pub fn rescore(&self, results: &mut TestResult) {
+        let Some(value) = self.default_score(results) else { return };
+        results.scores.retain(|s| s.system == DEFAULT_SCORING);
+        match results.scores.first_mut() {
+            Some(s) => s.value = value,
+            None => results.scores.push(Score { system: DEFAULT_SCORING.into(), maximum: Some(100.0), value }),
+        }
     }
 
     fn score(&self, i: usize, outcomes: &HashMap<&str, Outcome>) -> Option<Scored> {
@@ -102,7 +110,7 @@ mod tests {
     fn groups_average_their_children_not_the_rules() {
         // root: [g1: a, b, c] [g2: d]; a, d pass, b, c fail. Per group: 33.3 and 100, mean 66.7.
         // A flat mean over the rules would be 50.
-        let mut t = ScoreTree::new();
+        let mut t = ScoreTree::default();
         let g1 = t.group(None, 1.0);
         for r in ["a", "b", "c"] {
             t.rule(Some(g1), r.into(), 1.0);
@@ -116,7 +124,7 @@ mod tests {
 
     #[test]
     fn unscored_results_and_empty_groups_are_left_out_and_weights_count() {
-        let mut t = ScoreTree::new();
+        let mut t = ScoreTree::default();
         let g1 = t.group(None, 3.0);
         t.rule(Some(g1), "a".into(), 1.0);
         t.rule(Some(g1), "na".into(), 1.0);
@@ -135,5 +143,20 @@ mod tests {
         // g1 = 100 (weight 3), g2 = 0 (weight 1), g3 scores nothing: 300 / 4.
         assert_eq!(t.default_score(&r), Some(75.0));
         assert_eq!(t.default_score(&results(&[("na", Outcome::NotApplicable)])), None);
+    }
+
+    #[test]
+    fn rescore_replaces_the_default_score_and_drops_the_others() {
+        let mut t = ScoreTree::default();
+        t.rule(None, "a".into(), 1.0);
+        t.rule(None, "b".into(), 1.0);
+        let mut r = results(&[("a", Outcome::Pass), ("b", Outcome::Fail)]);
+        let flat = Score { system: "urn:xccdf:scoring:flat".into(), maximum: Some(1.0), value: 1.0 };
+        r.scores = vec![flat, Score { system: DEFAULT_SCORING.into(), maximum: Some(100.0), value: 100.0 }];
+        t.rescore(&mut r);
+        assert_eq!(r.scores, vec![Score { system: DEFAULT_SCORING.into(), maximum: Some(100.0), value: 50.0 }]);
+        r.scores.clear();
+        t.rescore(&mut r);
+        assert_eq!(r.score().map(|s| s.value), Some(50.0), "a missing default score is added");
     }
 }

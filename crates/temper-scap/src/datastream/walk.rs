@@ -108,7 +108,7 @@ impl<'p> Walker<'p> {
             values: BTreeMap::new(),
             rules: Vec::new(),
             rule_count: 0,
-            tree: ScoreTree::new(),
+            tree: ScoreTree::default(),
         }
     }
 
