@@ -21,7 +21,7 @@
 //! [`MORE_PASSES`] more): the table's `oscap --remediate xN` row, timed over all its passes (the
 //! scans between them not counted), and a second ratio. TEMPER_BENCH_ONE_PASS=1 leaves them out.
 //!
-//! A full ANSSI run takes about 40 min for temper's side under TCG. With TEMPER_BENCH_CONTINUE=1 a run
+//! A full ANSSI run takes 36 to 46 min for temper's side under TCG. With TEMPER_BENCH_CONTINUE=1 a run
 //! cut off during temper's side (its database is kept under `target/bench/<profile>/`) goes on
 //! with `temper resume`; temper's wall time is then the sum of its segments, read from the
 //! run's event timestamps (a segment ends at its last event). With TEMPER_BENCH_READ=1 nothing
@@ -166,12 +166,10 @@ async fn restore(hv: &LibvirtHypervisor, guest: &SshGuest) {
     guest.reconnect(Duration::from_secs(180)).await.unwrap();
 }
 
-/// `oscap --remediate` from the baseline, timed. oscap 1.3.7 can deadlock among its probe
-/// threads (seen here: 40 minutes asleep, 13 s of CPU): a run during which the guest stays idle
-/// for [`IDLE_FOR`] is killed and run again from the baseline, up to three times. The time is
-/// that of the run that finished.
-/// A later pass (`again`) starts where the last one left off; a deadlocked try of it is killed
-/// and run again from there.
+/// `oscap --remediate` from the baseline, timed, or (`again`) from where its last pass left
+/// off. oscap 1.3.7 can deadlock among its probe threads (seen here: 40 minutes asleep, 13 s of
+/// CPU): a run during which the guest stays idle for [`IDLE_FOR`] is killed and run again from
+/// the same start, up to three times. The time is that of the run that finished.
 async fn remediate(hv: &LibvirtHypervisor, guest: &SshGuest, argv: &[String], again: bool) -> Duration {
     for tried in 1..=3 {
         if !again {
@@ -198,6 +196,11 @@ const IDLE_FOR: Duration = Duration::from_secs(300);
 
 /// oscap's passes after its first, at most.
 const MORE_PASSES: usize = 3;
+
+/// The table's name for oscap after `n` passes.
+fn oscap_name(n: usize) -> String {
+    if n == 1 { "oscap --remediate".into() } else { format!("oscap --remediate x{n}") }
+}
 
 /// Returns once the guest's CPUs have done under 5 s of work in the last [`IDLE_FOR`]
 /// (`/proc/stat`, sampled every 30 s; 100 ticks a second).
@@ -349,34 +352,32 @@ async fn main() {
         argv.extend(["--skip-rule".into(), r.clone()]);
     }
     argv.extend(["--results".into(), "/var/tmp/remediate.xml".into(), DS.into()]);
-    let oscap_wall = remediate(&hv, &guest, &argv, false).await;
-    let oscap = Outcome { judged: judge(&scanner, &guest, &failing, &ignore).await, wall: oscap_wall, harness_pct: None };
-    println!("{}", row("oscap --remediate", &oscap));
-    let mut passes: Vec<Outcome> = vec![];
-    while !flag("TEMPER_BENCH_ONE_PASS") && passes.len() < MORE_PASSES {
-        let last = passes.last().unwrap_or(&oscap);
-        if last.judged.newly_failing == 0 {
-            break;
-        }
-        let wall = last.wall + remediate(&hv, &guest, &argv, true).await;
+    // oscap's passes, each timed from the first's start (the judging scans left out).
+    let mut passes: Vec<Outcome> = Vec::new();
+    while passes.len() <= MORE_PASSES {
+        let last = passes.last();
+        let wall = last.map_or(Duration::ZERO, |o| o.wall) + remediate(&hv, &guest, &argv, last.is_some()).await;
         let next = Outcome { judged: judge(&scanner, &guest, &failing, &ignore).await, wall, harness_pct: None };
-        println!("{}", row(&format!("oscap --remediate x{}", passes.len() + 2), &next));
-        let more = next.judged.newly_failing < last.judged.newly_failing || next.judged.fixed.len() > last.judged.fixed.len();
+        println!("{}", row(&oscap_name(passes.len() + 1), &next));
+        // Go on while rules are left newly failing and the last pass got somewhere.
+        let gained =
+            last.is_none_or(|l| next.judged.newly_failing < l.judged.newly_failing || next.judged.fixed.len() > l.judged.fixed.len());
+        let go_on = gained && next.judged.newly_failing > 0 && !flag("TEMPER_BENCH_ONE_PASS");
         passes.push(next);
-        if !more {
+        if !go_on {
             break;
         }
     }
     restore(&hv, &guest).await;
+    let oscap = &passes[0];
 
     println!("{:<26} {:>7} {:>14} {:>14} {:>9} {:>11} {:>10}", "", "fixed", "still failing", "newly failing", "healthy", "wall", "harness");
     println!("{}", row(TEMPER, &temper));
-    println!("{}", row("oscap --remediate", &oscap));
     let ratio = |o: &Outcome| temper.wall.as_secs_f64() / o.wall.as_secs_f64();
-    println!("wall time ratio temper / oscap: {:.2}", ratio(&oscap));
-    if let Some(last) = passes.last() {
-        println!("{}", row(&format!("oscap --remediate x{}", passes.len() + 1), last));
-        println!("wall time ratio temper / oscap's {} passes: {:.2}", passes.len() + 1, ratio(last));
+    for (n, o) in passes.iter().enumerate().filter(|(n, _)| *n == 0 || *n == passes.len() - 1) {
+        println!("{}", row(&oscap_name(n + 1), o));
+        let of = if n == 0 { "oscap".to_string() } else { format!("oscap's {} passes", n + 1) };
+        println!("wall time ratio temper / {of}: {:.2}", ratio(o));
     }
     if let Some((d, reopened)) = first_pass(&store.run(run).await.unwrap().started_at, &events) {
         println!(
