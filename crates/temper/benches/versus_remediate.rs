@@ -21,6 +21,11 @@
 //! [`MORE_PASSES`] more): the table's `oscap --remediate xN` row, timed over all its passes (the
 //! scans between them not counted), and a second ratio. TEMPER_BENCH_ONE_PASS=1 leaves them out.
 //!
+//! TEMPER_BENCH_SCOPE=baseline sets them side by side on oscap's one pass instead: temper gets
+//! `--rules` with every rule failing at baseline, so that it leaves the rules fixes make
+//! applicable as oscap's pass does (its scans, checks and proof stay those of the whole
+//! profile); oscap runs its one pass as ever. Its database has a folder of its own.
+//!
 //! A full ANSSI run takes 36 to 46 min for temper's side under TCG. With TEMPER_BENCH_CONTINUE=1 a run
 //! cut off during temper's side (its database is kept under `target/bench/<profile>/`) goes on
 //! with `temper resume`; temper's wall time is then the sum of its segments, read from the
@@ -259,7 +264,11 @@ async fn main() {
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     // Kept after the run, to read what temper did: `temper --db … report latest`.
     let extra: Vec<String> = std::env::var("TEMPER_BENCH_ARGS").unwrap_or_default().split_whitespace().map(String::from).collect();
-    let tag: String = extra.iter().map(|a| format!("-{}", a.trim_start_matches('-'))).collect();
+    let baseline_scope = std::env::var("TEMPER_BENCH_SCOPE").is_ok_and(|v| v == "baseline");
+    let mut tag: String = extra.iter().map(|a| format!("-{}", a.trim_start_matches('-'))).collect();
+    if baseline_scope {
+        tag.push_str("-baseline-scope");
+    }
     let db = repo.join("target/bench").join(format!("{}-{}{tag}", profile.trim_start_matches(PREFIX), baseline()));
     let saved = db.join("failing-at-baseline.json");
     if flag("TEMPER_BENCH_READ") {
@@ -297,7 +306,11 @@ async fn main() {
         cmd.args(["resume", "--quiet", "--json"]);
     } else {
         cmd.args(["run", "--agent", "stock", "--profile", &profile, "--quiet", "--json"]);
-        if !rules.is_empty() {
+        if baseline_scope {
+            let scope: Vec<&str> = failing.iter().map(String::as_str).collect();
+            cmd.args(["--rules", &scope.join(",")]);
+            println!("temper's scope: the {} rules failing at baseline, as oscap's one pass", scope.len());
+        } else if !rules.is_empty() {
             cmd.args(["--rules", &rules.join(",")]);
         }
         cmd.args(&extra);
@@ -362,7 +375,7 @@ async fn main() {
         // Go on while rules are left newly failing and the last pass got somewhere.
         let gained =
             last.is_none_or(|l| next.judged.newly_failing < l.judged.newly_failing || next.judged.fixed.len() > l.judged.fixed.len());
-        let go_on = gained && next.judged.newly_failing > 0 && !flag("TEMPER_BENCH_ONE_PASS");
+        let go_on = gained && next.judged.newly_failing > 0 && !flag("TEMPER_BENCH_ONE_PASS") && !baseline_scope;
         passes.push(next);
         if !go_on {
             break;
