@@ -64,7 +64,8 @@ impl Ralph<'_> {
         let applies = scan.as_ref().is_some_and(|s| watched.iter().any(|r| s.outcome(r).is_some_and(|o| o != Outcome::NotApplicable)));
         let every = if applies { state.regression_every } else { self.retime(run, state, took).await? };
         let fixes = state.pending.len();
-        let check = json!({"fixes": fixes, "rules": state.regression_set.len(), "watched": watched.len(), "failed": failed, "secs": took.as_secs_f64(), "every": every});
+        let stalls = scan.as_ref().map_or(0, |s| s.stalls);
+        let check = json!({"fixes": fixes, "rules": state.regression_set.len(), "watched": watched.len(), "failed": failed, "secs": took.as_secs_f64(), "stalls": stalls, "every": every});
         self.store.event(run, EventKind::RegressionCheck, None, check).await?;
         if !failed.is_empty() {
             return self.bisect(run, state, failed).await;
