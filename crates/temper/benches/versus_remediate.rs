@@ -26,7 +26,7 @@
 //! applicable as oscap's pass does (its scans, checks and proof stay those of the whole
 //! profile); oscap runs its one pass as ever. Its database has a folder of its own.
 //!
-//! A full ANSSI run takes 36 to 46 min for temper's side under TCG. With TEMPER_BENCH_CONTINUE=1 a run
+//! A full ANSSI run takes 36 to 51 min for temper's side under TCG. With TEMPER_BENCH_CONTINUE=1 a run
 //! cut off during temper's side (its database is kept under `target/bench/<profile>/`) goes on
 //! with `temper resume`; temper's wall time is then the sum of its segments, read from the
 //! run's event timestamps (a segment ends at its last event). With TEMPER_BENCH_READ=1 nothing
