@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use temper_core::journal::prelude::*;
-use temper_core::journal::{Evaluation, EventKind, FixSource, NewAttempt, NewRule, NewRun, RuleStatus, ScanResult};
+use temper_core::journal::{Evaluation, EventData, FixSource, NewAttempt, NewRule, NewRun, RuleStatus, ScanResult};
 use temper_core::verdict::Verdict;
 use temper_store::Store;
 
@@ -116,7 +116,8 @@ async fn measure(store: &Store, tasks: usize, n: usize) -> Vec<(&'static str, Du
     fan_out(store, &runs, |s, run, t| async move {
         for k in 0..share(t) {
             let rule = format!("r{}", k % RULES);
-            s.event(run, EventKind::Verdict, Some(&rule), serde_json::json!({"k": k, "verdict": "still_failing"})).await.unwrap();
+            let reason = format!("k {k}");
+            s.event(run, Some(&rule), &EventData::Verdict { attempt: None, verdict: Verdict::StillFailing, reason }).await.unwrap();
         }
     })
     .await;

@@ -1,15 +1,17 @@
 use std::io::Write;
 
 use async_trait::async_trait;
-use temper_core::journal::{Event, EventKind, EventLog, JournalError, JournalResult};
+use temper_core::journal::{Event, EventData, EventKind, EventLog, JournalError, JournalResult};
 
 use crate::{Store, now, with_db};
 
 #[async_trait]
 impl EventLog for Store {
     /// Appends an event to the table and to `runs/<id>/events.jsonl`.
-    async fn event(&self, run: i64, kind: EventKind, rule_id: Option<&str>, data: serde_json::Value) -> JournalResult<()> {
+    async fn event(&self, run: i64, rule_id: Option<&str>, data: &EventData) -> JournalResult<()> {
         let ts = now();
+        let kind = data.kind();
+        let data = data.fields();
         let data_s = data.to_string();
         let id: i64 = with_db!(self, p => async {
             let (id,): (i64,) = sqlx::query_as("INSERT INTO events (run_id, ts, kind, rule_id, data) VALUES ($1, $2, $3, $4, $5) RETURNING id")
@@ -34,8 +36,27 @@ impl EventLog for Store {
     }
 
     async fn events(&self, run: i64, after_id: i64) -> JournalResult<Vec<Event>> {
-        with_db!(self, p => async {
+        let rows: Vec<Row> = with_db!(self, p => async {
             sqlx::query_as("SELECT * FROM events WHERE run_id = $1 AND id > $2 ORDER BY id").bind(run).bind(after_id).fetch_all(p).await
-        })
+        })?;
+        rows.into_iter().map(Row::typed).collect()
+    }
+}
+
+/// An event as its row holds it; its data is typed on the way out.
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: i64,
+    run_id: i64,
+    ts: String,
+    kind: EventKind,
+    rule_id: Option<String>,
+    data: String,
+}
+
+impl Row {
+    fn typed(self) -> JournalResult<Event> {
+        let data = EventData::parse(self.kind, &self.data)?;
+        Ok(Event { id: self.id, run_id: self.run_id, ts: self.ts, kind: self.kind, rule_id: self.rule_id, data })
     }
 }

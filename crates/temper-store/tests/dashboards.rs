@@ -15,7 +15,7 @@ async fn every_dashboard_query_runs_on_its_backend() {
         s.finish_attempt(id, &e).await.unwrap();
         let record = temper_core::agent::TurnRecord::new(TurnRole::Worker, "m");
         s.add_turn(&NewTurn { run_id: run, attempt_id: Some(id), rule_id: Some("r"), record: &record }).await.unwrap();
-        s.event(run, EventKind::Scan, None, serde_json::json!({})).await.unwrap();
+        s.event(run, None, &scan_event()).await.unwrap();
         s.add_ban(run, "r", "x", "y").await.unwrap();
 
         let key = if b.name == "postgres" { "rawSql" } else { "rawQueryText" };

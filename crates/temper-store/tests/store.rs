@@ -64,8 +64,9 @@ async fn events_go_to_the_table_and_the_jsonl_mirror() {
     for b in backends("events_go_to_the_table_and_the_jsonl_mirror").await {
         let s = &b.store;
         let run = s.create_run(&new_run()).await.unwrap();
-        s.event(run, EventKind::Scan, None, serde_json::json!({"kind": "full"})).await.unwrap();
-        s.event(run, EventKind::Verdict, Some("r1"), serde_json::json!({"verdict": "fixed"})).await.unwrap();
+        s.event(run, None, &scan_event()).await.unwrap();
+        let verdict = EventData::Verdict { attempt: None, verdict: Verdict::Fixed, reason: "x".into() };
+        s.event(run, Some("r1"), &verdict).await.unwrap();
         let ev = s.events(run, 0).await.unwrap();
         assert_eq!(ev.iter().map(|e| e.kind).collect::<Vec<_>>(), [EventKind::Scan, EventKind::Verdict], "{}", b.name);
         assert_eq!(ev[1].rule_id.as_deref(), Some("r1"));
@@ -283,7 +284,7 @@ async fn the_schemas_check_exactly_the_code_vocabulary() {
         let (attempt, _) = s.start_attempt(&attempt(run, "r")).await.unwrap();
         let record = temper_core::agent::TurnRecord::new(TurnRole::Worker, "m");
         let turn = s.add_turn(&NewTurn { run_id: run, attempt_id: Some(attempt), rule_id: None, record: &record }).await.unwrap();
-        s.event(run, EventKind::Scan, None, serde_json::json!({})).await.unwrap();
+        s.event(run, None, &scan_event()).await.unwrap();
         let event = s.events(run, 0).await.unwrap()[0].id;
         for (table, column, values) in &columns {
             let id = match *table {

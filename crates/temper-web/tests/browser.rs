@@ -59,8 +59,11 @@ async fn a_live_run_page_and_a_rule_page_in_chromium() {
 
     // The run goes on while the page is open: a new phase and rule, events, one of them hostile.
     f.store.set_phase(f.run, Phase::Regression, Some(FIXED)).await.unwrap();
-    f.store.event(f.run, EventKind::Reflect, Some(HOSTILE), json!({ "lesson": hostile() })).await.unwrap();
-    f.store.event(f.run, EventKind::RegressionCheck, None, json!({ "rules": 2 })).await.unwrap();
+    f.store.event(f.run, Some(HOSTILE), &EventData::Reflect { distilled: hostile(), banned: None, tips: 0 }).await.unwrap();
+    f.store
+        .event(f.run, None, &EventData::RegressionCheck { fixes: 1, rules: 2, watched: 0, failed: vec![], secs: 1.0, stalls: 0, every: 1 })
+        .await
+        .unwrap();
 
     let report: Value = serde_json::from_str(&line(&mut lines, "report").await).expect("live.js prints JSON");
     let status = tokio::time::timeout(Duration::from_secs(30), child.wait()).await.expect("live.js ends").unwrap();

@@ -150,7 +150,10 @@ async fn the_event_stream_sends_state_and_events_as_the_run_moves() {
     // The loop moves on: a state event with the new phase and rule, then the new event.
     seen.clear();
     f.store.set_phase(f.run, Phase::Regression, Some(FIXED)).await.unwrap();
-    f.store.event(f.run, EventKind::RegressionCheck, None, serde_json::json!({"rules": 2})).await.unwrap();
+    f.store
+        .event(f.run, None, &EventData::RegressionCheck { fixes: 1, rules: 2, watched: 0, failed: vec![], secs: 1.0, stalls: 0, every: 1 })
+        .await
+        .unwrap();
     read_until(&mut r, &mut seen, |s| s.contains("\"phase\":\"regression\"") && s.contains("regression_check")).await;
     assert!(seen.contains("event: state"), "{seen}");
     assert!(seen.contains(&format!("\"rule\":\"{FIXED}\"")), "{seen}");

@@ -95,7 +95,7 @@ fn first_pass(started_at: &str, events: &[Event]) -> Option<(Duration, usize)> {
     if events.iter().any(|e| e.kind == EventKind::Resume) {
         return None;
     }
-    let data = |e: &Event| serde_json::from_str::<serde_json::Value>(&e.data).unwrap_or_default();
+    let data = |e: &Event| serde_json::from_str::<serde_json::Value>(&e.json()).unwrap_or_default();
     let i = events.iter().position(|e| e.kind == EventKind::Scan && data(e)["kind"] == "final")?;
     let reopened = events[i + 1..]
         .iter()
@@ -108,7 +108,7 @@ fn first_pass(started_at: &str, events: &[Event]) -> Option<(Duration, usize)> {
 /// Where temper's wall time went, from the run's events and attempts; the rest is snapshots,
 /// restores, picks and the store.
 fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], wall: Duration) {
-    let data = |e: &Event| serde_json::from_str::<serde_json::Value>(&e.data).unwrap_or_default();
+    let data = |e: &Event| serde_json::from_str::<serde_json::Value>(&e.json()).unwrap_or_default();
     let secs = |kind: EventKind, f: &dyn Fn(&serde_json::Value) -> Option<f64>| {
         let v: Vec<f64> = events.iter().filter(|e| e.kind == kind).filter_map(|e| f(&data(e))).collect();
         (v.len(), v.iter().sum::<f64>())

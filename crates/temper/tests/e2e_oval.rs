@@ -82,7 +82,7 @@ async fn a_failed_fix_is_reverted_reflected_on_then_fixed_with_the_failing_items
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap().id;
     let started = store.events(run, 0).await.unwrap().into_iter().find(|e| e.kind == EventKind::Preflight).unwrap();
-    let started: serde_json::Value = serde_json::from_str(&started.data).unwrap();
+    let started: serde_json::Value = serde_json::from_str(&started.json()).unwrap();
     assert_eq!(started["engine"], "oval", "the default engine");
     let a = store.attempts(run).await.unwrap();
     assert_eq!(a.iter().map(|a| a.outcome()).collect::<Vec<_>>(), ["still_failing", "fixed"]);

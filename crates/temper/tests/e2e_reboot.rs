@@ -147,7 +147,7 @@ async fn fixes_that_break_health_or_boot_after_a_reboot_are_blamed_and_the_run_e
     );
     let events = store.events(run, 0).await.unwrap();
     let reboots: Vec<serde_json::Value> =
-        events.iter().filter(|e| e.kind == EventKind::Reboot).map(|e| serde_json::from_str(&e.data).unwrap()).collect();
+        events.iter().filter(|e| e.kind == EventKind::Reboot).map(|e| serde_json::from_str(&e.json()).unwrap()).collect();
     for r in &reboots {
         println!("reboot: {r}");
     }

@@ -34,7 +34,7 @@ async fn stock_agent_fixes_real_rules_on_the_standard_profile() {
         .unwrap()
         .iter()
         .filter(|e| e.kind.as_str() == "attempt")
-        .map(|e| e.data.contains(r#""evidence_looked_ahead":true"#))
+        .map(|e| e.json().contains(r#""evidence_looked_ahead":true"#))
         .collect();
     assert_eq!(looked.len(), attempts.len());
     assert!(!looked[0] && looked[1..].iter().any(|l| *l), "looked ahead: {looked:?}");
@@ -93,7 +93,7 @@ async fn a_rule_another_fix_makes_applicable_is_reopened_and_fixed_in_the_same_r
         events.iter().filter(|e| e.kind.as_str() == "rule_applicable").map(|e| e.rule_id.clone().unwrap_or_default()).collect();
     assert!(reopened.contains(&LOGROTATE.to_string()), "reopened: {reopened:?}");
     // The rules not applicable so far ride in each rescan: rsyslog's own found it, so one final scan.
-    let finals = events.iter().filter(|e| e.kind.as_str() == "scan" && e.data.contains(r#""kind":"final""#)).count();
+    let finals = events.iter().filter(|e| e.kind.as_str() == "scan" && e.json().contains(r#""kind":"final""#)).count();
     assert_eq!(finals, 1, "reopened before any final scan");
     let order: Vec<String> = store.attempts(run.id).await.unwrap().into_iter().map(|a| a.rule_id).collect();
     assert_eq!(order.last().map(String::as_str), Some(LOGROTATE), "worked on after rsyslog's fix: {order:?}");

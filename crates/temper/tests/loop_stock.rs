@@ -131,7 +131,7 @@ async fn rules_made_applicable_by_a_fix_reopen_and_are_fixed() {
     let boot_fix = sim.attempts(run, at_boot).await;
     assert_eq!(boot_fix.first().and_then(|a| a.verdict), Some(Verdict::NotPersistent), "{boot_fix:?}");
     let events = sim.store.events(run, 0).await.unwrap();
-    let first_final = events.iter().position(|e| e.kind == EventKind::Scan && e.data.contains("final")).unwrap();
+    let first_final = events.iter().position(|e| e.kind == EventKind::Scan && e.json().contains("final")).unwrap();
     let reopened = |range: &[temper_core::journal::Event]| {
         range.iter().filter(|e| e.kind == EventKind::RuleApplicable).map(|e| e.rule_id.clone().unwrap_or_default()).collect::<Vec<_>>()
     };
@@ -158,13 +158,13 @@ async fn rules_made_applicable_mid_run_are_found_at_the_next_check() {
 
     let events = sim.store.events(run, 0).await.unwrap();
     let finals: Vec<usize> =
-        events.iter().enumerate().filter(|(_, e)| e.kind == EventKind::Scan && e.data.contains("final")).map(|(i, _)| i).collect();
+        events.iter().enumerate().filter(|(_, e)| e.kind == EventKind::Scan && e.json().contains("final")).map(|(i, _)| i).collect();
     assert_eq!(finals.len(), 1, "no second final scan: {summary:?}");
     let applicable: Vec<(String, String)> = events
         .iter()
         .take(finals[0])
         .filter(|e| e.kind == EventKind::RuleApplicable)
-        .map(|e| (e.rule_id.clone().unwrap_or_default(), e.data.clone()))
+        .map(|e| (e.rule_id.clone().unwrap_or_default(), e.json()))
         .collect();
     assert_eq!(
         applicable,
@@ -211,7 +211,7 @@ async fn a_stock_run_killed_mid_attempt_resumes_and_loses_nothing() {
     let picks: Vec<_> = events.iter().filter(|e| e.kind == EventKind::Pick).collect();
     let after_resume = picks
         .iter()
-        .find(|e| serde_json::from_str::<serde_json::Value>(&e.data).unwrap()["interrupted"] == true)
+        .find(|e| serde_json::from_str::<serde_json::Value>(&e.json()).unwrap()["interrupted"] == true)
         .expect("the interrupted rule is picked again");
     assert_eq!(after_resume.rule_id.as_deref(), Some(full("package_cron_installed").as_str()));
     assert_eq!(summary.segments, 2, "{summary:?}");

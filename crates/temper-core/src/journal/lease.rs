@@ -6,9 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
-use super::{EventKind, Journal, JournalError};
+use super::{EventData, Journal, JournalError};
 use crate::ports::Clock;
 
 /// How long a lease holds without renewal, and how often it is renewed.
@@ -73,7 +71,7 @@ impl Lease {
             let until = row.lease_until.and_then(chrono::DateTime::from_timestamp_millis).map_or("?".into(), |t| t.to_rfc3339());
             return Err(LeaseError::Held { run, driver: row.driver.unwrap_or_default(), until });
         }
-        journal.event(run, EventKind::LeaseTaken, None, json!({"driver": driver, "previous": row.driver})).await?;
+        journal.event(run, None, &EventData::LeaseTaken { driver: driver.clone(), previous: row.driver.clone() }).await?;
         let lost = Arc::new(AtomicBool::new(false));
         let (started, prior_wall, prior_guest) =
             (Instant::now(), Duration::from_millis(row.wall_ms as u64), Duration::from_millis(row.guest_ms as u64));

@@ -2,12 +2,15 @@
 //! the loop, the reports and the CLI. `temper-store` implements them (SQLite, PostgreSQL); no
 //! other crate sees a database. Each call commits on its own; the calls that must be atomic
 //! (keeping a fix, settling a batch) are one call each.
+mod event;
+mod event_parts;
 mod lease;
 mod records;
 mod vocab;
 
 use async_trait::async_trait;
 
+pub use event::{Blamed, Booted, Cadence, EventData, Picked, PickedBy, Regressed, Replayed, ScanKind, Timed};
 pub use lease::{LEASE_FOR, Lease, LeaseError, driver_id, driver_is_dead, now_ms};
 pub use records::{
     Attempt, Ban, Claim, Culprit, Evaluation, Event, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem,
@@ -122,7 +125,8 @@ pub trait TurnLog: Send + Sync {
 /// The run's event journal (also appended to `runs/<id>/events.jsonl` beside a file database).
 #[async_trait]
 pub trait EventLog: Send + Sync {
-    async fn event(&self, run: i64, kind: EventKind, rule_id: Option<&str>, data: serde_json::Value) -> JournalResult<()>;
+    /// Appends `data` (its kind is the variant's) to the run's journal.
+    async fn event(&self, run: i64, rule_id: Option<&str>, data: &EventData) -> JournalResult<()>;
     async fn events(&self, run: i64, after_id: i64) -> JournalResult<Vec<Event>>;
 }
 

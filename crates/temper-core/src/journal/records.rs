@@ -299,15 +299,22 @@ pub struct NewTurn<'a> {
     pub record: &'a crate::agent::TurnRecord,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
+/// An event read back: its kind, and its data typed ([`super::EventData`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
     pub id: i64,
     pub run_id: i64,
     pub ts: String,
     pub kind: EventKind,
     pub rule_id: Option<String>,
-    pub data: String,
+    pub data: super::EventData,
+}
+
+impl Event {
+    /// The data's fields as the store keeps them (JSON text), for display.
+    pub fn json(&self) -> String {
+        self.data.fields().to_string()
+    }
 }
 
 /// Which memory a step recalls: one skill's (every run of it shares it; `None`: every skill's),
@@ -410,7 +417,7 @@ pub const RETIRE_AFTER: i64 = 2;
 
 /// The summary the loop writes at the end of a run (`runs.summary_json`). Read leniently: a
 /// field an older or newer writer leaves out keeps its default.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunSummary {
     pub run: i64,

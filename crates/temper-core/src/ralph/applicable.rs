@@ -2,29 +2,28 @@
 //! auditd makes the `audit_rules_*` rules apply). Each batch's regression check scans them too:
 //! their platforms cost little, and one that applies now is worked on in this pass, not after
 //! the final scan and its reboot. The final scan catches the rest.
-use serde_json::json;
 
 use super::{LoopResult, Ralph, RunState};
-use crate::journal::{EventKind, RuleStatus, ScanResult};
+use crate::journal::{EventData, RuleStatus, ScanResult};
 use crate::scan::Scan;
 
 impl Ralph<'_> {
     /// The rules still not applicable.
-    pub(super) async fn not_applicable(&self, run: i64) -> LoopResult<Vec<String>> {
-        let rules = self.store.rules(run).await?;
+    pub(super) async fn not_applicable(&self) -> LoopResult<Vec<String>> {
+        let rules = self.store.rules(self.run).await?;
         Ok(rules.into_iter().filter(|r| r.status == RuleStatus::NotApplicable).map(|r| r.rule_id).collect())
     }
 
     /// Those a regression check watches: all but the rules that would add an `oscap xccdf eval`
     /// to every check (a rule with no check, say); the final scan covers those.
-    pub(super) async fn watched(&self, run: i64) -> LoopResult<Vec<String>> {
-        Ok(self.scanner.without_own_xccdf(&self.not_applicable(run).await?))
+    pub(super) async fn watched(&self) -> LoopResult<Vec<String>> {
+        Ok(self.scanner.without_own_xccdf(&self.not_applicable().await?))
     }
 
     /// Of `watched`, those `scan` finds applicable: one that fails reopens as pending (or takes
     /// the skill's disposition), one that passes joins the regression (or final) set. The number
     /// reopened in scope.
-    pub(super) async fn now_applicable(&self, run: i64, state: &mut RunState, scan: &Scan, watched: &[String]) -> LoopResult<usize> {
+    pub(super) async fn now_applicable(&self, state: &mut RunState, scan: &Scan, watched: &[String]) -> LoopResult<usize> {
         let mut reopened = 0;
         for rule in watched {
             let (status, reason) = match ScanResult::from(scan.outcome(rule)) {
@@ -41,8 +40,8 @@ impl Ralph<'_> {
                 _ => continue,
             };
             reopened += usize::from(status == RuleStatus::Pending && self.in_scope(rule));
-            self.store.set_rule_status(run, rule, status, Some(&reason)).await?;
-            self.store.event(run, EventKind::RuleApplicable, Some(rule), json!({"status": status})).await?;
+            self.store.set_rule_status(self.run, rule, status, Some(&reason)).await?;
+            self.note(Some(rule), EventData::RuleApplicable { status }).await?;
         }
         Ok(reopened)
     }

@@ -1,14 +1,12 @@
 //! Steps 3 to 5: the Worker's single `apply_fix`, checked, run, evaluated, then kept or reverted.
 use std::time::Instant;
 
-use serde_json::json;
-
 use super::pick::{Pick, Preset};
 use super::rescan::Rescan;
 use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, FixContext, FixSource};
 use crate::checks::{self, GuardFailure};
-use crate::journal::{AttemptState, Ban, Evaluation, EventKind, NewAttempt, ScanResult};
+use crate::journal::{AttemptState, Ban, Evaluation, EventData, NewAttempt, ScanResult};
 use crate::policy::{DenyList, DenySource};
 use crate::ports::Exec;
 use crate::scan::{Scan, tail};
@@ -55,33 +53,33 @@ pub(super) const OUTPUT_CAP: usize = 256 * 1024;
 impl Ralph<'_> {
     /// Attempts one rule until it is fixed or escalated.
     #[tracing::instrument(name = "rule", skip_all, fields(rule = %pick.rule_id))]
-    pub(super) async fn work_on(&self, run: i64, state: &mut RunState, pick: Pick) -> LoopResult<()> {
+    pub(super) async fn work_on(&self, state: &mut RunState, pick: Pick) -> LoopResult<()> {
         let rule = pick.rule_id.clone();
         let mut plan = pick.plan;
         let mut preset = pick.preset;
         loop {
-            if let Some(reason) = self.budget_spent(run, &rule).await? {
-                return self.escalate(run, &rule, &reason).await;
+            if let Some(reason) = self.budget_spent(&rule).await? {
+                return self.escalate(&rule, &reason).await;
             }
             let started = Instant::now();
-            let ended = self.attempt(run, state, &rule, &plan, preset.take()).await?;
-            self.store.add_rule_time(run, &rule, started.elapsed().as_millis() as i64).await?;
+            let ended = self.attempt(state, &rule, &plan, preset.take()).await?;
+            self.store.add_rule_time(self.run, &rule, started.elapsed().as_millis() as i64).await?;
             let Some(ended) = ended else { return Ok(()) };
             if self.kept(ended.verdict) {
                 return Ok(());
             }
-            self.reflect(run, &rule, &ended).await?;
-            if let Some(reason) = self.should_escalate(run, &rule, &mut plan).await? {
-                return self.escalate(run, &rule, &reason).await;
+            self.reflect(&rule, &ended).await?;
+            if let Some(reason) = self.should_escalate(&rule, &mut plan).await? {
+                return self.escalate(&rule, &reason).await;
             }
         }
     }
 
     /// One attempt. `None` when the rule was escalated instead (no fix to try).
     #[tracing::instrument(name = "attempt", skip_all)]
-    async fn attempt(&self, run: i64, state: &mut RunState, rule: &str, plan: &str, preset: Option<Preset>) -> LoopResult<Option<Ended>> {
-        let n = self.store.rule(run, rule).await?.map_or(0, |r| r.attempts as u32) + 1;
-        self.phase(run, Phase::Fix, Some(rule), n).await?;
+    async fn attempt(&self, state: &mut RunState, rule: &str, plan: &str, preset: Option<Preset>) -> LoopResult<Option<Ended>> {
+        let n = self.store.rule(self.run, rule).await?.map_or(0, |r| r.attempts as u32) + 1;
+        self.phase(Phase::Fix, Some(rule), n).await?;
         let (evidence, looked_ahead) = self.evidence_before(state, rule).await;
         let ctx = self.fix_context(rule, plan, n, evidence).await?;
         let replayed = preset.as_ref().is_some_and(|p| p.replayed);
@@ -94,65 +92,63 @@ impl Ralph<'_> {
             Ok(t) => (Proposal::Fix(t.value.0, t.value.1), t.records),
             Err(AgentError::Rejected { reason, records }) => (Proposal::Rejected(reason), records),
             Err(AgentError::NoFix(reason)) => (Proposal::NoFix(reason), Vec::new()),
-            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(run, Some(rule), reason, &records).await),
+            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(Some(rule), reason, &records).await),
         };
         let (fix, source) = match proposal {
             Proposal::Fix(fix, source) => (fix, source),
             Proposal::NoFix(reason) => {
-                self.escalate(run, rule, &format!("no fix to try: {reason}")).await?;
+                self.escalate(rule, &format!("no fix to try: {reason}")).await?;
                 return Ok(None);
             }
             Proposal::Rejected(reason) => {
                 let empty = ApplyFix { fix_script: String::new(), revert_script: String::new(), description: String::new() };
                 let origin = Origin { source: FixSource::Rejected, replayed: false, looked_ahead };
-                let id = self.start_attempt(run, state, &ctx, &empty, origin).await?;
-                self.record_turns(run, Some(id), Some(rule), &records).await?;
-                return self
-                    .unexecuted(run, id, rule, Verdict::ApplyFailed, format!("the Worker's reply was rejected: {reason}"), "")
-                    .await;
+                let id = self.start_attempt(state, &ctx, &empty, origin).await?;
+                self.record_turns(Some(id), Some(rule), &records).await?;
+                return self.unexecuted(id, rule, Verdict::ApplyFailed, format!("the Worker's reply was rejected: {reason}"), "").await;
             }
         };
-        let id = self.start_attempt(run, state, &ctx, &fix, Origin { source, replayed, looked_ahead }).await?;
-        self.record_turns(run, Some(id), Some(rule), &records).await?;
+        let id = self.start_attempt(state, &ctx, &fix, Origin { source, replayed, looked_ahead }).await?;
+        self.record_turns(Some(id), Some(rule), &records).await?;
 
         // Step 3: the deny-list, before anything runs.
         let bans = self.store.bans(self.recall()).await?;
-        self.note_shared_bans(run, state, rule, &bans).await?;
-        let deny = self.deny_list(run, &bans).await?;
+        self.note_shared_bans(state, rule, &bans).await?;
+        let deny = self.deny_list(&bans).await?;
         for script in [&fix.fix_script, &fix.revert_script] {
             if let Err(refusal) = deny.check(script) {
                 let reason = refusal.to_string();
                 if let Some(id) = remembered {
                     self.count_remembered(id, Verdict::Refused).await?;
                 }
-                return self.unexecuted(run, id, rule, Verdict::Refused, reason, &fix.fix_script).await;
+                return self.unexecuted(id, rule, Verdict::Refused, reason, &fix.fix_script).await;
             }
         }
         let applied = self.apply(&fix).await;
         self.store.set_attempt_state(id, AttemptState::Applied).await?;
 
         // Step 4: evaluate.
-        self.phase(run, Phase::Evaluate, Some(rule), n).await?;
+        self.phase(Phase::Evaluate, Some(rule), n).await?;
         let evaluated = Instant::now();
-        let rescan = self.rescan_of(run, state, rule).await?;
+        let rescan = self.rescan_of(state, rule).await?;
         let (mut e, scan) = self.evaluate(state, &rescan, &ctx, source, &applied).await?;
         e.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
-        self.store.event(run, EventKind::Verdict, Some(rule), json!({"attempt": n, "verdict": verdict, "reason": reason})).await?;
+        self.note(Some(rule), EventData::Verdict { attempt: Some(i64::from(n)), verdict, reason: reason.clone() }).await?;
         if let Some(id) = remembered {
             self.count_remembered(id, verdict).await?;
         }
 
         // Step 5: keep or revert.
         if self.kept(verdict) {
-            self.keep(run, state, id, rule, &e).await?;
+            self.keep(state, id, rule, &e).await?;
             if let Some(scan) = &scan {
-                self.take_up(run, state, &rescan, scan).await?;
+                self.take_up(state, &rescan, scan).await?;
             }
         } else {
             e.diagnostics = Some(self.diagnostics(&e).await);
-            self.phase(run, Phase::Revert, Some(rule), n).await?;
-            let (method, ms) = self.revert(run, state, rule, &fix, e.access_ok == Some(true)).await?;
+            self.phase(Phase::Revert, Some(rule), n).await?;
+            let (method, ms) = self.revert(state, rule, &fix, e.access_ok == Some(true)).await?;
             (e.revert_method, e.revert_ms) = (method, Some(ms));
             self.store.finish_attempt(id, &e).await?;
         }
@@ -276,7 +272,6 @@ impl Ralph<'_> {
 
     async fn start_attempt(
         &self,
-        run: i64,
         state: &RunState,
         ctx: &FixContext,
         fix: &ApplyFix,
@@ -286,7 +281,7 @@ impl Ralph<'_> {
         let (id, n) = self
             .store
             .start_attempt(&NewAttempt {
-                run_id: run,
+                run_id: self.run,
                 rule_id: rule.to_string(),
                 plan: ctx.plan.clone(),
                 source,
@@ -298,16 +293,16 @@ impl Ralph<'_> {
                 evidence_before: ctx.evidence.clone(),
             })
             .await?;
-        let data = json!({"attempt": n, "source": source, "replayed": replayed, "evidence_looked_ahead": looked_ahead});
-        self.store.event(run, EventKind::Attempt, Some(rule), data).await?;
+        let data = EventData::Attempt { attempt: n, source, replayed, evidence_looked_ahead: looked_ahead };
+        self.note(Some(rule), data).await?;
         Ok(id)
     }
 
     /// An attempt that ran nothing (refused or rejected): recorded with its reason.
-    async fn unexecuted(&self, run: i64, id: i64, rule: &str, verdict: Verdict, reason: String, script: &str) -> LoopResult<Option<Ended>> {
+    async fn unexecuted(&self, id: i64, rule: &str, verdict: Verdict, reason: String, script: &str) -> LoopResult<Option<Ended>> {
         let e = Evaluation { diagnostics: Some(reason.clone()), ..Evaluation::new(verdict, reason.clone()) };
         self.store.finish_attempt(id, &e).await?;
-        self.store.event(run, EventKind::Verdict, Some(rule), json!({"verdict": verdict, "reason": reason})).await?;
+        self.note(Some(rule), EventData::Verdict { attempt: None, verdict, reason: reason.clone() }).await?;
         Ok(Some(Ended { verdict, reason: reason.clone(), fix_script: script.to_string(), diagnostics: reason }))
     }
 
@@ -352,28 +347,34 @@ impl Ralph<'_> {
 
     /// Built-in rules, the skill's, and `bans`: every active ban of the skill (this run's and
     /// any other run's, in another lane or on another worker).
-    async fn deny_list(&self, run: i64, bans: &[Ban]) -> LoopResult<DenyList> {
+    async fn deny_list(&self, bans: &[Ban]) -> LoopResult<DenyList> {
         let mut deny = DenyList::builtin(&self.settings.user);
         for d in &self.skill.manifest.deny {
             let _ = deny.add(&d.pattern, &d.reason, DenySource::Skill);
         }
         for b in bans {
             if deny.add(&b.pattern, &b.reason, DenySource::Ban).is_err() {
-                self.store.event(run, EventKind::BanInvalid, b.rule_id.as_deref(), json!({"pattern": b.pattern})).await?;
+                self.note(b.rule_id.as_deref(), EventData::BanInvalid { pattern: b.pattern.clone() }).await?;
             }
         }
         Ok(deny)
     }
 
     /// Records each ban made by another run the first time it is in force in this run.
-    async fn note_shared_bans(&self, run: i64, state: &mut RunState, rule: &str, bans: &[Ban]) -> LoopResult<()> {
-        for b in bans.iter().filter(|b| b.run_id != Some(run)) {
+    async fn note_shared_bans(&self, state: &mut RunState, rule: &str, bans: &[Ban]) -> LoopResult<()> {
+        for b in bans.iter().filter(|b| b.run_id != Some(self.run)) {
             if state.shared_bans.contains(&b.id) {
                 continue;
             }
             state.shared_bans.push(b.id);
-            let data = json!({"ban": b.id, "from_run": b.run_id, "made_for": b.rule_id, "pattern": b.pattern, "made_at": b.created_at});
-            self.store.event(run, EventKind::BanShared, Some(rule), data).await?;
+            let data = EventData::BanShared {
+                ban: b.id,
+                from_run: b.run_id,
+                made_for: b.rule_id.clone(),
+                pattern: b.pattern.clone(),
+                made_at: b.created_at.clone(),
+            };
+            self.note(Some(rule), data).await?;
         }
         Ok(())
     }

@@ -10,12 +10,10 @@
 //! proof, and a rule of it that fails is bisected the same way.
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use super::attempt::Ended;
 use super::{Booted, LoopResult, Ralph, RunState};
 use crate::checks::GuardFailure;
-use crate::journal::{Attempt, Culprit, EventKind, MemoryKind};
+use crate::journal::{Attempt, Blamed, Culprit, EventData, EventKind, MemoryKind, Regressed, Replayed};
 use crate::ports::Exec;
 use crate::scan::{Scan, tail};
 use crate::verdict::Verdict;
@@ -66,19 +64,19 @@ struct Found {
 impl Ralph<'_> {
     /// Reboots the guest if fixes were kept since the last booted checkpoint. False when a fix was
     /// blamed (its rule reopened; the loop goes on), true when the guest came back whole.
-    pub(super) async fn prove_boot(&self, run: i64, state: &mut RunState) -> LoopResult<bool> {
+    pub(super) async fn prove_boot(&self, state: &mut RunState) -> LoopResult<bool> {
         if self.settings.reboot.is_none() {
             return Ok(true);
         }
-        let fixes = self.unproven(run, state).await?;
+        let fixes = self.unproven(state).await?;
         if fixes.is_empty() {
             return Ok(true);
         }
-        let Err(broken) = self.reboot(run, "the run's end", fixes.len()).await? else { return Ok(true) };
-        let found = self.bisect_boot(run, state, &Probe { fixes: &fixes, pass: &[] }, broken).await?;
+        let Err(broken) = self.reboot("the run's end", fixes.len()).await? else { return Ok(true) };
+        let found = self.bisect_boot(state, &Probe { fixes: &fixes, pass: &[] }, broken).await?;
         // The culprit was the newest fix and the last probe, all the others, came up: that is the state.
         let live = found.live == Some(fixes.len() - 1);
-        self.rebuild(run, state, &fixes, &[(found.culprit, found.broken)], live).await?;
+        self.rebuild(state, &fixes, &[(found.culprit, found.broken)], live).await?;
         Ok(false)
     }
 
@@ -87,12 +85,12 @@ impl Ralph<'_> {
     /// booted checkpoint, or a walker, is bisected over the fixes. Without the proof only the
     /// final set is new here, and its probes replay without a reboot. With any blamed, the rest
     /// are rebuilt on the booted checkpoint: false.
-    pub(super) async fn persisted(&self, run: i64, state: &mut RunState, scan: &Scan) -> LoopResult<bool> {
+    pub(super) async fn persisted(&self, state: &mut RunState, scan: &Scan) -> LoopResult<bool> {
         let proof = self.settings.reboot.is_some();
         if !proof && state.final_set.is_empty() {
             return Ok(true);
         }
-        let fixes = self.unproven(run, state).await?;
+        let fixes = self.unproven(state).await?;
         let checked = if proof { [&state.regression_set[..], &state.final_set].concat() } else { state.final_set.clone() };
         let failing = scan.failing(&checked);
         let mut blamed: Vec<(Attempt, Broken)> = Vec::new();
@@ -120,11 +118,11 @@ impl Ralph<'_> {
             for r in &orphans {
                 state.regression_set.retain(|x| x != r);
                 state.final_set.retain(|x| x != r);
-                self.mark_unstable(run, r, "fails at the final scan, with no fix kept since the last checkpoint where it passed").await?;
+                self.mark_unstable(r, "fails at the final scan, with no fix kept since the last checkpoint where it passed").await?;
             }
         } else if !orphans.is_empty() {
             let why = self.final_failure(&orphans);
-            let mut found = self.bisect_boot(run, state, &Probe { fixes: &fixes, pass: &orphans }, (Verdict::Regression, why)).await?;
+            let mut found = self.bisect_boot(state, &Probe { fixes: &fixes, pass: &orphans }, (Verdict::Regression, why)).await?;
             // A walker's own fix, after which it fails across the reboot: that fix did not persist.
             if proof && found.broken.0 == Verdict::Regression && orphans.contains(&found.culprit.rule_id) {
                 found.broken = (Verdict::NotPersistent, NOT_PERSISTENT.into());
@@ -133,16 +131,16 @@ impl Ralph<'_> {
         }
         if blamed.is_empty() {
             if let Some(last) = fixes.last().filter(|_| proof) {
-                self.mark_booted(run, state, last.id).await?;
+                self.mark_booted(state, last.id).await?;
             }
             return Ok(true);
         }
-        self.rebuild(run, state, &fixes, &blamed, false).await?;
+        self.rebuild(state, &fixes, &blamed, false).await?;
         Ok(false)
     }
 
     /// A cold reboot, then access and health. The guest is up and healthy, or broken.
-    async fn reboot(&self, run: i64, why: &str, fixes: usize) -> LoopResult<Result<(), Broken>> {
+    async fn reboot(&self, why: &str, fixes: usize) -> LoopResult<Result<(), Broken>> {
         let proof = self.settings.reboot.unwrap_or_default();
         let started = Instant::now();
         let off = self.hv.power_cycle(proof.grace).await?;
@@ -158,21 +156,26 @@ impl Ralph<'_> {
                 }
             },
         };
-        let data = json!({
-            "why": why, "fixes": fixes, "power_off": off, "down_secs": down_secs, "secs": started.elapsed().as_secs_f64(),
-            "up": result.is_ok(), "problem": result.as_ref().err().map(|b| &b.1),
-        });
-        self.store.event(run, EventKind::Reboot, None, data).await?;
+        let data = EventData::Reboot {
+            why: why.to_string(),
+            fixes,
+            power_off: off,
+            down_secs,
+            secs: started.elapsed().as_secs_f64(),
+            up: result.is_ok(),
+            problem: result.as_ref().err().map(|b| b.1.clone()),
+        };
+        self.note(None, data).await?;
         Ok(result)
     }
 
     /// The first fix after which the probe fails: each step reverts to the booted checkpoint,
     /// replays the fixes up to it and reboots. Probing all of them failed already.
-    async fn bisect_boot(&self, run: i64, state: &RunState, probe: &Probe<'_>, mut broken: Broken) -> LoopResult<Found> {
+    async fn bisect_boot(&self, state: &RunState, probe: &Probe<'_>, mut broken: Broken) -> LoopResult<Found> {
         let (mut lo, mut hi, mut live) = (probe.shortest(), probe.fixes.len(), None);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match self.probe(run, state, &probe.fixes[..mid], probe.pass).await? {
+            match self.probe(state, &probe.fixes[..mid], probe.pass).await? {
                 Ok(()) => (lo, live) = (mid + 1, Some(mid)),
                 Err(b) => (hi, broken, live) = (mid, b, None),
             }
@@ -182,10 +185,10 @@ impl Ralph<'_> {
 
     /// The booted checkpoint with `fixes` replayed, rebooted (with the proof on): up, healthy,
     /// and `pass` passing?
-    async fn probe(&self, run: i64, state: &RunState, fixes: &[Attempt], pass: &[String]) -> LoopResult<Result<(), Broken>> {
-        self.replay_on_booted(run, state, fixes).await?;
+    async fn probe(&self, state: &RunState, fixes: &[Attempt], pass: &[String]) -> LoopResult<Result<(), Broken>> {
+        self.replay_on_booted(state, fixes).await?;
         if self.settings.reboot.is_some()
-            && let Err(b) = self.reboot(run, "a bisection probe", fixes.len()).await?
+            && let Err(b) = self.reboot("a bisection probe", fixes.len()).await?
         {
             return Ok(Err(b));
         }
@@ -203,7 +206,7 @@ impl Ralph<'_> {
     }
 
     /// Reverts to the booted checkpoint and runs `fixes` again, in order.
-    async fn replay_on_booted(&self, run: i64, state: &RunState, fixes: &[Attempt]) -> LoopResult<()> {
+    async fn replay_on_booted(&self, state: &RunState, fixes: &[Attempt]) -> LoopResult<()> {
         self.restore(&state.booted.snapshot).await?;
         for a in fixes {
             let exec = Exec::script(&a.fix_script).timeout(self.settings.fix_timeout);
@@ -214,8 +217,9 @@ impl Ralph<'_> {
                     None
                 }
             };
-            let data = json!({"attempt": a.n, "onto": state.booted.snapshot, "exit_code": code, "why": "reboot proof"});
-            self.store.event(run, EventKind::Replay, Some(&a.rule_id), data).await?;
+            let onto = state.booted.snapshot.clone();
+            let data = Replayed::OnBooted { attempt: a.n, onto, exit_code: code, why: "reboot proof".into() };
+            self.note(Some(&a.rule_id), EventData::Replay(data)).await?;
         }
         Ok(())
     }
@@ -223,43 +227,43 @@ impl Ralph<'_> {
     /// Blames `blamed`, then builds the booted checkpoint plus every other fix, reboots it and
     /// makes it the next booted checkpoint (`live`: the guest runs that already). Should it still
     /// not come up, the next culprit among the rest is found the same way.
-    async fn rebuild(&self, run: i64, state: &mut RunState, fixes: &[Attempt], blamed: &[(Attempt, Broken)], live: bool) -> LoopResult<()> {
+    async fn rebuild(&self, state: &mut RunState, fixes: &[Attempt], blamed: &[(Attempt, Broken)], live: bool) -> LoopResult<()> {
         // From here the run's checkpoint is the booted one: a crash before the new one is taken
         // resumes there, and preflight replays the fixes kept since (`replay_unproven`).
         let head = std::mem::replace(&mut state.checkpoint, state.booted.snapshot.clone());
-        self.store.confirm_fixes(run, &state.booted.snapshot).await?;
+        self.store.confirm_fixes(self.run, &state.booted.snapshot).await?;
         if head != state.booted.snapshot {
             self.drop_snapshot(&head).await?;
         }
         for (a, broken) in blamed {
-            self.blame(run, state, a, broken).await?;
+            self.blame(state, a, broken).await?;
         }
         let mut rest: Vec<Attempt> = fixes.iter().filter(|a| !blamed.iter().any(|(b, _)| b.id == a.id)).cloned().collect();
         if rest.is_empty() {
             // Nothing left to keep: the booted checkpoint is the state.
-            return self.back_to_booted(run, state).await;
+            return self.back_to_booted(state).await;
         }
         let mut live = live;
         while !live {
-            let Err(broken) = self.probe(run, state, &rest, &[]).await? else { break };
-            let found = self.bisect_boot(run, state, &Probe { fixes: &rest, pass: &[] }, broken).await?;
-            self.blame(run, state, &found.culprit, &found.broken).await?;
+            let Err(broken) = self.probe(state, &rest, &[]).await? else { break };
+            let found = self.bisect_boot(state, &Probe { fixes: &rest, pass: &[] }, broken).await?;
+            self.blame(state, &found.culprit, &found.broken).await?;
             rest.retain(|a| a.id != found.culprit.id);
             if rest.is_empty() {
-                return self.back_to_booted(run, state).await;
+                return self.back_to_booted(state).await;
             }
             // The last probe came up with exactly the rest (the culprit was the newest).
             live = found.live == Some(rest.len());
         }
         if self.settings.reboot.is_none() {
-            return self.checkpoint_here(run, state, rest.len()).await;
+            return self.checkpoint_here(state, rest.len()).await;
         }
         let through = rest.last().map_or(state.booted.through, |a| a.id);
-        self.mark_booted(run, state, through).await
+        self.mark_booted(state, through).await
     }
 
     /// The verdict on a kept fix, its rule reopened (or escalated), the Reflector told why.
-    async fn blame(&self, run: i64, state: &mut RunState, a: &Attempt, (verdict, reason): &Broken) -> LoopResult<()> {
+    async fn blame(&self, state: &mut RunState, a: &Attempt, (verdict, reason): &Broken) -> LoopResult<()> {
         let proof = self.settings.reboot.is_some();
         let by = if proof { "The reboot proof" } else { "The final scan" };
         let cold = if proof { " A cold reboot is a clean shutdown through the hypervisor, then a start." } else { "" };
@@ -274,7 +278,7 @@ impl Ralph<'_> {
             regressions: Vec::new(),
             diagnostics: diagnostics.clone(),
         };
-        self.store.roll_back_fixes(run, &culprit, &[]).await?;
+        self.store.roll_back_fixes(self.run, &culprit, &[]).await?;
         state.regression_set.retain(|r| *r != a.rule_id);
         // A fix that does not survive a reboot is never offered to another target.
         if let Some(f) = self.store.remembered_fix(self.skill.name(), &a.rule_id).await?
@@ -282,21 +286,21 @@ impl Ralph<'_> {
         {
             self.store.forget(MemoryKind::Fixes, f.id).await?;
         }
-        let data = json!({"attempt": a.n, "verdict": verdict, "reason": reason, "fix": tail(&a.description, 200)});
-        let kind = if proof { EventKind::RebootBlamed } else { EventKind::RegressionFound };
-        self.store.event(run, kind, Some(&a.rule_id), data).await?;
+        let blamed = Blamed { attempt: a.n, verdict: *verdict, reason: reason.clone(), fix: tail(&a.description, 200).to_string() };
+        let data = if proof { EventData::RebootBlamed(blamed) } else { EventData::RegressionFound(Regressed::AtFinalScan(blamed)) };
+        self.note(Some(&a.rule_id), data).await?;
         let ended = Ended { verdict: *verdict, reason: reason.clone(), fix_script: a.fix_script.clone(), diagnostics };
-        self.reflect_or_escalate(run, &a.rule_id, &ended, a.plan.clone()).await
+        self.reflect_or_escalate(&a.rule_id, &ended, a.plan.clone()).await
     }
 
     /// The guest as it runs now, just rebooted, becomes the checkpoint and the booted one.
-    async fn mark_booted(&self, run: i64, state: &mut RunState, through: i64) -> LoopResult<()> {
-        let n = self.store.events(run, 0).await?.iter().filter(|e| e.kind == EventKind::Booted).count() + 1;
+    async fn mark_booted(&self, state: &mut RunState, through: i64) -> LoopResult<()> {
+        let n = self.store.events(self.run, 0).await?.iter().filter(|e| e.kind == EventKind::Booted).count() + 1;
         let name = format!("{}boot{n}", state.prefix);
-        self.hv.snapshot_create(&name, &format!("temper run {run}: proven to boot")).await?;
+        self.hv.snapshot_create(&name, &format!("temper run {}: proven to boot", self.run)).await?;
         let booted = Booted { snapshot: name.clone(), through };
-        self.store.event(run, EventKind::Booted, None, json!(booted)).await?;
-        self.store.confirm_fixes(run, &name).await?;
+        self.note(None, EventData::Booted(booted.clone())).await?;
+        self.store.confirm_fixes(self.run, &name).await?;
         let old = std::mem::replace(&mut state.checkpoint, name);
         let was = std::mem::replace(&mut state.booted, booted);
         self.drop_snapshot(&old).await?;
@@ -307,23 +311,22 @@ impl Ralph<'_> {
     }
 
     /// Without the proof: the guest as it runs now, rebuilt, becomes the checkpoint (not booted).
-    async fn checkpoint_here(&self, run: i64, state: &mut RunState, fixes: usize) -> LoopResult<()> {
-        let name = format!("{}rebuilt{}", state.prefix, self.store.attempts(run).await?.len());
-        self.hv.snapshot_create(&name, &format!("temper run {run}: rebuilt after a final-scan regression")).await?;
-        self.store.confirm_fixes(run, &name).await?;
+    async fn checkpoint_here(&self, state: &mut RunState, fixes: usize) -> LoopResult<()> {
+        let name = format!("{}rebuilt{}", state.prefix, self.store.attempts(self.run).await?.len());
+        self.hv.snapshot_create(&name, &format!("temper run {}: rebuilt after a final-scan regression", self.run)).await?;
+        self.store.confirm_fixes(self.run, &name).await?;
         let old = std::mem::replace(&mut state.checkpoint, name.clone());
         if !state.pinned(&old) {
             self.drop_snapshot(&old).await?;
         }
-        let data = json!({"snapshot": name, "replaced": old, "fixes": fixes});
-        self.store.event(run, EventKind::Checkpoint, None, data).await.map_err(Into::into)
+        self.note(None, EventData::Checkpoint { snapshot: name, replaced: old, fixes: Some(fixes) }).await
     }
 
     /// The booted checkpoint, as it is, becomes the run's checkpoint again.
-    async fn back_to_booted(&self, run: i64, state: &mut RunState) -> LoopResult<()> {
+    async fn back_to_booted(&self, state: &mut RunState) -> LoopResult<()> {
         let booted = state.booted.snapshot.clone();
         self.restore(&booted).await?;
-        self.store.confirm_fixes(run, &booted).await?;
+        self.store.confirm_fixes(self.run, &booted).await?;
         let old = std::mem::replace(&mut state.checkpoint, booted.clone());
         if old != booted {
             self.drop_snapshot(&old).await?;
@@ -333,19 +336,19 @@ impl Ralph<'_> {
 
     /// On resume: a run cut off while it rebuilt on the booted checkpoint restores that checkpoint,
     /// without the fixes kept since it; they are replayed onto it, as the rebuild would have.
-    pub(super) async fn replay_unproven(&self, run: i64, state: &RunState) -> LoopResult<()> {
+    pub(super) async fn replay_unproven(&self, state: &RunState) -> LoopResult<()> {
         if !state.pending.is_empty() || state.checkpoint != state.booted.snapshot {
             return Ok(());
         }
-        let fixes = self.unproven(run, state).await?;
+        let fixes = self.unproven(state).await?;
         if !fixes.is_empty() {
-            self.replay_on_booted(run, state, &fixes).await?;
+            self.replay_on_booted(state, &fixes).await?;
         }
         Ok(())
     }
 
     /// Fixes kept since the booted checkpoint, oldest first.
-    async fn unproven(&self, run: i64, state: &RunState) -> LoopResult<Vec<Attempt>> {
-        Ok(self.store.attempts(run).await?.into_iter().filter(|a| a.id > state.booted.through && a.in_force()).collect())
+    async fn unproven(&self, state: &RunState) -> LoopResult<Vec<Attempt>> {
+        Ok(self.store.attempts(self.run).await?.into_iter().filter(|a| a.id > state.booted.through && a.in_force()).collect())
     }
 }

@@ -1,15 +1,14 @@
 //! Step 6b: escalate a rule on budget, on a plateau, or when the Architect says so.
-use serde_json::json;
 
 use super::{LoopResult, Ralph};
 use crate::agent::{AgentError, Decision, ReengageContext};
-use crate::journal::{Attempt, EventKind, RuleStatus};
+use crate::journal::{Attempt, EventData, RuleStatus};
 use crate::verdict::Verdict;
 
 impl Ralph<'_> {
     /// The attempt or wall-clock budget, checked before each attempt.
-    pub(super) async fn budget_spent(&self, run: i64, rule: &str) -> LoopResult<Option<String>> {
-        let Some(r) = self.store.rule(run, rule).await? else { return Ok(None) };
+    pub(super) async fn budget_spent(&self, rule: &str) -> LoopResult<Option<String>> {
+        let Some(r) = self.store.rule(self.run, rule).await? else { return Ok(None) };
         let max = self.settings.max_attempts;
         if r.attempts as u32 >= max {
             return Ok(Some(format!("attempt budget spent: {} of {max} attempts failed", r.attempts)));
@@ -23,29 +22,23 @@ impl Ralph<'_> {
 
     /// A kept fix found wanting later (a batch's regression, the reboot proof): the Reflector's
     /// lesson, then the escalation checks.
-    pub(super) async fn reflect_or_escalate(
-        &self,
-        run: i64,
-        rule: &str,
-        ended: &super::attempt::Ended,
-        mut plan: String,
-    ) -> LoopResult<()> {
-        self.reflect(run, rule, ended).await?;
-        if let Some(reason) = self.should_escalate(run, rule, &mut plan).await? {
-            self.escalate(run, rule, &reason).await?;
+    pub(super) async fn reflect_or_escalate(&self, rule: &str, ended: &super::attempt::Ended, mut plan: String) -> LoopResult<()> {
+        self.reflect(rule, ended).await?;
+        if let Some(reason) = self.should_escalate(rule, &mut plan).await? {
+            self.escalate(rule, &reason).await?;
         }
         Ok(())
     }
 
     /// After a failed attempt: the budget, a plateau, or the Architect re-engaged.
-    pub(super) async fn should_escalate(&self, run: i64, rule: &str, plan: &mut String) -> LoopResult<Option<String>> {
-        if let Some(reason) = self.budget_spent(run, rule).await? {
+    pub(super) async fn should_escalate(&self, rule: &str, plan: &mut String) -> LoopResult<Option<String>> {
+        if let Some(reason) = self.budget_spent(rule).await? {
             return Ok(Some(reason));
         }
         // An interrupted attempt was never judged: it does not count.
-        let attempts: Vec<Attempt> = self.store.rule_attempts(run, rule).await?.into_iter().filter(Attempt::is_try).collect();
+        let attempts: Vec<Attempt> = self.store.rule_attempts(self.run, rule).await?.into_iter().filter(Attempt::is_try).collect();
         let n = attempts.len();
-        let plateau = self.plateau(run, rule, &attempts).await?;
+        let plateau = self.plateau(rule, &attempts).await?;
         let every = self.settings.reengage_every.max(1) as usize;
         if plateau.is_none() && !n.is_multiple_of(every) {
             return Ok(None);
@@ -60,18 +53,18 @@ impl Ralph<'_> {
         };
         let decision = match self.agents.architect.reengage(&ctx).await {
             Ok(t) => {
-                self.record_turns(run, None, Some(rule), &t.records).await?;
+                self.record_turns(None, Some(rule), &t.records).await?;
                 t.value
             }
-            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(run, Some(rule), reason, &records).await),
+            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(Some(rule), reason, &records).await),
             Err(e) => {
-                self.record_turns(run, None, Some(rule), e.records()).await?;
+                self.record_turns(None, Some(rule), e.records()).await?;
                 let default = Decision::Continue { plan: plan.clone() };
-                self.store.event(run, EventKind::ReengageDefault, Some(rule), json!({"reason": e.to_string(), "default": default})).await?;
+                self.note(Some(rule), EventData::ReengageDefault { reason: e.to_string(), default: default.clone() }).await?;
                 default
             }
         };
-        self.store.event(run, EventKind::Reengage, Some(rule), json!({"decision": decision, "plateau": plateau})).await?;
+        self.note(Some(rule), EventData::Reengage { decision: decision.clone(), plateau: plateau.clone() }).await?;
         match (decision, plateau) {
             (Decision::Escalate { reason }, _) => Ok(Some(format!("the Architect escalated: {reason}"))),
             (Decision::Pivot { plan: p }, _) => {
@@ -87,7 +80,7 @@ impl Ralph<'_> {
     }
 
     /// The same verdict and the same lesson in the last few attempts.
-    async fn plateau(&self, run: i64, rule: &str, attempts: &[Attempt]) -> LoopResult<Option<String>> {
+    async fn plateau(&self, rule: &str, attempts: &[Attempt]) -> LoopResult<Option<String>> {
         let w = self.settings.plateau_window;
         if w < 2 || attempts.len() < w {
             return Ok(None);
@@ -99,7 +92,7 @@ impl Ralph<'_> {
             .lessons(self.recall().rule(rule))
             .await?
             .into_iter()
-            .filter(|l| l.run_id == Some(run))
+            .filter(|l| l.run_id == Some(self.run))
             .take(w)
             .map(|l| normalize(&l.distilled))
             .collect();
@@ -114,9 +107,9 @@ impl Ralph<'_> {
         }))
     }
 
-    pub(super) async fn escalate(&self, run: i64, rule: &str, reason: &str) -> LoopResult<()> {
-        self.store.set_rule_status(run, rule, RuleStatus::Escalated, Some(reason)).await?;
-        self.store.event(run, EventKind::Escalate, Some(rule), json!({"reason": reason})).await?;
+    pub(super) async fn escalate(&self, rule: &str, reason: &str) -> LoopResult<()> {
+        self.store.set_rule_status(self.run, rule, RuleStatus::Escalated, Some(reason)).await?;
+        self.note(Some(rule), EventData::Escalate { reason: reason.to_string() }).await?;
         Ok(())
     }
 }

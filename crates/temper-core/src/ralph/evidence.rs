@@ -53,12 +53,12 @@ impl Ralph<'_> {
     /// The rule to look ahead to while `rule` is rescanned: the first other open candidate with a
     /// stock fix (the stock Architect's next pick), when it adds little to the rescan (one OVAL
     /// definition, not a tree walk). `None` with the xccdf engine.
-    pub(super) async fn next_up(&self, run: i64, rule: &str) -> LoopResult<Option<String>> {
+    pub(super) async fn next_up(&self, rule: &str) -> LoopResult<Option<String>> {
         if self.scanner.engine() != Engine::Oval {
             return Ok(None);
         }
         // Candidates are open (pending) rules in scope.
-        let next = self.candidates(run).await?.into_iter().find(|c| c.rule_id != rule && c.has_stock_fix && c.attempts == 0);
+        let next = self.candidates().await?.into_iter().find(|c| c.rule_id != rule && c.has_stock_fix && c.attempts == 0);
         let Some(next) = next.map(|c| c.rule_id) else { return Ok(None) };
         // Planned with the rule: a variable the two bind differently would send it to xccdf.
         let pair = [rule.to_string(), next.clone()];

@@ -1,10 +1,8 @@
 //! The end of a run: a final full scan, the summary and the exit code.
 use std::collections::BTreeMap;
 
-use serde_json::json;
-
 use super::{LoopResult, Phase, Ralph, RunState};
-use crate::journal::{EventKind, Lease, RevertMethod, RuleStatus, ScanResult};
+use crate::journal::{EventData, EventKind, RevertMethod, RuleStatus, ScanKind, ScanResult};
 use crate::scan::Scan;
 
 /// Exit codes: every failing rule fixed or dispositioned; some remain.
@@ -20,40 +18,41 @@ impl Ralph<'_> {
     /// made it applicable) reopens (`applicable.rs`). A rule reopens for applicability once at
     /// most, and each blame rolls back a fix, so it ends.
     #[tracing::instrument(name = "final_scan", skip_all)]
-    pub(super) async fn final_scan(&self, run: i64, state: &mut RunState) -> LoopResult<Option<Scan>> {
-        self.phase(run, Phase::Finish, None, 0).await?;
+    pub(super) async fn final_scan(&self, state: &mut RunState) -> LoopResult<Option<Scan>> {
+        self.phase(Phase::Finish, None, 0).await?;
         state.ahead = None;
-        if !self.prove_boot(run, state).await? {
+        if !self.prove_boot(state).await? {
             return Ok(None);
         }
         let scan = self.scanner.scan(self.guest, &[]).await?;
-        let data = json!({"kind": "final", "secs": scan.took.as_secs_f64(), "stalls": scan.stalls, "counts": scan.results.counts(false)});
-        self.store.event(run, EventKind::Scan, None, data).await?;
-        if !self.persisted(run, state, &scan).await? {
+        let secs = scan.took.as_secs_f64();
+        let data = EventData::Scan { kind: ScanKind::Final, counts: scan.results.counts(false), score: None, secs, stalls: scan.stalls };
+        self.note(None, data).await?;
+        if !self.persisted(state, &scan).await? {
             return Ok(None);
         }
-        let watched = self.not_applicable(run).await?;
-        let reopened = self.now_applicable(run, state, &scan, &watched).await?;
+        let watched = self.not_applicable().await?;
+        let reopened = self.now_applicable(state, &scan, &watched).await?;
         Ok((reopened == 0).then_some(scan))
     }
 
     #[tracing::instrument(name = "finish", skip_all)]
-    pub(super) async fn finish(&self, run: i64, state: &RunState, scan: &Scan) -> LoopResult<Summary> {
-        for r in self.store.rules(run).await? {
+    pub(super) async fn finish(&self, state: &RunState, scan: &Scan) -> LoopResult<Summary> {
+        for r in self.store.rules(self.run).await? {
             let after = ScanResult::from(scan.outcome(&r.rule_id));
-            self.store.set_final_result(run, &r.rule_id, after).await?;
+            self.store.set_final_result(self.run, &r.rule_id, after).await?;
             let open = matches!(r.status, RuleStatus::Pending | RuleStatus::Escalated);
             if open && r.initial_result == ScanResult::Fail && after == ScanResult::Pass {
                 // Another rule's fix fixed it (installing a package enables its service).
                 let was = r.reason.as_deref().map(|x| format!("; it had been {}: {x}", r.status)).unwrap_or_default();
                 let why = format!("passes at the final scan, after other rules' fixes{was}");
-                self.store.set_rule_status(run, &r.rule_id, RuleStatus::Fixed, Some(&why)).await?;
+                self.store.set_rule_status(self.run, &r.rule_id, RuleStatus::Fixed, Some(&why)).await?;
             } else if r.status == RuleStatus::Pending {
                 let why = if r.attempts == 0 { "not attempted in this run" } else { "attempts ended without a fix" };
-                self.store.set_rule_status(run, &r.rule_id, RuleStatus::StillFailing, Some(why)).await?;
+                self.store.set_rule_status(self.run, &r.rule_id, RuleStatus::StillFailing, Some(why)).await?;
             }
         }
-        let rules = self.store.rules(run).await?;
+        let rules = self.store.rules(self.run).await?;
         let mut statuses = BTreeMap::new();
         let mut before = BTreeMap::new();
         for r in &rules {
@@ -68,33 +67,33 @@ impl Ralph<'_> {
         let remaining = rules.iter().any(|r| matches!(r.status, RuleStatus::StillFailing | RuleStatus::Escalated));
         let exit_code = if remaining || !failing_after.is_empty() { EXIT_REMAINING } else { EXIT_DONE };
 
-        let attempts = self.store.attempts(run).await?;
+        let attempts = self.store.attempts(self.run).await?;
         let mut reverts = BTreeMap::new();
         for a in &attempts {
             if let Some(m) = a.revert_method.filter(|m| *m != RevertMethod::None) {
                 *reverts.entry(m.to_string()).or_insert(0) += 1;
             }
         }
-        let turns = self.store.turns(run).await?;
+        let turns = self.store.turns(self.run).await?;
         let prompt_tokens = turns.iter().map(|t| t.prompt_tokens.unwrap_or(t.prompt_tokens_est)).sum();
         let completion_tokens = turns.iter().filter_map(|t| t.completion_tokens).sum();
         let llm_secs = turns.iter().map(|t| t.latency_ms).sum::<i64>() as f64 / 1000.0;
         // Every segment of a resumed run counts: the lease carries the earlier ones.
-        let (wall, guest) = self.lease.map_or_else(|| (self.started.elapsed(), self.clock.total()), Lease::totals);
+        let (wall, guest) = self.lease.totals();
         let (wall_secs, guest_secs) = (wall.as_secs_f64(), guest.as_secs_f64());
-        let segments = self.store.events(run, 0).await?.iter().filter(|e| e.kind == EventKind::LeaseTaken).count().max(1);
+        let segments = self.store.events(self.run, 0).await?.iter().filter(|e| e.kind == EventKind::LeaseTaken).count().max(1);
         let harness_secs = (wall_secs - guest_secs - llm_secs).max(0.0);
         let score_after = scan.results.score().map(|s| s.value);
         // The target as the run leaves it: reachable with sudo, and healthy.
         let healthy = Some(self.guard().await.is_ok_and(|h| h.ok));
-        self.store.set_scores(run, None, score_after).await?;
+        self.store.set_scores(self.run, None, score_after).await?;
         let summary = Summary {
-            run,
+            run: self.run,
             exit_code,
             statuses,
             before,
             after: scan.results.counts(false).into_iter().collect(),
-            score_before: self.store.run(run).await?.score_before,
+            score_before: self.store.run(self.run).await?.score_before,
             score_after,
             attempts: attempts.len(),
             reverts,
@@ -110,8 +109,8 @@ impl Ralph<'_> {
             healthy,
             rebooted: self.settings.reboot.map(|_| state.checkpoint == state.booted.snapshot),
         };
-        self.store.event(run, EventKind::Finish, None, json!(summary)).await?;
-        self.store.finish_run(run, &summary).await?;
+        self.note(None, EventData::Finish(Box::new(summary.clone()))).await?;
+        self.store.finish_run(self.run, &summary).await?;
         Ok(summary)
     }
 }

@@ -2,13 +2,12 @@
 //! Worker's script, verified, else the newest kept snapshot.
 use std::time::Instant;
 
-use serde_json::json;
 use temper_scap::Outcome;
 
 use super::{Kept, LoopResult, Ralph, RunState};
 use crate::agent::ApplyFix;
 use crate::checks::GuardFailure;
-use crate::journal::{Evaluation, EventKind, RevertMethod};
+use crate::journal::{Evaluation, EventData, RevertMethod};
 use crate::ports::Exec;
 use crate::scan::tail;
 
@@ -18,28 +17,28 @@ impl Ralph<'_> {
     /// Keeps a fix: a snapshot with memory. When the regression set was scanned with the rule it
     /// is the new checkpoint and the old one is deleted; otherwise it waits for the batch check.
     #[tracing::instrument(name = "keep", skip_all)]
-    pub(super) async fn keep(&self, run: i64, state: &mut RunState, id: i64, rule: &str, e: &Evaluation) -> LoopResult<()> {
+    pub(super) async fn keep(&self, state: &mut RunState, id: i64, rule: &str, e: &Evaluation) -> LoopResult<()> {
         let name = format!("{}a{id}", state.prefix);
-        self.hv.snapshot_create(&name, &format!("temper run {run}: {rule} fixed")).await?;
+        self.hv.snapshot_create(&name, &format!("temper run {}: {rule} fixed", self.run)).await?;
         // A fix awaiting its reboot joins the regression set once the proof sees its rule pass.
         if e.verdict == crate::verdict::Verdict::Fixed {
             self.now_passes(state, rule);
         }
         if state.batched() {
-            self.store.record_pending_fix(run, id, e, rule, &name).await?;
+            self.store.record_pending_fix(self.run, id, e, rule, &name).await?;
             state.pending.push(Kept { attempt: id, rule: rule.to_string(), snapshot: name.clone() });
-            let batch = json!({"snapshot": name, "pending": state.pending.len(), "every": state.regression_every});
-            return Ok(self.store.event(run, EventKind::KeptPending, Some(rule), batch).await?);
+            let batch = EventData::KeptPending { snapshot: name, pending: state.pending.len(), every: state.regression_every };
+            return self.note(Some(rule), batch).await;
         }
-        self.store.record_fix(run, id, e, rule, &name).await?;
-        let kept = self.store.rule_attempts(run, rule).await?.into_iter().filter(|a| a.id == id);
-        self.remember(run, kept).await?;
+        self.store.record_fix(self.run, id, e, rule, &name).await?;
+        let kept = self.store.rule_attempts(self.run, rule).await?.into_iter().filter(|a| a.id == id);
+        self.remember(kept).await?;
         let old = std::mem::replace(&mut state.checkpoint, name.clone());
         // The checkpoint proven to boot stays: the reboot proof replays fixes onto it.
         if !state.pinned(&old) {
             self.drop_snapshot(&old).await?;
         }
-        self.store.event(run, EventKind::Checkpoint, Some(rule), json!({"snapshot": name, "replaced": old})).await?;
+        self.note(Some(rule), EventData::Checkpoint { snapshot: name, replaced: old, fixes: None }).await?;
         Ok(())
     }
 
@@ -54,21 +53,14 @@ impl Ralph<'_> {
     /// The Worker's revert script, verified; else (or when unreachable) the newest kept
     /// snapshot. Returns how, and how long it took in ms.
     #[tracing::instrument(name = "revert", skip_all)]
-    pub(super) async fn revert(
-        &self,
-        run: i64,
-        state: &RunState,
-        rule: &str,
-        fix: &ApplyFix,
-        reachable: bool,
-    ) -> LoopResult<(RevertMethod, i64)> {
+    pub(super) async fn revert(&self, state: &RunState, rule: &str, fix: &ApplyFix, reachable: bool) -> LoopResult<(RevertMethod, i64)> {
         let started = Instant::now();
         let mut method = RevertMethod::Snapshot;
         if reachable && !fix.revert_script.trim().is_empty() {
             match self.revert_by_script(rule, fix).await {
                 Ok(()) => method = RevertMethod::Script,
                 Err(why) => {
-                    self.store.event(run, EventKind::RevertScriptFailed, Some(rule), json!({"reason": why})).await?;
+                    self.note(Some(rule), EventData::RevertScriptFailed { reason: why }).await?;
                     method = RevertMethod::ScriptThenSnapshot;
                 }
             }
@@ -77,7 +69,7 @@ impl Ralph<'_> {
             self.restore(state.head()).await?;
         }
         let ms = started.elapsed().as_millis() as i64;
-        self.store.event(run, EventKind::Revert, Some(rule), json!({"method": method, "ms": ms, "checkpoint": state.head()})).await?;
+        self.note(Some(rule), EventData::Revert { method, ms, checkpoint: state.head().to_string() }).await?;
         Ok((method, ms))
     }
 

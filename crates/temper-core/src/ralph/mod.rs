@@ -38,8 +38,8 @@ pub use settings::Settings;
 pub use status::{Observer, Quiet, Status};
 
 use crate::agent::{Architect, Reflector, Worker};
-use crate::journal::{Journal, JournalError, Lease, Recall};
-use crate::ports::{Clock, Guest, Hypervisor, PortError};
+use crate::journal::{EventData, Journal, JournalError, Lease, Recall};
+use crate::ports::{Guest, Hypervisor, PortError};
 use crate::scan::{ScanError, Scanner};
 use crate::skill::Skill;
 
@@ -72,8 +72,9 @@ pub struct Agents<'a> {
     pub reflector: &'a dyn Reflector,
 }
 
-/// Everything one run needs. The hardware sits behind the port traits.
-pub struct Ralph<'a> {
+/// What a run is driven with: the ports (the hardware sits behind their traits), the agents, the
+/// skill and its content, and how the loop is tuned.
+pub struct Parts<'a> {
     pub store: &'a dyn Journal,
     pub hv: &'a dyn Hypervisor,
     pub guest: &'a dyn Guest,
@@ -84,12 +85,35 @@ pub struct Ralph<'a> {
     pub scanner: Scanner,
     pub settings: Settings,
     pub observer: &'a dyn Observer,
-    /// Sums the time spent in the guest and hypervisor (wrap the ports in [`crate::ports::Timed`]).
-    pub clock: &'a Clock,
-    pub started: Instant,
-    /// The run's lease, when a process holds one: its loss stops the loop, and it carries the
-    /// earlier segments' times.
-    pub lease: Option<&'a Lease>,
+}
+
+/// One run's loop: its parts, and the lease under which this process drives it. The time spent in
+/// the guest and hypervisor is summed on the lease's clock: wrap the ports in
+/// [`crate::ports::Timed`] over it.
+pub struct Ralph<'a> {
+    /// The run this loop drives: the lease's.
+    run: i64,
+    store: &'a dyn Journal,
+    hv: &'a dyn Hypervisor,
+    guest: &'a dyn Guest,
+    agents: Agents<'a>,
+    skill: &'a Skill,
+    content: &'a Benchmark,
+    scanner: Scanner,
+    settings: Settings,
+    observer: &'a dyn Observer,
+    started: Instant,
+    /// Its loss stops the loop; it carries the earlier segments' times.
+    lease: &'a Lease,
+}
+
+impl<'a> Ralph<'a> {
+    /// The loop for the run `lease` holds: the one constructor, for the CLI and the tests alike.
+    pub fn new(parts: Parts<'a>, lease: &'a Lease) -> Self {
+        let Parts { store, hv, guest, agents, skill, content, scanner, settings, observer } = parts;
+        let (run, started) = (lease.run, Instant::now());
+        Self { run, store, hv, guest, agents, skill, content, scanner, settings, observer, started, lease }
+    }
 }
 
 impl Ralph<'_> {
@@ -98,24 +122,29 @@ impl Ralph<'_> {
         Recall::skill(self.skill.name())
     }
 
-    /// Runs `run` (a new run, or one being resumed) to its end.
-    #[tracing::instrument(name = "run", skip_all, fields(run = run))]
-    pub async fn run(&self, run: i64) -> LoopResult<Summary> {
-        let mut state = self.preflight(run).await?;
+    /// Appends an event to the run's journal.
+    async fn note(&self, rule: Option<&str>, data: EventData) -> LoopResult<()> {
+        Ok(self.store.event(self.run, rule, &data).await?)
+    }
+
+    /// Runs the run (a new one, or one being resumed) to its end.
+    #[tracing::instrument(name = "run", skip_all, fields(run = self.run))]
+    pub async fn run(&self) -> LoopResult<Summary> {
+        let mut state = self.preflight().await?;
         let last = loop {
             if state.batch_due() {
-                self.check_regressions(run, &mut state).await?;
+                self.check_regressions(&mut state).await?;
             }
-            if let Some(pick) = self.pick(run, &mut state).await? {
-                self.work_on(run, &mut state, pick).await?;
+            if let Some(pick) = self.pick(&mut state).await? {
+                self.work_on(&mut state, pick).await?;
             } else if !state.pending.is_empty() {
                 // The last batch; a regression reopens rules, so pick again after it.
-                self.check_regressions(run, &mut state).await?;
-            } else if let Some(scan) = self.final_scan(run, &mut state).await? {
+                self.check_regressions(&mut state).await?;
+            } else if let Some(scan) = self.final_scan(&mut state).await? {
                 break scan;
             }
         };
-        self.finish(run, &state, &last).await
+        self.finish(&state, &last).await
     }
 }
 
@@ -148,12 +177,7 @@ pub struct RunState {
     pub ahead: Option<Ahead>,
 }
 
-/// A checkpoint that survived a cold reboot, and the newest attempt whose fix it holds.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Booted {
-    pub snapshot: String,
-    pub through: i64,
-}
+pub use crate::journal::Booted;
 
 /// A fix verified on its own (rule, health, access) and kept with its snapshot.
 #[derive(Debug, Clone)]

@@ -1,10 +1,9 @@
 //! Step 2: the harness offers the open failing rules (skips, waivers, deferrals and
 //! ordering constraints enforced here, whatever a prompt says); the Architect picks one.
-use serde_json::json;
 
 use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, Candidate, FixSource, PickContext};
-use crate::journal::{Attempt, AttemptState, EventKind, Rule, RuleStatus};
+use crate::journal::{Attempt, AttemptState, EventData, Picked, PickedBy, Replayed, Rule, RuleStatus};
 
 /// The rule to work on and the Architect's plan for it.
 #[derive(Debug, Clone)]
@@ -37,30 +36,31 @@ fn severity_rank(s: &str) -> u8 {
 
 impl Ralph<'_> {
     #[tracing::instrument(name = "pick", skip_all)]
-    pub(super) async fn pick(&self, run: i64, state: &mut RunState) -> LoopResult<Option<Pick>> {
-        self.phase(run, Phase::Pick, None, 0).await?;
+    pub(super) async fn pick(&self, state: &mut RunState) -> LoopResult<Option<Pick>> {
+        self.phase(Phase::Pick, None, 0).await?;
         // Fixes undone with a regressed batch go first; they were picked once already.
-        if let Some(a) = self.store.fixes_to_replay(run).await?.into_iter().find(|a| self.in_scope(&a.rule_id)) {
-            self.store.event(run, EventKind::Replay, Some(&a.rule_id), json!({"attempt": a.n, "source": a.source})).await?;
+        if let Some(a) = self.store.fixes_to_replay(self.run).await?.into_iter().find(|a| self.in_scope(&a.rule_id)) {
+            self.note(Some(&a.rule_id), EventData::Replay(Replayed::RolledBack { attempt: a.n, source: a.source })).await?;
             let fix = ApplyFix { fix_script: a.fix_script, revert_script: a.revert_script, description: a.description };
             let preset = Preset { fix, source: a.source, replayed: true, remembered: None };
             return Ok(Some(Pick { rule_id: a.rule_id, plan: a.plan, preset: Some(preset) }));
         }
         // A rule whose last attempt a crash interrupted goes next: it was picked, and the
         // interrupted attempt does not count as a try.
-        if let Some((rule_id, plan)) = self.interrupted(run).await? {
-            self.store.event(run, EventKind::Pick, Some(&rule_id), json!({"plan": plan, "interrupted": true})).await?;
+        if let Some((rule_id, plan)) = self.interrupted().await? {
+            self.note(Some(&rule_id), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Interrupted { interrupted: true } }))
+                .await?;
             state.worked += 1;
             return Ok(Some(Pick { rule_id, plan, preset: None }));
         }
         if self.settings.max_rules.is_some_and(|m| state.worked >= m) {
             return Ok(None);
         }
-        let candidates = self.candidates(run).await?;
+        let candidates = self.candidates().await?;
         if candidates.is_empty() {
-            return self.second_pass(run).await;
+            return self.second_pass().await;
         }
-        if let Some(pick) = self.remembered_pick(run, &candidates).await? {
+        if let Some(pick) = self.remembered_pick(&candidates).await? {
             state.worked += 1;
             return Ok(Some(pick));
         }
@@ -69,27 +69,26 @@ impl Ralph<'_> {
         let first = &ctx.candidates[0];
         let pick = match self.agents.architect.select(&ctx).await {
             Ok(turn) => {
-                self.record_turns(run, None, Some(&turn.value.rule_id), &turn.records).await?;
+                self.record_turns(None, Some(&turn.value.rule_id), &turn.records).await?;
                 Pick { rule_id: turn.value.rule_id, plan: turn.value.plan, preset: None }
             }
             Err(AgentError::Rejected { reason, records }) => {
-                self.record_turns(run, None, None, &records).await?;
+                self.record_turns(None, None, &records).await?;
                 let plan = "harness default: the first candidate in risk order".to_string();
-                self.store
-                    .event(run, EventKind::ArchitectRejected, Some(&first.rule_id), json!({"reason": reason, "default": plan}))
+                self.note(Some(&first.rule_id), EventData::ArchitectRejected { reason: reason.clone(), default: Some(plan.clone()) })
                     .await?;
                 Pick { rule_id: first.rule_id.clone(), plan, preset: None }
             }
-            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(run, None, reason, &records).await),
+            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(None, reason, &records).await),
             Err(AgentError::NoFix(reason)) => {
                 // Nothing this agent can try: every open candidate goes to a human, with what
                 // really happened to it.
                 for c in &ctx.candidates {
-                    let why = self.why_no_pick(run, c, &reason).await?;
-                    self.escalate(run, &c.rule_id, &why).await?;
+                    let why = self.why_no_pick(c, &reason).await?;
+                    self.escalate(&c.rule_id, &why).await?;
                 }
                 // Rules the skill held back behind those are free now: offer them.
-                return Box::pin(self.pick(run, state)).await;
+                return Box::pin(self.pick(state)).await;
             }
         };
         // Never trust the pick: it must be one of the offered ids, exactly.
@@ -97,17 +96,17 @@ impl Ralph<'_> {
             pick
         } else {
             let reason = format!("picked `{}`, which was not offered", pick.rule_id);
-            self.store.event(run, EventKind::ArchitectRejected, Some(&first.rule_id), json!({"reason": reason})).await?;
+            self.note(Some(&first.rule_id), EventData::ArchitectRejected { reason: reason.clone(), default: None }).await?;
             Pick { rule_id: first.rule_id.clone(), plan: "harness default: the first candidate in risk order".into(), preset: None }
         };
-        self.store.event(run, EventKind::Pick, Some(&pick.rule_id), json!({"plan": pick.plan})).await?;
+        self.note(Some(&pick.rule_id), EventData::Pick(Picked { plan: pick.plan.clone(), by: PickedBy::Architect {} })).await?;
         state.worked += 1;
         Ok(Some(pick))
     }
 
     /// Open failing rules the harness allows now, in risk order, then severity.
-    pub(super) async fn candidates(&self, run: i64) -> LoopResult<Vec<Candidate>> {
-        let rules = self.store.rules(run).await?;
+    pub(super) async fn candidates(&self) -> LoopResult<Vec<Candidate>> {
+        let rules = self.store.rules(self.run).await?;
         let open: Vec<&Rule> = rules.iter().filter(|r| r.status == RuleStatus::Pending && self.in_scope(&r.rule_id)).collect();
         let shorts: Vec<&str> = open.iter().map(|r| temper_scap::short_rule_id(&r.rule_id)).collect();
         let mut out: Vec<((usize, u8), usize, Candidate)> = Vec::new();
@@ -147,11 +146,11 @@ impl Ralph<'_> {
     }
 
     /// The open rule (in scope) whose last attempt was interrupted, with that attempt's plan.
-    async fn interrupted(&self, run: i64) -> LoopResult<Option<(String, String)>> {
-        let attempts = self.store.attempts(run).await?;
+    async fn interrupted(&self) -> LoopResult<Option<(String, String)>> {
+        let attempts = self.store.attempts(self.run).await?;
         for a in attempts.iter().filter(|a| a.state == AttemptState::Interrupted && self.in_scope(&a.rule_id)) {
             let last = attempts.iter().rfind(|b| b.rule_id == a.rule_id).is_some_and(|b| b.id == a.id);
-            let open = self.store.rule(run, &a.rule_id).await?.is_some_and(|r| r.status == RuleStatus::Pending);
+            let open = self.store.rule(self.run, &a.rule_id).await?.is_some_and(|r| r.status == RuleStatus::Pending);
             if last && open {
                 return Ok(Some((a.rule_id.clone(), a.plan.clone())));
             }
@@ -161,10 +160,10 @@ impl Ralph<'_> {
 
     /// The escalation reason for a candidate the Architect could not pick: what its attempts
     /// ended in, or that there is no fix to try at all.
-    async fn why_no_pick(&self, run: i64, c: &Candidate, reason: &str) -> LoopResult<String> {
+    async fn why_no_pick(&self, c: &Candidate, reason: &str) -> LoopResult<String> {
         let tried: Vec<String> = self
             .store
-            .rule_attempts(run, &c.rule_id)
+            .rule_attempts(self.run, &c.rule_id)
             .await?
             .into_iter()
             .filter(Attempt::is_try)

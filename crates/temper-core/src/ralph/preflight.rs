@@ -1,45 +1,50 @@
 //! Step 1: restore the checkpoint, check access and health, scan the whole profile.
 use std::time::Duration;
 
-use serde_json::json;
 use temper_scap::Outcome;
 
 use super::{Booted, Kept, LoopError, LoopResult, Phase, Ralph, RunState};
 use crate::checks::GuardFailure;
-use crate::journal::{Event, EventKind, NewRule, RuleStatus, ScanResult};
+use crate::journal::{Cadence, Event, EventData, EventKind, NewRule, RuleStatus, ScanKind, ScanResult, Timed};
 use crate::verdict::Verdict;
 
 impl Ralph<'_> {
     #[tracing::instrument(name = "preflight", skip_all)]
-    pub(super) async fn preflight(&self, run: i64) -> LoopResult<RunState> {
-        self.phase(run, Phase::Preflight, None, 0).await?;
-        let row = self.store.run(run).await?;
+    pub(super) async fn preflight(&self) -> LoopResult<RunState> {
+        self.phase(Phase::Preflight, None, 0).await?;
+        let row = self.store.run(self.run).await?;
         if !self.hv.snapshot_exists(&row.baseline).await? {
             return Err(LoopError::NoBaseline(row.baseline.clone()));
         }
         // A crash may have left an attempt half-done: close it, never run it again. It does not
         // count as a try: its rule is picked again first.
-        for a in self.store.interrupt_open_attempts(run).await? {
-            self.store.event(run, EventKind::AttemptInterrupted, Some(&a.rule_id), json!({"attempt": a.n, "state": a.state})).await?;
+        for a in self.store.interrupt_open_attempts(self.run).await? {
+            self.note(Some(&a.rule_id), EventData::AttemptInterrupted { attempt: a.n, state: a.state }).await?;
         }
         // Back to the newest kept state: the last checkpoint (the baseline at first), or a
         // pending fix's snapshot after it.
-        let (checkpoint, prefix) = (row.checkpoint.clone(), checkpoint_prefix(run, &row.started_at));
+        let (checkpoint, prefix) = (row.checkpoint.clone(), checkpoint_prefix(self.run, &row.started_at));
         let pending: Vec<Kept> = self
             .store
-            .pending_fixes(run)
+            .pending_fixes(self.run)
             .await?
             .into_iter()
             .filter_map(|a| Some(Kept { attempt: a.id, rule: a.rule_id, snapshot: a.snapshot? }))
             .collect();
         let head = pending.last().map_or(&checkpoint, |k| &k.snapshot).clone();
         self.restore(&head).await?;
-        let events = self.store.events(run, 0).await?;
+        let events = self.store.events(self.run, 0).await?;
         let booted = self.booted(&events, &row.baseline).await?;
-        let shared_bans = events.iter().filter(|e| e.kind == EventKind::BanShared).filter_map(|e| ban_of(&e.data)).collect();
+        let shared_bans = events
+            .iter()
+            .filter_map(|e| match e.data {
+                EventData::BanShared { ban, .. } => Some(ban),
+                _ => None,
+            })
+            .collect();
         let mut keep: Vec<&str> = pending.iter().map(|k| k.snapshot.as_str()).collect();
         keep.extend([checkpoint.as_str(), booted.snapshot.as_str()]);
-        self.drop_stale_checkpoints(run, &prefix, &keep).await?;
+        self.drop_stale_checkpoints(&prefix, &keep).await?;
 
         match self.guard().await {
             Ok(h) if h.ok => {}
@@ -48,22 +53,23 @@ impl Ralph<'_> {
             Err(GuardFailure::HealthError(e)) => return Err(LoopError::Preflight(format!("the health check could not run: {e}"))),
         }
         let oscap = self.scanner.check(self.guest).await?;
-        let at = json!({"checkpoint": checkpoint, "baseline": row.baseline, "oscap": oscap, "engine": self.scanner.engine()});
-        self.store.event(run, EventKind::Preflight, None, at).await?;
+        let at =
+            EventData::Preflight { checkpoint: checkpoint.clone(), baseline: row.baseline.clone(), oscap, engine: self.scanner.engine() };
+        self.note(None, at).await?;
 
-        let new_run = self.store.rules(run).await?.is_empty();
+        let new_run = self.store.rules(self.run).await?.is_empty();
         if new_run {
-            self.first_scan(run).await?;
+            self.first_scan().await?;
         }
         // Fixed rules too: on a resume, a walker fixed mid-run stays with the final scan.
-        let passing = self.store.rules(run).await?.into_iter().filter(|r| r.status.passes()).map(|r| r.rule_id);
+        let passing = self.store.rules(self.run).await?.into_iter().filter(|r| r.status.passes()).map(|r| r.rule_id);
         let walkers = self.scanner.tree_walkers(&passing.collect::<Vec<_>>());
-        let (regression_every, one_rule) = self.regression_every(run, new_run, &walkers, &events).await?;
-        let rules = self.store.rules(run).await?;
+        let (regression_every, one_rule) = self.regression_every(new_run, &walkers, &events).await?;
+        let rules = self.store.rules(self.run).await?;
         // A rule whose kept fix awaits the reboot proof still fails: not in the set until then.
         let awaiting: Vec<String> = self
             .store
-            .attempts(run)
+            .attempts(self.run)
             .await?
             .into_iter()
             .filter(|a| a.verdict == Some(Verdict::NeedsReboot) && a.in_force())
@@ -88,14 +94,16 @@ impl Ralph<'_> {
             shared_bans,
             ahead: None,
         };
-        self.replay_unproven(run, &state).await?;
+        self.replay_unproven(&state).await?;
         Ok(state)
     }
 
     /// The last checkpoint proven to boot, from the run's events; the baseline before any.
     async fn booted(&self, events: &[Event], baseline: &str) -> LoopResult<Booted> {
-        let last = events.iter().rev().find(|e| e.kind == EventKind::Booted);
-        let proven = last.and_then(|e| serde_json::from_str::<Booted>(&e.data).ok());
+        let proven = events.iter().rev().find_map(|e| match &e.data {
+            EventData::Booted(b) => Some(b.clone()),
+            _ => None,
+        });
         match proven {
             Some(b) if self.hv.snapshot_exists(&b.snapshot).await? => Ok(b),
             _ => Ok(Booted { snapshot: baseline.to_string(), through: 0 }),
@@ -105,29 +113,28 @@ impl Ralph<'_> {
     /// Fixes per regression check: the setting, else the run's, else measured on a new run, else 1;
     /// with the one-rule rescan when it was measured (the checks then re-derive the cadence).
     /// `walkers` are left to the final scan, so neither their checks nor their cost count here.
-    async fn regression_every(&self, run: i64, new_run: bool, walkers: &[String], events: &[Event]) -> LoopResult<(u32, Option<Duration>)> {
-        let stored = self.store.run(run).await?.regression_every.map(|n| n.max(1) as u32);
+    async fn regression_every(&self, new_run: bool, walkers: &[String], events: &[Event]) -> LoopResult<(u32, Option<Duration>)> {
+        let stored = self.store.run(self.run).await?.regression_every.map(|n| n.max(1) as u32);
         let (every, how, one) = match (self.settings.regression_every, stored, new_run) {
-            (Some(n), ..) => (n.max(1), "setting", None),
+            (Some(n), ..) => (n.max(1), Cadence::Setting, None),
             (None, Some(n), _) => return Ok((n, measured_one_rule(events))),
             (None, None, true) => {
-                let (one, both) = self.measure_rescans(run, walkers).await?;
-                (super::regress::batch_size(both, one), "measured", Some((one, both)))
+                let (one, both) = self.measure_rescans(walkers).await?;
+                (super::regress::batch_size(both, one), Cadence::Measured, Some((one, both)))
             }
-            (None, None, false) => (1, "default", None),
+            (None, None, false) => (1, Cadence::Default, None),
         };
-        self.store.set_regression_every(run, every).await?;
-        let secs = one.map(|(one, both)| json!({"one_rule": one.as_secs_f64(), "with_set": both.as_secs_f64()}));
-        let data = json!({"every": every, "how": how, "secs": secs, "final_scan_only": walkers});
-        self.store.event(run, EventKind::RegressionEvery, None, data).await?;
+        self.store.set_regression_every(self.run, every).await?;
+        let secs = one.map(|(one, both)| Timed { one_rule: one.as_secs_f64(), with_set: both.as_secs_f64() });
+        self.note(None, EventData::RegressionEvery { every, how, secs, final_scan_only: walkers.to_vec() }).await?;
         Ok((every, one.map(|(one, _)| one)))
     }
 
     /// Times a one-rule rescan, and the same rescan with the regression set (less `walkers`), as
     /// `evaluate` runs them. The second doubles as a stability check: a rule that passed the first
     /// scan and fails now, with nothing changed, is marked `unstable` and left out of the set.
-    async fn measure_rescans(&self, run: i64, walkers: &[String]) -> LoopResult<(Duration, Duration)> {
-        let rules = self.store.rules(run).await?;
+    async fn measure_rescans(&self, walkers: &[String]) -> LoopResult<(Duration, Duration)> {
+        let rules = self.store.rules(self.run).await?;
         let Some(probe) = rules.iter().find(|r| r.status == RuleStatus::Pending).or(rules.first()) else {
             return Ok((Duration::ZERO, Duration::ZERO));
         };
@@ -138,14 +145,14 @@ impl Ralph<'_> {
         both.extend(set.iter().filter(|r| **r != probe.rule_id).cloned());
         let scan = self.scanner.scan(self.guest, &both).await?;
         for r in scan.failing(&set) {
-            self.mark_unstable(run, &r, "passed the first scan and failed a rescan with nothing changed").await?;
+            self.mark_unstable(&r, "passed the first scan and failed a rescan with nothing changed").await?;
         }
         Ok((one, scan.took))
     }
 
     /// The full scan that sets each rule's starting point and disposition.
     #[tracing::instrument(name = "first_scan", skip_all)]
-    async fn first_scan(&self, run: i64) -> LoopResult<()> {
+    async fn first_scan(&self) -> LoopResult<()> {
         let scan = self.scanner.scan(self.guest, &[]).await?;
         for r in &scan.results.rule_results {
             if r.result == Outcome::NotSelected {
@@ -159,7 +166,7 @@ impl Ralph<'_> {
                 (other, _) => (RuleStatus::of_outcome(other), None),
             };
             let rule = NewRule {
-                run_id: run,
+                run_id: self.run,
                 rule_id: r.idref.clone(),
                 title: title.to_string(),
                 severity: r.severity.clone(),
@@ -170,16 +177,10 @@ impl Ralph<'_> {
             self.store.add_rule(&rule).await?;
         }
         let score = scan.results.score().map(|s| s.value);
-        self.store.set_scores(run, score, None).await?;
+        self.store.set_scores(self.run, score, None).await?;
         let counts = scan.results.counts(false);
-        self.store
-            .event(
-                run,
-                EventKind::Scan,
-                None,
-                json!({"kind": "full", "counts": counts, "score": score, "secs": scan.took.as_secs_f64(), "stalls": scan.stalls}),
-            )
-            .await?;
+        let secs = scan.took.as_secs_f64();
+        self.note(None, EventData::Scan { kind: ScanKind::Full, counts, score, secs, stalls: scan.stalls }).await?;
         Ok(())
     }
 
@@ -193,11 +194,11 @@ impl Ralph<'_> {
     }
 
     /// Deletes this run's snapshots other than those in force (a crash can leave one).
-    async fn drop_stale_checkpoints(&self, run: i64, prefix: &str, keep: &[&str]) -> LoopResult<()> {
+    async fn drop_stale_checkpoints(&self, prefix: &str, keep: &[&str]) -> LoopResult<()> {
         for name in self.hv.snapshot_list().await? {
             if name.starts_with(prefix) && !keep.contains(&name.as_str()) {
                 self.hv.snapshot_delete(&name).await?;
-                self.store.event(run, EventKind::CheckpointDropped, None, json!({"snapshot": name})).await?;
+                self.note(None, EventData::CheckpointDropped { snapshot: name }).await?;
             }
         }
         Ok(())
@@ -206,14 +207,10 @@ impl Ralph<'_> {
 
 /// The one-rule rescan the run's preflight measured, from its `regression_every` event.
 fn measured_one_rule(events: &[Event]) -> Option<Duration> {
-    let e = events.iter().find(|e| e.kind == EventKind::RegressionEvery)?;
-    let v: serde_json::Value = serde_json::from_str(&e.data).ok()?;
-    (v["how"] == "measured").then(|| v["secs"]["one_rule"].as_f64()).flatten().map(Duration::from_secs_f64)
-}
-
-/// The ban a `ban_shared` event records.
-fn ban_of(data: &str) -> Option<i64> {
-    serde_json::from_str::<serde_json::Value>(data).ok()?["ban"].as_i64()
+    match &events.iter().find(|e| e.kind == EventKind::RegressionEvery)?.data {
+        EventData::RegressionEvery { how: Cadence::Measured, secs: Some(t), .. } => Some(Duration::from_secs_f64(t.one_rule)),
+        _ => None,
+    }
 }
 
 /// The start of a run's snapshot names: its id and its start time to the millisecond, so that

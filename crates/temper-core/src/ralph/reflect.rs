@@ -1,20 +1,19 @@
 //! Step 6a: on a failure the Reflector distills a lesson; bans, preferred approaches and
 //! tips go to semantic memory, the distilled line to the rule's episodic memory.
-use serde_json::json;
 
 use super::attempt::Ended;
 use super::{LoopResult, Phase, Ralph};
 use crate::agent::{AgentError, ReflectContext};
-use crate::journal::EventKind;
+use crate::journal::EventData;
 
 /// The most a distilled line may hold.
 pub const DISTILLED_MAX: usize = 200;
 
 impl Ralph<'_> {
     #[tracing::instrument(name = "reflect", skip_all)]
-    pub(super) async fn reflect(&self, run: i64, rule: &str, ended: &Ended) -> LoopResult<()> {
-        let n = self.store.rule(run, rule).await?.map_or(0, |r| r.attempts as u32);
-        self.phase(run, Phase::Reflect, Some(rule), n).await?;
+    pub(super) async fn reflect(&self, rule: &str, ended: &Ended) -> LoopResult<()> {
+        let n = self.store.rule(self.run, rule).await?.map_or(0, |r| r.attempts as u32);
+        self.phase(Phase::Reflect, Some(rule), n).await?;
         let episodes = self.store.lessons(self.recall().rule(rule)).await?.into_iter().rev().map(|l| l.distilled).collect();
         let ctx = ReflectContext {
             rule_id: rule.to_string(),
@@ -27,33 +26,31 @@ impl Ralph<'_> {
         let fallback = || clip(&format!("attempt {n}: {}: {}", ended.verdict, ended.reason), DISTILLED_MAX);
         match self.agents.reflector.reflect(&ctx).await {
             Ok(turn) => {
-                self.record_turns(run, None, Some(rule), &turn.records).await?;
+                self.record_turns(None, Some(rule), &turn.records).await?;
                 let r = turn.value;
                 let distilled = if r.distilled.trim().is_empty() { fallback() } else { clip(&r.distilled, DISTILLED_MAX) };
-                self.store.add_lesson(run, rule, &r.lesson, &r.preferred, &distilled).await?;
+                self.store.add_lesson(self.run, rule, &r.lesson, &r.preferred, &distilled).await?;
                 if let Some(ban) = r.banned.as_deref().filter(|b| !b.trim().is_empty()) {
                     if regex::Regex::new(ban).is_ok() {
-                        self.store.add_ban(run, rule, ban, &r.lesson).await?;
+                        self.store.add_ban(self.run, rule, ban, &r.lesson).await?;
                     } else {
-                        self.store.event(run, EventKind::BanInvalid, Some(rule), json!({"pattern": ban})).await?;
+                        self.note(Some(rule), EventData::BanInvalid { pattern: ban.to_string() }).await?;
                     }
                 }
                 for t in &r.tips {
-                    self.store.add_tip(run, rule, t).await?;
+                    self.store.add_tip(self.run, rule, t).await?;
                 }
-                self.store
-                    .event(run, EventKind::Reflect, Some(rule), json!({"distilled": distilled, "banned": r.banned, "tips": r.tips.len()}))
-                    .await?;
+                self.note(Some(rule), EventData::Reflect { distilled, banned: r.banned.clone(), tips: r.tips.len() }).await?;
             }
             Err(AgentError::Unavailable { reason, records, .. }) => {
                 // Keep the episode before pausing, so the next attempt still learns from this one.
-                self.store.add_lesson(run, rule, &ended.reason, "", &fallback()).await?;
-                return Err(self.paused(run, Some(rule), reason, &records).await);
+                self.store.add_lesson(self.run, rule, &ended.reason, "", &fallback()).await?;
+                return Err(self.paused(Some(rule), reason, &records).await);
             }
             Err(e) => {
-                self.record_turns(run, None, Some(rule), e.records()).await?;
-                self.store.add_lesson(run, rule, &ended.reason, "", &fallback()).await?;
-                self.store.event(run, EventKind::ReflectFailed, Some(rule), json!({"reason": e.to_string()})).await?;
+                self.record_turns(None, Some(rule), e.records()).await?;
+                self.store.add_lesson(self.run, rule, &ended.reason, "", &fallback()).await?;
+                self.note(Some(rule), EventData::ReflectFailed { reason: e.to_string() }).await?;
             }
         }
         Ok(())

@@ -4,8 +4,7 @@
 //! fix that broke them becomes a `regression` verdict, and the fixes kept after it are replayed.
 use std::time::{Duration, Instant};
 
-use crate::journal::{Culprit, EventKind, RuleStatus};
-use serde_json::json;
+use crate::journal::{Culprit, EventData, Regressed, RuleStatus};
 use temper_scap::Outcome;
 
 #[cfg(test)]
@@ -49,12 +48,12 @@ impl Ralph<'_> {
     /// (`applicable.rs`); re-derives the cadence from the check's time (unless rules apply now);
     /// promotes the batch (then takes up the rules that apply now), or bisects it.
     #[tracing::instrument(name = "regression_check", skip_all, fields(fixes = state.pending.len()))]
-    pub(super) async fn check_regressions(&self, run: i64, state: &mut RunState) -> LoopResult<()> {
+    pub(super) async fn check_regressions(&self, state: &mut RunState) -> LoopResult<()> {
         if state.pending.is_empty() {
             return Ok(());
         }
-        self.phase(run, Phase::Regression, None, 0).await?;
-        let watched = self.watched(run).await?;
+        self.phase(Phase::Regression, None, 0).await?;
+        let watched = self.watched().await?;
         let rules: Vec<String> = state.regression_set.iter().chain(&watched).cloned().collect();
         let started = Instant::now();
         let scan = if rules.is_empty() { None } else { Some(self.scanner.scan(self.guest, &rules).await?) };
@@ -62,39 +61,40 @@ impl Ralph<'_> {
         let failed = scan.as_ref().map(|s| s.failing(&state.regression_set)).unwrap_or_default();
         // Rules that apply now had their checks run once (a tree walk, say): not the set's cost.
         let applies = scan.as_ref().is_some_and(|s| watched.iter().any(|r| s.outcome(r).is_some_and(|o| o != Outcome::NotApplicable)));
-        let every = if applies { state.regression_every } else { self.retime(run, state, took).await? };
+        let every = if applies { state.regression_every } else { self.retime(state, took).await? };
         let fixes = state.pending.len();
         let stalls = scan.as_ref().map_or(0, |s| s.stalls);
-        let check = json!({"fixes": fixes, "rules": state.regression_set.len(), "watched": watched.len(), "failed": failed, "secs": took.as_secs_f64(), "stalls": stalls, "every": every});
-        self.store.event(run, EventKind::RegressionCheck, None, check).await?;
+        let (rules, watched_n, secs) = (state.regression_set.len(), watched.len(), took.as_secs_f64());
+        let check = EventData::RegressionCheck { fixes, rules, watched: watched_n, failed: failed.clone(), secs, stalls, every };
+        self.note(None, check).await?;
         if !failed.is_empty() {
-            return self.bisect(run, state, failed).await;
+            return self.bisect(state, failed).await;
         }
-        self.promote(run, state).await?;
+        self.promote(state).await?;
         if let Some(scan) = scan {
-            self.now_applicable(run, state, &scan, &watched).await?;
+            self.now_applicable(state, &scan, &watched).await?;
         }
         Ok(())
     }
 
     /// The cadence after a check that took `took`, when preflight measured it: the set grows as
     /// fixes pass, and a rule that joins it may be slow, so the batch follows the set's cost.
-    async fn retime(&self, run: i64, state: &mut RunState, took: Duration) -> LoopResult<u32> {
+    async fn retime(&self, state: &mut RunState, took: Duration) -> LoopResult<u32> {
         if let Some(every) = state.retimed(took)
             && every != state.regression_every
         {
             state.regression_every = every;
-            self.store.set_regression_every(run, every).await?;
+            self.store.set_regression_every(self.run, every).await?;
         }
         Ok(state.regression_every)
     }
 
     /// The batch is clean: its newest snapshot becomes the checkpoint; older snapshots go.
-    async fn promote(&self, run: i64, state: &mut RunState) -> LoopResult<()> {
+    async fn promote(&self, state: &mut RunState) -> LoopResult<()> {
         let head = state.head().to_string();
-        let confirmed = self.store.pending_fixes(run).await?;
-        self.store.confirm_fixes(run, &head).await?;
-        self.remember(run, confirmed).await?;
+        let confirmed = self.store.pending_fixes(self.run).await?;
+        self.store.confirm_fixes(self.run, &head).await?;
+        self.remember(confirmed).await?;
         let old = std::mem::replace(&mut state.checkpoint, head.clone());
         let fixes = state.pending.len();
         for k in std::mem::take(&mut state.pending) {
@@ -105,26 +105,23 @@ impl Ralph<'_> {
         if old != head && !state.pinned(&old) {
             self.drop_snapshot(&old).await?;
         }
-        self.store
-            .event(run, EventKind::Checkpoint, None, json!({"snapshot": head, "replaced": old, "fixes": fixes}))
-            .await
-            .map_err(Into::into)
+        self.note(None, EventData::Checkpoint { snapshot: head, replaced: old, fixes: Some(fixes) }).await
     }
 
     /// Finds the first fix after which a regressed rule fails, by binary search over the batch's
     /// snapshots (s0 is the checkpoint, si the snapshot after pending fix i).
-    async fn bisect(&self, run: i64, state: &mut RunState, failed: Vec<String>) -> LoopResult<()> {
+    async fn bisect(&self, state: &mut RunState, failed: Vec<String>) -> LoopResult<()> {
         // A rule that fails at the checkpoint too was not broken by this batch.
         let at_checkpoint = expected(state, &failed, 0);
         let unstable = self.failing_at(&state.checkpoint, &at_checkpoint).await?;
         for r in &unstable {
             state.regression_set.retain(|x| x != r);
-            self.mark_unstable(run, r, "failed the batch check, and fails again at the checkpoint where it passed").await?;
+            self.mark_unstable(r, "failed the batch check, and fails again at the checkpoint where it passed").await?;
         }
         let failed: Vec<String> = failed.into_iter().filter(|r| !unstable.contains(r)).collect();
         if failed.is_empty() {
             self.restore(state.head()).await?;
-            return self.promote(run, state).await;
+            return self.promote(state).await;
         }
         let (mut lo, mut hi, mut probes) = (1, state.pending.len(), 0);
         while lo < hi {
@@ -142,21 +139,13 @@ impl Ralph<'_> {
         let dropped = state.pending.split_off(lo);
         state.pending.truncate(lo - 1);
         self.restore(state.head()).await?;
-        self.settle(run, state, &culprit, &dropped, &broken, probes).await
+        self.settle(state, &culprit, &dropped, &broken, probes).await
     }
 
     /// Records the culprit and the dropped fixes, deletes their snapshots, reflects, and maybe
     /// escalates. The dropped fixes' rules reopen; `pick` replays them first.
-    async fn settle(
-        &self,
-        run: i64,
-        state: &mut RunState,
-        culprit: &Kept,
-        dropped: &[Kept],
-        broken: &[String],
-        probes: usize,
-    ) -> LoopResult<()> {
-        let row = self.store.pending_fixes(run).await?.into_iter().find(|a| a.id == culprit.attempt);
+    async fn settle(&self, state: &mut RunState, culprit: &Kept, dropped: &[Kept], broken: &[String], probes: usize) -> LoopResult<()> {
+        let row = self.store.pending_fixes(self.run).await?.into_iter().find(|a| a.id == culprit.attempt);
         let (fix_script, plan) = row.map(|a| (a.fix_script, a.plan)).unwrap_or_default();
         let reason = format!("rules that passed now fail: {} (found by the batch's regression check)", broken.join(", "));
         let diagnostics = format!(
@@ -174,23 +163,24 @@ impl Ralph<'_> {
             regressions: broken.to_vec(),
             diagnostics: diagnostics.clone(),
         };
-        self.store.roll_back_fixes(run, &blame, &dropped.iter().map(|k| k.attempt).collect::<Vec<_>>()).await?;
+        self.store.roll_back_fixes(self.run, &blame, &dropped.iter().map(|k| k.attempt).collect::<Vec<_>>()).await?;
         for k in std::iter::once(culprit).chain(dropped) {
             state.regression_set.retain(|r| *r != k.rule);
             self.drop_snapshot(&k.snapshot).await?;
         }
         let replays: Vec<&str> = dropped.iter().map(|k| k.rule.as_str()).collect();
-        let found = json!({"culprit": culprit.rule, "regressions": broken, "probes": probes, "replay": replays});
-        self.store.event(run, EventKind::RegressionFound, Some(&culprit.rule), found).await?;
+        let (regressions, replay) = (broken.to_vec(), replays.iter().map(|r| r.to_string()).collect());
+        let found = Regressed::Bisected { culprit: culprit.rule.clone(), regressions, probes, replay };
+        self.note(Some(&culprit.rule), EventData::RegressionFound(found)).await?;
 
         let ended = Ended { verdict: Verdict::Regression, reason, fix_script, diagnostics };
-        self.reflect_or_escalate(run, &culprit.rule, &ended, plan).await
+        self.reflect_or_escalate(&culprit.rule, &ended, plan).await
     }
 
     /// A rule whose result flips with nothing changed: left out of the regression set from now on.
-    pub(super) async fn mark_unstable(&self, run: i64, rule: &str, why: &str) -> LoopResult<()> {
-        self.store.set_rule_status(run, rule, RuleStatus::Unstable, Some(why)).await?;
-        self.store.event(run, EventKind::RegressionUnstable, Some(rule), json!({"reason": why})).await?;
+    pub(super) async fn mark_unstable(&self, rule: &str, why: &str) -> LoopResult<()> {
+        self.store.set_rule_status(self.run, rule, RuleStatus::Unstable, Some(why)).await?;
+        self.note(Some(rule), EventData::RegressionUnstable { reason: why.to_string() }).await?;
         Ok(())
     }
 

@@ -27,16 +27,16 @@ impl Rescan {
 }
 
 impl Ralph<'_> {
-    pub(super) async fn rescan_of(&self, run: i64, state: &RunState, rule: &str) -> LoopResult<Rescan> {
-        let watched = if state.batched() { Vec::new() } else { self.watched(run).await? };
-        Ok(Rescan { rule: rule.to_string(), next: self.next_up(run, rule).await?, watched })
+    pub(super) async fn rescan_of(&self, state: &RunState, rule: &str) -> LoopResult<Rescan> {
+        let watched = if state.batched() { Vec::new() } else { self.watched().await? };
+        Ok(Rescan { rule: rule.to_string(), next: self.next_up(rule).await?, watched })
     }
 
     /// After the fix is kept: the next rule's evidence, and the rules that apply now.
-    pub(super) async fn take_up(&self, run: i64, state: &mut RunState, rescan: &Rescan, scan: &Scan) -> LoopResult<()> {
+    pub(super) async fn take_up(&self, state: &mut RunState, rescan: &Rescan, scan: &Scan) -> LoopResult<()> {
         let head = state.head().to_string();
         state.ahead = rescan.next.as_ref().map(|n| Ahead { rule: n.clone(), head, evidence: scan.evidence_of(n).cloned() });
-        self.now_applicable(run, state, scan, &rescan.watched).await?;
+        self.now_applicable(state, scan, &rescan.watched).await?;
         Ok(())
     }
 }

@@ -4,17 +4,15 @@
 //! counted, and two failures in a row retire the fix.
 use std::collections::HashSet;
 
-use serde_json::json;
-
 use super::pick::{Pick, Preset};
 use super::{LoopResult, Ralph};
 use crate::agent::{ApplyFix, Candidate, FixSource};
-use crate::journal::{Attempt, EventKind, NewRememberedFix};
+use crate::journal::{Attempt, EventData, NewRememberedFix, Picked, PickedBy};
 use crate::verdict::Verdict;
 
 impl Ralph<'_> {
     /// The first candidate with a remembered fix this run has not tried yet, picked by the harness.
-    pub(super) async fn remembered_pick(&self, run: i64, candidates: &[Candidate]) -> LoopResult<Option<Pick>> {
+    pub(super) async fn remembered_pick(&self, candidates: &[Candidate]) -> LoopResult<Option<Pick>> {
         // Two reads, not two per candidate: the skill's rules with a fix in force (filtered in
         // the database), and the rules this run has tried a remembered fix on.
         let skill = self.skill.name();
@@ -23,12 +21,12 @@ impl Ralph<'_> {
             return Ok(None);
         }
         let tried: HashSet<String> =
-            self.store.attempts(run).await?.into_iter().filter(|a| a.source == FixSource::Memory).map(|a| a.rule_id).collect();
+            self.store.attempts(self.run).await?.into_iter().filter(|a| a.source == FixSource::Memory).map(|a| a.rule_id).collect();
         for c in candidates.iter().filter(|c| known.contains(&c.rule_id) && !tried.contains(&c.rule_id)) {
             let Some(f) = self.store.remembered_fix(skill, &c.rule_id).await? else { continue };
             let plan = format!("a remembered fix (#{}, kept on {} of {} other targets since it was first kept)", f.id, f.kept, f.tried);
-            let data = json!({"plan": plan, "memory": f.id, "from_run": f.run_id, "tried": f.tried, "kept": f.kept});
-            self.store.event(run, EventKind::Pick, Some(&c.rule_id), data).await?;
+            let by = PickedBy::Memory { memory: f.id, from_run: f.run_id, tried: f.tried, kept: f.kept };
+            self.note(Some(&c.rule_id), EventData::Pick(Picked { plan: plan.clone(), by })).await?;
             let fix = ApplyFix { fix_script: f.fix_script, revert_script: f.revert_script, description: f.description };
             let preset = Preset { fix, source: FixSource::Memory, replayed: false, remembered: Some(f.id) };
             return Ok(Some(Pick { rule_id: c.rule_id.clone(), plan, preset: Some(preset) }));
@@ -46,7 +44,7 @@ impl Ralph<'_> {
     }
 
     /// Remembers the LLM-written fixes among `kept` (kept, regression set clean).
-    pub(super) async fn remember(&self, run: i64, kept: impl IntoIterator<Item = Attempt>) -> LoopResult<()> {
+    pub(super) async fn remember(&self, kept: impl IntoIterator<Item = Attempt>) -> LoopResult<()> {
         for a in kept.into_iter().filter(|a| matches!(a.source, FixSource::Llm | FixSource::LlmText)) {
             let fix = NewRememberedFix {
                 skill: self.skill.name().to_string(),
@@ -54,7 +52,7 @@ impl Ralph<'_> {
                 fix_script: a.fix_script,
                 revert_script: a.revert_script,
                 description: a.description,
-                run_id: run,
+                run_id: self.run,
                 attempt_id: a.id,
             };
             self.store.remember_fix(&fix).await?;

@@ -3,20 +3,19 @@
 //! are in. When nothing else is left to pick, each rule escalated after its stock fix failed or
 //! left it failing gets that fix once more, fully verified, in the skill's order, provided a fix
 //! kept since has changed the system.
-use serde_json::json;
 
 use super::pick::{Pick, Preset};
 use super::{LoopResult, Ralph};
 use crate::agent::{ApplyFix, FixSource};
-use crate::journal::{Attempt, EventKind, Rule, RuleStatus};
+use crate::journal::{Attempt, EventData, Picked, PickedBy, Rule, RuleStatus};
 use crate::verdict::Verdict;
 
 impl Ralph<'_> {
     /// The next rule for the second pass, reopened; `None` when there is none.
-    pub(super) async fn second_pass(&self, run: i64) -> LoopResult<Option<Pick>> {
-        let attempts = self.store.attempts(run).await?;
+    pub(super) async fn second_pass(&self) -> LoopResult<Option<Pick>> {
+        let attempts = self.store.attempts(self.run).await?;
         let mut due: Vec<((usize, u8), Rule, usize)> = Vec::new();
-        for r in self.store.rules(run).await? {
+        for r in self.store.rules(self.run).await? {
             if r.status != RuleStatus::Escalated || !self.in_scope(&r.rule_id) {
                 continue;
             }
@@ -38,9 +37,9 @@ impl Ralph<'_> {
             return Ok(None);
         };
         let plan = format!("second pass: the stock fix again, after {kept_since} fixes kept since its first try");
-        self.store.set_rule_status(run, &rule.rule_id, RuleStatus::Pending, Some(&plan)).await?;
-        let data = json!({"plan": plan, "second_pass": true, "kept_since": kept_since});
-        self.store.event(run, EventKind::Pick, Some(&rule.rule_id), data).await?;
+        self.store.set_rule_status(self.run, &rule.rule_id, RuleStatus::Pending, Some(&plan)).await?;
+        let by = PickedBy::SecondPass { second_pass: true, kept_since };
+        self.note(Some(&rule.rule_id), EventData::Pick(Picked { plan: plan.clone(), by })).await?;
         let fix = ApplyFix { fix_script: script, revert_script: String::new(), description: format!("stock fix for {}", rule.rule_id) };
         Ok(Some(Pick {
             rule_id: rule.rule_id,

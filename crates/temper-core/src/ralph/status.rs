@@ -2,11 +2,9 @@
 //! records of LLM calls.
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::{LoopError, LoopResult, Phase, Ralph};
 use crate::agent::TurnRecord;
-use crate::journal::{EventKind, NewTurn, RuleStatus, RunStatus};
+use crate::journal::{EventData, NewTurn, RuleStatus, RunStatus};
 
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -35,16 +33,16 @@ impl Observer for Quiet {
 impl Ralph<'_> {
     /// Records the phase in the store (for `temper status`) and tells the observer. A lost lease
     /// stops the loop here: another process drives the run now.
-    pub(super) async fn phase(&self, run: i64, phase: Phase, rule: Option<&str>, attempt: u32) -> LoopResult<()> {
-        if self.lease.is_some_and(|l| l.lost()) {
-            return Err(LoopError::LeaseLost(run));
+    pub(super) async fn phase(&self, phase: Phase, rule: Option<&str>, attempt: u32) -> LoopResult<()> {
+        if self.lease.lost() {
+            return Err(LoopError::LeaseLost(self.run));
         }
-        self.store.set_phase(run, phase, rule).await?;
-        tracing::info!(run, phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
-        let rules = self.store.rules(run).await?;
+        self.store.set_phase(self.run, phase, rule).await?;
+        tracing::info!(run = self.run, phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
+        let rules = self.store.rules(self.run).await?;
         let count = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
         self.observer.update(&Status {
-            run,
+            run: self.run,
             phase,
             rule: rule.map(str::to_string),
             attempt,
@@ -57,12 +55,12 @@ impl Ralph<'_> {
     }
 
     /// Stores each LLM call as a turn.
-    pub(super) async fn record_turns(&self, run: i64, attempt: Option<i64>, rule: Option<&str>, records: &[TurnRecord]) -> LoopResult<()> {
+    pub(super) async fn record_turns(&self, attempt: Option<i64>, rule: Option<&str>, records: &[TurnRecord]) -> LoopResult<()> {
         for record in records {
-            self.store.add_turn(&NewTurn { run_id: run, attempt_id: attempt, rule_id: rule, record }).await?;
+            self.store.add_turn(&NewTurn { run_id: self.run, attempt_id: attempt, rule_id: rule, record }).await?;
             if !record.tool_calls_dropped.is_empty() {
-                let dropped = json!({"role": record.role, "dropped": record.tool_calls_dropped});
-                self.store.event(run, EventKind::ToolCallCapped, rule, dropped).await?;
+                let dropped = EventData::ToolCallCapped { role: record.role, dropped: record.tool_calls_dropped.clone() };
+                self.note(rule, dropped).await?;
             }
         }
         Ok(())
@@ -70,14 +68,14 @@ impl Ralph<'_> {
 
     /// The LLM stayed unavailable: its calls are recorded and the run pauses (`temper resume`
     /// continues it). The one place every role's unavailability goes.
-    pub(super) async fn paused(&self, run: i64, rule: Option<&str>, reason: String, records: &[TurnRecord]) -> LoopError {
-        if let Err(e) = self.record_turns(run, None, rule, records).await {
+    pub(super) async fn paused(&self, rule: Option<&str>, reason: String, records: &[TurnRecord]) -> LoopError {
+        if let Err(e) = self.record_turns(None, rule, records).await {
             return e;
         }
-        if let Err(e) = self.store.set_status(run, RunStatus::Paused, Some(&reason)).await {
+        if let Err(e) = self.store.set_status(self.run, RunStatus::Paused, Some(&reason)).await {
             return e.into();
         }
-        let _ = self.store.event(run, EventKind::Paused, None, json!({"reason": reason})).await;
-        LoopError::Paused { run, reason }
+        let _ = self.note(None, EventData::Paused { reason: reason.clone() }).await;
+        LoopError::Paused { run: self.run, reason }
     }
 }

@@ -76,3 +76,8 @@ pub fn fixed() -> Evaluation {
         ..Evaluation::new(Verdict::Fixed, "ok")
     }
 }
+
+/// A first full scan's event, with nothing counted.
+pub fn scan_event() -> EventData {
+    EventData::Scan { kind: ScanKind::Full, counts: Default::default(), score: None, secs: 0.0, stalls: 0 }
+}

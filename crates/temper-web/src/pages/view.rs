@@ -48,7 +48,7 @@ impl From<&Event> for EventView {
             kind: e.kind,
             rule_id: e.rule_id.clone(),
             rule_short: e.rule_id.as_deref().map(|r| super::format::short_id(r).to_string()),
-            data: e.data.clone(),
+            data: e.json(),
         }
     }
 }

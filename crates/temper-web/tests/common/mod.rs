@@ -5,10 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
 pub use temper_core::journal::prelude::*;
 pub use temper_core::journal::{
-    AttemptState, Evaluation, EventKind, FixSource, NewAttempt, NewRule, NewRun, Phase, RuleStatus, ScanResult,
+    AttemptState, Evaluation, EventData, FixSource, NewAttempt, NewRule, NewRun, Phase, Picked, PickedBy, RuleStatus, ScanResult,
 };
 use temper_core::journal::{RevertMethod, driver_id, now_ms};
 use temper_core::verdict::Verdict;
@@ -103,7 +102,7 @@ impl Fixture {
         f.store.add_rule_time(run, HOSTILE, 20_000).await.unwrap();
 
         f.store.set_phase(run, Phase::Fix, Some(OPEN)).await.unwrap();
-        f.store.event(run, EventKind::Pick, Some(OPEN), json!({"why": evil})).await.unwrap();
+        f.store.event(run, Some(OPEN), &EventData::Pick(Picked { plan: evil.clone(), by: PickedBy::Architect {} })).await.unwrap();
         f
     }
 

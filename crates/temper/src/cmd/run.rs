@@ -1,14 +1,14 @@
 //! `temper run` and `temper resume`: the Ralph loop on the configured VM.
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use temper_core::controls::RunControls;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{EventKind, Lease, LeaseError, NewRun, Run, RunStatus};
+use temper_core::journal::{EventData, Lease, LeaseError, NewRun, Run, RunStatus};
 use temper_core::ports::{Clock, Timed};
-use temper_core::ralph::{Agents, LoopError, Quiet, Ralph, RebootProof, Settings, Summary};
+use temper_core::ralph::{Agents, LoopError, Parts, Quiet, Ralph, RebootProof, Settings, Summary};
 use temper_core::scan::Engine;
 use temper_core::target::Target;
 use temper_store::Store;
@@ -197,8 +197,8 @@ async fn execute(config: &Config, store: Arc<Store>, job: Job) -> anyhow::Result
     if job.resuming {
         let row = store.run(run).await?;
         store.set_status(run, RunStatus::Running, None).await?;
-        let was = serde_json::json!({"was": row.status, "phase": row.phase, "checkpoint": row.checkpoint});
-        store.event(run, EventKind::Resume, None, was).await?;
+        let was = EventData::Resume { was: row.status, phase: row.phase, checkpoint: row.checkpoint };
+        store.event(run, None, &was).await?;
     }
     let code = drive(config, &store, &lease, job).await;
     if let Err(e) = lease.release().await {
@@ -223,7 +223,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
         scanner = scanner.with_oval(wiring::oval(config, &skill, content.clone())?);
     }
     let skill = crate::controls::apply(&opts.controls, skill, &mut scanner)?;
-    let ralph = Ralph {
+    let parts = Parts {
         store,
         hv: &Timed { inner: &hv, clock },
         guest: &Timed { inner: &guest, clock },
@@ -250,11 +250,8 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
             ..Settings::default()
         },
         observer: progress.as_ref().map_or(&Quiet as &dyn temper_core::ralph::Observer, |p| p),
-        clock,
-        started: Instant::now(),
-        lease: Some(lease),
     };
-    let result = ralph.run(run).await;
+    let result = Ralph::new(parts, lease).run().await;
     if let Some(p) = &progress {
         p.finish();
     }
@@ -274,7 +271,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
         Err(e) => {
             let msg = e.to_string();
             let _ = store.set_status(run, RunStatus::Interrupted, Some(&msg)).await;
-            let _ = store.event(run, EventKind::Error, None, serde_json::json!({"error": msg})).await;
+            let _ = store.event(run, None, &EventData::Error { error: msg.clone() }).await;
             notice(Level::ERROR, format_args!("run {run} stopped: {msg}"));
             notice(Level::INFO, format_args!("fix the cause, then `temper resume {run}` continues from the last checkpoint"));
             Ok(EXIT_ERROR)

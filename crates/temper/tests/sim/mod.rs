@@ -13,7 +13,7 @@ use temper_agents::{LlmAgent, LlmConfig, StockAgent};
 pub use temper_core::journal::prelude::*;
 use temper_core::journal::{Attempt, EventKind, Lease, NewRun, Rule};
 use temper_core::ports::{Clock, Guest, Hypervisor, Timed};
-use temper_core::ralph::{Agents, LoopResult, Quiet, Ralph, Settings, Summary};
+use temper_core::ralph::{Agents, LoopResult, Parts, Quiet, Ralph, Settings, Summary};
 use temper_core::scan::Scanner;
 use temper_core::skill::Skill;
 use temper_scap::Benchmark;
@@ -130,7 +130,7 @@ impl Sim {
         let lease = Lease::take(self.store.clone(), run, clock.clone()).await.expect("the run's lease");
         let (hv, guest) = (Timed { inner: &self.hv, clock: &clock }, Timed { inner: &self.guest, clock: &clock });
         let agents = Agents { architect: agent, worker: agent, reflector: agent };
-        let out = self.ralph(&hv, &guest, agents, settings, &lease).run(run).await;
+        let out = self.ralph(&hv, &guest, agents, settings, &lease).run().await;
         lease.release().await.unwrap();
         out
     }
@@ -151,7 +151,7 @@ impl Sim {
         let agents = Agents { architect: &StockAgent, worker: &StockAgent, reflector: &StockAgent };
         let ralph = self.ralph(&hv, &guest, agents, self.stock_settings(), &lease);
         tokio::select! {
-            out = ralph.run(run) => {
+            out = ralph.run() => {
                 panic!("the run ended before `{}` ran: {out:?}", script.lines().next().unwrap_or(""))
             }
             () = self.guest.hanging.notified() => {}
@@ -167,7 +167,7 @@ impl Sim {
         settings: Settings,
         lease: &'a Lease,
     ) -> Ralph<'a> {
-        Ralph {
+        let parts = Parts {
             store: self.store.as_ref(),
             hv,
             guest,
@@ -177,10 +177,8 @@ impl Sim {
             scanner: Scanner::new("/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", STANDARD).with_tree_walkers(self.walkers.clone()),
             settings,
             observer: &Quiet,
-            clock: lease.clock(),
-            started: Instant::now(),
-            lease: Some(lease),
-        }
+        };
+        Ralph::new(parts, lease)
     }
 
     pub async fn rules(&self, run: i64) -> Vec<Rule> {
@@ -191,10 +189,10 @@ impl Sim {
         self.store.rule(run, &full(rule)).await.unwrap().unwrap_or_else(|| panic!("no rule {rule}"))
     }
 
-    /// The data of `run`'s events of `kind`, in order.
+    /// The data of `run`'s events of `kind`, in order, as the store keeps it.
     pub async fn events(&self, run: i64, kind: EventKind) -> Vec<serde_json::Value> {
         let all = self.store.events(run, 0).await.unwrap();
-        all.into_iter().filter(|e| e.kind == kind).map(|e| serde_json::from_str(&e.data).unwrap()).collect()
+        all.into_iter().filter(|e| e.kind == kind).map(|e| e.data.fields()).collect()
     }
 
     pub async fn attempts(&self, run: i64, rule: &str) -> Vec<Attempt> {

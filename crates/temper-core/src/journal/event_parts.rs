@@ -1,0 +1,86 @@
+//! The larger parts of [`super::EventData`]: a pick, a replay, a blame, a checkpoint proven to boot.
+use serde::{Deserialize, Serialize};
+
+use super::FixSource;
+use crate::verdict::Verdict;
+
+/// A checkpoint that survived a cold reboot, and the newest attempt whose fix it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Booted {
+    pub snapshot: String,
+    pub through: i64,
+}
+
+/// A rule picked, with its plan and what picked it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Picked {
+    pub plan: String,
+    #[serde(flatten)]
+    pub by: PickedBy,
+}
+
+/// What picked a rule. Stored as the extra fields of its pick (none for the Architect).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PickedBy {
+    /// A fix remembered from another target of the skill.
+    Memory {
+        memory: i64,
+        from_run: i64,
+        tried: i64,
+        kept: i64,
+    },
+    /// The stock fix again, after fixes kept since its first try.
+    SecondPass {
+        second_pass: bool,
+        kept_since: usize,
+    },
+    /// The rule whose attempt a crash interrupted, picked again first.
+    Interrupted {
+        interrupted: bool,
+    },
+    Architect {},
+}
+
+/// A kept fix run again: before the next pick (its batch was rolled back), or onto the checkpoint
+/// proven to boot (the reboot proof's rebuild).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Replayed {
+    OnBooted { attempt: i64, onto: String, exit_code: Option<u32>, why: String },
+    RolledBack { attempt: i64, source: FixSource },
+}
+
+/// A kept fix blamed after the fact: by the reboot proof, or by the final scan without it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blamed {
+    pub attempt: i64,
+    pub verdict: Verdict,
+    pub reason: String,
+    /// The fix's description, cut to its last 200 characters.
+    pub fix: String,
+}
+
+/// A regression found: by a batch's bisection, or by the final scan (with no reboot proof).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Regressed {
+    Bisected { culprit: String, regressions: Vec<String>, probes: usize, replay: Vec<String> },
+    AtFinalScan(Blamed),
+}
+
+/// Which full scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScanKind {
+    /// The first scan of a run.
+    Full,
+    Final,
+}
+
+/// The rescans preflight timed to set the regression cadence.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Timed {
+    pub one_rule: f64,
+    pub with_set: f64,
+}
