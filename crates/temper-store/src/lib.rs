@@ -148,6 +148,7 @@ impl Store {
             .map_err(|e| fail(e.to_string()))?
             .create_if_missing(true)
             .synchronous(SqliteSynchronous::Full)
+            // The vocabularies are foreign keys to lookup tables: without this, any text passes.
             .foreign_keys(true)
             .busy_timeout(std::time::Duration::from_secs(10));
         // WAL is kept in the file: one connection sets it and migrates, so the pool's

@@ -1,5 +1,6 @@
 //! The store's vocabulary: every status, source, method and kind as an enum, kept in the
-//! database as snake_case text (the schema's CHECK constraints list the same values).
+//! database as snake_case text (each column a foreign key to a lookup table, e.g. `verdicts`,
+//! that holds the same values: a new value is one INSERT in a new migration).
 /// A value the code does not know, read from the database or from input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {kind} `{value}`")]
