@@ -1,5 +1,9 @@
-//! The verdict on one attempt.
+//! The verdict on one attempt, and `judge`, which decides it from the checks after a fix.
 use crate::journal::text_enum;
+
+mod judge;
+
+pub use judge::{Checks, Exit, Guard, Judgement, Reboot, Rescan, judge};
 
 text_enum! {
     pub enum Verdict {
