@@ -2,6 +2,8 @@
 use crate::journal::text_enum;
 
 mod judge;
+#[cfg(test)]
+mod tests;
 
 pub use judge::{Checks, Exit, Guard, Judgement, Reboot, Rescan, judge};
 
