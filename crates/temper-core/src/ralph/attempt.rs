@@ -10,7 +10,7 @@ use crate::journal::{AttemptState, Ban, Evaluation, EventData, NewAttempt, ScanR
 use crate::policy::{DenyList, DenySource};
 use crate::ports::Exec;
 use crate::scan::{Scan, tail};
-use crate::verdict::Verdict;
+use crate::verdict::{self, Checks, Exit, Guard, Reboot, Verdict};
 use temper_scap::oval::Evidence;
 
 /// How an attempt ended, for the reflection and the escalation checks.
@@ -176,8 +176,8 @@ impl Ralph<'_> {
         }
     }
 
-    /// The guard (lockout, then health) beside the rescan (`rescan.rs`): the verdict and
-    /// everything measured on the way, and the scan when the checks got that far.
+    /// The guard (lockout, then health) beside the rescan (`rescan.rs`), judged (`verdict::judge`):
+    /// the verdict and everything measured on the way, and the scan when the checks got that far.
     #[tracing::instrument(name = "evaluate", skip_all)]
     async fn evaluate(
         &self,
@@ -188,12 +188,6 @@ impl Ralph<'_> {
         applied: &Applied,
     ) -> LoopResult<(Evaluation, Option<Scan>)> {
         let rule = rescan.rule.as_str();
-        let judged = |verdict: Verdict, reason: String| {
-            let mut e = Evaluation::new(verdict, reason);
-            (e.fix_exit_code, e.fix_stdout, e.fix_stderr, e.apply_ms) =
-                (applied.exit_code, applied.stdout.clone(), applied.stderr.clone(), Some(applied.ms));
-            e
-        };
         let rules = rescan.rules(state);
         // The guard logs in afresh beside the live session, so the rescan runs alongside it; a
         // script that did not finish is never rescanned.
@@ -203,66 +197,36 @@ impl Ralph<'_> {
         } else {
             (self.guard().await, None)
         };
-        // A check that cannot run after a fix is a failed fix (it gets reverted), not a stopped run.
-        let health = match guard {
-            Ok(h) => h,
-            Err(GuardFailure::Lockout(detail)) => {
-                return Ok((Evaluation { access_ok: Some(false), ..judged(Verdict::Lockout, detail) }, None));
-            }
-            Err(GuardFailure::HealthError(e)) => {
-                let reason = format!("the health check could not run: {e}");
-                return Ok((Evaluation { access_ok: Some(true), ..judged(Verdict::HealthBroken, reason) }, None));
-            }
+        let exit = match (applied.exit_code, &applied.error) {
+            (None, err) => Exit::Unfinished(err.clone().unwrap_or_else(|| "the fix ended without an exit code".into())),
+            (Some(_), None) => Exit::Zero,
+            (Some(_), Some(err)) => Exit::NonZero(err.clone()),
         };
-        let checked = |verdict, reason| Evaluation {
-            access_ok: Some(true),
-            health_ok: Some(health.ok),
-            health_output: Some(health.output.clone()),
-            ..judged(verdict, reason)
+        let (reading, scan) = match scan {
+            None => (verdict::Rescan::NotRun, None),
+            Some(Err(e)) => (verdict::Rescan::Failed(e.to_string()), None),
+            Some(Ok(s)) => (verdict::Rescan::Read(ScanResult::from(s.outcome(rule))), Some(s)),
         };
-        // A script that did not finish was cut off mid-way: never judged by the checks. One that
-        // exited non-zero is: its exit code is evidence, and the checks give the verdict.
-        let Some(scan) = scan else {
-            let err = applied.error.clone().unwrap_or_else(|| "the fix ended without an exit code".into());
-            return Ok((checked(Verdict::ApplyFailed, err), None));
-        };
-        let failed = |verdict: Verdict, reason: String| match &applied.error {
-            Some(err) => checked(Verdict::ApplyFailed, format!("{err}, and {reason}")),
-            None => checked(verdict, reason),
-        };
-        if !health.ok {
-            return Ok((failed(Verdict::HealthBroken, format!("health check: {}", health.output)), None));
-        }
-        let scan = match scan {
-            Ok(s) => s,
-            Err(e) => return Ok((failed(Verdict::StillFailing, format!("the rescan failed after the fix: {e}")), None)),
-        };
-        let result = ScanResult::from(scan.outcome(rule));
-        let regressions = scan.failing(&state.regression_set);
         let needs_reboot = source == FixSource::Stock && ctx.stock_fix.is_some() && self.stock_needs_reboot(rule);
-        let proven_later = needs_reboot && self.settings.reboot.is_some();
-        let e = if result != ScanResult::Pass && proven_later && regressions.is_empty() {
-            let why = format!(
-                "the stock fix takes effect after a reboot and the rule reads {result} until then: kept for the run's reboot proof"
-            );
-            failed(Verdict::NeedsReboot, why)
-        } else if result != ScanResult::Pass && !proven_later {
-            let verdict = if needs_reboot { Verdict::NeedsReboot } else { Verdict::StillFailing };
-            failed(verdict, format!("the rule's result after the fix is {result}"))
-        } else if !regressions.is_empty() {
-            failed(Verdict::Regression, format!("rules that passed now fail: {}", regressions.join(", ")))
-        } else {
-            let checks = if state.batched() {
-                "the rule passes, the health check is HEALTHY, access works; the regression set is checked with the batch"
-            } else {
-                "the rule passes, the health check is HEALTHY, access works, no regression"
-            };
-            let warning =
-                applied.error.as_ref().map(|err| format!("; kept on the checks' word, with a warning: {err}")).unwrap_or_default();
-            checked(Verdict::Fixed, format!("{checks}{warning}"))
+        let reboot = match (needs_reboot, self.settings.reboot.is_some()) {
+            (false, _) => Reboot::No,
+            (true, true) => Reboot::WithProof,
+            (true, false) => Reboot::WithoutProof,
         };
-        let evidence_after = scan.evidence_of(rule).cloned();
-        Ok((Evaluation { rule_result: Some(result), regressions, evidence_after, ..e }, Some(scan)))
+        let regressions = scan.as_ref().map(|s| s.failing(&state.regression_set)).unwrap_or_default();
+        let checks = Checks { exit, guard: Guard::from(guard), rescan: reading, regressions, reboot, batched: state.batched() };
+        let j = verdict::judge(&checks);
+        let mut e = Evaluation { access_ok: Some(checks.guard.access_ok()), ..Evaluation::new(j.verdict, j.reason) };
+        (e.fix_exit_code, e.fix_stdout, e.fix_stderr, e.apply_ms) =
+            (applied.exit_code, applied.stdout.clone(), applied.stderr.clone(), Some(applied.ms));
+        if let Guard::Health { ok, output } = checks.guard {
+            (e.health_ok, e.health_output) = (Some(ok), Some(output));
+        }
+        let (Some(scan), verdict::Rescan::Read(result), true) = (scan, checks.rescan, j.read) else {
+            return Ok((e, None));
+        };
+        (e.rule_result, e.regressions, e.evidence_after) = (Some(result), checks.regressions, scan.evidence_of(rule).cloned());
+        Ok((e, Some(scan)))
     }
 
     /// The lockout guard, then the health check.

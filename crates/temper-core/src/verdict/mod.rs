@@ -1,5 +1,11 @@
-//! The verdict on one attempt.
+//! The verdict on one attempt, and `judge`, which decides it from the checks after a fix.
 use crate::journal::text_enum;
+
+mod judge;
+#[cfg(test)]
+mod tests;
+
+pub use judge::{Checks, Exit, Guard, Judgement, Reboot, Rescan, judge};
 
 text_enum! {
     pub enum Verdict {
