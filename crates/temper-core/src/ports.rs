@@ -125,6 +125,9 @@ impl ExecOutput {
     }
 }
 
+/// How long a running guest may take to answer SSH again (after a revert, or a dropped session).
+pub const SSH_READY: Duration = Duration::from_secs(120);
+
 /// A shell in the guest, over SSH.
 #[async_trait]
 pub trait Guest: Send + Sync {

@@ -12,9 +12,10 @@ use serde_json::{Map, Value};
 /// The name of the target the flat keys of temper.toml describe.
 pub const DEFAULT_TARGET: &str = "default";
 
-/// One machine to harden.
+/// One machine to harden. Its fields are the flat target keys of temper.toml too (flattened
+/// into `temper::config::Config`), so it ignores other keys; a `[[target]]` table with a key
+/// of none of its fields is refused ([`Targets::from_tables`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Target {
     pub name: String,
     pub libvirt_uri: String,
@@ -100,6 +101,10 @@ impl Targets {
             let bad = |reason: String| TargetError::Table { index: i + 1, reason };
             if !table.get("name").is_some_and(Value::is_string) {
                 return Err(bad("every target needs a `name`".into()));
+            }
+            if let Some(key) = table.keys().find(|k| !base.contains_key(*k)) {
+                let known = base.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+                return Err(bad(format!("unknown field `{key}`, expected one of {known}")));
             }
             let mut merged = base.clone();
             merged.extend(table.clone());

@@ -1,7 +1,7 @@
 //! Loading one run from the store.
 
 use serde::Serialize;
-use temper_core::journal::{Attempt, Ban, Journal, Lesson, Recall, Rule, RuleStatus, Run, Turn};
+use temper_core::journal::{Attempt, Ban, Journal, Lesson, Recall, Rule, RuleStatus, Run, RunSummary, Turn};
 
 use crate::ReportError;
 
@@ -9,7 +9,7 @@ use crate::ReportError;
 #[derive(Debug, Clone, Serialize)]
 pub struct RunData {
     pub run: Run,
-    /// `runs.summary_json`, when the run finished.
+    /// `runs.summary_json`, when the run finished: the summary the loop returned.
     pub summary: Option<RunSummary>,
     /// In first-scan order.
     pub rules: Vec<Rule>,
@@ -21,8 +21,6 @@ pub struct RunData {
     /// This run's active bans.
     pub bans: Vec<Ban>,
 }
-
-pub use temper_core::journal::RunSummary;
 
 /// `latest` or a run number, checked against the store.
 pub async fn resolve_run(store: &dyn Journal, spec: &str) -> Result<i64, ReportError> {

@@ -48,7 +48,7 @@ mod view;
 use std::str::FromStr;
 
 pub use controls::{ControlsView, WaiverView, read_content, run_content};
-pub use data::{RunData, RunSummary, load, resolve_run};
+pub use data::{RunData, load, resolve_run};
 pub use fleet::{Escalation, FleetReport, TargetRow, load_fleet, render_fleet};
 pub use merge::{CklStatus, merge_outcomes, status_of};
 pub use replay::replay_script;

@@ -4,25 +4,20 @@ use std::path::{Path, PathBuf};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
+use temper_agents::LlmConfig;
+use temper_core::ralph::Settings;
+use temper_core::scan::{SCAN_LANES, SCAN_TIMEOUT};
 use temper_core::target::{Target, TargetError, Targets, vm_dir};
 
 /// All settings. Keys are flat so that `TEMPER_SSH_PORT` maps to `ssh_port`. The flat target
-/// keys (`libvirt_uri` … `health_command`) are the target named `default`, or, with
-/// `[[target]]` tables, what each table starts from.
+/// keys (`libvirt_uri` … `health_command`, [`Target`]'s) are the target named `default`, or,
+/// with `[[target]]` tables, what each table starts from. The defaults are the core's.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Config {
-    pub libvirt_uri: String,
-    pub domain: String,
-    pub baseline: String,
-    pub ssh_host: String,
-    pub ssh_port: u16,
-    pub ssh_user: String,
-    pub ssh_key: PathBuf,
-    /// The skill folder name under `skills_dir`.
-    pub skill: String,
+    /// The flat target keys. A flat `name` is ignored: they are `default`, a table names its own.
+    #[serde(flatten)]
+    pub base: Target,
     pub skills_dir: PathBuf,
-    /// Overrides the skill's profile.
-    pub profile: Option<String>,
     /// An XCCDF 1.2 tailoring file (SCAP Workbench, autotailor) over the profile.
     pub tailoring_file: Option<PathBuf>,
     /// A waivers file (`[[waiver]]`: rule, reason, approved_by, expires) added to the skill's own.
@@ -31,7 +26,6 @@ pub struct Config {
     pub content_dir: PathBuf,
     /// The same content in the guest (for oscap).
     pub guest_content_dir: String,
-    pub health_command: String,
     /// A file path or `sqlite://PATH` (SQLite), or `postgres://…` (PostgreSQL, shared).
     pub db: String,
     /// Where each run's `events.jsonl` is mirrored; unset: beside a SQLite file, else `.temper/runs`.
@@ -69,45 +63,39 @@ pub struct Config {
 }
 
 impl Default for Config {
-    /// The target keys are the default target's (`temper_core::target`).
+    /// The core's defaults: the default target (`temper_core::target`), the loop's settings,
+    /// the reboot proof's and the scanner's, and the LLM client's.
     fn default() -> Self {
-        let t = Target::default();
+        let loop_ = Settings::default();
+        let proof = loop_.reboot.unwrap_or_default();
+        let llm = LlmConfig::default();
         Self {
-            libvirt_uri: t.libvirt_uri,
-            domain: t.domain,
-            baseline: t.baseline,
-            ssh_host: t.ssh_host,
-            ssh_port: t.ssh_port,
-            ssh_user: t.ssh_user,
-            ssh_key: t.ssh_key,
-            skill: t.skill,
+            base: Target::default(),
             skills_dir: "skills".into(),
-            profile: t.profile,
             tailoring_file: None,
             waivers_file: None,
             content_dir: vm_dir().join("ssg/usr/share/xml/scap/ssg/content"),
             guest_content_dir: "/usr/share/xml/scap/ssg/content".into(),
-            health_command: t.health_command,
             db: ".temper/temper.db".into(),
             runs_dir: None,
             llm_url: None,
             llm_model: None,
             llm_api_key: None,
-            llm_timeout_secs: 180,
-            llm_max_tokens: 1024,
-            llm_max_retries: 4,
-            llm_context_tokens: 8192,
-            llm_prefill_tool_call: false,
-            rule_budget_secs: 1800,
-            max_attempts: 5,
-            reengage_every: 2,
-            regression_every: None,
-            fix_timeout_secs: 600,
-            scan_timeout_secs: 1800,
-            scan_lanes: 2,
-            reboot_proof: true,
-            shutdown_grace_secs: 90,
-            boot_timeout_secs: 300,
+            llm_timeout_secs: llm.timeout.as_secs(),
+            llm_max_tokens: llm.max_tokens,
+            llm_max_retries: llm.max_retries,
+            llm_context_tokens: llm.context_tokens,
+            llm_prefill_tool_call: llm.prefill_tool_call,
+            rule_budget_secs: loop_.rule_budget.as_secs(),
+            max_attempts: loop_.max_attempts,
+            reengage_every: loop_.reengage_every,
+            regression_every: loop_.regression_every,
+            fix_timeout_secs: loop_.fix_timeout.as_secs(),
+            scan_timeout_secs: SCAN_TIMEOUT.as_secs(),
+            scan_lanes: SCAN_LANES,
+            reboot_proof: loop_.reboot.is_some(),
+            shutdown_grace_secs: proof.grace.as_secs(),
+            boot_timeout_secs: proof.boot_timeout.as_secs(),
             otlp_endpoint: None,
             targets: Vec::new(),
         }
@@ -125,11 +113,13 @@ pub struct TargetConfigError(#[from] TargetError);
 impl Config {
     /// Defaults, then the file (if it exists), then `TEMPER_*`.
     pub fn load(file: &Path) -> Result<Self, ConfigError> {
-        Figment::from(Serialized::defaults(Config::default()))
+        let figment = Figment::from(Serialized::defaults(Config::default()))
             .merge(Toml::file(file))
-            .merge(Env::prefixed("TEMPER_").ignore(&["vm_dir", "log", "target"]))
-            .extract()
-            .map_err(|e| ConfigError(Box::new(e)))
+            .merge(Env::prefixed("TEMPER_").ignore(&["vm_dir", "log", "target"]));
+        let err = |e| ConfigError(Box::new(e));
+        // The target keys on their own first: `flatten` loses the key of a bad value.
+        figment.extract::<Target>().map_err(err)?;
+        figment.extract().map_err(err)
     }
 
     pub fn skill_dir(&self, skill: &str) -> PathBuf {
@@ -138,20 +128,7 @@ impl Config {
 
     /// Every target: the `[[target]]` tables over the flat keys, or the flat keys alone.
     pub fn targets(&self) -> Result<Targets, TargetConfigError> {
-        let base = Target {
-            name: temper_core::target::DEFAULT_TARGET.into(),
-            libvirt_uri: self.libvirt_uri.clone(),
-            domain: self.domain.clone(),
-            baseline: self.baseline.clone(),
-            ssh_host: self.ssh_host.clone(),
-            ssh_port: self.ssh_port,
-            ssh_user: self.ssh_user.clone(),
-            ssh_key: self.ssh_key.clone(),
-            skill: self.skill.clone(),
-            profile: self.profile.clone(),
-            health_command: self.health_command.clone(),
-        };
-        Ok(Targets::from_tables(&base, &self.targets)?)
+        Ok(Targets::from_tables(&self.base, &self.targets)?)
     }
 
     /// The target named `name` (`--target`); without one, the only one or `default`.
@@ -164,6 +141,8 @@ impl Config {
 // figment's `Jail` closures return its own (large) error type.
 #[allow(clippy::result_large_err)]
 mod tests {
+    use serde_json::{Map, Value};
+
     use super::*;
 
     #[test]
@@ -172,10 +151,10 @@ mod tests {
             jail.create_file("temper.toml", "ssh_port = 2300\nskill = \"stig-rhel9\"\nmax_attempts = 7\n")?;
             jail.set_env("TEMPER_SSH_PORT", "2400");
             let c = Config::load(Path::new("temper.toml")).unwrap();
-            assert_eq!(c.ssh_port, 2400, "env beats file");
-            assert_eq!(c.skill, "stig-rhel9");
+            assert_eq!(c.base.ssh_port, 2400, "env beats file");
+            assert_eq!(c.base.skill, "stig-rhel9");
             assert_eq!(c.max_attempts, 7);
-            assert_eq!(c.domain, "temper-test", "default kept");
+            assert_eq!(c.base.domain, "temper-test", "default kept");
             Ok(())
         });
     }
@@ -225,9 +204,75 @@ mod tests {
         });
     }
 
+    /// The example sets the defaults only, and names every key (set, or commented out).
+    #[test]
+    fn the_example_states_the_defaults() {
+        figment::Jail::expect_with(|jail| {
+            jail.clear_env(); // `TEMPER_VM_DIR` would move the default paths
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../temper.toml.example");
+            let stated: Map<String, Value> = Figment::from(Toml::file(path)).extract()?;
+            let Value::Object(defaults) = serde_json::to_value(Config::default()).unwrap() else { unreachable!() };
+            for (key, value) in &stated {
+                assert_eq!(Some(value), defaults.get(key), "temper.toml.example sets `{key}` to other than its default");
+            }
+            let text = std::fs::read_to_string(path).unwrap();
+            let named: Vec<&str> = text
+                .lines()
+                .filter_map(|l| l.trim_start_matches("# ").split_once(" = ").map(|(k, _)| k.trim()))
+                .filter(|k| k.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+                .collect();
+            for key in named.iter().filter(|k| **k != "llm_api_key") {
+                assert!(defaults.contains_key(*key), "temper.toml.example names `{key}`, which is no key");
+            }
+            // `name` and `target` belong to the `[[target]]` tables, shown commented out.
+            for key in defaults.keys().filter(|k| !["name", "target"].contains(&k.as_str())) {
+                assert!(named.contains(&key.as_str()), "temper.toml.example lacks `{key}`");
+            }
+            Ok(())
+        });
+    }
+
     #[test]
     fn api_key_is_never_serialized() {
         let c = Config { llm_api_key: Some("sk-secret".into()), ..Config::default() };
         assert!(!serde_json::to_string(&c).unwrap().contains("sk-secret"));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::result_large_err)]
+mod probe {
+    use super::*;
+    #[test]
+    fn probe_messages() {
+        let cases: &[(&str, &[(&str, &str)])] = &[
+            ("ssh_port = \"many\"\n", &[]),
+            ("", &[("TEMPER_DOMAIN", "123")]),
+            ("", &[("TEMPER_PROFILE", "5")]),
+            ("", &[("TEMPER_SSH_KEY", "/x/y")]),
+            ("domain = 5\n", &[]),
+            ("max_attempts = \"x\"\n", &[]),
+            ("name = \"x\"\nprofile = \"p\"\n", &[]),
+            ("[[target]]\nname = \"a\"\nsshport = 1\n", &[]),
+            ("ssh_port = 70000\n", &[]),
+            ("", &[("TEMPER_SSH_PORT", "abc")]),
+            ("", &[("TEMPER_REBOOT_PROOF", "false")]),
+        ];
+        for (file, env) in cases {
+            figment::Jail::expect_with(|jail| {
+                jail.clear_env();
+                jail.create_file("temper.toml", file)?;
+                for (k, v) in env.iter() {
+                    jail.set_env(k, v);
+                }
+                let r = Config::load(Path::new("temper.toml"));
+                let out = match r {
+                    Ok(c) => format!("OK {:?} reboot={}", c.targets().map(|t| t.all().to_vec()).map_err(|e| e.to_string()), c.reboot_proof),
+                    Err(e) => format!("ERR {e}"),
+                };
+                println!("CASE {file:?} {env:?} => {out}");
+                Ok(())
+            });
+        }
     }
 }

@@ -67,7 +67,7 @@ pub fn hypervisor(target: &Target) -> LibvirtHypervisor {
 /// The LLM settings, when an endpoint is configured or given.
 pub fn llm_config(config: &Config, url: Option<String>, model: Option<String>) -> Option<LlmConfig> {
     let url = url.or_else(|| config.llm_url.clone())?;
-    let model = model.or_else(|| config.llm_model.clone()).unwrap_or_else(|| "default".into());
+    let model = model.or_else(|| config.llm_model.clone()).unwrap_or_else(|| LlmConfig::default().model);
     let mut c = LlmConfig::new(url, model);
     c.api_key = config.llm_api_key.clone();
     c.timeout = Duration::from_secs(config.llm_timeout_secs);

@@ -26,7 +26,8 @@ pub struct Settings {
 }
 
 impl Default for Settings {
-    /// The default target's user, health check and baseline (`crate::target`).
+    /// The default target's user, health check and baseline (`crate::target`). temper.toml's
+    /// defaults are these (`temper::config`).
     fn default() -> Self {
         let target = crate::target::Target::default();
         Self {
@@ -40,7 +41,7 @@ impl Default for Settings {
             reengage_every: 2,
             plateau_window: 3,
             fix_timeout: Duration::from_secs(600),
-            ssh_ready: Duration::from_secs(120),
+            ssh_ready: crate::ports::SSH_READY,
             regression_every: None,
             reboot: Some(super::boot::RebootProof::default()),
         }

@@ -84,6 +84,10 @@ pub struct Scanner {
 }
 
 pub const SCAN_TRIES: u32 = 3;
+/// A scan's timeout, unless set (`Scanner::timeout`, `scan_timeout_secs`).
+pub const SCAN_TIMEOUT: Duration = Duration::from_secs(1800);
+/// The OVAL engine's lanes, unless set (`Scanner::lanes`, `scan_lanes`).
+pub const SCAN_LANES: usize = 2;
 const MAX_RESULTS: usize = 128 * 1024 * 1024;
 
 /// One finished scan.
@@ -139,7 +143,7 @@ impl Scanner {
         Self {
             datastream: datastream.into(),
             profile: profile.into(),
-            timeout: Duration::from_secs(1800),
+            timeout: SCAN_TIMEOUT,
             skip_valid_rescans: true,
             stall_after: Duration::from_secs(120),
             watch_every: Duration::from_secs(15),
@@ -149,7 +153,7 @@ impl Scanner {
             seq: Arc::default(),
             oval: None,
             walkers: None,
-            lanes: 2,
+            lanes: SCAN_LANES,
             walk_costs: full::WalkCosts::default(),
         }
     }
@@ -301,7 +305,7 @@ impl Scanner {
                 }
                 Err(ScanError::Port(PortError::Dropped(why))) if tried < SCAN_TRIES => {
                     tracing::warn!(%why, "the SSH session dropped during oscap: reconnecting, scanning again");
-                    guest.reconnect(Duration::from_secs(120)).await?;
+                    guest.reconnect(crate::ports::SSH_READY).await?;
                     if let Err(e) = self.kill(guest, &files).await {
                         tracing::debug!(error = %e, "killing the cut-off oscap");
                     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Args;
 use temper_core::ports::{Exec, Guest, Hypervisor};
+use temper_core::target::Target;
 use temper_target::{DirectBoot, DomainSpec, Harness, LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
 use crate::config::Config;
@@ -28,10 +29,10 @@ pub struct EnrollArgs {
     /// Where the guest's SSH answers on the host: for an image, the port forwarded from 127.0.0.1.
     #[arg(long, default_value_t = 2230)]
     pub ssh_port: u16,
-    #[arg(long, default_value = "127.0.0.1")]
+    #[arg(long, default_value_t = Target::default().ssh_host)]
     pub ssh_host: String,
     /// The harness user to create.
-    #[arg(long, default_value = "temper")]
+    #[arg(long, default_value_t = Target::default().ssh_user)]
     pub user: String,
     /// For an image without a bootloader: the kernel, initrd and command line to boot it with.
     #[arg(long)]
@@ -49,10 +50,10 @@ pub struct EnrollArgs {
 
 pub async fn run(config: &Config, args: EnrollArgs) -> anyhow::Result<u8> {
     let name = args.name.clone().or(args.domain.clone()).unwrap_or_else(|| stem(args.image.as_deref()));
-    let hv = LibvirtHypervisor::new(LibvirtConfig { uri: config.libvirt_uri.clone(), domain: name.clone() });
+    let hv = LibvirtHypervisor::new(LibvirtConfig { uri: config.base.libvirt_uri.clone(), domain: name.clone() });
     let disk = match (&args.domain, &args.image) {
         (Some(d), _) => {
-            let domain = LibvirtHypervisor::new(LibvirtConfig { uri: config.libvirt_uri.clone(), domain: d.clone() });
+            let domain = LibvirtHypervisor::new(LibvirtConfig { uri: config.base.libvirt_uri.clone(), domain: d.clone() });
             let (disk, running) = domain.disk().await?;
             if running && !args.check {
                 bail!("domain `{d}` is running: shut it down (`virsh shutdown {d}`), then enroll it");
@@ -63,7 +64,7 @@ pub async fn run(config: &Config, args: EnrollArgs) -> anyhow::Result<u8> {
         (None, None) => unreachable!("clap requires one"),
     };
     let key = temper_core::target::vm_dir().join("keys").join(format!("{name}_ed25519"));
-    let skill = crate::wiring::skill(config, &config.skill)?;
+    let skill = crate::wiring::skill(config, &config.base.skill)?;
     let harness = Harness {
         user: args.user.clone(),
         public_key: key.with_extension("pub"),
@@ -106,16 +107,18 @@ pub async fn run(config: &Config, args: EnrollArgs) -> anyhow::Result<u8> {
     if !sudo.success() {
         bail!("`sudo -n true` fails in the enrolled guest: {}", sudo.stderr_str().trim());
     }
-    hv.snapshot_create("baseline", "temper baseline, taken at enrollment").await?;
+    let baseline = Target::default().baseline;
+    hv.snapshot_create(&baseline, "temper baseline, taken at enrollment").await?;
     println!(
-        "enrolled {name}: domain running, SSH as {} on {}:{}, snapshot baseline. Add to temper.toml:\n",
+        "enrolled {name}: domain running, SSH as {} on {}:{}, snapshot {baseline}. Add to temper.toml:\n",
         args.user, args.ssh_host, args.ssh_port
     );
     println!(
-        "[[target]]\nname = {}\nlibvirt_uri = {}\ndomain = {}\nbaseline = \"baseline\"\nssh_host = {}\nssh_port = {}\nssh_user = {}\nssh_key = {}\n# health_command = \"...\"   # your service's check: prints HEALTHY, exits 0",
+        "[[target]]\nname = {}\nlibvirt_uri = {}\ndomain = {}\nbaseline = {}\nssh_host = {}\nssh_port = {}\nssh_user = {}\nssh_key = {}\n# health_command = \"...\"   # your service's check: prints HEALTHY, exits 0",
         toml_str(&name),
-        toml_str(&config.libvirt_uri),
+        toml_str(&config.base.libvirt_uri),
         toml_str(&name),
+        toml_str(&baseline),
         toml_str(&args.ssh_host),
         args.ssh_port,
         toml_str(&args.user),
