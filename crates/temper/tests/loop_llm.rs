@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use sim::*;
-use temper_core::journal::{EventKind, FixSource, Recall, RuleStatus, RunStatus};
+use temper_core::journal::{EventKind, FixSource, Recall, RuleStatus, RunStatus, TurnRole};
 use temper_core::ralph::LoopError;
 use temper_core::verdict::Verdict;
 use temper_mockllm::{MockLlm, Scripted};
@@ -65,6 +65,10 @@ async fn the_same_lesson_three_times_is_a_plateau_and_escalates() {
     assert_eq!(attempts.len(), 3);
     assert!(attempts.iter().all(|a| a.verdict == Some(Verdict::StillFailing)));
     assert_eq!(llm.remaining(), 0, "every scripted reply was asked for");
+    // Each reflection is stored with the attempt it reflects on.
+    let turns = sim.store.turns(run).await.unwrap();
+    let reflected: Vec<Option<i64>> = turns.iter().filter(|t| t.role == TurnRole::Reflector).map(|t| t.attempt_id).collect();
+    assert_eq!(reflected, attempts.iter().map(|a| Some(a.id)).collect::<Vec<_>>());
     took("the_same_lesson_three_times_is_a_plateau_and_escalates", t);
 }
 

@@ -13,8 +13,26 @@ use crate::scan::{Scan, tail};
 use crate::verdict::{self, Checks, Exit, Guard, Reboot, Verdict};
 use temper_scap::oval::Evidence;
 
+/// One attempt's identity, from its start through the reflection and the escalation checks.
+#[derive(Debug, Clone)]
+pub(super) struct Trial {
+    pub id: i64,
+    /// Its number on its rule (1 for the first try).
+    pub n: u32,
+    pub rule: String,
+    pub plan: String,
+}
+
+impl Trial {
+    /// The trial an attempt's row records (a kept fix blamed later).
+    pub fn of(a: &crate::journal::Attempt) -> Self {
+        Self { id: a.id, n: a.n as u32, rule: a.rule_id.clone(), plan: a.plan.clone() }
+    }
+}
+
 /// How an attempt ended, for the reflection and the escalation checks.
 pub(super) struct Ended {
+    pub trial: Trial,
     pub verdict: Verdict,
     pub reason: String,
     pub fix_script: String,
@@ -68,7 +86,7 @@ impl Ralph<'_> {
             if self.kept(ended.verdict) {
                 return Ok(());
             }
-            self.reflect(&rule, &ended).await?;
+            self.reflect(&ended).await?;
             if let Some(reason) = self.should_escalate(&rule, &mut plan).await? {
                 return self.escalate(&rule, &reason).await;
             }
@@ -103,12 +121,13 @@ impl Ralph<'_> {
             Proposal::Rejected(reason) => {
                 let empty = ApplyFix { fix_script: String::new(), revert_script: String::new(), description: String::new() };
                 let origin = Origin { source: FixSource::Rejected, replayed: false, looked_ahead };
-                let id = self.start_attempt(state, &ctx, &empty, origin).await?;
-                self.record_turns(Some(id), Some(rule), &records).await?;
-                return self.unexecuted(id, rule, Verdict::ApplyFailed, format!("the Worker's reply was rejected: {reason}"), "").await;
+                let trial = self.start_attempt(state, &ctx, &empty, origin).await?;
+                self.record_turns(Some(trial.id), Some(rule), &records).await?;
+                return self.unexecuted(trial, Verdict::ApplyFailed, format!("the Worker's reply was rejected: {reason}"), "").await;
             }
         };
-        let id = self.start_attempt(state, &ctx, &fix, Origin { source, replayed, looked_ahead }).await?;
+        let trial = self.start_attempt(state, &ctx, &fix, Origin { source, replayed, looked_ahead }).await?;
+        let id = trial.id;
         self.record_turns(Some(id), Some(rule), &records).await?;
 
         // Step 3: the deny-list, before anything runs.
@@ -121,7 +140,7 @@ impl Ralph<'_> {
                 if let Some(id) = remembered {
                     self.count_remembered(id, Verdict::Refused).await?;
                 }
-                return self.unexecuted(id, rule, Verdict::Refused, reason, &fix.fix_script).await;
+                return self.unexecuted(trial, Verdict::Refused, reason, &fix.fix_script).await;
             }
         }
         let applied = self.apply(&fix).await;
@@ -134,7 +153,7 @@ impl Ralph<'_> {
         let (mut e, scan) = self.evaluate(state, &rescan, &ctx, source, &applied).await?;
         e.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
-        self.note(Some(rule), EventData::Verdict { attempt: Some(i64::from(n)), verdict, reason: reason.clone() }).await?;
+        self.note(Some(rule), EventData::Verdict { attempt: Some(i64::from(trial.n)), verdict, reason: reason.clone() }).await?;
         if let Some(id) = remembered {
             self.count_remembered(id, verdict).await?;
         }
@@ -152,7 +171,7 @@ impl Ralph<'_> {
             (e.revert_method, e.revert_ms) = (method, Some(ms));
             self.store.finish_attempt(id, &e).await?;
         }
-        Ok(Some(Ended { verdict, reason, fix_script: fix.fix_script, diagnostics: e.diagnostics.unwrap_or_default() }))
+        Ok(Some(Ended { trial, verdict, reason, fix_script: fix.fix_script, diagnostics: e.diagnostics.unwrap_or_default() }))
     }
 
     /// Runs the fix script in the guest, on stdin.
@@ -240,7 +259,7 @@ impl Ralph<'_> {
         ctx: &FixContext,
         fix: &ApplyFix,
         Origin { source, replayed, looked_ahead }: Origin,
-    ) -> LoopResult<i64> {
+    ) -> LoopResult<Trial> {
         let rule = ctx.rule_id.as_str();
         let (id, n) = self
             .store
@@ -259,21 +278,21 @@ impl Ralph<'_> {
             .await?;
         let data = EventData::Attempt { attempt: n, source, replayed, evidence_looked_ahead: looked_ahead };
         self.note(Some(rule), data).await?;
-        Ok(id)
+        Ok(Trial { id, n: n as u32, rule: rule.to_string(), plan: ctx.plan.clone() })
     }
 
     /// An attempt that ran nothing (refused or rejected): recorded with its reason.
-    async fn unexecuted(&self, id: i64, rule: &str, verdict: Verdict, reason: String, script: &str) -> LoopResult<Option<Ended>> {
+    async fn unexecuted(&self, trial: Trial, verdict: Verdict, reason: String, script: &str) -> LoopResult<Option<Ended>> {
         let e = Evaluation { diagnostics: Some(reason.clone()), ..Evaluation::new(verdict, reason.clone()) };
-        self.store.finish_attempt(id, &e).await?;
-        self.note(Some(rule), EventData::Verdict { attempt: None, verdict, reason: reason.clone() }).await?;
-        Ok(Some(Ended { verdict, reason: reason.clone(), fix_script: script.to_string(), diagnostics: reason }))
+        self.store.finish_attempt(trial.id, &e).await?;
+        self.note(Some(&trial.rule), EventData::Verdict { attempt: None, verdict, reason: reason.clone() }).await?;
+        Ok(Some(Ended { trial, verdict, reason: reason.clone(), fix_script: script.to_string(), diagnostics: reason }))
     }
 
     async fn fix_context(&self, rule: &str, plan: &str, attempt: u32, evidence: Option<Evidence>) -> LoopResult<FixContext> {
         let c = self.content.rule(rule);
         let text = |f: fn(&temper_scap::Rule) -> &str| c.map(f).unwrap_or("").to_string();
-        let episodes = self.store.lessons(self.recall().rule(rule)).await?.into_iter().rev().map(|l| l.distilled).collect();
+        let episodes = self.episodes(rule).await?;
         let lessons = self
             .store
             .lessons(self.recall())

@@ -10,7 +10,7 @@
 //! proof, and a rule of it that fails is bisected the same way.
 use std::time::{Duration, Instant};
 
-use super::attempt::Ended;
+use super::attempt::{Ended, Trial};
 use super::{Booted, LoopResult, Ralph, RunState};
 use crate::checks::GuardFailure;
 use crate::journal::{Attempt, Blamed, Culprit, EventData, EventKind, MemoryKind, Regressed, Replayed};
@@ -289,8 +289,8 @@ impl Ralph<'_> {
         let blamed = Blamed { attempt: a.n, verdict: *verdict, reason: reason.clone(), fix: tail(&a.description, 200).to_string() };
         let data = if proof { EventData::RebootBlamed(blamed) } else { EventData::RegressionFound(Regressed::AtFinalScan(blamed)) };
         self.note(Some(&a.rule_id), data).await?;
-        let ended = Ended { verdict: *verdict, reason: reason.clone(), fix_script: a.fix_script.clone(), diagnostics };
-        self.reflect_or_escalate(&a.rule_id, &ended, a.plan.clone()).await
+        let ended = Ended { trial: Trial::of(a), verdict: *verdict, reason: reason.clone(), fix_script: a.fix_script.clone(), diagnostics };
+        self.reflect_or_escalate(&ended).await
     }
 
     /// The guest as it runs now, just rebooted, becomes the checkpoint and the booted one.

@@ -22,8 +22,9 @@ impl Ralph<'_> {
 
     /// A kept fix found wanting later (a batch's regression, the reboot proof): the Reflector's
     /// lesson, then the escalation checks.
-    pub(super) async fn reflect_or_escalate(&self, rule: &str, ended: &super::attempt::Ended, mut plan: String) -> LoopResult<()> {
-        self.reflect(rule, ended).await?;
+    pub(super) async fn reflect_or_escalate(&self, ended: &super::attempt::Ended) -> LoopResult<()> {
+        self.reflect(ended).await?;
+        let (rule, mut plan) = (ended.trial.rule.as_str(), ended.trial.plan.clone());
         if let Some(reason) = self.should_escalate(rule, &mut plan).await? {
             self.escalate(rule, &reason).await?;
         }
@@ -47,7 +48,7 @@ impl Ralph<'_> {
             rule_id: rule.to_string(),
             title: self.content.rule(rule).map(|r| r.title.clone()).unwrap_or_default(),
             plan: plan.clone(),
-            episodes: self.store.lessons(self.recall().rule(rule)).await?.into_iter().rev().map(|l| l.distilled).collect(),
+            episodes: self.episodes(rule).await?,
             attempts: n as u32,
             plateau: plateau.is_some(),
         };
@@ -105,6 +106,11 @@ impl Ralph<'_> {
                 verdicts[0].map_or("unfinished", Verdict::as_str)
             )
         }))
+    }
+
+    /// The rule's episodic memory: its distilled lessons, oldest first.
+    pub(super) async fn episodes(&self, rule: &str) -> LoopResult<Vec<String>> {
+        Ok(self.store.lessons(self.recall().rule(rule)).await?.into_iter().rev().map(|l| l.distilled).collect())
     }
 
     pub(super) async fn escalate(&self, rule: &str, reason: &str) -> LoopResult<()> {

@@ -1,7 +1,7 @@
 //! Step 6a: on a failure the Reflector distills a lesson; bans, preferred approaches and
 //! tips go to semantic memory, the distilled line to the rule's episodic memory.
 
-use super::attempt::Ended;
+use super::attempt::{Ended, Trial};
 use super::{LoopResult, Phase, Ralph};
 use crate::agent::{AgentError, ReflectContext};
 use crate::journal::EventData;
@@ -11,10 +11,11 @@ pub const DISTILLED_MAX: usize = 200;
 
 impl Ralph<'_> {
     #[tracing::instrument(name = "reflect", skip_all)]
-    pub(super) async fn reflect(&self, rule: &str, ended: &Ended) -> LoopResult<()> {
-        let n = self.store.rule(self.run, rule).await?.map_or(0, |r| r.attempts as u32);
+    pub(super) async fn reflect(&self, ended: &Ended) -> LoopResult<()> {
+        let Trial { id, n, rule, .. } = &ended.trial;
+        let (rule, attempt, n) = (rule.as_str(), Some(*id), *n);
         self.phase(Phase::Reflect, Some(rule), n).await?;
-        let episodes = self.store.lessons(self.recall().rule(rule)).await?.into_iter().rev().map(|l| l.distilled).collect();
+        let episodes = self.episodes(rule).await?;
         let ctx = ReflectContext {
             rule_id: rule.to_string(),
             title: self.content.rule(rule).map(|r| r.title.clone()).unwrap_or_default(),
@@ -26,7 +27,7 @@ impl Ralph<'_> {
         let fallback = || clip(&format!("attempt {n}: {}: {}", ended.verdict, ended.reason), DISTILLED_MAX);
         match self.agents.reflector.reflect(&ctx).await {
             Ok(turn) => {
-                self.record_turns(None, Some(rule), &turn.records).await?;
+                self.record_turns(attempt, Some(rule), &turn.records).await?;
                 let r = turn.value;
                 let distilled = if r.distilled.trim().is_empty() { fallback() } else { clip(&r.distilled, DISTILLED_MAX) };
                 self.store.add_lesson(self.run, rule, &r.lesson, &r.preferred, &distilled).await?;
@@ -48,7 +49,7 @@ impl Ralph<'_> {
                 return Err(self.paused(Some(rule), reason, &records).await);
             }
             Err(e) => {
-                self.record_turns(None, Some(rule), e.records()).await?;
+                self.record_turns(attempt, Some(rule), e.records()).await?;
                 self.store.add_lesson(self.run, rule, &ended.reason, "", &fallback()).await?;
                 self.note(Some(rule), EventData::ReflectFailed { reason: e.to_string() }).await?;
             }

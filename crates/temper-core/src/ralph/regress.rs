@@ -9,7 +9,7 @@ use temper_scap::Outcome;
 
 #[cfg(test)]
 use super::Booted;
-use super::attempt::Ended;
+use super::attempt::{Ended, Trial};
 use super::{Kept, LoopResult, Phase, Ralph, RunState};
 use crate::verdict::Verdict;
 
@@ -146,7 +146,9 @@ impl Ralph<'_> {
     /// escalates. The dropped fixes' rules reopen; `pick` replays them first.
     async fn settle(&self, state: &mut RunState, culprit: &Kept, dropped: &[Kept], broken: &[String], probes: usize) -> LoopResult<()> {
         let row = self.store.pending_fixes(self.run).await?.into_iter().find(|a| a.id == culprit.attempt);
-        let (fix_script, plan) = row.map(|a| (a.fix_script, a.plan)).unwrap_or_default();
+        let trial =
+            row.as_ref().map_or_else(|| Trial { id: culprit.attempt, n: 0, rule: culprit.rule.clone(), plan: String::new() }, Trial::of);
+        let fix_script = row.map(|a| a.fix_script).unwrap_or_default();
         let reason = format!("rules that passed now fail: {} (found by the batch's regression check)", broken.join(", "));
         let diagnostics = format!(
             "The fix passed its own rescan, the health check and the lockout guard. The batch's regression \
@@ -173,8 +175,8 @@ impl Ralph<'_> {
         let found = Regressed::Bisected { culprit: culprit.rule.clone(), regressions, probes, replay };
         self.note(Some(&culprit.rule), EventData::RegressionFound(found)).await?;
 
-        let ended = Ended { verdict: Verdict::Regression, reason, fix_script, diagnostics };
-        self.reflect_or_escalate(&culprit.rule, &ended, plan).await
+        let ended = Ended { trial, verdict: Verdict::Regression, reason, fix_script, diagnostics };
+        self.reflect_or_escalate(&ended).await
     }
 
     /// A rule whose result flips with nothing changed: left out of the regression set from now on.
