@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use super::attempt::{Ended, Trial};
-use super::{Booted, LoopResult, Ralph, RunState};
+use super::{Booted, End, LoopResult, Ralph, RunState};
 use crate::checks::GuardFailure;
 use crate::journal::{Attempt, Blamed, Culprit, EventData, EventKind, MemoryKind, Regressed, Replayed};
 use crate::ports::Exec;
@@ -62,22 +62,22 @@ struct Found {
 }
 
 impl Ralph<'_> {
-    /// Reboots the guest if fixes were kept since the last booted checkpoint. False when a fix was
-    /// blamed (its rule reopened; the loop goes on), true when the guest came back whole.
-    pub(super) async fn prove_boot(&self, state: &mut RunState) -> LoopResult<bool> {
+    /// Reboots the guest if fixes were kept since the last booted checkpoint: it holds when the
+    /// guest came back whole, and reopens when a fix was blamed (its rule reopened).
+    pub(super) async fn prove_boot(&self, state: &mut RunState) -> LoopResult<End> {
         if self.settings.reboot.is_none() {
-            return Ok(true);
+            return Ok(End::Holds(()));
         }
         let fixes = self.unproven(state).await?;
         if fixes.is_empty() {
-            return Ok(true);
+            return Ok(End::Holds(()));
         }
-        let Err(broken) = self.reboot("the run's end", fixes.len()).await? else { return Ok(true) };
+        let Err(broken) = self.reboot("the run's end", fixes.len()).await? else { return Ok(End::Holds(())) };
         let found = self.bisect_boot(state, &Probe { fixes: &fixes, pass: &[] }, broken).await?;
         // The culprit was the newest fix and the last probe, all the others, came up: that is the state.
         let live = found.live == Some(fixes.len() - 1);
         self.rebuild(state, &fixes, &[(found.culprit, found.broken)], live).await?;
-        Ok(false)
+        Ok(End::Reopened)
     }
 
     /// After the reboot, the full scan: the rules of the regression set and the final set that
@@ -85,10 +85,10 @@ impl Ralph<'_> {
     /// booted checkpoint, or a walker, is bisected over the fixes. Without the proof only the
     /// final set is new here, and its probes replay without a reboot. With any blamed, the rest
     /// are rebuilt on the booted checkpoint: false.
-    pub(super) async fn persisted(&self, state: &mut RunState, scan: &Scan) -> LoopResult<bool> {
+    pub(super) async fn persisted(&self, state: &mut RunState, scan: &Scan) -> LoopResult<End> {
         let proof = self.settings.reboot.is_some();
         if !proof && state.final_set.is_empty() {
-            return Ok(true);
+            return Ok(End::Holds(()));
         }
         let fixes = self.unproven(state).await?;
         let checked = if proof { [&state.regression_set[..], &state.final_set].concat() } else { state.final_set.clone() };
@@ -133,10 +133,10 @@ impl Ralph<'_> {
             if let Some(last) = fixes.last().filter(|_| proof) {
                 self.mark_booted(state, last.id).await?;
             }
-            return Ok(true);
+            return Ok(End::Holds(()));
         }
         self.rebuild(state, &fixes, &blamed, false).await?;
-        Ok(false)
+        Ok(End::Reopened)
     }
 
     /// A cold reboot, then access and health. The guest is up and healthy, or broken.
@@ -297,7 +297,7 @@ impl Ralph<'_> {
     async fn mark_booted(&self, state: &mut RunState, through: i64) -> LoopResult<()> {
         let n = self.store.events(self.run, 0).await?.iter().filter(|e| e.kind == EventKind::Booted).count() + 1;
         let name = format!("{}boot{n}", state.prefix);
-        self.hv.snapshot_create(&name, &format!("temper run {}: proven to boot", self.run)).await?;
+        self.take_snapshot(&name, "proven to boot").await?;
         let booted = Booted { snapshot: name.clone(), through };
         self.note(None, EventData::Booted(booted.clone())).await?;
         self.store.confirm_fixes(self.run, &name).await?;
@@ -313,7 +313,7 @@ impl Ralph<'_> {
     /// Without the proof: the guest as it runs now, rebuilt, becomes the checkpoint (not booted).
     async fn checkpoint_here(&self, state: &mut RunState, fixes: usize) -> LoopResult<()> {
         let name = format!("{}rebuilt{}", state.prefix, self.store.attempts(self.run).await?.len());
-        self.hv.snapshot_create(&name, &format!("temper run {}: rebuilt after a final-scan regression", self.run)).await?;
+        self.take_snapshot(&name, "rebuilt after a final-scan regression").await?;
         self.store.confirm_fixes(self.run, &name).await?;
         let old = std::mem::replace(&mut state.checkpoint, name.clone());
         if !state.pinned(&old) {

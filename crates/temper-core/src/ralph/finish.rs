@@ -1,7 +1,7 @@
 //! The end of a run: a final full scan, the summary and the exit code.
 use std::collections::BTreeMap;
 
-use super::{LoopResult, Phase, Ralph, RunState};
+use super::{End, LoopResult, Phase, Ralph, RunState};
 use crate::journal::{EventData, EventKind, RevertMethod, RuleStatus, ScanKind, ScanResult};
 use crate::scan::Scan;
 
@@ -13,27 +13,27 @@ pub const EXIT_REMAINING: i64 = 2;
 pub type Summary = crate::journal::RunSummary;
 
 impl Ralph<'_> {
-    /// The reboot proof, then the final full scan; `None` while the loop must go on. A fix the
+    /// The reboot proof, then the final full scan, which holds unless the loop must go on. A fix the
     /// proof blames reopens its rule. A rule not applicable so far that fails now (another fix
     /// made it applicable) reopens (`applicable.rs`). A rule reopens for applicability once at
     /// most, and each blame rolls back a fix, so it ends.
     #[tracing::instrument(name = "final_scan", skip_all)]
-    pub(super) async fn final_scan(&self, state: &mut RunState) -> LoopResult<Option<Scan>> {
+    pub(super) async fn final_scan(&self, state: &mut RunState) -> LoopResult<End<Scan>> {
         self.phase(Phase::Finish, None, 0).await?;
         state.ahead = None;
-        if !self.prove_boot(state).await? {
-            return Ok(None);
+        if let End::Reopened = self.prove_boot(state).await? {
+            return Ok(End::Reopened);
         }
         let scan = self.scanner.scan(self.guest, &[]).await?;
         let secs = scan.took.as_secs_f64();
         let data = EventData::Scan { kind: ScanKind::Final, counts: scan.results.counts(false), score: None, secs, stalls: scan.stalls };
         self.note(None, data).await?;
-        if !self.persisted(state, &scan).await? {
-            return Ok(None);
+        if let End::Reopened = self.persisted(state, &scan).await? {
+            return Ok(End::Reopened);
         }
         let watched = self.not_applicable().await?;
         let reopened = self.now_applicable(state, &scan, &watched).await?;
-        Ok((reopened == 0).then_some(scan))
+        Ok(if reopened == 0 { End::Holds(scan) } else { End::Reopened })
     }
 
     #[tracing::instrument(name = "finish", skip_all)]

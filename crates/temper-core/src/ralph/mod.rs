@@ -4,7 +4,8 @@
 //! 2. pick: the Architect picks one failing rule the harness offers;
 //! 3. fix: the Worker's single `apply_fix`, checked against the deny-list;
 //! 4. evaluate: rescan, health, lockout guard, regression set;
-//! 5. keep (checkpoint) or revert (script, verified, else snapshot): `keep.rs`;
+//! 5. keep (checkpoint) or revert (script, verified, else snapshot): `keep.rs`, `revert.rs`;
+//!    every snapshot taken, restored or dropped: `snapshots.rs`;
 //!    on a large profile kept fixes wait in a batch for one regression rescan: `regress.rs`;
 //! 6. reflect on failure, escalate on budget, plateau or the Architect's word;
 //!    then finish: the reboot proof (`boot.rs`), a final scan, the summary and the exit code.
@@ -21,8 +22,10 @@ mod reflect;
 mod regress;
 mod rescan;
 mod reuse;
+mod revert;
 mod second_pass;
 mod settings;
+mod snapshots;
 mod status;
 
 use std::time::{Duration, Instant};
@@ -140,12 +143,21 @@ impl Ralph<'_> {
             } else if !state.pending.is_empty() {
                 // The last batch; a regression reopens rules, so pick again after it.
                 self.check_regressions(&mut state).await?;
-            } else if let Some(scan) = self.final_scan(&mut state).await? {
+            } else if let End::Holds(scan) = self.final_scan(&mut state).await? {
                 break scan;
             }
         };
         self.finish(&state, &last).await
     }
+}
+
+/// Where the end of a run stands after one of its final steps.
+#[derive(Debug)]
+pub(super) enum End<T = ()> {
+    /// It holds: with the final scan, once that is taken.
+    Holds(T),
+    /// A fix was blamed or a rule reopened: the loop goes back to picking.
+    Reopened,
 }
 
 /// What the loop carries between steps; all of it can be rebuilt from the store.

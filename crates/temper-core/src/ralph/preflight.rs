@@ -183,26 +183,6 @@ impl Ralph<'_> {
         self.note(None, EventData::Scan { kind: ScanKind::Full, counts, score, secs, stalls: scan.stalls }).await?;
         Ok(())
     }
-
-    /// Reverts to a snapshot and waits for SSH.
-    #[tracing::instrument(name = "restore", skip(self))]
-    pub(super) async fn restore(&self, checkpoint: &str) -> LoopResult<()> {
-        let fail = |reason: String| LoopError::Restore { checkpoint: checkpoint.to_string(), reason };
-        self.hv.snapshot_revert(checkpoint).await.map_err(|e| fail(e.to_string()))?;
-        self.guest.reconnect(self.settings.ssh_ready).await.map_err(|e| fail(e.to_string()))?;
-        Ok(())
-    }
-
-    /// Deletes this run's snapshots other than those in force (a crash can leave one).
-    async fn drop_stale_checkpoints(&self, prefix: &str, keep: &[&str]) -> LoopResult<()> {
-        for name in self.hv.snapshot_list().await? {
-            if name.starts_with(prefix) && !keep.contains(&name.as_str()) {
-                self.hv.snapshot_delete(&name).await?;
-                self.note(None, EventData::CheckpointDropped { snapshot: name }).await?;
-            }
-        }
-        Ok(())
-    }
 }
 
 /// The one-rule rescan the run's preflight measured, from its `regression_every` event.

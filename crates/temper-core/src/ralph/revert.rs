@@ -1,0 +1,59 @@
+//! Step 5, when a fix fails its checks: the Worker's revert script, verified, else the newest
+//! kept snapshot.
+use std::time::Instant;
+
+use temper_scap::Outcome;
+
+use super::attempt::OUTPUT_CAP;
+use super::{LoopResult, Ralph, RunState};
+use crate::agent::ApplyFix;
+use crate::checks::GuardFailure;
+use crate::journal::{EventData, RevertMethod};
+use crate::ports::Exec;
+use crate::scan::tail;
+
+impl Ralph<'_> {
+    /// The Worker's revert script, verified; else (or when unreachable) the newest kept
+    /// snapshot. Returns how, and how long it took in ms.
+    #[tracing::instrument(name = "revert", skip_all)]
+    pub(super) async fn revert(&self, state: &RunState, rule: &str, fix: &ApplyFix, reachable: bool) -> LoopResult<(RevertMethod, i64)> {
+        let started = Instant::now();
+        let mut method = RevertMethod::Snapshot;
+        if reachable && !fix.revert_script.trim().is_empty() {
+            match self.revert_by_script(rule, fix).await {
+                Ok(()) => method = RevertMethod::Script,
+                Err(why) => {
+                    self.note(Some(rule), EventData::RevertScriptFailed { reason: why }).await?;
+                    method = RevertMethod::ScriptThenSnapshot;
+                }
+            }
+        }
+        if method != RevertMethod::Script {
+            self.restore(state.head()).await?;
+        }
+        let ms = started.elapsed().as_millis() as i64;
+        self.note(Some(rule), EventData::Revert { method, ms, checkpoint: state.head().to_string() }).await?;
+        Ok((method, ms))
+    }
+
+    /// Runs the revert script and checks the rule and the health are as before (rule failing, healthy).
+    async fn revert_by_script(&self, rule: &str, fix: &ApplyFix) -> Result<(), String> {
+        let exec = Exec::script(&fix.revert_script).timeout(self.settings.fix_timeout).max_output(OUTPUT_CAP);
+        match self.guest.exec(exec).await {
+            Ok(out) if out.success() => {}
+            Ok(out) => return Err(format!("revert script exited {:?}: {}", out.exit_code, tail(&out.stderr_str(), 500))),
+            Err(e) => return Err(format!("revert script: {e}")),
+        }
+        let health = self.guard().await.map_err(|e| match e {
+            GuardFailure::Lockout(d) | GuardFailure::HealthError(d) => d,
+        })?;
+        if !health.ok {
+            return Err(format!("health after revert: {}", health.output));
+        }
+        let scan = self.scanner.scan(self.guest, &[rule.to_string()]).await.map_err(|e| e.to_string())?;
+        match scan.outcome(rule) {
+            Some(Outcome::Fail) => Ok(()),
+            other => Err(format!("after revert the rule is {other:?}, before it was fail")),
+        }
+    }
+}
