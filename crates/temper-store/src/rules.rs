@@ -1,5 +1,5 @@
 use async_trait::async_trait;
-use temper_core::journal::{JournalResult, NewRule, Rule, RuleLog, RuleStatus, ScanResult};
+use temper_core::journal::{Escalation, JournalResult, NewRule, Rule, RuleLog, RuleStatus, ScanResult};
 
 use crate::{Store, with_db};
 
@@ -38,6 +38,13 @@ impl RuleLog for Store {
         with_db!(self, p => async {
             sqlx::query("UPDATE rules SET status = $1, reason = $2 WHERE run_id = $3 AND rule_id = $4")
                 .bind(status).bind(reason).bind(run).bind(rule_id).execute(p).await.map(drop)
+        })
+    }
+
+    async fn escalate_rule(&self, run: i64, rule_id: &str, e: &Escalation) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE rules SET status = $1, reason = $2, escalation_cause = $3 WHERE run_id = $4 AND rule_id = $5")
+                .bind(RuleStatus::Escalated).bind(&e.reason).bind(e.cause).bind(run).bind(rule_id).execute(p).await.map(drop)
         })
     }
 

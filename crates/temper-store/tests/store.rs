@@ -267,6 +267,7 @@ async fn the_schemas_check_exactly_the_code_vocabulary() {
         ("rules", "status", all(RuleStatus::ALL)),
         ("rules", "initial_result", all(ScanResult::ALL)),
         ("rules", "final_result", all(ScanResult::ALL)),
+        ("rules", "escalation_cause", all(EscalationCause::ALL)),
         ("attempts", "state", all(AttemptState::ALL)),
         ("attempts", "source", all(FixSource::ALL)),
         ("attempts", "verdict", all(Verdict::ALL)),

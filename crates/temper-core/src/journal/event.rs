@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{AttemptState, EventKind, FixSource, JournalError, RevertMethod, RuleStatus, RunSummary, TurnRole};
+use super::{AttemptState, EscalationCause, EventKind, FixSource, JournalError, RevertMethod, RuleStatus, RunSummary, TurnRole};
 use crate::agent::Decision;
 use crate::ports::PowerOff;
 use crate::scan::Engine;
@@ -58,8 +58,11 @@ pub enum EventData {
     Error {
         error: String,
     },
+    /// `cause` is absent in runs older than the escalation causes.
     Escalate {
         reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<EscalationCause>,
     },
     Finish(Box<RunSummary>),
     KeptPending {

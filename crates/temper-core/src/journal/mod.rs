@@ -13,13 +13,13 @@ use async_trait::async_trait;
 pub use event::{Blamed, Booted, Cadence, EventData, Picked, PickedBy, Regressed, Replayed, ScanKind, Timed};
 pub use lease::{LEASE_FOR, Lease, LeaseError, driver_id, driver_is_dead, now_ms};
 pub use records::{
-    Attempt, Ban, Claim, Culprit, Evaluation, Event, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem,
+    Attempt, Ban, Claim, Culprit, Escalation, Evaluation, Event, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem,
     RETIRE_AFTER, Recall, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
 };
 pub(crate) use vocab::text_enum;
 pub use vocab::{
-    AttemptState, EventKind, FixSource, KeptState, MemoryKind, Phase, QueueState, RevertMethod, RuleStatus, RunStatus, ScanResult,
-    TurnMode, TurnRole, UnknownValue,
+    AttemptState, EscalationCause, EventKind, FixSource, KeptState, MemoryKind, Phase, QueueState, RevertMethod, RuleStatus, RunStatus,
+    ScanResult, TurnMode, TurnRole, UnknownValue,
 };
 
 /// The journal's traits (and [`Recall`], which their memory reads take), for callers that hold a
@@ -81,6 +81,8 @@ pub trait RuleLog: Send + Sync {
     async fn rules(&self, run: i64) -> JournalResult<Vec<Rule>>;
     async fn rule(&self, run: i64, rule_id: &str) -> JournalResult<Option<Rule>>;
     async fn set_rule_status(&self, run: i64, rule_id: &str, status: RuleStatus, reason: Option<&str>) -> JournalResult<()>;
+    /// The rule goes to a human: `escalated`, with its cause and reason.
+    async fn escalate_rule(&self, run: i64, rule_id: &str, e: &Escalation) -> JournalResult<()>;
     async fn add_rule_time(&self, run: i64, rule_id: &str, ms: i64) -> JournalResult<()>;
     async fn set_final_result(&self, run: i64, rule_id: &str, result: ScanResult) -> JournalResult<()>;
 }

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::vocab::{
-    AttemptState, EventKind, FixSource, KeptState, Phase, QueueState, RevertMethod, RuleStatus, RunStatus, ScanResult, TurnMode, TurnRole,
+    AttemptState, EscalationCause, EventKind, FixSource, KeptState, Phase, QueueState, RevertMethod, RuleStatus, RunStatus, ScanResult,
+    TurnMode, TurnRole,
 };
 use temper_scap::oval::Evidence;
 
@@ -97,9 +98,24 @@ pub struct Rule {
     pub final_result: Option<ScanResult>,
     pub status: RuleStatus,
     pub reason: Option<String>,
+    /// Why it was escalated, when it was.
+    pub escalation_cause: Option<EscalationCause>,
     /// Attempts that count as tries (an interrupted one does not).
     pub attempts: i64,
     pub elapsed_ms: i64,
+}
+
+/// Why a rule goes to a human: the cause, and the reason in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escalation {
+    pub cause: EscalationCause,
+    pub reason: String,
+}
+
+impl Escalation {
+    pub fn new(cause: EscalationCause, reason: impl Into<String>) -> Self {
+        Self { cause, reason: reason.into() }
+    }
 }
 
 /// Written (state `started`) before the fix touches the guest.

@@ -171,6 +171,22 @@ impl RuleStatus {
 }
 
 text_enum! {
+    /// Why a rule was handed to a human (its reason says it in words).
+    pub enum EscalationCause {
+        /// Its attempt budget is spent.
+        AttemptBudget = "attempt_budget",
+        /// Its wall-clock budget is spent.
+        WallClockBudget = "wall_clock_budget",
+        /// The same verdict with the same lesson or script, and no new approach.
+        Plateau = "plateau",
+        /// The Architect, re-engaged, said so.
+        Architect = "architect",
+        /// Nothing to try: no fix in the content, and the agent offers none.
+        NoFix = "no_fix",
+    }
+}
+
+text_enum! {
     /// A rule's result in a scan: the XCCDF outcomes, and `missing` when the scan had none.
     pub enum ScanResult {
         Pass = "pass",

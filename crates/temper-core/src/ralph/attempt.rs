@@ -6,7 +6,7 @@ use super::rescan::Rescan;
 use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, FixContext, FixSource};
 use crate::checks::{self, GuardFailure};
-use crate::journal::{AttemptState, Ban, Evaluation, EventData, NewAttempt, ScanResult};
+use crate::journal::{AttemptState, Ban, Escalation, EscalationCause, Evaluation, EventData, NewAttempt, ScanResult};
 use crate::policy::{DenyList, DenySource};
 use crate::ports::Exec;
 use crate::scan::{Scan, tail};
@@ -76,8 +76,8 @@ impl Ralph<'_> {
         let mut plan = pick.plan;
         let mut preset = pick.preset;
         loop {
-            if let Some(reason) = self.budget_spent(&rule).await? {
-                return self.escalate(&rule, &reason).await;
+            if let Some(e) = self.budget_spent(&rule).await? {
+                return self.escalate(&rule, &e).await;
             }
             let started = Instant::now();
             let ended = self.attempt(state, &rule, &plan, preset.take()).await?;
@@ -87,8 +87,8 @@ impl Ralph<'_> {
                 return Ok(());
             }
             self.reflect(&ended).await?;
-            if let Some(reason) = self.should_escalate(&rule, &mut plan).await? {
-                return self.escalate(&rule, &reason).await;
+            if let Some(e) = self.should_escalate(&rule, &mut plan).await? {
+                return self.escalate(&rule, &e).await;
             }
         }
     }
@@ -115,7 +115,7 @@ impl Ralph<'_> {
         let (fix, source) = match proposal {
             Proposal::Fix(fix, source) => (fix, source),
             Proposal::NoFix(reason) => {
-                self.escalate(rule, &format!("no fix to try: {reason}")).await?;
+                self.escalate(rule, &Escalation::new(EscalationCause::NoFix, format!("no fix to try: {reason}"))).await?;
                 return Ok(None);
             }
             Proposal::Rejected(reason) => {

@@ -2,20 +2,22 @@
 
 use super::{LoopResult, Ralph};
 use crate::agent::{AgentError, Decision, ReengageContext};
-use crate::journal::{Attempt, EventData, RuleStatus};
+use crate::journal::{Attempt, Escalation, EscalationCause, EventData};
 use crate::verdict::Verdict;
 
 impl Ralph<'_> {
     /// The attempt or wall-clock budget, checked before each attempt.
-    pub(super) async fn budget_spent(&self, rule: &str) -> LoopResult<Option<String>> {
+    pub(super) async fn budget_spent(&self, rule: &str) -> LoopResult<Option<Escalation>> {
         let Some(r) = self.store.rule(self.run, rule).await? else { return Ok(None) };
         let max = self.settings.max_attempts;
         if r.attempts as u32 >= max {
-            return Ok(Some(format!("attempt budget spent: {} of {max} attempts failed", r.attempts)));
+            let why = format!("attempt budget spent: {} of {max} attempts failed", r.attempts);
+            return Ok(Some(Escalation::new(EscalationCause::AttemptBudget, why)));
         }
         let budget = self.settings.rule_budget;
         if r.elapsed_ms as u128 >= budget.as_millis() {
-            return Ok(Some(format!("wall-clock budget spent: {}s of {}s", r.elapsed_ms / 1000, budget.as_secs())));
+            let why = format!("wall-clock budget spent: {}s of {}s", r.elapsed_ms / 1000, budget.as_secs());
+            return Ok(Some(Escalation::new(EscalationCause::WallClockBudget, why)));
         }
         Ok(None)
     }
@@ -25,16 +27,16 @@ impl Ralph<'_> {
     pub(super) async fn reflect_or_escalate(&self, ended: &super::attempt::Ended) -> LoopResult<()> {
         self.reflect(ended).await?;
         let (rule, mut plan) = (ended.trial.rule.as_str(), ended.trial.plan.clone());
-        if let Some(reason) = self.should_escalate(rule, &mut plan).await? {
-            self.escalate(rule, &reason).await?;
+        if let Some(e) = self.should_escalate(rule, &mut plan).await? {
+            self.escalate(rule, &e).await?;
         }
         Ok(())
     }
 
     /// After a failed attempt: the budget, a plateau, or the Architect re-engaged.
-    pub(super) async fn should_escalate(&self, rule: &str, plan: &mut String) -> LoopResult<Option<String>> {
-        if let Some(reason) = self.budget_spent(rule).await? {
-            return Ok(Some(reason));
+    pub(super) async fn should_escalate(&self, rule: &str, plan: &mut String) -> LoopResult<Option<Escalation>> {
+        if let Some(e) = self.budget_spent(rule).await? {
+            return Ok(Some(e));
         }
         // An interrupted attempt was never judged: it does not count.
         let attempts: Vec<Attempt> = self.store.rule_attempts(self.run, rule).await?.into_iter().filter(Attempt::is_try).collect();
@@ -67,12 +69,16 @@ impl Ralph<'_> {
         };
         self.note(Some(rule), EventData::Reengage { decision: decision.clone(), plateau: plateau.clone() }).await?;
         match (decision, plateau) {
-            (Decision::Escalate { reason }, _) => Ok(Some(format!("the Architect escalated: {reason}"))),
+            (Decision::Escalate { reason }, _) => {
+                Ok(Some(Escalation::new(EscalationCause::Architect, format!("the Architect escalated: {reason}"))))
+            }
             (Decision::Pivot { plan: p }, _) => {
                 *plan = p;
                 Ok(None)
             }
-            (Decision::Continue { .. }, Some(p)) => Ok(Some(format!("{p}, and the Architect offered no new approach"))),
+            (Decision::Continue { .. }, Some(p)) => {
+                Ok(Some(Escalation::new(EscalationCause::Plateau, format!("{p}, and the Architect offered no new approach"))))
+            }
             (Decision::Continue { plan: p }, None) => {
                 *plan = p;
                 Ok(None)
@@ -113,9 +119,9 @@ impl Ralph<'_> {
         Ok(self.store.lessons(self.recall().rule(rule)).await?.into_iter().rev().map(|l| l.distilled).collect())
     }
 
-    pub(super) async fn escalate(&self, rule: &str, reason: &str) -> LoopResult<()> {
-        self.store.set_rule_status(self.run, rule, RuleStatus::Escalated, Some(reason)).await?;
-        self.note(Some(rule), EventData::Escalate { reason: reason.to_string() }).await?;
+    pub(super) async fn escalate(&self, rule: &str, e: &Escalation) -> LoopResult<()> {
+        self.store.escalate_rule(self.run, rule, e).await?;
+        self.note(Some(rule), EventData::Escalate { reason: e.reason.clone(), cause: Some(e.cause) }).await?;
         Ok(())
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, Candidate, FixSource, PickContext};
-use crate::journal::{Attempt, AttemptState, EventData, Picked, PickedBy, Replayed, Rule, RuleStatus};
+use crate::journal::{Attempt, AttemptState, Escalation, EscalationCause, EventData, Picked, PickedBy, Replayed, Rule, RuleStatus};
 
 /// The rule to work on and the Architect's plan for it.
 #[derive(Debug, Clone)]
@@ -85,7 +85,7 @@ impl Ralph<'_> {
                 // really happened to it.
                 for c in &ctx.candidates {
                     let why = self.why_no_pick(c, &reason).await?;
-                    self.escalate(&c.rule_id, &why).await?;
+                    self.escalate(&c.rule_id, &Escalation::new(EscalationCause::NoFix, why)).await?;
                 }
                 // Rules the skill held back behind those are free now: offer them.
                 return Box::pin(self.pick(state)).await;
