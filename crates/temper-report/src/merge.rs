@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use temper_core::journal::{self, ScanResult};
 use temper_scap::oval::Evidence;
-use temper_scap::{Benchmark, Outcome, Rule};
+use temper_scap::{Benchmark, Outcome, Rule, Severity};
 
 use crate::ReportError;
 use crate::data::RunData;
@@ -182,18 +182,13 @@ fn outcome(s: &str) -> Option<Outcome> {
     s.parse().ok()
 }
 
+/// The worst severity of the members, as a checklist writes it.
 fn severity(members: &[(&journal::Rule, &Rule)]) -> &'static str {
-    let rank = |s: &str| match s {
-        "high" => 3,
-        "medium" => 2,
-        "low" => 1,
-        _ => 0,
-    };
-    match members.iter().map(|(_, c)| rank(&c.severity)).max().unwrap_or(0) {
-        3 => "high",
-        1 => "low",
-        // medium, and SSG's unknown or info, which a checklist cannot carry: CAT II.
-        _ => "medium",
+    match members.iter().map(|(_, c)| c.severity).max().unwrap_or_default() {
+        Severity::High => "high",
+        Severity::Low => "low",
+        // SSG's unknown or info, which a checklist cannot carry: CAT II.
+        Severity::Medium | Severity::Info | Severity::Unknown => "medium",
     }
 }
 

@@ -5,7 +5,7 @@ use serde::Serialize;
 use temper_core::journal::{self, Attempt, KeptState, RevertMethod, RuleStatus, ScanResult};
 use temper_core::verdict::Verdict;
 use temper_scap::oval::Evidence;
-use temper_scap::{Benchmark, Rule};
+use temper_scap::{Benchmark, Rule, Severity};
 
 use crate::data::RunData;
 use crate::next_step::{NextStep, next_steps};
@@ -98,7 +98,7 @@ pub struct RuleInfo {
     pub short_id: String,
     pub anchor: String,
     pub title: String,
-    pub severity: String,
+    pub severity: Severity,
     pub stig_ids: Vec<String>,
     pub sv_ids: Vec<String>,
     pub v_ids: Vec<String>,
@@ -181,8 +181,8 @@ pub struct RuleLine {
     pub short_id: String,
     pub anchor: String,
     pub title: String,
-    pub severity: String,
-    /// high 0, medium 1, low 2, else 3: for sorting.
+    pub severity: Severity,
+    /// The most severe first, for sorting: high 0, medium 1, low 2, info 3, unknown 4.
     pub sev_rank: u8,
     pub stig_ids: String,
     pub initial_result: String,
@@ -208,8 +208,8 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
                 short_id: info.short_id.clone(),
                 anchor: info.anchor.clone(),
                 title: info.title.clone(),
-                severity: info.severity.clone(),
-                sev_rank: sev_rank(&info.severity),
+                severity: info.severity,
+                sev_rank: Severity::High as u8 - info.severity as u8,
                 stig_ids: info.stig_ids.join(", "),
                 initial_result: r.initial_result.to_string(),
                 final_result: r.final_result.map(|f| f.to_string()).unwrap_or_default(),
@@ -274,15 +274,6 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
     }
 }
 
-pub fn sev_rank(s: &str) -> u8 {
-    match s {
-        "high" => 0,
-        "medium" => 1,
-        "low" => 2,
-        _ => 3,
-    }
-}
-
 pub fn rule_info(r: &journal::Rule, c: Option<&Rule>) -> RuleInfo {
     let short_id = short(&r.rule_id).to_string();
     let title = c.map(|c| c.title.clone()).filter(|t| !t.is_empty()).unwrap_or_else(|| r.title.clone());
@@ -291,7 +282,7 @@ pub fn rule_info(r: &journal::Rule, c: Option<&Rule>) -> RuleInfo {
         anchor: format!("rule-{}", short_id.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "-")),
         short_id,
         title: if title.is_empty() { short(&r.rule_id).to_string() } else { title },
-        severity: c.map(|c| c.severity.clone()).unwrap_or_else(|| r.severity.clone()),
+        severity: c.map_or(r.severity, |c| c.severity),
         stig_ids: c.map(|c| c.stig_ids.clone()).unwrap_or_default(),
         sv_ids: c.map(|c| c.sv_ids.clone()).unwrap_or_default(),
         v_ids: c.map(|c| c.v_ids.clone()).unwrap_or_default(),

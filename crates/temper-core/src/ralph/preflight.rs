@@ -162,7 +162,7 @@ impl Ralph<'_> {
                 run_id: run,
                 rule_id: r.idref.clone(),
                 title: title.to_string(),
-                severity: r.severity.clone(),
+                severity: r.severity,
                 initial_result: result,
                 status,
                 reason,
