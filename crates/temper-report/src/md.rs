@@ -189,7 +189,8 @@ fn escalated(s: &mut String, e: &RuleSection) {
     }
     let _ = writeln!(s, "**Next step for a human.**\n");
     for n in &e.next_steps {
-        let _ = writeln!(s, "- *{}*: check: {} Try: {}", md(&n.cause.replace('_', " "), false), md_ticks(&n.check), md_ticks(&n.try_));
+        let _ =
+            writeln!(s, "- *{}*: check: {} Try: {}", md(&n.cause.as_str().replace('_', " "), false), md_ticks(&n.check), md_ticks(&n.try_));
     }
     s.push('\n');
     for a in &e.attempts {

@@ -193,7 +193,8 @@ pub struct RuleLine {
 }
 
 /// The dispositions shown even at zero, in this order.
-const DISPOSITIONS: [&str; 6] = ["fixed", "escalated", "still_failing", "skipped", "waived", "deferred"];
+const DISPOSITIONS: [RuleStatus; 6] =
+    [RuleStatus::Fixed, RuleStatus::Escalated, RuleStatus::StillFailing, RuleStatus::Skipped, RuleStatus::Waived, RuleStatus::Deferred];
 
 pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
     let run = &data.run;
@@ -418,29 +419,28 @@ fn results(rules: &[journal::Rule]) -> Vec<Count> {
 
 /// Before the run every failing rule is open (its first-scan status); after, its final status.
 fn dispositions(rules: &[journal::Rule]) -> Vec<Count> {
-    let mut after: BTreeMap<String, usize> = BTreeMap::new();
-    for r in rules {
-        *after.entry(r.status.to_string()).or_default() += 1;
+    let after = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
+    // Other statuses, where rules have them, by name.
+    let mut others: Vec<RuleStatus> = RuleStatus::ALL.iter().copied().filter(|s| !DISPOSITIONS.contains(s) && after(*s) > 0).collect();
+    others.sort_by_key(|s| s.as_str());
+    DISPOSITIONS.into_iter().chain(others).map(|s| Count { name: s.to_string(), before: before(s, rules), after: after(s) }).collect()
+}
+
+/// How many rules the first scan left as `status`: failing rules open, the rest as scanned.
+fn before(status: RuleStatus, rules: &[journal::Rule]) -> usize {
+    let scanned = |s: ScanResult| rules.iter().filter(|r| r.initial_result == s).count();
+    match status {
+        RuleStatus::Skipped | RuleStatus::Waived | RuleStatus::Deferred => rules.iter().filter(|r| r.status == status).count(),
+        RuleStatus::StillFailing => rules.iter().filter(|r| r.initial_result == ScanResult::Fail && !r.status.dispositioned()).count(),
+        RuleStatus::Passing => scanned(ScanResult::Pass),
+        RuleStatus::Fixed | RuleStatus::Escalated | RuleStatus::Pending | RuleStatus::Unstable => 0,
+        RuleStatus::NotApplicable => scanned(ScanResult::NotApplicable),
+        RuleStatus::NotChecked => scanned(ScanResult::NotChecked),
+        RuleStatus::NotSelected => scanned(ScanResult::NotSelected),
+        RuleStatus::Error => scanned(ScanResult::Error),
+        RuleStatus::Unknown => scanned(ScanResult::Unknown),
+        RuleStatus::Informational => scanned(ScanResult::Informational),
     }
-    let mut v: Vec<Count> =
-        DISPOSITIONS.iter().map(|d| Count { name: d.to_string(), before: 0, after: after.get(*d).copied().unwrap_or(0) }).collect();
-    for (k, n) in &after {
-        if !DISPOSITIONS.contains(&k.as_str()) {
-            v.push(Count { name: k.clone(), before: 0, after: *n });
-        }
-    }
-    // "before" is what the first scan left each rule as: failing rules open, the rest as scanned.
-    let open = rules.iter().filter(|r| r.initial_result == ScanResult::Fail && !r.status.dispositioned()).count();
-    for c in &mut v {
-        c.before = match c.name.as_str() {
-            "skipped" | "waived" | "deferred" => rules.iter().filter(|r| r.status.as_str() == c.name).count(),
-            "still_failing" => open,
-            "passing" => rules.iter().filter(|r| r.initial_result == ScanResult::Pass).count(),
-            "fixed" | "escalated" => 0,
-            other => rules.iter().filter(|r| r.initial_result.as_str() == other).count(),
-        };
-    }
-    v
 }
 
 fn roles(data: &RunData) -> Vec<RoleTime> {
