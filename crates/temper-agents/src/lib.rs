@@ -4,12 +4,14 @@
 //!   from `<skill>/prompts/*.md` at each turn.
 //! - [`StockAgent`]: no LLM; the datastream's own fixes.
 //! - [`TieredAgent`]: stock first, the LLM where the stock fix is missing or failed.
+//! - [`AgentKind`]: which of the three a run uses.
 //! - [`probe`]: one Worker-shaped request, reported as [`ProbeReport`].
 //!
 //! Every turn is one fresh request with one tool; at most one call is executed (see [`turn`]).
 pub mod ban;
 pub mod client;
 pub mod config;
+mod kind;
 pub mod llm;
 pub mod probe;
 pub mod prompt;
@@ -24,6 +26,7 @@ pub mod wire;
 
 pub use client::{CallError, ClientError, LlmClient};
 pub use config::{Budgets, LlmConfig};
+pub use kind::AgentKind;
 pub use llm::{LlmAgent, SetupError};
 pub use probe::{ProbeReport, probe};
 pub use skill::{PromptError, SkillPrompts};

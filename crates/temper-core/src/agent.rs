@@ -2,6 +2,7 @@
 //! Every turn is one fresh request built from these contexts; nothing is carried between turns.
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use temper_scap::Severity;
 use temper_scap::oval::Evidence;
 
 /// A failing rule the Architect may pick (already filtered by the harness).
@@ -9,7 +10,7 @@ use temper_scap::oval::Evidence;
 pub struct Candidate {
     pub rule_id: String,
     pub title: String,
-    pub severity: String,
+    pub severity: Severity,
     pub stig_ids: Vec<String>,
     pub has_stock_fix: bool,
     /// Attempts made on this rule so far in this run.
@@ -37,7 +38,7 @@ pub struct Selection {
 pub struct FixContext {
     pub rule_id: String,
     pub title: String,
-    pub severity: String,
+    pub severity: Severity,
     pub description: String,
     pub rationale: String,
     pub plan: String,

@@ -116,7 +116,7 @@ pub fn render(r: &Report) -> String {
                 f.order,
                 md(&f.info.title, true),
                 f.info.short_id,
-                md(&f.info.severity, true),
+                md(f.info.severity.as_str(), true),
                 md(&f.info.stig_ids.join(", "), true),
                 f.attempt,
                 md(&f.source, true),
@@ -147,7 +147,7 @@ pub fn render(r: &Report) -> String {
             "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
             l.short_id,
             md(&l.title, true),
-            md(&l.severity, true),
+            md(l.severity.as_str(), true),
             md(&l.stig_ids, true),
             md(&l.initial_result, true),
             md(&l.final_result, true),
@@ -170,7 +170,7 @@ fn escalated(s: &mut String, e: &RuleSection) {
     let i = &e.info;
     let _ = writeln!(s, "### {} ({})\n", md(&i.title, false), i.short_id);
     let _ = writeln!(s, "- Rule: `{}`", i.rule_id);
-    let _ = writeln!(s, "- Severity: {}", md(&i.severity, false));
+    let _ = writeln!(s, "- Severity: {}", md(i.severity.as_str(), false));
     let ids = [("STIG", &i.stig_ids), ("SV", &i.sv_ids), ("V", &i.v_ids), ("SRG", &i.srg_ids), ("CCI", &i.cci)];
     for (name, v) in ids {
         if !v.is_empty() {
@@ -189,7 +189,8 @@ fn escalated(s: &mut String, e: &RuleSection) {
     }
     let _ = writeln!(s, "**Next step for a human.**\n");
     for n in &e.next_steps {
-        let _ = writeln!(s, "- *{}*: check: {} Try: {}", md(&n.cause.replace('_', " "), false), md_ticks(&n.check), md_ticks(&n.try_));
+        let _ =
+            writeln!(s, "- *{}*: check: {} Try: {}", md(&n.cause.as_str().replace('_', " "), false), md_ticks(&n.check), md_ticks(&n.try_));
     }
     s.push('\n');
     for a in &e.attempts {

@@ -2,9 +2,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
-use temper_core::journal::{self, ScanResult};
+use temper_core::journal::{self, RuleStatus, ScanResult};
 use temper_scap::oval::Evidence;
-use temper_scap::{Benchmark, Outcome, Rule};
+use temper_scap::{Benchmark, Outcome, Rule, Severity};
 
 use crate::ReportError;
 use crate::data::RunData;
@@ -182,18 +182,13 @@ fn outcome(s: &str) -> Option<Outcome> {
     s.parse().ok()
 }
 
+/// The worst severity of the members, as a checklist writes it.
 fn severity(members: &[(&journal::Rule, &Rule)]) -> &'static str {
-    let rank = |s: &str| match s {
-        "high" => 3,
-        "medium" => 2,
-        "low" => 1,
-        _ => 0,
-    };
-    match members.iter().map(|(_, c)| rank(&c.severity)).max().unwrap_or(0) {
-        3 => "high",
-        1 => "low",
-        // medium, and SSG's unknown or info, which a checklist cannot carry: CAT II.
-        _ => "medium",
+    match members.iter().map(|(_, c)| c.severity).max().unwrap_or_default() {
+        Severity::High => "high",
+        Severity::Low => "low",
+        // SSG's unknown or info, which a checklist cannot carry: CAT II.
+        Severity::Medium | Severity::Info | Severity::Unknown => "medium",
     }
 }
 
@@ -279,7 +274,7 @@ fn newest_evidence<'a>(data: &'a RunData, rule: &str) -> Option<(String, &'a Evi
     data.attempts.iter().rev().filter(|a| a.rule_id == rule).find_map(|a| match (&a.evidence_after, &a.evidence_before) {
         (Some(e), _) => Some((format!("after attempt #{}", a.n), e)),
         (None, Some(e)) => Some((format!("before attempt #{}", a.n), e)),
-        _ => None,
+        (None, None) => None,
     })
 }
 
@@ -324,8 +319,8 @@ fn fix_text(members: &[(&journal::Rule, &Rule)]) -> String {
 /// COMMENTS: the fix temper applied, or the escalation summary, or the disposition.
 fn comment(out: &mut String, data: &RunData, r: &journal::Rule, c: &Rule, fixes: &[crate::view::FixedRule]) {
     let name = &r.rule_id;
-    match r.status.as_str() {
-        "fixed" => {
+    match r.status {
+        RuleStatus::Fixed => {
             let Some(f) = fixes.iter().find(|f| &f.info.rule_id == name) else {
                 let _ = writeln!(out, "{name}: passes after temper run {}: {}\n", data.run.id, r.reason.as_deref().unwrap_or(""));
                 return;
@@ -340,7 +335,7 @@ fn comment(out: &mut String, data: &RunData, r: &journal::Rule, c: &Rule, fixes:
                 clip(f.fix_script.trim_end(), 16 * 1024)
             );
         }
-        "escalated" => {
+        RuleStatus::Escalated => {
             let info = rule_info(r, Some(c));
             let attempts: Vec<&journal::Attempt> = data.attempts.iter().filter(|a| &a.rule_id == name).collect();
             let steps = crate::next_step::next_steps(&info, r, &attempts, data);
@@ -355,7 +350,7 @@ fn comment(out: &mut String, data: &RunData, r: &journal::Rule, c: &Rule, fixes:
             }
             out.push('\n');
         }
-        "skipped" | "waived" | "deferred" | "still_failing" => {
+        RuleStatus::Skipped | RuleStatus::Waived | RuleStatus::Deferred | RuleStatus::StillFailing => {
             let _ = writeln!(
                 out,
                 "{name}: {} by temper: {}\n",
@@ -363,7 +358,15 @@ fn comment(out: &mut String, data: &RunData, r: &journal::Rule, c: &Rule, fixes:
                 r.reason.as_deref().unwrap_or("no reason recorded")
             );
         }
-        _ => {}
+        RuleStatus::Pending
+        | RuleStatus::Passing
+        | RuleStatus::Unstable
+        | RuleStatus::NotApplicable
+        | RuleStatus::NotChecked
+        | RuleStatus::NotSelected
+        | RuleStatus::Error
+        | RuleStatus::Unknown
+        | RuleStatus::Informational => {}
     }
 }
 

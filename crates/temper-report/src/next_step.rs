@@ -1,6 +1,9 @@
 //! A concrete next step for a human, drawn from an escalated rule's evidence.
-use serde::Serialize;
-use temper_core::journal::{self, Attempt, ScanResult};
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+use temper_core::journal::{self, Attempt, AttemptState, ScanResult};
+use temper_core::verdict::Verdict;
 
 use crate::data::RunData;
 use crate::text::short;
@@ -10,33 +13,66 @@ use crate::view::{RuleInfo, regressions};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NextStep {
     /// The verdict (or situation) this step answers.
-    pub cause: String,
+    pub cause: Cause,
     pub check: String,
     pub try_: String,
+}
+
+/// What a next step answers; written as the verdict's name, `no fix available` or `escalated`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// An attempt's verdict (an attempt closed on resume counts as `interrupted`).
+    Verdict(Verdict),
+    /// No fix was tried.
+    NoFix,
+    /// Nothing more specific: the escalation reason alone.
+    Escalated,
+}
+
+impl Cause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Verdict(v) => v.as_str(),
+            Self::NoFix => "no fix available",
+            Self::Escalated => "escalated",
+        }
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Cause {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 /// One step per distinct verdict, the latest attempt's first; a step for "no fix at all"
 /// when nothing was tried. Never empty.
 pub fn next_steps(info: &RuleInfo, rule: &journal::Rule, attempts: &[&Attempt], data: &RunData) -> Vec<NextStep> {
     let mut out: Vec<NextStep> = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: Vec<Verdict> = Vec::new();
     for a in attempts.iter().rev() {
-        let verdict = a.outcome();
+        let Some(verdict) = verdict_of(a) else { continue };
         if seen.contains(&verdict) {
             continue;
         }
-        seen.push(verdict.clone());
-        if let Some(step) = for_verdict(&verdict, a, info, data) {
+        seen.push(verdict);
+        if let Some(step) = for_verdict(verdict, a, info, data) {
             out.push(step);
         }
     }
     let reason = rule.reason.as_deref().unwrap_or("");
-    if attempts.is_empty() || reason.starts_with("no fix to try") || reason.contains("has no pick") {
+    if attempts.is_empty() || reason.starts_with("no fix to try") {
         out.push(no_fix(info, reason));
     }
     if out.is_empty() {
         out.push(NextStep {
-            cause: "escalated".into(),
+            cause: Cause::Escalated,
             check: format!("Read the escalation reason (\"{reason}\") and the attempts above; run `oscap xccdf eval --rule {}` on a copy of the target to see what the check finds.", rule.rule_id),
             try_: "Write the change by hand from the rule's description, test it on a snapshot, then rescan.".into(),
         });
@@ -44,10 +80,21 @@ pub fn next_steps(info: &RuleInfo, rule: &journal::Rule, attempts: &[&Attempt], 
     out
 }
 
-fn for_verdict(verdict: &str, a: &Attempt, info: &RuleInfo, data: &RunData) -> Option<NextStep> {
-    let step = |check: String, try_: String| Some(NextStep { cause: verdict.to_string(), check, try_ });
+/// The verdict an attempt's step answers: its own, or `interrupted` for one closed on resume
+/// before it had one; none for an attempt still under way.
+fn verdict_of(a: &Attempt) -> Option<Verdict> {
+    match (a.verdict, a.state) {
+        (Some(v), _) => Some(v),
+        (None, AttemptState::Interrupted) => Some(Verdict::Interrupted),
+        (None, AttemptState::Started | AttemptState::Applied | AttemptState::Done) => None,
+    }
+}
+
+fn for_verdict(verdict: Verdict, a: &Attempt, info: &RuleInfo, data: &RunData) -> Option<NextStep> {
+    let step = |check: String, try_: String| Some(NextStep { cause: Cause::Verdict(verdict), check, try_ });
     match verdict {
-        "health_broken" => {
+        Verdict::Fixed => None,
+        Verdict::HealthBroken => {
             let out = a.health_output.as_deref().unwrap_or("");
             let what = health_culprit(out);
             step(
@@ -59,14 +106,14 @@ fn for_verdict(verdict: &str, a: &Attempt, info: &RuleInfo, data: &RunData) -> O
                 "Find which setting of the fix the service rejects and adjust the service (or an exception) so both hold; then apply the fix in a maintenance window where the service can be restarted and watched.".into(),
             )
         }
-        "refused" => {
+        Verdict::Refused => {
             let why = a.verdict_reason.as_deref().unwrap_or("");
             step(
                 format!("The deny-list refused attempt {}'s script before it ran: {why}.", a.n),
                 "The pattern guards the harness's own access (SSH, sudo, its account) or the machine's availability, so no automation may run it. A human must decide whether the change is safe here and, if so, apply it by hand from a console session.".into(),
             )
         }
-        "still_failing" => step(
+        Verdict::StillFailing => step(
             format!(
                 "The fix ran but the rule still reads `{}`. Compare what the check expects{} with the configuration after the fix: `oscap xccdf eval --profile {} --rule {} --oval-results` shows the objects the check looked at.",
                 a.rule_result.map_or("?", ScanResult::as_str),
@@ -76,19 +123,19 @@ fn for_verdict(verdict: &str, a: &Attempt, info: &RuleInfo, data: &RunData) -> O
             ),
             "Change the setting where the check reads it (a drop-in file may override the main one, a later line may win), or use the content's stock fix as a reference.".into(),
         ),
-        "needs_reboot" => step(
+        Verdict::NeedsReboot => step(
             format!("Attempt {}'s fix takes effect only after a reboot, and this run did not reboot (its reboot proof was off).", a.n),
             "Run again with the reboot proof on (the default), or apply the fix in a maintenance window, reboot, check the machine comes back healthy, then rescan.".into(),
         ),
-        "not_persistent" => step(
+        Verdict::NotPersistent => step(
             format!("Attempt {}'s fix passed its rescan, then the rule failed again after a cold reboot: the change did not persist ({}).", a.n, a.verdict_reason.as_deref().unwrap_or("no reason recorded")),
             "Make the change where boot reads it: a file under /etc (sysctl.d, modprobe.d, a unit enabled, not only started), and look for a unit, tmpfiles.d entry or tmpfs that puts the old state back at boot. Reboot a snapshot, then rescan.".into(),
         ),
-        "breaks_boot" => step(
+        Verdict::BreaksBoot => step(
             format!("With attempt {}'s fix the guest did not boot to SSH ({}); temper reverted to the last checkpoint that booted.", a.n, a.verdict_reason.as_deref().unwrap_or("no reason recorded")),
             "Boot a snapshot with the fix from its console: look for an /etc/fstab entry without `nofail` for a device that is absent, a kernel argument, a PAM or sshd change. Make the change so that boot tolerates it, reboot, then rescan.".into(),
         ),
-        "apply_failed" => step(
+        Verdict::ApplyFailed => step(
             format!(
                 "Attempt {}'s fix failed to apply ({}): read its stderr above.",
                 a.n,
@@ -96,14 +143,14 @@ fn for_verdict(verdict: &str, a: &Attempt, info: &RuleInfo, data: &RunData) -> O
             ),
             "Fix the script (a missing package, a path that differs on this image, a syntax error), run it by hand on a snapshot, then rescan.".into(),
         ),
-        "regression" => {
+        Verdict::Regression => {
             let broke: Vec<String> = regressions(a).iter().map(|r| short(r).to_string()).collect();
             step(
                 format!("Attempt {}'s fix made rules that passed fail: {}.", a.n, if broke.is_empty() { "see the attempt".to_string() } else { broke.join(", ") }),
                 "Find the setting the rules disagree on and write one change that satisfies all of them; apply them together.".into(),
             )
         }
-        "lockout" => step(
+        Verdict::Lockout => step(
             format!(
                 "Attempt {} cut the harness's access ({}).",
                 a.n,
@@ -111,11 +158,10 @@ fn for_verdict(verdict: &str, a: &Attempt, info: &RuleInfo, data: &RunData) -> O
             ),
             "Never automate this change. Test it on a console (out-of-band access) with a second root session open, and keep a way back in before you log out.".into(),
         ),
-        "interrupted" => step(
+        Verdict::Interrupted => step(
             format!("Attempt {} was interrupted: the harness stopped mid-attempt and the target was restored.", a.n),
             "Run `temper resume` or start a new run for this rule.".into(),
         ),
-        _ => None,
     }
 }
 
@@ -125,7 +171,7 @@ fn no_fix(info: &RuleInfo, reason: &str) -> NextStep {
         None => "Write the fix by hand from the rule's description; the content has no stock fix for it. Test it on a snapshot, then rescan.".to_string(),
     };
     NextStep {
-        cause: "no fix available".into(),
+        cause: Cause::NoFix,
         check: format!("No automatic fix was tried: {}.", if reason.is_empty() { "no reason recorded" } else { reason }),
         try_,
     }
@@ -159,5 +205,16 @@ mod tests {
         assert_eq!(health_culprit("nginx.service: failed\nUNHEALTHY"), "`nginx.service`");
         assert!(health_culprit("web: connection refused").contains("connection refused"));
         assert_eq!(health_culprit(""), "the services the health check covers");
+    }
+
+    #[test]
+    fn causes_are_written_as_before() {
+        let json = |c: Cause| serde_json::to_string(&c).unwrap();
+        assert_eq!(json(Cause::Verdict(Verdict::StillFailing)), "\"still_failing\"");
+        assert_eq!(json(Cause::NoFix), "\"no fix available\"");
+        assert_eq!(json(Cause::Escalated), "\"escalated\"");
+        for v in Verdict::ALL {
+            assert_eq!(Cause::Verdict(*v).to_string(), v.as_str());
+        }
     }
 }

@@ -48,7 +48,7 @@ pub fn replay_script(data: &RunData, content: Option<&Benchmark>) -> String {
     for f in &fixed {
         let _ = writeln!(s);
         let _ = writeln!(s, "# Step {}: {}", f.order, one_line(&f.info.rule_id));
-        let _ = writeln!(s, "#   {} [{}]", one_line(&f.info.title), one_line(&f.info.severity));
+        let _ = writeln!(s, "#   {} [{}]", one_line(&f.info.title), one_line(f.info.severity.as_str()));
         if !f.info.stig_ids.is_empty() {
             let _ = writeln!(s, "#   DISA: {}", one_line(&f.info.stig_ids.join(", ")));
         }

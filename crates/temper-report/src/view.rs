@@ -5,7 +5,7 @@ use serde::Serialize;
 use temper_core::journal::{self, Attempt, KeptState, RevertMethod, RuleStatus, ScanResult};
 use temper_core::verdict::Verdict;
 use temper_scap::oval::Evidence;
-use temper_scap::{Benchmark, Rule};
+use temper_scap::{Benchmark, Rule, Severity};
 
 use crate::data::RunData;
 use crate::next_step::{NextStep, next_steps};
@@ -98,7 +98,7 @@ pub struct RuleInfo {
     pub short_id: String,
     pub anchor: String,
     pub title: String,
-    pub severity: String,
+    pub severity: Severity,
     pub stig_ids: Vec<String>,
     pub sv_ids: Vec<String>,
     pub v_ids: Vec<String>,
@@ -181,8 +181,8 @@ pub struct RuleLine {
     pub short_id: String,
     pub anchor: String,
     pub title: String,
-    pub severity: String,
-    /// high 0, medium 1, low 2, else 3: for sorting.
+    pub severity: Severity,
+    /// The most severe first, for sorting: high 0, medium 1, low 2, info 3, unknown 4.
     pub sev_rank: u8,
     pub stig_ids: String,
     pub initial_result: String,
@@ -193,7 +193,8 @@ pub struct RuleLine {
 }
 
 /// The dispositions shown even at zero, in this order.
-const DISPOSITIONS: [&str; 6] = ["fixed", "escalated", "still_failing", "skipped", "waived", "deferred"];
+const DISPOSITIONS: [RuleStatus; 6] =
+    [RuleStatus::Fixed, RuleStatus::Escalated, RuleStatus::StillFailing, RuleStatus::Skipped, RuleStatus::Waived, RuleStatus::Deferred];
 
 pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
     let run = &data.run;
@@ -208,8 +209,8 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
                 short_id: info.short_id.clone(),
                 anchor: info.anchor.clone(),
                 title: info.title.clone(),
-                severity: info.severity.clone(),
-                sev_rank: sev_rank(&info.severity),
+                severity: info.severity,
+                sev_rank: Severity::High as u8 - info.severity as u8,
                 stig_ids: info.stig_ids.join(", "),
                 initial_result: r.initial_result.to_string(),
                 final_result: r.final_result.map(|f| f.to_string()).unwrap_or_default(),
@@ -274,15 +275,6 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
     }
 }
 
-pub fn sev_rank(s: &str) -> u8 {
-    match s {
-        "high" => 0,
-        "medium" => 1,
-        "low" => 2,
-        _ => 3,
-    }
-}
-
 pub fn rule_info(r: &journal::Rule, c: Option<&Rule>) -> RuleInfo {
     let short_id = short(&r.rule_id).to_string();
     let title = c.map(|c| c.title.clone()).filter(|t| !t.is_empty()).unwrap_or_else(|| r.title.clone());
@@ -291,7 +283,7 @@ pub fn rule_info(r: &journal::Rule, c: Option<&Rule>) -> RuleInfo {
         anchor: format!("rule-{}", short_id.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "-")),
         short_id,
         title: if title.is_empty() { short(&r.rule_id).to_string() } else { title },
-        severity: c.map(|c| c.severity.clone()).unwrap_or_else(|| r.severity.clone()),
+        severity: c.map_or(r.severity, |c| c.severity),
         stig_ids: c.map(|c| c.stig_ids.clone()).unwrap_or_default(),
         sv_ids: c.map(|c| c.sv_ids.clone()).unwrap_or_default(),
         v_ids: c.map(|c| c.v_ids.clone()).unwrap_or_default(),
@@ -427,29 +419,28 @@ fn results(rules: &[journal::Rule]) -> Vec<Count> {
 
 /// Before the run every failing rule is open (its first-scan status); after, its final status.
 fn dispositions(rules: &[journal::Rule]) -> Vec<Count> {
-    let mut after: BTreeMap<String, usize> = BTreeMap::new();
-    for r in rules {
-        *after.entry(r.status.to_string()).or_default() += 1;
+    let after = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
+    // Other statuses, where rules have them, by name.
+    let mut others: Vec<RuleStatus> = RuleStatus::ALL.iter().copied().filter(|s| !DISPOSITIONS.contains(s) && after(*s) > 0).collect();
+    others.sort_by_key(|s| s.as_str());
+    DISPOSITIONS.into_iter().chain(others).map(|s| Count { name: s.to_string(), before: before(s, rules), after: after(s) }).collect()
+}
+
+/// How many rules the first scan left as `status`: failing rules open, the rest as scanned.
+fn before(status: RuleStatus, rules: &[journal::Rule]) -> usize {
+    let scanned = |s: ScanResult| rules.iter().filter(|r| r.initial_result == s).count();
+    match status {
+        RuleStatus::Skipped | RuleStatus::Waived | RuleStatus::Deferred => rules.iter().filter(|r| r.status == status).count(),
+        RuleStatus::StillFailing => rules.iter().filter(|r| r.initial_result == ScanResult::Fail && !r.status.dispositioned()).count(),
+        RuleStatus::Passing => scanned(ScanResult::Pass),
+        RuleStatus::Fixed | RuleStatus::Escalated | RuleStatus::Pending | RuleStatus::Unstable => 0,
+        RuleStatus::NotApplicable => scanned(ScanResult::NotApplicable),
+        RuleStatus::NotChecked => scanned(ScanResult::NotChecked),
+        RuleStatus::NotSelected => scanned(ScanResult::NotSelected),
+        RuleStatus::Error => scanned(ScanResult::Error),
+        RuleStatus::Unknown => scanned(ScanResult::Unknown),
+        RuleStatus::Informational => scanned(ScanResult::Informational),
     }
-    let mut v: Vec<Count> =
-        DISPOSITIONS.iter().map(|d| Count { name: d.to_string(), before: 0, after: after.get(*d).copied().unwrap_or(0) }).collect();
-    for (k, n) in &after {
-        if !DISPOSITIONS.contains(&k.as_str()) {
-            v.push(Count { name: k.clone(), before: 0, after: *n });
-        }
-    }
-    // "before" is what the first scan left each rule as: failing rules open, the rest as scanned.
-    let open = rules.iter().filter(|r| r.initial_result == ScanResult::Fail && !r.status.dispositioned()).count();
-    for c in &mut v {
-        c.before = match c.name.as_str() {
-            "skipped" | "waived" | "deferred" => rules.iter().filter(|r| r.status.as_str() == c.name).count(),
-            "still_failing" => open,
-            "passing" => rules.iter().filter(|r| r.initial_result == ScanResult::Pass).count(),
-            "fixed" | "escalated" => 0,
-            other => rules.iter().filter(|r| r.initial_result.as_str() == other).count(),
-        };
-    }
-    v
 }
 
 fn roles(data: &RunData) -> Vec<RoleTime> {

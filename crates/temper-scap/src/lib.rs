@@ -9,6 +9,7 @@ pub mod error;
 pub mod json;
 pub mod oval;
 pub mod results;
+mod severity;
 mod text;
 mod xml;
 
@@ -19,4 +20,5 @@ pub use datastream::{
 pub use error::ScapError;
 pub use json::{profiles_json, results_json, rule_json, rules_json};
 pub use results::{Outcome, RuleResult, Score, TestResult, parse_results, parse_results_bytes};
+pub use severity::Severity;
 pub use xml::MAX_INPUT;

@@ -12,6 +12,7 @@ use std::str::FromStr;
 use quick_xml::events::{BytesStart, Event};
 use serde::{Deserialize, Serialize};
 
+use crate::Severity;
 use crate::error::{Result, ScapError};
 use crate::xml::{Xml, clip, local, read_file};
 
@@ -84,7 +85,7 @@ pub struct RuleResult {
     pub idref: String,
     pub result: Outcome,
     /// `unknown` when the file gives none.
-    pub severity: String,
+    pub severity: Severity,
     pub time: Option<String>,
 }
 
@@ -243,7 +244,7 @@ fn rule_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<RuleR
         }
     }
     let result = result.ok_or(ScapError::Invalid { what: "rule-result (no <result>)", value: clip(&idref), offset })?;
-    Ok(RuleResult { idref, result, severity: severity.unwrap_or_else(|| "unknown".into()), time })
+    Ok(RuleResult { idref, result, severity: severity.map(Severity::from).unwrap_or_default(), time })
 }
 
 #[cfg(test)]

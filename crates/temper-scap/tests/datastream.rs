@@ -4,7 +4,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::{oscap_fixes, shared_results, ssg};
-use temper_scap::{Outcome, list_profiles, parse_results, read_benchmark, rule_json};
+use temper_scap::{Outcome, Severity, list_profiles, parse_results, read_benchmark, rule_json};
 
 const STIG: &str = "xccdf_org.ssgproject.content_profile_stig";
 
@@ -39,7 +39,7 @@ fn rhel9_stig_known_rules() {
     let r = b.rule("sshd_disable_root_login").expect("sshd_disable_root_login selected");
     assert_eq!(r.id, "xccdf_org.ssgproject.content_rule_sshd_disable_root_login");
     assert_eq!(r.title, "Disable SSH Root Login");
-    assert_eq!(r.severity, "medium");
+    assert_eq!(r.severity, Severity::Medium);
     assert_eq!(r.stig_ids, ["RHEL-09-255045"]);
     assert_eq!(r.sv_ids, ["SV-257985r1045028_rule"]);
     assert_eq!(r.v_ids, ["V-257985"]);
@@ -68,7 +68,7 @@ fn rhel9_stig_known_rules() {
     assert!(umask.description.contains("umask 077"), "{}", umask.description);
 
     // refine-rule in the stig profile lowers this rule's severity.
-    assert_eq!(b.rule("sysctl_user_max_user_namespaces").unwrap().severity, "info");
+    assert_eq!(b.rule("sysctl_user_max_user_namespaces").unwrap().severity, Severity::Info);
 
     // A rule the stig profile leaves out.
     assert!(b.rule("sshd_disable_root_password_login").is_none());

@@ -4,7 +4,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::{oscap, shared_results, ssg};
-use temper_scap::{Outcome, ScapError, parse_results, parse_results_bytes, results_json};
+use temper_scap::{Outcome, ScapError, Severity, parse_results, parse_results_bytes, results_json};
 
 #[test]
 fn real_scan_counts() {
@@ -43,7 +43,7 @@ fn real_scan_counts() {
     assert_eq!(t.result_of("auditd_freq"), Some(Outcome::NotSelected));
     assert_eq!(t.result_of("no_such_rule"), None);
     let home = t.rule_results.iter().find(|r| r.idref.ends_with("_rule_partition_for_home")).unwrap();
-    assert_eq!(home.severity, "low");
+    assert_eq!(home.severity, Severity::Low);
     assert_eq!(home.time.as_deref(), Some("2026-11-21T23:01:25+00:00"));
 }
 

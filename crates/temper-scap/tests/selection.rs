@@ -1,6 +1,6 @@
 //! XCCDF selection and value semantics on small hand-written benchmarks (SSG content does
 //! not use `extends`, `cluster-id` or nested deselected Groups, so they are checked here).
-use temper_scap::{ScapError, read_benchmark_bytes};
+use temper_scap::{ScapError, Severity, read_benchmark_bytes};
 
 const DOC: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <ds:data-stream-collection xmlns:ds="http://scap.nist.gov/schema/scap/source/1.2" xmlns:x="http://checklists.nist.gov/xccdf/1.2" xmlns:h="http://www.w3.org/1999/xhtml">
@@ -84,7 +84,7 @@ fn derived_profile_extends_base() {
     assert_eq!(b.profile.as_ref().unwrap().description, "Line one of two.");
 
     let r = &b.selected_rules[1];
-    assert_eq!(r.severity, "high", "refine-rule");
+    assert_eq!(r.severity, Severity::High, "refine-rule");
     let f = r.fix.as_ref().unwrap();
     assert!(f.reboot);
     assert_eq!(f.disruption, "unknown");

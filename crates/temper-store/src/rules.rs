@@ -14,7 +14,7 @@ impl RuleLog for Store {
             .bind(r.run_id)
             .bind(&r.rule_id)
             .bind(&r.title)
-            .bind(&r.severity)
+            .bind(r.severity.as_str())
             .bind(r.initial_result)
             .bind(r.status)
             .bind(&r.reason)

@@ -2,7 +2,10 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use temper_agents::AgentKind;
+use temper_core::journal::MemoryKind;
 use temper_core::scan::Engine;
+use temper_report::Format;
 
 #[derive(Debug, Parser)]
 #[command(name = "temper", version, about = "Hardens a VM against a SCAP profile, one verified fix at a time.")]
@@ -89,7 +92,7 @@ pub enum Cmd {
         /// With `fleet`: the fleet's name; the newest fleet when omitted.
         fleet: Option<String>,
         #[arg(long, value_enum, default_value = "md")]
-        format: ReportFormat,
+        format: Format,
         /// Output file; stdout when omitted.
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -182,16 +185,6 @@ pub enum ContentCmd {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AgentKind {
-    /// The datastream's own fixes, no LLM.
-    Stock,
-    /// The LLM for every rule.
-    Llm,
-    /// Stock first; the LLM where the stock fix fails, is missing or breaks something.
-    Tiered,
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct AgentArgs {
     /// stock (default without an LLM), llm, or tiered (default with an LLM).
@@ -260,15 +253,6 @@ pub struct RunArgs {
     pub json: bool,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ReportFormat {
-    Md,
-    Html,
-    Json,
-    Ckl,
-    Cklb,
-}
-
 #[derive(Debug, Subcommand)]
 pub enum LlmCmd {
     /// Send one Worker-shaped request and say whether the endpoint can drive temper.
@@ -281,30 +265,6 @@ pub enum LlmCmd {
         #[arg(long)]
         json: bool,
     },
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum MemoryKind {
-    Lessons,
-    Bans,
-    Tips,
-    /// Verified fixes reused across targets, with how often each was tried and kept.
-    Fixes,
-}
-
-impl MemoryKind {
-    pub fn journal(self) -> temper_core::journal::MemoryKind {
-        use temper_core::journal::MemoryKind as J;
-        match self {
-            Self::Lessons => J::Lessons,
-            Self::Bans => J::Bans,
-            Self::Tips => J::Tips,
-            Self::Fixes => J::Fixes,
-        }
-    }
-    pub fn table(self) -> &'static str {
-        self.journal().as_str()
-    }
 }
 
 #[derive(Debug, Subcommand)]

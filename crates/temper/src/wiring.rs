@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use temper_agents::{LlmAgent, LlmConfig, StockAgent, TieredAgent};
+use temper_agents::{AgentKind, LlmAgent, LlmConfig, StockAgent, TieredAgent};
 use temper_core::agent::{Architect, Reflector, Worker};
 use temper_core::scan::{OvalSide, Scanner};
 use temper_core::skill::Skill;
@@ -13,7 +13,6 @@ use temper_scap::Benchmark;
 use temper_scap::oval::{OvalContent, OvalEngine};
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
-use crate::cli::AgentKind;
 use crate::config::Config;
 
 /// The journal named by `db`, its events mirrored under `runs_dir` when one is set.
@@ -92,21 +91,4 @@ pub fn agents(kind: AgentKind, llm: Option<LlmConfig>, skill: &Skill) -> anyhow:
         AgentKind::Llm => Box::new(llm_agent(llm)?),
         AgentKind::Tiered => Box::new(TieredAgent::new(llm_agent(llm)?)),
     })
-}
-
-pub fn agent_name(kind: AgentKind) -> &'static str {
-    match kind {
-        AgentKind::Stock => "stock",
-        AgentKind::Llm => "llm",
-        AgentKind::Tiered => "tiered",
-    }
-}
-
-pub fn parse_agent(name: &str) -> Option<AgentKind> {
-    match name {
-        "stock" => Some(AgentKind::Stock),
-        "llm" => Some(AgentKind::Llm),
-        "tiered" => Some(AgentKind::Tiered),
-        _ => None,
-    }
 }

@@ -7,6 +7,7 @@ use super::vocab::{
     AttemptState, EscalationCause, EventKind, FixSource, KeptState, Phase, QueueState, RevertMethod, RuleStatus, RunStatus, ScanResult,
     TurnMode, TurnRole,
 };
+use temper_scap::Severity;
 use temper_scap::oval::Evidence;
 
 use crate::verdict::Verdict;
@@ -80,7 +81,7 @@ pub struct NewRule {
     pub run_id: i64,
     pub rule_id: String,
     pub title: String,
-    pub severity: String,
+    pub severity: Severity,
     pub initial_result: ScanResult,
     pub status: RuleStatus,
     pub reason: Option<String>,
@@ -93,7 +94,9 @@ pub struct Rule {
     pub run_id: i64,
     pub rule_id: String,
     pub title: String,
-    pub severity: String,
+    /// Stored as its text; text outside the XCCDF values reads as `unknown`.
+    #[cfg_attr(feature = "sqlx", sqlx(try_from = "String"))]
+    pub severity: Severity,
     pub initial_result: ScanResult,
     pub final_result: Option<ScanResult>,
     pub status: RuleStatus,

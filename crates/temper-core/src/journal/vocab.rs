@@ -335,11 +335,12 @@ text_enum! {
 
 text_enum! {
     /// The kinds of semantic memory.
+    #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
     pub enum MemoryKind {
         Lessons = "lessons",
         Bans = "bans",
         Tips = "tips",
-        /// Verified fixes, reused across targets.
+        /// Verified fixes reused across targets, with how often each was tried and kept.
         Fixes = "fixes",
     }
 }

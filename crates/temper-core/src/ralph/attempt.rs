@@ -306,7 +306,7 @@ impl Ralph<'_> {
         Ok(FixContext {
             rule_id: rule.to_string(),
             title: text(|r| &r.title),
-            severity: text(|r| &r.severity),
+            severity: c.map(|r| r.severity).unwrap_or_default(),
             description: text(|r| &r.description),
             rationale: text(|r| &r.rationale),
             plan: plan.to_string(),

@@ -1,5 +1,8 @@
 //! Step 2: the harness offers the open failing rules (skips, waivers, deferrals and
 //! ordering constraints enforced here, whatever a prompt says); the Architect picks one.
+use std::cmp::Reverse;
+
+use temper_scap::Severity;
 
 use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, Candidate, FixSource, PickContext};
@@ -23,15 +26,6 @@ pub struct Preset {
     pub replayed: bool,
     /// The remembered fix it is, whose try is counted.
     pub remembered: Option<i64>,
-}
-
-fn severity_rank(s: &str) -> u8 {
-    match s {
-        "high" => 0,
-        "medium" => 1,
-        "low" => 2,
-        _ => 3,
-    }
 }
 
 impl Ralph<'_> {
@@ -109,7 +103,7 @@ impl Ralph<'_> {
         let rules = self.store.rules(self.run).await?;
         let open: Vec<&Rule> = rules.iter().filter(|r| r.status == RuleStatus::Pending && self.in_scope(&r.rule_id)).collect();
         let shorts: Vec<&str> = open.iter().map(|r| temper_scap::short_rule_id(&r.rule_id)).collect();
-        let mut out: Vec<((usize, u8), usize, Candidate)> = Vec::new();
+        let mut out: Vec<((usize, Reverse<Severity>), usize, Candidate)> = Vec::new();
         for (i, r) in open.iter().enumerate() {
             let short = shorts[i];
             if self.skill.held_back(short, &shorts).is_some() {
@@ -122,7 +116,7 @@ impl Ralph<'_> {
                 Candidate {
                     rule_id: r.rule_id.clone(),
                     title: r.title.clone(),
-                    severity: r.severity.clone(),
+                    severity: r.severity,
                     stig_ids: content.map(|c| c.stig_ids.clone()).unwrap_or_default(),
                     has_stock_fix: content.is_some_and(|c| c.has_fix()),
                     attempts: r.attempts as u32,
@@ -134,9 +128,9 @@ impl Ralph<'_> {
     }
 
     /// Where a rule stands in the order the harness offers rules: the skill's risk order, then
-    /// severity.
-    pub(super) fn rank(&self, r: &Rule) -> (usize, u8) {
-        (self.skill.risk_rank(temper_scap::short_rule_id(&r.rule_id)), severity_rank(&r.severity))
+    /// severity, the most severe first.
+    pub(super) fn rank(&self, r: &Rule) -> (usize, Reverse<Severity>) {
+        (self.skill.risk_rank(temper_scap::short_rule_id(&r.rule_id)), Reverse(r.severity))
     }
 
     /// `--rules` narrows the run; ids may be full or short.

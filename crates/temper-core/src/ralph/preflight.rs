@@ -169,7 +169,7 @@ impl Ralph<'_> {
                 run_id: self.run,
                 rule_id: r.idref.clone(),
                 title: title.to_string(),
-                severity: r.severity.clone(),
+                severity: r.severity,
                 initial_result: result,
                 status,
                 reason,

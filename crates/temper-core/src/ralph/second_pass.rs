@@ -14,7 +14,7 @@ impl Ralph<'_> {
     /// The next rule for the second pass, reopened; `None` when there is none.
     pub(super) async fn second_pass(&self) -> LoopResult<Option<Pick>> {
         let attempts = self.store.attempts(self.run).await?;
-        let mut due: Vec<((usize, u8), Rule, usize)> = Vec::new();
+        let mut due: Vec<(_, Rule, usize)> = Vec::new();
         for r in self.store.rules(self.run).await? {
             if r.status != RuleStatus::Escalated || !self.in_scope(&r.rule_id) {
                 continue;

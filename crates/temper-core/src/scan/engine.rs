@@ -93,7 +93,7 @@ impl Scanner {
     /// for their platforms, for large sets; a large set in one per lane, side by side), one
     /// `oscap xccdf eval` for the rest. Results come in the order of `rules`.
     pub(super) async fn scan_oval(&self, guest: &dyn Guest, side: &OvalSide, rules: &[String]) -> Result<OvalScan, ScanError> {
-        let severity = |id: &str| side.benchmark.rule(id).map_or("unknown".to_string(), |r| r.severity.clone());
+        let severity = |id: &str| side.benchmark.rule(id).map(|r| r.severity).unwrap_or_default();
         let result = |rule: String, outcome| RuleResult { severity: severity(&rule), idref: rule, result: outcome, time: None };
         let mut found: Vec<RuleResult> = Vec::new();
         let mut stalls = 0;

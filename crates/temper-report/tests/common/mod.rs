@@ -230,11 +230,11 @@ impl Fixture {
         let fails = [FIXED_ROOT, FIXED_OWNER, FIXED_EMPTY, ESC_DROPIN, ESC_FAILLOCK, ESC_GRUB, ESC_KEEPALIVE, ESC_NOFIX];
         for short in fails {
             let r = c.rule(short).unwrap_or_else(|| panic!("{short} not in the stig profile"));
-            s.add_rule(&new_rule(run, &r.id, &r.title, &r.severity, ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
+            s.add_rule(&new_rule(run, &r.id, &r.title, r.severity.as_str(), ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
         }
         for (short, initial, _, status, reason) in QUIET {
             let r = c.rule(short).unwrap_or_else(|| panic!("{short} not in the stig profile"));
-            s.add_rule(&new_rule(run, &r.id, &r.title, &r.severity, *initial, *status, *reason)).await.unwrap();
+            s.add_rule(&new_rule(run, &r.id, &r.title, r.severity.as_str(), *initial, *status, *reason)).await.unwrap();
         }
 
         // Fixed, in this order.
@@ -422,7 +422,7 @@ impl Fixture {
         assert_eq!(rules.len(), 6, "the ANSSI profile has rules");
         let results = [ScanResult::Fail, ScanResult::Fail, ScanResult::Pass, ScanResult::Pass, ScanResult::NotApplicable, ScanResult::Fail];
         for (r, res) in rules.iter().zip(results) {
-            s.add_rule(&new_rule(run, &r.id, &r.title, &r.severity, res, RuleStatus::of_outcome(res), None)).await.unwrap();
+            s.add_rule(&new_rule(run, &r.id, &r.title, r.severity.as_str(), res, RuleStatus::of_outcome(res), None)).await.unwrap();
         }
         f.fixed(&rules[0].id, "echo fixed\n", "stock fix").await;
         s.set_rule_status(run, &rules[1].id, RuleStatus::Escalated, Some("no fix to try: nothing safe")).await.unwrap();

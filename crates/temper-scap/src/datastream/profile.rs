@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet};
 use quick_xml::events::BytesStart;
 use serde::Serialize;
 
+use crate::Severity;
 use crate::error::{Result, ScapError};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local, parse_bool};
@@ -33,7 +34,7 @@ pub(crate) struct ProfileDef {
     pub extends: Option<String>,
     selects: Vec<(String, bool)>,
     values: Vec<(String, Choice)>,
-    severities: Vec<(String, String)>,
+    severities: Vec<(String, Severity)>,
 }
 
 pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<ProfileDef> {
@@ -87,7 +88,7 @@ pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) ->
                 let [idref, severity] = x.attrs(&c, ["idref", "severity"])?;
                 let idref = idref.ok_or(ScapError::MissingAttr { element: "refine-rule", attr: "idref", offset })?;
                 if let Some(s) = severity {
-                    def.severities.push((idref, s));
+                    def.severities.push((idref, Severity::from(s)));
                 }
                 if !c_empty {
                     x.skip(&c)?;
@@ -133,7 +134,7 @@ pub(crate) struct Policy {
     select: HashMap<String, (usize, bool)>,
     order: usize,
     values: HashMap<String, Choice>,
-    severity: HashMap<String, String>,
+    severity: HashMap<String, Severity>,
 }
 
 impl Policy {
@@ -179,7 +180,7 @@ impl Policy {
             self.values.insert(idref.clone(), c.clone());
         }
         for (idref, s) in &d.severities {
-            self.severity.insert(idref.clone(), s.clone());
+            self.severity.insert(idref.clone(), *s);
         }
     }
 
@@ -204,7 +205,7 @@ impl Policy {
         self.values.get(value_id)
     }
 
-    pub fn severity(&self, rule_id: &str) -> Option<&str> {
-        self.severity.get(rule_id).map(String::as_str)
+    pub fn severity(&self, rule_id: &str) -> Option<Severity> {
+        self.severity.get(rule_id).copied()
     }
 }

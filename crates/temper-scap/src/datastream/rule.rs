@@ -5,6 +5,7 @@ use quick_xml::events::BytesStart;
 use regex::Regex;
 use serde::Serialize;
 
+use crate::Severity;
 use crate::error::{Result, ScapError};
 use crate::text::{Template, TextBuilder};
 use crate::xml::{Xml, local, parse_bool};
@@ -49,7 +50,7 @@ pub struct Rule {
     pub id: String,
     pub title: String,
     /// Profile's `refine-rule` severity if any, else the Rule's (`unknown` when absent).
-    pub severity: String,
+    pub severity: Severity,
     pub description: String,
     pub rationale: String,
     /// DISA STIG ids (`RHEL-09-255045`).
@@ -92,7 +93,7 @@ pub(crate) struct RawFix {
 /// A rule as read, before values are known.
 pub(crate) struct RawRule {
     pub id: String,
-    pub severity: String,
+    pub severity: Severity,
     pub title: Template,
     pub description: Template,
     pub rationale: Template,
@@ -113,7 +114,7 @@ fn push_unique(v: &mut Vec<String>, s: String) {
 }
 
 impl RawRule {
-    fn new(id: String, severity: String) -> Self {
+    fn new(id: String, severity: Severity) -> Self {
         Self {
             id,
             severity,
@@ -146,7 +147,7 @@ impl RawRule {
 }
 
 /// Reads a Rule whose start tag (with `id` and `severity`) was just read.
-pub(crate) fn parse_rule(x: &mut Xml<'_>, id: String, severity: String, empty: bool) -> Result<RawRule> {
+pub(crate) fn parse_rule(x: &mut Xml<'_>, id: String, severity: Severity, empty: bool) -> Result<RawRule> {
     let mut r = RawRule::new(id, severity);
     if empty {
         return Ok(r);
@@ -254,7 +255,7 @@ mod tests {
 
     #[test]
     fn classifies_references() {
-        let mut r = RawRule::new("x".into(), "medium".into());
+        let mut r = RawRule::new("x".into(), Severity::Medium);
         for t in [
             "RHEL-09-255045",
             "SV-257985r1045028_rule",

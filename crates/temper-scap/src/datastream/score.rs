@@ -101,7 +101,7 @@ mod tests {
     fn results(of: &[(&str, Outcome)]) -> TestResult {
         let rule_results = of
             .iter()
-            .map(|(id, result)| RuleResult { idref: id.to_string(), result: *result, severity: "medium".into(), time: None })
+            .map(|(id, result)| RuleResult { idref: id.to_string(), result: *result, severity: crate::Severity::Medium, time: None })
             .collect();
         TestResult { rule_results, ..TestResult::default() }
     }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use quick_xml::events::{BytesStart, Event};
 
+use crate::Severity;
 use crate::error::{Result, ScapError};
 use crate::xml::{Xml, local, parse_bool};
 
@@ -204,7 +205,7 @@ impl<'p> Walker<'p> {
                     let (id, on) = self.item_selected(x, &c, "Rule", offset)?;
                     if parent && on {
                         self.tree.rule(node, id.clone(), weight(x, &c, offset)?);
-                        let severity = x.attr(&c, "severity")?.unwrap_or_else(|| "unknown".into());
+                        let severity = x.attr(&c, "severity")?.map(Severity::from).unwrap_or_default();
                         let raw = parse_rule(x, id, severity, c_empty)?;
                         self.rules.push(raw);
                     } else if !c_empty {
@@ -274,7 +275,7 @@ fn build<'v>(r: RawRule, policy: &Policy, lookup: &impl Fn(&str) -> Option<&'v s
         Fix { script, reboot: f.reboot, disruption: f.disruption, complexity: f.complexity, strategy: f.strategy, unresolved }
     });
     Rule {
-        severity: policy.severity(&r.id).map(str::to_string).unwrap_or(r.severity),
+        severity: policy.severity(&r.id).unwrap_or(r.severity),
         title: r.title.render(lookup, &mut ignored),
         description: r.description.render(lookup, &mut ignored),
         rationale: r.rationale.render(lookup, &mut ignored),

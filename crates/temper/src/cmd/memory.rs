@@ -2,10 +2,11 @@
 //! verified fixes it reuses across targets), for review.
 use serde_json::{Value, json};
 
+use temper_core::journal::MemoryKind;
 use temper_core::journal::prelude::*;
 
 use super::print_json;
-use crate::cli::{MemoryCmd, MemoryKind};
+use crate::cli::MemoryCmd;
 use crate::config::Config;
 
 async fn items(store: &temper_store::Store, kind: MemoryKind) -> anyhow::Result<Vec<Value>> {
@@ -26,7 +27,7 @@ fn line(kind: MemoryKind, v: &Value) -> String {
             v["run_id"],
             v["description"].as_str().unwrap_or("")
         );
-        return format!("{}\t{}\t{}\t{what}", kind.table(), v["id"], v["rule_id"].as_str().unwrap_or("-"));
+        return format!("{}\t{}\t{}\t{what}", kind.as_str(), v["id"], v["rule_id"].as_str().unwrap_or("-"));
     }
     let text = match kind {
         MemoryKind::Lessons => v["distilled"].as_str().filter(|s| !s.is_empty()).or(v["lesson"].as_str()),
@@ -34,21 +35,21 @@ fn line(kind: MemoryKind, v: &Value) -> String {
         MemoryKind::Tips => v["text"].as_str(),
         MemoryKind::Fixes => None,
     };
-    format!("{}\t{}\t{}\t{}", kind.table(), v["id"], v["rule_id"].as_str().unwrap_or("-"), text.unwrap_or(""))
+    format!("{}\t{}\t{}\t{}", kind.as_str(), v["id"], v["rule_id"].as_str().unwrap_or("-"), text.unwrap_or(""))
 }
 
 pub async fn run(config: &Config, cmd: MemoryCmd) -> anyhow::Result<u8> {
     let store = crate::wiring::store(config).await?;
     match cmd {
         MemoryCmd::List { kind, json } => {
-            let kinds = kind.map_or(vec![MemoryKind::Lessons, MemoryKind::Bans, MemoryKind::Tips, MemoryKind::Fixes], |k| vec![k]);
+            let kinds = kind.map_or(MemoryKind::ALL.to_vec(), |k| vec![k]);
             let mut all = serde_json::Map::new();
             for k in kinds {
                 let list = items(&store, k).await?;
                 if !json {
                     list.iter().for_each(|v| println!("{}", line(k, v)));
                 }
-                all.insert(k.table().into(), Value::Array(list));
+                all.insert(k.as_str().into(), Value::Array(list));
             }
             if json {
                 print_json(&all)?;
@@ -56,7 +57,7 @@ pub async fn run(config: &Config, cmd: MemoryCmd) -> anyhow::Result<u8> {
         }
         MemoryCmd::Show { kind, id, json } => {
             let item = items(&store, kind).await?.into_iter().find(|v| v["id"] == id);
-            let Some(item) = item else { anyhow::bail!("no active {} with id {id}", kind.table()) };
+            let Some(item) = item else { anyhow::bail!("no active {} with id {id}", kind.as_str()) };
             if json {
                 print_json(&item)?;
             } else {
@@ -66,8 +67,8 @@ pub async fn run(config: &Config, cmd: MemoryCmd) -> anyhow::Result<u8> {
             }
         }
         MemoryCmd::Forget { kind, id } => {
-            store.forget(kind.journal(), id).await?;
-            println!("forgot {} {id}", kind.table());
+            store.forget(kind, id).await?;
+            println!("forgot {} {id}", kind.as_str());
         }
     }
     Ok(0)

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 use anyhow::Context;
 use temper_report::{Format, load, load_fleet, render, render_fleet, resolve_run};
 
-use crate::cli::ReportFormat;
 use crate::config::Config;
 
 /// What to report on: a run (`latest`, a number), or `fleet` and the fleet's name.
@@ -13,15 +12,8 @@ pub struct Which {
     pub fleet: Option<String>,
 }
 
-pub async fn run(config: &Config, which: Which, format: ReportFormat, output: Option<PathBuf>) -> anyhow::Result<u8> {
+pub async fn run(config: &Config, which: Which, format: Format, output: Option<PathBuf>) -> anyhow::Result<u8> {
     let store = crate::wiring::store(config).await?;
-    let format = match format {
-        ReportFormat::Md => Format::Md,
-        ReportFormat::Html => Format::Html,
-        ReportFormat::Json => Format::Json,
-        ReportFormat::Ckl => Format::Ckl,
-        ReportFormat::Cklb => Format::Cklb,
-    };
     if which.run == "fleet" {
         let fleet = load_fleet(&store, which.fleet.as_deref()).await?;
         let what = format!("{} report of fleet {}", format.as_str(), fleet.fleet);

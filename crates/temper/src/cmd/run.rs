@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
+use temper_agents::AgentKind;
 use temper_core::controls::RunControls;
 use temper_core::journal::prelude::*;
 use temper_core::journal::{EventData, Lease, LeaseError, NewRun, Run, RunStatus};
@@ -15,7 +16,7 @@ use temper_store::Store;
 use tracing::Level;
 
 use super::{EXIT_ERROR, EXIT_PAUSED, print_json};
-use crate::cli::{AgentArgs, AgentKind, RunArgs};
+use crate::cli::{AgentArgs, RunArgs};
 use crate::config::Config;
 use crate::progress::{Progress, hms};
 use crate::telemetry::notice;
@@ -100,7 +101,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
         datastream: skill.manifest.datastream.clone(),
         content_version: None,
         target: target.label(),
-        agent: wiring::agent_name(kind).into(),
+        agent: kind.as_str().into(),
         options_json: serde_json::to_string(&opts)?,
         baseline: target.baseline.clone(),
     };
@@ -115,7 +116,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
             target.name,
             target.label(),
             target.baseline,
-            wiring::agent_name(kind),
+            kind.as_str(),
             store.describe()
         ),
     );
@@ -140,7 +141,7 @@ pub async fn resume(config: &Config, run: Option<i64>, agent: AgentArgs, quiet: 
     }
     opts.quiet |= quiet;
     opts.json |= json;
-    let kind = agent.agent.or_else(|| wiring::parse_agent(&row.agent)).unwrap_or(AgentKind::Stock);
+    let kind = agent.agent.or_else(|| AgentKind::parse(&row.agent)).unwrap_or(AgentKind::Stock);
     let target = stored_target(config, &row, &opts)?;
     notice(
         Level::INFO,

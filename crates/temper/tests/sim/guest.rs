@@ -121,7 +121,7 @@ impl SimGuest {
             .rule_results
             .iter()
             .filter(|r| r.result != Outcome::NotSelected)
-            .map(|r| (r.idref.clone(), (r.severity.clone(), r.result)))
+            .map(|r| (r.idref.clone(), (r.severity.to_string(), r.result)))
             .collect();
         let state = State { now: Machine { results, healthy: true, ..Machine::default() }, ..State::default() };
         Self {
