@@ -2,7 +2,7 @@
 use std::fmt;
 
 use serde::{Serialize, Serializer};
-use temper_core::journal::{self, Attempt, AttemptState, ScanResult};
+use temper_core::journal::{self, Attempt, AttemptState, EscalationCause, ScanResult};
 use temper_core::verdict::Verdict;
 
 use crate::data::RunData;
@@ -67,8 +67,8 @@ pub fn next_steps(info: &RuleInfo, rule: &journal::Rule, attempts: &[&Attempt], 
         }
     }
     let reason = rule.reason.as_deref().unwrap_or("");
-    if attempts.is_empty() || reason.starts_with("no fix to try") {
-        out.push(no_fix(info, reason));
+    if attempts.is_empty() || rule.escalation_cause == Some(EscalationCause::NoFix) {
+        out.push(no_fix(info, reason, !attempts.is_empty()));
     }
     if out.is_empty() {
         out.push(NextStep {
@@ -165,14 +165,19 @@ fn for_verdict(verdict: Verdict, a: &Attempt, info: &RuleInfo, data: &RunData) -
     }
 }
 
-fn no_fix(info: &RuleInfo, reason: &str) -> NextStep {
+/// `tried`: fixes were tried before the agent ran out of them.
+fn no_fix(info: &RuleInfo, reason: &str, tried: bool) -> NextStep {
     let try_ = match &info.stock_fix {
         Some(_) => "Write the fix by hand; the content's stock fix (shown with this rule) is a starting point: read it, adapt it to this image, test it on a snapshot.".to_string(),
         None => "Write the fix by hand from the rule's description; the content has no stock fix for it. Test it on a snapshot, then rescan.".to_string(),
     };
     NextStep {
         cause: Cause::NoFix,
-        check: format!("No automatic fix was tried: {}.", if reason.is_empty() { "no reason recorded" } else { reason }),
+        check: format!(
+            "{}: {}.",
+            if tried { "No other automatic fix to try" } else { "No automatic fix was tried" },
+            if reason.is_empty() { "no reason recorded" } else { reason }
+        ),
         try_,
     }
 }

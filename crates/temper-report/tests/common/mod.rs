@@ -9,8 +9,8 @@ use serde_json::json;
 use temper_core::agent::TurnRecord;
 pub use temper_core::journal::prelude::*;
 pub use temper_core::journal::{
-    AttemptState, Evaluation, FixSource, NewAttempt, NewRule, NewRun, NewTurn, RevertMethod, RuleStatus, RunSummary, ScanResult, TurnMode,
-    TurnRole,
+    AttemptState, Escalation, EscalationCause, Evaluation, FixSource, NewAttempt, NewRule, NewRun, NewTurn, RevertMethod, RuleStatus,
+    RunSummary, ScanResult, TurnMode, TurnRole,
 };
 pub use temper_core::verdict::Verdict;
 use temper_scap::Benchmark;
@@ -363,13 +363,13 @@ impl Fixture {
             diagnostics: Some("refused".into()),
             ..outcome(Verdict::Refused, "refused by builtin rule `\\bsystemctl\\s+(--\\S+\\s+)*(stop|disable|mask|kill)\\s+(\\S+\\s+)*(ssh|sshd)\\b` (stops or disables sshd): systemctl stop sshd")
         }).await;
-        s.set_rule_status(run, &keep, RuleStatus::Escalated, Some("attempt budget spent: 1 of 1 attempts failed")).await.unwrap();
+        let budget = Escalation::new(EscalationCause::AttemptBudget, "attempt budget spent: 1 of 1 attempts failed");
+        s.escalate_rule(run, &keep, &budget).await.unwrap();
 
         // Escalated with nothing to try.
         let nofix = full(c, ESC_NOFIX);
-        s.set_rule_status(run, &nofix, RuleStatus::Escalated, Some("no fix to try: the Worker found no safe change for the cron job"))
-            .await
-            .unwrap();
+        let why = "no fix to try: the Worker found no safe change for the cron job";
+        s.escalate_rule(run, &nofix, &Escalation::new(EscalationCause::NoFix, why)).await.unwrap();
 
         // Finish: the final scan, then the summary.
         for r in s.rules(run).await.unwrap() {
@@ -425,7 +425,7 @@ impl Fixture {
             s.add_rule(&new_rule(run, &r.id, &r.title, r.severity.as_str(), res, RuleStatus::of_outcome(res), None)).await.unwrap();
         }
         f.fixed(&rules[0].id, "echo fixed\n", "stock fix").await;
-        s.set_rule_status(run, &rules[1].id, RuleStatus::Escalated, Some("no fix to try: nothing safe")).await.unwrap();
+        s.escalate_rule(run, &rules[1].id, &Escalation::new(EscalationCause::NoFix, "no fix to try: nothing safe")).await.unwrap();
         for (r, res) in rules.iter().zip(results) {
             let after = if r.id == rules[0].id { ScanResult::Pass } else { res };
             s.set_final_result(run, &r.id, after).await.unwrap();
