@@ -247,3 +247,17 @@ async fn replay_script_runs_the_fixes_verbatim() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("step 3 ("), "names the failing step");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("== done"));
 }
+
+/// A rule escalated because no fix is left after the ones tried gets the no-fix step too: from its
+/// stored escalation cause, whatever its reason says.
+#[tokio::test]
+async fn a_rule_with_no_fix_left_after_tries_gets_the_no_fix_step() {
+    let f = Fixture::rhel9_run().await;
+    let keep = full(rhel9(), ESC_KEEPALIVE);
+    let why = "the stock fix was tried (refused) and the agent has nothing else to try";
+    f.store.escalate_rule(f.run, &keep, &Escalation::new(EscalationCause::NoFix, why)).await.unwrap();
+    let md = render(&load(&f.store, f.run).await.unwrap(), Some(rhel9()), Format::Md).unwrap();
+    let section = md.split("\n### ").find(|s| s.lines().next().unwrap().ends_with(&format!("({ESC_KEEPALIVE})"))).unwrap();
+    assert!(section.contains("deny-list refused"), "the tried attempt's own step stays");
+    assert!(section.contains(&format!("No other automatic fix to try: {why}.")), "{section}");
+}
