@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use temper_core::checks;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{Event, EventKind, RuleStatus};
+use temper_core::journal::{Event, EventData, EventKind, RuleStatus, ScanKind};
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::scan::Scanner;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
@@ -95,12 +95,11 @@ fn first_pass(started_at: &str, events: &[Event]) -> Option<(Duration, usize)> {
     if events.iter().any(|e| e.kind == EventKind::Resume) {
         return None;
     }
-    let data = |e: &Event| serde_json::from_str::<serde_json::Value>(&e.json()).unwrap_or_default();
-    let i = events.iter().position(|e| e.kind == EventKind::Scan && data(e)["kind"] == "final")?;
+    let i = events.iter().position(|e| matches!(e.data, EventData::Scan { kind: ScanKind::Final, .. }))?;
     let reopened = events[i + 1..]
         .iter()
         .take_while(|e| e.kind != EventKind::Pick)
-        .filter(|e| e.kind == EventKind::RuleApplicable && data(e)["status"] == "pending")
+        .filter(|e| matches!(e.data, EventData::RuleApplicable { status: RuleStatus::Pending }))
         .count();
     (at(&events[i].ts)? - at(started_at)?).to_std().ok().map(|d| (d, reopened))
 }
@@ -108,28 +107,47 @@ fn first_pass(started_at: &str, events: &[Event]) -> Option<(Duration, usize)> {
 /// Where temper's wall time went, from the run's events and attempts; the rest is snapshots,
 /// restores, picks and the store.
 fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], wall: Duration) {
-    let data = |e: &Event| serde_json::from_str::<serde_json::Value>(&e.json()).unwrap_or_default();
-    let secs = |kind: EventKind, f: &dyn Fn(&serde_json::Value) -> Option<f64>| {
-        let v: Vec<f64> = events.iter().filter(|e| e.kind == kind).filter_map(|e| f(&data(e))).collect();
+    let secs = |f: &dyn Fn(&EventData) -> Option<f64>| {
+        let v: Vec<f64> = events.iter().filter_map(|e| f(&e.data)).collect();
         (v.len(), v.iter().sum::<f64>())
     };
-    let scan = |kind: &'static str| move |d: &serde_json::Value| (d["kind"] == kind).then(|| d["secs"].as_f64()).flatten();
+    let scan = |which: ScanKind| {
+        move |d: &EventData| match d {
+            EventData::Scan { kind, secs, .. } if *kind == which => Some(*secs),
+            _ => None,
+        }
+    };
     let ms = |f: fn(&temper_core::journal::Attempt) -> Option<i64>| {
         let v: Vec<i64> = attempts.iter().filter_map(f).collect();
         (v.len(), v.iter().sum::<i64>() as f64 / 1000.0)
     };
     let rows = [
-        ("first full scan", secs(EventKind::Scan, &scan("full"))),
+        ("first full scan", secs(&scan(ScanKind::Full))),
         (
             "batch cadence measurement",
-            secs(EventKind::RegressionEvery, &|d| Some(d["secs"]["one_rule"].as_f64()? + d["secs"]["with_set"].as_f64()?)),
+            secs(&|d| match d {
+                EventData::RegressionEvery { secs: Some(t), .. } => Some(t.one_rule + t.with_set),
+                _ => None,
+            }),
         ),
         ("fix scripts", ms(|a| a.apply_ms)),
         ("evaluation (rescan, health, guard)", ms(|a| a.evaluate_ms)),
         ("reverts", ms(|a| a.revert_ms)),
-        ("regression checks", secs(EventKind::RegressionCheck, &|d| d["secs"].as_f64())),
-        ("reboots (the proof)", secs(EventKind::Reboot, &|d| d["secs"].as_f64())),
-        ("final full scan", secs(EventKind::Scan, &scan("final"))),
+        (
+            "regression checks",
+            secs(&|d| match d {
+                EventData::RegressionCheck { secs, .. } => Some(*secs),
+                _ => None,
+            }),
+        ),
+        (
+            "reboots (the proof)",
+            secs(&|d| match d {
+                EventData::Reboot { secs, .. } => Some(*secs),
+                _ => None,
+            }),
+        ),
+        ("final full scan", secs(&scan(ScanKind::Final))),
     ];
     let total = wall.as_secs_f64();
     println!("where temper's {total:.0} s went:");
