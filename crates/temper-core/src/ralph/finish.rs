@@ -2,15 +2,12 @@
 use std::collections::BTreeMap;
 
 use super::{End, LoopResult, Phase, Ralph, RunState};
-use crate::journal::{EventData, EventKind, RevertMethod, RuleStatus, ScanKind, ScanResult};
+use crate::journal::{EventData, EventKind, RevertMethod, RuleStatus, RunSummary, ScanKind, ScanResult};
 use crate::scan::Scan;
 
 /// Exit codes: every failing rule fixed or dispositioned; some remain.
 pub const EXIT_DONE: i64 = 0;
 pub const EXIT_REMAINING: i64 = 2;
-
-/// The run summary, as the store keeps it.
-pub type Summary = crate::journal::RunSummary;
 
 impl Ralph<'_> {
     /// The reboot proof, then the final full scan, which holds unless the loop must go on. A fix the
@@ -21,14 +18,14 @@ impl Ralph<'_> {
     pub(super) async fn final_scan(&self, state: &mut RunState) -> LoopResult<End<Scan>> {
         self.phase(Phase::Finish, None, 0).await?;
         state.ahead = None;
-        if let End::Reopened = self.prove_boot(state).await? {
+        if let End::Reopened = self.proof(state).prove_boot().await? {
             return Ok(End::Reopened);
         }
         let scan = self.scanner.scan(self.guest, &[]).await?;
         let secs = scan.took.as_secs_f64();
         let data = EventData::Scan { kind: ScanKind::Final, counts: scan.results.counts(false), score: None, secs, stalls: scan.stalls };
         self.note(None, data).await?;
-        if let End::Reopened = self.persisted(state, &scan).await? {
+        if let End::Reopened = self.proof(state).persisted(&scan).await? {
             return Ok(End::Reopened);
         }
         let watched = self.not_applicable().await?;
@@ -37,7 +34,7 @@ impl Ralph<'_> {
     }
 
     #[tracing::instrument(name = "finish", skip_all)]
-    pub(super) async fn finish(&self, state: &RunState, scan: &Scan) -> LoopResult<Summary> {
+    pub(super) async fn finish(&self, state: &RunState, scan: &Scan) -> LoopResult<RunSummary> {
         for r in self.store.rules(self.run).await? {
             let after = ScanResult::from(scan.outcome(&r.rule_id));
             self.store.set_final_result(self.run, &r.rule_id, after).await?;
@@ -87,7 +84,7 @@ impl Ralph<'_> {
         // The target as the run leaves it: reachable with sudo, and healthy.
         let healthy = Some(self.guard().await.is_ok_and(|h| h.ok));
         self.store.set_scores(self.run, None, score_after).await?;
-        let summary = Summary {
+        let summary = RunSummary {
             run: self.run,
             exit_code,
             statuses,

@@ -35,13 +35,12 @@ use temper_scap::Benchmark;
 pub use crate::journal::Phase;
 pub use boot::RebootProof;
 pub use evidence::Ahead;
-pub use finish::Summary;
 pub use preflight::checkpoint_prefix;
 pub use settings::Settings;
 pub use status::{Observer, Quiet, Status};
 
 use crate::agent::{Architect, Reflector, Worker};
-use crate::journal::{EventData, Journal, JournalError, Lease, Recall};
+use crate::journal::{EventData, Journal, JournalError, Lease, Recall, RunSummary};
 use crate::ports::{Guest, Hypervisor, PortError};
 use crate::scan::{ScanError, Scanner};
 use crate::skill::Skill;
@@ -132,7 +131,7 @@ impl Ralph<'_> {
 
     /// Runs the run (a new one, or one being resumed) to its end.
     #[tracing::instrument(name = "run", skip_all, fields(run = self.run))]
-    pub async fn run(&self) -> LoopResult<Summary> {
+    pub async fn run(&self) -> LoopResult<RunSummary> {
         let mut state = self.preflight().await?;
         let last = loop {
             if state.batch_due() {

@@ -81,7 +81,7 @@ impl Ralph<'_> {
             .map(|r| r.rule_id.clone())
             .partition(|r| walkers.contains(r));
         let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated).count();
-        let state = RunState {
+        let mut state = RunState {
             regression_set,
             final_set,
             checkpoint,
@@ -94,7 +94,7 @@ impl Ralph<'_> {
             shared_bans,
             ahead: None,
         };
-        self.replay_unproven(&state).await?;
+        self.proof(&mut state).replay_unproven().await?;
         Ok(state)
     }
 

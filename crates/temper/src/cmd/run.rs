@@ -6,10 +6,11 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use temper_agents::AgentKind;
 use temper_core::controls::RunControls;
+use temper_core::journal::RunSummary;
 use temper_core::journal::prelude::*;
 use temper_core::journal::{EventData, Lease, LeaseError, NewRun, Run, RunStatus};
 use temper_core::ports::{Clock, Timed};
-use temper_core::ralph::{Agents, LoopError, Parts, Quiet, Ralph, RebootProof, Settings, Summary};
+use temper_core::ralph::{Agents, LoopError, Parts, Quiet, Ralph, RebootProof, Settings};
 use temper_core::scan::Engine;
 use temper_core::target::Target;
 use temper_store::Store;
@@ -280,7 +281,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
     }
 }
 
-fn print_summary(s: &Summary) {
+fn print_summary(s: &RunSummary) {
     let join = |m: &std::collections::BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
     println!("run {} finished, exit code {}", s.run, s.exit_code);
     println!("  rules:   {}", join(&s.statuses));

@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 pub use guest::{Effect, SimGuest, SimHypervisor, full};
 use temper_agents::{LlmAgent, LlmConfig, StockAgent};
+use temper_core::journal::RunSummary;
 pub use temper_core::journal::prelude::*;
 use temper_core::journal::{Attempt, EventKind, Lease, NewRun, Rule};
 use temper_core::ports::{Clock, Guest, Hypervisor, Timed};
-use temper_core::ralph::{Agents, LoopResult, Parts, Quiet, Ralph, Settings, Summary};
+use temper_core::ralph::{Agents, LoopResult, Parts, Quiet, Ralph, Settings};
 use temper_core::scan::Scanner;
 use temper_core::skill::Skill;
 use temper_scap::Benchmark;
@@ -103,7 +104,7 @@ impl Sim {
     }
 
     /// Drives `run` to its end (or its error) with the stock agent.
-    pub async fn stock(&self, run: i64) -> LoopResult<Summary> {
+    pub async fn stock(&self, run: i64) -> LoopResult<RunSummary> {
         self.drive(run, &StockAgent, self.stock_settings()).await
     }
 
@@ -113,7 +114,7 @@ impl Sim {
     }
 
     /// Drives `run` with the LLM agent against the scripted server at `url`.
-    pub async fn llm(&self, run: i64, url: &str) -> LoopResult<Summary> {
+    pub async fn llm(&self, run: i64, url: &str) -> LoopResult<RunSummary> {
         let mut cfg = LlmConfig::new(url, "scripted");
         cfg.max_retries = 0;
         cfg.timeout = Duration::from_secs(10);
@@ -122,7 +123,7 @@ impl Sim {
     }
 
     /// Takes the run's lease and drives it, as `temper run` and `temper resume` do.
-    pub async fn drive<A>(&self, run: i64, agent: &A, settings: Settings) -> LoopResult<Summary>
+    pub async fn drive<A>(&self, run: i64, agent: &A, settings: Settings) -> LoopResult<RunSummary>
     where
         A: temper_core::agent::Architect + temper_core::agent::Worker + temper_core::agent::Reflector,
     {

@@ -1,0 +1,176 @@
+//! The reboot proof's repairs: bisect the fixes a failed reboot or final scan blames, then rebuild
+//! the booted checkpoint with the others and prove it again.
+use super::{Broken, Found, Probe, Proof};
+use crate::journal::{Attempt, Blamed, Booted, Culprit, EventData, EventKind, MemoryKind, Regressed, Replayed};
+use crate::ports::Exec;
+use crate::ralph::LoopResult;
+use crate::ralph::attempt::{Ended, Trial};
+use crate::scan::tail;
+use crate::verdict::Verdict;
+
+impl Proof<'_, '_> {
+    /// The first fix after which the probe fails: each step reverts to the booted checkpoint,
+    /// replays the fixes up to it and reboots. Probing all of them failed already.
+    pub(super) async fn bisect_boot(&self, probe: &Probe<'_>, mut broken: Broken) -> LoopResult<Found> {
+        let (mut lo, mut hi, mut live) = (probe.shortest(), probe.fixes.len(), None);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.probe(&probe.fixes[..mid], probe.pass).await? {
+                Ok(()) => (lo, live) = (mid + 1, Some(mid)),
+                Err(b) => (hi, broken, live) = (mid, b, None),
+            }
+        }
+        Ok(Found { culprit: probe.fixes[lo - 1].clone(), broken, live })
+    }
+
+    /// The booted checkpoint with `fixes` replayed, rebooted (with the proof on): up, healthy,
+    /// and `pass` passing?
+    pub(super) async fn probe(&self, fixes: &[Attempt], pass: &[String]) -> LoopResult<Result<(), Broken>> {
+        self.replay_on_booted(fixes).await?;
+        if self.ralph.settings.reboot.is_some()
+            && let Err(b) = self.reboot("a bisection probe", fixes.len()).await?
+        {
+            return Ok(Err(b));
+        }
+        if pass.is_empty() {
+            return Ok(Ok(()));
+        }
+        let failing = self.ralph.scanner.scan(self.ralph.guest, pass).await?.failing(pass);
+        Ok(if failing.is_empty() { Ok(()) } else { Err((Verdict::Regression, self.final_failure(&failing))) })
+    }
+
+    /// Why rules that passed at the booted checkpoint fail now.
+    pub(super) fn final_failure(&self, rules: &[String]) -> String {
+        let after = if self.ralph.settings.reboot.is_some() { ", after a cold reboot" } else { "" };
+        format!("rules that passed at the last booted checkpoint fail at the final scan{after}: {}", rules.join(", "))
+    }
+
+    /// Reverts to the booted checkpoint and runs `fixes` again, in order.
+    pub(super) async fn replay_on_booted(&self, fixes: &[Attempt]) -> LoopResult<()> {
+        self.ralph.restore(&self.state.booted.snapshot).await?;
+        for a in fixes {
+            let exec = Exec::script(&a.fix_script).timeout(self.ralph.settings.fix_timeout);
+            let code = match self.ralph.guest.exec(exec).await {
+                Ok(out) => out.exit_code,
+                Err(e) => {
+                    tracing::warn!(rule = %a.rule_id, error = %e, "replaying a kept fix failed");
+                    None
+                }
+            };
+            let onto = self.state.booted.snapshot.clone();
+            let data = Replayed::OnBooted { attempt: a.n, onto, exit_code: code, why: "reboot proof".into() };
+            self.ralph.note(Some(&a.rule_id), EventData::Replay(data)).await?;
+        }
+        Ok(())
+    }
+
+    /// Blames `blamed`, then builds the booted checkpoint plus every other fix, reboots it and
+    /// makes it the next booted checkpoint (`live`: the guest runs that already). Should it still
+    /// not come up, the next culprit among the rest is found the same way.
+    pub(super) async fn rebuild(&mut self, fixes: &[Attempt], blamed: &[(Attempt, Broken)], live: bool) -> LoopResult<()> {
+        // From here the run's checkpoint is the booted one: a crash before the new one is taken
+        // resumes there, and preflight replays the fixes kept since (`replay_unproven`).
+        let head = std::mem::replace(&mut self.state.checkpoint, self.state.booted.snapshot.clone());
+        self.ralph.store.confirm_fixes(self.ralph.run, &self.state.booted.snapshot).await?;
+        if head != self.state.booted.snapshot {
+            self.ralph.drop_snapshot(&head).await?;
+        }
+        for (a, broken) in blamed {
+            self.blame(a, broken).await?;
+        }
+        let mut rest: Vec<Attempt> = fixes.iter().filter(|a| !blamed.iter().any(|(b, _)| b.id == a.id)).cloned().collect();
+        if rest.is_empty() {
+            // Nothing left to keep: the booted checkpoint is the self.state.
+            return self.back_to_booted().await;
+        }
+        let mut live = live;
+        while !live {
+            let Err(broken) = self.probe(&rest, &[]).await? else { break };
+            let found = self.bisect_boot(&Probe { fixes: &rest, pass: &[] }, broken).await?;
+            self.blame(&found.culprit, &found.broken).await?;
+            rest.retain(|a| a.id != found.culprit.id);
+            if rest.is_empty() {
+                return self.back_to_booted().await;
+            }
+            // The last probe came up with exactly the rest (the culprit was the newest).
+            live = found.live == Some(rest.len());
+        }
+        if self.ralph.settings.reboot.is_none() {
+            return self.checkpoint_here(rest.len()).await;
+        }
+        let through = rest.last().map_or(self.state.booted.through, |a| a.id);
+        self.mark_booted(through).await
+    }
+
+    /// The verdict on a kept fix, its rule reopened (or escalated), the Reflector told why.
+    pub(super) async fn blame(&mut self, a: &Attempt, (verdict, reason): &Broken) -> LoopResult<()> {
+        let proof = self.ralph.settings.reboot.is_some();
+        let by = if proof { "The reboot proof" } else { "The final scan" };
+        let cold = if proof { " A cold reboot is a clean shutdown through the hypervisor, then a start." } else { "" };
+        let diagnostics = format!(
+            "The fix passed its own rescan, the health check and the lockout guard, and was kept. {by} then found: {reason}.{cold}"
+        );
+        let culprit = Culprit {
+            id: a.id,
+            verdict: *verdict,
+            rule_id: a.rule_id.clone(),
+            reason: reason.clone(),
+            regressions: Vec::new(),
+            diagnostics: diagnostics.clone(),
+        };
+        self.ralph.store.roll_back_fixes(self.ralph.run, &culprit, &[]).await?;
+        self.state.regression_set.retain(|r| *r != a.rule_id);
+        // A fix that does not survive a reboot is never offered to another target.
+        if let Some(f) = self.ralph.store.remembered_fix(self.ralph.skill.name(), &a.rule_id).await?
+            && f.fix_script == a.fix_script
+        {
+            self.ralph.store.forget(MemoryKind::Fixes, f.id).await?;
+        }
+        let blamed = Blamed { attempt: a.n, verdict: *verdict, reason: reason.clone(), fix: tail(&a.description, 200).to_string() };
+        let data = if proof { EventData::RebootBlamed(blamed) } else { EventData::RegressionFound(Regressed::AtFinalScan(blamed)) };
+        self.ralph.note(Some(&a.rule_id), data).await?;
+        let ended = Ended { trial: Trial::of(a), verdict: *verdict, reason: reason.clone(), fix_script: a.fix_script.clone(), diagnostics };
+        self.ralph.reflect_or_escalate(&ended).await
+    }
+
+    /// The guest as it runs now, just rebooted, becomes the checkpoint and the booted one.
+    pub(super) async fn mark_booted(&mut self, through: i64) -> LoopResult<()> {
+        let n = self.ralph.store.events(self.ralph.run, 0).await?.iter().filter(|e| e.kind == EventKind::Booted).count() + 1;
+        let name = format!("{}boot{n}", self.state.prefix);
+        self.ralph.take_snapshot(&name, "proven to boot").await?;
+        let booted = Booted { snapshot: name.clone(), through };
+        self.ralph.note(None, EventData::Booted(booted.clone())).await?;
+        self.ralph.store.confirm_fixes(self.ralph.run, &name).await?;
+        let old = std::mem::replace(&mut self.state.checkpoint, name);
+        let was = std::mem::replace(&mut self.state.booted, booted);
+        self.ralph.drop_snapshot(&old).await?;
+        if was.snapshot != old {
+            self.ralph.drop_snapshot(&was.snapshot).await?;
+        }
+        Ok(())
+    }
+
+    /// Without the proof: the guest as it runs now, rebuilt, becomes the checkpoint (not booted).
+    pub(super) async fn checkpoint_here(&mut self, fixes: usize) -> LoopResult<()> {
+        let name = format!("{}rebuilt{}", self.state.prefix, self.ralph.store.attempts(self.ralph.run).await?.len());
+        self.ralph.take_snapshot(&name, "rebuilt after a final-scan regression").await?;
+        self.ralph.store.confirm_fixes(self.ralph.run, &name).await?;
+        let old = std::mem::replace(&mut self.state.checkpoint, name.clone());
+        if !self.state.pinned(&old) {
+            self.ralph.drop_snapshot(&old).await?;
+        }
+        self.ralph.note(None, EventData::Checkpoint { snapshot: name, replaced: old, fixes: Some(fixes) }).await
+    }
+
+    /// The booted checkpoint, as it is, becomes the run's checkpoint again.
+    pub(super) async fn back_to_booted(&mut self) -> LoopResult<()> {
+        let booted = self.state.booted.snapshot.clone();
+        self.ralph.restore(&booted).await?;
+        self.ralph.store.confirm_fixes(self.ralph.run, &booted).await?;
+        let old = std::mem::replace(&mut self.state.checkpoint, booted.clone());
+        if old != booted {
+            self.ralph.drop_snapshot(&old).await?;
+        }
+        Ok(())
+    }
+}
