@@ -84,6 +84,15 @@ impl Format {
     pub fn extension(self) -> &'static str {
         self.as_str()
     }
+
+    /// Every format's name, for messages: `md, html, json, ckl or cklb`.
+    pub fn names() -> String {
+        let names: Vec<&str> = Self::ALL.iter().map(|f| f.as_str()).collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(""),
+        }
+    }
 }
 
 impl FromStr for Format {
@@ -118,7 +127,7 @@ pub enum ReportError {
     NoRuns,
     #[error("`{0}` is not a run: give a run number or `latest`")]
     BadRun(String),
-    #[error("unknown format `{0}`: use md, html, json, ckl or cklb")]
+    #[error("unknown format `{0}`: use {names}", names = Format::names())]
     Format(String),
     #[error("a {0} checklist needs the run's datastream content (for DISA ids, check and fix text)")]
     NeedsContent(Format),
