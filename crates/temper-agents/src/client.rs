@@ -13,7 +13,7 @@ use backon::{ExponentialBuilder, Retryable};
 use reqwest::StatusCode;
 
 use crate::config::LlmConfig;
-use crate::wire::{ChatRequest, ChatResponse};
+use crate::wire::{ChatRequest, ChatResponse, Usage};
 
 pub struct LlmClient {
     http: reqwest::Client,
@@ -62,6 +62,18 @@ impl LlmClient {
         &self.cfg
     }
 
+    /// One call, as one span named and attributed per the OpenTelemetry GenAI conventions
+    /// (`chat {model}`); the token counts are recorded when the server reports them.
+    #[tracing::instrument(name = "chat", skip_all, fields(
+        otel.name = %format_args!("chat {}", req.model),
+        otel.kind = "client",
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = "openai",
+        gen_ai.request.model = %req.model,
+        gen_ai.request.max_tokens = i64::from(req.max_tokens),
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+    ))]
     pub async fn chat(&self, req: &ChatRequest) -> Result<Exchange, CallError> {
         let started = Instant::now();
         let retries = AtomicU32::new(0);
@@ -86,7 +98,10 @@ impl LlmClient {
         let retries = retries.load(Ordering::Relaxed);
         let latency = started.elapsed();
         match result {
-            Ok(response) => Ok(Exchange { response, retries, latency }),
+            Ok(response) => {
+                record_usage(response.usage.unwrap_or_default());
+                Ok(Exchange { response, retries, latency })
+            }
             Err(Fault::Transient { reason, .. }) | Err(Fault::Fatal(reason)) => Err(CallError::Unavailable { retries, reason, latency }),
             Err(Fault::BadReply(reason)) => Err(CallError::BadReply { retries, reason, latency }),
         }
@@ -105,6 +120,17 @@ impl LlmClient {
             return Err(classify(status, retry_after, &body));
         }
         serde_json::from_str::<ChatResponse>(&body).map_err(|e| Fault::BadReply(format!("response is not a chat completion: {e}")))
+    }
+}
+
+/// Token counts as integer attributes (tracing-opentelemetry exports a `u64` as text).
+fn record_usage(usage: Usage) {
+    let span = tracing::Span::current();
+    if let Some(n) = usage.prompt_tokens {
+        span.record("gen_ai.usage.input_tokens", i64::from(n));
+    }
+    if let Some(n) = usage.completion_tokens {
+        span.record("gen_ai.usage.output_tokens", i64::from(n));
     }
 }
 
