@@ -18,8 +18,20 @@ async fn first_try_fix_is_kept_and_verified() {
     let out = llm_run(&w, &llm, SUID, &[]).await;
     // The run's spans reached the OTLP endpoint.
     for span in ["preflight", "attempt", "evaluate", "oscap", "keep", "finish"] {
-        assert!(otlp.saw(span), "no `{span}` span exported");
+        assert!(!otlp.spans(span).is_empty(), "no `{span}` span exported: {:?}", otlp.names());
     }
+    assert!(otlp.spans("rule").iter().any(|s| s.str("rule") == Some(SUID)), "a `rule` span names the rule");
+    for s in otlp.spans("oscap") {
+        assert!(matches!(s.str("engine"), Some("oval" | "split" | "xccdf")), "oscap span: {s:?}");
+    }
+    // One `chat scripted` span per LLM call, with the GenAI semantic conventions.
+    let chats = otlp.spans("chat scripted");
+    assert_eq!(chats.len(), 2, "the Architect's call and the Worker's: {:?}", otlp.names());
+    for c in &chats {
+        assert_eq!(c.str("gen_ai.operation.name"), Some("chat"), "{c:?}");
+        assert_eq!(c.str("gen_ai.request.model"), Some("scripted"), "{c:?}");
+    }
+    let mut exported: Vec<_> = chats.iter().map(|c| (c.int("gen_ai.usage.input_tokens"), c.int("gen_ai.usage.output_tokens"))).collect();
     let s = summary(&out);
     assert_eq!(s["statuses"]["fixed"], 1, "{s}");
     let store = w.store().await;
@@ -35,6 +47,11 @@ async fn first_try_fix_is_kept_and_verified() {
     let turns = store.turns(run.id).await.unwrap();
     assert_eq!(turns.iter().map(|t| t.role.as_str()).collect::<Vec<_>>(), ["architect", "worker"]);
     assert!(turns.iter().all(|t| t.completion_tokens.unwrap_or(0) > 0));
+    // The spans carry the usage the journal recorded, call for call.
+    let mut journaled: Vec<_> = turns.iter().map(|t| (t.prompt_tokens, t.completion_tokens)).collect();
+    exported.sort();
+    journaled.sort();
+    assert_eq!(exported, journaled, "token counts on the chat spans");
     assert_eq!(llm.remaining(), 0, "every scripted reply was used");
     // Independent: oscap in the guest says pass, and the mission app is healthy.
     assert_eq!(rescan(&w, SUID).await, "pass");

@@ -13,6 +13,10 @@ use temper_mockllm::{MockLlm, Scripted};
 use temper_store::Store;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
+mod otlp;
+#[allow(unused_imports)] // each test binary uses some of it
+pub use otlp::{Attr, OtlpSink, Span, otlp_sink};
+
 pub const STANDARD: &str = "xccdf_org.ssgproject.content_profile_standard";
 pub const SUID: &str = "xccdf_org.ssgproject.content_rule_sysctl_fs_suid_dumpable";
 pub const SYSTEMMAP: &str = "xccdf_org.ssgproject.content_rule_file_permissions_systemmap";
@@ -265,36 +269,4 @@ pub async fn report(w: &World, format: &str, name: &str) -> String {
     let out = w.run(&["report", "latest", "--format", format, "-o", path.to_str().unwrap()]).await;
     assert!(out.status.success(), "report {format}");
     std::fs::read_to_string(path).unwrap()
-}
-
-/// A minimal OTLP/HTTP receiver: keeps the bodies POSTed to `/v1/traces`.
-pub struct OtlpSink {
-    pub url: String,
-    pub bodies: std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
-}
-
-pub async fn otlp_sink() -> OtlpSink {
-    let bodies: std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>> = Default::default();
-    let keep = bodies.clone();
-    let app = axum::Router::new().route(
-        "/v1/traces",
-        axum::routing::post(move |body: axum::body::Bytes| {
-            let keep = keep.clone();
-            async move {
-                keep.lock().unwrap().push(body.to_vec());
-                axum::http::StatusCode::OK
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    OtlpSink { url, bodies }
-}
-
-impl OtlpSink {
-    /// True when a received batch names this span (span names travel as plain bytes in protobuf).
-    pub fn saw(&self, name: &str) -> bool {
-        self.bodies.lock().unwrap().iter().any(|b| b.windows(name.len()).any(|w| w == name.as_bytes()))
-    }
 }
