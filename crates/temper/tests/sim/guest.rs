@@ -98,6 +98,10 @@ struct State {
     scanned: Vec<Vec<String>>,
     /// The script text that makes `exec` hang (to kill a run mid-attempt), and the signal.
     hang_on: Option<(String, u32)>,
+    /// The nth scan from now (1-based) hangs once it has read the machine.
+    hang_on_scan: Option<u32>,
+    /// The next power cycle hangs once the machine is back up.
+    hang_on_boot: bool,
     /// Cold reboots so far.
     reboots: u32,
     /// Powered on but never reached SSH: every call fails until a revert.
@@ -154,6 +158,42 @@ impl SimGuest {
     /// The `nth` run of `script` from now on never returns.
     pub fn hang_on_nth(&self, script: &str, nth: u32) {
         self.lock().hang_on = Some((script.to_string(), nth));
+    }
+
+    /// The `nth` scan from now on never returns (a process killed while oscap runs).
+    pub fn hang_on_scan(&self, nth: u32) {
+        self.lock().hang_on_scan = Some(nth);
+    }
+
+    /// The next power cycle never returns (a process killed during the reboot proof).
+    pub fn hang_on_boot(&self) {
+        self.lock().hang_on_boot = true;
+    }
+
+    /// Takes a scan's or a boot's hang: true when this call is the one to hang.
+    fn take_hang(&self, scan: bool) -> bool {
+        let mut s = self.lock();
+        if !scan {
+            return std::mem::take(&mut s.hang_on_boot);
+        }
+        match s.hang_on_scan {
+            Some(1) => {
+                s.hang_on_scan = None;
+                true
+            }
+            Some(n) => {
+                s.hang_on_scan = Some(n - 1);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Killed here: nothing more answers.
+    async fn hang(&self) -> ! {
+        self.hanging.notify_one();
+        std::future::pending::<()>().await;
+        unreachable!()
     }
 
     pub fn result(&self, rule: &str) -> Option<Outcome> {
@@ -294,7 +334,11 @@ impl Guest for SimGuest {
             return Err(PortError::Dropped("the guest is not up".into()));
         }
         if let Some(trip) = Trip::parse(&exec.argv, &exec.stdin) {
-            return Ok(self.oscap_eval(&trip.args));
+            let out = self.oscap_eval(&trip.args);
+            if self.take_hang(true) {
+                self.hang().await;
+            }
+            return Ok(out);
         }
         let argv = &exec.argv;
         let arg = |i: usize| argv.get(i).map(String::as_str).unwrap_or("");
@@ -317,8 +361,7 @@ impl Guest for SimGuest {
                 if hang {
                     // Killed half-way: the script's changes are on the disk, no answer comes.
                     self.lock().hang_on = None;
-                    self.hanging.notify_one();
-                    std::future::pending::<()>().await;
+                    self.hang().await;
                 }
                 out
             }
@@ -368,6 +411,9 @@ impl<H: Hypervisor> Hypervisor for SimHypervisor<H> {
     async fn power_cycle(&self, grace: Duration) -> PortResult<PowerOff> {
         let off = self.inner.power_cycle(grace).await?;
         self.guest.power_cycle();
+        if self.guest.take_hang(false) {
+            self.guest.hang().await;
+        }
         Ok(off)
     }
 }

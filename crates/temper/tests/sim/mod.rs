@@ -146,15 +146,19 @@ impl Sim {
     /// `kill_during`, on the `nth` run of `script` from now on.
     pub async fn kill_during_nth(&self, run: i64, script: &str, nth: u32) {
         self.guest.hang_on_nth(script, nth);
+        self.kill_when_hung(run, script.lines().next().unwrap_or("")).await
+    }
+
+    /// Drives `run` with the stock agent until the guest hangs where a test told it to
+    /// (`hang_on_*`), then drops the loop there, as kill -9 would stop it; `what` names the place.
+    pub async fn kill_when_hung(&self, run: i64, what: &str) {
         let clock = Arc::new(Clock::default());
         let lease = Lease::take(self.store.clone(), run, clock.clone()).await.unwrap();
         let (hv, guest) = (Timed { inner: &self.hv, clock: &clock }, Timed { inner: &self.guest, clock: &clock });
         let agents = Agents { architect: &StockAgent, worker: &StockAgent, reflector: &StockAgent };
         let ralph = self.ralph(&hv, &guest, agents, self.stock_settings(), &lease);
         tokio::select! {
-            out = ralph.run() => {
-                panic!("the run ended before `{}` ran: {out:?}", script.lines().next().unwrap_or(""))
-            }
+            out = ralph.run() => panic!("the run ended before `{what}`: {out:?}"),
             () = self.guest.hanging.notified() => {}
         }
         lease.release().await.unwrap();
