@@ -78,14 +78,28 @@ impl Lease {
         let renewer = {
             let (journal, clock, lost, driver) = (journal.clone(), clock.clone(), lost.clone(), driver.clone());
             tokio::spawn(async move {
+                let mut renewed = Instant::now();
                 loop {
                     tokio::time::sleep(RENEW_EVERY).await;
                     let (wall, guest) = (prior_wall + started.elapsed(), prior_guest + clock.total());
                     let until = now_ms() + LEASE_FOR.as_millis() as i64;
-                    match journal.renew_lease(run, &driver, until, wall.as_millis() as i64, guest.as_millis() as i64).await {
-                        Ok(true) => {}
+                    let renew = journal.renew_lease(run, &driver, until, wall.as_millis() as i64, guest.as_millis() as i64);
+                    // A store that does not answer is no better than one that refuses.
+                    let renewal = tokio::time::timeout(RENEW_EVERY, renew)
+                        .await
+                        .unwrap_or_else(|_| Err(JournalError::Db(format!("no answer within {RENEW_EVERY:?}"))));
+                    match renewal {
+                        Ok(true) => renewed = Instant::now(),
                         Ok(false) => {
                             tracing::error!(run, "the run's lease was taken by another process; stopping");
+                            lost.store(true, Ordering::SeqCst);
+                            return;
+                        }
+                        // Cut off from the store: give the run up before the lease's term ends
+                        // (the next try would come after it), since another process may take it
+                        // then; this one must not touch the target again.
+                        Err(e) if renewed.elapsed() + RENEW_EVERY >= LEASE_FOR => {
+                            tracing::error!(run, "the run's lease runs out unrenewed ({e}); another process may take the run: stopping");
                             lost.store(true, Ordering::SeqCst);
                             return;
                         }
@@ -102,7 +116,8 @@ impl Lease {
         &self.clock
     }
 
-    /// True once another process took the run (this one stalled past its lease).
+    /// True once another process took the run (this one stalled past its lease), or this one
+    /// could not renew it for its whole term (cut off from the store).
     pub fn lost(&self) -> bool {
         self.lost.load(Ordering::SeqCst)
     }
