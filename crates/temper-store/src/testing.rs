@@ -43,3 +43,25 @@ pub async fn scratch_database(server: &str, prefix: &str) -> JournalResult<Strin
     let base = server.rsplit_once('/').map_or(server, |(b, _)| b);
     Ok(format!("{base}/{name}"))
 }
+
+/// A TCP relay from a new loopback port to the PostgreSQL server of `url`: the same URL through
+/// the relay, and the relay's task. Aborting the task closes every relayed connection and refuses
+/// new ones, as a driver's network going down would.
+pub async fn relay(url: &str) -> std::io::Result<(String, tokio::task::JoinHandle<()>)> {
+    use tokio::net::{TcpListener, TcpStream};
+    let hostport = url.split('@').nth(1).and_then(|r| r.split('/').next()).unwrap_or_default().to_string();
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let relayed = url.replacen(&hostport, &format!("127.0.0.1:{}", listener.local_addr()?.port()), 1);
+    let task = tokio::spawn(async move {
+        let mut conns = tokio::task::JoinSet::new();
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let to = hostport.clone();
+            conns.spawn(async move {
+                if let Ok(mut outbound) = TcpStream::connect(to).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    Ok((relayed, task))
+}

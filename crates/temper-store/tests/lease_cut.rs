@@ -10,41 +10,18 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use temper_core::ports::Clock;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinSet;
-
-/// A relay from a loopback port to `to`; dropping the set closes every connection.
-async fn relay(to: String) -> (u16, JoinSet<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let mut set = JoinSet::new();
-    set.spawn(async move {
-        let mut conns = JoinSet::new();
-        while let Ok((mut inbound, _)) = listener.accept().await {
-            let to = to.clone();
-            conns.spawn(async move {
-                if let Ok(mut outbound) = TcpStream::connect(to).await {
-                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
-                }
-            });
-        }
-    });
-    (port, set)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_driver_cut_off_from_postgres_gives_its_run_up_once_its_lease_runs_out() {
     let url = temper_store::testing::scratch_database(&temper_store::testing::server_url(), "temper_store_cut").await.unwrap();
     let direct = Store::open(&url).await.unwrap();
     let run = direct.create_run(&new_run()).await.unwrap();
-    let hostport = url.split('@').nth(1).and_then(|r| r.split('/').next()).unwrap().to_string();
-    let (port, wire) = relay(hostport.clone()).await;
-    let relayed = url.replacen(&hostport, &format!("127.0.0.1:{port}"), 1);
+    let (relayed, wire) = temper_store::testing::relay(&url).await.unwrap();
     let cut_off: Arc<dyn Journal> = Arc::new(Store::open(&relayed).await.unwrap());
     let lease = Lease::take(cut_off, run, Arc::new(Clock::default())).await.unwrap();
 
     let cut = Instant::now();
-    drop(wire);
+    wire.abort();
     let other: Arc<dyn Journal> = Arc::new(direct.clone());
     assert!(
         matches!(Lease::take(other.clone(), run, Arc::new(Clock::default())).await, Err(LeaseError::Held { .. })),
