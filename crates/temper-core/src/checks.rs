@@ -50,6 +50,8 @@ pub enum GuardFailure {
     Lockout(String),
     /// The health check could not run at all.
     HealthError(String),
+    /// The hypervisor says the guest stopped running (crashed, powered off): not a lockout.
+    GuestDown(String),
 }
 
 /// The checks after every change, in order: the lockout guard, then the health check. An

@@ -1,6 +1,7 @@
 //! temper-core: the Ralph loop, its policies, and the port traits it runs on.
 pub mod agent;
 pub mod checks;
+pub mod claim;
 pub mod controls;
 pub mod journal;
 pub mod policy;

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use crate::claim::Claim;
+
 /// Errors from the hypervisor or the guest.
 #[derive(Debug, thiserror::Error)]
 pub enum PortError {
@@ -51,6 +53,14 @@ pub trait Hypervisor: Send + Sync {
     /// A cold reboot: a clean shutdown through the hypervisor (powered off after `grace`), then
     /// a start. It returns once the domain runs; the guest is then still booting.
     async fn power_cycle(&self, grace: Duration) -> PortResult<PowerOff>;
+    /// The run claiming the domain, kept where the domain lives (`claim`); none by default.
+    async fn read_claim(&self) -> PortResult<Option<Claim>> {
+        Ok(None)
+    }
+    /// Writes the domain's claim, or removes it (`None`).
+    async fn write_claim(&self, _claim: Option<&Claim>) -> PortResult<()> {
+        Ok(())
+    }
 }
 
 /// One command in the guest. `argv` is quoted by the implementation; `stdin` is passed as
@@ -233,6 +243,12 @@ impl<T: Hypervisor + ?Sized> Hypervisor for Timed<'_, T> {
     }
     async fn power_cycle(&self, grace: Duration) -> PortResult<PowerOff> {
         timed!(self, self.inner.power_cycle(grace))
+    }
+    async fn read_claim(&self) -> PortResult<Option<Claim>> {
+        self.inner.read_claim().await
+    }
+    async fn write_claim(&self, claim: Option<&Claim>) -> PortResult<()> {
+        self.inner.write_claim(claim).await
     }
 }
 

@@ -158,6 +158,14 @@ fn for_verdict(verdict: Verdict, a: &Attempt, info: &RuleInfo, data: &RunData) -
             ),
             "Never automate this change. Test it on a console (out-of-band access) with a second root session open, and keep a way back in before you log out.".into(),
         ),
+        Verdict::GuestDown => step(
+            format!(
+                "The guest stopped running during attempt {}'s checks ({}); the target was restored from its checkpoint.",
+                a.n,
+                a.verdict_reason.as_deref().unwrap_or("the hypervisor said so")
+            ),
+            "Read the guest's console log from the time of the attempt: a fix that panics the kernel or powers the guest off must be rewritten; a crash of the host or a `virsh destroy` is not the fix's fault, so run the rule again.".into(),
+        ),
         Verdict::Interrupted => step(
             format!("Attempt {} was interrupted: the harness stopped mid-attempt and the target was restored.", a.n),
             "Run `temper resume` or start a new run for this rule.".into(),

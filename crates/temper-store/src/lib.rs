@@ -217,6 +217,11 @@ impl Journal for Store {
         self.label.clone()
     }
 
+    async fn identity(&self) -> JournalResult<String> {
+        let q = "SELECT id FROM store_identity";
+        with_db!(self, p => async { sqlx::query_as::<_, (String,)>(q).fetch_one(p).await.map(|(id,)| id) })
+    }
+
     async fn integrity_check(&self) -> JournalResult<String> {
         match &*self.db {
             Db::Sqlite(p) => {

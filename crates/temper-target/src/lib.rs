@@ -3,6 +3,7 @@
 //!
 //! The defaults are the default target's (`temper_core::target::Target::default`), which match
 //! `vm/lib.sh`.
+mod claim;
 mod command;
 mod domain;
 mod enroll;

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use quick_xml::escape::escape;
 use std::time::{Duration, Instant};
 
+use temper_core::claim::Claim;
 use temper_core::ports::{Hypervisor, PortError, PortResult, PowerOff};
 use temper_core::target::Target;
 use virt::connect::Connect;
@@ -190,6 +191,15 @@ impl Hypervisor for LibvirtHypervisor {
         self.start().await?;
         Ok(how)
     }
+
+    async fn read_claim(&self) -> PortResult<Option<Claim>> {
+        self.with_domain("read_claim", crate::claim::read).await
+    }
+
+    async fn write_claim(&self, claim: Option<&Claim>) -> PortResult<()> {
+        let claim = claim.cloned();
+        self.with_domain("write_claim", move |dom| crate::claim::write(dom, claim.as_ref())).await
+    }
 }
 
 #[cfg(test)]
@@ -233,6 +243,46 @@ mod test_driver {
         h.snapshot_delete("s2").await.unwrap();
         h.snapshot_delete("s1").await.unwrap();
         assert!(h.snapshot_list().await.unwrap().is_empty());
+    }
+
+    /// A claim lives in the domain: a second run from another store is refused while it holds,
+    /// the same run (a resume) is not, and none is after release or once it runs out.
+    #[tokio::test]
+    async fn the_domain_keeps_its_claim() {
+        use std::sync::Arc;
+        use temper_core::claim::{self, ClaimError, TargetClaim};
+        use temper_core::journal::{LEASE_FOR, Term, driver_id, now_ms};
+        let _turn = LOCK.lock().await;
+        let (_keep, h) = hyp();
+        let hv: Arc<dyn Hypervisor> = Arc::new(h);
+        let mk = |store: &str, id: &str, run, driver: String| Claim {
+            store: store.into(),
+            store_id: id.into(),
+            run,
+            driver,
+            until_ms: now_ms() + LEASE_FOR.as_millis() as i64,
+        };
+        // A driver on another host: its pid cannot be checked, so only its term frees the VM.
+        let first = mk("sqlite /a/temper.db", "a", 1, "elsewhere:1:0".into());
+        let held = TargetClaim::take(hv.clone(), first.clone(), Term::new(first.until_ms)).await.unwrap();
+        assert_eq!(hv.read_claim().await.unwrap().as_ref(), Some(&first));
+        let second = mk("sqlite /b/temper.db", "b", 9, driver_id());
+        match claim::check(&*hv, &second).await {
+            Err(e @ ClaimError::Held(_)) => {
+                let msg = e.to_string();
+                assert!(msg.contains("run 1 of store `sqlite /a/temper.db`") && msg.contains("elsewhere:1:0"), "{msg}");
+            }
+            r => panic!("want Held, got {r:?}"),
+        }
+        assert!(matches!(TargetClaim::take(hv.clone(), second.clone(), Term::new(second.until_ms)).await, Err(ClaimError::Held(_))));
+        // The same run from another process (a resume), by another path to the same store.
+        claim::check(&*hv, &mk("sqlite /elsewhere/temper.db", "a", 1, driver_id())).await.unwrap();
+        held.release().await.unwrap();
+        assert_eq!(hv.read_claim().await.unwrap(), None);
+        claim::check(&*hv, &second).await.unwrap();
+        hv.write_claim(Some(&Claim { until_ms: now_ms() - 1, ..first })).await.unwrap();
+        claim::check(&*hv, &second).await.unwrap();
+        hv.write_claim(None).await.unwrap();
     }
 
     #[tokio::test]

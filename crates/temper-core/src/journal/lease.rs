@@ -3,7 +3,7 @@
 //! pid is gone) and another process may take the run. The renewals also keep the run's wall
 //! and guest time, so a resumed run's times add up over every segment.
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{EventData, Journal, JournalError};
@@ -45,6 +45,35 @@ pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
+/// A lease's term as its renewals leave it, shared with what must not outlive the lease (the
+/// target's claim, `crate::claim`).
+#[derive(Debug, Clone)]
+pub struct Term {
+    until_ms: Arc<AtomicI64>,
+    lost: Arc<AtomicBool>,
+}
+
+impl Term {
+    /// A term that ends at `until_ms` unless renewed.
+    pub fn new(until_ms: i64) -> Self {
+        Self { until_ms: Arc::new(AtomicI64::new(until_ms)), lost: Arc::new(AtomicBool::new(false)) }
+    }
+    /// When the lease runs out without another renewal (ms since the epoch).
+    pub fn until_ms(&self) -> i64 {
+        self.until_ms.load(Ordering::SeqCst)
+    }
+    /// True once the lease is lost for good.
+    pub fn lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+    }
+    fn renewed(&self, until_ms: i64) {
+        self.until_ms.store(until_ms, Ordering::SeqCst);
+    }
+    fn lose(&self) {
+        self.lost.store(true, Ordering::SeqCst);
+    }
+}
+
 /// A held lease. Renewed in the background until [`Lease::release`].
 pub struct Lease {
     pub run: i64,
@@ -53,7 +82,7 @@ pub struct Lease {
     pub started: Instant,
     pub prior_wall: Duration,
     pub prior_guest: Duration,
-    lost: Arc<AtomicBool>,
+    term: Term,
     journal: Arc<dyn Journal>,
     clock: Arc<Clock>,
     renewer: tokio::task::JoinHandle<()>,
@@ -66,17 +95,18 @@ impl Lease {
         let driver = driver_id();
         let dead = row.driver.as_deref().filter(|d| driver_is_dead(d));
         let now = now_ms();
-        if !journal.claim_run(run, &driver, dead, now, now + LEASE_FOR.as_millis() as i64).await? {
+        let until = now + LEASE_FOR.as_millis() as i64;
+        if !journal.claim_run(run, &driver, dead, now, until).await? {
             let row = journal.run(run).await?;
             let until = row.lease_until.and_then(chrono::DateTime::from_timestamp_millis).map_or("?".into(), |t| t.to_rfc3339());
             return Err(LeaseError::Held { run, driver: row.driver.unwrap_or_default(), until });
         }
         journal.event(run, None, &EventData::LeaseTaken { driver: driver.clone(), previous: row.driver.clone() }).await?;
-        let lost = Arc::new(AtomicBool::new(false));
+        let term = Term::new(until);
         let (started, prior_wall, prior_guest) =
             (Instant::now(), Duration::from_millis(row.wall_ms as u64), Duration::from_millis(row.guest_ms as u64));
         let renewer = {
-            let (journal, clock, lost, driver) = (journal.clone(), clock.clone(), lost.clone(), driver.clone());
+            let (journal, clock, term, driver) = (journal.clone(), clock.clone(), term.clone(), driver.clone());
             tokio::spawn(async move {
                 let mut renewed = Instant::now();
                 loop {
@@ -89,10 +119,13 @@ impl Lease {
                         .await
                         .unwrap_or_else(|_| Err(JournalError::Db(format!("no answer within {RENEW_EVERY:?}"))));
                     match renewal {
-                        Ok(true) => renewed = Instant::now(),
+                        Ok(true) => {
+                            renewed = Instant::now();
+                            term.renewed(until);
+                        }
                         Ok(false) => {
                             tracing::error!(run, "the run's lease was taken by another process; stopping");
-                            lost.store(true, Ordering::SeqCst);
+                            term.lose();
                             return;
                         }
                         // Cut off from the store: give the run up before the lease's term ends
@@ -100,7 +133,7 @@ impl Lease {
                         // then; this one must not touch the target again.
                         Err(e) if renewed.elapsed() + RENEW_EVERY >= LEASE_FOR => {
                             tracing::error!(run, "the run's lease runs out unrenewed ({e}); another process may take the run: stopping");
-                            lost.store(true, Ordering::SeqCst);
+                            term.lose();
                             return;
                         }
                         Err(e) => tracing::warn!(run, "renewing the run's lease: {e}"),
@@ -108,7 +141,7 @@ impl Lease {
                 }
             })
         };
-        Ok(Lease { run, driver, started, prior_wall, prior_guest, lost, journal, clock, renewer })
+        Ok(Lease { run, driver, started, prior_wall, prior_guest, term, journal, clock, renewer })
     }
 
     /// The clock the guest and hypervisor time of this segment runs on.
@@ -119,7 +152,12 @@ impl Lease {
     /// True once another process took the run (this one stalled past its lease), or this one
     /// could not renew it for its whole term (cut off from the store).
     pub fn lost(&self) -> bool {
-        self.lost.load(Ordering::SeqCst)
+        self.term.lost()
+    }
+
+    /// The lease's term, for what must end with it.
+    pub fn term(&self) -> Term {
+        self.term.clone()
     }
 
     /// The run's wall and guest time over every segment, this one included.

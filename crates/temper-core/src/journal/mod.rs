@@ -11,7 +11,7 @@ mod vocab;
 use async_trait::async_trait;
 
 pub use event::{Blamed, Booted, Cadence, EventData, Picked, PickedBy, Regressed, Replayed, ScanKind, Timed};
-pub use lease::{LEASE_FOR, Lease, LeaseError, driver_id, driver_is_dead, now_ms};
+pub use lease::{LEASE_FOR, Lease, LeaseError, Term, driver_id, driver_is_dead, now_ms};
 pub use records::{
     Attempt, Ban, Claim, Culprit, Escalation, Evaluation, Event, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem,
     RETIRE_AFTER, Recall, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
@@ -164,6 +164,8 @@ pub trait MemoryLog: Send + Sync {
 pub trait Journal: RunLog + RuleLog + AttemptLog + TurnLog + EventLog + MemoryLog {
     /// Where it lives, for messages (`sqlite .temper/temper.db`, `postgres 127.0.0.1:5433/temper`).
     fn describe(&self) -> String;
+    /// The store's own identity, made once when it is created: the same store however reached.
+    async fn identity(&self) -> JournalResult<String>;
     /// The database's own consistency check; "ok" when sound.
     async fn integrity_check(&self) -> JournalResult<String>;
 }

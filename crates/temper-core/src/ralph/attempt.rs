@@ -248,9 +248,20 @@ impl Ralph<'_> {
         Ok((e, Some(scan)))
     }
 
-    /// The lockout guard, then the health check.
+    /// The lockout guard, then the health check; cut short when the hypervisor says the guest
+    /// stopped running (a crash is not a lockout, and no login will come).
     pub(super) async fn guard(&self) -> Result<checks::Health, GuardFailure> {
-        checks::access_then_health(self.guest, self.settings.ssh_ready, &self.settings.health_command).await
+        tokio::select! {
+            g = checks::access_then_health(self.guest, self.settings.ssh_ready, &self.settings.health_command) => g,
+            () = self.stopped() => Err(GuardFailure::GuestDown("the hypervisor says the guest is not running: it crashed or was powered off".into())),
+        }
+    }
+
+    /// Resolves once the hypervisor says the domain no longer runs; asked every 2 s.
+    async fn stopped(&self) {
+        while !matches!(self.hv.is_running().await, Ok(false)) {
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        }
     }
 
     async fn start_attempt(

@@ -51,6 +51,7 @@ impl Ralph<'_> {
             Ok(h) => return Err(LoopError::Preflight(format!("the health check fails before any change: {}", h.output))),
             Err(GuardFailure::Lockout(d)) => return Err(LoopError::Preflight(format!("the harness user has no working sudo: {d}"))),
             Err(GuardFailure::HealthError(e)) => return Err(LoopError::Preflight(format!("the health check could not run: {e}"))),
+            Err(GuardFailure::GuestDown(d)) => return Err(LoopError::Preflight(format!("the guest does not run: {d}"))),
         }
         let oscap = self.scanner.check(self.guest).await?;
         let at =

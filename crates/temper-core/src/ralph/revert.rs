@@ -45,7 +45,7 @@ impl Ralph<'_> {
             Err(e) => return Err(format!("revert script: {e}")),
         }
         let health = self.guard().await.map_err(|e| match e {
-            GuardFailure::Lockout(d) | GuardFailure::HealthError(d) => d,
+            GuardFailure::Lockout(d) | GuardFailure::HealthError(d) | GuardFailure::GuestDown(d) => d,
         })?;
         if !health.ok {
             return Err(format!("health after revert: {}", health.output));

@@ -18,6 +18,8 @@ pub enum Exit {
 pub enum Guard {
     /// SSH or `sudo -n true` no longer works, with the detail.
     Lockout(String),
+    /// The guest stopped running (the hypervisor says so), with the detail.
+    Down(String),
     /// Access works, but the health check could not run, with its error.
     HealthError(String),
     /// Access works and the health check ran.
@@ -72,13 +74,14 @@ impl From<Result<Health, GuardFailure>> for Guard {
             Ok(h) => Guard::Health { ok: h.ok, output: h.output },
             Err(GuardFailure::Lockout(detail)) => Guard::Lockout(detail),
             Err(GuardFailure::HealthError(e)) => Guard::HealthError(e),
+            Err(GuardFailure::GuestDown(detail)) => Guard::Down(detail),
         }
     }
 }
 
 impl Guard {
     pub fn access_ok(&self) -> bool {
-        !matches!(self, Guard::Lockout(_))
+        !matches!(self, Guard::Lockout(_) | Guard::Down(_))
     }
 }
 
@@ -89,6 +92,7 @@ pub fn judge(c: &Checks) -> Judgement {
     // A check that cannot run after a fix is a failed fix (it gets reverted), not a stopped run.
     let (healthy, output) = match &c.guard {
         Guard::Lockout(detail) => return done((Verdict::Lockout, detail.clone())),
+        Guard::Down(detail) => return done((Verdict::GuestDown, detail.clone())),
         Guard::HealthError(e) => return done((Verdict::HealthBroken, format!("the health check could not run: {e}"))),
         Guard::Health { ok, output } => (*ok, output),
     };

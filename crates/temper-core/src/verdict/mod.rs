@@ -29,6 +29,9 @@ text_enum! {
         BreaksBoot = "breaks_boot",
         /// The harness stopped during the attempt; it was closed on resume and does not count.
         Interrupted = "interrupted",
+        /// The guest stopped running during the checks (it crashed or was powered off): the
+        /// hypervisor says so, so it is not judged a lockout.
+        GuestDown = "guest_down",
     }
 }
 

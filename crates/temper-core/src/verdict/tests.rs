@@ -7,7 +7,7 @@ const DOC: &str = include_str!("../../../../docs/verdicts.md");
 /// The table's columns before the verdict, each with the words its cells may use (and `any`).
 const COLUMNS: [(&str, &[&str]); 6] = [
     ("exit", &["0", "non-zero", "did not finish"]),
-    ("access", &["ok", "lost"]),
+    ("access", &["ok", "lost", "down"]),
     ("health", &["healthy", "unhealthy", "could not run"]),
     ("rule result", &["pass", "not pass", "rescan failed", "not run"]),
     ("regressions", &["none", "some"]),
@@ -72,10 +72,11 @@ fn combinations() -> Vec<([&'static str; 6], Checks)> {
     let reboots = [("no", Reboot::No), ("with proof", Reboot::WithProof), ("without proof", Reboot::WithoutProof)];
     let mut all = Vec::new();
     for (exit_w, exit) in &exits {
-        for access in ["ok", "lost"] {
+        for access in ["ok", "lost", "down"] {
             for health in ["healthy", "unhealthy", "could not run"] {
                 let guard = match (access, health) {
                     ("lost", _) => Guard::Lockout("a fresh ssh login failed".into()),
+                    ("down", _) => Guard::Down("the guest is not running".into()),
                     (_, "could not run") => Guard::HealthError("connection reset".into()),
                     (_, h) => Guard::Health { ok: h == "healthy", output: if h == "healthy" { "HEALTHY" } else { "app down" }.into() },
                 };
@@ -96,7 +97,7 @@ fn combinations() -> Vec<([&'static str; 6], Checks)> {
 fn judge_gives_the_verdict_of_the_docs_table() {
     let rows = table();
     let all = combinations();
-    assert_eq!(all.len(), 3 * 2 * 3 * (ScanResult::ALL.len() + 2) * 2 * 3 * 2);
+    assert_eq!(all.len(), 3 * 3 * 3 * (ScanResult::ALL.len() + 2) * 2 * 3 * 2);
     let mut used = vec![0; rows.len()];
     let mut wrong = Vec::new();
     for (words, checks) in &all {

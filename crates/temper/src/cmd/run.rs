@@ -5,11 +5,12 @@ use std::time::Duration;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use temper_agents::AgentKind;
+use temper_core::claim::{self, Claim, TargetClaim};
 use temper_core::controls::RunControls;
 use temper_core::journal::RunSummary;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{EventData, Lease, LeaseError, NewRun, Run, RunStatus};
-use temper_core::ports::{Clock, Timed};
+use temper_core::journal::{EventData, Lease, LeaseError, NewRun, Run, RunStatus, driver_id};
+use temper_core::ports::{Clock, Hypervisor, Timed};
 use temper_core::ralph::{Agents, LoopError, Parts, Quiet, Ralph, RebootProof, Settings};
 use temper_core::scan::Engine;
 use temper_core::target::Target;
@@ -96,6 +97,12 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
         reboot_proof: config.reboot_proof && !args.no_reboot_proof,
     };
     let store = crate::wiring::store(config).await?;
+    // Another run on this VM, from any store, keeps this one off before anything is recorded.
+    let free = claim::check(&wiring::hypervisor(&target), &Claim::new(&store, 0, driver_id()).await?).await;
+    if let Err(e) = free {
+        notice(Level::ERROR, format_args!("target {} ({}): {e}", target.name, target.label()));
+        return Ok(EXIT_ERROR);
+    }
     let new = NewRun {
         skill: target.skill.clone(),
         profile,
@@ -196,6 +203,16 @@ async fn execute(config: &Config, store: Arc<Store>, job: Job) -> anyhow::Result
         Err(e) => return Err(e.into()),
     };
     store.lease_guards_item(run).await?;
+    let hv: Arc<dyn Hypervisor> = Arc::new(wiring::hypervisor(&job.target));
+    let mine = Claim::new(&*store, run, lease.driver.clone()).await?;
+    let held = match TargetClaim::take(hv, mine, lease.term()).await {
+        Ok(c) => c,
+        Err(e) => {
+            notice(Level::ERROR, format_args!("run {run} on target {}: {e}", job.target.name));
+            lease.release().await?;
+            return Ok(EXIT_ERROR);
+        }
+    };
     if job.resuming {
         let row = store.run(run).await?;
         store.set_status(run, RunStatus::Running, None).await?;
@@ -203,6 +220,9 @@ async fn execute(config: &Config, store: Arc<Store>, job: Job) -> anyhow::Result
         store.event(run, None, &was).await?;
     }
     let code = drive(config, &store, &lease, job).await;
+    if let Err(e) = held.release().await {
+        notice(Level::WARN, format_args!("releasing run {run}'s claim on its target: {e}"));
+    }
     if let Err(e) = lease.release().await {
         notice(Level::WARN, format_args!("releasing run {run}: {e}"));
     }

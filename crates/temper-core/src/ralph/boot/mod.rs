@@ -164,6 +164,7 @@ impl Proof<'_, '_> {
                 Ok(h) if h.ok => Ok(()),
                 Ok(h) => Err((Verdict::HealthBroken, format!("the health check fails after the reboot: {}", h.output))),
                 Err(GuardFailure::Lockout(d)) => Err((Verdict::Lockout, format!("locked out after the reboot: {d}"))),
+                Err(GuardFailure::GuestDown(d)) => Err((Verdict::BreaksBoot, format!("the guest stopped after the reboot: {d}"))),
                 Err(GuardFailure::HealthError(e)) => {
                     Err((Verdict::HealthBroken, format!("the health check could not run after the reboot: {e}")))
                 }
