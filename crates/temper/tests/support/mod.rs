@@ -41,6 +41,11 @@ impl World {
         Self { dir, env: Vec::new(), db }
     }
 
+    /// A world whose SQLite file is `db` (a file system of the test's choosing).
+    pub fn sqlite_at(db: &str) -> Self {
+        Self { db: db.into(), ..Self::new() }
+    }
+
     /// A world whose database is a new, empty one on the test PostgreSQL server.
     pub async fn postgres() -> Self {
         let url = temper_store::testing::scratch_database(&temper_store::testing::server_url(), "temper_e2e").await.unwrap();
