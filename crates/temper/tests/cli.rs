@@ -234,3 +234,26 @@ async fn a_held_run_is_refused_and_a_dead_drivers_run_shows_interrupted() {
     assert_eq!((st["status"].as_str(), st["driver_gone"].as_bool()), (Some("interrupted"), Some(true)), "{st}");
     assert_eq!(st["next"], format!("temper resume {run}"));
 }
+
+/// `temper image export` refuses a run whose final state never passed the reboot proof, before
+/// it asks the hypervisor anything; `--unproven` lets it through to the hypervisor (which, with
+/// no such domain here, is what fails next).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unproven_run_is_not_exported_without_unproven() {
+    let mut w = World::new();
+    let run = seeded(&w).await.to_string();
+    // No libvirt here: a domain that cannot exist, so a call that got through would fail on it.
+    w.env.push(("TEMPER_LIBVIRT_URI".into(), "test:///default".into()));
+    w.env.push(("TEMPER_DOMAIN".into(), "no-such-domain".into()));
+    let image = w.dir.path().join("out.qcow2");
+    let image_arg = image.to_str().unwrap();
+    let out = w.run(&["image", "export", &run, "-o", image_arg]).await;
+    let why = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{why}");
+    assert!(why.contains(&format!("run {run}'s final state has not passed the reboot proof")) && why.contains("--unproven"), "{why}");
+    assert!(!image.exists() && !image.with_extension("ckl").exists(), "nothing written");
+    let out = w.run(&["image", "export", &run, "-o", image_arg, "--unproven"]).await;
+    let why = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{why}");
+    assert!(!why.contains("reboot proof") && why.contains("no-such-domain"), "past the proof, stopped at the hypervisor: {why}");
+}
