@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What the temper-report tests need beyond cargo: node with MITRE's hdf-converters (a real
-# reader of STIG Viewer checklists) in tests/report/node_modules, headless Chromium for the
-# HTML report, pdftotext (poppler-utils) to read its printed form, and xmllint (libxml2-utils) to
-# check CKL files against STIG Viewer's checklist schema. Safe to run again.
+# reader of STIG Viewer checklists), MITRE's saf CLI and inspecjs (readers of HDF) in
+# tests/report/node_modules; compliance-trestle (IBM's OSCAL models, reading the OSCAL files) in
+# the virtualenv tests/report/.venv; headless Chromium for the HTML report, pdftotext
+# (poppler-utils) to read its printed form, and xmllint (libxml2-utils) to check CKL files
+# against STIG Viewer's checklist schema. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -18,6 +20,17 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 npm ci --no-audit --no-fund
 
+# compliance-trestle 3.x holds OSCAL 1.1's models (4.x and later: OSCAL 1.2).
+trestle=3.12.4
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  apt_install python3-venv
+fi
+if ! .venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('compliance-trestle') != '$trestle')" 2>/dev/null; then
+  rm -rf .venv
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check "compliance-trestle==$trestle"
+fi
+
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v pdftotext >/dev/null || missing+=(poppler-utils)
@@ -25,4 +38,4 @@ command -v xmllint >/dev/null || missing+=(libxml2-utils)
 if [ "${#missing[@]}" -gt 0 ]; then
   apt_install "${missing[@]}"
 fi
-echo "tests/report: node $(node --version), $(chromium --version)"
+echo "tests/report: node $(node --version), $(chromium --version), trestle $trestle"

@@ -1,7 +1,7 @@
 //! Loading one run from the store.
 
 use serde::Serialize;
-use temper_core::journal::{Attempt, Ban, Journal, Lesson, Recall, Rule, RuleStatus, Run, RunSummary, Turn};
+use temper_core::journal::{Attempt, Ban, Event, EventKind, Journal, Lesson, Recall, Rule, RuleStatus, Run, RunSummary, Turn};
 
 use crate::ReportError;
 
@@ -20,6 +20,8 @@ pub struct RunData {
     pub lessons: Vec<Lesson>,
     /// This run's active bans.
     pub bans: Vec<Ban>,
+    /// The reboot proof's events: each reboot, checkpoint proven to boot and fix it blamed.
+    pub reboots: Vec<Event>,
 }
 
 /// `latest` or a run number, checked against the store.
@@ -45,5 +47,7 @@ pub async fn load(store: &dyn Journal, run_id: i64) -> Result<RunData, ReportErr
     }
     lessons.sort_by_key(|l| l.id);
     let bans = store.bans(Recall::all()).await?.into_iter().filter(|b| b.run_id == Some(run_id)).collect();
-    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans })
+    let reboot_kinds = [EventKind::Reboot, EventKind::Booted, EventKind::RebootBlamed];
+    let reboots = store.events(run_id, 0).await?.into_iter().filter(|e| reboot_kinds.contains(&e.kind)).collect();
+    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots })
 }

@@ -144,7 +144,7 @@ pub fn render_fleet(r: &FleetReport, format: Format) -> Result<String, ReportErr
         Format::Md => Ok(md(r)),
         Format::Html => crate::html::render_fleet(r),
         Format::Json => Ok(serde_json::to_string_pretty(r)?),
-        Format::Ckl | Format::Cklb => Err(ReportError::FleetChecklist(format)),
+        Format::Ckl | Format::Cklb | Format::OscalAr | Format::OscalPoam | Format::Hdf => Err(ReportError::FleetChecklist(format)),
     }
 }
 

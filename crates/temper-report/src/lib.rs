@@ -1,5 +1,6 @@
 //! temper-report: what a run did, for a human (Markdown, HTML), for a program (JSON), and for
-//! an assessor (STIG Viewer checklists: CKL for STIG Viewer 2, CKLB for STIG Viewer 3).
+//! an assessor (STIG Viewer checklists: CKL for STIG Viewer 2, CKLB for STIG Viewer 3; OSCAL
+//! assessment results and POA&M; Heimdall's HDF).
 //!
 //! The whole API:
 //!
@@ -37,10 +38,14 @@ mod cklb;
 mod controls;
 mod data;
 mod fleet;
+mod hdf;
 mod html;
 mod md;
 mod merge;
 mod next_step;
+mod oscal;
+mod oscal_ar;
+mod oscal_poam;
 mod replay;
 mod text;
 mod view;
@@ -65,10 +70,16 @@ pub enum Format {
     Ckl,
     /// STIG Viewer 3 checklist (JSON).
     Cklb,
+    /// OSCAL assessment results (JSON).
+    OscalAr,
+    /// OSCAL plan of action and milestones (JSON).
+    OscalPoam,
+    /// Heimdall Data Format (JSON).
+    Hdf,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [Self::Md, Self::Html, Self::Json, Self::Ckl, Self::Cklb];
+    pub const ALL: [Format; 8] = [Self::Md, Self::Html, Self::Json, Self::Ckl, Self::Cklb, Self::OscalAr, Self::OscalPoam, Self::Hdf];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -77,15 +88,23 @@ impl Format {
             Self::Json => "json",
             Self::Ckl => "ckl",
             Self::Cklb => "cklb",
+            Self::OscalAr => "oscal-ar",
+            Self::OscalPoam => "oscal-poam",
+            Self::Hdf => "hdf",
         }
     }
 
-    /// The file extension, which is also the name.
+    /// A file's extension: the name, with `.json` after the JSON formats that are not named so.
     pub fn extension(self) -> &'static str {
-        self.as_str()
+        match self {
+            Self::OscalAr => "oscal-ar.json",
+            Self::OscalPoam => "oscal-poam.json",
+            Self::Hdf => "hdf.json",
+            Self::Md | Self::Html | Self::Json | Self::Ckl | Self::Cklb => self.as_str(),
+        }
     }
 
-    /// Every format's name, for messages: `md, html, json, ckl or cklb`.
+    /// Every format's name, for messages: `md, html, json, ckl, cklb, oscal-ar, oscal-poam or hdf`.
     pub fn names() -> String {
         let names: Vec<&str> = Self::ALL.iter().map(|f| f.as_str()).collect();
         match names.split_last() {
@@ -135,7 +154,7 @@ pub enum ReportError {
     NoRules(i64),
     #[error("{}", match .0 { Some(f) => format!("no run belongs to fleet `{f}`"), None => "no fleet run in the store yet: start one with `temper fleet run`".into() })]
     NoFleet(Option<String>),
-    #[error("a fleet has no {0} checklist: each target has its own (`temper report RUN --format {0}`)")]
+    #[error("a fleet has no {0} file: each target has its own (`temper report RUN --format {0}`)")]
     FleetChecklist(Format),
     #[error("template: {0}")]
     Template(#[from] minijinja::Error),
@@ -156,5 +175,8 @@ pub fn render(data: &RunData, content: Option<&temper_scap::Benchmark>, format: 
             let list = merge::checklist(data, content)?;
             if format == Format::Ckl { ckl::render(&list) } else { cklb::render(&list) }
         }
+        Format::OscalAr => oscal_ar::render(data, content),
+        Format::OscalPoam => oscal_poam::render(data, content),
+        Format::Hdf => hdf::render(data, content),
     }
 }

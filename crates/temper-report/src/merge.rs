@@ -270,7 +270,7 @@ fn vuln(
 }
 
 /// A rule's newest evidence: after its last attempt's fix, else before it.
-fn newest_evidence<'a>(data: &'a RunData, rule: &str) -> Option<(String, &'a Evidence)> {
+pub(crate) fn newest_evidence<'a>(data: &'a RunData, rule: &str) -> Option<(String, &'a Evidence)> {
     data.attempts.iter().rev().filter(|a| a.rule_id == rule).find_map(|a| match (&a.evidence_after, &a.evidence_before) {
         (Some(e), _) => Some((format!("after attempt #{}", a.n), e)),
         (None, Some(e)) => Some((format!("before attempt #{}", a.n), e)),

@@ -151,7 +151,7 @@ async fn runs_and_formats_resolve_with_clear_errors() {
     let e = resolve_run(&f.store, "abc").await.unwrap_err();
     assert!(e.to_string().contains("give a run number or `latest`"), "{e}");
     assert_eq!("CKLB".parse::<Format>().unwrap(), Format::Cklb);
-    assert!("pdf".parse::<Format>().unwrap_err().to_string().contains("md, html, json, ckl or cklb"));
+    assert!("pdf".parse::<Format>().unwrap_err().to_string().contains("md, html, json, ckl, cklb, oscal-ar, oscal-poam or hdf"));
 }
 
 #[tokio::test]

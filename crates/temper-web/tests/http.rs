@@ -116,6 +116,19 @@ async fn reports_download_and_checklists_need_the_datastream() {
             assert!(v.is_object());
         }
     }
+    // The assessors' formats work without the datastream, and download as .json files.
+    for (name, has) in
+        [("oscal-ar", "\"assessment-results\""), ("oscal-poam", "\"plan-of-action-and-milestones\""), ("hdf", "\"profiles\"")]
+    {
+        let r = get(&format!("{}/runs/{}/report.{name}", web.base, f.run)).await;
+        assert_eq!(r.status(), StatusCode::OK, "{name}");
+        assert!(r.headers()["content-type"].to_str().unwrap().starts_with("application/json"), "{name}");
+        let disposition = r.headers()["content-disposition"].to_str().unwrap().to_string();
+        assert_eq!(disposition, format!("attachment; filename=\"temper-run-{}.{name}.json\"", f.run));
+        let body = r.text().await.unwrap();
+        assert!(body.contains(has), "{name}: {}", &body[..body.len().min(300)]);
+        assert!(serde_json::from_str::<serde_json::Value>(&body).unwrap().is_object(), "{name}");
+    }
     for ext in ["ckl", "cklb"] {
         let r = get(&format!("{}/runs/{}/report.{ext}", web.base, f.run)).await;
         assert_eq!(r.status(), StatusCode::NOT_FOUND, "{ext}");

@@ -1,5 +1,5 @@
-//! `/runs/{id}/report.{md,html,json,ckl,cklb}`: the run's report or checklist, as `temper report`
-//! writes it, as a download.
+//! `/runs/{id}/report.{md,html,json,ckl,cklb,oscal-ar,oscal-poam,hdf}`: the run's report,
+//! checklist or assessment file, as `temper report` writes it, as a download.
 use std::str::FromStr;
 
 use axum::extract::{Path, State};
@@ -40,7 +40,7 @@ fn content_type(format: Format) -> &'static str {
     match format {
         Format::Md => "text/markdown; charset=utf-8",
         Format::Html => "text/html; charset=utf-8",
-        Format::Json | Format::Cklb => "application/json",
+        Format::Json | Format::Cklb | Format::OscalAr | Format::OscalPoam | Format::Hdf => "application/json",
         Format::Ckl => "application/xml; charset=utf-8",
     }
 }

@@ -33,7 +33,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<i64>) -> Result<Ht
     let p = Progress::of(&run, &rules);
     let last_event = events.last().map_or(0, |e| e.id);
     let events: Vec<EventView> = events.iter().rev().map(EventView::from).collect();
-    let formats: Vec<&str> = Format::ALL.iter().map(|f| f.extension()).collect();
+    let formats: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
     app.pages.render("run.html", RunPage { run, p, rules, events, last_event, formats })
 }
 
