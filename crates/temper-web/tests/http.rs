@@ -70,6 +70,8 @@ async fn pages_answer_and_escape_what_they_show() {
     assert!(rule.contains(&html(&hostile())), "output, escaped");
     assert!(!rule.contains(PWN_IMG) && !rule.contains(PWN_SCRIPT));
     assert!(!rule.contains("<script"), "the rule page has no script at all");
+    assert!(rule.contains("What the final scan found") && rule.contains(&html("user_id = \"0\"")), "the state expected");
+    assert!(rule.contains(&html(&format!("user={:?}", hostile()))), "the item found, escaped");
 
     let (status, js) = text(&format!("{}/static/live.js", web.base)).await;
     assert_eq!(status, StatusCode::OK);
