@@ -50,7 +50,7 @@ async fn a_stock_run_fixes_every_rule_its_fixes_fix() {
 
 /// `--rules` with two rules: the other failing rules are `out_of_scope` from the first scan on,
 /// never picked, and counted in no status count, ETA, summary or exit code. The whole run above
-/// ends 2 (escalated rules); this one ends 0, both its rules fixed.
+/// ends 2 (escalated rules); this one ends 0, both its rules fixed, killed and resumed once.
 #[tokio::test]
 async fn a_rules_run_counts_only_its_scope() {
     let t = Instant::now();
@@ -58,6 +58,11 @@ async fn a_rules_run_counts_only_its_scope() {
     let scope = ["sshd_set_keepalive", "file_permissions_systemmap"];
     sim.settings.rules = scope.map(String::from).to_vec();
     let run = sim.new_run("stock").await;
+    // Mid-run, as `temper status` reads it: the rest is out of scope already, open counts the scope.
+    sim.kill_during(run, &stock_fix(scope[0])).await;
+    let mid = Tally::of(&sim.rules(run).await);
+    assert_eq!((mid.open + mid.fixed, mid.escalated, mid.still_failing), (2, 0, 0), "{mid:?}");
+    assert!(mid.out_of_scope > 5, "{mid:?}");
     let summary = sim.stock(run).await.unwrap();
     let rules = sim.rules(run).await;
     let failing: Vec<_> = rules.iter().filter(|r| r.initial_result == ScanResult::Fail && !r.status.dispositioned()).collect();
