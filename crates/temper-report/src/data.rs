@@ -1,7 +1,10 @@
 //! Loading one run from the store.
 
 use serde::Serialize;
-use temper_core::journal::{Attempt, Ban, Event, EventKind, Journal, Lesson, Recall, Rule, RuleStatus, Run, RunSummary, Turn};
+use temper_core::journal::{
+    Attempt, Ban, Event, EventData, EventKind, Journal, Lesson, Recall, Regressed, Rule, RuleStatus, Run, RunSummary, Turn,
+};
+use temper_scap::oval::Evidence;
 
 use crate::ReportError;
 
@@ -22,6 +25,62 @@ pub struct RunData {
     pub bans: Vec<Ban>,
     /// The reboot proof's events: each reboot, checkpoint proven to boot and fix it blamed.
     pub reboots: Vec<Event>,
+    /// Kept fixes rolled back after the fact by the reboot proof or the final scan (a batch's
+    /// regression check blames the rest), from the run's events.
+    pub blamed: Vec<Blame>,
+}
+
+/// A kept fix rolled back once the run was ending, and what found it wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Blame {
+    pub rule_id: String,
+    /// The attempt's number on its rule.
+    pub attempt: i64,
+    pub by: BlamedBy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlamedBy {
+    /// After a cold reboot (`reboot_blamed`).
+    RebootProof,
+    /// By the final scan, in a run without the reboot proof.
+    FinalScan,
+}
+
+impl RunData {
+    /// A rule's newest evidence and when it was taken: at the final scan, else after its last
+    /// attempt's fix, else before it.
+    pub fn evidence_of(&self, rule: &str) -> Option<(String, &Evidence)> {
+        if let Some(e) = self.rules.iter().find(|r| r.rule_id == rule).and_then(|r| r.final_evidence.as_ref()) {
+            return Some(("at the final scan".into(), e));
+        }
+        self.attempts.iter().rev().filter(|a| a.rule_id == rule).find_map(|a| match (&a.evidence_after, &a.evidence_before) {
+            (Some(e), _) => Some((format!("after attempt #{}", a.n), e)),
+            (None, Some(e)) => Some((format!("before attempt #{}", a.n), e)),
+            (None, None) => None,
+        })
+    }
+
+    /// What rolled back `a`'s kept fix, when the reboot proof or the final scan did.
+    pub fn blamed_by(&self, a: &Attempt) -> Option<BlamedBy> {
+        self.blamed.iter().rev().find(|b| b.rule_id == a.rule_id && b.attempt == a.n).map(|b| b.by)
+    }
+}
+
+/// The fixes the reboot proof and the final scan blamed, from the events.
+fn blames(events: &[Event]) -> Vec<Blame> {
+    events
+        .iter()
+        .filter_map(|e| {
+            let (b, by) = match &e.data {
+                EventData::RebootBlamed(b) => (b, BlamedBy::RebootProof),
+                EventData::RegressionFound(Regressed::AtFinalScan(b)) => (b, BlamedBy::FinalScan),
+                _ => return None,
+            };
+            Some(Blame { rule_id: e.rule_id.clone()?, attempt: b.attempt, by })
+        })
+        .collect()
 }
 
 /// `latest` or a run number, checked against the store.
@@ -47,7 +106,9 @@ pub async fn load(store: &dyn Journal, run_id: i64) -> Result<RunData, ReportErr
     }
     lessons.sort_by_key(|l| l.id);
     let bans = store.bans(Recall::all()).await?.into_iter().filter(|b| b.run_id == Some(run_id)).collect();
+    let events = store.events(run_id, 0).await?;
+    let blamed = blames(&events);
     let reboot_kinds = [EventKind::Reboot, EventKind::Booted, EventKind::RebootBlamed];
-    let reboots = store.events(run_id, 0).await?.into_iter().filter(|e| reboot_kinds.contains(&e.kind)).collect();
-    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots })
+    let reboots = events.into_iter().filter(|e| reboot_kinds.contains(&e.kind)).collect();
+    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots, blamed })
 }

@@ -11,7 +11,6 @@ use temper_scap::{Benchmark, Severity};
 
 use crate::ReportError;
 use crate::data::RunData;
-use crate::merge::newest_evidence;
 use crate::next_step::next_steps;
 use crate::oscal::{RuleDoc, sha256, stamp, waiver_of};
 use crate::view::rule_info;
@@ -157,7 +156,7 @@ fn control(data: &RunData, content: Option<&Benchmark>, d: &RuleDoc, started: &s
     match status {
         HdfStatus::Failed | HdfStatus::Error => {
             let mut msg = String::new();
-            if let Some((when, e)) = newest_evidence(data, &r.rule_id) {
+            if let Some((when, e)) = data.evidence_of(&r.rule_id) {
                 msg.push_str(&format!("What the scanner found {when}:\n{}", e.brief()));
             }
             for s in next_steps(&info, r, &d.attempts, data) {

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::text::{md, md_code, md_ticks};
-use crate::view::{Count, Report, RuleSection};
+use crate::view::{Count, Found, Report, RuleSection};
 
 /// The tailoring and the waivers, each with its expiry; an expired one is flagged.
 fn controls(s: &mut String, c: &crate::ControlsView) {
@@ -59,7 +59,7 @@ pub fn render(r: &Report) -> String {
         ("Ended", format!("{} ({})", run.ended_at, run.duration)),
         ("Status", format!("{}{}", run.status, run.exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default())),
         ("Score", r.score.clone()),
-        ("Reboot proof", r.reboot.clone()),
+        ("Reboot proof", r.reboot.reason.clone()),
     ];
     let _ = writeln!(s, "| | |\n|---|---|");
     for (k, v) in rows {
@@ -72,6 +72,14 @@ pub fn render(r: &Report) -> String {
     controls(&mut s, &r.controls);
 
     let _ = writeln!(s, "## Summary\n");
+    if r.out_of_scope > 0 {
+        let _ = writeln!(
+            s,
+            "Scope: {} failing rules were outside this run's scope (`--rules`): shown as `out_of_scope`, not worked on, \
+             and counted neither as still failing nor in the exit code.\n",
+            r.out_of_scope
+        );
+    }
     counts(&mut s, "Rule", "before", "after", &r.dispositions);
     counts(&mut s, "Scan result", "first scan", "final scan", &r.results);
     let _ = writeln!(s, "### Time and tokens\n");
@@ -102,6 +110,20 @@ pub fn render(r: &Report) -> String {
     }
     for e in &r.escalated {
         escalated(&mut s, e);
+    }
+
+    if !r.left_failing.is_empty() {
+        let _ = writeln!(s, "## Other rules left failing ({})\n", r.left_failing.len());
+        for l in &r.left_failing {
+            let _ = writeln!(s, "### {} ({})\n", md(&l.info.title, false), l.info.short_id);
+            let _ = writeln!(
+                s,
+                "- Status: {}{}\n",
+                md(&l.status.replace('_', " "), false),
+                if l.reason.is_empty() { String::new() } else { format!(": {}", md_ticks(&l.reason)) }
+            );
+            found(&mut s, &l.found);
+        }
     }
 
     let _ = writeln!(s, "## Fixed rules ({})\n", r.fixed.len());
@@ -166,6 +188,25 @@ fn counts(s: &mut String, what: &str, before: &str, after: &str, rows: &[Count])
     s.push('\n');
 }
 
+/// What the final scan found: each failed test's items against the state expected, then the
+/// whole evidence in a fence.
+fn found(s: &mut String, f: &Found) {
+    let _ = writeln!(s, "**What the final scan found.**\n");
+    for x in &f.findings {
+        let _ = writeln!(
+            s,
+            "- {}: looked at {}; found {}; expected {}.",
+            md(&x.test, false),
+            md(&x.object, false),
+            md(&x.found, false),
+            md(&x.expected, false)
+        );
+    }
+    s.push('\n');
+    s.push_str(&md_code(&f.text, "text"));
+    s.push('\n');
+}
+
 fn escalated(s: &mut String, e: &RuleSection) {
     let i = &e.info;
     let _ = writeln!(s, "### {} ({})\n", md(&i.title, false), i.short_id);
@@ -193,6 +234,9 @@ fn escalated(s: &mut String, e: &RuleSection) {
             writeln!(s, "- *{}*: check: {} Try: {}", md(&n.cause.as_str().replace('_', " "), false), md_ticks(&n.check), md_ticks(&n.try_));
     }
     s.push('\n');
+    if let Some(f) = &e.found {
+        found(s, f);
+    }
     for a in &e.attempts {
         let _ = writeln!(s, "#### Attempt {}: {} ({} fix)\n", a.n, md(&a.verdict, false), md(&a.source, false));
         if !a.plan.is_empty() {

@@ -3,7 +3,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
 use temper_core::journal::{self, RuleStatus, ScanResult};
-use temper_scap::oval::Evidence;
 use temper_scap::{Benchmark, Outcome, Rule, Severity};
 
 use crate::ReportError;
@@ -237,7 +236,7 @@ fn vuln(
             let _ = write!(details, "; {reason}");
         }
         details.push('\n');
-        if let Some((when, e)) = newest_evidence(data, &r.rule_id) {
+        if let Some((when, e)) = data.evidence_of(&r.rule_id) {
             let _ = write!(details, "What the scanner found {when}:\n{}", e.brief());
         }
         comment(&mut comments, data, r, c, fixes);
@@ -267,15 +266,6 @@ fn vuln(
         finding_details: details,
         comments: comments.trim_end().to_string(),
     }
-}
-
-/// A rule's newest evidence: after its last attempt's fix, else before it.
-pub(crate) fn newest_evidence<'a>(data: &'a RunData, rule: &str) -> Option<(String, &'a Evidence)> {
-    data.attempts.iter().rev().filter(|a| a.rule_id == rule).find_map(|a| match (&a.evidence_after, &a.evidence_before) {
-        (Some(e), _) => Some((format!("after attempt #{}", a.n), e)),
-        (None, Some(e)) => Some((format!("before attempt #{}", a.n), e)),
-        (None, None) => None,
-    })
 }
 
 /// `SV-257985r1045028_rule` -> `V-257985`.
@@ -355,6 +345,15 @@ fn comment(out: &mut String, data: &RunData, r: &journal::Rule, c: &Rule, fixes:
                 out,
                 "{name}: {} by temper: {}\n",
                 r.status.as_str().replace('_', " "),
+                r.reason.as_deref().unwrap_or("no reason recorded")
+            );
+        }
+        RuleStatus::OutOfScope => {
+            // The finding stands as scanned: the run was not asked to work on it.
+            let _ = writeln!(
+                out,
+                "{name}: out of the scope of temper run {}, not worked on: {}\n",
+                data.run.id,
                 r.reason.as_deref().unwrap_or("no reason recorded")
             );
         }

@@ -5,6 +5,8 @@ use serde::{Serialize, Serializer};
 use temper_core::journal::{self, Attempt, AttemptState, EscalationCause, ScanResult};
 use temper_core::verdict::Verdict;
 
+use temper_scap::oval::Evidence;
+
 use crate::data::RunData;
 use crate::text::short;
 use crate::view::{RuleInfo, regressions};
@@ -27,6 +29,8 @@ pub enum Cause {
     NoFix,
     /// Nothing more specific: the escalation reason alone.
     Escalated,
+    /// What the scanner found wrong, against what the check expects.
+    Found,
 }
 
 impl Cause {
@@ -35,6 +39,7 @@ impl Cause {
             Self::Verdict(v) => v.as_str(),
             Self::NoFix => "no fix available",
             Self::Escalated => "escalated",
+            Self::Found => "found by the scanner",
         }
     }
 }
@@ -51,10 +56,12 @@ impl Serialize for Cause {
     }
 }
 
-/// One step per distinct verdict, the latest attempt's first; a step for "no fix at all"
+/// What the scanner found first, when it says (the final scan's evidence, else an attempt's);
+/// then one step per distinct verdict, the latest attempt's first; a step for "no fix at all"
 /// when nothing was tried. Never empty.
 pub fn next_steps(info: &RuleInfo, rule: &journal::Rule, attempts: &[&Attempt], data: &RunData) -> Vec<NextStep> {
-    let mut out: Vec<NextStep> = Vec::new();
+    let mut out: Vec<NextStep> = data.evidence_of(&rule.rule_id).and_then(|(when, e)| found(&when, e)).into_iter().collect();
+    let grounded = !out.is_empty();
     let mut seen: Vec<Verdict> = Vec::new();
     for a in attempts.iter().rev() {
         let Some(verdict) = verdict_of(a) else { continue };
@@ -68,7 +75,7 @@ pub fn next_steps(info: &RuleInfo, rule: &journal::Rule, attempts: &[&Attempt], 
     }
     let reason = rule.reason.as_deref().unwrap_or("");
     if attempts.is_empty() || rule.escalation_cause == Some(EscalationCause::NoFix) {
-        out.push(no_fix(info, reason, !attempts.is_empty()));
+        out.push(no_fix(info, reason, !attempts.is_empty(), grounded));
     }
     if out.is_empty() {
         out.push(NextStep {
@@ -173,11 +180,36 @@ fn for_verdict(verdict: Verdict, a: &Attempt, info: &RuleInfo, data: &RunData) -
     }
 }
 
-/// `tried`: fixes were tried before the agent ran out of them.
-fn no_fix(info: &RuleInfo, reason: &str, tried: bool) -> NextStep {
+/// The scanner's findings as a step: each failed test's items against the state expected.
+fn found(when: &str, e: &Evidence) -> Option<NextStep> {
+    let findings = e.findings();
+    let each: Vec<String> = findings
+        .iter()
+        .take(3)
+        .map(|f| format!("{}: looked at {}, found {}, expected {}", f.test, f.object, f.found, f.expected))
+        .collect();
+    let more = findings.len().saturating_sub(each.len());
+    (!each.is_empty()).then(|| NextStep {
+        cause: Cause::Found,
+        check: format!(
+            "What the scanner found {when}: {}{}.",
+            each.join("; "),
+            if more > 0 { format!("; and {more} more tests (see the evidence)") } else { String::new() }
+        ),
+        try_: "Change each item found into the state expected, where the check looks; test the change on a snapshot, then rescan the rule."
+            .into(),
+    })
+}
+
+/// `tried`: fixes were tried before the agent ran out of them. `grounded`: a step before it
+/// says what the scanner found.
+fn no_fix(info: &RuleInfo, reason: &str, tried: bool, grounded: bool) -> NextStep {
+    let from = if grounded { "from what the scanner found (above)" } else { "from the rule's description" };
     let try_ = match &info.stock_fix {
-        Some(_) => "Write the fix by hand; the content's stock fix (shown with this rule) is a starting point: read it, adapt it to this image, test it on a snapshot.".to_string(),
-        None => "Write the fix by hand from the rule's description; the content has no stock fix for it. Test it on a snapshot, then rescan.".to_string(),
+        Some(_) => format!(
+            "Write the fix by hand {from}; the content's stock fix (shown with this rule) is a starting point: read it, adapt it to this image, test it on a snapshot."
+        ),
+        None => format!("Write the fix by hand {from}; the content has no stock fix for it. Test it on a snapshot, then rescan."),
     };
     NextStep {
         cause: Cause::NoFix,

@@ -14,7 +14,6 @@ use temper_scap::Benchmark;
 use uuid::Uuid;
 
 use crate::data::RunData;
-use crate::merge::newest_evidence;
 use crate::next_step::next_steps;
 use crate::text::{md_code, short, xml_chars};
 use crate::view::{regressions, rule_info};
@@ -267,7 +266,7 @@ pub fn observation(data: &RunData, ids: &Ids, p: &Parties, d: &RuleDoc) -> Value
     for a in &d.attempts {
         evidence.push(json!({"description": attempt_text(a)}));
     }
-    if let Some((when, e)) = newest_evidence(data, &r.rule_id) {
+    if let Some((when, e)) = data.evidence_of(&r.rule_id) {
         evidence.push(json!({
             "description": format!("What the scanner found {when} (the OVAL items found against the state expected):\n\n{}", code(&e.to_text())),
         }));

@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use temper_core::journal::{self, Attempt, KeptState, RevertMethod, RuleStatus, ScanResult};
 use temper_core::verdict::Verdict;
-use temper_scap::oval::Evidence;
+use temper_scap::oval::{Evidence, Finding};
 use temper_scap::{Benchmark, Rule, Severity};
 
-use crate::data::RunData;
+use crate::data::{BlamedBy, RunData};
 use crate::next_step::{NextStep, next_steps};
 use crate::text::{ms, short, span_ms};
 
@@ -19,21 +19,41 @@ pub struct Report {
     pub results: Vec<Count>,
     /// What the run did with each rule: fixed, escalated, skipped...
     pub dispositions: Vec<Count>,
+    /// Failing rules outside the run's scope (`--rules`): not worked on, counted in no total.
+    pub out_of_scope: usize,
     pub score_before: Option<f64>,
     pub score_after: Option<f64>,
     /// `61.20 → 78.50`, `-` for a score not known.
     pub score: String,
-    /// Whether the final state survived a cold reboot (`temper_core::journal::reboot_line`).
-    pub reboot: String,
+    /// Whether the final state survived a cold reboot, and why it says so.
+    pub reboot: Reboot,
     pub roles: Vec<RoleTime>,
     pub attempt_time: AttemptTime,
     pub reverts: Vec<Count>,
     pub timing: Option<Timing>,
     pub escalated: Vec<RuleSection>,
+    /// The other rules the final scan found failing, with what it found (OVAL engine runs).
+    pub left_failing: Vec<LeftFailing>,
     pub fixed: Vec<FixedRule>,
     pub rules: Vec<RuleLine>,
     pub controls: crate::ControlsView,
     pub replay: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Reboot {
+    pub proof: journal::RebootProof,
+    /// In words (`temper_core::journal::reboot_line`).
+    pub reason: String,
+}
+
+impl Reboot {
+    fn of(summary: Option<&journal::RunSummary>) -> Self {
+        match summary {
+            Some(s) => Self { proof: journal::RebootProof::of(s.rebooted), reason: journal::reboot_line(s.rebooted).into() },
+            None => Self { proof: journal::RebootProof::NotRun, reason: "the run has not finished".into() },
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -121,6 +141,32 @@ pub struct RuleSection {
     pub lessons: Vec<LessonView>,
     pub bans: Vec<LessonView>,
     pub next_steps: Vec<NextStep>,
+    /// What the final scan found wrong with it, when it says.
+    pub found: Option<Found>,
+}
+
+/// What the scanner found wrong with a rule: each failed test's items against the state
+/// expected, and the whole evidence as text.
+#[derive(Debug, Serialize)]
+pub struct Found {
+    pub findings: Vec<Finding>,
+    pub text: String,
+}
+
+impl Found {
+    fn of(e: &Evidence) -> Self {
+        Self { findings: e.findings(), text: e.to_text() }
+    }
+}
+
+/// A rule left failing that no section covers (still failing, out of scope, waived...), with what
+/// the final scan found.
+#[derive(Debug, Serialize)]
+pub struct LeftFailing {
+    pub info: RuleInfo,
+    pub status: String,
+    pub reason: String,
+    pub found: Found,
 }
 
 #[derive(Debug, Serialize)]
@@ -221,12 +267,22 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         })
         .collect();
     let escalated = data.rules.iter().filter(|r| r.status == RuleStatus::Escalated).map(|r| section(data, r, lookup(&r.rule_id))).collect();
+    let left_failing = data
+        .rules
+        .iter()
+        .filter(|r| r.status != RuleStatus::Escalated)
+        .filter_map(|r| {
+            let found = Found::of(r.final_evidence.as_ref()?);
+            let reason = r.reason.clone().unwrap_or_default();
+            Some(LeftFailing { info: rule_info(r, lookup(&r.rule_id)), status: r.status.to_string(), reason, found })
+        })
+        .collect();
     let fixed = fixed_rules(data, content);
     let score_before = run.score_before.or(data.summary.as_ref().and_then(|s| s.score_before));
     let score_after = run.score_after.or(data.summary.as_ref().and_then(|s| s.score_after));
     let score_text = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
     Report {
-        schema: "temper-report/1",
+        schema: "temper-report/2",
         run: RunInfo {
             id: run.id,
             target: run.target.clone(),
@@ -246,8 +302,9 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         },
         results: results(&data.rules),
         dispositions: dispositions(&data.rules),
+        out_of_scope: temper_core::journal::Tally::of(&data.rules).out_of_scope,
         score: format!("{} → {}", score_text(score_before), score_text(score_after)),
-        reboot: data.summary.as_ref().map_or("the run has not finished", |s| temper_core::journal::reboot_line(s.rebooted)).into(),
+        reboot: Reboot::of(data.summary.as_ref()),
         score_before,
         score_after,
         roles: roles(data),
@@ -268,6 +325,7 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
             completion_tokens: s.completion_tokens,
         }),
         escalated,
+        left_failing,
         fixed,
         rules,
         controls: crate::controls::build(data),
@@ -305,7 +363,7 @@ fn section(data: &RunData, r: &journal::Rule, c: Option<&Rule>) -> RuleSection {
         final_result: r.final_result.map(|f| f.to_string()),
         reason: r.reason.clone().unwrap_or_else(|| "no reason recorded".into()),
         verdicts: attempts.iter().map(|a| a.outcome()).collect(),
-        attempts: attempts.iter().map(|a| attempt_view(a, &attempts)).collect(),
+        attempts: attempts.iter().map(|a| attempt_view(a, &attempts, data.blamed_by(a))).collect(),
         lessons: data
             .lessons
             .iter()
@@ -319,6 +377,7 @@ fn section(data: &RunData, r: &journal::Rule, c: Option<&Rule>) -> RuleSection {
             .map(|b| LessonView { text: b.pattern.clone(), detail: b.reason.clone(), extra: String::new() })
             .collect(),
         next_steps,
+        found: r.final_evidence.as_ref().map(Found::of),
         info,
     }
 }
@@ -331,12 +390,18 @@ fn yes_no(v: Option<bool>, yes: &str, no: &str) -> String {
     }
 }
 
-fn attempt_view(a: &Attempt, rule_attempts: &[&Attempt]) -> AttemptView {
+fn attempt_view(a: &Attempt, rule_attempts: &[&Attempt], blamed: Option<BlamedBy>) -> AttemptView {
     let method = a.revert_method.map(|m| m.to_string()).unwrap_or_default();
     let rolled_back = a.kept == Some(KeptState::RolledBack);
     let fixed = a.verdict == Some(Verdict::Fixed);
     let reverted = match a.revert_method {
         _ if rolled_back && fixed => "rolled back with its batch when an earlier fix was found to regress; replayed",
+        _ if rolled_back && blamed == Some(BlamedBy::RebootProof) => {
+            "kept, then rolled back by the reboot proof (what a cold reboot found is its verdict); the VM went back to the last checkpoint that booted"
+        }
+        _ if rolled_back && blamed == Some(BlamedBy::FinalScan) => {
+            "kept, then rolled back when the final scan found a rule it broke (the run had no reboot proof); the other fixes were replayed"
+        }
         _ if rolled_back => "kept, then blamed by the batch's regression check; the VM went back to the snapshot before it",
         Some(RevertMethod::None) if fixed => "kept (new checkpoint)",
         Some(RevertMethod::None) => "nothing to revert (the script never ran)",
@@ -430,8 +495,11 @@ fn dispositions(rules: &[journal::Rule]) -> Vec<Count> {
 fn before(status: RuleStatus, rules: &[journal::Rule]) -> usize {
     let scanned = |s: ScanResult| rules.iter().filter(|r| r.initial_result == s).count();
     match status {
-        RuleStatus::Skipped | RuleStatus::Waived | RuleStatus::Deferred => rules.iter().filter(|r| r.status == status).count(),
-        RuleStatus::StillFailing => rules.iter().filter(|r| r.initial_result == ScanResult::Fail && !r.status.dispositioned()).count(),
+        // Set aside at the first scan: so they stay.
+        RuleStatus::Skipped | RuleStatus::Waived | RuleStatus::Deferred | RuleStatus::OutOfScope => {
+            rules.iter().filter(|r| r.status == status).count()
+        }
+        RuleStatus::StillFailing => rules.iter().filter(|r| r.initial_result == ScanResult::Fail && !r.status.set_aside()).count(),
         RuleStatus::Passing => scanned(ScanResult::Pass),
         RuleStatus::Fixed | RuleStatus::Escalated | RuleStatus::Pending | RuleStatus::Unstable => 0,
         RuleStatus::NotApplicable => scanned(ScanResult::NotApplicable),

@@ -92,3 +92,119 @@ async fn evidence_is_in_the_reports_and_the_checklist() {
     assert!(details.contains("What the scanner found after attempt #1"), "{details}");
     assert!(details.contains(&before.definition) && details.contains("&lt;script&gt;"), "{details}");
 }
+
+/// Text a guest could plant in what the scanner collects: markup, quotes, a CDATA end and
+/// control characters.
+const PLANTED: &str = "CONFIG_X=n </pre><script>alert(\"x\")</script> ]]> 'q' \u{1b}[31m\u{7}";
+
+/// Evidence as the OVAL engine gives it for a line of the kernel's configuration: the line found
+/// (with `found` in it) against the one expected.
+fn kernel_config(rule: &str, found: &str) -> Evidence {
+    use temper_scap::oval::{CollectedItem, DefinitionResult, Field, Spec, TestEvidence};
+    let field = |name: &str, value: &str| Field { name: name.into(), value: value.into(), ..Field::default() };
+    let test = TestEvidence {
+        id: "oval:ssg-test_kernel_config_x:tst:1".into(),
+        kind: "textfilecontent54_test".into(),
+        comment: "CONFIG_X is set to y".into(),
+        result: DefinitionResult::False,
+        check: "all".into(),
+        check_existence: "all_exist".into(),
+        object: Some(Spec {
+            id: "oval:o:1".into(),
+            kind: "textfilecontent54_object".into(),
+            comment: String::new(),
+            fields: vec![field("filepath", "/boot/config-6.1.0-28-amd64"), field("pattern", "^CONFIG_X=(.*)$")],
+            members: vec![],
+        }),
+        flag: Some("complete".into()),
+        states: vec![Spec {
+            id: "oval:s:1".into(),
+            kind: "textfilecontent54_state".into(),
+            comment: String::new(),
+            fields: vec![field("subexpression", "y")],
+            members: vec![],
+        }],
+        variables: vec![],
+        items: vec![CollectedItem {
+            id: "1".into(),
+            kind: "textfilecontent_item".into(),
+            status: "exists".into(),
+            result: Some(DefinitionResult::False),
+            fields: vec![("filepath".into(), "/boot/config-6.1.0-28-amd64".into()), ("text".into(), found.into())],
+        }],
+        items_total: 1,
+    };
+    Evidence {
+        rule: rule.into(),
+        outcome: temper_scap::Outcome::Fail,
+        definition: "oval:ssg-kernel_config_x:def:1".into(),
+        title: "CONFIG_X".into(),
+        result: DefinitionResult::False,
+        tests: vec![test],
+    }
+}
+
+/// Two rules never attempted fail the final scan: one escalated (no fix), one out of scope. Both
+/// carry what the final scan found into every format, and the escalated one's next step names the
+/// line found and the value expected. Planted text stays inert.
+#[tokio::test]
+async fn rules_never_attempted_carry_the_final_scans_evidence_into_every_format() {
+    let c = debian12_anssi();
+    let mut f = Fixture::open().await;
+    let ds = ssg("ssg-debian12-ds.xml").display().to_string();
+    f.run = f.store.create_run(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await.unwrap();
+    let (s, run) = (&f.store, f.run);
+    let ids: Vec<String> = c.selected_rules.iter().filter(|r| r.stig_ids.is_empty()).take(2).map(|r| r.id.clone()).collect();
+    let (esc, out) = (&ids[0], &ids[1]);
+    s.add_rule(&new_rule(run, esc, "", "medium", ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
+    s.add_rule(&new_rule(run, out, "", "medium", ScanResult::Fail, RuleStatus::OutOfScope, Some("outside this run's scope (--rules)")))
+        .await
+        .unwrap();
+    s.escalate_rule(run, esc, &Escalation::new(EscalationCause::NoFix, "no stock fix in the content, and the agent offers no other"))
+        .await
+        .unwrap();
+    for (id, found) in [(esc, "CONFIG_X=n"), (out, PLANTED)] {
+        s.set_final_result(run, id, ScanResult::Fail).await.unwrap();
+        s.set_final_evidence(run, id, &kernel_config(id, found)).await.unwrap();
+    }
+    s.finish_run(run, &RunSummary { run, exit_code: 2, ..Default::default() }).await.unwrap();
+    let data = load(s, run).await.unwrap();
+    assert_eq!(data.rules[1].final_evidence.as_ref(), Some(&kernel_config(out, PLANTED)), "stored whole");
+
+    let json: serde_json::Value = serde_json::from_str(&render(&data, Some(c), Format::Json).unwrap()).expect("the JSON stays well formed");
+    let step = &json["escalated"][0]["next_steps"][0];
+    assert_eq!(step["cause"], "found by the scanner", "{step}");
+    let check = step["check"].as_str().unwrap();
+    for want in ["/boot/config-6.1.0-28-amd64", "text=\"CONFIG_X=n\"", "subexpression = \"y\""] {
+        assert!(check.contains(want), "the next step names what was found and what was expected ({want}): {check}");
+    }
+    assert!(json["escalated"][0]["next_steps"][1]["try_"].as_str().unwrap().contains("from what the scanner found"));
+    assert_eq!(json["left_failing"][0]["status"], "out_of_scope");
+
+    let md = render(&data, Some(c), Format::Md).unwrap();
+    assert!(md.contains("**What the final scan found.**") && md.contains("## Other rules left failing (1)"), "{md}");
+    assert!(md.contains("CONFIG\\_X=n") || md.contains("CONFIG_X=n"), "{md}");
+    let finding = md.lines().find(|l| l.starts_with("- CONFIG\\_X is set to y") && l.contains("script")).expect("the planted finding");
+    assert!(finding.contains("&lt;script&gt;") && !finding.contains("<script>"), "markup in Markdown prose is escaped: {finding}");
+
+    let html = render(&data, Some(c), Format::Html).unwrap();
+    assert!(html.contains("What the final scan found") && html.contains("subexpression = &quot;y&quot;"));
+    assert!(!html.contains("<script>alert") && !html.contains("</pre><script>"), "planted markup is escaped");
+    assert!(html.contains("&lt;script&gt;alert("), "and still shown");
+
+    let ckl = render(&data, Some(c), Format::Ckl).unwrap();
+    let mut reader = quick_xml::Reader::from_str(&ckl);
+    loop {
+        match reader.read_event() {
+            Ok(quick_xml::events::Event::Eof) => break,
+            Ok(_) => {}
+            Err(e) => panic!("the checklist is not well formed at {}: {e}", reader.buffer_position()),
+        }
+    }
+    assert!(!ckl.contains('\u{1b}') && !ckl.contains('\u{7}'), "no control character XML 1.0 cannot carry");
+    let details: Vec<&str> = ckl.split("<FINDING_DETAILS>").skip(1).filter_map(|d| d.split("</FINDING_DETAILS>").next()).collect();
+    assert!(details.iter().all(|d| d.contains("What the scanner found at the final scan")), "{details:?}");
+    assert!(details.iter().any(|d| d.contains("&lt;script&gt;")), "{details:?}");
+    let cklb: serde_json::Value = serde_json::from_str(&render(&data, Some(c), Format::Cklb).unwrap()).expect("the CKLB stays well formed");
+    assert!(cklb.to_string().contains("What the scanner found at the final scan"));
+}

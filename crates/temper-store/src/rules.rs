@@ -1,5 +1,6 @@
 use async_trait::async_trait;
 use temper_core::journal::{Escalation, JournalResult, NewRule, Rule, RuleLog, RuleStatus, ScanResult};
+use temper_scap::oval::Evidence;
 
 use crate::{Store, with_db};
 
@@ -59,6 +60,13 @@ impl RuleLog for Store {
         with_db!(self, p => async {
             sqlx::query("UPDATE rules SET final_result = $1 WHERE run_id = $2 AND rule_id = $3")
                 .bind(result).bind(run).bind(rule_id).execute(p).await.map(drop)
+        })
+    }
+
+    async fn set_final_evidence(&self, run: i64, rule_id: &str, evidence: &Evidence) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE rules SET final_evidence = $1 WHERE run_id = $2 AND rule_id = $3")
+                .bind(sqlx::types::Json(evidence)).bind(run).bind(rule_id).execute(p).await.map(drop)
         })
     }
 }

@@ -153,8 +153,11 @@ fn old_rows(tables: &[&str]) -> String {
 
 async fn assert_rows_kept(s: &Store, tables: &[&str]) {
     let name = s.backend();
-    // Columns added since (0010/0009: a rule's escalation cause) are NULL in the kept rows.
+    // Columns added since (0010/0009: a rule's escalation cause; 0013/0012: its final evidence)
+    // are NULL in the kept rows.
     s.raw_rows("ALTER TABLE old_rules ADD COLUMN escalation_cause TEXT").await.unwrap();
+    let json = if name == "postgres" { "JSONB" } else { "TEXT" };
+    s.raw_rows(&format!("ALTER TABLE old_rules ADD COLUMN final_evidence {json}")).await.unwrap();
     for t in tables {
         assert_eq!(s.raw_rows(&format!("SELECT * FROM {t}")).await.unwrap(), 1, "{name}: {t}");
         for (a, b) in [("old_", ""), ("", "old_")] {

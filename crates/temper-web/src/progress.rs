@@ -2,7 +2,7 @@
 //! The run page shows it and the event stream sends it again whenever its [`State`] changes.
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use temper_core::journal::{Phase, Rule, RuleStatus, Run, RunStatus, ScanResult, now_ms};
+use temper_core::journal::{Phase, Rule, RuleStatus, Run, RunStatus, Tally, now_ms};
 
 use crate::state::AppState;
 use crate::{WebError, pages::duration};
@@ -59,7 +59,8 @@ impl Progress {
             .filter(|r| matches!(r.status, RuleStatus::Fixed | RuleStatus::Escalated | RuleStatus::StillFailing))
             .filter(|r| r.attempts > 0 || r.elapsed_ms > 0)
             .collect();
-        let open = count(RuleStatus::Pending);
+        let tally = Tally::of(rules);
+        let open = tally.open;
         let eta_secs = (!worked.is_empty() && open > 0 && run.status == RunStatus::Running).then(|| {
             let mean_ms = worked.iter().map(|r| r.elapsed_ms).sum::<i64>() / worked.len() as i64;
             mean_ms * open as i64 / 1000
@@ -73,7 +74,7 @@ impl Progress {
                 phase: run.phase,
                 rule: run.current_rule.clone(),
                 counts,
-                failing_at_start: rules.iter().filter(|r| r.initial_result == ScanResult::Fail).count(),
+                failing_at_start: tally.failing_at_start,
                 open,
                 done: worked.len(),
                 attempts: rules.iter().map(|r| r.attempts).sum(),

@@ -31,7 +31,8 @@
     text('eta', dash(s.eta));
     text('open', s.open + ' of ' + s.failing_at_start + ' failing at start');
     text('attempts', s.attempts);
-    text('score', dash(s.score_before) + ' → ' + dash(s.score_after));
+    const pct = (v) => (typeof v === 'number' ? v.toFixed(2) + '%' : '-');
+    text('score', pct(s.score_before) + ' → ' + pct(s.score_after));
     byId('counts').replaceChildren(...s.counts.map((c) => {
       const li = document.createElement('li');
       const b = document.createElement('b');

@@ -50,6 +50,7 @@ async fn pages_answer_and_escape_what_they_show() {
     let (status, page) = text(&format!("{}/runs/{run}", web.base)).await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("<dd id=\"phase\">fix</dd>"), "the phase");
+    assert!(page.contains("<dd id=\"score\">61.25% → -</dd>"), "the score as a percentage");
     assert!(page.contains("sshd_set_keepalive"), "the current rule");
     assert!(page.contains("<script src=\"/static/live.js\" defer></script>"));
     // Escaped: the hostile title, reason and event data show as text.
@@ -70,6 +71,8 @@ async fn pages_answer_and_escape_what_they_show() {
     assert!(rule.contains(&html(&hostile())), "output, escaped");
     assert!(!rule.contains(PWN_IMG) && !rule.contains(PWN_SCRIPT));
     assert!(!rule.contains("<script"), "the rule page has no script at all");
+    assert!(rule.contains("What the final scan found") && rule.contains(&html("user_id = \"0\"")), "the state expected");
+    assert!(rule.contains(&html(&format!("user={:?}", hostile()))), "the item found, escaped");
 
     let (status, js) = text(&format!("{}/static/live.js", web.base)).await;
     assert_eq!(status, StatusCode::OK);

@@ -175,11 +175,18 @@ pub enum ContentCmd {
         json: bool,
     },
     /// The rules a profile selects, with ids, DISA references and resolved stock fixes.
-    #[command(after_help = "Example:\n  temper content rules ssg-rhel9-ds.xml --profile xccdf_org.ssgproject.content_profile_stig --json")]
+    #[command(
+        after_help = "Examples:\n  temper content rules ssg-rhel9-ds.xml --profile xccdf_org.ssgproject.content_profile_stig --json\n  temper content rules ssg-debian12-ds.xml --tailoring-file tailoring.xml"
+    )]
     Rules {
         datastream: PathBuf,
+        /// The profile; with `--tailoring-file`, one of its profiles (or the profile it extends),
+        /// and optional when it has only one.
+        #[arg(long, required_unless_present = "tailoring_file")]
+        profile: Option<String>,
+        /// An XCCDF tailoring file: list the rules its tailored profile selects.
         #[arg(long)]
-        profile: String,
+        tailoring_file: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },

@@ -155,6 +155,31 @@ async fn content_and_results_commands_read_real_files() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_rules_lists_what_a_tailored_profile_selects() {
+    let w = World::new();
+    let ds = std::path::Path::new(&temper_target::vm_dir()).join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+    let tailoring = w.dir.path().join("tailoring.xml");
+    let made = std::process::Command::new("autotailor")
+        .args(["-u", "sshd_disable_root_login", "-o"])
+        .arg(&tailoring)
+        .arg(&ds)
+        .arg("standard")
+        .status()
+        .expect("autotailor (openscap-utils: bash vm/host-deps.sh)");
+    assert!(made.success());
+    let ids = |v: Value| v.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let ds = ds.to_str().unwrap();
+    let plain = ids(json_of(&w.run(&["content", "rules", ds, "--profile", STANDARD, "--json"]).await));
+    let tailored = ids(json_of(&w.run(&["content", "rules", ds, "--tailoring-file", tailoring.to_str().unwrap(), "--json"]).await));
+    let root = "xccdf_org.ssgproject.content_rule_sshd_disable_root_login".to_string();
+    assert!(plain.contains(&root), "the profile selects it");
+    assert!(!tailored.contains(&root), "the tailoring unselects it");
+    assert_eq!(tailored.len(), plain.len() - 1, "and nothing else changes");
+    let none = w.run(&["content", "rules", ds]).await;
+    assert!(!none.status.success() && String::from_utf8_lossy(&none.stderr).contains("--profile"), "a profile or a tailoring is needed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn llm_probe_reports_native_mode_and_dropped_calls() {
     let w = World::new();
     let two = temper_mockllm::Scripted::tool_calls(vec![

@@ -96,6 +96,13 @@ async fn a_fix_that_breaks_boot_is_found_by_bisection_and_the_rest_are_kept() {
         let reboots = sim.events(run, EventKind::Reboot).await;
         assert!(reboots.iter().any(|r| r["up"] == false), "{bad}: a reboot that did not come up is recorded");
         assert_eq!(reboots.last().unwrap()["up"], true, "{bad}");
+        // The report says what rolled the fix back: the reboot proof, not a regression check.
+        let data = temper_report::load(sim.store.as_ref(), run).await.unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&temper_report::render(&data, Some(content()), temper_report::Format::Json).unwrap()).unwrap();
+        let section = json["escalated"].as_array().unwrap().iter().find(|e| e["info"]["rule_id"] == full(bad)).expect("escalated");
+        let reverted = section["attempts"][0]["reverted"].as_str().unwrap();
+        assert!(reverted.contains("rolled back by the reboot proof") && !reverted.contains("regression check"), "{bad}: {reverted}");
         took(&format!("a_fix_that_breaks_boot_is_found_by_bisection_and_the_rest_are_kept ({bad})"), t);
     }
 }

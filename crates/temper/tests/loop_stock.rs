@@ -5,7 +5,7 @@ mod sim;
 use std::time::Instant;
 
 use sim::*;
-use temper_core::journal::{AttemptState, EventKind, FixSource, RuleStatus};
+use temper_core::journal::{AttemptState, EventKind, FixSource, RuleStatus, ScanResult, Tally};
 use temper_core::verdict::Verdict;
 use temper_scap::Outcome;
 
@@ -46,6 +46,56 @@ async fn a_stock_run_fixes_every_rule_its_fixes_fix() {
     }
     assert_eq!(summary.exit_code, 2, "escalated rules make exit code 2");
     took("a_stock_run_fixes_every_rule_its_fixes_fix", t);
+}
+
+/// `--rules` with two rules: the other failing rules are `out_of_scope` from the first scan on,
+/// never picked, and counted in no status count, ETA, summary or exit code. The whole run above
+/// ends 2 (escalated rules); this one ends 0, both its rules fixed, killed and resumed once.
+#[tokio::test]
+async fn a_rules_run_counts_only_its_scope() {
+    let t = Instant::now();
+    let mut sim = Sim::new("scope").await;
+    let scope = ["sshd_set_keepalive", "file_permissions_systemmap"];
+    sim.settings.rules = scope.map(String::from).to_vec();
+    let run = sim.new_run("stock").await;
+    // Mid-run, as `temper status` reads it: the rest is out of scope already, open counts the scope.
+    sim.kill_during(run, &stock_fix(scope[0])).await;
+    let mid = Tally::of(&sim.rules(run).await);
+    assert_eq!((mid.open + mid.fixed, mid.escalated, mid.still_failing), (2, 0, 0), "{mid:?}");
+    assert!(mid.out_of_scope > 5, "{mid:?}");
+    let summary = sim.stock(run).await.unwrap();
+    let rules = sim.rules(run).await;
+    let failing: Vec<_> = rules.iter().filter(|r| r.initial_result == ScanResult::Fail && !r.status.dispositioned()).collect();
+    assert!(failing.len() > scope.len() + 5, "the recorded scan fails many more rules: {}", failing.len());
+    for r in &failing {
+        let short = temper_scap::short_rule_id(&r.rule_id);
+        if scope.contains(&short) {
+            assert_eq!(r.status, RuleStatus::Fixed, "{short}");
+        } else {
+            assert_eq!(r.status, RuleStatus::OutOfScope, "{short}");
+            assert!(r.reason.as_deref().unwrap_or("").contains("--rules"), "{short}: {:?}", r.reason);
+            assert_eq!(r.attempts, 0, "{short} was never worked on");
+        }
+    }
+    let out = failing.len() - scope.len();
+    assert_eq!(summary.statuses.get("out_of_scope"), Some(&out), "{summary:?}");
+    for none in ["pending", "still_failing", "escalated"] {
+        assert_eq!(summary.statuses.get(none), None, "no rule is {none}: {summary:?}");
+    }
+    assert!(summary.failing_after.is_empty(), "{:?}", summary.failing_after);
+    assert_eq!(summary.exit_code, 0, "every rule in scope is fixed");
+    // What `temper status` and the web view count.
+    let tally = Tally::of(&rules);
+    let set_aside = rules.iter().filter(|r| r.initial_result == ScanResult::Fail && r.status.dispositioned()).count();
+    assert_eq!(
+        (tally.failing_at_start, tally.fixed, tally.open, tally.out_of_scope),
+        (2 + set_aside, 2, 0, out),
+        "the skill's skips count"
+    );
+    assert_eq!(tally.eta(600), None, "nothing left to estimate");
+    let md = sim.report(run).await;
+    assert!(md.contains(&format!("Scope: {out} failing rules were outside this run's scope")), "{md}");
+    took("a_rules_run_counts_only_its_scope", t);
 }
 
 /// Passing rules the scenarios' fixes break.

@@ -6,6 +6,7 @@ mod event;
 mod event_parts;
 mod lease;
 mod records;
+mod tally;
 mod vocab;
 
 use async_trait::async_trait;
@@ -14,8 +15,9 @@ pub use event::{Blamed, Booted, Cadence, EventData, Picked, PickedBy, Regressed,
 pub use lease::{LEASE_FOR, Lease, LeaseError, Term, driver_id, driver_is_dead, now_ms};
 pub use records::{
     Attempt, Ban, Claim, Culprit, Escalation, Evaluation, Event, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem,
-    RETIRE_AFTER, Recall, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
+    RETIRE_AFTER, RebootProof, Recall, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
 };
+pub use tally::Tally;
 pub(crate) use vocab::text_enum;
 pub use vocab::{
     AttemptState, EscalationCause, EventKind, FixSource, KeptState, MemoryKind, Phase, QueueState, RevertMethod, RuleStatus, RunStatus,
@@ -85,6 +87,8 @@ pub trait RuleLog: Send + Sync {
     async fn escalate_rule(&self, run: i64, rule_id: &str, e: &Escalation) -> JournalResult<()>;
     async fn add_rule_time(&self, run: i64, rule_id: &str, ms: i64) -> JournalResult<()>;
     async fn set_final_result(&self, run: i64, rule_id: &str, result: ScanResult) -> JournalResult<()>;
+    /// What the final scan found wrong with a rule still failing.
+    async fn set_final_evidence(&self, run: i64, rule_id: &str, evidence: &temper_scap::oval::Evidence) -> JournalResult<()>;
 }
 
 /// Attempts: started before the fix runs, finished with their evaluation, kept or settled.

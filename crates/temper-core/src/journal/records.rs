@@ -106,6 +106,10 @@ pub struct Rule {
     /// Attempts that count as tries (an interrupted one does not).
     pub attempts: i64,
     pub elapsed_ms: i64,
+    /// What the final scan found wrong with it, when it still fails and the scan says (the OVAL
+    /// engine), attempted or not.
+    #[cfg_attr(feature = "sqlx", sqlx(json(nullable)))]
+    pub final_evidence: Option<Evidence>,
 }
 
 /// Why a rule goes to a human: the cause, and the reason in words.
@@ -459,7 +463,7 @@ pub struct RunSummary {
     pub harness_pct: f64,
     /// How many processes drove the run (1 unless it was resumed).
     pub segments: usize,
-    /// Rules the final scan found failing that the run did not disposition.
+    /// Rules the final scan found failing that the run did not set aside (disposition, scope).
     pub failing_after: Vec<String>,
     /// The lockout guard and the health check at the end (`None` in older summaries).
     pub healthy: Option<bool>,
@@ -509,5 +513,27 @@ pub fn reboot_line(rebooted: Option<bool>) -> &'static str {
         Some(true) => "the final state survived a cold reboot; the final scan was taken after it",
         Some(false) => "NOT proven: the final state has not been through a reboot",
         None => "not proven: the run skipped the reboot proof",
+    }
+}
+
+/// What a summary's `rebooted` says, as a value a program reads (the JSON report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RebootProof {
+    /// The final state survived a cold reboot.
+    Proven,
+    /// Fixes were kept that no reboot has proven.
+    NotProven,
+    /// The run skipped the reboot proof (or has not finished).
+    NotRun,
+}
+
+impl RebootProof {
+    pub fn of(rebooted: Option<bool>) -> Self {
+        match rebooted {
+            Some(true) => Self::Proven,
+            Some(false) => Self::NotProven,
+            None => Self::NotRun,
+        }
     }
 }

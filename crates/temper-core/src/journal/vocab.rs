@@ -135,6 +135,9 @@ text_enum! {
         Waived = "waived",
         Deferred = "deferred",
         StillFailing = "still_failing",
+        /// Failing, but outside the run's scope (`--rules`, a plan's scope): not worked on, and
+        /// counted in no progress, summary or exit code.
+        OutOfScope = "out_of_scope",
         /// Its result flips with nothing changed: left out of the regression set.
         Unstable = "unstable",
         NotApplicable = "notapplicable",
@@ -150,6 +153,10 @@ impl RuleStatus {
     /// Set aside by the skill (or a waiver): not worked on, not counted as remaining.
     pub fn dispositioned(self) -> bool {
         matches!(self, Self::Skipped | Self::Waived | Self::Deferred)
+    }
+    /// Not worked on in this run, and not counted as remaining: dispositioned, or out of scope.
+    pub fn set_aside(self) -> bool {
+        self.dispositioned() || self == Self::OutOfScope
     }
     /// Passes now: at the first scan, or fixed since.
     pub fn passes(self) -> bool {

@@ -21,16 +21,16 @@ impl Ralph<'_> {
     }
 
     /// Of `watched`, those `scan` finds applicable: one that fails reopens as pending (or takes
-    /// the skill's disposition), one that passes joins the regression (or final) set. The number
-    /// reopened in scope.
+    /// the skill's disposition, or is out of scope), one that passes joins the regression (or
+    /// final) set. The number reopened as pending.
     pub(super) async fn now_applicable(&self, state: &mut RunState, scan: &Scan, watched: &[String]) -> LoopResult<usize> {
         let mut reopened = 0;
         for rule in watched {
             let (status, reason) = match ScanResult::from(scan.outcome(rule)) {
-                ScanResult::Fail => match self.skill.disposition(temper_scap::short_rule_id(rule)) {
-                    Some(d) => (d.disposition.status(), d.reason),
-                    None => {
-                        (RuleStatus::Pending, "not applicable at the first scan; fails since other rules' fixes made it applicable".into())
+                ScanResult::Fail => match self.opening(rule) {
+                    (status, Some(reason)) => (status, reason),
+                    (status, None) => {
+                        (status, "not applicable at the first scan; fails since other rules' fixes made it applicable".into())
                     }
                 },
                 ScanResult::Pass => {
@@ -39,7 +39,7 @@ impl Ralph<'_> {
                 }
                 _ => continue,
             };
-            reopened += usize::from(status == RuleStatus::Pending && self.in_scope(rule));
+            reopened += usize::from(status == RuleStatus::Pending);
             self.store.set_rule_status(self.run, rule, status, Some(&reason)).await?;
             self.note(Some(rule), EventData::RuleApplicable { status }).await?;
         }

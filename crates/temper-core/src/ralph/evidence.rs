@@ -1,13 +1,15 @@
 //! The rule's evidence before a fix: with the OVAL engine, what the scanner finds wrong now,
-//! after every fix kept since the first scan, for the Worker, the journal and the report.
+//! after every fix kept since the first scan, for the Worker, the journal and the report. At the
+//! end, the same for every rule left failing (`final_evidence`).
 //!
 //! It costs a one-rule rescan, unless the rescan after the previous fix looked ahead: that rescan
 //! also evaluates the rule likely to be picked next, and once the fix is kept the machine is just
 //! as the next attempt starts from, so its evidence is that rule's before-evidence.
+use temper_scap::Outcome;
 use temper_scap::oval::Evidence;
 
 use super::{LoopResult, Ralph, RunState};
-use crate::scan::Engine;
+use crate::scan::{Engine, Scan};
 
 /// A rule's evidence, taken by a rescan that looked ahead, valid while the guest is at `head`.
 #[derive(Debug, Clone)]
@@ -48,6 +50,34 @@ impl Ralph<'_> {
                 None
             }
         }
+    }
+
+    /// What the final scan found wrong with each rule still failing, attempted or not, kept
+    /// with the rule for the reports: from the scan where it has it (the tree walkers it split
+    /// off), else from one rescan of the rest through the OVAL engine. None with the xccdf
+    /// engine; a rescan that fails leaves them without (evidence informs, it judges nothing).
+    pub(super) async fn final_evidence(&self, scan: &Scan) -> LoopResult<()> {
+        if self.scanner.engine() != Engine::Oval {
+            return Ok(());
+        }
+        let known: Vec<String> = self.store.rules(self.run).await?.into_iter().map(|r| r.rule_id).collect();
+        let failing: Vec<String> = scan.with(Outcome::Fail).into_iter().filter(|r| known.contains(r)).collect();
+        let rest: Vec<String> = failing.iter().filter(|r| scan.evidence_of(r).is_none()).cloned().collect();
+        let rescan = if rest.is_empty() {
+            None
+        } else {
+            let scan = self.scanner.scan(self.guest, &rest).await;
+            scan.inspect_err(
+                |e| tracing::warn!(rules = rest.len(), error = %e, "no evidence for the rules left failing: the rescan failed"),
+            )
+            .ok()
+        };
+        for rule in &failing {
+            if let Some(e) = scan.evidence_of(rule).or_else(|| rescan.as_ref()?.evidence_of(rule)) {
+                self.store.set_final_evidence(self.run, rule, e).await?;
+            }
+        }
+        Ok(())
     }
 
     /// The rule to look ahead to while `rule` is rescanned: the first other open candidate with a

@@ -2,10 +2,10 @@
 use std::collections::BTreeMap;
 
 use super::{End, LoopResult, Phase, Ralph, RunState};
-use crate::journal::{EventData, EventKind, RevertMethod, RuleStatus, RunSummary, ScanKind, ScanResult};
+use crate::journal::{EventData, EventKind, RevertMethod, RuleStatus, RunSummary, ScanKind, ScanResult, Tally};
 use crate::scan::Scan;
 
-/// Exit codes: every failing rule fixed or dispositioned; some remain.
+/// Exit codes: every failing rule in scope fixed or dispositioned; some remain.
 pub const EXIT_DONE: i64 = 0;
 pub const EXIT_REMAINING: i64 = 2;
 
@@ -44,11 +44,15 @@ impl Ralph<'_> {
                 let was = r.reason.as_deref().map(|x| format!("; it had been {}: {x}", r.status)).unwrap_or_default();
                 let why = format!("passes at the final scan, after other rules' fixes{was}");
                 self.store.set_rule_status(self.run, &r.rule_id, RuleStatus::Fixed, Some(&why)).await?;
+            } else if r.status == RuleStatus::Pending && !self.in_scope(&r.rule_id) {
+                // A run stored before scopes had their own status.
+                self.store.set_rule_status(self.run, &r.rule_id, RuleStatus::OutOfScope, Some(super::pick::OUT_OF_SCOPE)).await?;
             } else if r.status == RuleStatus::Pending {
                 let why = if r.attempts == 0 { "not attempted in this run" } else { "attempts ended without a fix" };
                 self.store.set_rule_status(self.run, &r.rule_id, RuleStatus::StillFailing, Some(why)).await?;
             }
         }
+        self.final_evidence(scan).await?;
         let rules = self.store.rules(self.run).await?;
         let mut statuses = BTreeMap::new();
         let mut before = BTreeMap::new();
@@ -56,12 +60,9 @@ impl Ralph<'_> {
             *statuses.entry(r.status.to_string()).or_insert(0) += 1;
             *before.entry(r.initial_result.to_string()).or_insert(0) += 1;
         }
-        let failing_after: Vec<String> = rules
-            .iter()
-            .filter(|r| r.final_result == Some(ScanResult::Fail) && !r.status.dispositioned())
-            .map(|r| r.rule_id.clone())
-            .collect();
-        let remaining = rules.iter().any(|r| matches!(r.status, RuleStatus::StillFailing | RuleStatus::Escalated));
+        let failing_after: Vec<String> =
+            rules.iter().filter(|r| r.final_result == Some(ScanResult::Fail) && !r.status.set_aside()).map(|r| r.rule_id.clone()).collect();
+        let remaining = Tally::of(&rules).remaining() > 0;
         let exit_code = if remaining || !failing_after.is_empty() { EXIT_REMAINING } else { EXIT_DONE };
 
         let attempts = self.store.attempts(self.run).await?;

@@ -28,6 +28,9 @@ pub struct Preset {
     pub remembered: Option<i64>,
 }
 
+/// Why a rule is `out_of_scope`.
+pub(super) const OUT_OF_SCOPE: &str = "outside this run's scope (--rules): not worked on";
+
 impl Ralph<'_> {
     #[tracing::instrument(name = "pick", skip_all)]
     pub(super) async fn pick(&self, state: &mut RunState) -> LoopResult<Option<Pick>> {
@@ -137,6 +140,16 @@ impl Ralph<'_> {
     pub(super) fn in_scope(&self, rule_id: &str) -> bool {
         let rules = &self.settings.rules;
         rules.is_empty() || rules.iter().any(|r| r == rule_id || r == temper_scap::short_rule_id(rule_id))
+    }
+
+    /// The status a failing rule opens with (at the first scan, or once it applies): the
+    /// skill's disposition, else `out_of_scope` outside the run's scope, else `pending`.
+    pub(super) fn opening(&self, rule_id: &str) -> (RuleStatus, Option<String>) {
+        match self.skill.disposition(temper_scap::short_rule_id(rule_id)) {
+            Some(d) => (d.disposition.status(), Some(d.reason)),
+            None if !self.in_scope(rule_id) => (RuleStatus::OutOfScope, Some(OUT_OF_SCOPE.into())),
+            None => (RuleStatus::Pending, None),
+        }
     }
 
     /// The open rule (in scope) whose last attempt was interrupted, with that attempt's plan.

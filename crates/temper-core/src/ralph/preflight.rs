@@ -159,12 +159,11 @@ impl Ralph<'_> {
             if r.result == Outcome::NotSelected {
                 continue;
             }
-            let short = temper_scap::short_rule_id(&r.idref);
             let title = self.content.rule(&r.idref).map(|c| c.title.as_str()).unwrap_or("");
             let result = ScanResult::from(r.result);
-            let (status, reason) = match (result, self.skill.disposition(short)) {
-                (ScanResult::Fail, Some(d)) => (d.disposition.status(), Some(d.reason)),
-                (other, _) => (RuleStatus::of_outcome(other), None),
+            let (status, reason) = match result {
+                ScanResult::Fail => self.opening(&r.idref),
+                other => (RuleStatus::of_outcome(other), None),
             };
             let rule = NewRule {
                 run_id: self.run,

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::{LoopError, LoopResult, Phase, Ralph};
 use crate::agent::TurnRecord;
-use crate::journal::{EventData, NewTurn, RuleStatus, RunStatus};
+use crate::journal::{EventData, NewTurn, RunStatus, Tally};
 
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -14,7 +14,7 @@ pub struct Status {
     pub attempt: u32,
     pub fixed: usize,
     pub escalated: usize,
-    /// Failing rules still open.
+    /// Failing rules in scope still open.
     pub open: usize,
     pub elapsed: Duration,
 }
@@ -39,16 +39,15 @@ impl Ralph<'_> {
         }
         self.store.set_phase(self.run, phase, rule).await?;
         tracing::info!(run = self.run, phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
-        let rules = self.store.rules(self.run).await?;
-        let count = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
+        let tally = Tally::of(&self.store.rules(self.run).await?);
         self.observer.update(&Status {
             run: self.run,
             phase,
             rule: rule.map(str::to_string),
             attempt,
-            fixed: count(RuleStatus::Fixed),
-            escalated: count(RuleStatus::Escalated),
-            open: count(RuleStatus::Pending),
+            fixed: tally.fixed,
+            escalated: tally.escalated,
+            open: tally.open,
             elapsed: self.started.elapsed(),
         });
         Ok(())

@@ -8,6 +8,11 @@ pub fn short_id(id: &str) -> &str {
     ["_rule_", "_profile_"].iter().find_map(|m| id.find(m).map(|i| &id[i + m.len()..])).unwrap_or(id)
 }
 
+/// A score as a percentage with two decimals (`61.25%`), `-` when not known.
+pub fn percent(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{v:.2}%"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@ use axum::extract::{Path, State};
 use axum::response::Html;
 use serde::Serialize;
 use temper_core::journal::{Ban, Lesson, Recall, Rule, Run};
+use temper_scap::oval::{Evidence, Finding};
 
 use crate::WebError;
 use crate::pages::AttemptView;
@@ -22,13 +23,18 @@ pub async fn show(State(app): State<AppState>, Path((id, rule_id)): Path<(i64, S
         .into_iter()
         .filter(|b| b.run_id == Some(id) && b.rule_id.as_ref() == Some(&rule_id))
         .collect();
-    app.pages.render("rule.html", RulePage { run, rule, attempts, lessons, bans })
+    let findings = rule.final_evidence.as_ref().map(Evidence::findings).unwrap_or_default();
+    let evidence = rule.final_evidence.as_ref().map(Evidence::to_text);
+    app.pages.render("rule.html", RulePage { run, rule, findings, evidence, attempts, lessons, bans })
 }
 
 #[derive(Serialize)]
 struct RulePage {
     run: Run,
     rule: Rule,
+    /// What the final scan found wrong with it, against what the check expects.
+    findings: Vec<Finding>,
+    evidence: Option<String>,
     attempts: Vec<AttemptView>,
     lessons: Vec<Lesson>,
     bans: Vec<Ban>,

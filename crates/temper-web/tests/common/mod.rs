@@ -25,6 +25,21 @@ pub const OPEN: &str = "xccdf_org.ssgproject.content_rule_sshd_set_keepalive";
 /// Not on this host: checklists cannot be made, reports can.
 pub const DATASTREAM: &str = "/nonexistent/ssg-debian12-ds.xml";
 
+/// What the final scan found wrong with `rule`: a file whose owner is `owner`, not root.
+pub fn found(rule: &str, owner: &str) -> temper_scap::oval::Evidence {
+    let test = serde_json::json!({
+        "id": "oval:t:1", "kind": "file_test", "comment": "drop-in files are owned by root", "result": "false",
+        "check": "all", "check_existence": "any_exist",
+        "object": {"id": "oval:o:1", "kind": "file_object", "comment": "", "fields": [{"name": "path", "value": "/etc/ssh/sshd_config.d"}]},
+        "flag": "complete",
+        "states": [{"id": "oval:s:1", "kind": "file_state", "comment": "", "fields": [{"name": "user_id", "value": "0"}]}],
+        "variables": [], "items_total": 1,
+        "items": [{"id": "1", "kind": "file_item", "status": "exists", "result": "false", "fields": [["filepath", "/etc/ssh/sshd_config.d/evil.conf"], ["user", owner]]}],
+    });
+    let e = serde_json::json!({"rule": rule, "outcome": "fail", "definition": "oval:d:1", "title": "owner", "result": "false", "tests": [test]});
+    serde_json::from_value(e).unwrap()
+}
+
 pub fn hostile() -> String {
     format!("{PWN_SCRIPT} {PWN_IMG} & \"quotes\"")
 }
@@ -100,6 +115,7 @@ impl Fixture {
         f.store.add_lesson(run, HOSTILE, &evil, "create the file first", "attempt 1: still failing").await.unwrap();
         f.store.set_rule_status(run, HOSTILE, RuleStatus::Escalated, Some(&format!("escalated: {evil}"))).await.unwrap();
         f.store.add_rule_time(run, HOSTILE, 20_000).await.unwrap();
+        f.store.set_final_evidence(run, HOSTILE, &found(HOSTILE, &evil)).await.unwrap();
 
         f.store.set_phase(run, Phase::Fix, Some(OPEN)).await.unwrap();
         f.store.event(run, Some(OPEN), &EventData::Pick(Picked { plan: evil.clone(), by: PickedBy::Architect {} })).await.unwrap();

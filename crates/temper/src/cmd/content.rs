@@ -16,8 +16,16 @@ pub fn run(cmd: ContentCmd) -> anyhow::Result<u8> {
                 }
             }
         }
-        ContentCmd::Rules { datastream, profile, json } => {
-            let b = temper_scap::read_benchmark(&datastream, Some(&profile)).with_context(|| datastream.display().to_string())?;
+        ContentCmd::Rules { datastream, profile, tailoring_file, json } => {
+            let b = match &tailoring_file {
+                Some(path) => {
+                    let t = temper_scap::Tailoring::read(path).with_context(|| format!("tailoring file {}", path.display()))?;
+                    temper_scap::read_benchmark_tailored(&datastream, &t, profile.as_deref())
+                }
+                None => temper_scap::read_benchmark(&datastream, profile.as_deref()),
+            }
+            .with_context(|| datastream.display().to_string())?;
+            let profile = b.profile.as_ref().map_or_else(|| profile.unwrap_or_default(), |p| p.id.clone());
             if json {
                 print_json(&temper_scap::json::rules_json(&b.selected_rules))?;
             } else {

@@ -23,15 +23,16 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
             let (controls, profile) = crate::controls::read(&skill, &profile, tailoring, None)?;
             let guest = wiring::guest(&target)?;
             let mut scanner = wiring::scanner(config, &skill, &profile);
-            if engine == Engine::Oval {
+            // Short ids become full ones with either engine (oscap takes only full ids).
+            let content = if engine == Engine::Oval || rules.iter().any(|r| !r.starts_with("xccdf_")) {
                 let ds = wiring::host_datastream(config, &skill);
                 let content = temper_report::read_content(&controls, &profile, &ds).with_context(|| ds.display().to_string())?;
-                rules = rules
-                    .iter()
-                    .map(|r| {
-                        content.rule(r).map(|c| c.id.clone()).with_context(|| format!("rule {r} is not selected by profile {profile}"))
-                    })
-                    .collect::<anyhow::Result<_>>()?;
+                rules = full_ids(&content, &rules)?;
+                Some(content)
+            } else {
+                None
+            };
+            if let (Engine::Oval, Some(content)) = (engine, content) {
                 scanner = scanner.with_oval(wiring::oval(config, &skill, content)?);
             }
             crate::controls::apply(&controls, skill, &mut scanner)?;
@@ -57,6 +58,15 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
     Ok(0)
 }
 
+/// `rules` (short or full ids) as the full ids of the rules `content`'s profile selects.
+fn full_ids(content: &temper_scap::Benchmark, rules: &[String]) -> anyhow::Result<Vec<String>> {
+    let profile = content.profile.as_ref().map_or("(the default selection)", |p| p.id.as_str());
+    rules
+        .iter()
+        .map(|r| content.rule(r).map(|c| c.id.clone()).with_context(|| format!("rule {r} is not selected by profile {profile}")))
+        .collect()
+}
+
 fn short(rules: &[String]) -> String {
     rules.iter().map(|r| temper_scap::short_rule_id(r)).collect::<Vec<_>>().join(", ")
 }
@@ -80,4 +90,21 @@ fn show(t: &temper_scap::TestResult, all: bool, json: bool, evidence: Option<&[E
     let counts = t.counts(all).into_iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
     println!("{counts}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::full_ids;
+
+    #[test]
+    fn short_ids_become_full_ones_and_unknown_ones_are_refused() {
+        let dir = std::env::var("TEMPER_VM_DIR").unwrap_or_else(|_| "/var/cache/temper/vm".into());
+        let ds = std::path::Path::new(&dir).join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+        assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh`", ds.display());
+        let content = temper_scap::read_benchmark(&ds, Some("xccdf_org.ssgproject.content_profile_standard")).unwrap();
+        let full = "xccdf_org.ssgproject.content_rule_sshd_disable_root_login".to_string();
+        assert_eq!(full_ids(&content, &["sshd_disable_root_login".into(), full.clone()]).unwrap(), [full.clone(), full]);
+        let err = full_ids(&content, &["no_such_rule".into()]).unwrap_err().to_string();
+        assert!(err.contains("no_such_rule") && err.contains("content_profile_standard"), "{err}");
+    }
 }

@@ -1,7 +1,7 @@
 //! `temper status`: a run's progress, read from the database.
 use serde_json::json;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{RuleStatus, RunStatus, ScanResult, now_ms};
+use temper_core::journal::{RunStatus, Tally, now_ms};
 
 use super::print_json;
 use crate::config::Config;
@@ -16,10 +16,9 @@ pub async fn run(config: &Config, run: Option<i64>, json_out: bool) -> anyhow::R
         },
     };
     let rules = store.rules(row.id).await?;
-    let count = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
+    // Counts and the ETA speak of the run's scope only.
+    let t = Tally::of(&rules);
     let attempts = store.attempts(row.id).await?;
-    let failing = rules.iter().filter(|r| r.initial_result == ScanResult::Fail).count();
-    let done = count(RuleStatus::Fixed) + count(RuleStatus::Escalated) + count(RuleStatus::StillFailing);
     // A run marked running whose process is gone is interrupted, whatever the row says.
     let gone = row.driver_gone(now_ms());
     let status = if gone { RunStatus::Interrupted } else { row.status };
@@ -28,8 +27,7 @@ pub async fn run(config: &Config, run: Option<i64>, json_out: bool) -> anyhow::R
     let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
     let end = row.ended_at.as_deref().and_then(parse).unwrap_or_else(|| chrono::Utc::now().fixed_offset());
     let elapsed = parse(&row.started_at).map_or(0, |start| (end - start).num_seconds());
-    let open = count(RuleStatus::Pending);
-    let eta = (done > 0 && open > 0).then(|| elapsed * open as i64 / done as i64);
+    let eta = t.eta(elapsed);
     let current_attempt = row.current_rule.as_deref().and_then(|r| rules.iter().find(|x| x.rule_id == r)).map(|r| r.attempts);
     let v = json!({
         "run": row.id,
@@ -44,14 +42,15 @@ pub async fn run(config: &Config, run: Option<i64>, json_out: bool) -> anyhow::R
         "skill": row.skill,
         "profile": row.profile,
         "agent": row.agent,
-        "failing_at_start": failing,
-        "fixed": count(RuleStatus::Fixed),
-        "escalated": count(RuleStatus::Escalated),
-        "skipped": count(RuleStatus::Skipped),
-        "waived": count(RuleStatus::Waived),
-        "deferred": count(RuleStatus::Deferred),
-        "still_failing": count(RuleStatus::StillFailing),
-        "open": open,
+        "failing_at_start": t.failing_at_start,
+        "fixed": t.fixed,
+        "escalated": t.escalated,
+        "skipped": t.skipped,
+        "waived": t.waived,
+        "deferred": t.deferred,
+        "still_failing": t.still_failing,
+        "open": t.open,
+        "out_of_scope": t.out_of_scope,
         "attempts": attempts.len(),
         "elapsed_secs": elapsed,
         "eta_secs": eta,
@@ -64,15 +63,16 @@ pub async fn run(config: &Config, run: Option<i64>, json_out: bool) -> anyhow::R
         print_json(&v)?;
     } else {
         println!(
-            "run {} {} | phase {} | rule {} | fixed {} escalated {} open {} of {} failing | {} attempts | {}s elapsed{}",
+            "run {} {} | phase {} | rule {} | fixed {} escalated {} open {} of {} failing{} | {} attempts | {}s elapsed{}",
             row.id,
             status,
             row.phase,
             row.current_rule.as_deref().map(temper_scap::short_rule_id).unwrap_or("-"),
-            count(RuleStatus::Fixed),
-            count(RuleStatus::Escalated),
-            open,
-            failing,
+            t.fixed,
+            t.escalated,
+            t.open,
+            t.failing_at_start,
+            if t.out_of_scope > 0 { format!(" in scope ({} out of scope)", t.out_of_scope) } else { String::new() },
             attempts.len(),
             elapsed,
             eta.map(|e| format!(", eta {e}s")).unwrap_or_default(),

@@ -261,6 +261,63 @@ impl Evidence {
     }
 }
 
+/// What one test found against what it expects, in words: a reviewer's next step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The test's comment (its kind when it has none).
+    pub test: String,
+    /// Where it looked: the object's fields.
+    pub object: String,
+    /// The items that did not match (a few), or that nothing was found.
+    pub found: String,
+    /// The state the items should be in, or whether the object should exist.
+    pub expected: String,
+}
+
+/// Items a finding names; values are cut to [`FINDING_VALUE`] characters.
+const FINDING_ITEMS: usize = 3;
+const FINDING_VALUE: usize = 160;
+
+impl Evidence {
+    /// One finding per test that did not hold (per test, when none is marked so).
+    pub fn findings(&self) -> Vec<Finding> {
+        let failed: Vec<&TestEvidence> = self.tests.iter().filter(|t| t.result != DefinitionResult::True).collect();
+        let tests = if failed.is_empty() { self.tests.iter().collect() } else { failed };
+        tests.into_iter().map(finding).collect()
+    }
+}
+
+fn finding(t: &TestEvidence) -> Finding {
+    let cut = |v: &str| {
+        if v.chars().count() > FINDING_VALUE { format!("{}…", v.chars().take(FINDING_VALUE).collect::<String>()) } else { v.to_string() }
+    };
+    let bad: Vec<&CollectedItem> = t.items.iter().filter(|i| i.result != Some(DefinitionResult::True)).collect();
+    let shown: Vec<&CollectedItem> = if bad.is_empty() { t.items.iter().collect() } else { bad };
+    let found = if shown.is_empty() {
+        format!("nothing{}", t.flag.as_deref().map(|f| format!(" ({f})")).unwrap_or_default())
+    } else {
+        let items: Vec<String> = shown
+            .iter()
+            .take(FINDING_ITEMS)
+            .map(|i| i.fields.iter().map(|(k, v)| format!("{k}={:?}", cut(v))).collect::<Vec<_>>().join(" "))
+            .collect();
+        let more = t.items_total.max(shown.len()).saturating_sub(FINDING_ITEMS);
+        items.join("; ") + &if more > 0 { format!("; and {more} more") } else { String::new() }
+    };
+    let expected = if t.states.is_empty() {
+        format!("the object to match `{}` (check_existence)", t.check_existence)
+    } else {
+        let states: Vec<String> = t.states.iter().map(|s| cut(&fields(&s.fields))).collect();
+        format!("{} of the items to have {}", t.check, states.join(" or "))
+    };
+    Finding {
+        test: if t.comment.is_empty() { t.kind.clone() } else { t.comment.clone() },
+        object: t.object.as_ref().map_or_else(|| "-".into(), |o| cut(&fields(&o.fields))),
+        found,
+        expected,
+    }
+}
+
 fn fields(f: &[Field]) -> String {
     let parts: Vec<String> = f
         .iter()
@@ -273,4 +330,72 @@ fn fields(f: &[Field]) -> String {
         })
         .collect();
     parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(name: &str, value: &str) -> Field {
+        Field { name: name.into(), value: value.into(), ..Field::default() }
+    }
+
+    fn test(result: DefinitionResult, items: Vec<CollectedItem>) -> TestEvidence {
+        TestEvidence {
+            id: "oval:t:1".into(),
+            kind: "file_test".into(),
+            comment: "system commands are owned by root".into(),
+            result,
+            check: "all".into(),
+            check_existence: "any_exist".into(),
+            object: Some(Spec {
+                id: "o".into(),
+                kind: "file_object".into(),
+                comment: String::new(),
+                fields: vec![field("path", "/usr/bin")],
+                members: vec![],
+            }),
+            flag: Some("complete".into()),
+            states: vec![Spec {
+                id: "s".into(),
+                kind: "file_state".into(),
+                comment: String::new(),
+                fields: vec![field("user_id", "0")],
+                members: vec![],
+            }],
+            variables: vec![],
+            items_total: items.len(),
+            items,
+        }
+    }
+
+    fn item(path: &str, uid: &str, result: DefinitionResult) -> CollectedItem {
+        CollectedItem {
+            id: "1".into(),
+            kind: "file_item".into(),
+            status: "exists".into(),
+            result: Some(result),
+            fields: vec![("filepath".into(), path.into()), ("user_id".into(), uid.into())],
+        }
+    }
+
+    #[test]
+    fn a_finding_names_the_items_that_do_not_match_and_the_state_expected() {
+        let items = vec![item("/usr/bin/ok", "0", DefinitionResult::True), item("/usr/bin/bad\u{1b}", "1000", DefinitionResult::False)];
+        let e = Evidence {
+            rule: "r".into(),
+            outcome: Outcome::Fail,
+            definition: "d".into(),
+            title: String::new(),
+            result: DefinitionResult::False,
+            tests: vec![test(DefinitionResult::False, items), test(DefinitionResult::True, vec![])],
+        };
+        let f = e.findings();
+        assert_eq!(f.len(), 1, "only the test that failed: {f:?}");
+        assert_eq!(f[0].found, "filepath=\"/usr/bin/bad\\u{1b}\" user_id=\"1000\"", "the bad item only, control characters escaped");
+        assert_eq!(f[0].expected, "all of the items to have user_id = \"0\"");
+        assert_eq!(f[0].object, "path = \"/usr/bin\"");
+        let none = Evidence { tests: vec![test(DefinitionResult::False, vec![])], ..e };
+        assert_eq!(none.findings()[0].found, "nothing (complete)");
+    }
 }

@@ -1,0 +1,90 @@
+//! A run's rules counted within its scope: the one count `temper status`, the web view's
+//! progress, the loop's progress line and the summary's exit code share. Rules out of the run's
+//! scope (`out_of_scope`) are counted apart and in nothing else.
+use serde::Serialize;
+
+use super::{Rule, RuleStatus, ScanResult};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    /// Rules in scope that failed the first scan.
+    pub failing_at_start: usize,
+    pub fixed: usize,
+    pub escalated: usize,
+    pub still_failing: usize,
+    /// Failing rules in scope still open (pending).
+    pub open: usize,
+    pub skipped: usize,
+    pub waived: usize,
+    pub deferred: usize,
+    pub out_of_scope: usize,
+}
+
+impl Tally {
+    pub fn of(rules: &[Rule]) -> Self {
+        let count = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
+        Self {
+            failing_at_start: rules.iter().filter(|r| r.initial_result == ScanResult::Fail && r.status != RuleStatus::OutOfScope).count(),
+            fixed: count(RuleStatus::Fixed),
+            escalated: count(RuleStatus::Escalated),
+            still_failing: count(RuleStatus::StillFailing),
+            open: count(RuleStatus::Pending),
+            skipped: count(RuleStatus::Skipped),
+            waived: count(RuleStatus::Waived),
+            deferred: count(RuleStatus::Deferred),
+            out_of_scope: count(RuleStatus::OutOfScope),
+        }
+    }
+
+    /// Rules the loop settled after working on them (the ETA's denominator).
+    pub fn done(&self) -> usize {
+        self.fixed + self.escalated + self.still_failing
+    }
+
+    /// Rules in scope left for a human: still failing or escalated.
+    pub fn remaining(&self) -> usize {
+        self.escalated + self.still_failing
+    }
+
+    /// The time the open rules will take at the mean time of those done, from `elapsed`.
+    pub fn eta(&self, elapsed: i64) -> Option<i64> {
+        (self.done() > 0 && self.open > 0).then(|| elapsed * self.open as i64 / self.done() as i64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(initial: ScanResult, status: RuleStatus) -> Rule {
+        Rule {
+            id: 0,
+            run_id: 1,
+            rule_id: "r".into(),
+            title: String::new(),
+            severity: Default::default(),
+            initial_result: initial,
+            final_result: None,
+            status,
+            reason: None,
+            escalation_cause: None,
+            attempts: 0,
+            elapsed_ms: 0,
+            final_evidence: None,
+        }
+    }
+
+    #[test]
+    fn rules_out_of_scope_count_in_nothing_but_their_own_count() {
+        let rules = [
+            rule(ScanResult::Fail, RuleStatus::Fixed),
+            rule(ScanResult::Fail, RuleStatus::Pending),
+            rule(ScanResult::Fail, RuleStatus::OutOfScope),
+            rule(ScanResult::Fail, RuleStatus::OutOfScope),
+            rule(ScanResult::Pass, RuleStatus::Passing),
+        ];
+        let t = Tally::of(&rules);
+        assert_eq!((t.failing_at_start, t.open, t.fixed, t.out_of_scope, t.remaining()), (2, 1, 1, 2, 0));
+        assert_eq!(t.eta(100), Some(100), "one open rule at the pace of the one done");
+    }
+}
