@@ -3,7 +3,7 @@
 import sys, re
 import xml.etree.ElementTree as ET
 src, out, spec_file = sys.argv[1:4]
-spec = {}
+spec = {'__file__': spec_file}
 exec(open(spec_file).read(), spec)
 R = 'http://oval.mitre.org/XMLSchema/oval-results-5'
 SC = 'http://oval.mitre.org/XMLSchema/oval-system-characteristics-5'
