@@ -4,6 +4,7 @@
 //!   from `<skill>/prompts/*.md` at each turn.
 //! - [`StockAgent`]: no LLM; the datastream's own fixes.
 //! - [`TieredAgent`]: stock first, the LLM where the stock fix is missing or failed.
+//! - [`derived`]: the tier between them both use: a fix derived from the rule's OVAL check.
 //! - [`AgentKind`]: which of the three a run uses.
 //! - [`probe`]: one Worker-shaped request, reported as [`ProbeReport`].
 //!
@@ -11,6 +12,7 @@
 pub mod ban;
 pub mod client;
 pub mod config;
+pub mod derived;
 mod kind;
 pub mod llm;
 pub mod probe;

@@ -80,5 +80,6 @@ fn probe_context() -> FixContext {
         bans: Vec::new(),
         attempt: 1,
         evidence: None,
+        tried: Vec::new(),
     }
 }

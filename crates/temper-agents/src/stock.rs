@@ -1,53 +1,71 @@
-//! The stock agent: no LLM. It applies the datastream's own fixes and gives up after one failure.
+//! The stock agent: no LLM. It applies the datastream's own fixes, then, where the content has
+//! none or it failed, the fix derived from the check (`derived.rs`); it gives up after those.
 use async_trait::async_trait;
 use temper_core::agent::{
     AgentError, AgentResult, ApplyFix, Architect, Decision, FixContext, FixSource, PickContext, ReengageContext, ReflectContext,
-    Reflection, Reflector, Selection, Turn, Worker,
+    Reflection, Reflector, Selection, Tried, Turn, Worker,
 };
 
+use crate::derived::{self, DERIVED_PLAN};
 use crate::text::clip;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StockAgent;
 
 pub const STOCK_ESCALATION: &str = "stock fix failed; no LLM configured";
+pub const DERIVED_ESCALATION: &str = "the derived fix failed; no LLM configured";
 
 #[async_trait]
 impl Architect for StockAgent {
-    /// The first candidate (the harness's order) with a stock fix not tried yet.
+    /// The first candidate (the harness's order) with a stock fix not tried yet; then the first
+    /// untried one without (the Worker derives a fix for it, or says why not).
     async fn select(&self, ctx: &PickContext) -> AgentResult<Selection> {
-        let c = ctx
-            .candidates
-            .iter()
-            .find(|c| c.has_stock_fix && c.attempts == 0)
-            .ok_or_else(|| AgentError::NoFix("no candidate with an untried stock fix".into()))?;
-        Ok(Turn::bare(Selection { rule_id: c.rule_id.clone(), plan: format!("apply the datastream's stock fix for {}", c.rule_id) }))
+        let untried = |stock: bool| ctx.candidates.iter().find(|c| c.has_stock_fix == stock && c.attempts == 0);
+        if let Some(c) = untried(true) {
+            return Ok(Turn::bare(Selection {
+                rule_id: c.rule_id.clone(),
+                plan: format!("apply the datastream's stock fix for {}", c.rule_id),
+            }));
+        }
+        let c = untried(false).ok_or_else(|| AgentError::NoFix("no untried candidate".into()))?;
+        Ok(Turn::bare(Selection { rule_id: c.rule_id.clone(), plan: DERIVED_PLAN.into() }))
     }
 
-    /// ESCALATE once the stock fix has been tried; there is nothing else to try.
+    /// After a failed stock fix: go on to the derived fix when the check yields one; ESCALATE
+    /// when it does not (saying why) or once that was tried too.
     async fn reengage(&self, ctx: &ReengageContext) -> AgentResult<Decision> {
-        Ok(Turn::bare(if ctx.attempts >= 1 {
-            Decision::Escalate { reason: STOCK_ESCALATION.into() }
+        if ctx.attempts == 0 {
+            return Ok(Turn::bare(Decision::Continue { plan: ctx.plan.clone() }));
+        }
+        let reason = if ctx.tried.contains(&FixSource::Derived) {
+            DERIVED_ESCALATION.to_string()
         } else {
-            Decision::Continue { plan: ctx.plan.clone() }
-        }))
+            match derived::fix(ctx.evidence.as_ref()) {
+                Ok(_) => return Ok(Turn::bare(Decision::Continue { plan: DERIVED_PLAN.into() })),
+                Err(refusal) => format!("{STOCK_ESCALATION}; no derived fix: {refusal}"),
+            }
+        };
+        Ok(Turn::bare(Decision::Escalate { reason }))
     }
 }
 
 #[async_trait]
 impl Worker for StockAgent {
-    /// The datastream's resolved fix; its revert is the checkpoint snapshot, so `revert_script`
-    /// is empty.
+    /// The datastream's resolved fix, once (its revert is the checkpoint snapshot, so
+    /// `revert_script` is empty); then the derived fix, once.
     async fn propose(&self, ctx: &FixContext) -> AgentResult<(ApplyFix, FixSource)> {
-        let fix = ctx
-            .stock_fix
-            .as_deref()
-            .filter(|f| !f.trim().is_empty())
-            .ok_or_else(|| AgentError::NoFix(format!("no stock fix for {}", ctx.rule_id)))?;
-        Ok(Turn::bare((
-            ApplyFix { fix_script: fix.to_owned(), revert_script: String::new(), description: format!("stock fix for {}", ctx.rule_id) },
-            FixSource::Stock,
-        )))
+        let stock = ctx.stock_fix.as_deref().filter(|f| !f.trim().is_empty());
+        if let Some(fix) = stock.filter(|_| !Tried::any(&ctx.tried, FixSource::Stock)) {
+            let description = format!("stock fix for {}", ctx.rule_id);
+            return Ok(Turn::bare((ApplyFix { fix_script: fix.to_owned(), revert_script: String::new(), description }, FixSource::Stock)));
+        }
+        match derived::untried(ctx) {
+            Some(Ok(fix)) => Ok(Turn::bare((fix, FixSource::Derived))),
+            Some(Err(refusal)) => {
+                Err(AgentError::NoFix(format!("{} for {}; no derived fix: {refusal}", derived::stock_story(ctx), ctx.rule_id)))
+            }
+            None => Err(AgentError::NoFix(format!("{} for {}, and the derived fix was tried", derived::stock_story(ctx), ctx.rule_id))),
+        }
     }
 }
 
@@ -56,10 +74,10 @@ impl Reflector for StockAgent {
     /// Deterministic, from the verdict and the first line of the diagnostics.
     async fn reflect(&self, ctx: &ReflectContext) -> AgentResult<Reflection> {
         let first = ctx.diagnostics.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-        let distilled =
-            if first.is_empty() { format!("stock fix: {}", ctx.verdict) } else { format!("stock fix: {}: {first}", ctx.verdict) };
+        let what = if ctx.fix_script.starts_with(temper_derive::HEADER) { "derived fix" } else { "stock fix" };
+        let distilled = if first.is_empty() { format!("{what}: {}", ctx.verdict) } else { format!("{what}: {}: {first}", ctx.verdict) };
         Ok(Turn::bare(Reflection {
-            lesson: format!("stock fix did not fix {}: {}", ctx.rule_id, ctx.verdict),
+            lesson: format!("{what} did not fix {}: {}", ctx.rule_id, ctx.verdict),
             banned: None,
             preferred: String::new(),
             distilled: clip(&distilled, crate::llm::MAX_DISTILLED_CHARS),

@@ -1,4 +1,5 @@
-//! Stock first, LLM where the stock fix is missing or has already been tried.
+//! Stock first, then the fix derived from the check, then the LLM where those are missing or
+//! have already been tried.
 use async_trait::async_trait;
 use temper_core::agent::{
     AgentResult, ApplyFix, Architect, Decision, FixContext, FixSource, PickContext, ReengageContext, ReflectContext, Reflection, Reflector,
@@ -41,8 +42,16 @@ impl Architect for TieredAgent {
 
 #[async_trait]
 impl Worker for TieredAgent {
+    /// The stock fix first; then the derived fix, once, when the check yields one; then the LLM
+    /// (whose prompt shows a derived fix that failed).
     async fn propose(&self, ctx: &FixContext) -> AgentResult<(ApplyFix, FixSource)> {
-        if uses_stock(ctx) { self.stock.propose(ctx).await } else { self.llm.propose(ctx).await }
+        if uses_stock(ctx) {
+            return self.stock.propose(ctx).await;
+        }
+        match crate::derived::untried(ctx) {
+            Some(Ok(fix)) => Ok(temper_core::agent::Turn::bare((fix, FixSource::Derived))),
+            _ => self.llm.propose(ctx).await,
+        }
     }
 }
 

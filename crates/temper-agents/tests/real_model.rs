@@ -60,6 +60,7 @@ fn fix_context() -> FixContext {
         bans: Vec::new(),
         attempt: 1,
         evidence: None,
+        tried: Vec::new(),
     }
 }
 

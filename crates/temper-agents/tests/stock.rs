@@ -3,6 +3,7 @@ mod common;
 
 use common::*;
 use serde_json::json;
+use temper_agents::derived::DERIVED_PLAN;
 use temper_agents::{StockAgent, TieredAgent};
 use temper_core::agent::{AgentError, Architect, Decision, FixSource, Reflector, Worker};
 use temper_mockllm::{MockLlm, Scripted};
@@ -16,6 +17,9 @@ async fn stock_architect_picks_the_first_untried_stock_candidate() {
     assert_eq!(turn.value.rule_id, "c");
     assert!(turn.records.is_empty());
     ctx.candidates.retain(|c| c.rule_id != "c" && c.rule_id != "d");
+    let turn = StockAgent.select(&ctx).await.unwrap();
+    assert_eq!((turn.value.rule_id.as_str(), turn.value.plan.as_str()), ("a_no_stock", DERIVED_PLAN), "then one to derive a fix for");
+    ctx.candidates.retain(|c| c.rule_id != "a_no_stock");
     assert!(matches!(StockAgent.select(&ctx).await, Err(AgentError::NoFix(_))));
 }
 
@@ -24,7 +28,8 @@ async fn stock_reengage_escalates_after_one_attempt() {
     let mut ctx = reengage_context();
     ctx.attempts = 1;
     let d = StockAgent.reengage(&ctx).await.unwrap().value;
-    assert_eq!(d, Decision::Escalate { reason: "stock fix failed; no LLM configured".into() });
+    let reason = "stock fix failed; no LLM configured; no derived fix: no OVAL evidence for the rule (the xccdf engine collects none)";
+    assert_eq!(d, Decision::Escalate { reason: reason.into() });
     ctx.attempts = 0;
     assert_eq!(StockAgent.reengage(&ctx).await.unwrap().value, Decision::Continue { plan: "old plan".into() });
 }

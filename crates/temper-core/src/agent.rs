@@ -54,6 +54,25 @@ pub struct FixContext {
     /// What the scanner found wrong with the rule just now: the OVAL objects, expected states
     /// and collected items (OVAL engine only).
     pub evidence: Option<Evidence>,
+    /// This run's earlier tries on the rule, oldest first.
+    #[serde(default)]
+    pub tried: Vec<Tried>,
+}
+
+/// An earlier try on a rule: where its fix came from, how it ended, and its script.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tried {
+    pub source: FixSource,
+    pub verdict: Option<crate::verdict::Verdict>,
+    pub reason: String,
+    pub fix_script: String,
+}
+
+impl Tried {
+    /// Whether a fix from `source` was tried.
+    pub fn any(tried: &[Tried], source: FixSource) -> bool {
+        tried.iter().any(|t| t.source == source)
+    }
 }
 
 /// The Worker's one action: the `apply_fix` tool call, as a typed value.
@@ -104,6 +123,12 @@ pub struct ReengageContext {
     pub episodes: Vec<String>,
     pub attempts: u32,
     pub plateau: bool,
+    /// Where the fixes tried came from, oldest first.
+    #[serde(default)]
+    pub tried: Vec<FixSource>,
+    /// The evidence before the last try (the guest is back in that state after its revert).
+    #[serde(default)]
+    pub evidence: Option<Evidence>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

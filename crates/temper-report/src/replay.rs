@@ -32,6 +32,7 @@ pub fn replay_script(data: &RunData, content: Option<&Benchmark>) -> String {
     let _ = writeln!(s, "# Each step feeds one fix, verbatim, to its own `bash -s`, as temper ran it. The script stops");
     let _ = writeln!(s, "# at the first step that fails; rerun it with that step's number to resume.");
     let _ = writeln!(s, "# Stock SSG fixes (source: stock) check before they change and are idempotent by design.");
+    let _ = writeln!(s, "# Fixes temper derived from a rule's own check (source: derived) set the values it names.");
     let _ = writeln!(s, "# Fixes an LLM wrote (source: llm) were verified once on the target, not for idempotence:");
     let _ = writeln!(s, "# review them before replaying them twice. Rescan afterwards: this script checks nothing.");
     let _ = writeln!(s, "set -euo pipefail");

@@ -93,6 +93,7 @@ fn evidence(rule: &str) -> Evidence {
                 comment: String::new(),
                 fields: vec![field("path", "/usr/bin")],
                 members: vec![],
+                operator: None,
             }),
             flag: Some("complete".into()),
             states: vec![Spec {
@@ -101,6 +102,7 @@ fn evidence(rule: &str) -> Evidence {
                 comment: String::new(),
                 fields: vec![field("user_id", "0")],
                 members: vec![],
+                operator: None,
             }],
             variables: vec![],
             items: vec![CollectedItem {
@@ -111,7 +113,9 @@ fn evidence(rule: &str) -> Evidence {
                 fields: vec![("filepath".into(), format!("/usr/bin/{}", hostile())), ("user_id".into(), "1000".into())],
             }],
             items_total: 1,
+            filters: vec![],
         }],
+        criteria: None,
     }
 }
 

@@ -115,6 +115,7 @@ fn kernel_config(rule: &str, found: &str) -> Evidence {
             comment: String::new(),
             fields: vec![field("filepath", "/boot/config-6.1.0-28-amd64"), field("pattern", "^CONFIG_X=(.*)$")],
             members: vec![],
+            operator: None,
         }),
         flag: Some("complete".into()),
         states: vec![Spec {
@@ -123,6 +124,7 @@ fn kernel_config(rule: &str, found: &str) -> Evidence {
             comment: String::new(),
             fields: vec![field("subexpression", "y")],
             members: vec![],
+            operator: None,
         }],
         variables: vec![],
         items: vec![CollectedItem {
@@ -133,6 +135,7 @@ fn kernel_config(rule: &str, found: &str) -> Evidence {
             fields: vec![("filepath".into(), "/boot/config-6.1.0-28-amd64".into()), ("text".into(), found.into())],
         }],
         items_total: 1,
+        filters: vec![],
     };
     Evidence {
         rule: rule.into(),
@@ -141,6 +144,7 @@ fn kernel_config(rule: &str, found: &str) -> Evidence {
         title: "CONFIG_X".into(),
         result: DefinitionResult::False,
         tests: vec![test],
+        criteria: None,
     }
 }
 

@@ -143,6 +143,7 @@ fn a_set_object_shows_the_objects_it_combines() {
         title: String::new(),
         result: DefinitionResult::False,
         tests: vec![report.test("oval:ssg-test_PermitRootLogin_present_sshd_disable_root_login:tst:1").unwrap()],
+        criteria: None,
     }
     .to_text();
     assert!(text.contains("    member oval:"), "{text}");

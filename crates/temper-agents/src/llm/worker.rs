@@ -65,6 +65,9 @@ fn sections(ctx: &FixContext) -> Vec<Section> {
     if let Some(e) = bullets("Earlier attempts on this rule (oldest first)", &ctx.episodes) {
         s.push(Section::optional("episodes", 2, e).keep_tail());
     }
+    if let Some(d) = crate::derived::failed_section(&ctx.tried) {
+        s.push(Section::optional("derived_fix", 1, d));
+    }
     if let Some(fix) = ctx.stock_fix.as_deref().filter(|f| !f.trim().is_empty()) {
         s.push(Section::optional(
             "stock_fix",

@@ -51,6 +51,7 @@ pub fn fix_context() -> FixContext {
         bans: vec![r"systemctl\s+stop\s+sshd".into()],
         attempt: 2,
         evidence: None,
+        tried: Vec::new(),
     }
 }
 
@@ -85,6 +86,8 @@ pub fn reengage_context() -> ReengageContext {
         episodes: vec!["attempt 1: sed on sshd_config, rule still fails".into()],
         attempts: 3,
         plateau: true,
+        tried: Vec::new(),
+        evidence: None,
     }
 }
 

@@ -247,6 +247,9 @@ text_enum! {
         /// A fix an LLM wrote for another target with the same skill, kept there and past its
         /// regression check: tried before the LLM is asked.
         Memory = "memory",
+        /// Built by temper from the rule's own OVAL check and the items the scanner found
+        /// (`temper-derive`): when the content has no fix or its fix failed.
+        Derived = "derived",
     }
 }
 

@@ -4,7 +4,7 @@ use std::time::Instant;
 use super::pick::{Pick, Preset};
 use super::rescan::Rescan;
 use super::{LoopResult, Phase, Ralph, RunState};
-use crate::agent::{AgentError, ApplyFix, FixContext, FixSource};
+use crate::agent::{AgentError, ApplyFix, FixContext, FixSource, Tried};
 use crate::checks::{self, GuardFailure};
 use crate::journal::{AttemptState, Ban, Escalation, EscalationCause, Evaluation, EventData, NewAttempt, ScanResult};
 use crate::policy::{DenyList, DenySource};
@@ -314,6 +314,14 @@ impl Ralph<'_> {
             .map(|l| format!("{} (prefer: {})", l.distilled, l.preferred))
             .collect();
         let bans = self.store.bans(self.recall()).await?.into_iter().map(|b| b.pattern).collect();
+        let tried = self
+            .store
+            .rule_attempts(self.run, rule)
+            .await?
+            .into_iter()
+            .filter(crate::journal::Attempt::is_try)
+            .map(|a| Tried { source: a.source, verdict: a.verdict, reason: a.verdict_reason.unwrap_or_default(), fix_script: a.fix_script })
+            .collect();
         Ok(FixContext {
             rule_id: rule.to_string(),
             title: text(|r| &r.title),
@@ -327,6 +335,7 @@ impl Ralph<'_> {
             bans,
             attempt,
             evidence,
+            tried,
         })
     }
 

@@ -53,6 +53,8 @@ impl Ralph<'_> {
             episodes: self.episodes(rule).await?,
             attempts: n as u32,
             plateau: plateau.is_some(),
+            tried: attempts.iter().map(|a| a.source).collect(),
+            evidence: attempts.last().and_then(|a| a.evidence_before.clone()),
         };
         let decision = match self.agents.architect.reengage(&ctx).await {
             Ok(t) => {

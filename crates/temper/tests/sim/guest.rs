@@ -84,6 +84,11 @@ struct World {
     /// Effects of a stock fix on its n-th run onwards, by fix text (a fix that stops working).
     later: HashMap<String, (u32, Vec<Effect>)>,
     runs: HashMap<String, u32>,
+    /// Full rule id -> the OVAL results document `oscap oval eval` gives while it fails (its
+    /// evidence); without one a failing rule's definition is just `false`.
+    oval: HashMap<String, String>,
+    /// The datastream's sha256, as `sha256sum` in the guest prints it (the OVAL engine checks it).
+    datastream_sha: Option<String>,
 }
 
 #[derive(Default)]
@@ -143,6 +148,16 @@ impl SimGuest {
     /// What the stock fix `script` does (by default it passes its own rule).
     pub fn stock_fix(&self, script: &str, effects: Vec<Effect>) {
         self.lock().world.stock.insert(script.to_string(), effects);
+    }
+
+    /// What `oscap oval eval` shows of `rule` while it fails: an OVAL results document.
+    pub fn oval_results(&self, rule: &str, results: &str) {
+        self.lock().world.oval.insert(full(rule), results.to_string());
+    }
+
+    /// The guest's datastream has this sha256 (the host's, for the OVAL engine).
+    pub fn datastream_sha(&self, sha: &str) {
+        self.lock().world.datastream_sha = Some(sha.to_string());
     }
 
     /// From its `nth` run on (1-based), the stock fix `script` has these effects instead.
@@ -265,6 +280,40 @@ impl SimGuest {
         ExecOutput { exit_code: Some(code), stdout: b"done\n".to_vec(), ..Default::default() }
     }
 
+    /// `oscap oval eval … DOC` in one trip: each definition of DOC is its rule's result now
+    /// (`oval:ssg-RULE:def:1`; any other, a platform or an extended one, is true), inside the
+    /// document registered for a failing rule when there is one (`oval_results`).
+    fn oscap_oval(&self, trip: &Trip) -> ExecOutput {
+        let doc = trip.args.last().and_then(|d| trip.inputs.iter().find(|(p, _)| p == d)).map(|(_, b)| String::from_utf8_lossy(b));
+        let ids = definition_ids(doc.as_deref().unwrap_or_default());
+        let mut s = self.lock();
+        s.scans += 1;
+        let rule_of = |id: &str| id.strip_prefix("oval:ssg-").and_then(|r| r.strip_suffix(":def:1")).map(full);
+        s.scanned.push(ids.iter().filter_map(|id| rule_of(id)).collect());
+        let failing = |r: &String| s.now.results.get(r).is_some_and(|x| x.1 == Outcome::Fail);
+        let base = ids.iter().filter_map(|id| rule_of(id)).filter(failing).find_map(|r| s.world.oval.get(&r).cloned());
+        let mut lines = String::new();
+        for id in ids.iter().filter(|id| !base.as_ref().is_some_and(|b| b.contains(&format!("definition_id=\"{id}\"")))) {
+            let result = match rule_of(id).and_then(|r| s.now.results.get(&r).map(|x| x.1)) {
+                Some(Outcome::Pass) | None => "true",
+                Some(Outcome::Fail) => "false",
+                Some(Outcome::NotApplicable) => "not applicable",
+                Some(_) => "unknown",
+            };
+            lines += &format!("<definition definition_id=\"{id}\" result=\"{result}\"/>\n");
+        }
+        let xml = match base {
+            Some(b) => {
+                let at = b.find("<results>").and_then(|r| b[r..].find("<definitions>").map(|d| r + d + "<definitions>".len())).unwrap_or(0);
+                format!("{}\n{lines}{}", &b[..at], &b[at..])
+            }
+            None => format!(
+                "<?xml version=\"1.0\"?>\n<oval_results xmlns=\"http://oval.mitre.org/XMLSchema/oval-results-5\"><results><system><definitions>\n{lines}</definitions></system></results></oval_results>\n"
+            ),
+        };
+        ok(xml.as_bytes(), 0)
+    }
+
     /// `oscap xccdf eval [--rule R]…` in one trip: the results document on stdout.
     fn oscap_eval(&self, args: &[String]) -> ExecOutput {
         let rules: Vec<String> = args.windows(2).filter(|w| w[0] == "--rule").map(|w| w[1].clone()).collect();
@@ -306,6 +355,25 @@ pub fn directives(script: &str) -> Vec<Effect> {
         .collect()
 }
 
+/// The ids of a definitions document's `definition`s (`<definition` or `<prefix:definition`).
+fn definition_ids(doc: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = doc[from..].find("definition ") {
+        let at = from + i;
+        from = at + 1;
+        if at == 0 || !matches!(doc.as_bytes()[at - 1], b'<' | b':') {
+            continue;
+        }
+        let tag = &doc[at..doc[at..].find('>').map_or(doc.len(), |e| at + e)];
+        if let Some(j) = tag.find(" id=\"") {
+            let id = &tag[j + 5..];
+            out.push(id[..id.find('"').unwrap_or(id.len())].to_string());
+        }
+    }
+    out
+}
+
 /// An XCCDF TestResult for `rules`, with the recorded one's identity and a score over them.
 fn results_xml(template: &TestResult, rules: &[(String, String, Outcome)]) -> String {
     let mut x = format!(
@@ -334,7 +402,7 @@ impl Guest for SimGuest {
             return Err(PortError::Dropped("the guest is not up".into()));
         }
         if let Some(trip) = Trip::parse(&exec.argv, &exec.stdin) {
-            let out = self.oscap_eval(&trip.args);
+            let out = if trip.args.first().is_some_and(|a| a == "oval") { self.oscap_oval(&trip) } else { self.oscap_eval(&trip.args) };
             if self.take_hang(true) {
                 self.hang().await;
             }
@@ -366,6 +434,10 @@ impl Guest for SimGuest {
                 out
             }
             "test" | "true" | "pkill" | "ps" | "rm" | "journalctl" => ok(b"", 0),
+            "sha256sum" => match self.lock().world.datastream_sha.clone() {
+                Some(sha) => ok(format!("{sha}  {}\n", arg(2)).as_bytes(), 0),
+                None => ok(b"", 1),
+            },
             cmd if cmd == self.health_command => {
                 let healthy = self.lock().now.healthy;
                 if healthy { ok(b"HEALTHY\n", 0) } else { ok(b"mission service down\n", 1) }

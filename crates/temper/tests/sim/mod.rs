@@ -15,7 +15,7 @@ pub use temper_core::journal::prelude::*;
 use temper_core::journal::{Attempt, EventKind, Lease, NewRun, Rule};
 use temper_core::ports::{Clock, Guest, Hypervisor, Timed};
 use temper_core::ralph::{Agents, LoopResult, Parts, Quiet, Ralph, Settings};
-use temper_core::scan::Scanner;
+use temper_core::scan::{OvalSide, Scanner};
 use temper_core::skill::Skill;
 use temper_scap::Benchmark;
 use temper_store::Store;
@@ -28,16 +28,18 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
-/// SSG's Debian 12 datastream through the standard profile, read once per test binary (the
-/// file `vm/fetch-ssg.sh` unpacks, as the real runs use).
+/// SSG's Debian 12 datastream, the file `vm/fetch-ssg.sh` unpacks, as the real runs use.
+fn datastream() -> PathBuf {
+    let vm = std::env::var("TEMPER_VM_DIR").unwrap_or_else(|_| "/var/cache/temper/vm".into());
+    let ds = Path::new(&vm).join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+    assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
+    ds
+}
+
+/// The datastream through the standard profile, read once per test binary.
 pub fn content() -> &'static Benchmark {
     static C: OnceLock<Benchmark> = OnceLock::new();
-    C.get_or_init(|| {
-        let vm = std::env::var("TEMPER_VM_DIR").unwrap_or_else(|_| "/var/cache/temper/vm".into());
-        let ds = Path::new(&vm).join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
-        assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
-        temper_scap::read_benchmark(&ds, Some(STANDARD)).unwrap()
-    })
+    C.get_or_init(|| temper_scap::read_benchmark(datastream(), Some(STANDARD)).unwrap())
 }
 
 /// The stock fix of `rule`, as the stock agent submits it.
@@ -54,6 +56,8 @@ pub struct Sim {
     pub settings: Settings,
     /// Rules the scanner treats as walking a directory tree (checked at the final scan only).
     pub walkers: Vec<String>,
+    /// Scans of named rules through the OVAL engine (`with_oval`), with their evidence.
+    pub oval: Option<OvalSide>,
     /// Keeps test:///default's state alive (it lives while one connection is open).
     _conn: virt::connect::Connect,
     _dir: tempfile::TempDir,
@@ -81,7 +85,16 @@ impl Sim {
         let store = Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
         let skill = Skill::load(repo().join("skills/debian12-anssi")).unwrap();
         let settings = Settings { health_command: HEALTH.into(), ssh_ready: Duration::from_secs(1), ..Settings::default() };
-        Self { guest, hv, store: Arc::new(store), skill, settings, walkers: Vec::new(), _conn: conn, _dir: dir }
+        Self { guest, hv, store: Arc::new(store), skill, settings, walkers: Vec::new(), oval: None, _conn: conn, _dir: dir }
+    }
+
+    /// Scans of named rules go through the OVAL engine, as `--engine oval` runs do: the guest
+    /// answers `oscap oval eval` (see `SimGuest::oval_results` for a failing rule's evidence).
+    pub fn with_oval(&mut self) {
+        let oval = temper_scap::oval::OvalContent::read(datastream()).unwrap();
+        self.guest.datastream_sha(&oval.sha256_hex());
+        let engine = Arc::new(temper_scap::oval::OvalEngine::new(oval));
+        self.oval = Some(OvalSide { engine, benchmark: Arc::new(content().clone()) });
     }
 
     pub async fn new_run(&self, agent: &str) -> i64 {
@@ -172,6 +185,11 @@ impl Sim {
         settings: Settings,
         lease: &'a Lease,
     ) -> Ralph<'a> {
+        let mut scanner =
+            Scanner::new("/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", STANDARD).with_tree_walkers(self.walkers.clone());
+        if let Some(side) = &self.oval {
+            scanner = scanner.with_oval(side.clone());
+        }
         let parts = Parts {
             store: self.store.as_ref(),
             hv,
@@ -179,7 +197,7 @@ impl Sim {
             agents,
             skill: &self.skill,
             content: content(),
-            scanner: Scanner::new("/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", STANDARD).with_tree_walkers(self.walkers.clone()),
+            scanner,
             settings,
             observer: &Quiet,
         };

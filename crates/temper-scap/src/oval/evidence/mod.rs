@@ -3,6 +3,7 @@
 //! (path, key, package...), the state it should be in, and the items collected.
 mod parse;
 mod parts;
+mod tree;
 
 use std::fmt::Write;
 use std::path::Path;
@@ -19,6 +20,7 @@ use super::route::Route;
 
 use parse::Parsed;
 use parts::Node;
+pub use tree::{Criterion, Filter, FilterAction, Operator};
 
 /// Caps: a value's length, tests per rule, items per test.
 pub const MAX_VALUE: usize = 1024;
@@ -46,7 +48,10 @@ pub struct Spec {
     pub kind: String,
     pub comment: String,
     pub fields: Vec<Field>,
-    /// For a set object: the objects it combines.
+    /// A state's `operator` (`AND`, `OR`...): how its fields combine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<String>,
+    /// For a set object: the objects it combines (and theirs, a few levels down).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<Spec>,
 }
@@ -79,6 +84,30 @@ pub struct TestEvidence {
     pub items: Vec<CollectedItem>,
     /// Items collected in all; only the first [`MAX_ITEMS`] are kept.
     pub items_total: usize,
+    /// The states the object's filters (and its members') name, in their order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<Filter>,
+}
+
+/// How deep a set object's members are followed, and how many of each.
+const MAX_SET_DEPTH: usize = 3;
+const MAX_MEMBERS: usize = 8;
+
+impl Parsed {
+    /// An object or state, with its set members `depth` levels down.
+    fn spec(&self, sid: &str, depth: usize) -> Option<Spec> {
+        let e = self.elements.get(sid)?;
+        let members =
+            if depth == 0 { Vec::new() } else { e.set_refs.iter().take(MAX_MEMBERS).filter_map(|m| self.spec(m, depth - 1)).collect() };
+        Some(Spec {
+            id: sid.into(),
+            kind: e.kind.clone(),
+            comment: e.comment.clone(),
+            fields: e.fields.clone(),
+            operator: e.operator.clone(),
+            members,
+        })
+    }
 }
 
 /// One rule's evidence.
@@ -90,6 +119,9 @@ pub struct Evidence {
     pub title: String,
     pub result: DefinitionResult,
     pub tests: Vec<TestEvidence>,
+    /// The definition's criteria tree (absent from evidence stored before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub criteria: Option<Criterion>,
 }
 
 /// A parsed OVAL results document, for evidence.
@@ -131,11 +163,11 @@ impl OvalReport {
         let mut stack: Vec<&Node> = nodes.iter().rev().collect();
         while let Some(n) = stack.pop() {
             match n {
-                Node::Criteria { result, children } if all || *result != DefinitionResult::True => {
+                Node::Criteria { result, children, .. } if all || *result != DefinitionResult::True => {
                     stack.extend(children.iter().rev());
                 }
-                Node::Test { id, result } if (all || *result != DefinitionResult::True) && !out.contains(id) => out.push(id.clone()),
-                Node::Extend { id, result } if all || *result != DefinitionResult::True => self.walk(id, all, out, depth + 1),
+                Node::Test { id, result, .. } if (all || *result != DefinitionResult::True) && !out.contains(id) => out.push(id.clone()),
+                Node::Extend { id, result, .. } if all || *result != DefinitionResult::True => self.walk(id, all, out, depth + 1),
                 _ => {}
             }
         }
@@ -146,21 +178,8 @@ impl OvalReport {
         let p = &self.parsed;
         let el = p.elements.get(id)?;
         let r = p.tests.get(id);
-        let plain = |sid: &str| {
-            p.elements.get(sid).map(|e| Spec {
-                id: sid.into(),
-                kind: e.kind.clone(),
-                comment: e.comment.clone(),
-                fields: e.fields.clone(),
-                members: Vec::new(),
-            })
-        };
-        let spec = |sid: &str| {
-            plain(sid).map(|mut s| {
-                s.members = p.elements[sid].set_refs.iter().filter_map(|m| plain(m)).collect();
-                s
-            })
-        };
+        let plain = |sid: &str| p.spec(sid, 0);
+        let spec = |sid: &str| p.spec(sid, MAX_SET_DEPTH);
         let collected = el.object_ref.as_deref().and_then(|o| p.collected.get(o));
         let tested: Vec<(String, Option<DefinitionResult>)> = match r {
             Some(t) if !t.items.is_empty() => t.items.clone(),
@@ -179,6 +198,13 @@ impl OvalReport {
                 })
             })
             .collect();
+        let object = el.object_ref.as_deref().and_then(spec);
+        let filters = object
+            .iter()
+            .flat_map(|o| o.fields.iter().chain(o.members.iter().flat_map(|m| m.fields.iter())))
+            .filter_map(|f| Filter::named(&f.name, &f.value))
+            .filter_map(|(action, sid)| plain(&sid).map(|state| Filter { action, state }))
+            .collect();
         Some(TestEvidence {
             id: id.into(),
             kind: el.kind.clone(),
@@ -186,12 +212,13 @@ impl OvalReport {
             result: r.and_then(|t| t.result).unwrap_or(DefinitionResult::Unknown),
             check: el.check.clone(),
             check_existence: el.check_existence.clone(),
-            object: el.object_ref.as_deref().and_then(spec),
+            object,
             flag: collected.map(|(f, _)| f.clone()),
             states: el.state_refs.iter().filter_map(|s| spec(s)).collect(),
             variables: r.map(|t| t.variables.clone()).unwrap_or_default(),
             items,
             items_total: tested.len(),
+            filters,
         })
     }
 
@@ -211,7 +238,16 @@ impl Plan {
             let Some(r) = self.rules.iter().find(|r| r.id == o.rule) else { continue };
             let (Route::Oval(c), Some(doc_id)) = (&r.route, r.document_id.as_deref()) else { continue };
             if let Some((result, title, tests)) = report.definition(doc_id) {
-                out.push(Evidence { rule: r.id.clone(), outcome: o.outcome, definition: c.definition.clone(), title, result, tests });
+                let criteria = report.criteria(doc_id);
+                out.push(Evidence {
+                    rule: r.id.clone(),
+                    outcome: o.outcome,
+                    definition: c.definition.clone(),
+                    title,
+                    result,
+                    tests,
+                    criteria,
+                });
             }
         }
         out
@@ -354,6 +390,7 @@ mod tests {
                 comment: String::new(),
                 fields: vec![field("path", "/usr/bin")],
                 members: vec![],
+                operator: None,
             }),
             flag: Some("complete".into()),
             states: vec![Spec {
@@ -362,10 +399,12 @@ mod tests {
                 comment: String::new(),
                 fields: vec![field("user_id", "0")],
                 members: vec![],
+                operator: None,
             }],
             variables: vec![],
             items_total: items.len(),
             items,
+            filters: vec![],
         }
     }
 
@@ -389,6 +428,7 @@ mod tests {
             title: String::new(),
             result: DefinitionResult::False,
             tests: vec![test(DefinitionResult::False, items), test(DefinitionResult::True, vec![])],
+            criteria: None,
         };
         let f = e.findings();
         assert_eq!(f.len(), 1, "only the test that failed: {f:?}");

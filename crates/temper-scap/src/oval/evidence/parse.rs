@@ -18,6 +18,8 @@ pub(crate) struct Element {
     pub comment: String,
     pub check: String,
     pub check_existence: String,
+    /// A state's `operator` (how its fields combine), when given.
+    pub operator: Option<String>,
     pub object_ref: Option<String>,
     pub state_refs: Vec<String>,
     pub fields: Vec<Field>,
@@ -139,7 +141,7 @@ fn skip_unnamed(empty: bool, x: &mut Xml<'_>, e: &BytesStart<'_>) -> Result<()> 
 }
 
 fn element(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool, p: &mut Parsed) -> Result<()> {
-    let [id, comment, check, existence] = x.attrs(e, ["id", "comment", "check", "check_existence"])?;
+    let [id, comment, check, existence, operator] = x.attrs(e, ["id", "comment", "check", "check_existence", "operator"])?;
     let mut el = Element {
         kind: local(e).to_string(),
         comment: comment.unwrap_or_default(),
@@ -147,6 +149,7 @@ fn element(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool, p: &mut Parsed) -> 
         // The schema's default, for tests.
         check_existence: existence
             .unwrap_or_else(|| if local(e).ends_with("_test") { "at_least_one_exists".into() } else { String::new() }),
+        operator,
         ..Element::default()
     };
     if !empty {

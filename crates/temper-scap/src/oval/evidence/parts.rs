@@ -7,7 +7,7 @@ use crate::xml::{Xml, local};
 
 use super::super::error::Result;
 use super::super::results::DefinitionResult;
-use super::MAX_VALUE;
+use super::{MAX_VALUE, Operator};
 
 /// Deepest `criteria` nesting read.
 pub(crate) const MAX_DEPTH: usize = 64;
@@ -15,9 +15,9 @@ pub(crate) const MAX_DEPTH: usize = 64;
 /// A `criteria` tree node of a definition's result.
 #[derive(Debug, Clone)]
 pub(crate) enum Node {
-    Criteria { result: DefinitionResult, children: Vec<Node> },
-    Test { id: String, result: DefinitionResult },
-    Extend { id: String, result: DefinitionResult },
+    Criteria { operator: Operator, negate: bool, result: DefinitionResult, children: Vec<Node> },
+    Test { id: String, negate: bool, result: DefinitionResult },
+    Extend { id: String, negate: bool, result: DefinitionResult },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -62,11 +62,17 @@ pub(crate) fn criteria(x: &mut Xml<'_>, depth: usize) -> Result<Vec<Node>> {
     let mut out = Vec::new();
     children(x, |x, c, empty| {
         let result = result_of(x, c)?.unwrap_or(DefinitionResult::Unknown);
+        let [operator, negate] = x.attrs(c, ["operator", "negate"])?;
+        let negate = negate.as_deref() == Some("true");
         let node = match local(c) {
             "criteria" if depth >= MAX_DEPTH => return Ok(false),
-            "criteria" => Node::Criteria { result, children: if empty { Vec::new() } else { criteria(x, depth + 1)? } },
-            "criterion" => Node::Test { id: x.attr(c, "test_ref")?.unwrap_or_default(), result },
-            "extend_definition" => Node::Extend { id: x.attr(c, "definition_ref")?.unwrap_or_default(), result },
+            "criteria" => {
+                let operator = operator.as_deref().map_or(Operator::And, Operator::parse);
+                let children = if empty { Vec::new() } else { criteria(x, depth + 1)? };
+                Node::Criteria { operator, negate, result, children }
+            }
+            "criterion" => Node::Test { id: x.attr(c, "test_ref")?.unwrap_or_default(), negate, result },
+            "extend_definition" => Node::Extend { id: x.attr(c, "definition_ref")?.unwrap_or_default(), negate, result },
             _ => return Ok(false),
         };
         let read = matches!(node, Node::Criteria { .. });

@@ -1,0 +1,42 @@
+//! The derived tier, between the stock fix and the LLM: a fix built from the rule's own OVAL
+//! check and the items the scanner found (`temper_derive`), offered once per rule when the
+//! content has no fix or its fix failed. Its scripts go through the same deny-list, rescan,
+//! guard, regression set and reboot proof as any fix; a rule it cannot fix says why.
+use temper_core::agent::{ApplyFix, FixContext, FixSource, Tried};
+use temper_derive::Refusal;
+use temper_scap::oval::Evidence;
+
+/// The plan of an attempt at a derived fix.
+pub const DERIVED_PLAN: &str = "derive a fix from the rule's OVAL check and the items the scanner found";
+
+/// The derived fix for `evidence`, as the Worker's `apply_fix`.
+pub fn fix(evidence: Option<&Evidence>) -> Result<ApplyFix, Refusal> {
+    let d = temper_derive::derive(evidence.ok_or(Refusal::NoEvidence)?)?;
+    Ok(ApplyFix { fix_script: d.fix_script, revert_script: d.revert_script, description: d.description })
+}
+
+/// The derived fix for this attempt, when none was tried on the rule yet.
+pub fn untried(ctx: &FixContext) -> Option<Result<ApplyFix, Refusal>> {
+    (!Tried::any(&ctx.tried, FixSource::Derived)).then(|| fix(ctx.evidence.as_ref()))
+}
+
+/// What the stock fix did, for a reason: "no stock fix in the content", or how it ended.
+pub fn stock_story(ctx: &FixContext) -> String {
+    match ctx.tried.iter().rfind(|t| t.source == FixSource::Stock) {
+        Some(t) => format!("the stock fix failed ({})", t.verdict.map_or("unfinished", |v| v.as_str())),
+        None => "no stock fix in the content".into(),
+    }
+}
+
+/// The Worker prompt's account of a derived fix that failed: its script and why.
+pub fn failed_section(tried: &[Tried]) -> Option<String> {
+    let t = tried.iter().rfind(|t| t.source == FixSource::Derived)?;
+    let why = match t.verdict {
+        Some(v) => format!("{v}: {}", t.reason),
+        None => "it did not finish".into(),
+    };
+    Some(format!(
+        "## The fix temper derived from the check failed ({why})\nDo not repeat it unchanged; find what it missed.\n```bash\n{}\n```",
+        t.fix_script.trim()
+    ))
+}

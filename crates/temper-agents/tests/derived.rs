@@ -1,0 +1,96 @@
+//! The derived tier in the stock and tiered agents: offered where the content has no fix or its
+//! fix failed, once; a refusal is the escalation's reason; a failed one is shown to the LLM.
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use temper_agents::derived::DERIVED_PLAN;
+use temper_agents::{StockAgent, TieredAgent};
+use temper_core::agent::{AgentError, Architect, Decision, FixSource, Tried, Worker};
+use temper_core::verdict::Verdict;
+use temper_mockllm::{MockLlm, Scripted};
+use temper_scap::Outcome;
+use temper_scap::oval::{Evidence, OvalReport};
+
+/// The evidence of one of temper-derive's recorded results (SSG 0.1.76, Debian 12).
+fn evidence(rule: &str) -> Evidence {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../temper-derive/tests/data").join(format!("{rule}.xml"));
+    let report = OvalReport::read(&path).unwrap();
+    let id = format!("oval:ssg-{rule}:def:1");
+    let (result, title, tests) = report.definition(&id).unwrap();
+    let rule = format!("xccdf_org.ssgproject.content_rule_{rule}");
+    Evidence { rule, outcome: Outcome::Fail, definition: id.clone(), title, result, tests, criteria: report.criteria(&id) }
+}
+
+fn tried(source: FixSource, verdict: Verdict, script: &str) -> Tried {
+    Tried { source, verdict: Some(verdict), reason: "the rule still fails".into(), fix_script: script.into() }
+}
+
+#[tokio::test]
+async fn stock_offers_the_derived_fix_after_its_own_once() {
+    let mut ctx = fix_context();
+    ctx.evidence = Some(evidence("sshd_disable_root_login"));
+    let (_, source) = StockAgent.propose(&ctx).await.unwrap().value;
+    assert_eq!(source, FixSource::Stock, "the content's fix first");
+    ctx.tried = vec![tried(FixSource::Stock, Verdict::StillFailing, "sed ...")];
+    let (fix, source) = StockAgent.propose(&ctx).await.unwrap().value;
+    assert_eq!(source, FixSource::Derived);
+    assert!(fix.fix_script.contains("PermitRootLogin no") && fix.revert_script.contains("cp -p --"), "{fix:?}");
+    assert!(fix.description.starts_with("derived fix for sshd_disable_root_login"), "{}", fix.description);
+    ctx.tried.push(tried(FixSource::Derived, Verdict::StillFailing, &fix.fix_script));
+    let Err(AgentError::NoFix(why)) = StockAgent.propose(&ctx).await else { panic!("nothing left") };
+    assert!(why.contains("the stock fix failed (still_failing)") && why.contains("the derived fix was tried"), "{why}");
+}
+
+#[tokio::test]
+async fn stock_says_why_no_fix_is_derived() {
+    let mut ctx = fix_context();
+    ctx.stock_fix = None;
+    ctx.evidence = Some(evidence("auditd_overflow_action"));
+    let Err(AgentError::NoFix(why)) = StockAgent.propose(&ctx).await else { panic!("refused") };
+    assert!(why.starts_with("no stock fix in the content for "), "{why}");
+    assert!(
+        why.contains("no derived fix: test oval:ssg-test_auditd_overflow_action:tst:1 expects subexpression to match the regex"),
+        "{why}"
+    );
+}
+
+#[tokio::test]
+async fn stock_reengage_goes_on_to_a_derived_fix_only_when_there_is_one() {
+    let mut ctx = reengage_context();
+    ctx.attempts = 1;
+    ctx.tried = vec![FixSource::Stock];
+    ctx.evidence = Some(evidence("package_telnet_removed"));
+    assert_eq!(StockAgent.reengage(&ctx).await.unwrap().value, Decision::Continue { plan: DERIVED_PLAN.into() });
+    ctx.evidence = Some(evidence("partition_for_tmp"));
+    let Decision::Escalate { reason } = StockAgent.reengage(&ctx).await.unwrap().value else { panic!("escalates") };
+    assert!(reason.contains("no derived fix: test oval:ssg-testtmp_partition:tst:1 is a partition_test"), "{reason}");
+    ctx.attempts = 2;
+    ctx.tried = vec![FixSource::Stock, FixSource::Derived];
+    ctx.evidence = Some(evidence("package_telnet_removed"));
+    let d = StockAgent.reengage(&ctx).await.unwrap().value;
+    assert_eq!(d, Decision::Escalate { reason: "the derived fix failed; no LLM configured".into() });
+}
+
+#[tokio::test]
+async fn tiered_tries_the_derived_fix_then_shows_the_llm_why_it_failed() {
+    let mock = MockLlm::start(vec![Scripted::tool_call("apply_fix", fix_args())]).await.unwrap();
+    let tiered = TieredAgent::new(agent(&mock.url()));
+    let mut ctx = fix_context();
+    ctx.stock_fix = None;
+    ctx.attempt = 1;
+    ctx.evidence = Some(evidence("service_auditd_enabled"));
+    let (fix, source) = tiered.propose(&ctx).await.unwrap().value;
+    assert_eq!(source, FixSource::Derived);
+    assert!(mock.requests().is_empty(), "no LLM call for it");
+
+    ctx.attempt = 2;
+    ctx.tried = vec![tried(FixSource::Derived, Verdict::HealthBroken, &fix.fix_script)];
+    let (_, source) = tiered.propose(&ctx).await.unwrap().value;
+    assert_eq!(source, FixSource::Llm);
+    let req = &mock.requests()[0];
+    let user = messages(req)[1]["content"].as_str().unwrap();
+    assert!(user.contains("The fix temper derived from the check failed (health_broken: the rule still fails)"), "{user}");
+    assert!(user.contains("systemctl enable 'auditd.service'"), "the derived script is shown: {user}");
+}

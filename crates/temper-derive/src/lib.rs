@@ -1,0 +1,52 @@
+//! temper-derive: a fix derived from a rule's own OVAL check (the state it expects) and the
+//! evidence the scanner collected (the items found wrong), for rules the content has no fix for.
+//!
+//! Pure: from an [`Evidence`] to a [`DerivedFix`] (a fix script and its revert, as text) or a
+//! [`Refusal`] that says why not. Never a guess:
+//! - only the families below, and only states a fix can meet exactly (a literal, not a regex or
+//!   a range);
+//! - only the items the evidence names (never a walk of a tree), none in a protected path;
+//! - of an OR, the alternative that changes least (a package removal or a unit masked last);
+//! - every value reaches the script single-quoted, after a check of its characters.
+//!
+//! | family | OVAL test | fix | revert |
+//! |---|---|---|---|
+//! | file metadata | `file_test`: `user_id`, `group_id`, mode bits | `chown`/`chmod` each item | each item's recorded owner, group, mode |
+//! | sysctl | `sysctl_test` (+ its static configuration tests) | runtime value + `/etc/sysctl.d` drop-in | drop-in removed, recorded runtime value |
+//! | systemd unit | `systemdunitproperty_test`, `systemdunitdependency_test` | enable/start, or mask/stop | the recorded state |
+//! | key/value line | `textfilecontent54_test` on one file, `key value` or `key = value` | the line set | the file's copy taken first |
+//! | package | `dpkginfo_test` installed or removed | `apt-get install` / `purge` | the opposite, at the recorded version |
+mod action;
+mod family;
+mod refusal;
+mod script;
+mod solve;
+mod value;
+
+use serde::{Deserialize, Serialize};
+use temper_scap::oval::Evidence;
+
+pub use action::Family;
+pub use refusal::Refusal;
+pub use script::HEADER;
+
+/// A fix derived from the check: scripts as text, checked and verified like any other fix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DerivedFix {
+    /// The families of its actions, in order, each once.
+    pub families: Vec<Family>,
+    pub fix_script: String,
+    pub revert_script: String,
+    pub description: String,
+    /// What it touches: paths, sysctl keys, units, packages.
+    pub touched: Vec<String>,
+}
+
+/// The fix the check and its evidence call for, or why there is none.
+pub fn derive(evidence: &Evidence) -> Result<DerivedFix, Refusal> {
+    let actions = solve::actions(evidence)?;
+    if actions.is_empty() {
+        return Err(Refusal::NothingFailing);
+    }
+    Ok(script::render(temper_scap::short_rule_id(&evidence.rule), &actions))
+}

@@ -1,0 +1,2 @@
+# /tmp on the root filesystem.
+TESTS = {'testtmp_partition': {'result': 'false'}}

@@ -1,0 +1,193 @@
+//! Each family on the real OVAL of SSG 0.1.76's Debian 12 datastream. The fixtures under
+//! `tests/data` are `oscap oval eval --results` documents of one definition each, cut to its
+//! definitions, tests, objects, states and variables as the datastream has them; their results
+//! and items are those of a guest broken as ComplianceAsCode's test scenarios break the rule
+//! (written for this test: the host that ran oscap is not such a guest).
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use temper_core::policy::DenyList;
+use temper_derive::{DerivedFix, Family, Refusal, derive};
+use temper_scap::Outcome;
+use temper_scap::oval::{Evidence, OvalReport};
+
+fn evidence(rule: &str) -> Evidence {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(format!("{rule}.xml"));
+    let report = OvalReport::read(&path).unwrap();
+    let id = format!("oval:ssg-{rule}:def:1");
+    let (result, title, tests) = report.definition(&id).unwrap();
+    Evidence {
+        rule: format!("xccdf_org.ssgproject.content_rule_{rule}"),
+        outcome: Outcome::Fail,
+        definition: id.clone(),
+        title,
+        result,
+        tests,
+        criteria: report.criteria(&id),
+    }
+}
+
+/// The fix for `rule`, after the checks every derived script must pass: the deny-list, and bash's
+/// own parser.
+fn fix(rule: &str) -> DerivedFix {
+    let f = derive(&evidence(rule)).unwrap_or_else(|r| panic!("{rule}: {r}"));
+    for script in [&f.fix_script, &f.revert_script] {
+        DenyList::builtin("temper").check(script).unwrap_or_else(|r| panic!("{rule}: {r}\n{script}"));
+        let mut bash = Command::new("bash").arg("-n").stdin(Stdio::piped()).spawn().unwrap();
+        std::io::Write::write_all(bash.stdin.as_mut().unwrap(), script.as_bytes()).unwrap();
+        assert!(bash.wait().unwrap().success(), "{rule}: bash -n fails:\n{script}");
+        assert!(script.starts_with("#!/bin/bash\n") && script.contains("set -euo pipefail\n"), "{script}");
+    }
+    println!("{rule}: {}\n--- fix\n{}--- revert\n{}", f.description, f.fix_script, f.revert_script);
+    f
+}
+
+/// The script's lines after its header.
+fn body(script: &str) -> Vec<&str> {
+    script.lines().filter(|l| !l.starts_with('#') && !l.starts_with("set -")).collect()
+}
+
+#[test]
+fn file_modes_are_fixed_item_by_item_keeping_other_bits() {
+    let f = fix("file_permissions_binary_dirs");
+    assert_eq!(f.families, [Family::FileMetadata]);
+    // g+w on ls (0775) and on setuid su (4777): the state to avoid is gwrite OR owrite.
+    assert_eq!(body(&f.fix_script), ["chmod 0755 -- '/usr/bin/ls'", "chmod 4755 -- '/usr/bin/su'"]);
+    assert_eq!(body(&f.revert_script), ["chmod 4777 -- '/usr/bin/su'", "chmod 0775 -- '/usr/bin/ls'"]);
+    assert_eq!(f.touched, ["/usr/bin/ls", "/usr/bin/su"]);
+}
+
+#[test]
+fn an_owner_is_fixed_from_the_state_to_avoid_and_restored_from_the_evidence() {
+    let f = fix("dir_system_commands_root_owned");
+    assert_eq!(body(&f.fix_script), ["chown -h 0:0 -- '/usr/local/bin/tools'", "chmod 0755 -- '/usr/local/bin/tools'"]);
+    assert_eq!(body(&f.revert_script), ["chown -h 65534:0 -- '/usr/local/bin/tools'", "chmod 0755 -- '/usr/local/bin/tools'"]);
+}
+
+#[test]
+fn a_sysctl_is_set_at_runtime_and_in_a_drop_in() {
+    let f = fix("sysctl_kernel_modules_disabled");
+    assert_eq!(f.families, [Family::Sysctl]);
+    let dropin = "'/etc/sysctl.d/99-temper-sysctl_kernel_modules_disabled.conf'";
+    assert_eq!(
+        body(&f.fix_script),
+        [format!("printf '%s\\n' 'kernel.modules_disabled = 1' > {dropin}").as_str(), "sysctl -w 'kernel.modules_disabled=1'"]
+    );
+    assert_eq!(body(&f.revert_script), [format!("rm -f -- {dropin}").as_str(), "sysctl -w 'kernel.modules_disabled=0'"]);
+}
+
+#[test]
+fn a_service_is_enabled_and_started_and_its_revert_restores_it() {
+    let f = fix("service_auditd_enabled");
+    assert_eq!(f.families, [Family::Unit]);
+    // multi-user.target wants auditd.service or auditd.socket: the service, the first.
+    assert_eq!(body(&f.fix_script), ["systemctl enable 'auditd.service'", "systemctl start 'auditd.service'"]);
+    assert_eq!(body(&f.revert_script), ["systemctl disable 'auditd.service'", "systemctl stop 'auditd.service'"]);
+}
+
+#[test]
+fn a_setting_is_set_in_its_file_never_by_removing_sshd() {
+    let f = fix("sshd_disable_root_login");
+    // The check's OR: "openssh-server removed" or "configured"; removing it is never chosen.
+    assert_eq!(f.families, [Family::KeyValue]);
+    assert!(!f.fix_script.contains("purge"), "{}", f.fix_script);
+    assert!(
+        f.fix_script.contains("sed -i -E 's#^[[:space:]]*PermitRootLogin([[:space:]]|=|$).*#PermitRootLogin no#I' '/etc/ssh/sshd_config'")
+    );
+    assert!(f.fix_script.contains("cp -p -- '/etc/ssh/sshd_config' '/var/lib/temper/derived/sshd_disable_root_login/0.orig'"));
+    assert_eq!(
+        body(&f.revert_script),
+        [
+            "cp -p -- '/var/lib/temper/derived/sshd_disable_root_login/0.orig' '/etc/ssh/sshd_config'",
+            "rm -f -- '/var/lib/temper/derived/sshd_disable_root_login/0.orig'"
+        ]
+    );
+}
+
+#[test]
+fn a_package_is_purged_and_its_revert_reinstalls_the_version_found() {
+    let f = fix("package_telnet_removed");
+    assert_eq!(f.families, [Family::Package]);
+    assert_eq!(body(&f.fix_script), ["DEBIAN_FRONTEND=noninteractive apt-get -y -q purge 'telnet'"]);
+    assert_eq!(body(&f.revert_script), ["DEBIAN_FRONTEND=noninteractive apt-get -y -q install 'telnet=0.17+2.4-3'"]);
+}
+
+#[test]
+fn a_regex_state_is_refused() {
+    let r = derive(&evidence("auditd_overflow_action")).unwrap_err();
+    assert!(matches!(&r, Refusal::RegexState { pattern, .. } if pattern == "^(?i)(syslog|single|halt)(?-i)$"), "{r:?}");
+    println!("{r}");
+}
+
+#[test]
+fn an_unknown_test_kind_is_refused() {
+    let r = derive(&evidence("partition_for_tmp")).unwrap_err();
+    assert_eq!(r, Refusal::UnknownFamily { test: "oval:ssg-testtmp_partition:tst:1".into(), kind: "partition_test".into() });
+    println!("{r}");
+}
+
+#[test]
+fn an_item_in_a_protected_path_is_refused() {
+    let mut e = evidence("file_permissions_binary_dirs");
+    // The same check, had it found the harness's SSH keys writable.
+    let item = &mut e.tests[0].items[0];
+    for (k, v) in item.fields.iter_mut() {
+        match k.as_str() {
+            "filepath" => *v = "/home/temper/.ssh/authorized_keys".into(),
+            "path" => *v = "/home/temper/.ssh".into(),
+            "filename" => *v = "authorized_keys".into(),
+            _ => {}
+        }
+    }
+    assert_eq!(derive(&e).unwrap_err(), Refusal::DeniedPath { path: "/home/temper/.ssh/authorized_keys".into() });
+}
+
+#[test]
+fn a_fix_of_some_of_the_items_is_refused() {
+    let mut e = evidence("file_permissions_binary_dirs");
+    e.tests[0].items_total = 25;
+    assert!(matches!(derive(&e).unwrap_err(), Refusal::Truncated { named: 2, total: 25, .. }));
+}
+
+#[test]
+fn without_the_criteria_tree_every_failing_test_is_fixed() {
+    let mut e = evidence("service_auditd_enabled");
+    e.criteria = None;
+    let f = derive(&e).unwrap();
+    assert_eq!(
+        body(&f.fix_script),
+        ["systemctl enable 'auditd.service'", "systemctl start 'auditd.service'", "systemctl enable 'auditd.socket'"]
+    );
+}
+
+/// The key/value fix and its revert, run by bash on a copy of an sshd_config: the setting is
+/// replaced where it is (every occurrence, any case), the rest untouched, and the revert restores
+/// the file byte for byte.
+#[test]
+fn the_key_value_scripts_do_what_they_say_on_a_real_file() {
+    let f = fix("sshd_disable_root_login");
+    let dir = std::env::temp_dir().join(format!("derived-kv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("sshd_config");
+    let original = "Include /etc/ssh/sshd_config.d/*.conf\n#PermitRootLogin prohibit-password\npermitrootlogin yes\nUsePAM yes\nMatch User backup\n  X11Forwarding no\n";
+    std::fs::write(&conf, original).unwrap();
+    let here = |s: &str| {
+        s.replace("/etc/ssh/sshd_config", conf.to_str().unwrap()).replace("/var/lib/temper/derived", dir.join("state").to_str().unwrap())
+    };
+    let run = |script: &str| {
+        let mut bash = Command::new("bash").stdin(Stdio::piped()).spawn().unwrap();
+        std::io::Write::write_all(bash.stdin.as_mut().unwrap(), script.as_bytes()).unwrap();
+        drop(bash.stdin.take());
+        assert!(bash.wait().unwrap().success(), "{script}");
+    };
+    run(&here(&f.fix_script));
+    let fixed = std::fs::read_to_string(&conf).unwrap();
+    assert_eq!(fixed, original.replace("permitrootlogin yes", "PermitRootLogin no"), "only the setting's line changed");
+    run(&here(&f.revert_script));
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), original, "the revert restores the file");
+    // Absent, the setting goes first (before any Match block).
+    std::fs::write(&conf, "UsePAM yes\nMatch User backup\n  X11Forwarding no\n").unwrap();
+    run(&here(&f.fix_script));
+    assert!(std::fs::read_to_string(&conf).unwrap().starts_with("PermitRootLogin no\nUsePAM yes\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

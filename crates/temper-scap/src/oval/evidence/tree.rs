@@ -1,0 +1,152 @@
+//! A definition's criteria as the results give them (operators, negations, each node's result),
+//! and the states an object's filters name: what a fix derived from the check must know besides
+//! the failing tests (which alternative of an OR to meet, which items a filter already picked).
+use serde::{Deserialize, Serialize};
+
+use super::super::results::DefinitionResult;
+use super::parts::Node;
+use super::{OvalReport, Spec};
+
+/// How a `criteria` combines its children.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operator {
+    And,
+    Or,
+    One,
+    Xor,
+}
+
+impl Operator {
+    /// The schema's names; an unknown one reads as `AND`, the schema's default.
+    pub(crate) fn parse(s: &str) -> Self {
+        match s {
+            "OR" => Self::Or,
+            "ONE" => Self::One,
+            "XOR" => Self::Xor,
+            _ => Self::And,
+        }
+    }
+}
+
+/// A node of a definition's criteria tree. An `extend_definition` is the extended definition's
+/// criteria, with `definition` naming it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "node", rename_all = "snake_case")]
+pub enum Criterion {
+    Criteria {
+        operator: Operator,
+        negate: bool,
+        result: DefinitionResult,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        definition: Option<String>,
+        children: Vec<Criterion>,
+    },
+    Test {
+        test: String,
+        negate: bool,
+        result: DefinitionResult,
+    },
+}
+
+/// Deepest nesting of extended definitions followed, and the most nodes a tree holds (hostile
+/// input must not grow it without bound); beyond either, nodes are left out.
+const MAX_EXTENDS: usize = 16;
+const MAX_NODES: usize = 1024;
+
+impl OvalReport {
+    /// The criteria tree of a definition's result, through its extended definitions.
+    pub fn criteria(&self, definition: &str) -> Option<Criterion> {
+        let (result, nodes) = self.parsed.definitions.get(definition)?;
+        let mut budget = MAX_NODES;
+        Some(self.wrap(Some(definition), false, *result, nodes, 0, &mut budget))
+    }
+
+    fn wrap(
+        &self,
+        def: Option<&str>,
+        negate: bool,
+        result: DefinitionResult,
+        nodes: &[Node],
+        depth: usize,
+        budget: &mut usize,
+    ) -> Criterion {
+        let children = nodes.iter().filter_map(|n| self.node(n, depth, budget)).collect();
+        Criterion::Criteria { operator: Operator::And, negate, result, definition: def.map(str::to_string), children }
+    }
+
+    fn node(&self, n: &Node, depth: usize, budget: &mut usize) -> Option<Criterion> {
+        *budget = budget.checked_sub(1)?;
+        Some(match n {
+            Node::Criteria { operator, negate, result, children } => Criterion::Criteria {
+                operator: *operator,
+                negate: *negate,
+                result: *result,
+                definition: None,
+                children: children.iter().filter_map(|c| self.node(c, depth, budget)).collect(),
+            },
+            Node::Test { id, negate, result } => Criterion::Test { test: id.clone(), negate: *negate, result: *result },
+            Node::Extend { id, negate, result } if depth < MAX_EXTENDS => {
+                let nodes = self.parsed.definitions.get(id).map(|(_, n)| n.as_slice()).unwrap_or_default();
+                self.wrap(Some(id), *negate, *result, nodes, depth + 1, budget)
+            }
+            Node::Extend { .. } => return None,
+        })
+    }
+}
+
+/// What a filter does with the items its state matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FilterAction {
+    Include,
+    Exclude,
+}
+
+/// An object's `filter`: the items its state matches are kept (include) or dropped (exclude).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Filter {
+    pub action: FilterAction,
+    pub state: Spec,
+}
+
+impl Filter {
+    /// A field of an object that names a filter (`filter (include)`), and its state's id.
+    pub(crate) fn named(name: &str, value: &str) -> Option<(FilterAction, String)> {
+        let action = match name {
+            "filter (include)" => FilterAction::Include,
+            "filter (exclude)" => FilterAction::Exclude,
+            _ => return None,
+        };
+        Some((action, value.trim().to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(c: &Criterion) -> usize {
+        match c {
+            Criterion::Criteria { children, .. } => 1 + children.iter().map(count).sum::<usize>(),
+            Criterion::Test { .. } => 1,
+        }
+    }
+
+    #[test]
+    fn the_tree_keeps_operators_and_negations_and_stays_bounded() {
+        // A definition that extends itself twice: 2^16 nodes unbounded.
+        let doc = br#"<oval_results><results><system><definitions>
+          <definition definition_id="d" result="false"><criteria operator="OR" result="false">
+            <criterion test_ref="t" negate="true" result="false"/>
+            <extend_definition definition_ref="d" result="false"/><extend_definition definition_ref="d" result="false"/>
+          </criteria></definition></definitions></system></results></oval_results>"#;
+        let tree = OvalReport::parse(doc).unwrap().criteria("d").unwrap();
+        let Criterion::Criteria { definition, children, .. } = &tree else { panic!("{tree:?}") };
+        assert_eq!(definition.as_deref(), Some("d"));
+        let Criterion::Criteria { operator, children, .. } = &children[0] else { panic!("{tree:?}") };
+        assert_eq!(*operator, Operator::Or);
+        assert_eq!(children[0], Criterion::Test { test: "t".into(), negate: true, result: DefinitionResult::False });
+        assert!(count(&tree) <= MAX_NODES + 1, "{} nodes", count(&tree));
+    }
+}

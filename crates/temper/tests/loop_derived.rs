@@ -1,0 +1,86 @@
+//! The derived tier in the loop, in-process (see `sim/`), with the OVAL engine: a rule the content
+//! has no fix for is fixed by a fix derived from its check, verified and kept like any fix; one
+//! whose check the tier cannot meet is escalated with the reason.
+mod sim;
+
+use std::path::Path;
+use std::time::Instant;
+
+use sim::*;
+use temper_core::journal::{FixSource, RuleStatus};
+use temper_core::verdict::Verdict;
+use temper_scap::Outcome;
+use temper_scap::oval::{Evidence, OvalReport};
+
+const CRON: &str = "service_cron_enabled";
+const RSYSLOG: &str = "service_rsyslog_enabled";
+
+/// A recorded `oscap oval eval --results` of one rule's definition (`tests/data/oval`): cron
+/// disabled and stopped (written as ComplianceAsCode's scenario leaves it); rsyslog as oscap found
+/// it on a host without systemd's bus (its unit tests are `error`).
+fn recorded(rule: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/oval").join(format!("{rule}.xml"))).unwrap()
+}
+
+/// The evidence the loop reads from that document.
+fn evidence(rule: &str) -> Evidence {
+    let report = OvalReport::parse(recorded(rule).as_bytes()).unwrap();
+    let id = format!("oval:ssg-{rule}:def:1");
+    let (result, title, tests) = report.definition(&id).unwrap();
+    Evidence { rule: full(rule), outcome: Outcome::Fail, definition: id.clone(), title, result, tests, criteria: report.criteria(&id) }
+}
+
+#[tokio::test]
+async fn a_rule_without_a_stock_fix_is_fixed_by_a_derived_fix_and_one_it_cannot_meet_says_why() {
+    let t = Instant::now();
+    let mut sim = Sim::new("derived").await;
+    sim.with_oval();
+    sim.settings.rules = [CRON, RSYSLOG].map(String::from).to_vec();
+    for r in [CRON, RSYSLOG] {
+        assert!(content().rule(&full(r)).is_some_and(|c| !c.has_fix()), "{r} has no stock fix in the content");
+        sim.guest.oval_results(r, &recorded(r));
+    }
+    // What the derived fix does in the guest: cron enabled and running, so its check passes.
+    let derived = temper_derive::derive(&evidence(CRON)).unwrap();
+    sim.guest.stock_fix(&derived.fix_script, vec![Effect::Pass(full(CRON))]);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+
+    let tries = sim.attempts(run, CRON).await;
+    assert_eq!(tries.iter().map(|a| (a.source, a.verdict)).collect::<Vec<_>>(), [(FixSource::Derived, Some(Verdict::Fixed))]);
+    let a = &tries[0];
+    assert_eq!((a.fix_script.as_str(), a.revert_script.as_str()), (derived.fix_script.as_str(), derived.revert_script.as_str()));
+    assert!(a.fix_script.contains("systemctl enable 'cron.service'") && a.fix_script.contains("systemctl start 'cron.service'"));
+    assert!(a.evidence_before.as_ref().is_some_and(|e| e.criteria.is_some()), "the evidence the fix came from is kept");
+    assert!(sim.guest.scripts().contains(&derived.fix_script), "it ran in the guest");
+    assert_eq!(sim.rule(run, CRON).await.status, RuleStatus::Fixed);
+    assert_eq!(sim.guest.result(CRON), Some(Outcome::Pass));
+
+    let rsyslog = sim.rule(run, RSYSLOG).await;
+    assert_eq!(rsyslog.status, RuleStatus::Escalated);
+    let reason = rsyslog.reason.unwrap_or_default();
+    assert!(
+        reason.contains("no stock fix in the content")
+            && reason.contains("no derived fix: test oval:ssg-test_service_running_rsyslog:tst:1 is error"),
+        "{reason}"
+    );
+    assert!(sim.attempts(run, RSYSLOG).await.is_empty(), "nothing ran for it");
+    assert!(sim.report(run).await.contains("derived"), "the report names the source");
+    let data = temper_report::load(sim.store.as_ref(), run).await.unwrap();
+    let ckl = temper_report::render(&data, Some(content()), temper_report::Format::Ckl).unwrap();
+    assert!(ckl.contains("derived fix"), "the checklist says how the rule was fixed");
+    assert_eq!(summary.exit_code, 2, "one rule escalated");
+    took("a_rule_without_a_stock_fix_is_fixed_by_a_derived_fix_and_one_it_cannot_meet_says_why", t);
+}
+
+/// Without the OVAL engine there is no evidence to derive from: the rule escalates, saying so.
+#[tokio::test]
+async fn without_evidence_no_fix_is_derived() {
+    let mut sim = Sim::new("derived-xccdf").await;
+    sim.settings.rules = vec![CRON.into()];
+    let run = sim.new_run("stock").await;
+    sim.stock(run).await.unwrap();
+    let reason = sim.rule(run, CRON).await.reason.unwrap_or_default();
+    assert!(reason.contains("no derived fix: no OVAL evidence"), "{reason}");
+    assert!(sim.attempts(run, CRON).await.is_empty());
+}
