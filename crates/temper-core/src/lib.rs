@@ -3,6 +3,7 @@ pub mod agent;
 pub mod checks;
 pub mod controls;
 pub mod journal;
+pub mod plan;
 pub mod policy;
 pub mod ports;
 pub mod ralph;

@@ -240,6 +240,9 @@ text_enum! {
         /// A fix an LLM wrote for another target with the same skill, kept there and past its
         /// regression check: tried before the LLM is asked.
         Memory = "memory",
+        /// A step of a proven plan another run exported (`temper run --plan`), applied and
+        /// checked as any fix.
+        Plan = "plan",
     }
 }
 

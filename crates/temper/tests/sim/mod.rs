@@ -33,11 +33,16 @@ fn repo() -> PathBuf {
 pub fn content() -> &'static Benchmark {
     static C: OnceLock<Benchmark> = OnceLock::new();
     C.get_or_init(|| {
-        let vm = std::env::var("TEMPER_VM_DIR").unwrap_or_else(|_| "/var/cache/temper/vm".into());
-        let ds = Path::new(&vm).join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+        let ds = datastream();
         assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
         temper_scap::read_benchmark(&ds, Some(STANDARD)).unwrap()
     })
+}
+
+/// The datastream file `content` reads.
+pub fn datastream() -> PathBuf {
+    let vm = std::env::var("TEMPER_VM_DIR").unwrap_or_else(|_| "/var/cache/temper/vm".into());
+    Path::new(&vm).join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml")
 }
 
 /// The stock fix of `rule`, as the stock agent submits it.
