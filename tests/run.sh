@@ -31,6 +31,7 @@ phase vm-setup
 TEMPER_CARGO_PROFILE=dev bash vm/setup.sh
 phase report-setup
 bash tests/report/setup.sh
+bash tests/plan/setup.sh
 # PostgreSQL for the store's second backend: Debian's server, an unprivileged cluster of its own.
 phase postgres
 TEMPER_TEST_PG=$(bash tests/pg/start.sh)

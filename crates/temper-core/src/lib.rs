@@ -4,6 +4,7 @@ pub mod checks;
 pub mod claim;
 pub mod controls;
 pub mod journal;
+pub mod plan;
 pub mod policy;
 pub mod ports;
 pub mod ralph;

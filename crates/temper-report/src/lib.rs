@@ -20,6 +20,7 @@
 //!   DISA ids, the OVAL check and the stock fix. Reports work without it (less detail);
 //!   checklists need it and say so.
 //! - [`replay_script`] is the fixed rules as one bash script (also inside every report).
+//! - [`plan::build`] and [`plan::write`]: the run's proven plan (`temper plan export`).
 //! - [`load_fleet`] and [`render_fleet`]: one fleet's targets side by side, and the
 //!   escalations that recur across them (Markdown, HTML, JSON).
 //!
@@ -46,7 +47,7 @@ mod next_step;
 mod oscal;
 mod oscal_ar;
 mod oscal_poam;
-mod replay;
+pub mod plan;
 mod text;
 mod view;
 
@@ -56,9 +57,13 @@ pub use controls::{ControlsView, WaiverView, read_content, run_content};
 pub use data::{RunData, load, resolve_run};
 pub use fleet::{Escalation, FleetReport, TargetRow, load_fleet, render_fleet};
 pub use merge::{CklStatus, merge_outcomes, status_of};
-pub use replay::replay_script;
 /// A duration in milliseconds as the reports write it: `850 ms`, `12.3 s`, `4 min 05 s`, `1 h 02 min`.
 pub use text::ms as human_duration;
+
+/// The run's kept fixes as one bash script (the plan's `replay.sh`), for the reports.
+pub fn replay_script(data: &RunData, content: Option<&temper_scap::Benchmark>) -> String {
+    plan::replay(&plan::Origin::of_run(&data.run), &plan::steps(data, content))
+}
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,6 +167,14 @@ pub enum ReportError {
     Xml(#[from] std::io::Error),
     #[error("writing JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("run {0} has not finished: it has no proven plan yet")]
+    Unfinished(i64),
+    #[error("run {0} did not record its content's sha256, and the datastream is not on this host to compute it")]
+    NoContentSha(i64),
+    #[error("{0} is not empty: give a new or empty folder for the plan")]
+    NotEmpty(String),
+    #[error("writing {0}: {1}")]
+    Write(String, std::io::Error),
 }
 
 /// Writes `data` in `format`. Every format is text (UTF-8).

@@ -329,7 +329,7 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         fixed,
         rules,
         controls: crate::controls::build(data),
-        replay: crate::replay::replay_script(data, content),
+        replay: crate::replay_script(data, content),
     }
 }
 
@@ -445,11 +445,17 @@ pub fn regressions(a: &Attempt) -> Vec<String> {
     a.regressions.as_deref().and_then(|s| serde_json::from_str::<Vec<String>>(s).ok()).unwrap_or_default()
 }
 
-/// The kept fixes, in the order they were kept.
-pub fn fixed_rules(data: &RunData, content: Option<&Benchmark>) -> Vec<FixedRule> {
+/// The fixes in force at the end of the run, in the order they were kept.
+pub fn kept_attempts(data: &RunData) -> Vec<&Attempt> {
     let mut kept: Vec<&Attempt> = data.attempts.iter().filter(|a| a.in_force()).collect();
     kept.sort_by(|a, b| (a.ended_at.as_deref(), a.id).cmp(&(b.ended_at.as_deref(), b.id)));
-    kept.iter()
+    kept
+}
+
+/// The kept fixes, in the order they were kept.
+pub fn fixed_rules(data: &RunData, content: Option<&Benchmark>) -> Vec<FixedRule> {
+    kept_attempts(data)
+        .iter()
         .enumerate()
         .filter_map(|(i, a)| {
             let r = data.rules.iter().find(|r| r.rule_id == a.rule_id)?;

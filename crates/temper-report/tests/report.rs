@@ -175,7 +175,7 @@ async fn replay_script_is_valid_bash_with_the_fixes_in_order() {
     assert!(pos[0] < pos[1] && pos[1] < pos[2], "in the order fixed: {pos:?}");
     assert!(script.contains("chown 0 /etc/ssh/sshd_config\n"));
     assert!(script.contains("idempotent by design"));
-    assert!(script.contains("set -euo pipefail"));
+    assert!(script.contains("set -u\n"));
     assert!(script.contains("<<'TEMPER_FIX_1_END_'"), "delimiter moved off the script's own line");
     assert!(!script.contains(ESC_DROPIN), "escalated rules are not replayed");
 }

@@ -100,6 +100,9 @@ pub enum Cmd {
     /// The hardened image: a run's final state as a standalone qcow2, with its evidence.
     #[command(subcommand)]
     Image(crate::cmd::image::ImageCmd),
+    /// The proven plan: a run's kept fixes, exported to apply elsewhere (bash, Ansible, `temper run --plan`).
+    #[command(subcommand)]
+    Plan(crate::cmd::plan::PlanCmd),
     /// Check an LLM endpoint.
     #[command(subcommand)]
     Llm(LlmCmd),
@@ -252,6 +255,11 @@ pub struct RunArgs {
     /// Skip the reboot proof: no cold reboot at the end, so nothing shows the fixes survive one.
     #[arg(long)]
     pub no_reboot_proof: bool,
+    /// Apply a proven plan (`temper plan export`) first: its steps in order, each checked as any
+    /// fix; a step that fails goes to the normal loop. Refused when its content, profile,
+    /// tailoring or scripts do not match.
+    #[arg(long, value_name = "DIR")]
+    pub plan: Option<PathBuf>,
     /// No progress line (e.g. in CI logs).
     #[arg(long)]
     pub quiet: bool,

@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use anyhow::Context;
-use sha2::{Digest, Sha256};
 use temper_core::controls::{RunControls, TailoringRecord};
 use temper_core::scan::Scanner;
 use temper_core::skill::Skill;
@@ -26,7 +25,7 @@ pub fn read(skill: &Skill, profile: &str, tailoring: Option<&Path>, waivers: Opt
     let xml = String::from_utf8(bytes).context("the tailoring file is not UTF-8")?;
     let record = TailoringRecord {
         file: path.display().to_string(),
-        sha256: hex(&Sha256::digest(xml.as_bytes())),
+        sha256: temper_core::plan::sha256_hex(xml.as_bytes()),
         profile: tailored.clone(),
         id: t.id.clone(),
         xml,
@@ -40,8 +39,4 @@ pub fn apply(controls: &RunControls, skill: Skill, scanner: &mut Scanner) -> any
         scanner.tailoring = Some(Tailoring::parse(t.xml.as_bytes())?.for_oscap());
     }
     Ok(skill.with_waivers(controls.waivers.clone(), chrono::Local::now().date_naive()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

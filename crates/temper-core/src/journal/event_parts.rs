@@ -35,6 +35,10 @@ pub enum PickedBy {
         second_pass: bool,
         kept_since: usize,
     },
+    /// A step of the proven plan the run applies (`temper run --plan`).
+    Plan {
+        plan_step: usize,
+    },
     /// The rule whose attempt a crash interrupted, picked again first.
     Interrupted {
         interrupted: bool,

@@ -250,6 +250,9 @@ text_enum! {
         /// Built by temper from the rule's own OVAL check and the items the scanner found
         /// (`temper-derive`): when the content has no fix or its fix failed.
         Derived = "derived",
+        /// A step of a proven plan another run exported (`temper run --plan`), applied and
+        /// checked as any fix.
+        Plan = "plan",
     }
 }
 

@@ -80,6 +80,7 @@ impl Ralph<'_> {
                 return self.escalate(&rule, &e).await;
             }
             let started = Instant::now();
+            let planned = preset.as_ref().is_some_and(|p| p.source == FixSource::Plan);
             let ended = self.attempt(state, &rule, &plan, preset.take()).await?;
             self.store.add_rule_time(self.run, &rule, started.elapsed().as_millis() as i64).await?;
             let Some(ended) = ended else { return Ok(()) };
@@ -87,6 +88,10 @@ impl Ralph<'_> {
                 return Ok(());
             }
             self.reflect(&ended).await?;
+            if planned && let Some(stock) = self.stock_after_plan(&rule, &ended.fix_script) {
+                preset = Some(stock);
+                continue;
+            }
             if let Some(e) = self.should_escalate(&rule, &mut plan).await? {
                 return self.escalate(&rule, &e).await;
             }
@@ -150,7 +155,9 @@ impl Ralph<'_> {
         self.phase(Phase::Evaluate, Some(rule), n).await?;
         let evaluated = Instant::now();
         let rescan = self.rescan_of(state, rule).await?;
-        let (mut e, scan) = self.evaluate(state, &rescan, &ctx, source, &applied).await?;
+        // The content's own fix: stock, or a plan's step that is the stock fix.
+        let stock = ctx.stock_fix.as_deref().is_some_and(|f| source == FixSource::Stock || f == fix.fix_script);
+        let (mut e, scan) = self.evaluate(state, &rescan, stock, &applied).await?;
         e.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
         self.note(Some(rule), EventData::Verdict { attempt: Some(i64::from(trial.n)), verdict, reason: reason.clone() }).await?;
@@ -198,14 +205,7 @@ impl Ralph<'_> {
     /// The guard (lockout, then health) beside the rescan (`rescan.rs`), judged (`verdict::judge`):
     /// the verdict and everything measured on the way, and the scan when the checks got that far.
     #[tracing::instrument(name = "evaluate", skip_all)]
-    async fn evaluate(
-        &self,
-        state: &RunState,
-        rescan: &Rescan,
-        ctx: &FixContext,
-        source: FixSource,
-        applied: &Applied,
-    ) -> LoopResult<(Evaluation, Option<Scan>)> {
+    async fn evaluate(&self, state: &RunState, rescan: &Rescan, stock: bool, applied: &Applied) -> LoopResult<(Evaluation, Option<Scan>)> {
         let rule = rescan.rule.as_str();
         let rules = rescan.rules(state);
         // The guard logs in afresh beside the live session, so the rescan runs alongside it; a
@@ -226,7 +226,7 @@ impl Ralph<'_> {
             Some(Err(e)) => (verdict::Rescan::Failed(e.to_string()), None),
             Some(Ok(s)) => (verdict::Rescan::Read(ScanResult::from(s.outcome(rule))), Some(s)),
         };
-        let needs_reboot = source == FixSource::Stock && ctx.stock_fix.is_some() && self.stock_needs_reboot(rule);
+        let needs_reboot = stock && self.stock_needs_reboot(rule);
         let reboot = match (needs_reboot, self.settings.reboot.is_some()) {
             (false, _) => Reboot::No,
             (true, true) => Reboot::WithProof,

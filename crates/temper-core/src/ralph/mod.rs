@@ -17,6 +17,7 @@ mod evidence;
 mod finish;
 mod keep;
 mod pick;
+mod planned;
 mod preflight;
 mod reflect;
 mod regress;

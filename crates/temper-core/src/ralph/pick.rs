@@ -18,7 +18,8 @@ pub struct Pick {
 }
 
 /// A fix chosen by the harness: a replay (rolled back with a regressed batch), the stock fix's
-/// second pass, or a remembered fix (`reuse.rs`). It keeps the source it had.
+/// second pass, a plan's step (`planned.rs`) or a remembered fix (`reuse.rs`). It keeps the
+/// source it had.
 #[derive(Debug, Clone)]
 pub struct Preset {
     pub fix: ApplyFix,
@@ -56,6 +57,10 @@ impl Ralph<'_> {
         let candidates = self.candidates().await?;
         if candidates.is_empty() {
             return self.second_pass().await;
+        }
+        if let Some(pick) = self.planned_pick(&candidates).await? {
+            state.worked += 1;
+            return Ok(Some(pick));
         }
         if let Some(pick) = self.remembered_pick(&candidates).await? {
             state.worked += 1;

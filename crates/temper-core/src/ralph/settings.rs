@@ -23,6 +23,8 @@ pub struct Settings {
     pub regression_every: Option<u32>,
     /// The reboot proof at the end of the run; `None` skips it (the summary then says so).
     pub reboot: Option<super::boot::RebootProof>,
+    /// A proven plan's steps (`temper run --plan`), tried in order before the Architect is asked.
+    pub plan: Vec<crate::plan::PlannedFix>,
 }
 
 impl Default for Settings {
@@ -44,6 +46,7 @@ impl Default for Settings {
             ssh_ready: crate::ports::SSH_READY,
             regression_every: None,
             reboot: Some(super::boot::RebootProof::default()),
+            plan: Vec::new(),
         }
     }
 }

@@ -2,13 +2,11 @@
 //! manifest (`FILE.json`) and the run's CKL, CKLB and HTML report beside it. A state that has not
 //! passed the reboot proof is refused unless `--unproven` is given.
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use temper_core::target::Target;
 use temper_report::{Format, load, render, resolve_run};
 use temper_target::{DirectBoot, LibvirtConfig, LibvirtHypervisor};
@@ -145,14 +143,5 @@ pub fn manifest_path(image: &Path) -> PathBuf {
 }
 
 fn sha256_of(path: &Path) -> anyhow::Result<String> {
-    let mut f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
-    let (mut hash, mut buf) = (Sha256::new(), vec![0u8; 1 << 20]);
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hash.update(&buf[..n]);
-    }
-    Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    temper_core::plan::sha256_file(path).with_context(|| format!("reading {}", path.display()))
 }

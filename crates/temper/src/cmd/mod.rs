@@ -6,6 +6,7 @@ pub mod fleet;
 pub mod image;
 mod llm;
 mod memory;
+pub mod plan;
 mod report;
 pub mod run;
 mod scan;
@@ -34,6 +35,7 @@ pub async fn dispatch(cli: Cli, config: Config) -> u8 {
         Cmd::Status { run, json } => status::run(&config, run, json).await,
         Cmd::Report { run, fleet, format, output } => report::run(&config, report::Which { run, fleet }, format, output).await,
         Cmd::Image(c) => image::run(&config, c).await,
+        Cmd::Plan(c) => plan::run(&config, c).await,
         Cmd::Llm(c) => llm::run(&config, c).await,
         Cmd::Memory(c) => memory::run(&config, c).await,
         Cmd::Schedule(c) => schedule::run(schedule::Ctx { config: &config, config_file: &cli.config, log_format: cli.log_format }, c).await,

@@ -50,6 +50,13 @@ struct Options {
     /// A cold reboot at the end proves the fixes (runs from before it have none).
     #[serde(default)]
     reboot_proof: bool,
+    /// The host datastream's sha256 when the run started (its plan names it; read by
+    /// `temper_report::plan::recorded_content_sha256`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    content_sha256: Option<String>,
+    /// The proven plan the run applies first (`--plan`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    plan: Option<super::plan::Applied>,
 }
 
 /// Where a run comes from when not from `temper run` itself.
@@ -79,6 +86,11 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
     let (controls, profile) = crate::controls::read(&skill, &profile, tailoring, waivers)?;
     let llm_url = args.agent.llm.clone().or(config.llm_url.clone());
     let kind = args.agent.agent.unwrap_or(if llm_url.is_some() { AgentKind::Tiered } else { AgentKind::Stock });
+    let content_sha256 = temper_core::plan::sha256_file(&wiring::host_datastream(config, &skill)).ok();
+    let plan = match &args.plan {
+        Some(dir) => Some(super::plan::for_run(dir, &profile, &controls, content_sha256.as_deref())?),
+        None => None,
+    };
     let opts = Options {
         skill: target.skill.clone(),
         profile: profile.clone(),
@@ -95,6 +107,8 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
         engine: args.engine,
         fleet: origin.fleet,
         reboot_proof: config.reboot_proof && !args.no_reboot_proof,
+        content_sha256,
+        plan,
     };
     let store = crate::wiring::store(config).await?;
     // Another run on this VM, from any store, keeps this one off before anything is recorded.
@@ -128,6 +142,10 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
             store.describe()
         ),
     );
+    if let Some(p) = &opts.plan {
+        let (dir, from, steps) = (&p.dir, p.from_run, p.fixes.len());
+        notice(Level::INFO, format_args!("run {run} applies the plan in {dir} (run {from}'s, {steps} steps) before the normal loop"));
+    }
     execute(config, Arc::new(store), Job { run, target, kind, opts, resuming: false }).await
 }
 
@@ -269,6 +287,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
                 grace: Duration::from_secs(config.shutdown_grace_secs),
                 boot_timeout: Duration::from_secs(config.boot_timeout_secs),
             }),
+            plan: opts.plan.as_ref().map(|p| p.fixes.clone()).unwrap_or_default(),
             ..Settings::default()
         },
         observer: progress.as_ref().map_or(&Quiet as &dyn temper_core::ralph::Observer, |p| p),

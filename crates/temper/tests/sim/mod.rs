@@ -28,18 +28,20 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
-/// SSG's Debian 12 datastream, the file `vm/fetch-ssg.sh` unpacks, as the real runs use.
-fn datastream() -> PathBuf {
-    let vm = std::env::var("TEMPER_VM_DIR").unwrap_or_else(|_| "/var/cache/temper/vm".into());
-    let ds = Path::new(&vm).join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
-    assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
-    ds
-}
-
 /// The datastream through the standard profile, read once per test binary.
 pub fn content() -> &'static Benchmark {
     static C: OnceLock<Benchmark> = OnceLock::new();
-    C.get_or_init(|| temper_scap::read_benchmark(datastream(), Some(STANDARD)).unwrap())
+    C.get_or_init(|| {
+        let ds = datastream();
+        assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
+        temper_scap::read_benchmark(&ds, Some(STANDARD)).unwrap()
+    })
+}
+
+/// SSG's Debian 12 datastream, the file `vm/fetch-ssg.sh` unpacks, as the real runs use.
+pub fn datastream() -> PathBuf {
+    let vm = std::env::var("TEMPER_VM_DIR").unwrap_or_else(|_| "/var/cache/temper/vm".into());
+    Path::new(&vm).join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml")
 }
 
 /// The stock fix of `rule`, as the stock agent submits it.

@@ -1,0 +1,72 @@
+//! `playbook.yml`: the plan as an Ansible playbook, one task per step, in order, tagged with the
+//! rule id, each running the same script as `replay.sh` does. A first task checks every script
+//! against its sha256 on the controller before any step runs.
+use temper_core::plan::Plan;
+
+/// The playbook for `plan`; its paths are relative to the plan's folder.
+pub fn playbook(plan: &Plan) -> String {
+    let h = &plan.header;
+    let mut y = String::new();
+    let mut line = |l: &str| {
+        y.push_str(l);
+        y.push('\n');
+    };
+    line("---");
+    line(&format!("# temper run {}'s proven plan: {} fixes, in the order the run kept them.", h.source.run, plan.steps.len()));
+    line(&format!("# Profile {}; content {} {}.", one_line(&h.profile), one_line(&h.content.datastream), one_line(&h.content.version)));
+    line("# Apply: ansible-playbook -i inventory playbook.yml    (one rule: --tags RULE_ID)");
+    line("# The first task checks every step's script against its sha256 (as in plan.json) on the");
+    line("# controller; a changed script stops the play before any step runs. A step passes with exit");
+    line("# code 0, or with the non-zero code the run kept it with (its checks passed despite it).");
+    line(&format!("- name: {}", q(&format!("Apply temper run {}'s proven plan ({})", h.source.run, short(&h.profile)))));
+    line("  hosts: all");
+    line("  become: true");
+    line("  gather_facts: false");
+    line("  vars:");
+    if plan.steps.is_empty() {
+        line("    temper_plan_scripts: []");
+    } else {
+        line("    temper_plan_scripts:");
+        for s in &plan.steps {
+            line(&format!("      - file: {}", q(&s.fix.file)));
+            line(&format!("        sha256: {}", q(&s.fix.sha256)));
+        }
+    }
+    line("  tasks:");
+    line("    - name: Check every step's script against its sha256");
+    line("      ansible.builtin.assert:");
+    line("        that:");
+    line("          - lookup('ansible.builtin.file', item.file, rstrip=false) | hash('sha256') == item.sha256");
+    line("        fail_msg: \"{{ item.file }} does not match its sha256 in plan.json: the plan was changed; nothing was run\"");
+    line("        quiet: true");
+    line("      loop: \"{{ temper_plan_scripts }}\"");
+    line("      tags: [always]");
+    for s in &plan.steps {
+        let var = format!("temper_step_{}", s.n);
+        let codes: Vec<String> = s.accepted_exit_codes().iter().map(i64::to_string).collect();
+        line("");
+        line(&format!("    # {} (source {}, attempt {}): {}", one_line(&s.title), s.source, s.attempt, one_line(&s.description)));
+        line(&format!("    - name: {}", q(&format!("Step {}: {}", s.n, s.short_rule()))));
+        line("      ansible.builtin.script:");
+        line(&format!("        cmd: {}", q(&s.fix.file)));
+        line("        executable: /bin/bash");
+        line(&format!("      register: {var}"));
+        line("      changed_when: true");
+        line(&format!("      failed_when: {var}.rc is not defined or {var}.rc not in [{}]", codes.join(", ")));
+        line(&format!("      tags: [{}, {}]", q(&s.rule), q(s.short_rule())));
+    }
+    y
+}
+
+/// A YAML double-quoted scalar (JSON's string syntax is YAML's).
+fn q(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+fn short(id: &str) -> &str {
+    id.strip_prefix("xccdf_org.ssgproject.content_profile_").unwrap_or(id)
+}
+
+fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}

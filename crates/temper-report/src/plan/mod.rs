@@ -1,0 +1,103 @@
+//! The proven plan (`temper_core::plan`) made from a run, and written as a folder:
+//! `plan.json`, the steps' scripts under `steps/`, `replay.sh`, `playbook.yml` and `README.md`.
+mod ansible;
+mod readme;
+mod replay;
+
+use std::path::Path;
+
+use temper_core::controls::RunControls;
+use temper_core::journal::{Attempt, Run};
+use temper_core::plan::{self, ContentRef, Header, Plan, Script, ScriptKind, SourceRun, Step, TailoringRef};
+use temper_core::verdict::Verdict;
+use temper_scap::Benchmark;
+
+pub use ansible::playbook;
+pub use readme::readme;
+pub use replay::{Origin, replay};
+
+use crate::ReportError;
+use crate::data::RunData;
+use crate::view::{kept_attempts, rule_info};
+
+/// The run's kept fixes as plan steps, in the order they were kept.
+pub fn steps(data: &RunData, content: Option<&Benchmark>) -> Vec<Step> {
+    kept_attempts(data).into_iter().enumerate().map(|(i, a)| step(i + 1, a, data, content)).collect()
+}
+
+fn step(n: usize, a: &Attempt, data: &RunData, content: Option<&Benchmark>) -> Step {
+    let c = content.and_then(|c| c.rule(&a.rule_id));
+    let title = data.rules.iter().find(|r| r.rule_id == a.rule_id).map(|r| rule_info(r, c).title).unwrap_or_default();
+    let stock_reboot = a.source == temper_core::journal::FixSource::Stock && c.and_then(|c| c.fix.as_ref()).is_some_and(|f| f.reboot);
+    let exit_code = a.fix_exit_code;
+    Step {
+        n,
+        rule: a.rule_id.clone(),
+        title,
+        source: a.source,
+        attempt: a.n,
+        description: a.description.clone(),
+        fix: Script::new(n, &a.rule_id, ScriptKind::Fix, &a.fix_script),
+        revert: Script::new(n, &a.rule_id, ScriptKind::Revert, &a.revert_script),
+        exit_code,
+        accepted_nonzero_exit: exit_code.is_some_and(|c| c != 0),
+        needs_reboot: stock_reboot || a.verdict == Some(Verdict::NeedsReboot),
+        evidence_before: a.evidence_before.clone(),
+        evidence_after: a.evidence_after.clone(),
+    }
+}
+
+/// The plan of a finished run. `content_sha256` is the datastream's, for runs that did not record
+/// it when they started ([`recorded_content_sha256`]).
+pub fn build(data: &RunData, content: Option<&Benchmark>, content_sha256: Option<String>) -> Result<Plan, ReportError> {
+    let run = &data.run;
+    let summary = data.summary.as_ref().ok_or(ReportError::Unfinished(run.id))?;
+    let sha256 = recorded_content_sha256(run).or(content_sha256).ok_or(ReportError::NoContentSha(run.id))?;
+    let tailoring = RunControls::of(run).tailoring.map(|t| TailoringRef { path: t.file, sha256: t.sha256 });
+    let version = run.content_version.clone().or_else(|| content.map(|c| c.version.clone())).unwrap_or_else(|| "unknown".into());
+    let header = Header {
+        skill: run.skill.clone(),
+        profile: run.profile.clone(),
+        tailoring,
+        content: ContentRef { datastream: run.datastream.clone(), version, sha256 },
+        source: SourceRun { target: run.target.clone(), run: run.id, started_at: run.started_at.clone(), ended_at: run.ended_at.clone() },
+        temper_version: env!("CARGO_PKG_VERSION").to_string(),
+        reboot_proven: summary.rebooted == Some(true),
+        exported_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    };
+    Ok(Plan { version: plan::VERSION, header, steps: steps(data, content) })
+}
+
+/// The datastream's sha256 as the run recorded it when it started (`content_sha256` in its
+/// stored options).
+pub fn recorded_content_sha256(run: &Run) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Options {
+        content_sha256: Option<String>,
+    }
+    serde_json::from_str::<Options>(&run.options_json).ok()?.content_sha256
+}
+
+/// Writes `plan` into `dir`, a new or empty folder.
+pub fn write(plan: &Plan, dir: &Path) -> Result<(), ReportError> {
+    let io = |e: std::io::Error| ReportError::Write(dir.display().to_string(), e);
+    if dir.exists() && std::fs::read_dir(dir).map_err(io)?.next().is_some() {
+        return Err(ReportError::NotEmpty(dir.display().to_string()));
+    }
+    std::fs::create_dir_all(dir.join(plan::STEPS_DIR)).map_err(io)?;
+    for s in &plan.steps {
+        for script in [&s.fix, &s.revert] {
+            std::fs::write(dir.join(&script.file), &script.text).map_err(io)?;
+        }
+    }
+    std::fs::write(dir.join(plan::FILE), serde_json::to_string_pretty(plan)? + "\n").map_err(io)?;
+    std::fs::write(dir.join("replay.sh"), replay(&Origin::of_plan(plan), &plan.steps)).map_err(io)?;
+    std::fs::write(dir.join("playbook.yml"), playbook(plan)).map_err(io)?;
+    std::fs::write(dir.join("README.md"), readme(plan)).map_err(io)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.join("replay.sh"), std::fs::Permissions::from_mode(0o755)).map_err(io)?;
+    }
+    Ok(())
+}

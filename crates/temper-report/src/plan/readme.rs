@@ -1,0 +1,81 @@
+//! `README.md`: what the plan is, where it came from, and how to apply it each way.
+use temper_core::plan::Plan;
+
+pub fn readme(plan: &Plan) -> String {
+    let h = &plan.header;
+    let proof = if h.reboot_proven {
+        "yes: the run's final state survived a cold reboot, and its final scan was taken after it"
+    } else {
+        "**no**: the run's final state was not proven across a reboot"
+    };
+    let tailoring = h.tailoring.as_ref().map_or("none".to_string(), |t| format!("`{}` (sha256 `{}`)", t.path, t.sha256));
+    let mut r = format!(
+        "# temper plan: run {run}\n\n\
+         The fixes temper run {run} kept on `{target}`, in the order it kept them: {n} steps. Each was \
+         verified there one at a time (the rule's rescan, the health check, a fresh SSH login with sudo, \
+         and the regression set) before the next was tried.\n\n\
+         | | |\n|---|---|\n\
+         | skill | `{skill}` |\n| profile | `{profile}` |\n| tailoring | {tailoring} |\n\
+         | content | `{ds}` {version} (sha256 `{sha}`) |\n| source run | {run}, on `{target}`, {started} to {ended} |\n\
+         | reboot proof | {proof} |\n| temper | {tv} |\n| exported | {at} |\n\n",
+        run = h.source.run,
+        target = h.source.target,
+        n = plan.steps.len(),
+        skill = h.skill,
+        profile = h.profile,
+        ds = h.content.datastream,
+        version = h.content.version,
+        sha = h.content.sha256,
+        started = h.source.started_at,
+        ended = h.source.ended_at.as_deref().unwrap_or("-"),
+        tv = h.temper_version,
+        at = h.exported_at,
+    );
+    r += "## What is here\n\n\
+          - `plan.json`: the plan (schema `schemas/plan.schema.json` in temper's repository). Each step: the rule, \
+          where its fix came from, the fix and revert scripts (under `steps/`) with their sha256, the exit code \
+          the run saw and whether the checks kept the fix despite a non-zero one, whether it needs a reboot, and \
+          the scanner's evidence before and after.\n\
+          - `steps/`: each step's fix and revert script, as temper ran them.\n\
+          - `replay.sh`: the steps as one self-contained bash script.\n\
+          - `playbook.yml`: the steps as an Ansible playbook, one task per step.\n\n";
+    r += "## Applying it\n\n\
+          Every way checks each script against its sha256 before the first step runs, and refuses a changed \
+          plan with nothing run. A step that exits non-zero stops the rest, unless the run kept that fix with \
+          that very exit code. Stock fixes (source `stock`) are idempotent by design; fixes an LLM wrote were \
+          verified once, not for idempotence: review them before applying a plan twice.\n\n\
+          **With temper, verified again** (the target's content, profile and tailoring must match the plan's; \
+          each step is checked as any fix is, and one that fails goes to the normal loop):\n\n\
+          ```bash\ntemper run --plan PLAN_DIR\n```\n\n\
+          **With bash**, on the machine, as root (no temper; rescan afterwards with `oscap xccdf eval`):\n\n\
+          ```bash\nsudo bash replay.sh          # or: sudo bash replay.sh 5   (from step 5)\n```\n\n\
+          **With Ansible**, from this folder, on the hosts of an inventory (sudo on each):\n\n\
+          ```bash\nansible-playbook -i inventory playbook.yml            # every step\n\
+          ansible-playbook -i inventory playbook.yml --tags RULE  # one rule's step\n```\n\n";
+    if plan.steps.iter().any(|s| s.needs_reboot) {
+        r += "Some steps need a reboot to take effect (marked below): reboot the machine before you scan it.\n\n";
+    }
+    r += "## Steps\n\n| # | rule | source | exit code | reboot |\n|---|---|---|---|---|\n";
+    for s in &plan.steps {
+        let exit = match (s.exit_code, s.accepted_nonzero_exit) {
+            (Some(c), true) => format!("{c} (kept: its checks passed)"),
+            (Some(c), false) => c.to_string(),
+            (None, _) => "-".into(),
+        };
+        r += &format!(
+            "| {} | `{}` {} | {} | {} | {} |\n",
+            s.n,
+            s.short_rule(),
+            cell(&s.title),
+            s.source,
+            exit,
+            if s.needs_reboot { "needs one" } else { "" }
+        );
+    }
+    r
+}
+
+/// Text for a table cell: one line, no pipes.
+fn cell(s: &str) -> String {
+    s.replace(['\n', '\r'], " ").replace('|', "\\|")
+}

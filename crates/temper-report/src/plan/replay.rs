@@ -1,0 +1,167 @@
+//! `replay.sh`: the plan's steps as one bash script, for a machine temper does not drive. The same
+//! script is in every report.
+//!
+//! Every step's script is written out as data (a quoted here-document, never shell quoting), and
+//! all of them are checked against their sha256 with `sha256sum` before the first one runs: a
+//! changed script stops the replay before anything runs. Each runs as temper ran it, on the stdin
+//! of its own `bash -s`. A step that exits non-zero stops the replay, unless the run kept that fix
+//! with that very exit code (its checks passed despite it).
+
+use temper_core::journal::Run;
+use temper_core::plan::{Plan, Step};
+
+/// Where the steps came from, for the script's comments.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub run: i64,
+    pub target: String,
+    pub profile: String,
+    pub content: String,
+}
+
+impl Origin {
+    pub fn of_plan(plan: &Plan) -> Self {
+        let h = &plan.header;
+        let content = format!("{} {} (sha256 {})", h.content.datastream, h.content.version, h.content.sha256);
+        Self { run: h.source.run, target: h.source.target.clone(), profile: h.profile.clone(), content }
+    }
+
+    pub fn of_run(run: &Run) -> Self {
+        let content = format!("{} {}", run.datastream, run.content_version.as_deref().unwrap_or("unknown"));
+        Self { run: run.id, target: run.target.clone(), profile: run.profile.clone(), content }
+    }
+}
+
+/// The bash script that replays `steps` in order.
+pub fn replay(origin: &Origin, steps: &[Step]) -> String {
+    let mut s = String::new();
+    let mut line = |l: &str| {
+        s.push_str(l);
+        s.push('\n');
+    };
+    line("#!/usr/bin/env bash");
+    line(&format!("# temper run {}: the {} fixes it kept, in the order it kept them.", origin.run, steps.len()));
+    line(&format!("# Target {}, profile {}.", one_line(&origin.target), one_line(&origin.profile)));
+    line(&format!("# Content {}.", one_line(&origin.content)));
+    line("#");
+    line("# Usage: sudo bash replay.sh [FIRST_STEP]");
+    line("# Every step's script is written below as data, and all are checked against their sha256");
+    line("# (sha256sum) before the first one runs: a changed script stops the replay before anything runs.");
+    line("# Each step feeds its fix, verbatim, to its own `bash -s`, as temper ran it. A step that exits");
+    line("# non-zero stops the replay, unless the run kept that fix with that very exit code (its checks");
+    line("# passed despite it); rerun with a step's number to resume there.");
+    line("# Stock SSG fixes (source: stock) check before they change and are idempotent by design.");
+    line("# Fixes an LLM wrote (source: llm) were verified once on the target, not for idempotence:");
+    line("# review them before replaying them twice. Rescan afterwards: this script checks nothing.");
+    line("set -u");
+    line("set -o pipefail");
+    line("");
+    line("first=\"${1:-1}\"");
+    line("case \"$first\" in ''|*[!0-9]*) echo \"replay.sh: FIRST_STEP must be a step number, not '$first'\" >&2; exit 2 ;; esac");
+    line("if [ \"$(id -u)\" -ne 0 ]; then echo \"replay.sh: run as root: sudo bash $0\" >&2; exit 1; fi");
+    line("for tool in sha256sum truncate mktemp; do");
+    line("  command -v \"$tool\" >/dev/null || { echo \"replay.sh: $tool (coreutils) is missing\" >&2; exit 1; }");
+    line("done");
+    line("work=\"$(mktemp -d)\" || { echo \"replay.sh: mktemp -d failed\" >&2; exit 1; }");
+    line("trap 'rm -rf \"$work\"' EXIT");
+    line("");
+    line("# The steps' scripts, as data.");
+    for st in steps {
+        let delim = delimiter(&st.fix.text, st.n);
+        line(&format!("# Step {}: {}", st.n, one_line(&st.rule)));
+        line(&format!("#   {}", one_line(&st.title)));
+        line(&format!("#   attempt {}, source {}: {}", st.attempt, st.source, one_line(&st.description)));
+        line(&format!("cat >\"$work/{}\" <<'{delim}'", file(st)));
+        s_push(&mut line, &st.fix.text);
+        line(&delim);
+        if !st.fix.text.is_empty() && !st.fix.text.ends_with('\n') {
+            // A here-document ends with a newline; the script did not.
+            line(&format!("truncate -s -1 \"$work/{}\"", file(st)));
+        }
+    }
+    line("");
+    line("# Every script against its sha256, before any runs.");
+    line("if ! (cd \"$work\" && sha256sum --check --strict --quiet >&2) <<'TEMPER_SHA256SUMS'");
+    for st in steps {
+        line(&format!("{}  {}", st.fix.sha256, file(st)));
+    }
+    line("TEMPER_SHA256SUMS");
+    line("then");
+    line("  echo \"replay.sh: the script of a step above does not match its sha256: this plan was changed; nothing was run\" >&2");
+    line("  exit 1");
+    line("fi");
+    line("");
+    line("# step N RULE ACCEPTED: runs step N; exit code 0 or ACCEPTED (the one the run kept it with) goes on.");
+    line("step() {");
+    line("  local n=\"$1\" rule=\"$2\" accepted=\"$3\" rc=0");
+    line("  if [ \"$n\" -lt \"$first\" ]; then echo \"== step $n ($rule): skipped\"; return 0; fi");
+    line("  echo \"== step $n: $rule\"");
+    line("  bash -s <\"$work/$(printf '%03d' \"$n\").sh\" || rc=$?");
+    line("  if [ \"$rc\" -eq 0 ]; then return 0; fi");
+    line("  if [ \"$rc\" -eq \"$accepted\" ]; then");
+    line("    echo \"== step $n ($rule) exited $rc, as it did in the run, whose checks kept it: going on\"");
+    line("    return 0");
+    line("  fi");
+    line("  echo \"replay.sh: step $n ($rule) failed with exit code $rc; fix the cause, then: sudo bash $0 $n\" >&2");
+    line("  exit 1");
+    line("}");
+    line("");
+    for st in steps {
+        let accepted = st.accepted_exit_codes().last().copied().unwrap_or(0);
+        line(&format!("step {} {} {accepted}", st.n, sh_quote(&st.rule)));
+    }
+    line("");
+    line(&format!("echo \"== done: {} steps\"", steps.len()));
+    s
+}
+
+/// Pushes `text` (whole lines) through `line`; nothing for an empty text.
+fn s_push(line: &mut impl FnMut(&str), text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    for l in text.strip_suffix('\n').unwrap_or(text).split('\n') {
+        line(l);
+    }
+}
+
+/// The file a step's fix is written to in the replay's folder.
+fn file(st: &Step) -> String {
+    format!("{:03}.sh", st.n)
+}
+
+/// A here-document delimiter that is no line of `script`.
+fn delimiter(script: &str, n: usize) -> String {
+    let mut d = format!("TEMPER_FIX_{n}_END");
+    while script.lines().any(|l| l.trim_end_matches('\r') == d || l == d) {
+        d.push('_');
+    }
+    d
+}
+
+/// One line for a comment: newlines and carriage returns become spaces.
+fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+/// A single-quoted shell word.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delimiter_avoids_script_lines() {
+        assert_eq!(delimiter("echo hi\n", 1), "TEMPER_FIX_1_END");
+        assert_eq!(delimiter("cat <<X\nTEMPER_FIX_2_END\nX\n", 2), "TEMPER_FIX_2_END_");
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(sh_quote("it's"), "'it'\\''s'");
+        assert_eq!(one_line("a\nb\r\nc"), "a b  c");
+    }
+}

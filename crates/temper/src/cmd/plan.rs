@@ -1,0 +1,68 @@
+//! `temper plan export`: a finished run's proven plan as a folder (`plan.json`, `steps/`,
+//! `replay.sh`, `playbook.yml`, `README.md`), written by temper-report.
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Subcommand;
+use serde::{Deserialize, Serialize};
+use temper_core::controls::RunControls;
+use temper_core::plan::{Expect, Plan, PlannedFix};
+use temper_report::{load, plan, resolve_run};
+
+use crate::config::Config;
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCmd {
+    /// Write a finished run's kept fixes, in the order it kept them, as a plan: plan.json, the
+    /// scripts under steps/, replay.sh, playbook.yml (Ansible) and README.md.
+    #[command(after_help = "Examples:\n  temper plan export -o plan\n  temper plan export 3 -o run3-plan")]
+    Export {
+        /// A run id, or `latest`.
+        #[arg(default_value = "latest")]
+        run: String,
+        /// The folder to write (new, or empty).
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+pub async fn run(config: &Config, cmd: PlanCmd) -> anyhow::Result<u8> {
+    let PlanCmd::Export { run, output } = cmd;
+    let store = crate::wiring::store(config).await?;
+    let id = resolve_run(&store, &run).await?;
+    let data = load(&store, id).await?;
+    let content = super::report::content(config, &data.run);
+    // Runs record their datastream's sha256 when they start; for older ones, the file's now.
+    let ds = config.content_dir.join(&data.run.datastream);
+    let sha = plan::recorded_content_sha256(&data.run).or_else(|| temper_core::plan::sha256_file(&ds).ok());
+    let p = plan::build(&data, content.as_ref(), sha)?;
+    plan::write(&p, &output)?;
+    let accepted = p.steps.iter().filter(|s| s.accepted_nonzero_exit).count();
+    eprintln!(
+        "temper: wrote the plan of run {id} to {}: {} steps ({accepted} kept despite a non-zero exit), reboot proof {}",
+        output.display(),
+        p.steps.len(),
+        if p.header.reboot_proven { "passed" } else { "NOT passed" }
+    );
+    Ok(0)
+}
+
+/// A plan a run applies (`temper run --plan`), kept with the run's options so that a resume
+/// applies the same steps.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Applied {
+    pub dir: String,
+    /// The run it was exported from.
+    pub from_run: i64,
+    pub fixes: Vec<PlannedFix>,
+}
+
+/// Reads the plan in `dir` (each script against its sha256) and refuses it unless it was made
+/// with this content, profile and tailoring. Nothing has touched the guest yet.
+pub fn for_run(dir: &Path, profile: &str, controls: &RunControls, content_sha256: Option<&str>) -> anyhow::Result<Applied> {
+    let plan = Plan::load(dir).with_context(|| format!("the plan in {}", dir.display()))?;
+    let content_sha256 = content_sha256.context("the datastream could not be read to check the plan's content against it")?;
+    let tailoring = controls.tailoring.as_ref().map(|t| (t.file.as_str(), t.sha256.as_str()));
+    plan.check(&Expect { profile, content_sha256, tailoring }).with_context(|| format!("the plan in {}", dir.display()))?;
+    Ok(Applied { dir: dir.display().to_string(), from_run: plan.header.source.run, fixes: plan.fixes() })
+}
