@@ -44,7 +44,7 @@ stops=(tests/llm/stop-qwen.sh tests/pg/stop.sh)
 # the work of one (`cargo bench -p temper --bench lanes`). SECOND's suites use temper-test2, every
 # other test temper-test; inside each binary one test at a time (its tests share the guest).
 phase build
-SECOND=(e2e_reboot e2e_llm e2e_enroll)
+SECOND=(e2e_reboot e2e_llm e2e_enroll e2e_plan)
 uplog=$(mktemp)
 bash vm/up.sh temper-test2 2223 >"$uplog" 2>&1 &   # boots while the tests build
 up=$!

@@ -3,8 +3,7 @@
 //! `[[target]]` tables in one temper.toml. Lanes run both targets at once in one process; a fix
 //! the LLM wrote on one target is reused on the other with no LLM turn.
 //!
-//! CI boots one guest per suite; these need two, so they are run by hand:
-//! `bash vm/up.sh --count 2` (or `bash vm/up.sh temper-test2 2223`), then
+//! They need both guests at once (`bash vm/up.sh --count 2`), and are run by hand:
 //! `cargo test -p temper --test e2e_fleet -- --ignored --test-threads=1`. The workers' test also
 //! needs PostgreSQL (`tests/pg/start.sh`, `TEMPER_TEST_PG`) and the loopback sshd that libvirt's
 //! remote driver goes through (`tests/sshd/start.sh`, which it starts).
@@ -88,7 +87,7 @@ async fn cleanup(w: &World) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs a second guest (TEMPER_DOMAIN2): run by hand, see the file's header"]
+#[ignore = "about 10 min on both guests, which CI's other suites hold: run by hand, see the file's header"]
 async fn two_targets_in_two_lanes_both_finish_and_their_fixes_hold() {
     let w = two_targets().await;
     let rules = RULES.join(",");
@@ -98,7 +97,7 @@ async fn two_targets_in_two_lanes_both_finish_and_their_fixes_hold() {
         .await;
     let wall = started.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(2), "the worst lane's code: other rules of the profile still fail\n{stdout}");
+    assert_eq!(out.status.code(), Some(0), "the worst lane's code: every rule in scope fixed on both\n{stdout}");
     let store = w.store().await;
     let runs = store.list_runs(10).await.unwrap();
     assert_eq!(runs.len(), 2, "one run per target");
@@ -122,7 +121,7 @@ async fn two_targets_in_two_lanes_both_finish_and_their_fixes_hold() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs a second guest (TEMPER_DOMAIN2): run by hand, see the file's header"]
+#[ignore = "about 10 min on both guests, which CI's other suites hold: run by hand, see the file's header"]
 async fn a_fix_kept_on_one_target_is_reused_on_the_other_without_an_llm_turn() {
     let w = two_targets().await;
     let llm = mock(vec![select(SUID, "persist fs.suid_dumpable=0"), apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in")]).await;
@@ -156,16 +155,21 @@ async fn a_fix_kept_on_one_target_is_reused_on_the_other_without_an_llm_turn() {
 }
 
 /// Two `temper worker` processes share the PostgreSQL queue; target b's hypervisor is reached
-/// through libvirt's remote driver (`qemu+ssh://`, through the tests' loopback sshd). The worker
-/// driving a run is killed with SIGKILL mid-attempt; a third worker takes its target over once
-/// the run's lease runs out and resumes the run. Both targets end fixed and healthy.
+/// through libvirt's remote driver (`qemu+ssh://`, through the tests' loopback sshd, whose log
+/// shows the logins). The worker driving target a's run is killed with SIGKILL mid-attempt; a
+/// third worker takes the target over once the run's lease runs out and resumes the run. Both
+/// targets end fixed and healthy, each rule tried exactly as often as the kill explains.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs a second guest (TEMPER_DOMAIN2) and PostgreSQL: run by hand, see the file's header"]
+#[ignore = "drives both guests, which CI's suites hold until their end; not yet run in a CI phase of its own: run by hand, see the file's header"]
 async fn workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_another() {
     let mut w = World::postgres().await;
     let sshd = std::process::Command::new("bash").arg(repo().join("tests/sshd/start.sh")).output().unwrap();
     assert!(sshd.status.success(), "tests/sshd/start.sh: {}", String::from_utf8_lossy(&sshd.stderr));
     let remote = String::from_utf8_lossy(&sshd.stdout).trim().to_string();
+    let sshd_log =
+        std::path::PathBuf::from(std::env::var("TEMPER_SSHD_DIR").unwrap_or_else(|_| "/var/tmp/temper-sshd".into())).join("sshd.log");
+    let logins = || std::fs::read_to_string(&sshd_log).unwrap_or_default().matches("Accepted publickey for root").count();
+    let logins_before = logins();
     let plain = two_targets().await;
     let (domain, port) = second();
     let config = w.dir.path().join("temper.toml");
@@ -176,23 +180,8 @@ async fn workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_anoth
     w.env.push(("TEMPER_CONFIG".into(), config.to_str().unwrap().into()));
     drop(plain);
     let rules = RULES.join(",");
-    let out = w
-        .run(&[
-            "fleet",
-            "enqueue",
-            "--fleet",
-            "night",
-            "--targets",
-            "a,b",
-            "--",
-            "--agent",
-            "stock",
-            "--profile",
-            STANDARD,
-            "--rules",
-            &rules,
-        ])
-        .await;
+    let enqueue = ["fleet", "enqueue", "--fleet", "night", "--targets", "a,b", "--", "--agent", "stock", "--profile", STANDARD];
+    let out = w.run(&[&enqueue[..], &["--rules", &rules]].concat()).await;
     assert!(out.status.success());
 
     let spawn = |name: &str| {
@@ -202,24 +191,29 @@ async fn workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_anoth
     let (mut w1, mut w2) = (spawn("w1"), spawn("w2"));
     // Kill whichever worker drives target a's run once an attempt there is under way.
     let store = w.store().await;
-    let victim = loop {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(900);
+    let (victim, cut_rule) = loop {
+        assert!(tokio::time::Instant::now() < deadline, "no attempt on target a within 15 minutes");
         tokio::time::sleep(Duration::from_millis(250)).await;
         let items = store.queue(Some("night")).await.unwrap();
         let Some(a) = items.iter().find(|i| i.target.name == "a" && i.run_id.is_some()) else { continue };
         let attempts = store.attempts(a.run_id.unwrap()).await.unwrap();
-        if attempts.iter().any(|x| matches!(x.state.as_str(), "started" | "applied")) {
-            break a.worker.clone().unwrap();
+        if let Some(x) = attempts.iter().find(|x| matches!(x.state.as_str(), "started" | "applied")) {
+            break (a.worker.clone().unwrap(), x.rule_id.clone());
         }
     };
     let killed = if victim == "w1" { &mut w1 } else { &mut w2 };
     killed.start_kill().unwrap();
-    killed.wait().await.unwrap();
+    let st = killed.wait().await.unwrap();
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&st), Some(9), "the victim died of SIGKILL: {st}");
     let survivor = if victim == "w1" { &mut w2 } else { &mut w1 };
     // Past the run's 30 s lease: a worker with `--once` that looked earlier found nothing to take.
     tokio::time::sleep(Duration::from_secs(35)).await;
     let mut w3 = spawn("w3");
-    let (s, t) = tokio::join!(survivor.wait(), w3.wait());
-    println!("survivor: {:?}, w3: {:?}", s.unwrap(), t.unwrap());
+    let both = async { tokio::join!(survivor.wait(), w3.wait()) };
+    let (s, t) = tokio::time::timeout(Duration::from_secs(1800), both).await.expect("the workers ended within 30 minutes");
+    // A worker's code is its worst run's: 0, every rule in scope fixed (the rest out of scope).
+    assert_eq!((s.unwrap().code(), t.unwrap().code()), (Some(0), Some(0)), "the survivor's and the taker's exit codes");
 
     let items = store.queue(Some("night")).await.unwrap();
     for i in &items {
@@ -227,13 +221,28 @@ async fn workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_anoth
         let run = store.run(i.run_id.unwrap()).await.unwrap();
         let fixed = store.rules(run.id).await.unwrap().into_iter().filter(|r| r.status.as_str() == "fixed").count();
         assert_eq!(fixed, 3, "target {}: run {}", i.target.name, run.id);
+        // Each rule: one kept attempt; the rule cut on target a also its interrupted one first.
+        for rule in RULES {
+            let tries: Vec<String> = store
+                .attempts(run.id)
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|x| temper_scap::short_rule_id(&x.rule_id) == rule)
+                .map(|x| x.verdict.map_or(x.state.as_str().to_string(), |v| v.as_str().to_string()))
+                .collect();
+            let cut = i.target.name == "a" && temper_scap::short_rule_id(&cut_rule) == rule;
+            let want: &[&str] = if cut { &["interrupted", "fixed"] } else { &["fixed"] };
+            assert_eq!(tries, want, "target {}, rule {rule}", i.target.name);
+        }
     }
     let a = items.iter().find(|i| i.target.name == "a").unwrap();
     assert!(a.tries >= 2 && a.worker.as_deref() != Some(victim.as_str()), "taken over: {a:?}");
     let resumed = store.events(a.run_id.unwrap(), 0).await.unwrap().iter().any(|e| e.kind.as_str() == "resume");
     assert!(resumed, "the killed worker's run was resumed, not started again");
     let b = store.run(items.iter().find(|i| i.target.name == "b").unwrap().run_id.unwrap()).await.unwrap();
-    assert!(b.target_config.unwrap().libvirt_uri.starts_with("qemu+ssh://"), "b went through the remote driver");
+    assert!(b.target_config.unwrap().libvirt_uri.starts_with("qemu+ssh://"), "b's stored target is the remote driver's");
+    assert!(logins() > logins_before, "libvirt's remote driver logged in through the loopback sshd ({sshd_log:?})");
     both_healthy().await;
     cleanup(&w).await;
 }
