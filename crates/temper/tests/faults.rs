@@ -124,6 +124,16 @@ fn after_a_failure(slow: &str) -> Vec<Scripted> {
     ]
 }
 
+/// The LLM's replies when the fault may stop the run: pick SUID, the slow fix; a run resumed after
+/// the stop goes back to the interrupted rule with no new pick and no lesson, for the plain fix.
+fn stop_and_resume(slow: &str) -> Vec<Scripted> {
+    vec![
+        select(SUID, "persist it"),
+        apply_fix(slow, &format!("rm -f {MARKER}\n{SUID_REVERT}"), "slow"),
+        apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in"),
+    ]
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "the fault matrix: run by `bash tests/faults.sh` (about 20 min under TCG), not in CI"]
 async fn guest_crash_mid_fix() {
@@ -190,7 +200,8 @@ async fn guest_disk_full_before_a_fix() {
     require_vm().await;
     let w = World::new();
     // The Architect's answer waits 40 s: the disk is filled while the run is at its pick.
-    let mut script = after_a_failure(SUID_FIX);
+    // A full disk stops the run at its next scan: resumed, it goes back to the interrupted rule.
+    let mut script = stop_and_resume(SUID_FIX);
     script[0] = Scripted::hang(40.0, Some(select(SUID, "persist it")));
     script[1] = apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in");
     let llm = mock(script).await;
@@ -228,14 +239,22 @@ async fn postgres_restart_mid_run() {
     require_vm().await;
     let dir = std::env::var("TEMPER_FAULT_PG_DIR").expect("TEMPER_FAULT_PG_DIR: the cluster tests/faults.sh starts");
     let w = World::postgres().await;
-    let llm = mock(after_a_failure(&slow_fix(30))).await;
+    let llm = mock(stop_and_resume(&slow_fix(30))).await;
     let mut child = start(&w, &llm);
     wait_for_fix(&w, &mut child).await;
     let t = now();
     let bin = std::fs::read_dir("/usr/lib/postgresql").unwrap().map(|e| e.unwrap().path()).max().unwrap().join("bin/pg_ctl");
-    let st =
-        Command::new("runuser").args(["-u", "postgres", "--"]).arg(bin).args(["restart", "-D", &dir, "-m", "fast", "-w"]).output().unwrap();
-    assert!(st.status.success(), "pg_ctl restart: {}", String::from_utf8_lossy(&st.stderr));
+    // The restarted server must not hold the test's pipes: its output goes to a log of its own.
+    let log = format!("{dir}/restart.log");
+    let st = Command::new("runuser")
+        .args(["-u", "postgres", "--"])
+        .arg(bin)
+        .args(["restart", "-D", &dir, "-m", "fast", "-w", "-l", &log])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success(), "pg_ctl restart: see {log}");
     let code = finish(&mut child).await;
     let resumed = if code == ENDED { "finished on its own" } else { "stopped resumable, then `temper resume`" };
     if code != ENDED {
@@ -256,7 +275,7 @@ async fn host_disk_full_under_the_sqlite_store() {
     assert!(st.success(), "mount a 4 MiB tmpfs");
     let mnt = mnt.path().to_path_buf();
     let w = World::sqlite_at(mnt.join("temper.db").to_str().unwrap());
-    let llm = mock(after_a_failure(&slow_fix(30))).await;
+    let llm = mock(stop_and_resume(&slow_fix(30))).await;
     let mut child = start(&w, &llm);
     wait_for_fix(&w, &mut child).await;
     let t = now();
@@ -282,12 +301,7 @@ async fn a_worker_cut_off_from_postgres_stops_and_another_takes_over() {
     let w = World::postgres().await;
     let (relayed, wire) = temper_store::testing::relay(w.db()).await.unwrap();
     // After the takeover the harness goes back to the interrupted rule: no new pick.
-    let llm = mock(vec![
-        select(SUID, "persist it"),
-        apply_fix(&slow_fix(300), &format!("rm -f {MARKER}\n{SUID_REVERT}"), "slow"),
-        apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in"),
-    ])
-    .await;
+    let llm = mock(stop_and_resume(&slow_fix(300))).await;
     let url = llm.url();
     let args = ["run", "--agent", "llm", "--llm", &url, "--model", "scripted", "--profile", STANDARD, "--rules", SUID, "--quiet"];
     let mut a = tokio::process::Command::from(w.temper());
