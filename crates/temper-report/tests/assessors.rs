@@ -410,7 +410,7 @@ async fn hostile_text_stays_inert_in_every_assessors_format() {
             assert!(strings.iter().any(|s| s.contains(&hostile())), "HDF keeps the title as it is (a JSON string)");
             continue;
         }
-        for s in strings.iter().map(|s| outside_code(s)) {
+        for s in strings.iter().map(|s| prose_only(s)) {
             for bad in ["<script", "<img", "\u{0}", "\u{7}"] {
                 assert!(!s.contains(bad), "{format}: {bad:?} unescaped in {s:?}");
             }
@@ -427,24 +427,6 @@ async fn hostile_text_stays_inert_in_every_assessors_format() {
     assert!(poam["items"].as_array().unwrap().iter().any(|i| i["props"]["rule-id"] == HOSTILE_RULE));
     let h = inspecjs(&write("hostile.hdf.json", &render(&data, Some(c), Format::Hdf).unwrap()));
     assert!(h["controls"].as_array().unwrap().iter().any(|c| c["id"] == "temper_hostile_title"));
-}
-
-/// Markup text outside fenced code blocks (whose content Markdown shows as it is).
-fn outside_code(s: &str) -> String {
-    let (mut out, mut fence) = (String::new(), None::<String>);
-    for line in s.lines() {
-        let ticks: String = line.chars().take_while(|c| *c == '`').collect();
-        match &fence {
-            Some(f) if line.trim_end() == f => fence = None,
-            Some(_) => {}
-            None if ticks.len() >= 3 => fence = Some(ticks),
-            None => {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-    }
-    out
 }
 
 fn collect_strings(v: &Value, out: &mut Vec<String>) {

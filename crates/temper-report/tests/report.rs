@@ -6,25 +6,6 @@ use std::process::Command;
 use common::*;
 use temper_report::{Format, ReportError, load, render, replay_script, resolve_run};
 
-/// Markdown outside code fences.
-fn prose_only(md: &str) -> String {
-    let mut out = String::new();
-    let mut fence: Option<String> = None;
-    for line in md.lines() {
-        let ticks: String = line.chars().take_while(|c| *c == '`').collect();
-        match &fence {
-            Some(f) if line.trim_end() == f => fence = None,
-            Some(_) => {}
-            None if ticks.len() >= 3 => fence = Some(ticks),
-            None => {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
 #[tokio::test]
 async fn markdown_has_the_summary_and_a_section_per_escalated_rule() {
     let f = Fixture::rhel9_run().await;

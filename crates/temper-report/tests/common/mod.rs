@@ -470,3 +470,22 @@ pub fn node_dir() -> PathBuf {
     );
     dir
 }
+
+/// Markdown outside code fences: the text a reader's renderer treats as markup.
+pub fn prose_only(md: &str) -> String {
+    let mut out = String::new();
+    let mut fence: Option<String> = None;
+    for line in md.lines() {
+        let ticks: String = line.chars().take_while(|c| *c == '`').collect();
+        match &fence {
+            Some(f) if line.trim_end() == f => fence = None,
+            Some(_) => {}
+            None if ticks.len() >= 3 => fence = Some(ticks),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
