@@ -83,14 +83,25 @@ impl LibvirtHypervisor {
         T: Send + 'static,
         F: FnOnce(&Domain) -> PortResult<T> + Send + 'static,
     {
+        let missing = PortError::Hypervisor(format!("domain `{}` is not defined on {}", self.cfg.domain, self.cfg.uri));
+        self.if_domain(what, f).await?.ok_or(missing)
+    }
+
+    /// Runs `f` on the domain in the blocking pool; `None` when no such domain is defined.
+    async fn if_domain<T, F>(&self, what: &'static str, f: F) -> PortResult<Option<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Domain) -> PortResult<T> + Send + 'static,
+    {
         let cfg = self.cfg.clone();
         tokio::task::spawn_blocking(move || {
             let conn =
                 Connect::open(Some(&cfg.uri)).map_err(|e| PortError::Hypervisor(format!("connect to {}: {}", cfg.uri, e.message())))?;
-            let dom = conn
-                .lookup_domain_by_name(&cfg.domain)
-                .map_err(|e| PortError::Hypervisor(format!("domain `{}`: {}", cfg.domain, e.message())))?;
-            f(&dom)
+            match conn.lookup_domain_by_name(&cfg.domain) {
+                Ok(dom) => f(&dom).map(Some),
+                Err(e) if e.code().is(ErrorNumber::NoDomain) => Ok(None),
+                Err(e) => Err(PortError::Hypervisor(format!("domain `{}`: {}", cfg.domain, e.message()))),
+            }
         })
         .await
         .map_err(|e| PortError::Hypervisor(format!("{what}: task failed: {e}")))?
@@ -192,13 +203,15 @@ impl Hypervisor for LibvirtHypervisor {
         Ok(how)
     }
 
+    /// A domain that is not defined holds no claim, and takes none: the restore says what is
+    /// wrong with it, to a run that is recorded and can be resumed once it is there.
     async fn read_claim(&self) -> PortResult<Option<Claim>> {
-        self.with_domain("read_claim", crate::claim::read).await
+        Ok(self.if_domain("read_claim", crate::claim::read).await?.flatten())
     }
 
     async fn write_claim(&self, claim: Option<&Claim>) -> PortResult<()> {
         let claim = claim.cloned();
-        self.with_domain("write_claim", move |dom| crate::claim::write(dom, claim.as_ref())).await
+        self.if_domain("write_claim", move |dom| crate::claim::write(dom, claim.as_ref())).await.map(|_| ())
     }
 }
 
