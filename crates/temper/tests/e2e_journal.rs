@@ -66,9 +66,7 @@ async fn a_stock_run_killed_on_postgres_and_resumed_fixes_the_recorded_set_of_an
         assert_eq!(r.attempts, done, "{}: every try counted once, the interrupted one not at all", r.rule_id);
     }
     // Every rule temper calls fixed passes an independent rescan, and the guest is healthy.
-    for r in &on_pg {
-        assert_eq!(rescan(&pg, r).await, "pass", "{r}");
-    }
+    assert_eq!(rescan_all(&pg, &on_pg).await, vec!["pass"; on_pg.len()], "{on_pg:?}");
     assert!(healthy().await);
 
     // The report's times cover both processes.

@@ -151,12 +151,29 @@ pub async fn rescan_in(w: &World, profile: &str, rule: &str) -> String {
 
 /// `rescan` with more `temper scan run` options (`--profile P`, `--tailoring-file F`).
 pub async fn rescan_with(w: &World, rule: &str, extra: &[&str]) -> String {
-    let mut args = vec!["scan", "run", "--engine", "xccdf", "--rule", rule, "--json"];
+    rescan_all_with(w, [rule], extra).await.remove(0)
+}
+
+/// Each of `rules` as one independent `oscap xccdf eval` in the standard profile finds it, in
+/// the order given.
+pub async fn rescan_all<R: AsRef<str>>(w: &World, rules: impl IntoIterator<Item = R>) -> Vec<String> {
+    rescan_all_with(w, rules, &["--profile", STANDARD]).await
+}
+
+/// `rescan_all` with more `temper scan run` options: one scan for all of `rules`.
+pub async fn rescan_all_with<R: AsRef<str>>(w: &World, rules: impl IntoIterator<Item = R>, extra: &[&str]) -> Vec<String> {
+    let rules: Vec<String> = rules.into_iter().map(|r| r.as_ref().to_string()).collect();
+    let mut args = vec!["scan", "run", "--engine", "xccdf", "--json"];
+    for r in &rules {
+        args.extend(["--rule", r.as_str()]);
+    }
     args.extend_from_slice(extra);
     let out = w.run(&args).await;
     assert!(out.status.success(), "scan {extra:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["rules"].as_array().unwrap().iter().find(|r| r["id"] == rule).map(|r| r["result"].as_str().unwrap().to_string()).unwrap()
+    let found = v["rules"].as_array().unwrap();
+    let result = |rule: &str| found.iter().find(|r| r["id"] == rule).map(|r| r["result"].as_str().unwrap().to_string());
+    rules.iter().map(|r| result(r).unwrap_or_else(|| panic!("the scan has no result for {r}: {v}"))).collect()
 }
 
 /// Waits until a fix that creates `marker` runs in the guest, then kills temper (SIGKILL).
