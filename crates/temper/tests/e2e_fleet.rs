@@ -160,7 +160,7 @@ async fn a_fix_kept_on_one_target_is_reused_on_the_other_without_an_llm_turn() {
 /// third worker takes the target over once the run's lease runs out and resumes the run. Both
 /// targets end fixed and healthy, each rule tried exactly as often as the kill explains.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "drives both guests, which CI's suites hold until their end; not yet run in a CI phase of its own: run by hand, see the file's header"]
+#[ignore = "drives both guests: tests/run.sh runs it in its fleet phase, once the other suites are done with them"]
 async fn workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_another() {
     let mut w = World::postgres().await;
     let sshd = std::process::Command::new("bash").arg(repo().join("tests/sshd/start.sh")).output().unwrap();
