@@ -16,4 +16,4 @@ pub mod script;
 mod server;
 
 pub use script::{Arguments, ScriptError, Scripted, ScriptedCall, load};
-pub use server::MockLlm;
+pub use server::{MockLlm, Order};

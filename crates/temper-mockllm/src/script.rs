@@ -142,6 +142,15 @@ impl Scripted {
     pub fn hang(secs: f64, then: Option<Scripted>) -> Self {
         Self::Hang { secs, then: then.map(Box::new) }
     }
+
+    /// Whether this entry answers a request offering `tools` (none offered: any entry does).
+    pub fn fits(&self, tools: &[String]) -> bool {
+        match self {
+            Self::Reply { tool_calls, .. } => tools.is_empty() || tool_calls.iter().all(|c| tools.contains(&c.name)),
+            Self::Hang { then: Some(then), .. } => then.fits(tools),
+            Self::Hang { then: None, .. } | Self::Status { .. } => true,
+        }
+    }
 }
 
 /// Reads a script file (JSON array of entries).

@@ -16,10 +16,23 @@ use tokio::task::JoinHandle;
 use crate::reply::{ReplyParts, completion, error, estimate_tokens};
 use crate::script::Scripted;
 
+/// Which entry of the script a request gets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Order {
+    /// The next one, in the script's order.
+    #[default]
+    Sequential,
+    /// The first one not yet played that answers with a tool the request offers (or with no
+    /// tool): each role (Architect, Worker, Reflector) takes its own replies in order, whichever
+    /// path the run takes between them.
+    ByTool,
+}
+
 #[derive(Default)]
 struct Inner {
     script: Vec<Scripted>,
-    next: usize,
+    played: Vec<bool>,
+    order: Order,
     requests: Vec<Value>,
     /// Appends each request body as one JSON line when set.
     log: Option<std::path::PathBuf>,
@@ -40,11 +53,19 @@ impl MockLlm {
         Self::bind("127.0.0.1:0".parse().expect("literal address"), script, None).await
     }
 
+    /// Starts on 127.0.0.1 with an ephemeral port, answering in [`Order::ByTool`].
+    pub async fn start_by_tool(script: Vec<Scripted>) -> std::io::Result<Self> {
+        let mock = Self::start(script).await?;
+        mock.lock().order = Order::ByTool;
+        Ok(mock)
+    }
+
     /// Starts on `addr`; with `log`, every request body is appended there as a JSON line.
     pub async fn bind(addr: SocketAddr, script: Vec<Scripted>, log: Option<std::path::PathBuf>) -> std::io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
-        let inner = Arc::new(Mutex::new(Inner { script, log, ..Inner::default() }));
+        let played = vec![false; script.len()];
+        let inner = Arc::new(Mutex::new(Inner { script, played, log, ..Inner::default() }));
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
             .route("/v1/models", get(models))
@@ -72,8 +93,7 @@ impl MockLlm {
 
     /// How many script entries are left unplayed.
     pub fn remaining(&self) -> usize {
-        let inner = self.lock();
-        inner.script.len().saturating_sub(inner.next)
+        self.lock().played.iter().filter(|p| !**p).count()
     }
 
     /// Stops the server and waits for it to end.
@@ -107,9 +127,18 @@ async fn chat(State(inner): State<Shared>, body: Bytes) -> Response {
             append_line(path, &request);
         }
         g.requests.push(request.clone());
-        let seq = g.next as u64;
-        let entry = g.script.get(g.next).cloned();
-        g.next += 1;
+        let seq = (g.requests.len() - 1) as u64;
+        let next = match g.order {
+            Order::Sequential => g.played.iter().position(|p| !p),
+            Order::ByTool => {
+                let offered = offered_tools(&request);
+                (0..g.script.len()).find(|&i| !g.played[i] && g.script[i].fits(&offered))
+            }
+        };
+        let entry = next.map(|i| {
+            g.played[i] = true;
+            g.script[i].clone()
+        });
         (entry, seq)
     };
     let Some(mut entry) = entry else {
@@ -145,6 +174,12 @@ async fn chat(State(inner): State<Shared>, body: Bytes) -> Response {
             }
         }
     }
+}
+
+/// The names of the tools a request offers (none in text mode).
+fn offered_tools(request: &Value) -> Vec<String> {
+    let tools = request.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    tools.iter().filter_map(|t| t.pointer("/function/name").and_then(Value::as_str)).map(str::to_string).collect()
 }
 
 fn status_reply(status: u16, retry_after: Option<&str>, message: &str) -> Response {

@@ -126,6 +126,50 @@ async fn faults_in_order_and_requests_recorded() {
     mock.shutdown().await;
 }
 
+/// A request offering `tools` (OpenAI's function-tool shape).
+fn offering(tools: &[&str]) -> Value {
+    let tools: Vec<Value> = tools.iter().map(|t| json!({"type": "function", "function": {"name": t, "parameters": {}}})).collect();
+    json!({"messages": [], "tools": tools})
+}
+
+fn called(reply: &Value) -> String {
+    let call = &reply["choices"][0]["message"]["tool_calls"][0]["function"];
+    format!("{}:{}", call["name"].as_str().unwrap(), call["arguments"].as_str().unwrap())
+}
+
+#[tokio::test]
+async fn by_tool_each_role_takes_its_own_replies_in_order() {
+    let fix = |n: u32| Scripted::tool_call("apply_fix", json!({ "n": n }));
+    let script = vec![
+        Scripted::tool_call("select_rule", json!({"n": 1})),
+        fix(1),
+        fix(2),
+        Scripted::tool_call("reflect", json!({"n": 1})),
+        Scripted::tool_call("select_rule", json!({"n": 2})),
+    ];
+    let mock = MockLlm::start_by_tool(script.clone()).await.unwrap();
+    let url = mock.url();
+    // The run's path: pick, fix, then (the fix failed) reflect, pick again, fix again.
+    let mut got = Vec::new();
+    for tools in [&["select_rule"][..], &["apply_fix"], &["reflect"], &["select_rule", "decide"], &["apply_fix"]] {
+        got.push(called(&post(&url, offering(tools)).await.2));
+    }
+    let want = ["select_rule:{\"n\":1}", "apply_fix:{\"n\":1}", "reflect:{\"n\":1}", "select_rule:{\"n\":2}", "apply_fix:{\"n\":2}"];
+    assert_eq!(got, want);
+    assert_eq!(mock.remaining(), 0);
+    let (status, _, _) = post(&url, offering(&["apply_fix"])).await;
+    assert_eq!(status, 410, "no reply left for the tool");
+    mock.shutdown().await;
+    // In the script's order, the same requests get the script's order.
+    let seq = MockLlm::start(script).await.unwrap();
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        got.push(called(&post(&seq.url(), offering(&["reflect"])).await.2));
+    }
+    assert_eq!(got, ["select_rule:{\"n\":1}", "apply_fix:{\"n\":1}", "apply_fix:{\"n\":2}"]);
+    seq.shutdown().await;
+}
+
 #[test]
 fn script_file_format_parses_and_rejects_typos() {
     let text = r#"[

@@ -199,12 +199,16 @@ async fn ssh_drop_mid_fix_is_not_a_lockout() {
 async fn guest_disk_full_before_a_fix() {
     require_vm().await;
     let w = World::new();
-    // The Architect's answer waits 40 s: the disk is filled while the run is at its pick.
-    // A full disk stops the run at its next scan: resumed, it goes back to the interrupted rule.
-    let mut script = stop_and_resume(SUID_FIX);
-    script[0] = Scripted::hang(40.0, Some(select(SUID, "persist it")));
-    script[1] = apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in");
-    let llm = mock(script).await;
+    // The Architect's answer waits 40 s: the disk is filled while the run is at its pick. A full
+    // disk either stops the run at its next scan (resumed, it goes back to the interrupted rule)
+    // or fails the fix, which is reverted, reflected on and tried again: each role answers from
+    // its own replies, whichever path the run takes.
+    let fix = || apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in");
+    let lesson = || reflect("the disk was full", None, "free space first");
+    let again = || decide("CONTINUE", "try the drop-in again");
+    let pick = || select(SUID, "persist it");
+    let script = vec![Scripted::hang(40.0, Some(pick())), pick(), fix(), fix(), fix(), lesson(), lesson(), again(), again()];
+    let llm = MockLlm::start_by_tool(script).await.unwrap();
     let mut child = start(&w, &llm);
     let deadline = Instant::now() + Duration::from_secs(600);
     while llm.requests().is_empty() {
