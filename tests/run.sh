@@ -4,7 +4,7 @@
 # Each phase's time, and the total (printed however the script ends), on lines of their own:
 #   phase NAME: Ns             NAME: vm-setup report-setup postgres llm-server build crate-tests
 #   phase NAME: Ns (failed)          temper-tests temper-test2-suites fleet smoke; last `phase total: Ns`
-# and each of temper's test binaries' time, as `suite NAME: Ns`.
+# and each test binary's time, as `suite PKG/NAME: Ns`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$SECONDS ph="" ph_t0=0 ph_failed=""
@@ -44,43 +44,44 @@ stops=(tests/llm/stop-qwen.sh tests/pg/stop.sh)
 # The VM suites run on two guests side by side: two TCG guests on two cores do about 1.65 times
 # the work of one (`cargo bench -p temper --bench lanes`). SECOND's suites use temper-test2, every
 # other test temper-test; inside each binary one test at a time (its tests share the guest).
-# temper's test binaries are built once, with the workspace's features, and run as built: a
-# `cargo test -p temper` would build temper a second time with its own feature set.
+# Every test binary is built once, with the workspace's features, and run as built: a
+# `cargo test -p X` or `--exclude X` would build crates again with another feature set.
 phase build
 SECOND=(e2e_reboot e2e_llm e2e_enroll e2e_plan)
 uplog=$(mktemp)
 bash vm/up.sh temper-test2 2223 >"$uplog" 2>&1 &   # boots while the tests build
 up=$!
-built=$(mktemp)
-cargo test --workspace --no-run --message-format=json-render-diagnostics >"$built"
+bins=$(mktemp)
+cargo test --workspace --no-run --message-format=json-render-diagnostics | python3 tests/test-bins.py >"$bins"
 wait $up || { cat "$uplog"; exit 1; }
 rm -f "$uplog"
-# exe NAME: the path of temper's test binary NAME (`temper` for its unit tests).
-exe() {
-  python3 - "$built" "$1" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    m = json.loads(line)
-    t = m.get("target", {})
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"] \
-            and m["package_id"].split("#")[0].endswith("/temper") and t.get("name") == sys.argv[2]:
-        print(m["executable"]); break
-else:
-    sys.exit(f"no test binary {sys.argv[2]} in the build")
-PY
+# suite PKG NAME [ARGS]: runs test binary NAME of package PKG from the package's directory, as
+# `cargo test` would (default one test at a time), and prints its time as `suite PKG/NAME: Ns`.
+suite() {
+  local pkg=$1 name=$2 exe dir s=$SECONDS rc=0 f=""
+  shift 2
+  [ $# -gt 0 ] || set -- --test-threads=1
+  read -r exe dir < <(awk -F'\t' -v p="$pkg" -v n="$name" '$1 == p && $2 == n { print $3, $4; exit }' "$bins")
+  if [ -z "$exe" ]; then echo "no test binary $pkg/$name in the build" >&2; return 1; fi
+  echo "=== suite $pkg/$name"
+  (cd "$dir" && "$exe" "$@" </dev/null) || rc=1 f=" (failed)"
+  echo "suite $pkg/$name: $((SECONDS - s))s$f"
+  return $rc
 }
-# suites NAME... [-- ARGS]: runs temper's test binaries NAME in turn from its crate directory, as
-# `cargo test` would, each with ARGS (default one test at a time), and prints each one's time.
+# suites PKG NAME...: each in turn; fails when any does.
 suites() {
-  local names=() args=(--test-threads=1) rc=0 t s f
-  while [ $# -gt 0 ] && [ "$1" != -- ]; do names+=("$1"); shift; done
-  if [ $# -gt 0 ]; then shift; args=("$@"); fi
-  for t in "${names[@]}"; do
-    s=$SECONDS f=""
-    echo "=== suite $t"
-    (cd crates/temper && "$(exe "$t")" "${args[@]}") || rc=1 f=" (failed)"
-    echo "suite $t: $((SECONDS - s))s$f"
-  done
+  local pkg=$1 rc=0 t
+  shift
+  for t in "$@"; do suite "$pkg" "$t" || rc=1; done
+  return $rc
+}
+# The other crates' binaries, then their doc tests.
+crate_tests() {
+  local rc=0 pkg name
+  while IFS=$'\t' read -r pkg name _; do
+    [ "$pkg" = temper ] || suite "$pkg" "$name" || rc=1
+  done < <(sort "$bins")
+  cargo test --workspace --doc || rc=1
   return $rc
 }
 first=(temper)
@@ -93,24 +94,24 @@ log=$(mktemp)
 # temper-test2's suites run beside crate-tests and temper-tests; their phase line ends their log.
 (
   s=$SECONDS rc=0 f=""
-  TEMPER_DOMAIN=temper-test2 TEMPER_SSH_PORT=2223 suites "${SECOND[@]}" >"$log" 2>&1 || rc=$? f=1
+  TEMPER_DOMAIN=temper-test2 TEMPER_SSH_PORT=2223 suites temper "${SECOND[@]}" >"$log" 2>&1 || rc=$? f=1
   phase_line temper-test2-suites $((SECONDS - s)) "$f" >>"$log"
   exit "$rc"
 ) &
 pid=$!
 status=0
-cargo test --workspace --exclude temper --no-fail-fast -- --test-threads=1 || failed
+crate_tests || failed
 phase temper-tests
-suites "${first[@]}" || failed
+suites temper "${first[@]}" || failed
 phase
 wait $pid || status=1
 echo "=== on temper-test2: ${SECOND[*]}"; cat "$log"; rm -f "$log"
 # The workers' takeover drives both guests, so it runs once both sides are done with them.
 phase fleet
 stops=(tests/sshd/stop.sh "${stops[@]}")
-suites e2e_fleet -- --ignored --exact workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_another || failed
+suite temper e2e_fleet --ignored --exact workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_another --test-threads=1 || failed
 phase smoke
 TEMPER_LLM_SMOKE_URL=http://127.0.0.1:8089 cargo test -p temper-agents --features real-model --test real_model -- --nocapture --test-threads=1 || failed
 phase
-rm -f "$built"
+rm -f "$bins"
 exit $status

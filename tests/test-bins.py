@@ -1,0 +1,15 @@
+"""Reads `cargo test --no-run --message-format=json` on stdin; prints one line per test binary:
+package, target, executable and package directory, tab-separated, in build order."""
+import json
+import os
+import sys
+
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") != "compiler-artifact" or not m.get("executable") or not m["profile"]["test"]:
+        continue
+    pid = m["package_id"]  # path+file:///dir#0.1.0, or path+file:///dir#name@0.1.0
+    dir = os.path.dirname(m["manifest_path"])
+    tail = pid.rsplit("#", 1)[-1]
+    package = tail.split("@")[0] if "@" in tail else os.path.basename(dir)
+    print("\t".join([package, m["target"]["name"], m["executable"], dir]))
