@@ -6,7 +6,7 @@
 //! skipped). Text is plain (HDF is not markup): JSON escaping keeps it a string value.
 use serde_json::{Value, json};
 use temper_core::controls::RunControls;
-use temper_core::journal::{Attempt, ScanResult};
+use temper_core::journal::{Attempt, RuleStatus, ScanResult};
 use temper_scap::{Benchmark, Severity};
 
 use crate::ReportError;
@@ -130,7 +130,9 @@ fn control(data: &RunData, content: Option<&Benchmark>, d: &RuleDoc, started: &s
     let r = d.rule;
     let c = content.and_then(|c| c.rule(&r.rule_id));
     let info = rule_info(r, c);
-    let status = HdfStatus::of(d.result);
+    // A rule outside the run's scope was scanned, not worked on: counted with nothing.
+    let out_of_scope = r.status == RuleStatus::OutOfScope;
+    let status = if out_of_scope { HdfStatus::Skipped } else { HdfStatus::of(d.result) };
     let mut descriptions = vec![json!({"label": "default", "data": info.description})];
     if !info.rationale.is_empty() {
         descriptions.push(json!({"label": "rationale", "data": info.rationale}));
@@ -163,6 +165,10 @@ fn control(data: &RunData, content: Option<&Benchmark>, d: &RuleDoc, started: &s
                 msg.push_str(&format!("\nNext step ({}): {} {}", s.cause, s.check, s.try_));
             }
             result["message"] = json!(msg.trim_start());
+        }
+        HdfStatus::Skipped if out_of_scope => {
+            result["skip_message"] =
+                json!(format!("Outside this run's scope (`--rules` or its plan): OpenSCAP gave `{}`, not worked on.", d.result))
         }
         HdfStatus::Skipped => result["skip_message"] = json!(format!("OpenSCAP gave `{}`: no pass or fail to report.", d.result)),
         HdfStatus::Passed => {}

@@ -5,6 +5,7 @@
 //! imported plan is a back-matter resource that names the profile and content it stands for.
 use serde_json::{Value, json};
 use temper_core::controls::RunControls;
+use temper_core::journal::RuleStatus;
 use temper_scap::Benchmark;
 
 use crate::ReportError;
@@ -20,8 +21,10 @@ pub fn render(data: &RunData, content: Option<&Benchmark>) -> Result<String, Rep
     let rules: Vec<RuleDoc> = data.rules.iter().map(|r| RuleDoc::new(data, content, r)).collect();
     let mut observations: Vec<Value> = rules.iter().map(|d| oscal::observation(data, &ids, &p, d)).collect();
     observations.push(oscal::reboot_observation(data, &ids, &p));
-    // A finding and a risk for each rule that failed a scan.
-    let at_risk: Vec<&RuleDoc> = rules.iter().filter(|d| failing(d.rule.initial_result) || failing(d.result)).collect();
+    // A finding and a risk for each rule in the run's scope that failed a scan; the rules outside
+    // it have their observation only.
+    let in_scope = |d: &&RuleDoc| d.rule.status != RuleStatus::OutOfScope;
+    let at_risk: Vec<&RuleDoc> = rules.iter().filter(in_scope).filter(|d| failing(d.rule.initial_result) || failing(d.result)).collect();
     let risks: Vec<Value> = at_risk.iter().map(|d| oscal::risk(data, content, &ids, &p, d, oscal::waiver_of(&waivers, d.rule))).collect();
     let findings: Vec<Value> = at_risk.iter().map(|d| oscal::finding(&ids, &p, d, true)).collect();
     let profile_title = content.and_then(|c| c.profile.as_ref()).map_or(run.profile.as_str(), |p| p.title.as_str());

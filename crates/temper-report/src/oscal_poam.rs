@@ -12,9 +12,10 @@ use crate::ReportError;
 use crate::data::RunData;
 use crate::oscal::{self, Ids, Kind, Parties, RuleDoc, failing, prop, props, text};
 
-/// The rules a POA&M lists: those the last scan leaves failing, and the escalated ones.
+/// The rules a POA&M lists: those in the run's scope the last scan leaves failing, and the
+/// escalated ones.
 pub fn open_rules<'a>(rules: &'a [RuleDoc<'a>]) -> impl Iterator<Item = &'a RuleDoc<'a>> {
-    rules.iter().filter(|d| failing(d.result) || d.rule.status == RuleStatus::Escalated)
+    rules.iter().filter(|d| d.rule.status != RuleStatus::OutOfScope && (failing(d.result) || d.rule.status == RuleStatus::Escalated))
 }
 
 pub fn render(data: &RunData, content: Option<&Benchmark>) -> Result<String, ReportError> {

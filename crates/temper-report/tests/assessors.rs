@@ -26,6 +26,8 @@ fn hostile() -> String {
 const WAIVED: &str = "configure_crypto_policy";
 const WAIVER_BY: &str = "J. Doe <isso@example.org>";
 const WAIVER_EXPIRES: &str = "2099-06-30";
+/// A rule outside the run's scope (`--rules`), failing at both scans.
+const OUT_OF_SCOPE: &str = "service_auditd_enabled";
 
 fn venv_python() -> PathBuf {
     let py = repo_root().join("tests/report/.venv/bin/python");
@@ -139,7 +141,7 @@ async fn assessed_run() -> (Fixture, RunData) {
     s.set_scores(run, Some(40.0), None).await.unwrap();
     use RuleStatus as S;
     use ScanResult as R;
-    let rules: [(&str, R, R, S); 8] = [
+    let rules: [(&str, R, R, S); 9] = [
         (FIXED_ROOT, R::Fail, R::Pass, S::Pending),
         (ESC_NOFIX, R::Fail, R::Fail, S::Pending),
         (ESC_KEEPALIVE, R::Fail, R::Fail, S::Pending),
@@ -148,6 +150,7 @@ async fn assessed_run() -> (Fixture, RunData) {
         ("aide_build_database", R::Pass, R::Pass, S::Passing),
         ("dconf_gnome_banner_enabled", R::NotApplicable, R::NotApplicable, S::NotApplicable),
         ("audit_rules_dac_modification_fchmod", R::Error, R::Error, S::Error),
+        (OUT_OF_SCOPE, R::Fail, R::Fail, S::OutOfScope),
     ];
     for (short, initial, _, status) in rules {
         let r = c.rule(short).unwrap();
@@ -233,11 +236,13 @@ fn short(id: &str) -> &str {
     temper_scap::short_rule_id(id)
 }
 
-/// Rules by the last scan's result: (failing at the end, passing at the end, failing at the first scan).
+/// The rules in the run's scope by the last scan's result: (failing at the end, passing at the
+/// end, failing at the first scan).
 fn by_result(data: &RunData) -> (BTreeSet<String>, BTreeSet<String>, BTreeSet<String>) {
     let bad = |r: ScanResult| matches!(r, ScanResult::Fail | ScanResult::Error);
     let last = |r: &temper_core::journal::Rule| r.final_result.unwrap_or(r.initial_result);
-    let ids = |f: &dyn Fn(&temper_core::journal::Rule) -> bool| data.rules.iter().filter(|r| f(r)).map(|r| r.rule_id.clone()).collect();
+    let in_scope = data.rules.iter().filter(|r| r.status != RuleStatus::OutOfScope);
+    let ids = |f: &dyn Fn(&temper_core::journal::Rule) -> bool| in_scope.clone().filter(|r| f(r)).map(|r| r.rule_id.clone()).collect();
     (ids(&|r| bad(last(r))), ids(&|r| last(r) == ScanResult::Pass), ids(&|r| bad(r.initial_result)))
 }
 
@@ -285,6 +290,11 @@ async fn trestle_reads_the_assessment_results_with_every_rule_fix_and_the_reboot
     };
     assert_eq!(state("not-satisfied"), failing.iter().map(|r| short(r).to_string()).collect());
     assert_eq!(state("satisfied"), BTreeSet::from([FIXED_ROOT.to_string()]));
+    // A rule outside the run's scope: observed as scanned, with no finding and no risk.
+    let outside = full(c, OUT_OF_SCOPE);
+    assert!(observed.contains(outside.as_str()), "observed");
+    assert!(findings.iter().all(|f| f["target"] != OUT_OF_SCOPE), "no finding for {OUT_OF_SCOPE}");
+    assert!(ar["risks"].as_array().unwrap().iter().all(|r| r["props"]["rule-id"] != outside), "no risk for {OUT_OF_SCOPE}");
 
     // The kept fix: a closed risk whose completed remediation names the script's sha256, verdict and checks.
     let risks = ar["risks"].as_array().unwrap();
@@ -351,13 +361,17 @@ async fn saf_reads_the_hdf_with_temper_s_counts() {
     for (name, f) in [("assessed", assessed_run().await.0), ("rhel9", Fixture::rhel9_run().await)] {
         let data = load(&f.store, f.run).await.unwrap();
         let path = write(&format!("{name}.hdf.json"), &render(&data, Some(rhel9()), Format::Hdf).unwrap());
-        let count = |r: ScanResult| data.rules.iter().filter(|x| x.final_result == Some(r)).count() as u64;
+        // Counted by the last scan's result, within the run's scope; the rest are skipped.
+        let in_scope = || data.rules.iter().filter(|x| x.status != RuleStatus::OutOfScope);
+        let count = |r: ScanResult| in_scope().filter(|x| x.final_result == Some(r)).count() as u64;
+        let outside = data.rules.len() as u64 - in_scope().count() as u64;
         let saf = saf_summary(&path);
         eprintln!("saf summary -i {}: {saf:?}", path.display());
         assert_eq!(saf["passed"], count(ScanResult::Pass), "{name}: passed");
         assert_eq!(saf["failed"], count(ScanResult::Fail), "{name}: failed");
         assert_eq!(saf["error"], count(ScanResult::Error), "{name}: error");
         assert_eq!(saf["no_impact"], count(ScanResult::NotApplicable), "{name}: not applicable");
+        assert_eq!(saf["skipped"], outside, "{name}: out of scope");
 
         // inspecjs: the schema's parser accepts it; each control's status as Heimdall shows it.
         let h = inspecjs(&path);
@@ -367,6 +381,7 @@ async fn saf_reads_the_hdf_with_temper_s_counts() {
         for r in &data.rules {
             let ctl = controls.iter().find(|c| c["id"] == short(&r.rule_id)).unwrap_or_else(|| panic!("{} lost", r.rule_id));
             let want = match r.final_result.unwrap() {
+                _ if r.status == RuleStatus::OutOfScope => "Not Reviewed",
                 ScanResult::Pass => "Passed",
                 ScanResult::Fail => "Failed",
                 ScanResult::Error => "Profile Error",
