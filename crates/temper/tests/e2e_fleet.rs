@@ -3,10 +3,11 @@
 //! `[[target]]` tables in one temper.toml. Lanes run both targets at once in one process; a fix
 //! the LLM wrote on one target is reused on the other with no LLM turn.
 //!
-//! They need both guests at once (`bash vm/up.sh --count 2`), and are run by hand:
-//! `cargo test -p temper --test e2e_fleet -- --ignored --test-threads=1`. The workers' test also
-//! needs PostgreSQL (`tests/pg/start.sh`, `TEMPER_TEST_PG`) and the loopback sshd that libvirt's
-//! remote driver goes through (`tests/sshd/start.sh`, which it starts).
+//! They need both guests at once (`bash vm/up.sh --count 2`). `tests/run.sh` runs the workers'
+//! test in its fleet phase, once its other suites are done with the guests; the lanes tests are
+//! run by hand: `cargo test -p temper --test e2e_fleet -- --ignored --test-threads=1`. The
+//! workers' test also needs PostgreSQL (`tests/pg/start.sh`, `TEMPER_TEST_PG`) and the loopback
+//! sshd that libvirt's remote driver goes through (`tests/sshd/start.sh`, which it starts).
 mod support;
 
 use std::time::Duration;
