@@ -35,7 +35,12 @@ pub struct Report {
     /// The other rules the final scan found failing, with what it found (OVAL engine runs).
     pub left_failing: Vec<LeftFailing>,
     pub fixed: Vec<FixedRule>,
+    /// In review order ([`RuleStatus::REVIEW_ORDER`]), each status in content order.
     pub rules: Vec<RuleLine>,
+    /// The statuses the rules have, in review order, with their counts.
+    pub groups: Vec<StatusGroup>,
+    /// Rules fixed and scores over time.
+    pub progress: crate::chart::Progress,
     pub controls: crate::ControlsView,
     pub replay: String,
 }
@@ -164,7 +169,7 @@ impl Found {
 #[derive(Debug, Serialize)]
 pub struct LeftFailing {
     pub info: RuleInfo,
-    pub status: String,
+    pub status: RuleStatus,
     pub reason: String,
     pub found: Found,
 }
@@ -233,9 +238,16 @@ pub struct RuleLine {
     pub stig_ids: String,
     pub initial_result: String,
     pub final_result: String,
-    pub status: String,
+    pub status: RuleStatus,
     pub attempts: i64,
     pub reason: String,
+}
+
+/// The rules of one status, for the report's jump links and headings.
+#[derive(Debug, Serialize)]
+pub struct StatusGroup {
+    pub status: RuleStatus,
+    pub n: usize,
 }
 
 /// The dispositions shown even at zero, in this order.
@@ -245,7 +257,7 @@ const DISPOSITIONS: [RuleStatus; 6] =
 pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
     let run = &data.run;
     let lookup = |id: &str| content.and_then(|c| c.rule(id));
-    let rules: Vec<RuleLine> = data
+    let mut rules: Vec<RuleLine> = data
         .rules
         .iter()
         .map(|r| {
@@ -260,23 +272,30 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
                 stig_ids: info.stig_ids.join(", "),
                 initial_result: r.initial_result.to_string(),
                 final_result: r.final_result.map(|f| f.to_string()).unwrap_or_default(),
-                status: r.status.to_string(),
+                status: r.status,
                 attempts: r.attempts,
                 reason: r.reason.clone().unwrap_or_default(),
             }
         })
         .collect();
+    RuleStatus::sort_for_review(&mut rules, |l| l.status);
+    let groups = RuleStatus::REVIEW_ORDER
+        .into_iter()
+        .map(|status| StatusGroup { status, n: rules.iter().filter(|l| l.status == status).count() })
+        .filter(|g| g.n > 0)
+        .collect();
     let escalated = data.rules.iter().filter(|r| r.status == RuleStatus::Escalated).map(|r| section(data, r, lookup(&r.rule_id))).collect();
-    let left_failing = data
+    let mut left_failing: Vec<LeftFailing> = data
         .rules
         .iter()
         .filter(|r| r.status != RuleStatus::Escalated)
         .filter_map(|r| {
             let found = Found::of(r.final_evidence.as_ref()?);
             let reason = r.reason.clone().unwrap_or_default();
-            Some(LeftFailing { info: rule_info(r, lookup(&r.rule_id)), status: r.status.to_string(), reason, found })
+            Some(LeftFailing { info: rule_info(r, lookup(&r.rule_id)), status: r.status, reason, found })
         })
         .collect();
+    RuleStatus::sort_for_review(&mut left_failing, |l| l.status);
     let fixed = fixed_rules(data, content);
     let score_before = run.score_before.or(data.summary.as_ref().and_then(|s| s.score_before));
     let score_after = run.score_after.or(data.summary.as_ref().and_then(|s| s.score_after));
@@ -328,6 +347,8 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         left_failing,
         fixed,
         rules,
+        groups,
+        progress: data.progress.clone(),
         controls: crate::controls::build(data),
         replay: crate::replay_script(data, content),
     }
