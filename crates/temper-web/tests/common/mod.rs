@@ -14,6 +14,10 @@ use temper_core::verdict::Verdict;
 use temper_store::Store;
 use temper_web::{Server, Token, WebConfig};
 
+mod progress;
+#[allow(unused_imports)]
+pub use progress::hostile_rule_id;
+
 /// Markup that runs script if a page ever writes it unescaped.
 pub const PWN_SCRIPT: &str = "<script>window.__pwned=1</script>";
 pub const PWN_IMG: &str = "<img src=x onerror=\"window.__pwned=1\">";
