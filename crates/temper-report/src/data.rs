@@ -28,6 +28,8 @@ pub struct RunData {
     /// Kept fixes rolled back after the fact by the reboot proof or the final scan (a batch's
     /// regression check blames the rest), from the run's events.
     pub blamed: Vec<Blame>,
+    /// Rules fixed and scores over time, from the run's events.
+    pub progress: crate::chart::Progress,
 }
 
 /// A kept fix rolled back once the run was ending, and what found it wrong.
@@ -108,7 +110,8 @@ pub async fn load(store: &dyn Journal, run_id: i64) -> Result<RunData, ReportErr
     let bans = store.bans(Recall::all()).await?.into_iter().filter(|b| b.run_id == Some(run_id)).collect();
     let events = store.events(run_id, 0).await?;
     let blamed = blames(&events);
+    let progress = crate::chart::Progress::of(&events);
     let reboot_kinds = [EventKind::Reboot, EventKind::Booted, EventKind::RebootBlamed];
     let reboots = events.into_iter().filter(|e| reboot_kinds.contains(&e.kind)).collect();
-    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots, blamed })
+    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots, blamed, progress })
 }

@@ -18,6 +18,8 @@ pub fn render(r: &Report) -> Result<String, ReportError> {
     env.add_template("report.html", TEMPLATE)?;
     let out = env.get_template("report.html")?.render(context! {
         r => Value::from(Serde(r)),
+        // Built and escaped by `chart::svg`.
+        chart => Value::from_safe_string(crate::chart::svg(&r.progress)),
         css => CSS,
         js => JS,
     })?;

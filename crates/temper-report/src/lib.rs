@@ -34,6 +34,7 @@
 //! Not_Applicable, anything else Not_Reviewed. FINDING_DETAILS holds temper's evidence (each
 //! SSG rule's results, status and verdicts), COMMENTS the fix kept or the escalation and its
 //! next step. SSG's `unknown` severity, which a checklist cannot carry, is written as medium.
+pub mod chart;
 mod ckl;
 mod cklb;
 mod controls;

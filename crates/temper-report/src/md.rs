@@ -119,7 +119,7 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 s,
                 "- Status: {}{}\n",
-                md(&l.status.replace('_', " "), false),
+                md(&l.status.as_str().replace('_', " "), false),
                 if l.reason.is_empty() { String::new() } else { format!(": {}", md_ticks(&l.reason)) }
             );
             found(&mut s, &l.found);
@@ -161,6 +161,7 @@ pub fn render(r: &Report) -> String {
     }
 
     let _ = writeln!(s, "## All rules ({})\n", r.rules.len());
+    let _ = writeln!(s, "In review order: escalated, still failing, fixed, then the rest.\n");
     let _ =
         writeln!(s, "| Rule | Title | Severity | DISA | First scan | Final scan | Status | Attempts |\n|---|---|---|---|---|---|---|---:|");
     for l in &r.rules {
@@ -173,7 +174,7 @@ pub fn render(r: &Report) -> String {
             md(&l.stig_ids, true),
             md(&l.initial_result, true),
             md(&l.final_result, true),
-            md(&if l.reason.is_empty() { l.status.clone() } else { format!("{}: {}", l.status, l.reason) }, true),
+            md(&if l.reason.is_empty() { l.status.to_string() } else { format!("{}: {}", l.status, l.reason) }, true),
             l.attempts
         );
     }

@@ -4,16 +4,20 @@
   var filter = document.getElementById("filter");
   var status = document.getElementById("status-filter");
   var shown = document.getElementById("shown");
+  // The rules come in one table per status; a status with no row shown is hidden.
   function apply() {
     if (!table) return;
     var q = (filter && filter.value || "").toLowerCase();
     var st = status && status.value || "";
-    var rows = table.tBodies[0].rows, n = 0;
+    var rows = table.querySelectorAll("tbody tr"), n = 0;
     for (var i = 0; i < rows.length; i++) {
       var ok = (!q || rows[i].textContent.toLowerCase().indexOf(q) >= 0) && (!st || rows[i].getAttribute("data-status") === st);
       rows[i].hidden = !ok;
       if (ok) n++;
     }
+    Array.prototype.forEach.call(table.querySelectorAll(".status-group"), function (g) {
+      g.hidden = !g.querySelector("tbody tr:not([hidden])");
+    });
     if (shown) shown.textContent = n + " of " + rows.length + " shown";
   }
   if (filter) filter.addEventListener("input", apply);

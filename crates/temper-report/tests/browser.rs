@@ -78,3 +78,46 @@ async fn the_html_report_renders_in_chromium() {
     assert!(text.contains("chown -R 1000 /etc/ssh/sshd_config.d"), "a folded revert script is printed");
     assert!(!text.contains("Download replay.sh"), "controls are hidden in print");
 }
+
+/// The rules grouped by status in review order, and the progress chart, as Chromium shows them
+/// (screenshot report-review.png); the hostile rule id in the chart
+/// stays text.
+#[tokio::test]
+async fn the_grouped_rules_and_the_progress_chart_in_chromium() {
+    let f = Fixture::rhel9_review().await;
+    let data = load(&f.store, f.run).await.unwrap();
+    let html = render(&data, Some(rhel9()), Format::Html).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, &html).unwrap();
+    let url = format!("file://{}", page.display());
+
+    let dom = run(browser(&dir.path().join("p1")).args(["--dump-dom", "--virtual-time-budget=3000"]).arg(&url));
+    assert!(dom.contains("20 of 20 shown"), "the report's script ran over every group");
+    let chart = &dom[dom.find("<svg").expect("the chart in the DOM")..dom.find("</svg>").unwrap()];
+    assert_eq!(chart.matches("class=\"fixed-point\"").count(), 5);
+    assert_eq!(chart.matches("class=\"score-point\"").count(), 2);
+    assert!(chart.contains("&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;"), "the hostile rule id as text");
+    assert!(!dom.contains("<script>alert(1)"), "no injected script");
+    let groups: Vec<&str> = dom
+        .match_indices("<details class=\"status-group\" id=\"status-")
+        .map(|(i, m)| {
+            let rest = &dom[i + m.len()..];
+            &rest[..rest.find('"').unwrap()]
+        })
+        .collect();
+    assert_eq!(groups[..4], ["escalated", "still_failing", "fixed", "error"]);
+    assert!(!dom.contains("status-group\" hidden") && !dom.contains("hidden=\"\" id=\"status-"), "no group hidden");
+
+    // The whole page, chart near the top and the groups at the bottom (Chromium's --screenshot
+    // does not scroll reliably to an anchor).
+    let png = artifacts().join("report-review.png");
+    let _ = std::fs::remove_file(&png);
+    run(browser(&dir.path().join("p2"))
+        .arg(format!("--screenshot={}", png.display()))
+        .args(["--window-size=1280,6000", "--virtual-time-budget=3000"])
+        .arg(&url));
+    let bytes = std::fs::read(&png).expect("chromium wrote the screenshot");
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+    assert!(bytes.len() > 100_000, "a page, not a blank: {} bytes", bytes.len());
+}

@@ -3,7 +3,7 @@ use std::net::SocketAddr;
 
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use temper_core::journal::JournalError;
+use temper_core::journal::{JournalError, RuleStatus};
 use temper_report::{Format, ReportError};
 
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +30,8 @@ pub enum WebError {
     NoRule { run: i64, rule: String },
     #[error("no such page")]
     NotFound,
+    #[error("`{0}` is not a rule status: use one of {names}", names = rule_statuses())]
+    BadStatus(String),
     #[error("a {format} checklist needs the run's datastream ({path}: {reason}); the md, html and json reports work without it")]
     NoContent { format: Format, path: String, reason: String },
     #[error("store: {0}")]
@@ -46,11 +48,17 @@ impl WebError {
     fn status(&self) -> StatusCode {
         match self {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::BadStatus(_) => StatusCode::BAD_REQUEST,
             Self::NoRun(_) | Self::NoRule { .. } | Self::NotFound | Self::NoContent { .. } => StatusCode::NOT_FOUND,
             Self::Report(ReportError::NeedsContent(_) | ReportError::NoRules(_)) => StatusCode::NOT_FOUND,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
+}
+
+/// The statuses a filter takes, in review order.
+fn rule_statuses() -> String {
+    RuleStatus::REVIEW_ORDER.map(RuleStatus::as_str).join(", ")
 }
 
 impl IntoResponse for WebError {

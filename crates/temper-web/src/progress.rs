@@ -13,7 +13,7 @@ pub struct State {
     pub status: RunStatus,
     pub phase: Phase,
     pub rule: Option<String>,
-    /// Rule statuses present in the run, in the vocabulary's order.
+    /// Rule statuses present in the run, in review order (`RuleStatus::REVIEW_ORDER`).
     pub counts: Vec<Count>,
     pub failing_at_start: usize,
     pub open: usize,
@@ -52,7 +52,7 @@ impl Progress {
 
     pub fn of(run: &Run, rules: &[Rule]) -> Self {
         let count = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
-        let counts = RuleStatus::ALL.iter().map(|&status| Count { status, n: count(status) }).filter(|c| c.n > 0).collect();
+        let counts = RuleStatus::REVIEW_ORDER.iter().map(|&status| Count { status, n: count(status) }).filter(|c| c.n > 0).collect();
         // Rules the loop has settled after working on them; their mean time predicts the rest.
         let worked: Vec<&Rule> = rules
             .iter()

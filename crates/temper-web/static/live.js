@@ -33,12 +33,17 @@
     text('attempts', s.attempts);
     const pct = (v) => (typeof v === 'number' ? v.toFixed(2) + '%' : '-');
     text('score', pct(s.score_before) + ' → ' + pct(s.score_after));
+    // Each count links to its status's rules, as the server wrote it.
     byId('counts').replaceChildren(...s.counts.map((c) => {
       const li = document.createElement('li');
+      const a = document.createElement('a');
       const b = document.createElement('b');
       li.className = 's-' + c.status;
+      a.href = '/runs/' + encodeURIComponent(run) + '?status=' + encodeURIComponent(c.status) + '#rules';
+      if (root.dataset.filter === c.status) a.setAttribute('aria-current', 'true');
       b.textContent = c.n;
-      li.append(c.status + ' ', b);
+      a.append(c.status + ' ', b);
+      li.append(a);
       return li;
     }));
     root.dataset.updates = String(Number(root.dataset.updates || 0) + 1);

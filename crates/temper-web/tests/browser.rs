@@ -4,7 +4,6 @@
 //! the store holds.
 mod common;
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -12,21 +11,6 @@ use common::*;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{ChildStdout, Command};
-
-const SETUP: &str = "run bash tests/report/setup.sh";
-
-/// node, Chromium and puppeteer-core, or a failed test that says how to get them.
-fn tools() -> (PathBuf, PathBuf) {
-    let which = |name: &str| {
-        let out = std::process::Command::new("which").arg(name).output().ok().filter(|o| o.status.success())?;
-        Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-    };
-    let node = which("node").unwrap_or_else(|| panic!("node is not installed: {SETUP}"));
-    let chromium = which("chromium").unwrap_or_else(|| panic!("chromium is not installed: {SETUP}"));
-    let modules = repo_root().join("tests/report/node_modules/puppeteer-core");
-    assert!(modules.is_dir(), "{} is missing: {SETUP}", modules.display());
-    (node, chromium)
-}
 
 /// The script's next line of stdout.
 async fn line(lines: &mut Lines<BufReader<ChildStdout>>, what: &str) -> String {

@@ -6,6 +6,7 @@ mod event;
 mod event_parts;
 mod lease;
 mod records;
+mod review;
 mod tally;
 mod vocab;
 

@@ -16,6 +16,10 @@ pub use temper_core::verdict::Verdict;
 use temper_scap::Benchmark;
 use temper_store::Store;
 
+mod progress;
+#[allow(unused_imports)]
+pub use progress::hostile_rule_id;
+
 pub const SSG_DIR: &str = "/var/cache/temper/vm/ssg/usr/share/xml/scap/ssg/content";
 pub const STIG: &str = "xccdf_org.ssgproject.content_profile_stig";
 pub const ANSSI: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";

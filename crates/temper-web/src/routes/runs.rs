@@ -1,9 +1,11 @@
-//! `/`: the runs; `/runs/{id}`: one run, its rules and its events.
-use axum::extract::{Path, State};
+//! `/`: the runs; `/runs/{id}`: one run, its progress chart, its rules (in review order, or
+//! those of one status: `?status=fixed`) and its events.
+use axum::extract::{Path, Query, State};
 use axum::response::Html;
-use serde::Serialize;
-use temper_core::journal::{Rule, Run};
+use serde::{Deserialize, Serialize};
+use temper_core::journal::{Rule, RuleStatus, Run};
 use temper_report::Format;
+use temper_report::chart::{self, Progress as Chart};
 
 use crate::WebError;
 use crate::pages::{EventView, RunRow};
@@ -26,22 +28,51 @@ pub async fn index(State(app): State<AppState>) -> Result<Html<String>, WebError
     app.pages.render("index.html", Page { runs: rows })
 }
 
-pub async fn show(State(app): State<AppState>, Path(id): Path<i64>) -> Result<Html<String>, WebError> {
+/// The run page's query: `?status=fixed` shows the rules of that status only.
+#[derive(Debug, Default, Deserialize)]
+pub struct RunQuery {
+    status: Option<String>,
+}
+
+impl RunQuery {
+    /// The status asked for; none (or empty): every rule.
+    fn status(&self) -> Result<Option<RuleStatus>, WebError> {
+        match self.status.as_deref().map(str::trim) {
+            None | Some("") => Ok(None),
+            Some(s) => s.parse().map(Some).map_err(|_| WebError::BadStatus(s.to_string())),
+        }
+    }
+}
+
+pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Query<RunQuery>) -> Result<Html<String>, WebError> {
+    let filter = q.status()?;
     let run = app.run(id).await?;
-    let rules = app.journal.rules(id).await?;
+    let mut rules = app.journal.rules(id).await?;
     let events = app.journal.events(id, 0).await?;
     let p = Progress::of(&run, &rules);
+    let total = rules.len();
+    RuleStatus::sort_for_review(&mut rules, |r| r.status);
+    if let Some(status) = filter {
+        rules.retain(|r| r.status == status);
+    }
+    let chart = chart::svg(&Chart::of(&events));
     let last_event = events.last().map_or(0, |e| e.id);
     let events: Vec<EventView> = events.iter().rev().map(EventView::from).collect();
     let formats: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
-    app.pages.render("run.html", RunPage { run, p, rules, events, last_event, formats })
+    app.pages.render("run.html", RunPage { run, p, rules, total, filter, chart, events, last_event, formats })
 }
 
 #[derive(Serialize)]
 struct RunPage {
     run: Run,
     p: Progress,
+    /// In review order; only `filter`'s when set.
     rules: Vec<Rule>,
+    /// Every rule of the run, shown or not.
+    total: usize,
+    filter: Option<RuleStatus>,
+    /// The progress chart (SVG, or a note), escaped by `chart::svg`.
+    chart: String,
     /// Newest first.
     events: Vec<EventView>,
     /// Where the live stream starts.

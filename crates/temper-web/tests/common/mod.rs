@@ -14,6 +14,10 @@ use temper_core::verdict::Verdict;
 use temper_store::Store;
 use temper_web::{Server, Token, WebConfig};
 
+mod progress;
+#[allow(unused_imports)]
+pub use progress::hostile_rule_id;
+
 /// Markup that runs script if a page ever writes it unescaped.
 pub const PWN_SCRIPT: &str = "<script>window.__pwned=1</script>";
 pub const PWN_IMG: &str = "<img src=x onerror=\"window.__pwned=1\">";
@@ -176,4 +180,19 @@ pub fn artifacts() -> PathBuf {
     let dir = target.join("test-artifacts");
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+const SETUP: &str = "run bash tests/report/setup.sh";
+
+/// node, Chromium and puppeteer-core, or a failed test that says how to get them.
+pub fn tools() -> (PathBuf, PathBuf) {
+    let which = |name: &str| {
+        let out = std::process::Command::new("which").arg(name).output().ok().filter(|o| o.status.success())?;
+        Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    };
+    let node = which("node").unwrap_or_else(|| panic!("node is not installed: {SETUP}"));
+    let chromium = which("chromium").unwrap_or_else(|| panic!("chromium is not installed: {SETUP}"));
+    let modules = repo_root().join("tests/report/node_modules/puppeteer-core");
+    assert!(modules.is_dir(), "{} is missing: {SETUP}", modules.display());
+    (node, chromium)
 }

@@ -1,0 +1,84 @@
+//! A run's progress over time, from its events: the rules fixed so far after each verdict, and
+//! the score of each scan that had one. [`svg`] draws it; the web view and the HTML report
+//! both use it.
+mod draw;
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use temper_core::journal::{Event, EventData, Regressed, ScanKind};
+use temper_core::verdict::Verdict;
+
+pub use draw::svg;
+
+/// The points of the chart, oldest first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Progress {
+    pub fixed: Vec<FixPoint>,
+    pub scores: Vec<ScorePoint>,
+}
+
+/// A rule fixed, or a fix lost (a regression, the reboot proof), and the count after it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FixPoint {
+    /// Seconds since the run's first event.
+    pub secs: f64,
+    pub rule_id: String,
+    /// Rules fixed after this point.
+    pub fixed: usize,
+    /// False when the rule lost its fix here.
+    pub gained: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScorePoint {
+    pub secs: f64,
+    pub score: f64,
+    pub kind: ScanKind,
+}
+
+impl Progress {
+    pub fn of(events: &[Event]) -> Self {
+        let start = events.first().and_then(|e| stamp(&e.ts));
+        let secs = |i: usize, e: &Event| match (start, stamp(&e.ts)) {
+            (Some(a), Some(b)) => ((b - a).num_milliseconds() as f64 / 1000.0).max(0.0),
+            // Stamps that do not parse: one second per event keeps the order.
+            _ => i as f64,
+        };
+        let mut fixed: BTreeSet<String> = BTreeSet::new();
+        let mut p = Self::default();
+        for (i, e) in events.iter().enumerate() {
+            let change = match &e.data {
+                EventData::Verdict { verdict: Verdict::Fixed, .. } => e.rule_id.clone().map(|r| (r, true)),
+                EventData::Verdict { verdict: Verdict::Regression | Verdict::NotPersistent | Verdict::BreaksBoot, .. } => {
+                    e.rule_id.clone().map(|r| (r, false))
+                }
+                EventData::RebootBlamed(_) | EventData::RegressionFound(Regressed::AtFinalScan(_)) => e.rule_id.clone().map(|r| (r, false)),
+                EventData::RegressionFound(Regressed::Bisected { culprit, .. }) => Some((culprit.clone(), false)),
+                EventData::Scan { kind, score: Some(score), .. } => {
+                    p.scores.push(ScorePoint { secs: secs(i, e), score: *score, kind: *kind });
+                    None
+                }
+                _ => None,
+            };
+            let Some((rule_id, gained)) = change else { continue };
+            let changed = if gained { fixed.insert(rule_id.clone()) } else { fixed.remove(&rule_id) };
+            if changed {
+                p.fixed.push(FixPoint { secs: secs(i, e), rule_id, fixed: fixed.len(), gained });
+            }
+        }
+        p
+    }
+
+    /// Nothing to draw: no rule fixed and no scan scored yet.
+    pub fn is_empty(&self) -> bool {
+        self.fixed.is_empty() && self.scores.is_empty()
+    }
+}
+
+fn stamp(ts: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    chrono::DateTime::parse_from_rfc3339(ts).ok()
+}
+
+#[cfg(test)]
+mod tests;

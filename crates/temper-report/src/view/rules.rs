@@ -1,0 +1,185 @@
+//! A rule as the report shows it: its ids and prose, its section when escalated, its line in the
+//! list of all rules, and the fixes kept.
+use super::*;
+
+/// DISA and SSG ids and prose for one rule, from the content when it has the rule.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RuleInfo {
+    pub rule_id: String,
+    pub short_id: String,
+    pub anchor: String,
+    pub title: String,
+    pub severity: Severity,
+    pub stig_ids: Vec<String>,
+    pub sv_ids: Vec<String>,
+    pub v_ids: Vec<String>,
+    pub srg_ids: Vec<String>,
+    pub cci: Vec<String>,
+    pub description: String,
+    pub rationale: String,
+    pub oval: Option<String>,
+    pub stock_fix: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RuleSection {
+    pub info: RuleInfo,
+    pub initial_result: String,
+    pub final_result: Option<String>,
+    pub reason: String,
+    pub verdicts: Vec<String>,
+    pub attempts: Vec<AttemptView>,
+    pub lessons: Vec<LessonView>,
+    pub bans: Vec<LessonView>,
+    pub next_steps: Vec<NextStep>,
+    /// What the final scan found wrong with it, when it says.
+    pub found: Option<Found>,
+}
+
+/// What the scanner found wrong with a rule: each failed test's items against the state
+/// expected, and the whole evidence as text.
+#[derive(Debug, Serialize)]
+pub struct Found {
+    pub findings: Vec<Finding>,
+    pub text: String,
+}
+
+impl Found {
+    pub(super) fn of(e: &Evidence) -> Self {
+        Self { findings: e.findings(), text: e.to_text() }
+    }
+}
+
+/// A rule left failing that no section covers (still failing, out of scope, waived...), with what
+/// the final scan found.
+#[derive(Debug, Serialize)]
+pub struct LeftFailing {
+    pub info: RuleInfo,
+    pub status: RuleStatus,
+    pub reason: String,
+    pub found: Found,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LessonView {
+    pub text: String,
+    pub detail: String,
+    pub extra: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FixedRule {
+    pub order: usize,
+    pub info: RuleInfo,
+    pub attempt: i64,
+    pub source: String,
+    pub description: String,
+    pub fix_script: String,
+    pub final_result: String,
+    /// Kept though its script exited non-zero.
+    pub warning: Option<String>,
+    /// What the scanner found wrong before the fix (OVAL engine runs).
+    pub evidence: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RuleLine {
+    pub rule_id: String,
+    pub short_id: String,
+    pub anchor: String,
+    pub title: String,
+    pub severity: Severity,
+    /// The most severe first, for sorting: high 0, medium 1, low 2, info 3, unknown 4.
+    pub sev_rank: u8,
+    pub stig_ids: String,
+    pub initial_result: String,
+    pub final_result: String,
+    pub status: RuleStatus,
+    pub attempts: i64,
+    pub reason: String,
+}
+
+/// The rules of one status, for the report's jump links and headings.
+#[derive(Debug, Serialize)]
+pub struct StatusGroup {
+    pub status: RuleStatus,
+    pub n: usize,
+}
+
+pub fn rule_info(r: &journal::Rule, c: Option<&Rule>) -> RuleInfo {
+    let short_id = short(&r.rule_id).to_string();
+    let title = c.map(|c| c.title.clone()).filter(|t| !t.is_empty()).unwrap_or_else(|| r.title.clone());
+    RuleInfo {
+        rule_id: r.rule_id.clone(),
+        anchor: format!("rule-{}", short_id.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "-")),
+        short_id,
+        title: if title.is_empty() { short(&r.rule_id).to_string() } else { title },
+        severity: c.map_or(r.severity, |c| c.severity),
+        stig_ids: c.map(|c| c.stig_ids.clone()).unwrap_or_default(),
+        sv_ids: c.map(|c| c.sv_ids.clone()).unwrap_or_default(),
+        v_ids: c.map(|c| c.v_ids.clone()).unwrap_or_default(),
+        srg_ids: c.map(|c| c.srg_ids.clone()).unwrap_or_default(),
+        cci: c.map(|c| c.cci.clone()).unwrap_or_default(),
+        description: c.map(|c| c.description.clone()).unwrap_or_default(),
+        rationale: c.map(|c| c.rationale.clone()).unwrap_or_default(),
+        oval: c.and_then(|c| c.oval.as_ref()).map(|o| format!("{} in {}", o.name, o.href)),
+        stock_fix: c.and_then(|c| c.fix.as_ref()).map(|f| f.script.clone()),
+    }
+}
+
+pub(super) fn section(data: &RunData, r: &journal::Rule, c: Option<&Rule>) -> RuleSection {
+    let attempts: Vec<&Attempt> = data.attempts.iter().filter(|a| a.rule_id == r.rule_id).collect();
+    let info = rule_info(r, c);
+    let next_steps = next_steps(&info, r, &attempts, data);
+    RuleSection {
+        initial_result: r.initial_result.to_string(),
+        final_result: r.final_result.map(|f| f.to_string()),
+        reason: r.reason.clone().unwrap_or_else(|| "no reason recorded".into()),
+        verdicts: attempts.iter().map(|a| a.outcome()).collect(),
+        attempts: attempts.iter().map(|a| attempt_view(a, &attempts, data.blamed_by(a))).collect(),
+        lessons: data
+            .lessons
+            .iter()
+            .filter(|l| l.rule_id.as_deref() == Some(&r.rule_id))
+            .map(|l| LessonView { text: l.distilled.clone(), detail: l.lesson.clone(), extra: l.preferred.clone() })
+            .collect(),
+        bans: data
+            .bans
+            .iter()
+            .filter(|b| b.rule_id.as_deref() == Some(&r.rule_id))
+            .map(|b| LessonView { text: b.pattern.clone(), detail: b.reason.clone(), extra: String::new() })
+            .collect(),
+        next_steps,
+        found: r.final_evidence.as_ref().map(Found::of),
+        info,
+    }
+}
+
+/// The fixes in force at the end of the run, in the order they were kept.
+pub fn kept_attempts(data: &RunData) -> Vec<&Attempt> {
+    let mut kept: Vec<&Attempt> = data.attempts.iter().filter(|a| a.in_force()).collect();
+    kept.sort_by(|a, b| (a.ended_at.as_deref(), a.id).cmp(&(b.ended_at.as_deref(), b.id)));
+    kept
+}
+
+/// The kept fixes, in the order they were kept.
+pub fn fixed_rules(data: &RunData, content: Option<&Benchmark>) -> Vec<FixedRule> {
+    kept_attempts(data)
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let r = data.rules.iter().find(|r| r.rule_id == a.rule_id)?;
+            Some(FixedRule {
+                order: i + 1,
+                info: rule_info(r, content.and_then(|c| c.rule(&r.rule_id))),
+                attempt: a.n,
+                source: a.label(&data.attempts),
+                description: a.description.clone(),
+                fix_script: a.fix_script.clone(),
+                final_result: r.final_result.map_or_else(|| "not scanned".into(), |r| r.to_string()),
+                warning: a.warning(),
+                evidence: a.evidence_before.as_ref().map(Evidence::to_text),
+            })
+        })
+        .collect()
+}
