@@ -122,6 +122,7 @@ async fn a_script_removing_the_harness_sudo_is_refused_before_it_runs() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long under TCG, out of CI's hour: `bash tests/vm-long.sh` runs it (the loop's side is in-process in CI)"]
 async fn a_rule_is_escalated_when_its_budget_runs_out() {
     require_vm().await;
     let w = World::new();
