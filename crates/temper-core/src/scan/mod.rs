@@ -84,6 +84,12 @@ pub struct Scanner {
 }
 
 pub const SCAN_TRIES: u32 = 3;
+
+/// An exit status that says oscap died of a crash (SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV), as
+/// the shell reports it (128 + the signal): worth another run, unlike SIGKILL or SIGTERM.
+fn crashed(code: u32) -> bool {
+    matches!(code, 132 | 134 | 135 | 136 | 139)
+}
 /// A scan's timeout, unless set (`Scanner::timeout`, `scan_timeout_secs`).
 pub const SCAN_TIMEOUT: Duration = Duration::from_secs(1800);
 /// The OVAL engine's lanes, unless set (`Scanner::lanes`, `scan_lanes`).
@@ -289,10 +295,10 @@ impl Scanner {
         Ok((parse_results_bytes(&bytes)?, stalls))
     }
 
-    /// Runs the oscap `call` makes for a run's files until one is neither killed by the watchdog
-    /// nor cut off by a dropped SSH session (then the session is made again and the orphaned
-    /// oscap killed by its pid file), up to [`SCAN_TRIES`] runs; returns its results document
-    /// and how many runs were killed.
+    /// Runs the oscap `call` makes for a run's files until one is neither killed by the watchdog,
+    /// nor crashed, nor cut off by a dropped SSH session (then the session is made again and the
+    /// orphaned oscap killed by its pid file), up to [`SCAN_TRIES`] runs; returns its results
+    /// document and how many runs were killed.
     async fn run(&self, guest: &dyn Guest, call: impl Fn(&ScanFiles) -> Call) -> Result<(Vec<u8>, u32), ScanError> {
         let mut stalls = 0;
         for tried in 1..=SCAN_TRIES {
@@ -302,6 +308,10 @@ impl Scanner {
                 Ok(None) => {
                     stalls += 1;
                     tracing::warn!(stalls, "oscap made no progress for {:?}: killed, scanning again", self.stall_after)
+                }
+                Err(ScanError::Failed { code: Some(code), stderr }) if crashed(code) && tried < SCAN_TRIES => {
+                    tracing::warn!(code, %stderr, "oscap crashed (signal {}): scanning again", code - 128);
+                    self.remove(guest, &files).await;
                 }
                 Err(ScanError::Port(PortError::Dropped(why))) if tried < SCAN_TRIES => {
                     tracing::warn!(%why, "the SSH session dropped during oscap: reconnecting, scanning again");

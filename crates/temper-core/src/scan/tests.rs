@@ -13,10 +13,12 @@ const RESULT: &str = r#"<TestResult id="t"><rule-result idref="r"><result>pass</
 const PID: &str = "4242";
 
 /// A guest whose first `hung` oscap runs deadlock: they never end, and their CPU time stays put.
-/// The `dropped` runs after those lose the SSH session.
+/// The `dropped` runs after those lose the SSH session, and the `crashed` runs after those
+/// die of SIGSEGV.
 struct Deadlocking {
     hung: u32,
     dropped: u32,
+    crashed: u32,
     reconnects: Mutex<u32>,
     calls: Mutex<Vec<(Vec<String>, Vec<u8>)>>,
     oscap_runs: Mutex<u32>,
@@ -48,6 +50,10 @@ impl Guest for Deadlocking {
             if run <= self.hung + self.dropped {
                 return Err(PortError::Dropped("session closed while the command ran".into()));
             }
+            if run <= self.hung + self.dropped + self.crashed {
+                let segv = "temper: line 11:  1054 Segmentation fault      \"$@\" 1>&2";
+                return Ok(ExecOutput { exit_code: Some(139), stderr: segv.as_bytes().to_vec(), ..Default::default() });
+            }
             return Ok(ok(RESULT));
         }
         Ok(match exec.argv[0].as_str() {
@@ -75,7 +81,7 @@ impl Deadlocking {
 }
 
 fn guest(hung: u32) -> Deadlocking {
-    Deadlocking { hung, dropped: 0, reconnects: Mutex::default(), calls: Mutex::default(), oscap_runs: Mutex::default() }
+    Deadlocking { hung, dropped: 0, crashed: 0, reconnects: Mutex::default(), calls: Mutex::default(), oscap_runs: Mutex::default() }
 }
 
 #[tokio::test(start_paused = true)]
@@ -175,6 +181,24 @@ async fn a_scan_cut_off_by_a_dropped_session_is_run_again_after_a_reconnect() {
     let e = Scanner::new("ds.xml", "p").scan(&g, &["r".into()]).await.unwrap_err();
     assert!(matches!(e, ScanError::Port(PortError::Dropped(_))), "{e}");
     assert_eq!((*g.oscap_runs.lock().unwrap(), *g.reconnects.lock().unwrap()), (SCAN_TRIES, SCAN_TRIES - 1));
+}
+
+/// oscap dying of SIGSEGV is run again with files of its own; crashes on every try are the
+/// crash's error, with its exit status.
+#[tokio::test(start_paused = true)]
+async fn a_crashed_oscap_is_run_again() {
+    let g = Deadlocking { crashed: 1, ..guest(0) };
+    let scan = Scanner::new("ds.xml", "p").scan(&g, &["r".into()]).await.unwrap();
+    assert_eq!(scan.outcome("r"), Some(Outcome::Pass));
+    let runs = g.trips();
+    assert_eq!(runs.len(), 2);
+    assert_ne!(runs[0].results, runs[1].results, "the retry has files of its own");
+    assert!(g.argvs().iter().any(|a| a[0] == "rm" && a.contains(&runs[0].results)), "the crashed run's files are removed");
+
+    let g = Deadlocking { crashed: SCAN_TRIES, ..guest(0) };
+    let e = Scanner::new("ds.xml", "p").scan(&g, &["r".into()]).await.unwrap_err();
+    assert!(matches!(e, ScanError::Failed { code: Some(139), .. }), "{e}");
+    assert_eq!(*g.oscap_runs.lock().unwrap(), SCAN_TRIES);
 }
 
 #[test]
