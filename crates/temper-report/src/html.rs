@@ -49,7 +49,8 @@ fn ticks(s: String) -> Value {
     Value::from_safe_string(out)
 }
 
-fn escape(out: &mut String, s: &str) {
+/// Appends `s` with HTML's special characters as entities.
+pub(crate) fn escape(out: &mut String, s: &str) {
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),

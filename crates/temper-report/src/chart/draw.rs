@@ -143,15 +143,6 @@ fn text(s: &mut String, x: f64, y: f64, anchor: &str, body: &str) {
 /// Text for SVG inside HTML or alone: markup escaped, control characters made visible.
 pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in xml_chars(s).chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#x27;"),
-            c => out.push(c),
-        }
-    }
+    crate::html::escape(&mut out, &xml_chars(s));
     out
 }
