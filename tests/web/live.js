@@ -9,15 +9,7 @@
 // JSON: what it found, for the test to judge.
 'use strict';
 const path = require('path');
-const { createRequire } = require('module');
-
-const puppeteer = createRequire(path.join(__dirname, '../report/package.json'))('puppeteer-core');
-
-// Collected in every page before its own scripts run: CSP violations and the hostile marker.
-function watch() {
-  window.__csp = [];
-  document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));
-}
+const { launch, watch } = require('./chromium');
 
 // What a page shows of the hostile text, and whether any of it ran.
 function exposure() {
@@ -35,11 +27,7 @@ function exposure() {
 
 async function main() {
   const [base, run, rule, screenshot] = process.argv.slice(2);
-  const browser = await puppeteer.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update'],
-  });
+  const browser = await launch();
   try {
     const page = await browser.newPage();
     const errors = [];

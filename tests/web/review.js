@@ -8,14 +8,7 @@
 // prints one line of JSON: what each page showed, for the test to judge.
 'use strict';
 const path = require('path');
-const { createRequire } = require('module');
-
-const puppeteer = createRequire(path.join(__dirname, '../report/package.json'))('puppeteer-core');
-
-function watch() {
-  window.__csp = [];
-  document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));
-}
+const { launch, watch } = require('./chromium');
 
 // What the page shows: the chart, the rules table, the filter, and whether anything hostile ran.
 function shown() {
@@ -43,11 +36,7 @@ function shown() {
 
 async function main() {
   const [base, run, status, out] = process.argv.slice(2);
-  const browser = await puppeteer.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update'],
-  });
+  const browser = await launch();
   try {
     const page = await browser.newPage();
     const errors = [];
