@@ -83,8 +83,8 @@ impl LibvirtHypervisor {
         T: Send + 'static,
         F: FnOnce(&Domain) -> PortResult<T> + Send + 'static,
     {
-        let missing = PortError::Hypervisor(format!("domain `{}` is not defined on {}", self.cfg.domain, self.cfg.uri));
-        self.if_domain(what, f).await?.ok_or(missing)
+        let found = self.if_domain(what, f).await?;
+        found.ok_or_else(|| PortError::Hypervisor(format!("domain `{}` is not defined on {}", self.cfg.domain, self.cfg.uri)))
     }
 
     /// Runs `f` on the domain in the blocking pool; `None` when no such domain is defined.
