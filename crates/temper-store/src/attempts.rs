@@ -1,6 +1,6 @@
 use async_trait::async_trait;
 use temper_core::journal::{
-    Attempt, AttemptLog, AttemptState, Culprit, Evaluation, JournalResult, KeptState, NewAttempt, RevertMethod, RuleStatus,
+    Attempt, AttemptLog, AttemptState, Culprit, Evaluation, JournalResult, KeptFix, KeptState, NewAttempt, RevertMethod, RuleStatus,
 };
 use temper_core::verdict::Verdict;
 
@@ -58,6 +58,38 @@ macro_rules! keep {
             .bind($id)
             .execute(&mut *$tx)
             .await
+    }};
+}
+
+/// Why a crash's open attempt was closed.
+const INTERRUPTED: &str =
+    "the harness stopped during this attempt; the VM was restored to the checkpoint, and the attempt does not count as a try";
+
+/// Closes an open attempt as `interrupted` (the guest was restored to the checkpoint) with
+/// `reason`, and takes it off its rule's count of tries.
+macro_rules! interrupt {
+    ($tx:expr, $run:expr, $id:expr, $reason:expr) => {{
+        sqlx::query(
+            "UPDATE attempts SET state = $1, verdict = COALESCE(verdict, $2), verdict_reason = COALESCE(verdict_reason, $3),
+               revert_method = COALESCE(revert_method, $4), ended_at = COALESCE(ended_at, $5)
+             WHERE id = $6",
+        )
+        .bind(AttemptState::Interrupted)
+        .bind(Verdict::Interrupted)
+        .bind($reason)
+        .bind(RevertMethod::Snapshot)
+        .bind(now())
+        .bind($id)
+        .execute(&mut *$tx)
+        .await?;
+        sqlx::query(
+            "UPDATE rules SET attempts = attempts - 1
+             WHERE run_id = $1 AND rule_id = (SELECT rule_id FROM attempts WHERE id = $2) AND attempts > 0",
+        )
+        .bind($run)
+        .bind($id)
+        .execute(&mut *$tx)
+        .await
     }};
 }
 
@@ -123,6 +155,17 @@ impl AttemptLog for Store {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
             keep!(tx, run, id, e, rule_id, checkpoint, KeptState::Confirmed)?;
+            set_checkpoint!(&mut *tx, run, checkpoint)?;
+            tx.commit().await
+        })
+    }
+
+    async fn record_fixes(&self, run: i64, fixes: &[KeptFix], checkpoint: &str) -> JournalResult<()> {
+        with_db!(self, p => async {
+            let mut tx = p.begin_write().await?;
+            for f in fixes {
+                keep!(tx, run, f.id, &f.evaluation, &f.rule_id, checkpoint, KeptState::Confirmed)?;
+            }
             set_checkpoint!(&mut *tx, run, checkpoint)?;
             tx.commit().await
         })
@@ -239,27 +282,20 @@ impl AttemptLog for Store {
                 .fetch_all(&mut *tx)
                 .await?;
             for a in &open {
-                sqlx::query(
-                    "UPDATE attempts SET state = $1, verdict = COALESCE(verdict, $2),
-                       verdict_reason = COALESCE(verdict_reason, 'the harness stopped during this attempt; the VM was restored to the checkpoint, and the attempt does not count as a try'),
-                       revert_method = COALESCE(revert_method, $3), ended_at = COALESCE(ended_at, $4)
-                     WHERE id = $5",
-                )
-                .bind(AttemptState::Interrupted)
-                .bind(Verdict::Interrupted)
-                .bind(RevertMethod::Snapshot)
-                .bind(now())
-                .bind(a.id)
-                .execute(&mut *tx)
-                .await?;
-                sqlx::query("UPDATE rules SET attempts = attempts - 1 WHERE run_id = $1 AND rule_id = $2 AND attempts > 0")
-                    .bind(run)
-                    .bind(&a.rule_id)
-                    .execute(&mut *tx)
-                    .await?;
+                interrupt!(tx, run, a.id, INTERRUPTED)?;
             }
             tx.commit().await?;
             Ok(open)
+        })
+    }
+
+    async fn set_aside_attempts(&self, run: i64, ids: &[i64], reason: &str) -> JournalResult<()> {
+        with_db!(self, p => async {
+            let mut tx = p.begin_write().await?;
+            for id in ids {
+                interrupt!(tx, run, *id, reason)?;
+            }
+            tx.commit().await
         })
     }
 

@@ -194,7 +194,8 @@ async fn the_playbook_lints_clean_and_applies_the_steps_in_order() {
 
 /// The plan of one guest applied on another, where step 2's fix fails: steps 1 and 3 are kept
 /// as `plan` fixes, in the plan's order; step 2 is reverted and its rule goes to the normal loop,
-/// whose stock fix fixes it. The reboot proof passes as in any run.
+/// whose stock fix fixes it (`loop_plan_batch.rs` tests the batches). The reboot proof passes as
+/// in any run.
 #[tokio::test]
 async fn a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop() {
     let t = Instant::now();
@@ -215,10 +216,14 @@ async fn a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop() {
         .into_iter()
         .map(|a| (temper_scap::short_rule_id(&a.rule_id).to_string(), a.source, a.verdict))
         .collect();
+    // The three steps go in one batch; its check fails, bisection finds step 2, whose rule the
+    // stock fix then fixes; steps 1 and 3 were set aside with the batch, and are kept together.
     let want = [
-        (RULES[0], FixSource::Plan, Verdict::Fixed),
+        (RULES[0], FixSource::Plan, Verdict::Interrupted),
         (RULES[1], FixSource::Plan, Verdict::ApplyFailed),
+        (RULES[2], FixSource::Plan, Verdict::Interrupted),
         (RULES[1], FixSource::Stock, Verdict::Fixed),
+        (RULES[0], FixSource::Plan, Verdict::Fixed),
         (RULES[2], FixSource::Plan, Verdict::Fixed),
     ];
     assert_eq!(seen, want.map(|(r, s, v)| (r.to_string(), s, Some(v))));
@@ -226,7 +231,7 @@ async fn a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop() {
         assert_eq!(b.rule(run, r).await.status, RuleStatus::Fixed, "{r}");
     }
     let steps: Vec<Value> = b.events(run, EventKind::Pick).await.into_iter().filter_map(|p| p.get("plan_step").cloned()).collect();
-    assert_eq!(steps, [json!(1), json!(2), json!(3)], "each step picked once, in order");
+    assert_eq!(steps, [json!(1), json!(2), json!(3), json!(1), json!(3)], "in order; the set-aside steps again");
     // The applied fixes are the plan's, byte for byte.
     assert!(b.guest.scripts().iter().filter(|s| e.plan.steps.iter().any(|p| &p.fix.text == *s)).count() >= 3);
     took("a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop", t);

@@ -11,7 +11,7 @@ use crate::ports::PowerOff;
 use crate::scan::Engine;
 use crate::verdict::Verdict;
 
-pub use super::event_parts::{Blamed, Booted, Picked, PickedBy, Regressed, Replayed, ScanKind, Timed};
+pub use super::event_parts::{Blamed, Booted, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, Replayed, ScanKind, Timed};
 
 /// One event's data. Serialized adjacently (`{"kind": …, "data": {…}}`); the store splits the two.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,6 +78,8 @@ pub enum EventData {
         reason: String,
     },
     Pick(Picked),
+    PlanBatch(PlanBatched),
+    PlanBisected(PlanBisected),
     Preflight {
         checkpoint: String,
         baseline: String,
@@ -202,6 +204,8 @@ impl EventData {
             D::LeaseTaken { .. } => EventKind::LeaseTaken,
             D::Paused { .. } => EventKind::Paused,
             D::Pick(_) => EventKind::Pick,
+            D::PlanBatch(_) => EventKind::PlanBatch,
+            D::PlanBisected(_) => EventKind::PlanBisected,
             D::Preflight { .. } => EventKind::Preflight,
             D::Reboot { .. } => EventKind::Reboot,
             D::Booted(_) => EventKind::Booted,

@@ -88,3 +88,31 @@ pub struct Timed {
     pub one_rule: f64,
     pub with_set: f64,
 }
+
+/// A batch of a proven plan's steps, applied together and checked once (`temper run --plan`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanBatched {
+    /// The plan's step numbers, in the order applied.
+    pub steps: Vec<usize>,
+    /// The regression set's rules, and the rules not applicable so far, scanned with the steps'.
+    pub rules: usize,
+    pub watched: usize,
+    /// The rules the check found failing (steps' rules and the regression set's); empty when clean.
+    pub failed: Vec<String>,
+    /// What the lockout guard or the health check found, when either failed.
+    pub guard: Option<String>,
+    pub secs: f64,
+}
+
+/// A plan batch that failed its check, bisected to the first step the checks fail with. That
+/// step is reverted (the checkpoint restored) and its rule goes to the normal loop; `again` are
+/// the other steps applied, set aside and applied again in a later batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanBisected {
+    pub step: usize,
+    pub rule: String,
+    pub verdict: Verdict,
+    pub reason: String,
+    pub probes: usize,
+    pub again: Vec<usize>,
+}

@@ -12,11 +12,11 @@ mod vocab;
 
 use async_trait::async_trait;
 
-pub use event::{Blamed, Booted, Cadence, EventData, Picked, PickedBy, Regressed, Replayed, ScanKind, Timed};
+pub use event::{Blamed, Booted, Cadence, EventData, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, Replayed, ScanKind, Timed};
 pub use lease::{LEASE_FOR, Lease, LeaseError, Term, driver_id, driver_is_dead, now_ms};
 pub use records::{
-    Attempt, Ban, Claim, Culprit, Escalation, Evaluation, Event, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem,
-    RETIRE_AFTER, RebootProof, Recall, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
+    Attempt, Ban, Claim, Culprit, Escalation, Evaluation, Event, KeptFix, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn,
+    QueueItem, RETIRE_AFTER, RebootProof, Recall, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
 };
 pub use tally::Tally;
 pub(crate) use vocab::text_enum;
@@ -101,6 +101,9 @@ pub trait AttemptLog: Send + Sync {
     async fn finish_attempt(&self, id: i64, e: &Evaluation) -> JournalResult<()>;
     /// Keeps a fix in one transaction: the evaluation, the rule `fixed`, and `checkpoint` in force.
     async fn record_fix(&self, run: i64, id: i64, e: &Evaluation, rule_id: &str, checkpoint: &str) -> JournalResult<()>;
+    /// Keeps a batch's fixes (a plan batch's steps) in one transaction, all with `checkpoint`,
+    /// which is then in force: none is kept without the others.
+    async fn record_fixes(&self, run: i64, fixes: &[KeptFix], checkpoint: &str) -> JournalResult<()>;
     /// Keeps a verified fix that awaits its batch's regression check, with its snapshot.
     async fn record_pending_fix(&self, run: i64, id: i64, e: &Evaluation, rule_id: &str, snapshot: &str) -> JournalResult<()>;
     /// Fixes kept since the checkpoint that await the regression check, oldest first.
@@ -118,6 +121,9 @@ pub trait AttemptLog: Send + Sync {
     /// Closes the attempts a crash left half-done and returns them. They are never run again,
     /// and they do not count as tries on their rule.
     async fn interrupt_open_attempts(&self, run: i64) -> JournalResult<Vec<Attempt>>;
+    /// Closes open attempts undone with their batch (the guest restored to the checkpoint) as
+    /// `interrupted`, with `reason`: they do not count as tries, and are applied again later.
+    async fn set_aside_attempts(&self, run: i64, ids: &[i64], reason: &str) -> JournalResult<()>;
     async fn attempts(&self, run: i64) -> JournalResult<Vec<Attempt>>;
     async fn rule_attempts(&self, run: i64, rule_id: &str) -> JournalResult<Vec<Attempt>>;
 }

@@ -188,6 +188,14 @@ impl Evaluation {
     }
 }
 
+/// One fix of a batch kept together ([`AttemptLog::record_fixes`](super::AttemptLog::record_fixes)).
+#[derive(Debug, Clone)]
+pub struct KeptFix {
+    pub id: i64,
+    pub rule_id: String,
+    pub evaluation: Evaluation,
+}
+
 /// The fix a bisected batch blames for its regressions.
 #[derive(Debug, Clone)]
 pub struct Culprit {

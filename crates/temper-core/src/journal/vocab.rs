@@ -118,6 +118,8 @@ text_enum! {
         Reflect = "reflect",
         /// The batch's regression rescan, and its bisection when it finds one.
         Regression = "regression",
+        /// A proven plan's steps applied together and checked once (`ralph/plan_batch.rs`).
+        PlanBatch = "plan_batch",
         Finish = "finish",
         Done = "done",
     }
@@ -320,6 +322,10 @@ text_enum! {
         LeaseTaken = "lease_taken",
         Paused = "paused",
         Pick = "pick",
+        /// A batch of a proven plan's steps, applied together and checked once.
+        PlanBatch = "plan_batch",
+        /// A plan batch that failed its check, bisected to the step the checks fail with.
+        PlanBisected = "plan_bisected",
         Preflight = "preflight",
         /// A cold reboot through the hypervisor, and whether the guest came back.
         Reboot = "reboot",

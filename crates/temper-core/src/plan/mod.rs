@@ -119,6 +119,19 @@ pub struct PlannedFix {
     pub n: usize,
     pub rule: String,
     pub fix: ApplyFix,
+    /// The exit codes the step is kept with (`Step::accepted_exit_codes`); empty reads as 0 only.
+    #[serde(default)]
+    pub accepted_exits: Vec<i64>,
+    /// It takes effect after a reboot: applied on its own, never in a batch.
+    #[serde(default)]
+    pub needs_reboot: bool,
+}
+
+impl PlannedFix {
+    /// Whether the run kept this step with exit code `code`.
+    pub fn accepts(&self, code: i64) -> bool {
+        code == 0 || self.accepted_exits.contains(&code)
+    }
 }
 
 impl Plan {
@@ -130,6 +143,8 @@ impl Plan {
                 n: s.n,
                 rule: s.rule.clone(),
                 fix: ApplyFix { fix_script: s.fix.text.clone(), revert_script: s.revert.text.clone(), description: s.description.clone() },
+                accepted_exits: s.accepted_exit_codes(),
+                needs_reboot: s.needs_reboot,
             })
             .collect()
     }

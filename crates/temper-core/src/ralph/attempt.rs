@@ -40,8 +40,8 @@ pub(super) struct Ended {
 }
 
 /// What the fix script did.
-struct Applied {
-    exit_code: Option<i64>,
+pub(super) struct Applied {
+    pub exit_code: Option<i64>,
     stdout: Option<String>,
     stderr: Option<String>,
     ms: i64,
@@ -49,12 +49,23 @@ struct Applied {
     error: Option<String>,
 }
 
+impl Applied {
+    /// How the script ended, for the verdict.
+    pub fn exit(&self) -> Exit {
+        match (self.exit_code, &self.error) {
+            (None, err) => Exit::Unfinished(err.clone().unwrap_or_else(|| "the fix ended without an exit code".into())),
+            (Some(_), None) => Exit::Zero,
+            (Some(_), Some(err)) => Exit::NonZero(err.clone()),
+        }
+    }
+}
+
 /// Where an attempt's fix and its evidence before came from.
-struct Origin {
-    source: FixSource,
-    replayed: bool,
+pub(super) struct Origin {
+    pub source: FixSource,
+    pub replayed: bool,
     /// The evidence came from the previous fix's rescan (`evidence.rs`), not a rescan of its own.
-    looked_ahead: bool,
+    pub looked_ahead: bool,
 }
 
 /// What the Worker came back with.
@@ -182,7 +193,7 @@ impl Ralph<'_> {
     }
 
     /// Runs the fix script in the guest, on stdin.
-    async fn apply(&self, fix: &ApplyFix) -> Applied {
+    pub(super) async fn apply(&self, fix: &ApplyFix) -> Applied {
         let started = Instant::now();
         let exec = Exec::script(&fix.fix_script).timeout(self.settings.fix_timeout).max_output(OUTPUT_CAP);
         let out = self.guest.exec(exec).await;
@@ -216,11 +227,7 @@ impl Ralph<'_> {
         } else {
             (self.guard().await, None)
         };
-        let exit = match (applied.exit_code, &applied.error) {
-            (None, err) => Exit::Unfinished(err.clone().unwrap_or_else(|| "the fix ended without an exit code".into())),
-            (Some(_), None) => Exit::Zero,
-            (Some(_), Some(err)) => Exit::NonZero(err.clone()),
-        };
+        let exit = applied.exit();
         let (reading, scan) = match scan {
             None => (verdict::Rescan::NotRun, None),
             Some(Err(e)) => (verdict::Rescan::Failed(e.to_string()), None),
@@ -234,18 +241,9 @@ impl Ralph<'_> {
         };
         let regressions = scan.as_ref().map(|s| s.failing(&state.regression_set)).unwrap_or_default();
         let checks = Checks { exit, guard: Guard::from(guard), rescan: reading, regressions, reboot, batched: state.batched() };
-        let j = verdict::judge(&checks);
-        let mut e = Evaluation { access_ok: Some(checks.guard.access_ok()), ..Evaluation::new(j.verdict, j.reason) };
-        (e.fix_exit_code, e.fix_stdout, e.fix_stderr, e.apply_ms) =
-            (applied.exit_code, applied.stdout.clone(), applied.stderr.clone(), Some(applied.ms));
-        if let Guard::Health { ok, output } = checks.guard {
-            (e.health_ok, e.health_output) = (Some(ok), Some(output));
-        }
-        let (Some(scan), verdict::Rescan::Read(result), true) = (scan, checks.rescan, j.read) else {
-            return Ok((e, None));
-        };
-        (e.rule_result, e.regressions, e.evidence_after) = (Some(result), checks.regressions, scan.evidence_of(rule).cloned());
-        Ok((e, Some(scan)))
+        let e = evaluation(applied, &checks, scan.as_ref(), rule);
+        let scan = if e.rule_result.is_some() { scan } else { None };
+        Ok((e, scan))
     }
 
     /// The lockout guard, then the health check; cut short when the hypervisor says the guest
@@ -264,7 +262,7 @@ impl Ralph<'_> {
         }
     }
 
-    async fn start_attempt(
+    pub(super) async fn start_attempt(
         &self,
         state: &RunState,
         ctx: &FixContext,
@@ -293,14 +291,14 @@ impl Ralph<'_> {
     }
 
     /// An attempt that ran nothing (refused or rejected): recorded with its reason.
-    async fn unexecuted(&self, trial: Trial, verdict: Verdict, reason: String, script: &str) -> LoopResult<Option<Ended>> {
+    pub(super) async fn unexecuted(&self, trial: Trial, verdict: Verdict, reason: String, script: &str) -> LoopResult<Option<Ended>> {
         let e = Evaluation { diagnostics: Some(reason.clone()), ..Evaluation::new(verdict, reason.clone()) };
         self.store.finish_attempt(trial.id, &e).await?;
         self.note(Some(&trial.rule), EventData::Verdict { attempt: None, verdict, reason: reason.clone() }).await?;
         Ok(Some(Ended { trial, verdict, reason: reason.clone(), fix_script: script.to_string(), diagnostics: reason }))
     }
 
-    async fn fix_context(&self, rule: &str, plan: &str, attempt: u32, evidence: Option<Evidence>) -> LoopResult<FixContext> {
+    pub(super) async fn fix_context(&self, rule: &str, plan: &str, attempt: u32, evidence: Option<Evidence>) -> LoopResult<FixContext> {
         let c = self.content.rule(rule);
         let text = |f: fn(&temper_scap::Rule) -> &str| c.map(f).unwrap_or("").to_string();
         let episodes = self.episodes(rule).await?;
@@ -350,7 +348,7 @@ impl Ralph<'_> {
 
     /// Built-in rules, the skill's, and `bans`: every active ban of the skill (this run's and
     /// any other run's, in another lane or on another worker).
-    async fn deny_list(&self, bans: &[Ban]) -> LoopResult<DenyList> {
+    pub(super) async fn deny_list(&self, bans: &[Ban]) -> LoopResult<DenyList> {
         let mut deny = DenyList::builtin(&self.settings.user);
         for d in &self.skill.manifest.deny {
             let _ = deny.add(&d.pattern, &d.reason, DenySource::Skill);
@@ -364,7 +362,7 @@ impl Ralph<'_> {
     }
 
     /// Records each ban made by another run the first time it is in force in this run.
-    async fn note_shared_bans(&self, state: &mut RunState, rule: &str, bans: &[Ban]) -> LoopResult<()> {
+    pub(super) async fn note_shared_bans(&self, state: &mut RunState, rule: &str, bans: &[Ban]) -> LoopResult<()> {
         for b in bans.iter().filter(|b| b.run_id != Some(self.run)) {
             if state.shared_bans.contains(&b.id) {
                 continue;
@@ -383,20 +381,40 @@ impl Ralph<'_> {
     }
 
     /// What the Reflector sees, captured before the revert.
-    async fn diagnostics(&self, o: &Evaluation) -> String {
-        let journal = checks::journal_errors(self.guest).await;
-        let found = o.evidence_after.as_ref().map_or(String::new(), |e| format!("\nwhat the scanner found after the fix:\n{}", e.brief()));
-        format!(
-            "fix exit code: {:?}\nfix stdout:\n{}\nfix stderr:\n{}\nrule result: {}{found}\nhealth: {}\nregressions: {}\njournal errors:\n{}",
-            o.fix_exit_code,
-            tail(o.fix_stdout.as_deref().unwrap_or(""), 2000),
-            tail(o.fix_stderr.as_deref().unwrap_or(""), 2000),
-            o.rule_result.map_or("not scanned", ScanResult::as_str),
-            o.health_output.as_deref().unwrap_or("not run"),
-            o.regressions.join(", "),
-            tail(&journal, 3000),
-        )
+    pub(super) async fn diagnostics(&self, o: &Evaluation) -> String {
+        diagnostics(o, &checks::journal_errors(self.guest).await)
     }
+}
+
+/// The verdict on one fix from its checks (`verdict::judge`), with what was measured on the way;
+/// the rule's result, regressions and evidence only when the checks got that far.
+pub(super) fn evaluation(applied: &Applied, checks: &Checks, scan: Option<&Scan>, rule: &str) -> Evaluation {
+    let j = verdict::judge(checks);
+    let mut e = Evaluation { access_ok: Some(checks.guard.access_ok()), ..Evaluation::new(j.verdict, j.reason) };
+    (e.fix_exit_code, e.fix_stdout, e.fix_stderr, e.apply_ms) =
+        (applied.exit_code, applied.stdout.clone(), applied.stderr.clone(), Some(applied.ms));
+    if let Guard::Health { ok, output } = &checks.guard {
+        (e.health_ok, e.health_output) = (Some(*ok), Some(output.clone()));
+    }
+    if let (Some(scan), verdict::Rescan::Read(result), true) = (scan, &checks.rescan, j.read) {
+        (e.rule_result, e.regressions, e.evidence_after) = (Some(*result), checks.regressions.clone(), scan.evidence_of(rule).cloned());
+    }
+    e
+}
+
+/// What the Reflector sees of a failed fix: its output, the checks, and the guest's journal errors.
+pub(super) fn diagnostics(o: &Evaluation, journal: &str) -> String {
+    let found = o.evidence_after.as_ref().map_or(String::new(), |e| format!("\nwhat the scanner found after the fix:\n{}", e.brief()));
+    format!(
+        "fix exit code: {:?}\nfix stdout:\n{}\nfix stderr:\n{}\nrule result: {}{found}\nhealth: {}\nregressions: {}\njournal errors:\n{}",
+        o.fix_exit_code,
+        tail(o.fix_stdout.as_deref().unwrap_or(""), 2000),
+        tail(o.fix_stderr.as_deref().unwrap_or(""), 2000),
+        o.rule_result.map_or("not scanned", ScanResult::as_str),
+        o.health_output.as_deref().unwrap_or("not run"),
+        o.regressions.join(", "),
+        tail(journal, 3000),
+    )
 }
 
 fn capped(s: &str, truncated: bool) -> String {

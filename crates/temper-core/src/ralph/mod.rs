@@ -7,6 +7,7 @@
 //! 5. keep (checkpoint) or revert (script, verified, else snapshot): `keep.rs`, `revert.rs`;
 //!    every snapshot taken, restored or dropped: `snapshots.rs`;
 //!    on a large profile kept fixes wait in a batch for one regression rescan: `regress.rs`;
+//!    a proven plan's steps are applied and checked in batches: `plan_batch.rs`;
 //! 6. reflect on failure, escalate on budget, plateau or the Architect's word;
 //!    then finish: the reboot proof (`boot.rs`), a final scan, the summary and the exit code.
 mod applicable;
@@ -17,6 +18,7 @@ mod evidence;
 mod finish;
 mod keep;
 mod pick;
+mod plan_batch;
 mod planned;
 mod preflight;
 mod reflect;
@@ -137,6 +139,9 @@ impl Ralph<'_> {
         let last = loop {
             if state.batch_due() {
                 self.check_regressions(&mut state).await?;
+            }
+            if self.plan_batch(&mut state).await? {
+                continue;
             }
             if let Some(pick) = self.pick(&mut state).await? {
                 self.work_on(&mut state, pick).await?;

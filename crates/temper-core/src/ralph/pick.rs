@@ -160,7 +160,9 @@ impl Ralph<'_> {
     /// The open rule (in scope) whose last attempt was interrupted, with that attempt's plan.
     async fn interrupted(&self) -> LoopResult<Option<(String, String)>> {
         let attempts = self.store.attempts(self.run).await?;
-        for a in attempts.iter().filter(|a| a.state == AttemptState::Interrupted && self.in_scope(&a.rule_id)) {
+        // A plan step's interrupted attempt is the plan's to apply again (`plan_tried`).
+        let redo = |a: &&Attempt| a.state == AttemptState::Interrupted && a.source != FixSource::Plan && self.in_scope(&a.rule_id);
+        for a in attempts.iter().filter(redo) {
             let last = attempts.iter().rfind(|b| b.rule_id == a.rule_id).is_some_and(|b| b.id == a.id);
             let open = self.store.rule(self.run, &a.rule_id).await?.is_some_and(|r| r.status == RuleStatus::Pending);
             if last && open {

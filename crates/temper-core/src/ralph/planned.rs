@@ -16,8 +16,7 @@ impl Ralph<'_> {
         if self.settings.plan.is_empty() {
             return Ok(None);
         }
-        let tried: HashSet<String> =
-            self.store.attempts(self.run).await?.into_iter().filter(|a| a.source == FixSource::Plan).map(|a| a.rule_id).collect();
+        let tried = self.plan_tried().await?;
         let offered: HashSet<&str> = candidates.iter().map(|c| c.rule_id.as_str()).collect();
         let Some(step) = self.settings.plan.iter().find(|s| offered.contains(s.rule.as_str()) && !tried.contains(&s.rule)) else {
             return Ok(None);

@@ -195,7 +195,7 @@ impl Ralph<'_> {
     }
 
     /// `failing`, at a snapshot.
-    async fn failing_at(&self, snapshot: &str, rules: &[String]) -> LoopResult<Vec<String>> {
+    pub(super) async fn failing_at(&self, snapshot: &str, rules: &[String]) -> LoopResult<Vec<String>> {
         if rules.is_empty() {
             return Ok(Vec::new());
         }

@@ -1,0 +1,315 @@
+//! A proven plan's steps in batches (`temper run --plan`). The next steps in the plan's order (up
+//! to [`PLAN_BATCH`], none that needs a reboot) are applied together and checked once: one rescan
+//! of their rules with the regression set and the rules not applicable so far, beside the lockout
+//! guard and the health check. A clean batch is kept with one snapshot, the new checkpoint. A
+//! failing one is bisected over its prefixes, each applied again on the restored checkpoint, to
+//! the first step the checks fail with: that step gets its verdict and its rule goes to the
+//! normal loop; the other steps are set aside and applied again in the next batch.
+use std::collections::HashSet;
+use std::time::Instant;
+
+use temper_scap::oval::Evidence;
+
+use super::attempt::{Applied, Ended, Origin, Trial, diagnostics, evaluation};
+use super::pick::Pick;
+use super::{LoopResult, Phase, Ralph, RunState};
+use crate::agent::FixSource;
+use crate::checks;
+use crate::journal::{AttemptState, Evaluation, EventData, KeptFix, Picked, PickedBy, PlanBatched, PlanBisected, ScanResult};
+use crate::plan::PlannedFix;
+use crate::policy::DenyList;
+use crate::scan::{Engine, Scan};
+use crate::verdict::{Checks, Guard, Reboot, Rescan, Verdict};
+
+/// The most steps one plan batch applies.
+pub const PLAN_BATCH: usize = super::regress::MAX_BATCH as usize;
+
+/// A step of the batch, with its attempt.
+struct Step {
+    fix: PlannedFix,
+    trial: Trial,
+}
+
+/// The batch's first steps, applied on the checkpoint and checked.
+struct Checked {
+    /// One per step, judged on its own rule with the shared guard.
+    evaluations: Vec<Evaluation>,
+    /// Regression-set rules that fail.
+    regressions: Vec<String>,
+    guard: Option<String>,
+    scan: Option<Scan>,
+    secs: f64,
+    /// The guest's journal errors, read when the check failed.
+    journal: String,
+}
+
+impl Checked {
+    fn clean(&self) -> bool {
+        self.regressions.is_empty() && self.evaluations.iter().all(|e| e.verdict == Verdict::Fixed)
+    }
+
+    /// The steps' rules that fail, then the regression set's.
+    fn failed(&self, steps: &[Step]) -> Vec<String> {
+        let own = steps.iter().zip(&self.evaluations).filter(|(_, e)| e.verdict != Verdict::Fixed).map(|(s, _)| s.fix.rule.clone());
+        own.chain(self.regressions.iter().cloned()).collect()
+    }
+}
+
+impl Ralph<'_> {
+    /// Applies the next batch of plan steps when two or more are due; false when fewer are (a
+    /// single step goes the way any pick goes, `planned.rs`).
+    #[tracing::instrument(name = "plan_batch", skip_all)]
+    pub(super) async fn plan_batch(&self, state: &mut RunState) -> LoopResult<bool> {
+        let due = self.batch_due(state).await?;
+        if due.len() < 2 {
+            return Ok(false);
+        }
+        if !state.pending.is_empty() {
+            // A batch starts from a checkpoint: fixes kept since wait for their check first.
+            self.check_regressions(state).await?;
+            return Ok(true);
+        }
+        self.phase(Phase::PlanBatch, Some(&due[0].rule), 0).await?;
+        state.worked += due.len();
+        let evidence = self.evidence_of_all(&due).await;
+        let bans = self.store.bans(self.recall()).await?;
+        self.note_shared_bans(state, &due[0].rule, &bans).await?;
+        let deny = self.deny_list(&bans).await?;
+        let mut steps = Vec::new();
+        for fix in due {
+            let before = evidence.as_ref().and_then(|s| s.evidence_of(&fix.rule).cloned());
+            steps.extend(self.start_step(state, fix, before, &deny).await?);
+        }
+        if steps.is_empty() {
+            return Ok(true);
+        }
+        let watched = self.watched().await?;
+        let checked = self.apply_and_check(state, &steps, &watched, true).await?;
+        if checked.clean() {
+            return self.keep_batch(state, &steps, checked, &watched).await.map(|()| true);
+        }
+        self.bisect_batch(state, &steps, checked).await.map(|()| true)
+    }
+
+    /// The plan steps next in order whose rules are offered and untried, up to the first that
+    /// needs a reboot, and no more than [`PLAN_BATCH`] (or `--max-rules` leaves room for).
+    async fn batch_due(&self, state: &RunState) -> LoopResult<Vec<PlannedFix>> {
+        if self.settings.plan.is_empty() {
+            return Ok(Vec::new());
+        }
+        let tried = self.plan_tried().await?;
+        let offered: HashSet<String> = self.candidates().await?.into_iter().map(|c| c.rule_id).collect();
+        let room = self.settings.max_rules.map_or(PLAN_BATCH, |m| m.saturating_sub(state.worked).min(PLAN_BATCH));
+        let due = self.settings.plan.iter().filter(|s| offered.contains(&s.rule) && !tried.contains(&s.rule));
+        Ok(due.take_while(|s| !s.needs_reboot).take(room).cloned().collect())
+    }
+
+    /// The batch's rules as the scanner finds them before any step runs, for their evidence
+    /// (OVAL engine only): one rescan for the whole batch.
+    async fn evidence_of_all(&self, due: &[PlannedFix]) -> Option<Scan> {
+        if self.scanner.engine() != Engine::Oval {
+            return None;
+        }
+        let rules: Vec<String> = due.iter().map(|s| s.rule.clone()).collect();
+        self.scanner.scan(self.guest, &rules).await.inspect_err(|e| tracing::warn!(error = %e, "no evidence before the plan batch")).ok()
+    }
+
+    /// Records the step's pick and attempt; `None` when the deny-list refuses its scripts (the
+    /// attempt is closed as refused, and its rule goes to the normal loop).
+    async fn start_step(&self, state: &RunState, fix: PlannedFix, evidence: Option<Evidence>, deny: &DenyList) -> LoopResult<Option<Step>> {
+        let plan = format!("step {} of the proven plan, in a batch", fix.n);
+        self.note(Some(&fix.rule), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Plan { plan_step: fix.n } })).await?;
+        let n = self.store.rule(self.run, &fix.rule).await?.map_or(0, |r| r.attempts as u32) + 1;
+        let ctx = self.fix_context(&fix.rule, &plan, n, evidence).await?;
+        let origin = Origin { source: FixSource::Plan, replayed: false, looked_ahead: false };
+        let trial = self.start_attempt(state, &ctx, &fix.fix, origin).await?;
+        for script in [&fix.fix.fix_script, &fix.fix.revert_script] {
+            if let Err(refusal) = deny.check(script) {
+                if let Some(ended) = self.unexecuted(trial, Verdict::Refused, refusal.to_string(), &fix.fix.fix_script).await? {
+                    self.reflect(&ended).await?;
+                }
+                return Ok(None);
+            }
+        }
+        Ok(Some(Step { fix, trial }))
+    }
+
+    /// Applies `steps` in order on the guest as it stands, then checks them: their rules, the
+    /// regression set and `watched` in one rescan, beside the guard. `first`: the batch's own
+    /// application (its attempts become `applied`, and its check is journaled), not a probe.
+    async fn apply_and_check(&self, state: &RunState, steps: &[Step], watched: &[String], first: bool) -> LoopResult<Checked> {
+        let mut applied = Vec::new();
+        for s in steps {
+            applied.push(self.apply(&s.fix.fix).await);
+            if first {
+                self.store.set_attempt_state(s.trial.id, AttemptState::Applied).await?;
+            }
+        }
+        let checked = self.check(state, steps, &applied, watched).await?;
+        if first {
+            let (rules, watched, secs) = (state.regression_set.len(), watched.len(), checked.secs);
+            let (steps_n, failed, guard) = (steps.iter().map(|s| s.fix.n).collect(), checked.failed(steps), checked.guard.clone());
+            self.note(None, EventData::PlanBatch(PlanBatched { steps: steps_n, rules, watched, failed, guard, secs })).await?;
+        }
+        Ok(checked)
+    }
+
+    async fn check(&self, state: &RunState, steps: &[Step], applied: &[Applied], watched: &[String]) -> LoopResult<Checked> {
+        let mut rules: Vec<String> = steps.iter().map(|s| s.fix.rule.clone()).collect();
+        rules.extend(state.regression_set.iter().chain(watched).filter(|r| !steps.iter().any(|s| &s.fix.rule == *r)).cloned());
+        let started = Instant::now();
+        let (guard, scan) = tokio::join!(self.guard(), self.scanner.scan(self.guest, &rules));
+        let secs = started.elapsed().as_secs_f64();
+        let guard = Guard::from(guard);
+        let regressions = scan.as_ref().map(|s| s.failing(&state.regression_set)).unwrap_or_default();
+        let evaluations = steps
+            .iter()
+            .zip(applied)
+            .map(|(s, a)| {
+                let rescan = match &scan {
+                    Ok(scan) => Rescan::Read(ScanResult::from(scan.outcome(&s.fix.rule))),
+                    Err(e) => Rescan::Failed(e.to_string()),
+                };
+                let checks =
+                    Checks { exit: a.exit(), guard: guard.clone(), rescan, regressions: Vec::new(), reboot: Reboot::No, batched: false };
+                let mut e = evaluation(a, &checks, scan.as_ref().ok(), &s.fix.rule);
+                e.evaluate_ms = Some((secs * 1000.0) as i64);
+                e
+            })
+            .collect();
+        let problem = match &guard {
+            Guard::Health { ok: true, .. } => None,
+            Guard::Health { output, .. } => Some(format!("health check: {output}")),
+            Guard::Lockout(d) | Guard::Down(d) | Guard::HealthError(d) => Some(d.clone()),
+        };
+        let mut checked = Checked { evaluations, regressions, guard: problem, scan: scan.ok(), secs, journal: String::new() };
+        if !checked.clean() {
+            checked.journal = checks::journal_errors(self.guest).await;
+        }
+        Ok(checked)
+    }
+
+    /// A clean batch: one snapshot, the new checkpoint, with every step kept in one transaction.
+    async fn keep_batch(&self, state: &mut RunState, steps: &[Step], checked: Checked, watched: &[String]) -> LoopResult<()> {
+        let name = format!("{}a{}", state.prefix, steps[0].trial.id);
+        let (first, last) = (steps[0].fix.n, steps[steps.len() - 1].fix.n);
+        self.take_snapshot(&name, &format!("plan steps {first} to {last} fixed")).await?;
+        let fixes: Vec<KeptFix> = steps
+            .iter()
+            .zip(checked.evaluations)
+            .map(|(s, evaluation)| KeptFix { id: s.trial.id, rule_id: s.fix.rule.clone(), evaluation })
+            .collect();
+        self.store.record_fixes(self.run, &fixes, &name).await?;
+        let share = (checked.secs * 1000.0) as i64 / steps.len() as i64;
+        for f in &fixes {
+            let (verdict, reason) = (f.evaluation.verdict, f.evaluation.verdict_reason.clone());
+            let n = steps.iter().find(|s| s.trial.id == f.id).map_or(0, |s| i64::from(s.trial.n));
+            self.note(Some(&f.rule_id), EventData::Verdict { attempt: Some(n), verdict, reason }).await?;
+            self.store.add_rule_time(self.run, &f.rule_id, share).await?;
+            self.now_passes(state, &f.rule_id);
+        }
+        let ids: Vec<i64> = steps.iter().map(|s| s.trial.id).collect();
+        self.remember(self.store.attempts(self.run).await?.into_iter().filter(|a| ids.contains(&a.id))).await?;
+        let old = std::mem::replace(&mut state.checkpoint, name.clone());
+        if !state.pinned(&old) {
+            self.drop_snapshot(&old).await?;
+        }
+        self.note(None, EventData::Checkpoint { snapshot: name, replaced: old, fixes: Some(steps.len()) }).await?;
+        if let Some(scan) = &checked.scan {
+            self.now_applicable(state, scan, watched).await?;
+        }
+        Ok(())
+    }
+
+    /// Finds the first step the checks fail with, by binary search over the batch's prefixes,
+    /// each applied again on the checkpoint; that step's rule goes to the normal loop.
+    async fn bisect_batch(&self, state: &mut RunState, steps: &[Step], mut full: Checked) -> LoopResult<()> {
+        // A regression-set rule that fails at the checkpoint too was not broken by the batch.
+        let unstable = self.failing_at(&state.checkpoint, &full.regressions).await?;
+        for r in &unstable {
+            state.regression_set.retain(|x| x != r);
+            self.mark_unstable(r, "failed a plan batch's check, and fails again at the checkpoint where it passed").await?;
+        }
+        full.regressions.retain(|r| !unstable.contains(r));
+        if full.clean() {
+            self.restore(&state.checkpoint).await?;
+            let why = "applied in a plan batch whose check failed only on rules that fail at the checkpoint too (unstable): \
+                       applied again in the next batch";
+            return self
+                .store
+                .set_aside_attempts(self.run, &steps.iter().map(|s| s.trial.id).collect::<Vec<_>>(), why)
+                .await
+                .map_err(Into::into);
+        }
+        let (mut lo, mut hi, mut probes, mut at_hi) = (1, steps.len(), 0, full);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            probes += 1;
+            self.restore(&state.checkpoint).await?;
+            let c = self.apply_and_check(state, &steps[..mid], &[], false).await?;
+            if c.clean() {
+                lo = mid + 1;
+            } else {
+                (hi, at_hi) = (mid, c);
+            }
+        }
+        self.restore(&state.checkpoint).await?;
+        let culprit = &steps[lo - 1];
+        let e = blamed(&steps[..lo], at_hi);
+        let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
+        self.store.finish_attempt(culprit.trial.id, &e).await?;
+        self.note(
+            Some(&culprit.fix.rule),
+            EventData::Verdict { attempt: Some(i64::from(culprit.trial.n)), verdict, reason: reason.clone() },
+        )
+        .await?;
+        let again: Vec<&Step> = steps.iter().filter(|s| s.trial.id != culprit.trial.id).collect();
+        let why = format!(
+            "applied in a plan batch that failed its check; bisection found step {} ({}) failing it, so the batch was undone \
+             and this step is applied again in a later batch",
+            culprit.fix.n, culprit.fix.rule
+        );
+        self.store.set_aside_attempts(self.run, &again.iter().map(|s| s.trial.id).collect::<Vec<_>>(), &why).await?;
+        let (step, rule, again) = (culprit.fix.n, culprit.fix.rule.clone(), again.iter().map(|s| s.fix.n).collect());
+        self.note(
+            Some(&rule),
+            EventData::PlanBisected(PlanBisected { step, rule: rule.clone(), verdict, reason: reason.clone(), probes, again }),
+        )
+        .await?;
+        let diagnostics = e.diagnostics.clone().unwrap_or_default();
+        let ended = Ended { trial: culprit.trial.clone(), verdict, reason, fix_script: culprit.fix.fix.fix_script.clone(), diagnostics };
+        self.reflect(&ended).await?;
+        // The normal loop takes the rule up now, as after a single step: the content's fix first.
+        let preset = self.stock_after_plan(&rule, &culprit.fix.fix.fix_script);
+        if preset.is_some() {
+            let plan = format!("step {} of the proven plan failed; the normal loop takes the rule up", culprit.fix.n);
+            self.work_on(state, Pick { rule_id: rule, plan, preset }).await?;
+        }
+        Ok(())
+    }
+
+    /// The rules with a plan attempt that counts (not one set aside or interrupted).
+    pub(super) async fn plan_tried(&self) -> LoopResult<HashSet<String>> {
+        let attempts = self.store.attempts(self.run).await?;
+        let counts = |a: &crate::journal::Attempt| a.source == FixSource::Plan && a.state != AttemptState::Interrupted;
+        Ok(attempts.into_iter().filter(counts).map(|a| a.rule_id).collect())
+    }
+}
+
+/// The culprit's evaluation (the last of `steps`) from the check of the first prefix that failed:
+/// its own verdict when it failed on its own; else a regression of the rules the checks found
+/// failing with it (the steps before it passed without it, as did the regression set).
+fn blamed(steps: &[Step], at: Checked) -> Evaluation {
+    let last = steps.len() - 1;
+    let broken = at.failed(&steps[..last]);
+    let mut e = at.evaluations.into_iter().nth(last).expect("a prefix has its last step");
+    if e.verdict == Verdict::Fixed {
+        e.verdict = Verdict::Regression;
+        e.verdict_reason =
+            format!("rules that passed now fail: {} (found by a plan batch's check, bisected to this step)", broken.join(", "));
+        e.regressions = broken;
+    }
+    e.revert_method = crate::journal::RevertMethod::Snapshot;
+    e.diagnostics = Some(diagnostics(&e, &at.journal));
+    e
+}

@@ -1,0 +1,202 @@
+//! A proven plan applied in batches, in-process (no VM: see `sim/`). A clean batch is checked by
+//! one rescan and kept with one snapshot. A batch with a failing step (its own rule, a regression,
+//! the health check) is bisected to that step, whose rule goes to the normal loop, while the other
+//! steps are applied again in the next batch. kill -9 in the middle of a batch or of its
+//! bisection, then resume: nothing lost, nothing kept twice, the same end.
+mod sim;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use serde_json::json;
+use sim::*;
+use temper_core::agent::ApplyFix;
+use temper_core::journal::{AttemptState, EventKind, FixSource, RuleStatus, RunStatus};
+use temper_core::plan::PlannedFix;
+use temper_core::verdict::Verdict;
+
+/// Four rules that fail at the baseline, each with a stock fix in the content.
+const RULES: [&str; 4] =
+    ["sysctl_fs_suid_dumpable", "sshd_set_keepalive", "file_permissions_systemmap", "sysctl_kernel_randomize_va_space"];
+/// A rule that passes at the baseline: in the regression set.
+const PASSING: &str = "sysctl_fs_protected_hardlinks";
+
+/// Plan step `n` (1-based) fixes `RULES[n - 1]`; `more` adds `# sim` effects on this guest.
+fn step(n: usize, more: &str) -> PlannedFix {
+    let rule = RULES[n - 1];
+    let fix_script = format!("echo plan step {n}\n# sim pass {rule}\n{more}");
+    let fix = ApplyFix { fix_script, revert_script: "true\n".into(), description: format!("step {n}") };
+    PlannedFix { n, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false }
+}
+
+/// The four steps, with `more[i]` added to step i + 1.
+fn steps(more: [&str; 4]) -> Vec<PlannedFix> {
+    (1..=4).map(|n| step(n, more[n - 1])).collect()
+}
+
+async fn planned(name: &str, plan: Vec<PlannedFix>) -> Sim {
+    let mut sim = Sim::new(name).await;
+    sim.settings.rules = RULES.map(String::from).to_vec();
+    sim.settings.plan = plan;
+    sim
+}
+
+type Seen = Vec<(String, FixSource, Verdict)>;
+
+/// Each attempt in order: its rule (short), source and verdict.
+async fn seen(sim: &Sim, run: i64) -> Seen {
+    let attempts = sim.store.attempts(run).await.unwrap();
+    attempts.into_iter().map(|a| (temper_scap::short_rule_id(&a.rule_id).to_string(), a.source, a.verdict.unwrap())).collect()
+}
+
+fn want(rows: &[(usize, FixSource, Verdict)]) -> Seen {
+    rows.iter().map(|(i, s, v)| (RULES[*i].to_string(), *s, *v)).collect()
+}
+
+/// Checks what every finished plan run must show: every rule fixed by exactly one kept attempt,
+/// every attempt closed, none counted twice, the store consistent, the guest booting healthy.
+async fn ends_well(sim: &Sim, run: i64) {
+    assert_eq!(sim.store.run(run).await.unwrap().status, RunStatus::Finished);
+    assert_eq!(sim.store.integrity_check().await.unwrap(), "ok");
+    let attempts = sim.store.attempts(run).await.unwrap();
+    for r in RULES {
+        assert_eq!(sim.rule(run, r).await.status, RuleStatus::Fixed, "{r}");
+        let mine: Vec<_> = attempts.iter().filter(|a| a.rule_id == full(r)).collect();
+        assert_eq!(mine.iter().filter(|a| a.verdict == Some(Verdict::Fixed)).count(), 1, "{r}: one kept fix: {mine:?}");
+        let counted = mine.iter().filter(|a| a.state != AttemptState::Interrupted).count() as i64;
+        assert_eq!(sim.rule(run, r).await.attempts, counted, "{r}: set-aside attempts are not tries");
+        assert_eq!(sim.guest.result(r), Some(temper_scap::Outcome::Pass), "{r}");
+    }
+    assert!(attempts.iter().all(|a| matches!(a.state, AttemptState::Done | AttemptState::Interrupted)), "{attempts:?}");
+    assert_eq!(sim.guest.result(PASSING), Some(temper_scap::Outcome::Pass), "the regression set still passes");
+    assert!(sim.guest.boots_healthy());
+}
+
+#[tokio::test]
+async fn a_clean_plan_batch_is_checked_by_one_rescan_and_kept_with_one_snapshot() {
+    let t = Instant::now();
+    let sim = planned("batch-clean", steps(["", "", "", ""])).await;
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+    assert_eq!(summary.rebooted, Some(true), "{summary:?}");
+    let plan = FixSource::Plan;
+    assert_eq!(
+        seen(&sim, run).await,
+        want(&[(0, plan, Verdict::Fixed), (1, plan, Verdict::Fixed), (2, plan, Verdict::Fixed), (3, plan, Verdict::Fixed)])
+    );
+    ends_well(&sim, run).await;
+
+    let batches = sim.events(run, EventKind::PlanBatch).await;
+    assert_eq!(batches.len(), 1, "{batches:?}");
+    assert_eq!((&batches[0]["steps"], &batches[0]["failed"]), (&json!([1, 2, 3, 4]), &json!([])));
+    // One rescan named the steps' rules, with the regression set: the batch's check.
+    let checks: Vec<Vec<String>> = sim.guest.scanned().into_iter().filter(|s| s.contains(&full(RULES[0]))).collect();
+    assert_eq!(checks.len(), 1, "{checks:?}");
+    assert!(RULES.iter().all(|r| checks[0].contains(&full(r))) && checks[0].contains(&full(PASSING)), "{checks:?}");
+    // One snapshot holds the four fixes, and it became the checkpoint.
+    let snapshots: BTreeSet<Option<String>> = sim.store.attempts(run).await.unwrap().into_iter().map(|a| a.snapshot).collect();
+    assert_eq!(snapshots.len(), 1, "{snapshots:?}");
+    let made = sim.events(run, EventKind::Checkpoint).await.into_iter().filter(|c| c["fixes"] == json!(4)).count();
+    assert_eq!(made, 1);
+    took("a_clean_plan_batch_is_checked_by_one_rescan_and_kept_with_one_snapshot", t);
+}
+
+/// Step 2 fails on this guest (its fix changes nothing and exits 3): bisection finds it in two
+/// probes; its rule goes to the stock fix; steps 1, 3 and 4 are set aside, then kept together.
+#[tokio::test]
+async fn a_failing_step_is_bisected_to_and_its_rule_goes_to_the_loop() {
+    let t = Instant::now();
+    let mut plan = steps(["", "", "", ""]);
+    plan[1].fix.fix_script = "echo plan step 2\nexit 3\n# sim exit 3\n".into();
+    let sim = planned("batch-bisect", plan).await;
+    let run = sim.new_run("stock").await;
+    sim.stock(run).await.unwrap();
+    let (p, s) = (FixSource::Plan, FixSource::Stock);
+    let (fixed, aside) = (Verdict::Fixed, Verdict::Interrupted);
+    let rows = [
+        (0, p, aside),
+        (1, p, Verdict::ApplyFailed),
+        (2, p, aside),
+        (3, p, aside),
+        (1, s, fixed),
+        (0, p, fixed),
+        (2, p, fixed),
+        (3, p, fixed),
+    ];
+    assert_eq!(seen(&sim, run).await, want(&rows));
+    ends_well(&sim, run).await;
+
+    let found = sim.events(run, EventKind::PlanBisected).await;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((&found[0]["step"], &found[0]["probes"], &found[0]["again"]), (&json!(2), &json!(2), &json!([1, 3, 4])));
+    assert_eq!(found[0]["verdict"], json!("apply_failed"));
+    let batches = sim.events(run, EventKind::PlanBatch).await;
+    let failed: Vec<_> = batches.iter().map(|b| b["failed"].clone()).collect();
+    assert_eq!(failed, [json!([full(RULES[1])]), json!([])], "{batches:?}");
+    let aside = sim.store.attempts(run).await.unwrap().into_iter().find(|a| a.verdict == Some(Verdict::Interrupted)).unwrap();
+    assert!(aside.verdict_reason.unwrap().contains("bisection found step 2"), "the reason names the step");
+    took("a_failing_step_is_bisected_to_and_its_rule_goes_to_the_loop", t);
+}
+
+/// Step 3 breaks a rule of the regression set, and step 4 the health check. Each is found by its
+/// batch's bisection with its own verdict, reverted with the checkpoint, and its rule fixed by the
+/// stock fix; the others are kept.
+#[tokio::test]
+async fn a_regression_and_a_broken_health_check_are_each_blamed_on_their_step() {
+    let t = Instant::now();
+    let sim = planned("batch-blame", steps(["", "", &format!("# sim fail {PASSING}\n"), "# sim unhealthy\n"])).await;
+    let run = sim.new_run("stock").await;
+    sim.stock(run).await.unwrap();
+    ends_well(&sim, run).await;
+    let found = sim.events(run, EventKind::PlanBisected).await;
+    let blamed: Vec<_> = found.iter().map(|f| (f["step"].clone(), f["verdict"].clone())).collect();
+    assert_eq!(blamed, [(json!(3), json!("regression")), (json!(4), json!("health_broken"))], "{found:?}");
+    assert!(found[0]["reason"].as_str().unwrap().contains(PASSING), "{found:?}");
+    let fixed_by: BTreeMap<String, FixSource> = sim
+        .store
+        .attempts(run)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|a| a.verdict == Some(Verdict::Fixed))
+        .map(|a| (temper_scap::short_rule_id(&a.rule_id).to_string(), a.source))
+        .collect();
+    let want: BTreeMap<String, FixSource> =
+        RULES.iter().enumerate().map(|(i, r)| (r.to_string(), if i >= 2 { FixSource::Stock } else { FixSource::Plan })).collect();
+    assert_eq!(fixed_by, want);
+    took("a_regression_and_a_broken_health_check_are_each_blamed_on_their_step", t);
+}
+
+/// kill -9 while a batch applies its third step, and again while a bisection probe applies the
+/// failing step: each resumed run ends as the uninterrupted one does.
+#[tokio::test]
+async fn a_run_killed_mid_batch_or_mid_bisection_resumes_and_ends_the_same() {
+    let t = Instant::now();
+    // Mid batch: every step was started; none is kept; the resumed run applies the batch again.
+    let plan = steps(["", "", "", ""]);
+    let third = plan[2].fix.fix_script.clone();
+    let sim = planned("batch-kill", plan).await;
+    let run = sim.new_run("stock").await;
+    sim.kill_during(run, &third).await;
+    assert_eq!(sim.store.run(run).await.unwrap().phase.to_string(), "plan_batch");
+    sim.stock(run).await.unwrap();
+    ends_well(&sim, run).await;
+    let interrupted = sim.store.attempts(run).await.unwrap().into_iter().filter(|a| a.state == AttemptState::Interrupted).count();
+    assert_eq!(interrupted, 4, "the killed batch's four attempts, closed on resume");
+
+    // Mid bisection (step 2's second run is the first probe's): the same end as without the kill.
+    let mut plan = steps(["", "", "", ""]);
+    plan[1].fix.fix_script = "echo plan step 2\nexit 3\n# sim exit 3\n".into();
+    let second = plan[1].fix.fix_script.clone();
+    let killed = planned("batch-kill-bisect", plan.clone()).await;
+    let run = killed.new_run("stock").await;
+    killed.kill_during_nth(run, &second, 2).await;
+    killed.stock(run).await.unwrap();
+    ends_well(&killed, run).await;
+    let reference = planned("batch-kill-reference", plan).await;
+    let reference_run = reference.new_run("stock").await;
+    reference.stock(reference_run).await.unwrap();
+    let kept = |rows: Seen| rows.into_iter().filter(|r| r.2 == Verdict::Fixed).collect::<BTreeSet<_>>();
+    assert_eq!(kept(seen(&killed, run).await), kept(seen(&reference, reference_run).await));
+    took("a_run_killed_mid_batch_or_mid_bisection_resumes_and_ends_the_same", t);
+}
