@@ -285,7 +285,8 @@ async fn main() {
     let baseline_scope = std::env::var("TEMPER_BENCH_SCOPE").is_ok_and(|v| v == "baseline");
     // On oscap's one pass, more passes would do work temper leaves.
     let one_pass = flag("TEMPER_BENCH_ONE_PASS") || baseline_scope;
-    let mut tag: String = extra.iter().map(|a| format!("-{}", a.trim_start_matches('-'))).collect();
+    // A folder name: an argument's slashes (a plan's path) never make it climb or nest.
+    let mut tag: String = extra.iter().map(|a| format!("-{}", a.trim_start_matches('-').replace(['/', '.'], "_"))).collect();
     if baseline_scope {
         tag.push_str("-baseline-scope");
     }
