@@ -47,7 +47,7 @@ stops=(tests/llm/stop-qwen.sh tests/pg/stop.sh)
 # Every test binary is built once, with the workspace's features, and run as built: a
 # `cargo test -p X` or `--exclude X` would build crates again with another feature set.
 phase build
-SECOND=(e2e_reboot e2e_llm e2e_enroll e2e_plan)
+SECOND=(e2e_reboot e2e_llm e2e_enroll e2e_plan e2e_tailoring)
 uplog=$(mktemp)
 bash vm/up.sh temper-test2 2223 >"$uplog" 2>&1 &   # boots while the tests build
 up=$!
