@@ -46,8 +46,6 @@ mod md;
 mod merge;
 mod next_step;
 mod oscal;
-mod oscal_ar;
-mod oscal_poam;
 pub mod plan;
 mod text;
 mod view;
@@ -189,8 +187,8 @@ pub fn render(data: &RunData, content: Option<&temper_scap::Benchmark>, format: 
             let list = merge::checklist(data, content)?;
             if format == Format::Ckl { ckl::render(&list) } else { cklb::render(&list) }
         }
-        Format::OscalAr => oscal_ar::render(data, content),
-        Format::OscalPoam => oscal_poam::render(data, content),
+        Format::OscalAr => oscal::ar::render(data, content),
+        Format::OscalPoam => oscal::poam::render(data, content),
         Format::Hdf => hdf::render(data, content),
     }
 }

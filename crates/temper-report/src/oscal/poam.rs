@@ -4,13 +4,12 @@
 //! (`deviation-approved`, the approver and expiry as properties, the expiry as its deadline).
 //! UUIDs are those of the assessment results of the same run, so the two cross-reference.
 use serde_json::{Value, json};
-use temper_core::controls::RunControls;
 use temper_core::journal::RuleStatus;
 use temper_scap::Benchmark;
 
 use crate::ReportError;
 use crate::data::RunData;
-use crate::oscal::{self, Ids, Kind, Parties, RuleDoc, failing, prop, props, text};
+use crate::oscal::{self, Doc, Kind, RuleDoc, failing, prop, props, text};
 
 /// The rules a POA&M lists: those in the run's scope the last scan leaves failing, and the
 /// escalated ones.
@@ -19,19 +18,16 @@ pub fn open_rules<'a>(rules: &'a [RuleDoc<'a>]) -> impl Iterator<Item = &'a Rule
 }
 
 pub fn render(data: &RunData, content: Option<&Benchmark>) -> Result<String, ReportError> {
-    let run = &data.run;
-    let ids = Ids::new(run);
-    let p = Parties::new(&ids);
-    let controls = RunControls::of(run);
-    let waivers = controls.waiver_states(run);
-    let rules: Vec<RuleDoc> = data.rules.iter().map(|r| RuleDoc::new(data, content, r)).collect();
-    let open: Vec<&RuleDoc> = open_rules(&rules).collect();
+    let base = Doc::new(data, content);
+    let (run, ids, p, rules) = (&data.run, &base.ids, &base.parties, &base.rules);
+    let waivers = base.waivers();
+    let open: Vec<&RuleDoc> = open_rules(rules).collect();
     let (mut observations, mut risks, mut findings, mut items) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for d in &open {
         let waiver = oscal::waiver_of(&waivers, d.rule);
-        observations.push(oscal::observation(data, &ids, &p, d));
-        risks.push(oscal::risk(data, content, &ids, &p, d, waiver));
-        findings.push(oscal::finding(&ids, &p, d, true));
+        observations.push(oscal::observation(data, ids, p, d));
+        risks.push(oscal::risk(data, content, ids, p, d, waiver));
+        findings.push(oscal::finding(ids, p, d, true));
         let rule = &d.rule.rule_id;
         items.push(json!({
             "uuid": ids.of(Kind::PoamItem, rule),

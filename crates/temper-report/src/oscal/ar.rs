@@ -10,23 +10,20 @@ use temper_scap::Benchmark;
 
 use crate::ReportError;
 use crate::data::RunData;
-use crate::oscal::{self, Ids, Kind, Parties, RuleDoc, failing, prop, props, text};
+use crate::oscal::{self, Doc, Kind, RuleDoc, failing, prop, props, text};
 
 pub fn render(data: &RunData, content: Option<&Benchmark>) -> Result<String, ReportError> {
-    let run = &data.run;
-    let ids = Ids::new(run);
-    let p = Parties::new(&ids);
-    let controls = RunControls::of(run);
-    let waivers = controls.waiver_states(run);
-    let rules: Vec<RuleDoc> = data.rules.iter().map(|r| RuleDoc::new(data, content, r)).collect();
-    let mut observations: Vec<Value> = rules.iter().map(|d| oscal::observation(data, &ids, &p, d)).collect();
-    observations.push(oscal::reboot_observation(data, &ids, &p));
+    let base = Doc::new(data, content);
+    let (run, ids, p, rules) = (&data.run, &base.ids, &base.parties, &base.rules);
+    let waivers = base.waivers();
+    let mut observations: Vec<Value> = rules.iter().map(|d| oscal::observation(data, ids, p, d)).collect();
+    observations.push(oscal::reboot_observation(data, ids, p));
     // A finding and a risk for each rule in the run's scope that failed a scan; the rules outside
     // it have their observation only.
     let in_scope = |d: &&RuleDoc| d.rule.status != RuleStatus::OutOfScope;
     let at_risk: Vec<&RuleDoc> = rules.iter().filter(in_scope).filter(|d| failing(d.rule.initial_result) || failing(d.result)).collect();
-    let risks: Vec<Value> = at_risk.iter().map(|d| oscal::risk(data, content, &ids, &p, d, oscal::waiver_of(&waivers, d.rule))).collect();
-    let findings: Vec<Value> = at_risk.iter().map(|d| oscal::finding(&ids, &p, d, true)).collect();
+    let risks: Vec<Value> = at_risk.iter().map(|d| oscal::risk(data, content, ids, p, d, oscal::waiver_of(&waivers, d.rule))).collect();
+    let findings: Vec<Value> = at_risk.iter().map(|d| oscal::finding(ids, p, d, true)).collect();
     let profile_title = content.and_then(|c| c.profile.as_ref()).map_or(run.profile.as_str(), |p| p.title.as_str());
     let plan = ids.of(Kind::Plan, "");
     let still = at_risk.iter().filter(|d| failing(d.result)).count();
