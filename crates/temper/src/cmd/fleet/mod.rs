@@ -3,12 +3,14 @@
 //! takes one target at a time and drives its run with `temper run` / `temper resume`, so a run
 //! taken over from a dead worker resumes from its last checkpoint.
 mod lanes;
+mod plan_from;
 mod worker;
 
 use clap::{Args, Subcommand};
 use temper_core::journal::QueueItem;
 
 pub use lanes::{LaneArgs, lanes};
+pub use plan_from::PlanFrom;
 pub use worker::{WorkerArgs, worker};
 
 use super::print_json;
@@ -19,7 +21,9 @@ use crate::wiring;
 #[derive(Debug, Subcommand)]
 pub enum FleetCmd {
     /// Run targets at once in this process, in lanes (either database).
-    #[command(after_help = "Example:\n  temper fleet run --targets web,db --lanes 2 -- --agent stock --rules sshd_disable_root_login")]
+    #[command(
+        after_help = "Examples:\n  temper fleet run --targets web,db --lanes 2 -- --agent stock --rules sshd_disable_root_login\n  temper fleet run --targets golden,web,db --plan-from golden -- --agent stock"
+    )]
     Run(LaneArgs),
     /// Put targets on the queue, each to be run with the same `temper run` arguments.
     #[command(
