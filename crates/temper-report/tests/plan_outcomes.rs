@@ -21,7 +21,7 @@ fn rule(short: &str) -> String {
 }
 
 /// The steps: (short id, the rule's first scan and status in the run; `None`, not scanned).
-const STEPS: [(&str, Option<(ScanResult, RuleStatus)>); 8] = [
+const STEPS: [(&str, Option<(ScanResult, RuleStatus)>); 9] = [
     ("kept", Some((ScanResult::Fail, RuleStatus::Fixed))),
     ("kept_again", Some((ScanResult::Fail, RuleStatus::Fixed))),
     ("redone", Some((ScanResult::Fail, RuleStatus::Fixed))),
@@ -30,6 +30,7 @@ const STEPS: [(&str, Option<(ScanResult, RuleStatus)>); 8] = [
     ("passes", Some((ScanResult::Pass, RuleStatus::Passing))),
     ("na", Some((ScanResult::NotApplicable, RuleStatus::NotApplicable))),
     ("waived", Some((ScanResult::Fail, RuleStatus::Waived))),
+    ("fixed_otherwise", Some((ScanResult::Fail, RuleStatus::Fixed))),
 ];
 
 async fn attempt(f: &Fixture, short: &str, source: FixSource) -> i64 {
@@ -69,7 +70,7 @@ async fn failed(f: &Fixture, short: &str, verdict: Verdict, reason: &str) {
     f.store.finish_attempt(id, &Evaluation::new(verdict, reason)).await.unwrap();
 }
 
-/// A finished plan run with every outcome; the plan has a ninth step on a rule not scanned.
+/// A finished plan run with every outcome; the plan has a tenth step on a rule not scanned.
 async fn plan_run() -> Fixture {
     let mut f = Fixture::open().await;
     let mut run = new_run("debian12-anssi", ANSSI, "ssg-debian12-ds.xml", Some("0.1.76".into()), "libvirt:b", "stock");
@@ -110,7 +111,7 @@ async fn plan_run() -> Fixture {
     kept(&f, "rolled_back", FixSource::Llm).await;
     f.store.set_rule_status(f.run, &rule("escalated"), RuleStatus::Escalated, Some("attempt budget spent")).await.unwrap();
     f.store.set_rule_status(f.run, &rule("waived"), RuleStatus::Waived, Some("waived until 2027")).await.unwrap();
-    for short in ["kept", "kept_again", "redone", "rolled_back"] {
+    for short in ["kept", "kept_again", "redone", "rolled_back", "fixed_otherwise"] {
         f.store.set_rule_status(f.run, &rule(short), RuleStatus::Fixed, None).await.unwrap();
     }
     let pick = EventData::Pick(Picked { plan: "step 1".into(), by: PickedBy::Plan { plan_step: 1 } });
@@ -137,7 +138,8 @@ async fn each_step_has_its_outcome_and_the_json_keeps_to_its_schema() {
             (6, "passes", "not_applied", 0),
             (7, "na", "not_applied", 0),
             (8, "waived", "not_applied", 0),
-            (9, "not_scanned", "not_applied", 0),
+            (9, "fixed_otherwise", "not_applied", 0),
+            (10, "not_scanned", "not_applied", 0),
         ]
     );
     let why: Vec<Option<NotApplied>> =
@@ -148,6 +150,7 @@ async fn each_step_has_its_outcome_and_the_json_keeps_to_its_schema() {
             Some(NotApplied::PassedAlready),
             Some(NotApplied::NotApplicable),
             Some(NotApplied::SetAside { status: RuleStatus::Waived }),
+            Some(NotApplied::FixedOtherwise),
             Some(NotApplied::NotScanned)
         ]
     );
@@ -169,12 +172,12 @@ async fn each_step_has_its_outcome_and_the_json_keeps_to_its_schema() {
 
     let doc: Value = serde_json::from_str(&render(&data, None, Format::Json).unwrap()).unwrap();
     assert_eq!(schema_errors(&doc), Vec::<String>::new());
-    assert_eq!(doc["plan"]["counts"], json!({"steps": 9, "kept": 2, "redone": 2, "escalated": 1, "open": 0, "not_applied": 4}));
+    assert_eq!(doc["plan"]["counts"], json!({"steps": 10, "kept": 2, "redone": 2, "escalated": 1, "open": 0, "not_applied": 5}));
     assert_eq!(doc["plan"]["steps"][7]["outcome"], json!({"kind": "not_applied", "why": {"kind": "set_aside", "status": "waived"}}));
 
     let md = render(&data, None, Format::Md).unwrap();
-    assert!(md.contains("## Plan (9 steps, exported from run 7)"), "{md}");
-    assert!(md.contains("2 applied from the plan and kept, 2 redone by the loop, 1 escalated, 0 not fixed, 4 not applied."), "{md}");
+    assert!(md.contains("## Plan (10 steps, exported from run 7)"), "{md}");
+    assert!(md.contains("2 applied from the plan and kept, 2 redone by the loop, 1 escalated, 0 not fixed, 5 not applied."), "{md}");
     assert!(
         md.contains(
             "| 2 | kept\\_again | kept | applied from the plan and kept (attempt 2) (applied again after 1 interrupted batch(es)) |"
@@ -182,7 +185,7 @@ async fn each_step_has_its_outcome_and_the_json_keeps_to_its_schema() {
         "{md}"
     );
     let html = render(&data, None, Format::Html).unwrap();
-    assert_eq!(html.matches("<tr class=\"plan-step\"").count(), 9);
+    assert_eq!(html.matches("<tr class=\"plan-step\"").count(), 10);
 }
 
 /// The report's Plan section in Chromium: every row, in the plan's order, the folder as text
@@ -199,7 +202,10 @@ async fn the_plan_section_in_chromium() {
     let section = &dom[dom.find("<section id=\"plan\">").expect("the Plan section")..];
     let section = &section[..section.find("</section>").unwrap()];
     let rows: Vec<&str> = section.split("data-outcome=\"").skip(1).map(|r| &r[..r.find('"').unwrap()]).collect();
-    assert_eq!(rows, ["kept", "kept", "redone", "redone", "escalated", "not_applied", "not_applied", "not_applied", "not_applied"]);
+    assert_eq!(
+        rows,
+        ["kept", "kept", "redone", "redone", "escalated", "not_applied", "not_applied", "not_applied", "not_applied", "not_applied"]
+    );
     assert!(section.contains("2 applied from the plan and kept, 2 redone by the loop, 1 escalated"), "{section}");
     assert!(section.contains("&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;"), "the folder as text: {section}");
     assert!(!dom.contains("<script>alert(1)") && !dom.contains("<img src=\"x\""), "no markup from the data");

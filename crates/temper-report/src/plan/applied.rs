@@ -68,6 +68,9 @@ pub enum NotApplied {
     PassedAlready,
     /// The rule does not apply to this target.
     NotApplicable,
+    /// The rule was fixed in this run before its step came: by another step's fix, or another
+    /// attempt of the loop.
+    FixedOtherwise,
     /// The rule is not in this target's scan.
     NotScanned,
     /// Set aside by the run (waived, skipped, deferred, out of scope) or otherwise not worked
@@ -144,6 +147,7 @@ fn outcome(rule: Option<&Rule>, attempts: &[&Attempt], finished: bool) -> StepOu
         let why = match rule.status {
             RuleStatus::Passing => NotApplied::PassedAlready,
             RuleStatus::NotApplicable => NotApplied::NotApplicable,
+            RuleStatus::Fixed => NotApplied::FixedOtherwise,
             RuleStatus::Pending | RuleStatus::StillFailing if !finished => NotApplied::NotReached,
             status => NotApplied::SetAside { status },
         };
@@ -214,6 +218,7 @@ impl NotApplied {
         match self {
             Self::PassedAlready => "not needed: the rule passed already on this target".into(),
             Self::NotApplicable => "not needed: the rule does not apply to this target".into(),
+            Self::FixedOtherwise => "not needed: the rule was fixed in this run without it".into(),
             Self::NotScanned => "not applied: the rule is not in this target's scan".into(),
             Self::SetAside { status } => format!("not applied: the rule is {status} in this run"),
             Self::NotReached => "not applied yet: the run has not reached it".into(),

@@ -59,7 +59,7 @@ struct Options {
     plan: Option<super::plan::Applied>,
     /// What `temper fleet run --plan-from` did with its first target's plan, for this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    plan_from: Option<super::fleet::PlanFrom>,
+    plan_from: Option<temper_core::plan_from::PlanFrom>,
 }
 
 /// Where a run comes from when not from `temper run` itself.
@@ -70,7 +70,7 @@ pub struct Origin {
     /// The fleet queue item the run is for: the run is recorded on it as soon as it exists.
     pub queue_item: Option<i64>,
     /// `temper fleet run --plan-from`: the first target's plan, handed on or withheld.
-    pub plan_from: Option<super::fleet::PlanFrom>,
+    pub plan_from: Option<temper_core::plan_from::PlanFrom>,
 }
 
 pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {

@@ -10,7 +10,6 @@ use clap::{Args, Subcommand};
 use temper_core::journal::QueueItem;
 
 pub use lanes::{LaneArgs, lanes};
-pub use plan_from::PlanFrom;
 pub use worker::{WorkerArgs, worker};
 
 use super::print_json;

@@ -83,7 +83,7 @@ async fn a_proven_plan_is_exported_under_the_fleet_and_handed_on() {
     assert_eq!(d, PlanFrom::Applied { target: "a".into(), run, dir: dir.display().to_string(), steps: 1 });
     let plan = Plan::load(&dir).unwrap();
     assert_eq!((plan.header.source.run, plan.header.reboot_proven, plan.steps.len()), (run, true, 1));
-    assert_eq!(d.follow(args()).plan, Some(dir), "the others get --plan DIR");
+    assert_eq!(follow(&d, args()).plan, Some(dir), "the others get --plan DIR");
     assert!(d.says().contains("passed its reboot proof: the other targets apply its plan (1 steps"), "{}", d.says());
 }
 
@@ -102,7 +102,7 @@ async fn an_unproven_or_unfinished_run_hands_nothing_on_and_says_why() {
         let run = first_run(&w, Some(rebooted)).await;
         let d = decide(&w.config, &w.store, "night", &w.first, 0).await;
         assert_eq!(d, PlanFrom::Withheld { target: "a".into(), run: Some(run), why: Withheld::NotProven { proof } });
-        assert_eq!(d.follow(args()).plan, None, "no unproven plan is handed on");
+        assert_eq!(follow(&d, args()).plan, None, "no unproven plan is handed on");
         assert!(d.says().contains("its plan is not handed on, its reboot proof did not pass"), "{}", d.says());
         assert!(!w.store.fleet_dir("night").join(format!("plan-from-run{run}")).exists(), "nothing exported");
     }
