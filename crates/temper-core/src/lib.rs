@@ -5,6 +5,7 @@ pub mod claim;
 pub mod controls;
 pub mod journal;
 pub mod plan;
+pub mod plan_from;
 pub mod policy;
 pub mod ports;
 pub mod ralph;

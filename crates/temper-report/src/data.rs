@@ -30,6 +30,8 @@ pub struct RunData {
     pub blamed: Vec<Blame>,
     /// Rules fixed and scores over time, from the run's events.
     pub progress: crate::chart::Progress,
+    /// The proven plan the run applied (`temper run --plan`), step by step.
+    pub plan: Option<crate::plan::PlanView>,
 }
 
 /// A kept fix rolled back once the run was ending, and what found it wrong.
@@ -111,7 +113,8 @@ pub async fn load(store: &dyn Journal, run_id: i64) -> Result<RunData, ReportErr
     let events = store.events(run_id, 0).await?;
     let blamed = blames(&events);
     let progress = crate::chart::Progress::of(&events);
+    let plan = crate::plan::applied(&run, &rules, &attempts, &events);
     let reboot_kinds = [EventKind::Reboot, EventKind::Booted, EventKind::RebootBlamed];
     let reboots = events.into_iter().filter(|e| reboot_kinds.contains(&e.kind)).collect();
-    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots, blamed, progress })
+    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots, blamed, progress, plan })
 }

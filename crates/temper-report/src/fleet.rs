@@ -5,9 +5,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use temper_core::journal::{Journal, RuleStatus, Run};
+use temper_core::plan_from::PlanFrom;
 
 use crate::data::{RunData, load};
 use crate::next_step::{NextStep, next_steps};
+use crate::plan::PlanCounts;
 use crate::text::{ms, short};
 use crate::view::rule_info;
 use crate::{Format, ReportError};
@@ -39,6 +41,12 @@ pub struct TargetRow {
     pub healthy: Option<bool>,
     /// The command that writes this target's checklist.
     pub checklist: String,
+    /// What `temper fleet run --plan-from` did with the first target's plan, for this run.
+    pub plan_from: Option<PlanFrom>,
+    /// The steps of the plan the run applied, by outcome.
+    pub plan_counts: Option<PlanCounts>,
+    /// Both in words, or that this run was the fleet's plan source.
+    pub plan: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -111,6 +119,9 @@ fn build(fleet: String, runs: &[RunData]) -> FleetReport {
             wall_secs,
             healthy: d.summary.as_ref().and_then(|s| s.healthy),
             checklist: format!("temper report {} --format ckl -o {}.ckl", d.run.id, file_name(&target)),
+            plan_from: PlanFrom::of(&d.run),
+            plan_counts: d.plan.as_ref().map(|p| p.counts.clone()),
+            plan: plan_note(d, runs),
         });
         for rule in d.rules.iter().filter(|r| r.status == RuleStatus::Escalated) {
             let e = by_rule.entry(rule.rule_id.clone()).or_insert_with(|| {
@@ -136,6 +147,31 @@ fn build(fleet: String, runs: &[RunData]) -> FleetReport {
     let fixed = targets.iter().map(|t| t.fixed).sum();
     let escalated = targets.iter().map(|t| t.escalated).sum();
     FleetReport { fleet, targets, escalations, fixed, escalated }
+}
+
+/// A run's part in the fleet's plan: the source of the plan the others were given (or not), or
+/// a run that applied one (how its steps ended) or went through the full loop without it (why).
+fn plan_note(d: &RunData, runs: &[RunData]) -> Option<String> {
+    let gave = runs.iter().filter_map(|o| PlanFrom::of(&o.run)).find(|p| match p {
+        PlanFrom::Applied { run, .. } => *run == d.run.id,
+        PlanFrom::Withheld { run, .. } => *run == Some(d.run.id),
+    });
+    if let Some(p) = gave {
+        return Some(match p {
+            PlanFrom::Applied { steps, .. } => format!("the plan's source: its proven plan ({steps} steps) was handed on"),
+            PlanFrom::Withheld { why, .. } => format!("the plan's source: not handed on, {why}"),
+        });
+    }
+    let counts = d.plan.as_ref().map(|p| {
+        let c = &p.counts;
+        format!("{} kept, {} redone, {} not fixed, {} not applied", c.kept, c.redone, c.escalated + c.open, c.not_applied)
+    });
+    match (PlanFrom::of(&d.run), counts) {
+        (Some(PlanFrom::Withheld { target, why, .. }), _) => Some(format!("full loop: {target}'s plan was not handed on, {why}")),
+        (Some(PlanFrom::Applied { target, run, .. }), c) => Some(format!("applied {target}'s plan (run {run}): {}", c.unwrap_or_default())),
+        (None, Some(c)) => Some(format!("applied a plan: {c}")),
+        (None, None) => None,
+    }
 }
 
 /// Writes the fleet report as Markdown, HTML or JSON; checklists are per target.
@@ -164,11 +200,11 @@ fn md(r: &FleetReport) -> String {
     use crate::text::{md as cell, md_ticks};
     let mut out = format!("# temper fleet report: {}\n\n", cell(&r.fleet, false));
     out += &format!("{} target(s): {} rule(s) fixed, {} escalated.\n\n", r.targets.len(), r.fixed, r.escalated);
-    out += "| target | run | status | fixed | escalated | still failing | score | wall time | at the end |\n";
-    out += "|---|---|---|---|---|---|---|---|---|\n";
+    out += "| target | run | status | fixed | escalated | still failing | score | wall time | at the end | plan |\n";
+    out += "|---|---|---|---|---|---|---|---|---|---|\n";
     for t in &r.targets {
         out += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} → {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} → {} | {} | {} | {} |\n",
             cell(&t.target, true),
             t.run,
             t.status,
@@ -178,7 +214,8 @@ fn md(r: &FleetReport) -> String {
             score(t.score_before),
             score(t.score_after),
             t.wall,
-            health(t.healthy)
+            health(t.healthy),
+            cell(t.plan.as_deref().unwrap_or("-"), true)
         );
     }
     out += "\n## Escalations across targets\n\n";

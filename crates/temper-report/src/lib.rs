@@ -58,6 +58,7 @@ pub use fleet::{Escalation, FleetReport, TargetRow, load_fleet, render_fleet};
 pub use merge::{CklStatus, merge_outcomes, status_of};
 /// A duration in milliseconds as the reports write it: `850 ms`, `12.3 s`, `4 min 05 s`, `1 h 02 min`.
 pub use text::ms as human_duration;
+pub use view::SCHEMA;
 
 /// The run's kept fixes as one bash script (the plan's `replay.sh`), for the reports.
 pub fn replay_script(data: &RunData, content: Option<&temper_scap::Benchmark>) -> String {

@@ -2,29 +2,10 @@
 //! builds is checked; a screenshot is kept under target/test-artifacts/report.png.
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 
 use common::*;
 use temper_report::{Format, load, render};
-
-/// Headless Chromium with a fresh profile and no background network.
-fn browser(profile: &Path) -> Command {
-    let mut cmd = Command::new(chromium());
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-    ])
-    .arg(format!("--user-data-dir={}", profile.display()));
-    cmd
-}
 
 #[tokio::test]
 async fn the_html_report_renders_in_chromium() {

@@ -16,10 +16,12 @@ const FIXED: &str = "xccdf_org.ssgproject.content_rule_sysctl_fs_suid_dumpable";
 
 /// A finished run of `fleet` on target `name`: one rule fixed, `escalated` escalated.
 async fn target_run(store: &temper_store::Store, fleet: &str, name: &str, escalated: &[&str], healthy: bool) -> i64 {
-    let run = NewRun {
-        options_json: format!(r#"{{"fleet":"{fleet}"}}"#),
-        ..new_run("debian12-anssi", ANSSI, "ssg-debian12-ds.xml", None, name, "stock")
-    };
+    target_run_with(store, serde_json::json!({"fleet": fleet}), name, escalated, healthy).await
+}
+
+/// The same, with these stored options.
+async fn target_run_with(store: &temper_store::Store, options: serde_json::Value, name: &str, escalated: &[&str], healthy: bool) -> i64 {
+    let run = NewRun { options_json: options.to_string(), ..new_run("debian12-anssi", ANSSI, "ssg-debian12-ds.xml", None, name, "stock") };
     let target = Target { name: name.into(), ..Target::default() };
     let id = store.create_run_on(&run, &target).await.unwrap();
     let rule = |rule_id: &str, status, reason: Option<&str>| NewRule {
@@ -84,4 +86,37 @@ async fn a_fleet_report_has_each_target_and_the_escalations_that_recur_across_th
     assert!(dom.contains("Escalations across targets") && dom.contains("on 2 targets"));
     assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !dom.contains("<script>alert(1)"), "rendered as text");
     assert!(dom.contains("NOT healthy"));
+}
+
+/// `temper fleet run --plan-from gold`: gold's row says its plan was handed on, the target that
+/// applied it says how its steps ended, and one started when the plan was withheld says why.
+#[tokio::test]
+async fn a_plan_from_fleet_says_which_target_gave_the_plan_and_what_became_of_it() {
+    let f = Fixture::open().await;
+    let gold = target_run(&f.store, "golden", "gold", &[], true).await;
+    let fixes = serde_json::json!([{"n": 1, "rule": FIXED, "fix": {"fix_script": "true", "revert_script": "", "description": ""}}]);
+    let applied = serde_json::json!({"kind": "applied", "target": "gold", "run": gold, "dir": "/srv/fleets/golden/plan", "steps": 1});
+    let options = serde_json::json!({"fleet": "golden", "plan_from": applied, "plan": {"dir": "/srv/fleets/golden/plan", "from_run": gold, "fixes": fixes}});
+    let web = target_run_with(&f.store, options, "web", &[], true).await;
+    let r = load_fleet(&f.store, Some("golden")).await.unwrap();
+    let plans: Vec<Option<&str>> = r.targets.iter().map(|t| t.plan.as_deref()).collect();
+    // web's one step: its rule is fixed, by no attempt of the fixture's: not needed.
+    assert_eq!(
+        plans,
+        [
+            Some("the plan's source: its proven plan (1 steps) was handed on"),
+            Some(&*format!("applied gold's plan (run {gold}): 0 kept, 0 redone, 0 not fixed, 1 not applied"))
+        ]
+    );
+    assert_eq!(r.targets[1].run, web);
+    let json: serde_json::Value = serde_json::from_str(&render_fleet(&r, Format::Json).unwrap()).unwrap();
+    assert_eq!(json["targets"][1]["plan_from"], applied);
+    assert_eq!(json["targets"][1]["plan_counts"]["steps"], 1);
+    assert!(render_fleet(&r, Format::Md).unwrap().contains("| the plan's source: its proven plan (1 steps) was handed on |"));
+    assert!(render_fleet(&r, Format::Html).unwrap().contains("<td class=\"plan\">the plan&#x27;s source"));
+
+    let withheld = serde_json::json!({"kind": "withheld", "target": "gold2", "run": null, "why": {"kind": "no_run", "exit_code": 1}});
+    target_run_with(&f.store, serde_json::json!({"fleet": "lost", "plan_from": withheld}), "db", &[], true).await;
+    let r = load_fleet(&f.store, Some("lost")).await.unwrap();
+    assert_eq!(r.targets[0].plan.as_deref(), Some("full loop: gold2's plan was not handed on, its run was never recorded (exit code 1)"));
 }

@@ -190,6 +190,14 @@ impl Store {
         self
     }
 
+    /// A fleet's own files (`temper fleet run --plan-from`'s plan): `fleets/<name>/` beside the
+    /// runs dir, the name's characters other than letters, digits, `.`, `-` and `_` as `_`.
+    pub fn fleet_dir(&self, fleet: &str) -> PathBuf {
+        let name: String = fleet.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+        let name = if name.trim_matches('.').is_empty() { "_".to_string() } else { name };
+        self.runs_dir.parent().unwrap_or_else(|| Path::new(".")).join("fleets").join(name)
+    }
+
     /// Which backend is open: `sqlite` or `postgres`.
     pub fn backend(&self) -> &'static str {
         match &*self.db {

@@ -4,7 +4,7 @@
 //! on it, and leaves an unfinished run to be resumed; SQLite refuses the queue clearly.
 mod support;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::*;
 
 const TWO: &str = r#"
@@ -118,4 +118,63 @@ async fn lanes_run_every_target_in_one_process_and_group_the_runs() {
     assert_eq!(targets, ["a", "b"], "one run per target, each marked with the fleet");
     let out = w.run(&["fleet", "run", "--targets", "a", "--", "--target", "b"]).await;
     assert!(out.status.code() == Some(1) && stderr(&out).contains("--targets"), "{}", stderr(&out));
+}
+
+/// `--plan-from a`: `a` runs alone first; its run stops in preflight, so it proves nothing and
+/// `b` gets no plan: it runs the full loop, and its stored options say why (typed), as the log
+/// does. Misuse is refused before anything runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_from_runs_the_first_target_alone_and_hands_on_no_unproven_plan() {
+    let w = world(false).await;
+    for (args, says) in [
+        (vec!["--plan-from", "nosuch", "--"], "--plan-from nosuch: not one of the fleet's targets"),
+        (vec!["--plan-from", "a", "--", "--plan", "/tmp/p"], "`--plan-from` and `--plan`"),
+    ] {
+        let mut all = vec!["fleet", "run", "--fleet", "lab"];
+        all.extend(args);
+        let out = w.run(&all).await;
+        assert!(out.status.code() == Some(1) && stderr(&out).contains(says), "{all:?}: {}", stderr(&out));
+    }
+    let store = w.store().await;
+    assert!(temper_core::journal::prelude::RunLog::list_runs(&store, 10).await.unwrap().is_empty(), "nothing ran");
+
+    let out = w.run(&["fleet", "run", "--fleet", "lab", "--lanes", "2", "--plan-from", "a", "--", "--agent", "stock"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let log = stderr(&out);
+    assert!(log.contains("fleet lab: target a runs the full loop first; the others wait for its plan"), "{log}");
+    let runs = temper_core::journal::prelude::RunLog::list_runs(&store, 10).await.unwrap();
+    let of = |name: &str| runs.iter().find(|r| r.target_config.as_ref().unwrap().name == name).unwrap().clone();
+    let (a, b) = (of("a"), of("b"));
+    assert!(a.id < b.id, "a's run first");
+    // a's run stopped unfinished (no end time): its last heartbeat is before b's start.
+    let a_last = a.ended_at.as_deref().or(a.heartbeat_at.as_deref()).expect("a's run was driven");
+    assert!(a_last <= b.started_at.as_str(), "b started once a had stopped: {a_last} > {}", b.started_at);
+    assert!(
+        log.contains(&format!("fleet lab: target a (run {}): its plan is not handed on, its run did not finish", a.id))
+            && log.contains("the other targets run the full loop"),
+        "{log}"
+    );
+    let options = |r: &temper_core::journal::Run| serde_json::from_str::<Value>(&r.options_json).unwrap();
+    let told = &options(&b)["plan_from"];
+    assert_eq!((&told["kind"], &told["target"], &told["run"]), (&json!("withheld"), &json!("a"), &json!(a.id)), "{told}");
+    assert_eq!(told["why"]["kind"], "unfinished", "{told}");
+    assert_eq!(options(&b)["plan"], Value::Null, "b applies no plan");
+    assert_eq!(options(&a)["plan_from"], Value::Null, "a ran the full loop");
+}
+
+/// `temper fleet enqueue ... -- --plan DIR` keeps `--plan DIR` as a run argument, and the worker's
+/// run reads that plan (here a folder with none: refused before any run exists).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enqueue_passes_a_plan_through_to_the_run() {
+    let w = world(true).await;
+    let plan = w.dir.path().join("no-plan-here");
+    let plan = plan.to_str().unwrap();
+    let out = w.run(&["fleet", "enqueue", "--fleet", "night", "--targets", "a", "--", "--agent", "stock", "--plan", plan]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let q = queue(&w).await;
+    assert_eq!(q[0]["args"], json!(["--agent", "stock", "--plan", plan]));
+    let out = w.run(&["worker", "--once", "--name", "w1"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("the plan in {plan}")), "the run read --plan: {}", stderr(&out));
+    assert_eq!(queue(&w).await[0]["run_id"], Value::Null, "refused before the run exists");
 }

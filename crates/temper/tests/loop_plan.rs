@@ -4,6 +4,7 @@
 //! playbook linted, syntax-checked and run against this host (`-c local`). `temper run --plan`:
 //! refused when it does not fit, before anything runs; applied in order on another guest, where a
 //! step that fails goes to the normal loop.
+mod plan_shown;
 mod sim;
 
 use std::path::{Path, PathBuf};
@@ -205,7 +206,8 @@ async fn a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop() {
     b.settings.plan = Plan::load(&e.dir).unwrap().fixes();
     // On this guest step 2's fix changes nothing and exits 3.
     b.guest.stock_fix(&e.plan.steps[1].fix.text, vec![Effect::Exit(3)]);
-    let run = b.new_run("stock").await;
+    // Stored as `temper run --plan` stores it, for the reports and the web view.
+    let run = b.new_run_with("stock", &plan_shown::options(e.run, &b.settings.plan)).await;
     let summary = b.stock(run).await.unwrap();
     assert_eq!(summary.rebooted, Some(true), "{summary:?}");
     let seen: Vec<(String, FixSource, Option<Verdict>)> = b
@@ -234,6 +236,7 @@ async fn a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop() {
     assert_eq!(steps, [json!(1), json!(2), json!(3), json!(1), json!(3)], "in order; the set-aside steps again");
     // The applied fixes are the plan's, byte for byte.
     assert!(b.guest.scripts().iter().filter(|s| e.plan.steps.iter().any(|p| &p.fix.text == *s)).count() >= 3);
+    plan_shown::plan_shown(&b, run, e.run, RULES).await;
     took("a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop", t);
 }
 

@@ -1,6 +1,7 @@
 //! The proven plan (`temper_core::plan`) made from a run, and written as a folder:
 //! `plan.json`, the steps' scripts under `steps/`, `replay.sh`, `playbook.yml` and `README.md`.
 mod ansible;
+mod applied;
 mod readme;
 mod replay;
 
@@ -13,6 +14,7 @@ use temper_core::verdict::Verdict;
 use temper_scap::Benchmark;
 
 pub use ansible::playbook;
+pub use applied::{NotApplied, PlanCounts, PlanTry, PlanView, StepOutcome, StepView, applied};
 pub use readme::readme;
 pub use replay::{Origin, replay};
 

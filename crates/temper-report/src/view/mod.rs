@@ -21,6 +21,10 @@ use counts::*;
 use rules::section;
 pub use rules::{FixedRule, Found, LeftFailing, RuleInfo, RuleLine, RuleSection, StatusGroup, fixed_rules, kept_attempts, rule_info};
 
+/// The JSON report's schema name (`schemas/report.schema.json`): 2, `reboot` is a value with its
+/// reason; 3, `plan`.
+pub const SCHEMA: &str = "temper-report/3";
+
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub schema: &'static str,
@@ -53,6 +57,9 @@ pub struct Report {
     pub progress: crate::chart::Progress,
     pub controls: crate::ControlsView,
     pub replay: String,
+    /// The proven plan the run applied (`temper run --plan`): each step's outcome; `null` for a
+    /// run without a plan.
+    pub plan: Option<crate::plan::PlanView>,
 }
 
 #[derive(Debug, Serialize)]
@@ -173,7 +180,7 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
     let score_after = run.score_after.or(data.summary.as_ref().and_then(|s| s.score_after));
     let score_text = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
     Report {
-        schema: "temper-report/2",
+        schema: SCHEMA,
         run: RunInfo {
             id: run.id,
             target: run.target.clone(),
@@ -223,5 +230,6 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         progress: data.progress.clone(),
         controls: crate::controls::build(data),
         replay: crate::replay_script(data, content),
+        plan: data.plan.clone(),
     }
 }

@@ -466,6 +466,24 @@ pub fn chromium() -> PathBuf {
     panic!("chromium is not installed: run bash tests/report/setup.sh");
 }
 
+/// Headless Chromium with a fresh profile and no background network.
+pub fn browser(profile: &Path) -> Command {
+    let mut cmd = Command::new(chromium());
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
 pub fn node_dir() -> PathBuf {
     let dir = repo_root().join("tests/report");
     assert!(

@@ -1,11 +1,12 @@
-//! `/`: the runs; `/runs/{id}`: one run, its progress chart, its rules (in review order, or
-//! those of one status: `?status=fixed`) and its events.
+//! `/`: the runs; `/runs/{id}`: one run, its progress chart, the plan it applied (if any), its
+//! rules (in review order, or those of one status: `?status=fixed`) and its events.
 use axum::extract::{Path, Query, State};
 use axum::response::Html;
 use serde::{Deserialize, Serialize};
 use temper_core::journal::{Rule, RuleStatus, Run};
 use temper_report::Format;
 use temper_report::chart::{self, Progress as Chart};
+use temper_report::plan::PlanView;
 
 use crate::WebError;
 use crate::pages::{EventView, RunRow};
@@ -51,6 +52,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Qu
     let events = app.journal.events(id, 0).await?;
     let p = Progress::of(&run, &rules);
     let total = rules.len();
+    let plan = temper_report::plan::applied(&run, &rules, &app.journal.attempts(id).await?, &events);
     RuleStatus::sort_for_review(&mut rules, |r| r.status);
     if let Some(status) = filter {
         rules.retain(|r| r.status == status);
@@ -59,7 +61,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Qu
     let last_event = events.last().map_or(0, |e| e.id);
     let events: Vec<EventView> = events.iter().rev().map(EventView::from).collect();
     let formats: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
-    app.pages.render("run.html", RunPage { run, p, rules, total, filter, chart, events, last_event, formats })
+    app.pages.render("run.html", RunPage { run, p, rules, total, filter, chart, plan, events, last_event, formats })
 }
 
 #[derive(Serialize)]
@@ -73,6 +75,8 @@ struct RunPage {
     filter: Option<RuleStatus>,
     /// The progress chart (SVG, or a note), escaped by `chart::svg`.
     chart: String,
+    /// The proven plan the run applied, step by step (`temper run --plan`).
+    plan: Option<PlanView>,
     /// Newest first.
     events: Vec<EventView>,
     /// Where the live stream starts.

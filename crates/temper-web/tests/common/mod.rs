@@ -7,13 +7,15 @@ use std::time::Duration;
 
 pub use temper_core::journal::prelude::*;
 pub use temper_core::journal::{
-    AttemptState, Evaluation, EventData, FixSource, NewAttempt, NewRule, NewRun, Phase, Picked, PickedBy, RuleStatus, ScanResult,
+    AttemptState, Evaluation, EventData, FixSource, NewAttempt, NewRule, NewRun, Phase, Picked, PickedBy, RuleStatus, RunSummary,
+    ScanResult,
 };
 use temper_core::journal::{RevertMethod, driver_id, now_ms};
 use temper_core::verdict::Verdict;
 use temper_store::Store;
 use temper_web::{Server, Token, WebConfig};
 
+mod plan;
 mod progress;
 #[allow(unused_imports)]
 pub use progress::hostile_rule_id;
@@ -127,13 +129,22 @@ impl Fixture {
     }
 
     async fn attempt(&self, rule: &str, description: &str, fix: &str) -> i64 {
+        self.attempt_with(rule, description, fix, FixSource::Stock).await
+    }
+
+    /// An applied attempt on `rule` whose fix came from `source`.
+    async fn attempt_from(&self, rule: &str, source: FixSource) -> i64 {
+        self.attempt_with(rule, "from the plan", "true\n", source).await
+    }
+
+    async fn attempt_with(&self, rule: &str, description: &str, fix: &str, source: FixSource) -> i64 {
         let (id, _) = self
             .store
             .start_attempt(&NewAttempt {
                 run_id: self.run,
                 rule_id: rule.into(),
                 plan: "apply the fix".into(),
-                source: FixSource::Stock,
+                source,
                 replayed: false,
                 fix_script: fix.into(),
                 revert_script: format!("# undo {rule}\n"),

@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::Subcommand;
 use serde::{Deserialize, Serialize};
 use temper_core::controls::RunControls;
+use temper_core::journal::Journal;
 use temper_core::plan::{Expect, Plan, PlannedFix};
 use temper_report::{load, plan, resolve_run};
 
@@ -30,13 +31,7 @@ pub async fn run(config: &Config, cmd: PlanCmd) -> anyhow::Result<u8> {
     let PlanCmd::Export { run, output } = cmd;
     let store = crate::wiring::store(config).await?;
     let id = resolve_run(&store, &run).await?;
-    let data = load(&store, id).await?;
-    let content = super::report::content(config, &data.run);
-    // Runs record their datastream's sha256 when they start; for older ones, the file's now.
-    let ds = config.content_dir.join(&data.run.datastream);
-    let sha = plan::recorded_content_sha256(&data.run).or_else(|| temper_core::plan::sha256_file(&ds).ok());
-    let p = plan::build(&data, content.as_ref(), sha)?;
-    plan::write(&p, &output)?;
+    let p = export(config, &store, id, &output).await?;
     let accepted = p.steps.iter().filter(|s| s.accepted_nonzero_exit).count();
     eprintln!(
         "temper: wrote the plan of run {id} to {}: {} steps ({accepted} kept despite a non-zero exit), reboot proof {}",
@@ -45,6 +40,19 @@ pub async fn run(config: &Config, cmd: PlanCmd) -> anyhow::Result<u8> {
         if p.header.reboot_proven { "passed" } else { "NOT passed" }
     );
     Ok(0)
+}
+
+/// Writes finished run `id`'s plan into `output` (new, or empty): `temper plan export`, and
+/// `temper fleet run --plan-from` once its first run has passed the reboot proof.
+pub async fn export(config: &Config, store: &dyn Journal, id: i64, output: &Path) -> anyhow::Result<Plan> {
+    let data = load(store, id).await?;
+    let content = super::report::content(config, &data.run);
+    // Runs record their datastream's sha256 when they start; for older ones, the file's now.
+    let ds = config.content_dir.join(&data.run.datastream);
+    let sha = plan::recorded_content_sha256(&data.run).or_else(|| temper_core::plan::sha256_file(&ds).ok());
+    let p = plan::build(&data, content.as_ref(), sha)?;
+    plan::write(&p, output)?;
+    Ok(p)
 }
 
 /// A plan a run applies (`temper run --plan`), kept with the run's options so that a resume

@@ -57,6 +57,9 @@ struct Options {
     /// The proven plan the run applies first (`--plan`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     plan: Option<super::plan::Applied>,
+    /// What `temper fleet run --plan-from` did with its first target's plan, for this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    plan_from: Option<temper_core::plan_from::PlanFrom>,
 }
 
 /// Where a run comes from when not from `temper run` itself.
@@ -66,6 +69,8 @@ pub struct Origin {
     pub fleet: Option<String>,
     /// The fleet queue item the run is for: the run is recorded on it as soon as it exists.
     pub queue_item: Option<i64>,
+    /// `temper fleet run --plan-from`: the first target's plan, handed on or withheld.
+    pub plan_from: Option<temper_core::plan_from::PlanFrom>,
 }
 
 pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
@@ -109,6 +114,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
         reboot_proof: config.reboot_proof && !args.no_reboot_proof,
         content_sha256,
         plan,
+        plan_from: origin.plan_from,
     };
     let store = crate::wiring::store(config).await?;
     // Another run on this VM, from any store, keeps this one off before anything is recorded.

@@ -1,16 +1,20 @@
 //! `temper fleet run`: several targets at once in this process, in lanes. Each lane is a whole
 //! `temper run` (its own hypervisor connection, SSH session, clock and lease), quiet; the fleet
 //! prints a line as each lane starts and ends, and every minute a line per lane saying where its
-//! run is. Works with either database.
+//! run is. Works with either database. With `--plan-from FIRST`, FIRST runs alone first and
+//! the others apply its plan once its run has passed the reboot proof (`plan_from`).
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
 use clap::Args;
 use temper_core::journal::Run;
 use temper_core::journal::prelude::*;
+use temper_core::target::Target;
 use tracing::Level;
 
-use crate::cli::parse_run_args;
+use super::plan_from::{self, PlanFrom};
+use crate::cli::{RunArgs, parse_run_args};
 use crate::cmd::EXIT_ERROR;
 use crate::cmd::run::{self, Origin};
 use crate::config::Config;
@@ -31,6 +35,11 @@ pub struct LaneArgs {
     /// How often to print where each lane is, in seconds.
     #[arg(long, default_value_t = 60)]
     pub every_secs: u64,
+    /// This target (one of `--targets`) runs the full loop first; once its run has passed the
+    /// reboot proof, its plan is exported under the fleet's folder and the others apply it
+    /// (`--plan`). An unproven plan is not handed on: the others run the full loop.
+    #[arg(long, value_name = "TARGET")]
+    pub plan_from: Option<String>,
     /// `temper run` arguments for every target (after `--`); not `--target`.
     #[arg(last = true)]
     pub run_args: Vec<String>,
@@ -41,35 +50,54 @@ pub async fn lanes(config: &Config, a: LaneArgs) -> anyhow::Result<u8> {
     anyhow::ensure!(args.target.name.is_none(), "`--target` in the run arguments: name the targets with `--targets`");
     args.quiet = true;
     let all = config.targets()?;
-    let targets = if a.targets.is_empty() {
+    let mut targets = if a.targets.is_empty() {
         all.all().to_vec()
     } else {
         a.targets.iter().map(|t| config.target(Some(t))).collect::<Result<Vec<_>, _>>()?
     };
+    let first = match &a.plan_from {
+        Some(name) => {
+            anyhow::ensure!(
+                args.plan.is_none(),
+                "`--plan-from` and `--plan` in the run arguments: the others' plan comes from one of them"
+            );
+            let i = targets
+                .iter()
+                .position(|t| &t.name == name)
+                .with_context(|| format!("--plan-from {name}: not one of the fleet's targets"))?;
+            Some(targets.remove(i))
+        }
+        None => None,
+    };
     let fleet = a.fleet.unwrap_or_else(|| format!("fleet-{}", chrono::Utc::now().format("%Y%m%dT%H%M%SZ")));
-    notice(Level::INFO, format_args!("fleet {fleet}: {} target(s) in {} lane(s)", targets.len(), a.lanes));
+    let n = targets.len() + usize::from(first.is_some());
+    notice(Level::INFO, format_args!("fleet {fleet}: {n} target(s) in {} lane(s)", a.lanes));
     let config = Arc::new(config.clone());
+    let ticker = tokio::spawn(tell_every(config.clone(), fleet.clone(), Duration::from_secs(a.every_secs.max(1))));
+    let origin = |plan_from| Origin { fleet: Some(fleet.clone()), queue_item: None, plan_from };
+    let mut codes = Vec::new();
+    let mut plan_from = None;
+    if let Some(first) = first {
+        notice(Level::INFO, format_args!("fleet {fleet}: target {} runs the full loop first; the others wait for its plan", first.name));
+        let code = lane(&config, &fleet, first.clone(), args.clone(), origin(None)).await;
+        codes.push((first.name.clone(), code));
+        let d = plan_from::decide(&config, &wiring::store(&config).await?, &fleet, &first, code).await;
+        let level = if matches!(d, PlanFrom::Applied { .. }) { Level::INFO } else { Level::WARN };
+        notice(level, format_args!("fleet {fleet}: {}", d.says()));
+        args = plan_from::follow(&d, args);
+        plan_from = Some(d);
+    }
     let lanes = Arc::new(tokio::sync::Semaphore::new(a.lanes.into()));
     let mut set = tokio::task::JoinSet::new();
     for t in targets {
-        let (config, lanes, args, origin) =
-            (config.clone(), lanes.clone(), args.clone(), Origin { fleet: Some(fleet.clone()), queue_item: None });
+        let (config, lanes, args, origin, fleet) = (config.clone(), lanes.clone(), args.clone(), origin(plan_from.clone()), fleet.clone());
         set.spawn(async move {
             let _lane = lanes.acquire_owned().await.expect("the lanes are never closed");
-            let name = t.name.clone();
-            (name, run::start_on(&config, t, args, origin).await)
+            (t.name.clone(), lane(&config, &fleet, t, args, origin).await)
         });
     }
-    let ticker = tokio::spawn(tell_every(config.clone(), fleet.clone(), Duration::from_secs(a.every_secs.max(1))));
-    let mut codes = Vec::new();
     while let Some(done) = set.join_next().await {
-        let (name, code) = done?;
-        let code = code.unwrap_or_else(|e| {
-            notice(Level::ERROR, format_args!("fleet {fleet}: target {name}: {e:#}"));
-            EXIT_ERROR
-        });
-        notice(Level::INFO, format_args!("fleet {fleet}: target {name} done, exit code {code}"));
-        codes.push((name, code));
+        codes.push(done?);
     }
     ticker.abort();
     codes.sort();
@@ -77,6 +105,17 @@ pub async fn lanes(config: &Config, a: LaneArgs) -> anyhow::Result<u8> {
         println!("{fleet}\t{name}\texit {code}");
     }
     Ok(worst(codes.iter().map(|c| c.1)))
+}
+
+/// One target's whole `temper run`; its exit code, an error counting as [`EXIT_ERROR`].
+async fn lane(config: &Config, fleet: &str, t: Target, args: RunArgs, origin: Origin) -> u8 {
+    let name = t.name.clone();
+    let code = run::start_on(config, t, args, origin).await.unwrap_or_else(|e| {
+        notice(Level::ERROR, format_args!("fleet {fleet}: target {name}: {e:#}"));
+        EXIT_ERROR
+    });
+    notice(Level::INFO, format_args!("fleet {fleet}: target {name} done, exit code {code}"));
+    code
 }
 
 /// The worst exit code: an error (1), then paused (75), then rules left (2), then 0.

@@ -3,6 +3,7 @@
 //! takes one target at a time and drives its run with `temper run` / `temper resume`, so a run
 //! taken over from a dead worker resumes from its last checkpoint.
 mod lanes;
+mod plan_from;
 mod worker;
 
 use clap::{Args, Subcommand};
@@ -19,7 +20,9 @@ use crate::wiring;
 #[derive(Debug, Subcommand)]
 pub enum FleetCmd {
     /// Run targets at once in this process, in lanes (either database).
-    #[command(after_help = "Example:\n  temper fleet run --targets web,db --lanes 2 -- --agent stock --rules sshd_disable_root_login")]
+    #[command(
+        after_help = "Examples:\n  temper fleet run --targets web,db --lanes 2 -- --agent stock --rules sshd_disable_root_login\n  temper fleet run --targets golden,web,db --plan-from golden -- --agent stock"
+    )]
     Run(LaneArgs),
     /// Put targets on the queue, each to be run with the same `temper run` arguments.
     #[command(

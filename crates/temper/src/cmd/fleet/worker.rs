@@ -55,7 +55,7 @@ pub async fn worker(config: &Config, args: WorkerArgs) -> anyhow::Result<u8> {
                 notice(Level::INFO, format_args!("worker {name}: target {} (queue item {}), starting its run", item.target.name, item.id));
                 let code = match parse_run_args(&item.args) {
                     Ok(a) => {
-                        let origin = run::Origin { fleet: Some(item.fleet.clone()), queue_item: Some(item.id) };
+                        let origin = run::Origin { fleet: Some(item.fleet.clone()), queue_item: Some(item.id), plan_from: None };
                         run::start_on(config, item.target.clone(), a, origin).await
                     }
                     Err(e) => Err(anyhow::anyhow!("queue item {}: bad run arguments: {e}", item.id)),

@@ -2,6 +2,8 @@
 //! longer than any backtick run they hold.
 use std::fmt::Write;
 
+mod plan;
+
 use crate::text::{md, md_code, md_ticks};
 use crate::view::{Count, Found, Report, RuleSection};
 
@@ -103,6 +105,10 @@ pub fn render(r: &Report) -> String {
     }
     let reverts: Vec<String> = r.reverts.iter().map(|c| format!("{} {}", c.after, md(&c.name, false))).collect();
     let _ = writeln!(s, "Reverts by method: {}.\n", if reverts.is_empty() { "none".into() } else { reverts.join(", ") });
+
+    if let Some(p) = &r.plan {
+        plan::section(&mut s, p);
+    }
 
     let _ = writeln!(s, "## Escalated rules ({})\n", r.escalated.len());
     if r.escalated.is_empty() {

@@ -1,0 +1,35 @@
+//! The report's "Plan" section: each step of the proven plan the run applied, and its outcome.
+use std::fmt::Write;
+
+use crate::plan::PlanView;
+use crate::text::md;
+
+pub(super) fn section(s: &mut String, p: &PlanView) {
+    let from = p.from_run.map(|r| format!(", exported from run {r}")).unwrap_or_default();
+    let _ = writeln!(s, "## Plan ({} steps{from})\n", p.counts.steps);
+    if let Some(dir) = &p.dir {
+        let _ = writeln!(s, "Applied from {} (`temper run --plan`) before the normal loop.\n", md(dir, false));
+    }
+    let c = &p.counts;
+    let _ = writeln!(
+        s,
+        "{} applied from the plan and kept, {} redone by the loop, {} escalated, {} not fixed, {} not applied.\n",
+        c.kept, c.redone, c.escalated, c.open, c.not_applied
+    );
+    let _ = writeln!(s, "| Step | Rule | Outcome | What happened |\n|---:|---|---|---|");
+    for step in &p.steps {
+        let again = match step.interrupted {
+            0 => String::new(),
+            n => format!(" (applied again after {n} interrupted batch(es))"),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {}{again} |",
+            step.n,
+            md(&step.short_id, true),
+            step.outcome.kind().replace('_', " "),
+            md(&step.says, true)
+        );
+    }
+    s.push('\n');
+}

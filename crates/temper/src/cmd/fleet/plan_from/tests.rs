@@ -1,0 +1,114 @@
+//! `decide` on a real SQLite store: a proven first run's plan is exported and handed on; an
+//! unproven, unfinished or missing one is not, and says why.
+use temper_core::journal::prelude::*;
+use temper_core::journal::{AttemptState, Evaluation, FixSource, NewAttempt, NewRule, NewRun, RuleStatus, RunSummary, ScanResult};
+use temper_core::plan::Plan;
+use temper_core::verdict::Verdict;
+
+use super::*;
+
+const RULE: &str = "xccdf_org.ssgproject.content_rule_sshd_set_keepalive";
+
+struct World {
+    _dir: tempfile::TempDir,
+    config: Config,
+    store: temper_store::Store,
+    first: Target,
+}
+
+async fn world() -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let store = temper_store::Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
+    let config = Config { content_dir: dir.path().join("no-content"), ..Config::default() };
+    let first = Target { name: "a".into(), ..Target::default() };
+    World { _dir: dir, config, store, first }
+}
+
+/// A run of fleet `night` on `a` that kept one fix; finished with `rebooted` unless `None`.
+async fn first_run(w: &World, finished: Option<Option<bool>>) -> i64 {
+    let options = serde_json::json!({"fleet": "night", "content_sha256": "a".repeat(64)}).to_string();
+    let new = NewRun {
+        skill: "debian12-anssi".into(),
+        profile: "xccdf_org.ssgproject.content_profile_standard".into(),
+        datastream: "ssg-debian12-ds.xml".into(),
+        content_version: Some("0.1.76".into()),
+        target: w.first.label(),
+        agent: "stock".into(),
+        options_json: options,
+        baseline: "baseline".into(),
+    };
+    let run = w.store.create_run_on(&new, &w.first).await.unwrap();
+    let rule = NewRule {
+        run_id: run,
+        rule_id: RULE.into(),
+        title: "keepalive".into(),
+        severity: "medium".into(),
+        initial_result: ScanResult::Fail,
+        status: RuleStatus::Pending,
+        reason: None,
+    };
+    w.store.add_rule(&rule).await.unwrap();
+    let a = NewAttempt {
+        run_id: run,
+        rule_id: RULE.into(),
+        plan: "p".into(),
+        source: FixSource::Stock,
+        replayed: false,
+        fix_script: "echo ClientAliveInterval 300\n".into(),
+        revert_script: String::new(),
+        description: "keepalive".into(),
+        checkpoint: "baseline".into(),
+        evidence_before: None,
+    };
+    let (id, _) = w.store.start_attempt(&a).await.unwrap();
+    w.store.set_attempt_state(id, AttemptState::Applied).await.unwrap();
+    let e = Evaluation { fix_exit_code: Some(0), rule_result: Some(ScanResult::Pass), ..Evaluation::new(Verdict::Fixed, "passes") };
+    w.store.record_fix(run, id, &e, RULE, "temper-kept").await.unwrap();
+    if let Some(rebooted) = finished {
+        w.store.finish_run(run, &RunSummary { rebooted, ..RunSummary::default() }).await.unwrap();
+    }
+    run
+}
+
+fn args() -> RunArgs {
+    crate::cli::parse_run_args(&["--agent".to_string(), "stock".to_string()]).unwrap()
+}
+
+#[tokio::test]
+async fn a_proven_plan_is_exported_under_the_fleet_and_handed_on() {
+    let w = world().await;
+    let run = first_run(&w, Some(Some(true))).await;
+    let d = decide(&w.config, &w.store, "night", &w.first, 0).await;
+    let dir = w.store.fleet_dir("night").join(format!("plan-from-run{run}"));
+    assert_eq!(d, PlanFrom::Applied { target: "a".into(), run, dir: dir.display().to_string(), steps: 1 });
+    let plan = Plan::load(&dir).unwrap();
+    assert_eq!((plan.header.source.run, plan.header.reboot_proven, plan.steps.len()), (run, true, 1));
+    assert_eq!(follow(&d, args()).plan, Some(dir), "the others get --plan DIR");
+    assert!(d.says().contains("passed its reboot proof: the other targets apply its plan (1 steps"), "{}", d.says());
+}
+
+#[tokio::test]
+async fn an_unproven_or_unfinished_run_hands_nothing_on_and_says_why() {
+    let w = world().await;
+    let d = decide(&w.config, &w.store, "night", &w.first, 1).await;
+    assert_eq!(d, PlanFrom::Withheld { target: "a".into(), run: None, why: Withheld::NoRun { exit_code: 1 } });
+
+    let run = first_run(&w, None).await;
+    let d = decide(&w.config, &w.store, "night", &w.first, 75).await;
+    let why = Withheld::Unfinished { status: temper_core::journal::RunStatus::Running, exit_code: 75 };
+    assert_eq!(d, PlanFrom::Withheld { target: "a".into(), run: Some(run), why });
+
+    for (rebooted, proof) in [(Some(false), RebootProof::NotProven), (None, RebootProof::NotRun)] {
+        let run = first_run(&w, Some(rebooted)).await;
+        let d = decide(&w.config, &w.store, "night", &w.first, 0).await;
+        assert_eq!(d, PlanFrom::Withheld { target: "a".into(), run: Some(run), why: Withheld::NotProven { proof } });
+        assert_eq!(follow(&d, args()).plan, None, "no unproven plan is handed on");
+        assert!(d.says().contains("its plan is not handed on, its reboot proof did not pass"), "{}", d.says());
+        assert!(!w.store.fleet_dir("night").join(format!("plan-from-run{run}")).exists(), "nothing exported");
+    }
+    // Stored with the other runs' options as a tagged value.
+    let d = PlanFrom::Withheld { target: "a".into(), run: Some(3), why: Withheld::NotProven { proof: RebootProof::NotRun } };
+    let v = serde_json::to_value(&d).unwrap();
+    assert_eq!(v, serde_json::json!({"kind": "withheld", "target": "a", "run": 3, "why": {"kind": "not_proven", "proof": "not_run"}}));
+    assert_eq!(serde_json::from_value::<PlanFrom>(v).unwrap(), d);
+}
