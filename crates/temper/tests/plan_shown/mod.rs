@@ -45,7 +45,9 @@ pub async fn plan_shown(sim: &Sim, run: i64, from: i64, rules: [&str; 3]) {
     let p = &doc["plan"];
     assert_eq!((&p["from_run"], &p["dir"]), (&json!(from), &json!(HOSTILE_DIR)));
     assert_eq!(p["counts"], json!({"steps": 3, "kept": 2, "redone": 1, "escalated": 0, "open": 0, "not_applied": 0}));
-    assert_eq!(p["steps"][0]["outcome"], json!({"kind": "kept", "attempt": 1}));
+    // Step 1 went first in a batch that was set aside (attempt 1, interrupted), then was kept.
+    assert_eq!(p["steps"][0]["outcome"], json!({"kind": "kept", "attempt": 2}));
+    assert_eq!(p["steps"][0]["interrupted"], json!(1));
     let redone = &p["steps"][1]["outcome"];
     assert_eq!((&redone["kind"], &redone["fixed_by"], &redone["attempt"]), (&json!("redone"), &json!("stock"), &json!(2)));
     assert_eq!((&redone["plan"]["verdict"], &redone["plan"]["attempt"]), (&json!("apply_failed"), &json!(1)));
@@ -75,8 +77,12 @@ pub async fn plan_shown(sim: &Sim, run: i64, from: i64, rules: [&str; 3]) {
     for (i, rule) in rules.iter().enumerate() {
         let page = web.get(&format!("/runs/{run}/rules/{}", crate::sim::full(rule))).await;
         let step = &plan.steps[i];
+        let again = match step.interrupted {
+            0 => String::new(),
+            n => format!(" (applied again after {n} earlier try set aside with its batch or cut off by a crash)"),
+        };
         let want = format!(
-            "<dd id=\"plan\" data-outcome=\"{}\">step {} of the proven plan: {}</dd>",
+            "<dd id=\"plan\" data-outcome=\"{}\">step {} of the proven plan: {}{again}</dd>",
             step.outcome.kind(),
             i + 1,
             html_text(&step.says)
