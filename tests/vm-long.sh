@@ -4,18 +4,20 @@
 # reboot proof's blame of a fix that breaks health and of one that stops the boot (e2e_reboot);
 # a rule escalated when its budget runs out (e2e_llm); kill -9 and resume on PostgreSQL, and an
 # unavailable LLM pausing the run (e2e_resume); a plan step that fails on a guest that differs,
-# bisected to and handed to the loop (e2e_plan, about 12 minutes). Their logic runs in CI
-# in-process (loop_stock, loop_plan_batch, loop_faults, loop_reboot, loop_llm) and e2e_journal
-# kills and resumes a run on PostgreSQL on the VM; these prove the rest on the real VM. Needs
-# the VM (`bash vm/up.sh`); the PostgreSQL test needs TEMPER_TEST_PG (`tests/pg/start.sh`).
-# Prints each binary's time.
+# bisected to and handed to the loop (e2e_plan, about 12 minutes); a derived fix of each family
+# kept through the reboot proof, and each forced to fail and reverted to the state found before
+# (e2e_derived, about 33 minutes). Their logic runs in CI in-process (loop_stock,
+# loop_plan_batch, loop_faults, loop_reboot, loop_llm, loop_derived) and e2e_journal kills and
+# resumes a run on PostgreSQL on the VM; these prove the rest on the real VM. Needs the VM
+# (`bash vm/up.sh`); the PostgreSQL test needs TEMPER_TEST_PG (`tests/pg/start.sh`). Prints each
+# binary's time.
 #   bash tests/vm-long.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TEMPER_TEST_PG=${TEMPER_TEST_PG:-$(bash tests/pg/start.sh)}
 export TEMPER_TEST_PG
 t0=$SECONDS
-for t in e2e_batch e2e_reboot e2e_llm e2e_resume e2e_plan; do
+for t in e2e_batch e2e_reboot e2e_llm e2e_resume e2e_plan e2e_derived; do
   s=$SECONDS
   cargo test -p temper --test "$t" -- --ignored --test-threads=1
   echo "suite temper/$t (ignored tests): $((SECONDS - s))s"

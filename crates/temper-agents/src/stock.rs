@@ -18,7 +18,9 @@ pub const DERIVED_ESCALATION: &str = "the derived fix failed; no LLM configured"
 #[async_trait]
 impl Architect for StockAgent {
     /// The first candidate (the harness's order) with a stock fix not tried yet; then the first
-    /// untried one without (the Worker derives a fix for it, or says why not).
+    /// untried one without; then one whose kept fix was rolled back later (by the reboot proof
+    /// or a batch's regression check). For the last two the Worker derives a fix once, or says
+    /// why not.
     async fn select(&self, ctx: &PickContext) -> AgentResult<Selection> {
         let untried = |stock: bool| ctx.candidates.iter().find(|c| c.has_stock_fix == stock && c.attempts == 0);
         if let Some(c) = untried(true) {
@@ -27,7 +29,9 @@ impl Architect for StockAgent {
                 plan: format!("apply the datastream's stock fix for {}", c.rule_id),
             }));
         }
-        let c = untried(false).ok_or_else(|| AgentError::NoFix("no untried candidate".into()))?;
+        let c = untried(false)
+            .or_else(|| ctx.candidates.iter().find(|c| c.attempts > 0))
+            .ok_or_else(|| AgentError::NoFix("no candidate".into()))?;
         Ok(Turn::bare(Selection { rule_id: c.rule_id.clone(), plan: DERIVED_PLAN.into() }))
     }
 

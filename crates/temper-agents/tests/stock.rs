@@ -20,6 +20,11 @@ async fn stock_architect_picks_the_first_untried_stock_candidate() {
     let turn = StockAgent.select(&ctx).await.unwrap();
     assert_eq!((turn.value.rule_id.as_str(), turn.value.plan.as_str()), ("a_no_stock", DERIVED_PLAN), "then one to derive a fix for");
     ctx.candidates.retain(|c| c.rule_id != "a_no_stock");
+    // A rule back among the candidates after its fix was rolled back (the reboot proof, a
+    // batch's regression): the Worker derives a fix for it, or says why not.
+    let turn = StockAgent.select(&ctx).await.unwrap();
+    assert_eq!((turn.value.rule_id.as_str(), turn.value.plan.as_str()), ("b_tried", DERIVED_PLAN));
+    ctx.candidates.clear();
     assert!(matches!(StockAgent.select(&ctx).await, Err(AgentError::NoFix(_))));
 }
 

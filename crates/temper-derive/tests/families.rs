@@ -85,6 +85,56 @@ fn a_service_is_enabled_and_started_and_its_revert_restores_it() {
     assert_eq!(body(&f.revert_script), ["systemctl disable 'auditd.service'", "systemctl stop 'auditd.service'"]);
 }
 
+/// rsyslog not installed (the test VM's baseline, oscap 1.3.7's own results there): a unit that
+/// is not loaded has no `ActiveState` item, so the check's unit pattern names it; the package
+/// comes first, and its revert last.
+#[test]
+fn a_service_not_installed_is_installed_enabled_and_started() {
+    let f = fix("service_rsyslog_enabled");
+    assert_eq!(f.families, [Family::Package, Family::Unit]);
+    assert_eq!(
+        body(&f.fix_script),
+        [
+            "DEBIAN_FRONTEND=noninteractive apt-get -y -q install 'rsyslog'",
+            "systemctl enable 'rsyslog.service'",
+            "systemctl start 'rsyslog.service'"
+        ]
+    );
+    assert_eq!(
+        body(&f.revert_script),
+        [
+            "systemctl disable 'rsyslog.service'",
+            "systemctl stop 'rsyslog.service'",
+            "DEBIAN_FRONTEND=noninteractive apt-get -y -q purge 'rsyslog'"
+        ]
+    );
+}
+
+/// A unit pattern that names more than one service is no name to start.
+#[test]
+fn a_unit_pattern_that_names_several_services_is_refused() {
+    let mut e = evidence("service_rsyslog_enabled");
+    let running = e.tests.iter_mut().find(|t| t.kind == "systemdunitproperty_test").unwrap();
+    let unit = running.object.as_mut().unwrap().fields.iter_mut().find(|f| f.name == "unit").unwrap();
+    unit.value = r"^(rsyslog|syslog-ng)\.service$".into();
+    assert!(matches!(derive(&e).unwrap_err(), Refusal::NoItems { .. }));
+}
+
+/// postfix installed with `inet_interfaces = all` (oscap 1.3.7's results in the VM, with the
+/// profile's `loopback-only`): the check reads the value as `(.*)`, any text, so the line is set.
+#[test]
+fn a_setting_read_as_any_text_is_set() {
+    let f = fix("postfix_network_listening_disabled");
+    assert_eq!(f.families, [Family::KeyValue]);
+    assert!(
+        f.fix_script.contains(
+            "sed -i -E 's#^[[:space:]]*inet_interfaces([[:space:]]|=|$).*#inet_interfaces = loopback-only#' '/etc/postfix/main.cf'"
+        ),
+        "{}",
+        f.fix_script
+    );
+}
+
 #[test]
 fn a_setting_is_set_in_its_file_never_by_removing_sshd() {
     let f = fix("sshd_disable_root_login");

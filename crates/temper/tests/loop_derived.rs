@@ -84,3 +84,33 @@ async fn without_evidence_no_fix_is_derived() {
     assert!(reason.contains("no derived fix: no OVAL evidence"), "{reason}");
     assert!(sim.attempts(run, CRON).await.is_empty());
 }
+
+const ASLR: &str = "sysctl_kernel_randomize_va_space";
+
+/// A stock fix the reboot proof finds undone at boot (as SSG's sysctl fixes are on Debian 12
+/// once `/etc/sysctl.d/99-sysctl.conf`, the link to `/etc/sysctl.conf`, is gone): the rule is
+/// offered again, and the fix derived from its check (a drop-in in `/etc/sysctl.d`) is kept.
+/// `tests/data/oval/sysctl_kernel_randomize_va_space.xml` is oscap's results on the test VM with
+/// `kernel.randomize_va_space = 0` and nothing in `/etc/sysctl.d`.
+#[tokio::test]
+async fn a_stock_fix_undone_at_boot_is_followed_by_the_derived_fix() {
+    let t = Instant::now();
+    let mut sim = Sim::new("derived-after-boot").await;
+    sim.with_oval();
+    sim.settings.rules = vec![ASLR.into()];
+    sim.guest.oval_results(ASLR, &recorded(ASLR));
+    sim.guest.stock_fix(&stock_fix(ASLR), vec![Effect::Pass(full(ASLR)), Effect::AtBoot(Box::new(Effect::Fail(full(ASLR))))]);
+    let derived = temper_derive::derive(&evidence(ASLR)).unwrap();
+    sim.guest.stock_fix(&derived.fix_script, vec![Effect::Pass(full(ASLR))]);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+
+    let tries = sim.attempts(run, ASLR).await;
+    let got: Vec<_> = tries.iter().map(|a| (a.source, a.verdict)).collect();
+    assert_eq!(got, [(FixSource::Stock, Some(Verdict::NotPersistent)), (FixSource::Derived, Some(Verdict::Fixed))], "{summary:?}");
+    assert!(tries[1].fix_script.contains("/etc/sysctl.d/99-temper-sysctl_kernel_randomize_va_space.conf"));
+    assert_eq!(sim.rule(run, ASLR).await.status, RuleStatus::Fixed);
+    assert_eq!(summary.rebooted, Some(true));
+    assert_eq!(sim.guest.result(ASLR), Some(Outcome::Pass));
+    took("a_stock_fix_undone_at_boot_is_followed_by_the_derived_fix", t);
+}

@@ -65,7 +65,7 @@ fn shape(pattern: &str) -> Option<Shape> {
         (None, None) => return None,
     };
     // Then the value's group, and nothing that constrains it.
-    let ok = rest.starts_with("(.+?)") || rest.starts_with("(.*\\S)") || rest.starts_with("(\\S+)") || rest.starts_with("(.+)");
+    let ok = ["(.+?)", "(.*\\S)", "(\\S+)", "(.+)", "(.*)"].iter().any(|g| rest.starts_with(g));
     (ok && plain_name(&key, "_.-") && key.chars().next().is_some_and(|c| c.is_ascii_alphabetic())).then_some(Shape {
         key,
         equals,
@@ -86,5 +86,7 @@ mod tests {
         assert_eq!(shape(r"^\s*PASS_MAX_DAYS\s+(\d+)").map(|s| s.key), None, "a constrained value is not a plain setting");
         assert_eq!(shape(r"^[\s]*kernel.modules_disabled[\s]*=[\s]*(.*\S)[\s]*$").map(|s| s.equals), Some(true));
         assert_eq!(shape(r"^(.*)$"), None);
+        let s = shape(r"^[\s]*inet_interfaces[\s]*=[\s]*(.*)[\s]*$").unwrap();
+        assert_eq!(s, Shape { key: "inet_interfaces".into(), equals: true, any_case: false });
     }
 }

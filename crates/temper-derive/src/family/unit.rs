@@ -45,11 +45,24 @@ pub fn property(t: &TestEvidence) -> Result<Vec<Action>, Refusal> {
         ("UnitFileState", "masked") => Want::Mask,
         _ => return Err(Refusal::Unsupported { test: t.id.clone(), why: format!("{property} = {value}: no known way to set it") }),
     };
+    // A unit systemd has not loaded (disabled and stopped, or not installed yet) has no item:
+    // the check's own pattern names the service to start.
+    let units: Vec<(String, Option<String>)> = match (failing_items(t), &want) {
+        (Err(Refusal::NoItems { .. }), Want::Start) if t.items_total == 0 => {
+            let unit = object_service(t).ok_or_else(|| Refusal::NoItems { test: t.id.clone() })?;
+            vec![(unit, None)]
+        }
+        (items, _) => items?
+            .into_iter()
+            .map(|i| {
+                let was = (property == "ActiveState").then(|| item_field(i, "value").unwrap_or_default().to_string());
+                (item_field(i, "unit").unwrap_or_default().to_string(), was)
+            })
+            .collect(),
+    };
     let mut out = Vec::new();
-    for i in failing_items(t)? {
-        let unit = item_field(i, "unit").unwrap_or_default().to_string();
+    for (unit, was_active) in units {
         unit_ok(t, &unit)?;
-        let was_active = (property == "ActiveState").then(|| item_field(i, "value").unwrap_or_default().to_string());
         let mut fix = UnitFix { unit, was_active, ..UnitFix::default() };
         match want {
             Want::Start => fix.start = true,
@@ -63,6 +76,15 @@ pub fn property(t: &TestEvidence) -> Result<Vec<Action>, Refusal> {
         out.push(Action::Unit(fix));
     }
     Ok(out)
+}
+
+/// `NAME.service` from SSG's unit patterns `^NAME\.(socket|service)$` and `^NAME\.service$`;
+/// the service, as the check's "multi-user.target wants NAME.service" names it.
+fn object_service(t: &TestEvidence) -> Option<String> {
+    let f = field(t.object.as_ref()?, "unit")?;
+    let name = f.value.trim().strip_prefix('^')?;
+    let name = name.strip_suffix("\\.(socket|service)$").or_else(|| name.strip_suffix("\\.service$"))?;
+    plain_name(name, "@_:-").then(|| format!("{name}.service"))
 }
 
 /// "multi-user.target wants X": X enabled.
