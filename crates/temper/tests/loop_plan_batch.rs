@@ -72,10 +72,17 @@ async fn ends_well(sim: &Sim, run: i64) {
     assert!(sim.guest.boots_healthy());
 }
 
+/// Steps 2 and 4 take effect at boot (SSG marks its sysctl fixes `reboot="true"`): step 2's rule
+/// passes live all the same, step 4's only after a reboot. Both ride in the batch; step 4 is kept
+/// for the reboot proof, which then finds its rule passing.
 #[tokio::test]
 async fn a_clean_plan_batch_is_checked_by_one_rescan_and_kept_with_one_snapshot() {
     let t = Instant::now();
-    let sim = planned("batch-clean", steps(["", "", "", ""])).await;
+    let mut plan = steps(["", "", "", ""]);
+    plan[1].needs_reboot = true;
+    plan[3].needs_reboot = true;
+    plan[3].fix.fix_script = format!("echo plan step 4\n# sim at-boot pass {}\n", RULES[3]);
+    let sim = planned("batch-clean", plan).await;
     let run = sim.new_run("stock").await;
     let summary = sim.stock(run).await.unwrap();
     assert_eq!(summary.rebooted, Some(true), "{summary:?}");
@@ -98,6 +105,8 @@ async fn a_clean_plan_batch_is_checked_by_one_rescan_and_kept_with_one_snapshot(
     assert_eq!(snapshots.len(), 1, "{snapshots:?}");
     let made = sim.events(run, EventKind::Checkpoint).await.into_iter().filter(|c| c["fixes"] == json!(4)).count();
     assert_eq!(made, 1);
+    let verdicts: Vec<_> = sim.events(run, EventKind::Verdict).await.into_iter().map(|v| v["verdict"].clone()).collect();
+    assert_eq!(verdicts, [json!("fixed"), json!("fixed"), json!("fixed"), json!("needs_reboot")], "step 4 awaited the proof");
     took("a_clean_plan_batch_is_checked_by_one_rescan_and_kept_with_one_snapshot", t);
 }
 

@@ -122,7 +122,8 @@ pub struct PlannedFix {
     /// The exit codes the step is kept with (`Step::accepted_exit_codes`); empty reads as 0 only.
     #[serde(default)]
     pub accepted_exits: Vec<i64>,
-    /// It takes effect after a reboot: applied on its own, never in a batch.
+    /// It takes effect after a reboot: when its rule still fails live, it is kept for the run's
+    /// reboot proof, as any such fix is.
     #[serde(default)]
     pub needs_reboot: bool,
 }

@@ -1,5 +1,5 @@
 //! A proven plan's steps in batches (`temper run --plan`). The next steps in the plan's order (up
-//! to [`PLAN_BATCH`], none that needs a reboot) are applied together and checked once: one rescan
+//! to [`PLAN_BATCH`]) are applied together and checked once: one rescan
 //! of their rules with the regression set and the rules not applicable so far, beside the lockout
 //! guard and the health check. A clean batch is kept with one snapshot, the new checkpoint. A
 //! failing one is bisected over its prefixes, each applied again on the restored checkpoint, to
@@ -34,6 +34,8 @@ struct Step {
 struct Checked {
     /// One per step, judged on its own rule with the shared guard.
     evaluations: Vec<Evaluation>,
+    /// One per step: its verdict keeps it (fixed, or awaiting the run's reboot proof).
+    kept: Vec<bool>,
     /// Regression-set rules that fail.
     regressions: Vec<String>,
     guard: Option<String>,
@@ -45,12 +47,12 @@ struct Checked {
 
 impl Checked {
     fn clean(&self) -> bool {
-        self.regressions.is_empty() && self.evaluations.iter().all(|e| e.verdict == Verdict::Fixed)
+        self.regressions.is_empty() && self.kept.iter().all(|k| *k)
     }
 
-    /// The steps' rules that fail, then the regression set's.
+    /// The steps' rules whose checks failed, then the regression set's.
     fn failed(&self, steps: &[Step]) -> Vec<String> {
-        let own = steps.iter().zip(&self.evaluations).filter(|(_, e)| e.verdict != Verdict::Fixed).map(|(s, _)| s.fix.rule.clone());
+        let own = steps.iter().zip(&self.kept).filter(|(_, k)| !**k).map(|(s, _)| s.fix.rule.clone());
         own.chain(self.regressions.iter().cloned()).collect()
     }
 }
@@ -91,8 +93,8 @@ impl Ralph<'_> {
         self.bisect_batch(state, &steps, checked).await.map(|()| true)
     }
 
-    /// The plan steps next in order whose rules are offered and untried, up to the first that
-    /// needs a reboot, and no more than [`PLAN_BATCH`] (or `--max-rules` leaves room for).
+    /// The plan steps next in order whose rules are offered and untried, no more than
+    /// [`PLAN_BATCH`] (or `--max-rules` leaves room for).
     async fn batch_due(&self, state: &RunState) -> LoopResult<Vec<PlannedFix>> {
         if self.settings.plan.is_empty() {
             return Ok(Vec::new());
@@ -101,7 +103,7 @@ impl Ralph<'_> {
         let offered: HashSet<String> = self.candidates().await?.into_iter().map(|c| c.rule_id).collect();
         let room = self.settings.max_rules.map_or(PLAN_BATCH, |m| m.saturating_sub(state.worked).min(PLAN_BATCH));
         let due = self.settings.plan.iter().filter(|s| offered.contains(&s.rule) && !tried.contains(&s.rule));
-        Ok(due.take_while(|s| !s.needs_reboot).take(room).cloned().collect())
+        Ok(due.take(room).cloned().collect())
     }
 
     /// The batch's rules as the scanner finds them before any step runs, for their evidence
@@ -170,19 +172,26 @@ impl Ralph<'_> {
                     Ok(scan) => Rescan::Read(ScanResult::from(scan.outcome(&s.fix.rule))),
                     Err(e) => Rescan::Failed(e.to_string()),
                 };
-                let checks =
-                    Checks { exit: a.exit(), guard: guard.clone(), rescan, regressions: Vec::new(), reboot: Reboot::No, batched: false };
+                // A step that takes effect at boot (its content says so, or the run kept it for its
+                // proof) is kept for the proof when its rule still fails live, as any fix is.
+                let reboot = match (s.fix.needs_reboot, self.settings.reboot.is_some()) {
+                    (false, _) => Reboot::No,
+                    (true, true) => Reboot::WithProof,
+                    (true, false) => Reboot::WithoutProof,
+                };
+                let checks = Checks { exit: a.exit(), guard: guard.clone(), rescan, regressions: Vec::new(), reboot, batched: false };
                 let mut e = evaluation(a, &checks, scan.as_ref().ok(), &s.fix.rule);
                 e.evaluate_ms = Some((secs * 1000.0) as i64);
                 e
             })
-            .collect();
+            .collect::<Vec<Evaluation>>();
+        let kept = evaluations.iter().map(|e| self.kept(e.verdict)).collect();
         let problem = match &guard {
             Guard::Health { ok: true, .. } => None,
             Guard::Health { output, .. } => Some(format!("health check: {output}")),
             Guard::Lockout(d) | Guard::Down(d) | Guard::HealthError(d) => Some(d.clone()),
         };
-        let mut checked = Checked { evaluations, regressions, guard: problem, scan: scan.ok(), secs, journal: String::new() };
+        let mut checked = Checked { evaluations, kept, regressions, guard: problem, scan: scan.ok(), secs, journal: String::new() };
         if !checked.clean() {
             checked.journal = checks::journal_errors(self.guest).await;
         }
@@ -206,7 +215,10 @@ impl Ralph<'_> {
             let n = steps.iter().find(|s| s.trial.id == f.id).map_or(0, |s| i64::from(s.trial.n));
             self.note(Some(&f.rule_id), EventData::Verdict { attempt: Some(n), verdict, reason }).await?;
             self.store.add_rule_time(self.run, &f.rule_id, share).await?;
-            self.now_passes(state, &f.rule_id);
+            // One awaiting its reboot joins the regression set once the proof sees its rule pass.
+            if verdict == Verdict::Fixed {
+                self.now_passes(state, &f.rule_id);
+            }
         }
         let ids: Vec<i64> = steps.iter().map(|s| s.trial.id).collect();
         self.remember(self.store.attempts(self.run).await?.into_iter().filter(|a| ids.contains(&a.id))).await?;
@@ -302,8 +314,9 @@ impl Ralph<'_> {
 fn blamed(steps: &[Step], at: Checked) -> Evaluation {
     let last = steps.len() - 1;
     let broken = at.failed(&steps[..last]);
+    let own_failure = !at.kept[last];
     let mut e = at.evaluations.into_iter().nth(last).expect("a prefix has its last step");
-    if e.verdict == Verdict::Fixed {
+    if !own_failure {
         e.verdict = Verdict::Regression;
         e.verdict_reason =
             format!("rules that passed now fail: {} (found by a plan batch's check, bisected to this step)", broken.join(", "));

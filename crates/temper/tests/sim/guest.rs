@@ -334,7 +334,8 @@ impl SimGuest {
 }
 
 /// `# sim pass RULE`, `# sim fail RULE`, `# sim unhealthy`, `# sim exit N`, `# sim no-boot`,
-/// `# sim at-boot fail RULE` and `# sim at-boot unhealthy` lines: an LLM-written fix's effects.
+/// `# sim at-boot fail RULE`, `# sim at-boot pass RULE` and `# sim at-boot unhealthy` lines: an
+/// LLM-written fix's effects.
 pub fn directives(script: &str) -> Vec<Effect> {
     script
         .lines()
@@ -349,6 +350,7 @@ pub fn directives(script: &str) -> Vec<Effect> {
                 ("no-boot", _) => Some(Effect::NoBoot),
                 ("at-boot", Some("unhealthy")) => Some(Effect::AtBoot(Box::new(Effect::Unhealthy))),
                 ("at-boot", Some("fail")) => w.next().map(|r| Effect::AtBoot(Box::new(Effect::Fail(r.into())))),
+                ("at-boot", Some("pass")) => w.next().map(|r| Effect::AtBoot(Box::new(Effect::Pass(r.into())))),
                 _ => None,
             }
         })
