@@ -4,32 +4,17 @@
 //! web-plan.png under target/test-artifacts).
 mod common;
 
-use std::time::Duration;
-
 use common::*;
-use serde_json::{Value, json};
-use tokio::process::Command;
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_plan_of_a_run_and_a_redone_step_in_chromium() {
-    let (node, chromium) = tools();
     let f = Fixture::planned().await;
     let web = serve(&f.store, None).await;
     let out = artifacts();
     let _ = std::fs::remove_file(out.join("web-plan.png"));
 
-    let run = Command::new(node)
-        .arg(repo_root().join("tests/web/plan.js"))
-        .args([&web.base, &f.run.to_string()])
-        .arg(&out)
-        .env("CHROMIUM", chromium)
-        .kill_on_drop(true)
-        .output();
-    let done = tokio::time::timeout(Duration::from_secs(90), run).await.expect("plan.js ends").expect("node starts");
-    let stderr = String::from_utf8_lossy(&done.stderr);
-    assert!(done.status.success(), "plan.js failed: {}\n{stderr}", done.status);
-    let report: Value = serde_json::from_slice(&done.stdout).unwrap_or_else(|e| panic!("plan.js prints JSON ({e}): {stderr}"));
-    println!("{}", serde_json::to_string_pretty(&report).unwrap());
+    let report = puppeteer("plan.js", &[&web.base, &f.run.to_string(), out.to_str().unwrap()]).await;
 
     let page = &report["run"];
     let rows = page["rows"].as_array().unwrap();

@@ -4,15 +4,11 @@
 //! with JavaScript off, and a hostile rule id in the chart left inert.
 mod common;
 
-use std::time::Duration;
-
 use common::*;
 use serde_json::{Value, json};
-use tokio::process::Command;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_progress_chart_and_the_filtered_rules_in_chromium() {
-    let (node, chromium) = tools();
     let f = Fixture::running().await;
     f.with_progress().await;
     let web = serve(&f.store, None).await;
@@ -21,18 +17,7 @@ async fn the_progress_chart_and_the_filtered_rules_in_chromium() {
         let _ = std::fs::remove_file(out.join(name));
     }
 
-    let run = Command::new(node)
-        .arg(repo_root().join("tests/web/review.js"))
-        .args([&web.base, &f.run.to_string(), "fixed"])
-        .arg(&out)
-        .env("CHROMIUM", chromium)
-        .kill_on_drop(true)
-        .output();
-    let done = tokio::time::timeout(Duration::from_secs(90), run).await.expect("review.js ends").expect("node starts");
-    let stderr = String::from_utf8_lossy(&done.stderr);
-    assert!(done.status.success(), "review.js failed: {}\n{stderr}", done.status);
-    let report: Value = serde_json::from_slice(&done.stdout).unwrap_or_else(|e| panic!("review.js prints JSON ({e}): {stderr}"));
-    println!("{}", serde_json::to_string_pretty(&report).unwrap());
+    let report = puppeteer("review.js", &[&web.base, &f.run.to_string(), "fixed", out.to_str().unwrap()]).await;
 
     // The chart: a point per change of the count (fixed, hostile fixed, hostile lost), the score.
     let all = &report["all"];

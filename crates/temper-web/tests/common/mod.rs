@@ -207,3 +207,21 @@ pub fn tools() -> (PathBuf, PathBuf) {
     assert!(modules.is_dir(), "{} is missing: {SETUP}", modules.display());
     (node, chromium)
 }
+
+/// Runs `tests/web/SCRIPT` under node against Chromium with `args`, within 90 s, and returns
+/// the JSON it prints (printed again, pretty, for the test's log).
+pub async fn puppeteer(script: &str, args: &[&str]) -> serde_json::Value {
+    let (node, chromium) = tools();
+    let run = tokio::process::Command::new(node)
+        .arg(repo_root().join("tests/web").join(script))
+        .args(args)
+        .env("CHROMIUM", chromium)
+        .kill_on_drop(true)
+        .output();
+    let done = tokio::time::timeout(Duration::from_secs(90), run).await.unwrap_or_else(|_| panic!("{script} ends")).expect("node starts");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{script} failed: {}\n{stderr}", done.status);
+    let report: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap_or_else(|e| panic!("{script} prints JSON ({e}): {stderr}"));
+    println!("{}", serde_json::to_string_pretty(&report).unwrap());
+    report
+}
