@@ -16,13 +16,24 @@ pub fn fix(evidence: Option<&Evidence>) -> Result<ApplyFix, Refusal> {
 }
 
 /// The derived fix for this attempt, when none was tried on the rule yet.
+/// A plan step that was this very script (made on another target) counts as tried.
 pub fn untried(ctx: &FixContext) -> Option<Result<ApplyFix, Refusal>> {
-    (!Tried::any(&ctx.tried, FixSource::Derived)).then(|| fix(ctx.evidence.as_ref()))
+    if Tried::any(&ctx.tried, FixSource::Derived) {
+        return None;
+    }
+    match fix(ctx.evidence.as_ref()) {
+        Ok(f) if Tried::ran(&ctx.tried, &f.fix_script) => None,
+        derived => Some(derived),
+    }
 }
 
 /// What the stock fix did, for a reason: "no stock fix in the content", or how it ended.
 pub fn stock_story(ctx: &FixContext) -> String {
-    match ctx.tried.iter().rfind(|t| t.source == FixSource::Stock) {
+    let stock = ctx.stock_fix.as_deref().unwrap_or_default();
+    match ctx.tried.iter().rfind(|t| t.source == FixSource::Stock || (!stock.trim().is_empty() && t.fix_script == stock)) {
+        Some(t) if t.source == FixSource::Plan => {
+            format!("the stock fix failed as a plan step ({})", t.verdict.map_or("unfinished", |v| v.as_str()))
+        }
         Some(t) => format!("the stock fix failed ({})", t.verdict.map_or("unfinished", |v| v.as_str())),
         None => "no stock fix in the content".into(),
     }

@@ -59,7 +59,7 @@ impl Worker for StockAgent {
     /// `revert_script` is empty); then the derived fix, once.
     async fn propose(&self, ctx: &FixContext) -> AgentResult<(ApplyFix, FixSource)> {
         let stock = ctx.stock_fix.as_deref().filter(|f| !f.trim().is_empty());
-        if let Some(fix) = stock.filter(|_| !Tried::any(&ctx.tried, FixSource::Stock)) {
+        if let Some(fix) = stock.filter(|f| !Tried::any(&ctx.tried, FixSource::Stock) && !Tried::ran(&ctx.tried, f)) {
             let description = format!("stock fix for {}", ctx.rule_id);
             return Ok(Turn::bare((ApplyFix { fix_script: fix.to_owned(), revert_script: String::new(), description }, FixSource::Stock)));
         }

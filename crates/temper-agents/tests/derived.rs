@@ -43,6 +43,23 @@ async fn stock_offers_the_derived_fix_after_its_own_once() {
     assert!(why.contains("the stock fix failed (still_failing)") && why.contains("the derived fix was tried"), "{why}");
 }
 
+/// On a plan's target: a failed plan step that was the stock fix, or the very derived fix this
+/// target's evidence gives, is not offered again under its own source.
+#[tokio::test]
+async fn a_failed_plan_step_counts_as_the_fix_it_was() {
+    let mut ctx = fix_context();
+    ctx.evidence = Some(evidence("sshd_disable_root_login"));
+    let stock = ctx.stock_fix.clone().unwrap();
+    ctx.tried = vec![tried(FixSource::Plan, Verdict::Regression, &stock)];
+    let (derived, source) = StockAgent.propose(&ctx).await.unwrap().value;
+    assert_eq!(source, FixSource::Derived, "the stock fix failed as the plan's step");
+    ctx.tried = vec![tried(FixSource::Plan, Verdict::StillFailing, "echo another target's fix")];
+    assert_eq!(StockAgent.propose(&ctx).await.unwrap().value.1, FixSource::Stock, "a plan step with another script is no stock try");
+    ctx.tried = vec![tried(FixSource::Plan, Verdict::Regression, &stock), tried(FixSource::Plan, Verdict::Regression, &derived.fix_script)];
+    let Err(AgentError::NoFix(why)) = StockAgent.propose(&ctx).await else { panic!("both fixes failed as plan steps") };
+    assert!(why.contains("the stock fix failed as a plan step (regression)") && why.contains("the derived fix was tried"), "{why}");
+}
+
 #[tokio::test]
 async fn stock_says_why_no_fix_is_derived() {
     let mut ctx = fix_context();

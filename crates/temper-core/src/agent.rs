@@ -73,6 +73,12 @@ impl Tried {
     pub fn any(tried: &[Tried], source: FixSource) -> bool {
         tried.iter().any(|t| t.source == source)
     }
+
+    /// Whether `script` was tried under any source: a plan step carries the stock or derived
+    /// fix it was made from under the source `plan`, and failed it already.
+    pub fn ran(tried: &[Tried], script: &str) -> bool {
+        tried.iter().any(|t| t.fix_script == script)
+    }
 }
 
 /// The Worker's one action: the `apply_fix` tool call, as a typed value.
