@@ -190,6 +190,19 @@ async fn the_playbook_lints_clean_and_applies_the_steps_in_order() {
     assert!(!out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("does not match its sha256 in plan.json"), "{stdout}");
     assert!(!e.log.exists(), "nothing ran");
+
+    // A step that takes effect at boot: a last task reboots the host, only when asked.
+    let mut plan = e.plan.clone();
+    plan.steps[2].needs_reboot = true;
+    let yml = temper_report::plan::playbook(&plan);
+    assert!(yml.contains("ansible.builtin.reboot:") && yml.contains("when: temper_reboot | default(false) | bool"), "{yml}");
+    std::fs::write(e.dir.join("reboot.yml"), yml).unwrap();
+    let lint = ansible("ansible-lint", &["--nocolor", "reboot.yml"], &e.dir);
+    assert!(lint.status.success(), "ansible-lint:\n{:?}", text(&lint));
+    std::fs::write(e.dir.join(&e.plan.steps[1].fix.file), &e.plan.steps[1].fix.text).unwrap();
+    let out = ansible("ansible-playbook", &["-i", "localhost,", "-c", "local", "reboot.yml"], &e.dir);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success() && stdout.contains("skipping: [localhost]"), "not asked, so no reboot:\n{stdout}\n{stderr}");
     took("the_playbook_lints_clean_and_applies_the_steps_in_order", t);
 }
 

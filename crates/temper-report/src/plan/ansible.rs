@@ -1,6 +1,7 @@
 //! `playbook.yml`: the plan as an Ansible playbook, one task per step, in order, tagged with the
 //! rule id, each running the same script as `replay.sh` does. A first task checks every script
-//! against its sha256 on the controller before any step runs.
+//! against its sha256 on the controller before any step runs. Where steps take effect at boot, a
+//! last task reboots the host when asked (`-e temper_reboot=true`), tagged with those rules.
 use temper_core::plan::Plan;
 
 /// The playbook for `plan`; its paths are relative to the plan's folder.
@@ -54,6 +55,18 @@ pub fn playbook(plan: &Plan) -> String {
         line("      changed_when: true");
         line(&format!("      failed_when: {var}.rc is not defined or {var}.rc not in [{}]", codes.join(", ")));
         line(&format!("      tags: [{}, {}]", q(&s.rule), q(s.short_rule())));
+    }
+    let at_boot: Vec<_> = plan.steps.iter().filter(|s| s.needs_reboot).collect();
+    if !at_boot.is_empty() {
+        let ns: Vec<String> = at_boot.iter().map(|s| s.n.to_string()).collect();
+        let tags: Vec<String> = at_boot.iter().flat_map(|s| [q(&s.rule), q(s.short_rule())]).collect();
+        line("");
+        line(&format!("    # Steps {} take effect at boot: reboot before you scan (-e temper_reboot=true reboots here).", ns.join(" ")));
+        line("    - name: Reboot, for the steps that take effect at boot");
+        line("      ansible.builtin.reboot:");
+        line("        reboot_timeout: 1800");
+        line("      when: temper_reboot | default(false) | bool");
+        line(&format!("      tags: [{}]", tags.join(", ")));
     }
     y
 }

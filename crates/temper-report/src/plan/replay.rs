@@ -112,6 +112,11 @@ pub fn replay(origin: &Origin, steps: &[Step]) -> String {
     }
     line("");
     line(&format!("echo \"== done: {} steps\"", steps.len()));
+    let at_boot: Vec<String> = steps.iter().filter(|st| st.needs_reboot).map(|st| st.n.to_string()).collect();
+    if !at_boot.is_empty() {
+        let n = at_boot.len();
+        line(&format!("echo \"== {n} step(s) take effect at boot ({}): reboot before you scan\"", at_boot.join(" ")));
+    }
     s
 }
 
@@ -157,6 +162,38 @@ mod tests {
     fn delimiter_avoids_script_lines() {
         assert_eq!(delimiter("echo hi\n", 1), "TEMPER_FIX_1_END");
         assert_eq!(delimiter("cat <<X\nTEMPER_FIX_2_END\nX\n", 2), "TEMPER_FIX_2_END_");
+    }
+
+    fn step(n: usize, needs_reboot: bool) -> Step {
+        use temper_core::plan::{Script, ScriptKind};
+        let rule = format!("xccdf_org.ssgproject.content_rule_r{n}");
+        Step {
+            n,
+            title: String::new(),
+            source: temper_core::journal::FixSource::Stock,
+            attempt: 1,
+            description: String::new(),
+            fix: Script::new(n, &rule, ScriptKind::Fix, "true\n"),
+            revert: Script::new(n, &rule, ScriptKind::Revert, ""),
+            rule,
+            exit_code: Some(0),
+            accepted_nonzero_exit: false,
+            needs_reboot,
+            evidence_before: None,
+            evidence_after: None,
+        }
+    }
+
+    /// Steps that take effect at boot are named once all ran: rescanning before a reboot would
+    /// find their rules failing.
+    #[test]
+    fn steps_that_need_a_reboot_are_named_at_the_end() {
+        let origin = Origin { run: 1, target: "t".into(), profile: "p".into(), content: "c".into() };
+        let script = replay(&origin, &[step(1, false), step(2, true), step(3, true)]);
+        let tail: Vec<&str> = script.lines().rev().take(2).collect();
+        assert_eq!(tail, ["echo \"== 2 step(s) take effect at boot (2 3): reboot before you scan\"", "echo \"== done: 3 steps\""]);
+        let script = replay(&origin, &[step(1, false)]);
+        assert_eq!(script.lines().last(), Some("echo \"== done: 1 steps\""), "no reboot said when none is needed");
     }
 
     #[test]
