@@ -168,6 +168,26 @@ fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], wall
 }
 
 /// One temper run's figures without oscap's side: its first pass and where its time went.
+/// The fixes in force at the end by where they came from, the rules derived fixes fixed, and
+/// every rule left escalated with its reason (oscap's content has no fix for the derived ones).
+fn by_source(attempts: &[temper_core::journal::Attempt], rows: &[temper_core::journal::Rule]) {
+    let kept: Vec<_> = attempts.iter().filter(|a| a.in_force()).collect();
+    let mut n: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for a in &kept {
+        *n.entry(a.source.as_str()).or_default() += 1;
+    }
+    let counts: Vec<String> = n.iter().map(|(s, k)| format!("{s} {k}")).collect();
+    println!("fixes in force at the end, by source: {}", counts.join(", "));
+    let derived = kept.iter().filter(|a| a.source == temper_core::journal::FixSource::Derived);
+    let derived: Vec<&str> = derived.map(|a| temper_scap::short_rule_id(&a.rule_id)).collect();
+    println!("fixed by derived fixes ({}): {}", derived.len(), derived.join(", "));
+    let escalated: Vec<_> = rows.iter().filter(|r| r.status == RuleStatus::Escalated).collect();
+    println!("escalated ({}):", escalated.len());
+    for r in escalated {
+        println!("  {}: {}", temper_scap::short_rule_id(&r.rule_id), r.reason.as_deref().unwrap_or(""));
+    }
+}
+
 fn solo_figures(events: &[Event], attempts: &[temper_core::journal::Attempt], started_at: &str) {
     if let Some((d, reopened)) = first_pass(started_at, events) {
         println!("temper's first pass (to its first final scan): {:.1}s; that scan reopened {reopened} rules", d.as_secs_f64());
@@ -297,7 +317,9 @@ async fn main() {
         let run = store.latest_run().await.unwrap().expect("no run in this database");
         let events = store.events(run.id, 0).await.unwrap();
         println!("run {} in {}", run.id, db.display());
-        solo_figures(&events, &store.attempts(run.id).await.unwrap(), &run.started_at);
+        let attempts = store.attempts(run.id).await.unwrap();
+        solo_figures(&events, &attempts, &run.started_at);
+        by_source(&attempts, &store.rules(run.id).await.unwrap());
         return;
     }
     let go_on = flag("TEMPER_BENCH_CONTINUE") && saved.exists();
@@ -356,11 +378,6 @@ async fn main() {
     ignore.extend(out_of_scope.iter().cloned());
     failing.retain(|r| !out_of_scope.contains(r));
     println!("{} rules failing at baseline are in scope ({} skipped, waived or deferred by the skill)", failing.len(), out_of_scope.len());
-    let escalated: Vec<String> = rows
-        .iter()
-        .filter(|r| r.status == RuleStatus::Escalated)
-        .map(|r| format!("{}: {}", temper_scap::short_rule_id(&r.rule_id), r.reason.clone().unwrap_or_default()))
-        .collect();
     let batch = store.run(run).await.unwrap().regression_every;
     let count = |kind: EventKind| events.iter().filter(|e| e.kind == kind).count();
     let temper = Outcome {
@@ -373,7 +390,9 @@ async fn main() {
     println!("  temper ran in {segments} segment(s); its wall time is their sum");
     if flag("TEMPER_BENCH_TEMPER_ONLY") {
         println!("temper statuses: {}; rebooted: {}", summary["statuses"], summary["rebooted"]);
-        solo_figures(&events, &store.attempts(run).await.unwrap(), &store.run(run).await.unwrap().started_at);
+        let attempts = store.attempts(run).await.unwrap();
+        solo_figures(&events, &attempts, &store.run(run).await.unwrap().started_at);
+        by_source(&attempts, &rows);
         return;
     }
 
@@ -427,10 +446,9 @@ async fn main() {
         count(EventKind::RegressionFound),
         db.join("temper.db").display()
     );
-    time_table(&events, &store.attempts(run).await.unwrap(), temper_wall);
-    for e in &escalated {
-        println!("  escalated by temper: {e}");
-    }
+    let attempts = store.attempts(run).await.unwrap();
+    time_table(&events, &attempts, temper_wall);
+    by_source(&attempts, &rows);
     let status =
         |r: &String| rows.iter().find(|x| &x.rule_id == r).map(|x| format!("{} {}", x.status, x.reason.clone().unwrap_or_default()));
     for r in oscap.judged.fixed.difference(&temper.judged.fixed) {
