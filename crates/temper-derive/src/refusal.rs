@@ -27,6 +27,8 @@ pub enum Refusal {
     Negated { test: String },
     #[error("variable {var} of test {test} has no value in the evidence")]
     Variable { test: String, var: String },
+    #[error("variable {var} of test {test} has {n} values, any of which meets it: which one to set is a guess")]
+    ManyValues { test: String, var: String, n: usize },
     #[error("test {test} is not in the evidence (cut at its cap)")]
     MissingTest { test: String },
     #[error("test {test}: {why}")]

@@ -5,15 +5,20 @@ use temper_scap::oval::{CollectedItem, Field, Spec, TestEvidence};
 use crate::Refusal;
 
 /// The single value `f` is met by: a literal (`equals`, or a case-insensitive one), a variable's
-/// value, or a regex that only a literal meets (`^no$`, `^(?i)yes(?-i)$`, `^/etc/issue.net$`).
+/// one value, or a regex that only a literal meets (`^no$`, `^(?i)yes(?-i)$`, `^/etc/issue.net$`).
+/// A variable with several values (every account's uid) is met by any of them: no one value.
 pub fn literal(t: &TestEvidence, f: &Field) -> Result<String, Refusal> {
     let value = match &f.var_ref {
-        Some(v) if f.value.is_empty() => t
-            .variables
-            .iter()
-            .find(|(id, _)| id == v)
-            .map(|(_, val)| val.clone())
-            .ok_or_else(|| Refusal::Variable { test: t.id.clone(), var: v.clone() })?,
+        Some(v) if f.value.is_empty() => {
+            let mut values: Vec<&str> = t.variables.iter().filter(|(id, _)| id == v).map(|(_, val)| val.as_str()).collect();
+            values.sort_unstable();
+            values.dedup();
+            match values[..] {
+                [] => return Err(Refusal::Variable { test: t.id.clone(), var: v.clone() }),
+                [one] => one.to_string(),
+                _ => return Err(Refusal::ManyValues { test: t.id.clone(), var: v.clone(), n: values.len() }),
+            }
+        }
         _ => f.value.trim().to_string(),
     };
     match f.operation.as_deref().unwrap_or("equals") {

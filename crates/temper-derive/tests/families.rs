@@ -176,6 +176,20 @@ fn an_unknown_test_kind_is_refused() {
     println!("{r}");
 }
 
+/// `no_files_unowned_by_user` on the VM (`e2e_evidence`): a file whose uid no account has. Its
+/// filter state accepts every account's uid (a variable of 22 values), so chowning the file to
+/// any one of them would be a guess (the first, root, was once taken): refused. The evidence is
+/// the one recorded by that run (`tests/data/evidence`).
+#[test]
+fn a_state_any_of_many_values_meets_is_refused() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/evidence/no_files_unowned_by_user.json");
+    let e: Evidence = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let r = derive(&e).unwrap_err();
+    let var = "oval:ssg-var_no_files_unowned_by_user_uids_list:var:1".to_string();
+    assert_eq!(r, Refusal::ManyValues { test: "oval:ssg-test_no_files_unowned_by_user:tst:1".into(), var, n: 22 });
+    println!("{r}");
+}
+
 #[test]
 fn an_item_in_a_protected_path_is_refused() {
     let mut e = evidence("file_permissions_binary_dirs");
