@@ -15,12 +15,11 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 
 use support::*;
 use temper_core::journal::{Attempt, EventKind, FixSource, RevertMethod, RuleStatus, RunSummary, ScanResult};
-use temper_core::ports::{Exec, Guest, Hypervisor};
+use temper_core::ports::Hypervisor;
 use temper_core::verdict::Verdict;
 use temper_scap::oval::Evidence;
 
@@ -84,47 +83,16 @@ fn full(rule: &str) -> String {
     format!("{PREFIX}{rule}")
 }
 
-fn datastream() -> std::path::PathBuf {
-    temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml")
-}
-
-/// ANSSI high cut by `autotailor` to `RULES` and `PASSING`, so that every scan is short; the
-/// profile's values (kptr_restrict 2, postfix on loopback-only) are the base profile's.
+/// ANSSI high cut to `RULES` and `PASSING`; the profile's values (kptr_restrict 2, postfix on
+/// loopback-only) are the base profile's.
 fn tailoring(dir: &std::path::Path) -> String {
     let keep: Vec<String> = RULES.iter().chain(PASSING.iter()).map(|r| full(r)).collect();
-    let out = dir.join("derived.xml");
-    let mut c = std::process::Command::new("autotailor");
-    c.args(["-p", "temper_derived", "-o"]).arg(&out);
-    for r in temper_scap::read_benchmark(datastream(), Some(ANSSI)).unwrap().selected_rules {
-        if !keep.contains(&r.id) {
-            c.args(["-u", &r.id]);
-        }
-    }
-    assert!(c.arg(datastream()).arg(ANSSI).status().expect("autotailor (openscap-utils): run bash vm/host-deps.sh").success());
-    out.to_str().unwrap().to_string()
+    cut_profile(dir, ANSSI, "derived", &keep)
 }
 
-/// The broken snapshot, named by what breaks it: made from the baseline once, reused by the
-/// second test, which deletes it. The VM is left running in it.
+/// The broken snapshot: made from the baseline once, reused by the second test, which deletes it.
 async fn broken() -> String {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    BREAK.hash(&mut h);
-    let name = format!("temper-e2e-derived-{:08x}", h.finish() as u32);
-    let hv = hypervisor();
-    if hv.snapshot_exists(&name).await.unwrap() {
-        hv.snapshot_revert(&name).await.unwrap();
-    } else {
-        hv.snapshot_revert("baseline").await.unwrap();
-        guest_up().await;
-        let t = Instant::now();
-        // apt in the guest, under TCG: minutes, not `sh`'s 60 s.
-        let out = guest().exec(Exec::script(BREAK).timeout(Duration::from_secs(900))).await.unwrap();
-        assert!(out.success(), "breaking the rules: {}\n{}", out.stdout_str(), out.stderr_str());
-        hv.snapshot_create(&name, "temper e2e: one rule of each derived family broken").await.unwrap();
-        println!("broken snapshot {name} made in {:.0}s", t.elapsed().as_secs_f64());
-    }
-    guest_up().await;
-    name
+    broken_snapshot("derived", BREAK).await
 }
 
 /// Each of `RULES` then `PASSING`, as one independent `oscap xccdf eval` finds it.
@@ -136,10 +104,6 @@ async fn rescan(w: &World, t: &str) -> Vec<String> {
 /// `RULES` with `first`, then `PASSING` passing.
 fn expect(first: &str) -> Vec<&str> {
     [[first; 4], ["pass"; 4]].concat()
-}
-
-async fn guest_up() {
-    guest().reconnect(Duration::from_secs(180)).await.unwrap();
 }
 
 async fn state() -> String {

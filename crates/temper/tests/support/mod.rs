@@ -115,6 +115,50 @@ pub fn hypervisor() -> LibvirtHypervisor {
     LibvirtHypervisor::new(LibvirtConfig::from_env())
 }
 
+/// The host's copy of the guest's datastream (SSG 0.1.76, Debian 12).
+pub fn datastream() -> PathBuf {
+    temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml")
+}
+
+/// `profile` cut by `autotailor` (openscap-utils) to `keep` (full rule ids), as profile
+/// `temper_<id>`, written under `dir`; returns the file's path. Every scan of it is short.
+pub fn cut_profile(dir: &Path, profile: &str, id: &str, keep: &[String]) -> String {
+    let out = dir.join(format!("{id}.xml"));
+    let mut c = Command::new("autotailor");
+    c.args(["-p", &format!("temper_{id}"), "-o"]).arg(&out);
+    for r in temper_scap::read_benchmark(datastream(), Some(profile)).unwrap().selected_rules {
+        if !keep.contains(&r.id) {
+            c.args(["-u", &r.id]);
+        }
+    }
+    assert!(c.arg(datastream()).arg(profile).status().expect("autotailor (openscap-utils): run bash vm/host-deps.sh").success());
+    out.to_str().unwrap().to_string()
+}
+
+/// A snapshot of the baseline broken by `script` (run as root), named `temper-e2e-<tag>-` and the
+/// script's hash: made once, reverted to when it exists. The VM is left running in it.
+pub async fn broken_snapshot(tag: &str, script: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    script.hash(&mut h);
+    let name = format!("temper-e2e-{tag}-{:08x}", h.finish() as u32);
+    let hv = hypervisor();
+    if hv.snapshot_exists(&name).await.unwrap() {
+        hv.snapshot_revert(&name).await.unwrap();
+    } else {
+        hv.snapshot_revert("baseline").await.unwrap();
+        guest().reconnect(Duration::from_secs(180)).await.unwrap();
+        let t = std::time::Instant::now();
+        // apt in the guest, under TCG: minutes, not `sh`'s 60 s.
+        let out = guest().exec(Exec::script(script).timeout(Duration::from_secs(900))).await.unwrap();
+        assert!(out.success(), "breaking the rules: {}\n{}", out.stdout_str(), out.stderr_str());
+        hv.snapshot_create(&name, &format!("temper e2e: {tag}, broken")).await.unwrap();
+        println!("broken snapshot {name} made in {:.0}s", t.elapsed().as_secs_f64());
+    }
+    guest().reconnect(Duration::from_secs(180)).await.unwrap();
+    name
+}
+
 /// Fails loudly when the VM is not there: these tests need the real one.
 pub async fn require_vm() {
     let hv = hypervisor();
