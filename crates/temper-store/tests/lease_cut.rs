@@ -14,10 +14,12 @@ use temper_core::ports::Clock;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_driver_cut_off_from_postgres_gives_its_run_up_once_its_lease_runs_out() {
     let url = temper_store::testing::scratch_database(&temper_store::testing::server_url(), "temper_store_cut").await.unwrap();
-    let direct = Store::open(&url).await.unwrap();
+    // Each run's events.jsonl goes to a folder of the test's, not the crate's `.temper`.
+    let runs = tempfile::tempdir().unwrap();
+    let direct = Store::open(&url).await.unwrap().with_runs_dir(runs.path());
     let run = direct.create_run(&new_run()).await.unwrap();
     let (relayed, wire) = temper_store::testing::relay(&url).await.unwrap();
-    let cut_off: Arc<dyn Journal> = Arc::new(Store::open(&relayed).await.unwrap());
+    let cut_off: Arc<dyn Journal> = Arc::new(Store::open(&relayed).await.unwrap().with_runs_dir(runs.path()));
     let lease = Lease::take(cut_off, run, Arc::new(Clock::default())).await.unwrap();
 
     let cut = Instant::now();
