@@ -38,6 +38,8 @@ async function main() {
     await page.evaluate(() => { window.__marker = 'same page'; });
     await page.waitForSelector('#live[data-connected="yes"]', { timeout: 15000 });
     const before = await page.$eval('#phase', (el) => el.textContent);
+    const chartTitle = () => (document.querySelector('#chart svg > title') || {}).textContent || '';
+    const chartBefore = await page.evaluate(chartTitle);
     console.log('loaded');
 
     await page.waitForFunction(
@@ -45,7 +47,10 @@ async function main() {
         && [...document.querySelectorAll('#events td')].some((td) => td.textContent === 'regression_check'),
       { timeout: 20000 },
     );
+    await page.waitForSelector('#chart[data-redraws]', { timeout: 20000 });
     const live = await page.evaluate(() => ({
+      chart: (document.querySelector('#chart svg > title') || {}).textContent || '',
+      chart_redraws: Number(document.getElementById('chart').dataset.redraws || 0),
       marker: window.__marker,
       navigations: performance.getEntriesByType('navigation').length,
       phase: document.getElementById('phase').textContent,
@@ -63,7 +68,7 @@ async function main() {
     rulePage.title = await page.$eval('p.title', (el) => el.textContent);
     await page.screenshot({ path: screenshot, fullPage: true });
 
-    console.log(JSON.stringify({ before, live, run_page: runPage, rule_page: rulePage, errors }));
+    console.log(JSON.stringify({ before, chart_before: chartBefore, live, run_page: runPage, rule_page: rulePage, errors }));
   } finally {
     await browser.close();
   }

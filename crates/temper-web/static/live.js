@@ -1,5 +1,7 @@
 // The run page, kept live: server-sent events from /runs/{id}/events update it in place.
-// Every value goes in as text (textContent), never as markup.
+// Every value goes in as text (textContent), never as markup; the one exception is the progress
+// chart, fetched again from this server as the markup it renders for the page (every value in it
+// escaped there), parsed inert and swapped in whole.
 'use strict';
 (function () {
   const root = document.getElementById('live');
@@ -50,8 +52,28 @@
     if (s.status === 'finished' || s.status === 'failed') { source.close(); text('conn', ''); }
   });
 
+  // The kinds of event that move the chart: a verdict, a scan's score, a fix lost.
+  const charted = new Set(['verdict', 'scan', 'reboot_blamed', 'regression_found']);
+  const chart = byId('chart');
+  let redraw = null;
+  const refreshChart = () => {
+    if (!chart || redraw) return;
+    redraw = setTimeout(() => {
+      redraw = null;
+      fetch(chart.dataset.src, { credentials: 'same-origin' })
+        .then((r) => (r.ok ? r.text() : Promise.reject(new Error('chart: ' + r.status))))
+        .then((html) => {
+          const doc = new DOMParser().parseFromString(html, 'text/html');
+          chart.replaceChildren(...[...doc.body.childNodes].map((n) => document.importNode(n, true)));
+          chart.dataset.redraws = String(Number(chart.dataset.redraws || 0) + 1);
+        })
+        .catch(() => {});
+    }, 500);
+  };
+
   source.addEventListener('event', (m) => {
     const e = JSON.parse(m.data);
+    if (charted.has(e.kind)) refreshChart();
     const tr = document.createElement('tr');
     for (const value of [e.id, e.ts, e.kind]) {
       const td = document.createElement('td');

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::{Value, json};
+use temper_core::verdict::Verdict;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{ChildStdout, Command};
 
@@ -44,6 +45,9 @@ async fn a_live_run_page_and_a_rule_page_in_chromium() {
     // The run goes on while the page is open: a new phase and rule, events, one of them hostile.
     f.store.set_phase(f.run, Phase::Regression, Some(FIXED)).await.unwrap();
     f.store.event(f.run, Some(HOSTILE), &EventData::Reflect { distilled: hostile(), banned: None, tips: 0 }).await.unwrap();
+    // A rule fixed while the page is open: the chart is drawn again, with one more.
+    let verdict = EventData::Verdict { attempt: Some(1), verdict: Verdict::Fixed, reason: "the rule passes".into() };
+    f.store.event(f.run, Some(FIXED), &verdict).await.unwrap();
     f.store
         .event(f.run, None, &EventData::RegressionCheck { fixes: 1, rules: 2, watched: 0, failed: vec![], secs: 1.0, stalls: 0, every: 1 })
         .await
@@ -64,6 +68,11 @@ async fn a_live_run_page_and_a_rule_page_in_chromium() {
     assert_eq!(live["marker"], "same page", "the page was not reloaded");
     assert_eq!(live["navigations"], 1);
     assert!(live["updates"].as_u64().unwrap() >= 2, "a state on connect, then one for the change");
+    let (before, after) = (report["chart_before"].as_str().unwrap(), live["chart"].as_str().unwrap());
+    assert!(live["chart_redraws"].as_u64().unwrap() >= 1, "the chart was fetched again");
+    // "Progress: N rules fixed…"; no title while nothing was drawn.
+    let fixed = |title: &str| if title.is_empty() { Some(0) } else { title.split(' ').nth(1).and_then(|n| n.parse::<usize>().ok()) };
+    assert_eq!(fixed(after), fixed(before).map(|n| n + 1), "one more rule fixed on the chart: {before:?} → {after:?}");
 
     // Nothing hostile ran or became markup; it shows as text, and no policy had to block anything.
     for (name, page) in [("run", &report["run_page"]), ("rule", &report["rule_page"])] {

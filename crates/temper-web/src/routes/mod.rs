@@ -24,6 +24,7 @@ pub fn router(state: AppState, token: Option<Token>) -> Router {
         // Fleets, once they exist, get their pages beside the runs: `/fleets`, `/fleets/{id}`.
         .route("/runs/{id}", get(runs::show))
         .route("/runs/{id}/events", get(sse::events))
+        .route("/runs/{id}/chart", get(runs::chart))
         .route("/runs/{id}/rules/{rule_id}", get(rule::show))
         .route("/runs/{id}/report.{ext}", get(report::download))
         .route("/static/{file}", get(assets::file))

@@ -64,6 +64,13 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Qu
     app.pages.render("run.html", RunPage { run, p, rules, total, filter, chart, plan, events, last_event, formats })
 }
 
+/// The progress chart alone, as the run page has it: the live page fetches it again as the run
+/// goes on.
+pub async fn chart(State(app): State<AppState>, Path(id): Path<i64>) -> Result<Html<String>, WebError> {
+    app.run(id).await?;
+    Ok(Html(chart::svg(&Chart::of(&app.journal.events(id, 0).await?))))
+}
+
 #[derive(Serialize)]
 struct RunPage {
     run: Run,
