@@ -85,6 +85,11 @@ pub async fn run(config: &Config, args: EnrollArgs) -> anyhow::Result<u8> {
     }
     if !missing.is_empty() {
         temper_target::prepare(&disk, &harness, &found).await?;
+        // Said only once the image is looked at again: virt-customize can succeed and add nothing.
+        let still = temper_target::inspect(&disk, &harness).await?.missing();
+        if !still.is_empty() {
+            bail!("{} still lacks {} after virt-customize was run to add it: see its output above", disk.display(), still.join(", "));
+        }
         println!("added: {}", missing.join(", "));
     }
     if args.image.is_some() {
