@@ -29,7 +29,7 @@ on_exit() {
 }
 trap on_exit EXIT
 phase vm-setup
-TEMPER_CARGO_PROFILE=dev bash vm/setup.sh
+TEMPER_SETUP_BUILD=0 bash vm/setup.sh   # temper is built once, below, and doctor runs after it
 phase report-setup
 bash tests/report/setup.sh
 bash tests/plan/setup.sh
@@ -45,16 +45,19 @@ stops=(tests/llm/stop-qwen.sh tests/pg/stop.sh)
 # the work of one (`cargo bench -p temper --bench lanes`). SECOND's suites use temper-test2, every
 # other test temper-test; inside each binary one test at a time (its tests share the guest).
 # Every test binary is built once, with the workspace's features, and run as built: a
-# `cargo test -p X` or `--exclude X` would build crates again with another feature set.
+# `cargo test -p X` or `--exclude X` would build crates again with another feature set. So is the
+# real-model smoke test (its feature only enables that target) and the temper that doctor runs.
 phase build
 SECOND=(e2e_reboot e2e_llm e2e_enroll e2e_plan e2e_tailoring)
 uplog=$(mktemp)
 bash vm/up.sh temper-test2 2223 >"$uplog" 2>&1 &   # boots while the tests build
 up=$!
 bins=$(mktemp)
-cargo test --workspace --no-run --message-format=json-render-diagnostics | python3 tests/test-bins.py >"$bins"
+cargo test --workspace --features temper-agents/real-model --no-run --message-format=json-render-diagnostics |
+  python3 tests/test-bins.py >"$bins"
 wait $up || { cat "$uplog"; exit 1; }
 rm -f "$uplog"
+target/debug/temper doctor
 # suite PKG NAME [ARGS]: runs test binary NAME of package PKG from the package's directory, as
 # `cargo test` would (default one test at a time), and prints its time as `suite PKG/NAME: Ns`.
 suite() {
@@ -79,9 +82,9 @@ suites() {
 crate_tests() {
   local rc=0 pkg name
   while IFS=$'\t' read -r pkg name _; do
-    [ "$pkg" = temper ] || suite "$pkg" "$name" || rc=1
+    [ "$pkg" = temper ] || [ "$pkg/$name" = temper-agents/real_model ] || suite "$pkg" "$name" || rc=1
   done < <(sort "$bins")
-  cargo test --workspace --doc || rc=1
+  cargo test --workspace --features temper-agents/real-model --doc || rc=1
   return $rc
 }
 first=(temper)
@@ -111,7 +114,7 @@ phase fleet
 stops=(tests/sshd/stop.sh "${stops[@]}")
 suite temper e2e_fleet --ignored --exact workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_another --test-threads=1 || failed
 phase smoke
-TEMPER_LLM_SMOKE_URL=http://127.0.0.1:8089 cargo test -p temper-agents --features real-model --test real_model -- --nocapture --test-threads=1 || failed
+TEMPER_LLM_SMOKE_URL=http://127.0.0.1:8089 suite temper-agents real_model --nocapture --test-threads=1 || failed
 phase
 rm -f "$bins"
 exit $status
