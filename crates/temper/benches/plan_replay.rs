@@ -13,10 +13,13 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use temper_core::checks;
-use temper_core::plan::Plan;
+use temper_core::plan::{Plan, at_boot};
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::scan::Scanner;
 use temper_scap::Outcome;
+#[path = "../tests/support/ansible.rs"]
+mod ansible;
+
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
 const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
@@ -61,17 +64,8 @@ impl Bench {
 
     /// `ansible-playbook -i inventory playbook.yml` from the plan's folder.
     fn ansible(&self) -> Result<(), String> {
-        let ssh = SshConfig::from_env().unwrap();
         let inv = std::env::temp_dir().join(format!("temper-plan-bench-{}.ini", std::process::id()));
-        let line = format!(
-            "[guest]\ntarget ansible_host={} ansible_port={} ansible_user={} ansible_ssh_private_key_file={} \
-             ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\n",
-            ssh.host,
-            ssh.port,
-            ssh.user,
-            ssh.key_path.display()
-        );
-        std::fs::write(&inv, line).unwrap();
+        ansible::inventory(&inv, "target");
         let out = Command::new("ansible-playbook")
             .arg("-i")
             .arg(&inv)
@@ -97,7 +91,7 @@ impl Bench {
             return;
         }
         let mut reboot = 0.0;
-        if self.plan.steps.iter().any(|s| s.needs_reboot) {
+        if at_boot(&self.plan.steps).next().is_some() {
             let t = Instant::now();
             self.hv.power_cycle(Duration::from_secs(90)).await.unwrap();
             self.guest.reconnect(Duration::from_secs(600)).await.expect("the guest boots after the plan");
@@ -139,9 +133,9 @@ async fn main() {
     let scanner = Scanner::new(DS, plan.header.profile.clone());
     let hv = LibvirtHypervisor::new(LibvirtConfig::from_env());
     let guest = SshGuest::new(SshConfig::from_env().unwrap()).unwrap();
-    let at_boot = plan.steps.iter().filter(|s| s.needs_reboot).count();
+    let booting = at_boot(&plan.steps).count();
     println!(
-        "plan of run {} ({}): {} steps, {at_boot} of them at boot, on {}",
+        "plan of run {} ({}): {} steps, {booting} of them at boot, on {}",
         plan.header.source.run,
         plan.header.profile,
         plan.steps.len(),

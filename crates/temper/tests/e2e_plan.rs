@@ -4,15 +4,15 @@
 //! `oscap xccdf eval` finds every rule the run fixed passing, and the guest is healthy.
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use support::ansible::inventory;
 use support::*;
 use temper_core::journal::{EventKind, FixSource, RuleStatus};
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::verdict::Verdict;
-use temper_target::SshConfig;
 
 const RULES: [&str; 4] =
     ["sysctl_fs_suid_dumpable", "sysctl_kernel_randomize_va_space", "file_permissions_systemmap", "sshd_disable_root_login"];
@@ -32,21 +32,6 @@ async fn root(exec: Exec) -> String {
     let said = format!("{}\n{}", out.stdout_str(), out.stderr_str());
     assert_eq!(out.exit_code, Some(0), "`{argv}` in the guest:\n{said}");
     said
-}
-
-fn inventory(dir: &Path) -> std::path::PathBuf {
-    let ssh = SshConfig::from_env().unwrap();
-    let line = format!(
-        "[guest]\ntemper-test ansible_host={} ansible_port={} ansible_user={} ansible_ssh_private_key_file={} \
-         ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\n",
-        ssh.host,
-        ssh.port,
-        ssh.user,
-        ssh.key_path.display()
-    );
-    let path = dir.join("inventory");
-    std::fs::write(&path, line).unwrap();
-    path
 }
 
 /// A stock `--rules` run over `RULES` that fixes them all, and its plan exported: the plan's
@@ -90,7 +75,7 @@ async fn the_exported_plan_reproduces_the_run_with_bash_and_with_ansible() {
     // Ansible, from the baseline again.
     at_baseline(&w).await;
     let played = Instant::now();
-    let inv = inventory(w.dir.path());
+    let inv = inventory(&w.dir.path().join("inventory"), "temper-test");
     let out = Command::new("ansible-playbook")
         .arg("-i")
         .arg(&inv)

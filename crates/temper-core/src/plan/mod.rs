@@ -112,6 +112,11 @@ impl Step {
     }
 }
 
+/// The steps that take effect at boot, in order: the exports reboot, or say to, after them.
+pub fn at_boot(steps: &[Step]) -> impl Iterator<Item = &Step> {
+    steps.iter().filter(|s| s.needs_reboot)
+}
+
 /// A plan step as a run applies it (`temper run --plan`): offered before the Architect is asked,
 /// in the plan's order, once per rule; a failing one leaves its rule to the normal loop.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,7 +2,7 @@
 //! rule id, each running the same script as `replay.sh` does. A first task checks every script
 //! against its sha256 on the controller before any step runs. Where steps take effect at boot, a
 //! last task reboots the host when asked (`-e temper_reboot=true`), tagged with those rules.
-use temper_core::plan::Plan;
+use temper_core::plan::{Plan, at_boot};
 
 /// The playbook for `plan`; its paths are relative to the plan's folder.
 pub fn playbook(plan: &Plan) -> String {
@@ -56,7 +56,7 @@ pub fn playbook(plan: &Plan) -> String {
         line(&format!("      failed_when: {var}.rc is not defined or {var}.rc not in [{}]", codes.join(", ")));
         line(&format!("      tags: [{}, {}]", q(&s.rule), q(s.short_rule())));
     }
-    let at_boot: Vec<_> = plan.steps.iter().filter(|s| s.needs_reboot).collect();
+    let at_boot: Vec<_> = at_boot(&plan.steps).collect();
     if !at_boot.is_empty() {
         let ns: Vec<String> = at_boot.iter().map(|s| s.n.to_string()).collect();
         let tags: Vec<String> = at_boot.iter().flat_map(|s| [q(&s.rule), q(s.short_rule())]).collect();

@@ -1,5 +1,5 @@
 //! `README.md`: what the plan is, where it came from, and how to apply it each way.
-use temper_core::plan::Plan;
+use temper_core::plan::{Plan, at_boot};
 
 pub fn readme(plan: &Plan) -> String {
     let h = &plan.header;
@@ -52,7 +52,7 @@ pub fn readme(plan: &Plan) -> String {
           **With Ansible**, from this folder, on the hosts of an inventory (sudo on each):\n\n\
           ```bash\nansible-playbook -i inventory playbook.yml            # every step\n\
           ansible-playbook -i inventory playbook.yml --tags RULE  # one rule's step\n```\n\n";
-    if plan.steps.iter().any(|s| s.needs_reboot) {
+    if at_boot(&plan.steps).next().is_some() {
         r += "Some steps need a reboot to take effect (marked below): reboot the machine before you scan it.\n\n";
     }
     r += "## Steps\n\n| # | rule | source | exit code | reboot |\n|---|---|---|---|---|\n";

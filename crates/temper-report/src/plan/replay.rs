@@ -8,7 +8,7 @@
 //! with that very exit code (its checks passed despite it).
 
 use temper_core::journal::Run;
-use temper_core::plan::{Plan, Step};
+use temper_core::plan::{Plan, Step, at_boot};
 
 /// Where the steps came from, for the script's comments.
 #[derive(Debug, Clone)]
@@ -112,7 +112,7 @@ pub fn replay(origin: &Origin, steps: &[Step]) -> String {
     }
     line("");
     line(&format!("echo \"== done: {} steps\"", steps.len()));
-    let at_boot: Vec<String> = steps.iter().filter(|st| st.needs_reboot).map(|st| st.n.to_string()).collect();
+    let at_boot: Vec<String> = at_boot(steps).map(|st| st.n.to_string()).collect();
     if !at_boot.is_empty() {
         let n = at_boot.len();
         line(&format!("echo \"== {n} step(s) take effect at boot ({}): reboot before you scan\"", at_boot.join(" ")));

@@ -13,6 +13,7 @@ use temper_mockllm::{MockLlm, Scripted};
 use temper_store::Store;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
+pub mod ansible;
 mod otlp;
 #[allow(unused_imports)] // each test binary uses some of it
 pub use otlp::{Attr, OtlpSink, Span, otlp_sink};
