@@ -310,8 +310,10 @@ pub struct Finding {
     pub expected: String,
 }
 
-/// Items a finding names; values are cut to [`FINDING_VALUE`] characters.
+/// Items a finding names, and fields of each (a systemd unit's item has one per dependency, 90
+/// on the test VM's `multi-user.target`); values are cut to [`FINDING_VALUE`] characters.
 const FINDING_ITEMS: usize = 3;
+const FINDING_FIELDS: usize = 8;
 const FINDING_VALUE: usize = 160;
 
 impl Evidence {
@@ -335,7 +337,13 @@ fn finding(t: &TestEvidence) -> Finding {
         let items: Vec<String> = shown
             .iter()
             .take(FINDING_ITEMS)
-            .map(|i| i.fields.iter().map(|(k, v)| format!("{k}={:?}", cut(v))).collect::<Vec<_>>().join(" "))
+            .map(|i| {
+                let mut f: Vec<String> = i.fields.iter().take(FINDING_FIELDS).map(|(k, v)| format!("{k}={:?}", cut(v))).collect();
+                if i.fields.len() > FINDING_FIELDS {
+                    f.push(format!("and {} more fields", i.fields.len() - FINDING_FIELDS));
+                }
+                f.join(" ")
+            })
             .collect();
         let more = t.items_total.max(shown.len()).saturating_sub(FINDING_ITEMS);
         items.join("; ") + &if more > 0 { format!("; and {more} more") } else { String::new() }
@@ -435,7 +443,14 @@ mod tests {
         assert_eq!(f[0].found, "filepath=\"/usr/bin/bad\\u{1b}\" user_id=\"1000\"", "the bad item only, control characters escaped");
         assert_eq!(f[0].expected, "all of the items to have user_id = \"0\"");
         assert_eq!(f[0].object, "path = \"/usr/bin\"");
-        let none = Evidence { tests: vec![test(DefinitionResult::False, vec![])], ..e };
+        let none = Evidence { tests: vec![test(DefinitionResult::False, vec![])], ..e.clone() };
         assert_eq!(none.findings()[0].found, "nothing (complete)");
+        // A unit with 90 dependencies: the first few, then how many more.
+        let mut unit = item("/x", "0", DefinitionResult::False);
+        unit.fields = (0..90).map(|n| ("dependency".to_string(), format!("u{n}.service"))).collect();
+        let many = Evidence { tests: vec![test(DefinitionResult::False, vec![unit])], ..e };
+        let found = &many.findings()[0].found;
+        assert!(found.starts_with("dependency=\"u0.service\" dependency=\"u1.service\""), "{found}");
+        assert!(found.ends_with("dependency=\"u7.service\" and 82 more fields"), "{found}");
     }
 }
