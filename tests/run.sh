@@ -48,12 +48,13 @@ stops=(tests/llm/stop-qwen.sh tests/pg/stop.sh)
 # `cargo test -p X` or `--exclude X` would build crates again with another feature set. So is the
 # real-model smoke test (its feature only enables that target) and the temper that doctor runs.
 phase build
+features=(--features temper-agents/real-model)   # the one feature set of every cargo call below
 SECOND=(e2e_reboot e2e_llm e2e_enroll e2e_plan e2e_tailoring)
 uplog=$(mktemp)
 bash vm/up.sh temper-test2 2223 >"$uplog" 2>&1 &   # boots while the tests build
 up=$!
 bins=$(mktemp)
-cargo test --workspace --features temper-agents/real-model --no-run --message-format=json-render-diagnostics |
+cargo test --workspace "${features[@]}" --no-run --message-format=json-render-diagnostics |
   python3 tests/test-bins.py >"$bins"
 wait $up || { cat "$uplog"; exit 1; }
 rm -f "$uplog"
@@ -84,7 +85,7 @@ crate_tests() {
   while IFS=$'\t' read -r pkg name _; do
     [ "$pkg" = temper ] || [ "$pkg/$name" = temper-agents/real_model ] || suite "$pkg" "$name" || rc=1
   done < <(sort "$bins")
-  cargo test --workspace --features temper-agents/real-model --doc || rc=1
+  cargo test --workspace "${features[@]}" --doc || rc=1
   return $rc
 }
 first=(temper)

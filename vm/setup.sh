@@ -10,7 +10,7 @@ bash vm/up.sh
 # tests/run.sh builds temper in its own build, with the tests' features, and runs doctor after it
 # (TEMPER_SETUP_BUILD=0): a `-p temper` build has other features and compiles 61 crates again.
 if [ "${TEMPER_SETUP_BUILD:-1}" = 0 ]; then exit 0; fi
-# The tests build the dev profile (TEMPER_CARGO_PROFILE=dev) rather than compile everything twice.
+# TEMPER_CARGO_PROFILE=dev builds target/debug/temper instead of release.
 profile=${TEMPER_CARGO_PROFILE:-release}
 log "building temper ($profile)"
 cargo build --profile "$profile" -q -p temper

@@ -17,10 +17,10 @@ use temper_core::plan::{Plan, at_boot};
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::scan::Scanner;
 use temper_scap::Outcome;
+use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
+
 #[path = "../tests/support/ansible.rs"]
 mod ansible;
-
-use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
 const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
 const HEALTH: &str = "/usr/local/bin/mission-healthcheck";
