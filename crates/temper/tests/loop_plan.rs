@@ -191,9 +191,18 @@ async fn the_playbook_lints_clean_and_applies_the_steps_in_order() {
     assert!(stdout.contains("does not match its sha256 in plan.json"), "{stdout}");
     assert!(!e.log.exists(), "nothing ran");
 
-    // A step that takes effect at boot: a last task reboots the host, only when asked.
+    // Steps that take effect at boot: a last task reboots the host, only when asked. Long
+    // descriptions and many at-boot rules still fit ansible-lint's line length (ANSSI's did not).
     let mut plan = e.plan.clone();
-    plan.steps[2].needs_reboot = true;
+    for s in plan.steps.iter_mut() {
+        s.needs_reboot = true;
+        s.description = format!("{} {}", "a long word list ".repeat(20), "x".repeat(300));
+    }
+    for _ in 0..20 {
+        let mut more = plan.steps[2].clone();
+        more.n = plan.steps.len() + 1;
+        plan.steps.push(more);
+    }
     let yml = temper_report::plan::playbook(&plan);
     assert!(yml.contains("ansible.builtin.reboot:") && yml.contains("when: temper_reboot | default(false) | bool"), "{yml}");
     std::fs::write(e.dir.join("reboot.yml"), yml).unwrap();

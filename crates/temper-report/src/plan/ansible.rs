@@ -14,7 +14,8 @@ pub fn playbook(plan: &Plan) -> String {
     };
     line("---");
     line(&format!("# temper run {}'s proven plan: {} fixes, in the order the run kept them.", h.source.run, plan.steps.len()));
-    line(&format!("# Profile {}; content {} {}.", one_line(&h.profile), one_line(&h.content.datastream), one_line(&h.content.version)));
+    let from = format!("Profile {}; content {} {}.", h.profile, h.content.datastream, h.content.version);
+    comment("", &from).iter().for_each(|l| line(l));
     line("# Apply: ansible-playbook -i inventory playbook.yml    (one rule: --tags RULE_ID)");
     line("# The first task checks every step's script against its sha256 (as in plan.json) on the");
     line("# controller; a changed script stops the play before any step runs. A step passes with exit");
@@ -46,7 +47,8 @@ pub fn playbook(plan: &Plan) -> String {
         let var = format!("temper_step_{}", s.n);
         let codes: Vec<String> = s.accepted_exit_codes().iter().map(i64::to_string).collect();
         line("");
-        line(&format!("    # {} (source {}, attempt {}): {}", one_line(&s.title), s.source, s.attempt, one_line(&s.description)));
+        let about = format!("{} (source {}, attempt {}): {}", s.title, s.source, s.attempt, s.description);
+        comment("    ", &about).iter().for_each(|l| line(l));
         line(&format!("    - name: {}", q(&format!("Step {}: {}", s.n, s.short_rule()))));
         line("      ansible.builtin.script:");
         line(&format!("        cmd: {}", q(&s.fix.file)));
@@ -54,21 +56,51 @@ pub fn playbook(plan: &Plan) -> String {
         line(&format!("      register: {var}"));
         line("      changed_when: true");
         line(&format!("      failed_when: {var}.rc is not defined or {var}.rc not in [{}]", codes.join(", ")));
-        line(&format!("      tags: [{}, {}]", q(&s.rule), q(s.short_rule())));
+        tags(&[q(&s.rule), q(s.short_rule())]).iter().for_each(|l| line(l));
     }
     let at_boot: Vec<_> = at_boot(&plan.steps).collect();
     if !at_boot.is_empty() {
         let ns: Vec<String> = at_boot.iter().map(|s| s.n.to_string()).collect();
-        let tags: Vec<String> = at_boot.iter().flat_map(|s| [q(&s.rule), q(s.short_rule())]).collect();
+        let rules: Vec<String> = at_boot.iter().flat_map(|s| [q(&s.rule), q(s.short_rule())]).collect();
         line("");
-        line(&format!("    # Steps {} take effect at boot: reboot before you scan (-e temper_reboot=true reboots here).", ns.join(" ")));
+        let why = format!("Steps {} take effect at boot: reboot before you scan (-e temper_reboot=true reboots here).", ns.join(" "));
+        comment("    ", &why).iter().for_each(|l| line(l));
         line("    - name: Reboot, for the steps that take effect at boot");
         line("      ansible.builtin.reboot:");
         line("        reboot_timeout: 1800");
         line("      when: temper_reboot | default(false) | bool");
-        line(&format!("      tags: [{}]", tags.join(", ")));
+        tags(&rules).iter().for_each(|l| line(l));
     }
     y
+}
+
+/// ansible-lint's limit is 160 columns; a comment wraps well inside it.
+const WIDTH: usize = 120;
+
+/// `text` as comment lines at `indent`, wrapped at `WIDTH`; a longer word is cut.
+fn comment(indent: &str, text: &str) -> Vec<String> {
+    let room = WIDTH - indent.len() - 2;
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        let chars: Vec<char> = word.chars().collect();
+        for piece in chars.chunks(room).map(|c| c.iter().collect::<String>()) {
+            if !cur.is_empty() && cur.chars().count() + 1 + piece.chars().count() > room {
+                lines.push(std::mem::take(&mut cur));
+            }
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(&piece);
+        }
+    }
+    lines.push(cur);
+    lines.into_iter().map(|l| format!("{indent}# {l}").trim_end().to_string()).collect()
+}
+
+/// A task's `tags`, one per line (a step's rule id, and every at-boot rule on the reboot task).
+fn tags(quoted: &[String]) -> Vec<String> {
+    std::iter::once("      tags:".to_string()).chain(quoted.iter().map(|t| format!("        - {t}"))).collect()
 }
 
 /// A YAML double-quoted scalar (JSON's string syntax is YAML's).
@@ -80,6 +112,17 @@ fn short(id: &str) -> &str {
     id.strip_prefix("xccdf_org.ssgproject.content_profile_").unwrap_or(id)
 }
 
-fn one_line(s: &str) -> String {
-    s.replace(['\n', '\r'], " ")
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_comment_wraps_inside_the_width_and_keeps_every_word() {
+        let text = format!("one two\nthree {} four", "x".repeat(300));
+        let lines = comment("    ", &text);
+        assert!(lines.iter().all(|l| l.chars().count() <= WIDTH && l.starts_with("    # ")), "{lines:#?}");
+        let back: String = lines.iter().map(|l| l.trim_start_matches("    # ")).collect::<Vec<_>>().join(" ");
+        assert_eq!(back.replace(' ', ""), text.split_whitespace().collect::<String>());
+        assert_eq!(lines.len(), 4, "{lines:#?}");
+    }
 }
