@@ -3,6 +3,7 @@
 //! whose check the tier cannot meet is escalated with the reason.
 mod sim;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
 
@@ -113,4 +114,63 @@ async fn a_stock_fix_undone_at_boot_is_followed_by_the_derived_fix() {
     assert_eq!(summary.rebooted, Some(true));
     assert_eq!(sim.guest.result(ASLR), Some(Outcome::Pass));
     took("a_stock_fix_undone_at_boot_is_followed_by_the_derived_fix", t);
+}
+
+/// Rules escalated with no fix to try run nothing on the guest, so one rescan looks ahead to the
+/// open untried rules like them (no stock fix): each is worked from that rescan's evidence, a
+/// derived fix included, not from a rescan of its own. The skill here lets the partition rules
+/// in (its own skips them), first: the content has no fix for them and their checks none to derive.
+#[tokio::test]
+async fn rules_with_no_fix_to_try_share_one_rescan_for_their_evidence() {
+    let t = Instant::now();
+    let parts = ["partition_for_home", "partition_for_tmp", "partition_for_var", "partition_for_var_log", "partition_for_var_log_audit"];
+    let mut sim = Sim::new("derived-ahead").await;
+    sim.with_oval();
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../skills/debian12-anssi");
+    std::process::Command::new("cp").arg("-r").arg(&src).arg(dir.path()).status().unwrap();
+    let skill = dir.path().join("debian12-anssi");
+    let toml = std::fs::read_to_string(skill.join("skill.toml")).unwrap();
+    let skip = "[[skip]]\nrule = \"partition_for_.*\"\n";
+    assert!(toml.contains(skip), "the skill skips partitioning");
+    let toml = toml
+        .replace(skip, "[[skip]]\nrule = \"no_such_rule\"\n")
+        .replace("risk_order = [\n", "risk_order = [\n  \"partition_for_home\",\n  \"partition_.*\",\n");
+    std::fs::write(skill.join("skill.toml"), toml).unwrap();
+    sim.skill = temper_core::skill::Skill::load(&skill).unwrap();
+    sim.settings.rules = parts.iter().chain(&[CRON, RSYSLOG]).map(|r| r.to_string()).collect();
+    sim.guest.oval_results(CRON, &recorded(CRON));
+    let derived = temper_derive::derive(&evidence(CRON)).unwrap();
+    sim.guest.stock_fix(&derived.fix_script, vec![Effect::Pass(full(CRON))]);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+
+    for r in parts.iter().chain(&[RSYSLOG]) {
+        let rule = sim.rule(run, r).await;
+        assert_eq!(rule.status, RuleStatus::Escalated, "{r}: {summary:?}");
+        assert!(rule.reason.as_deref().unwrap_or_default().contains("no fix to try"), "{r}: {:?}", rule.reason);
+    }
+    // The first is rescanned alone; the rest, one rescan together, before anything ran.
+    // The rules of the run each scan named (a scan names the content's platform checks too).
+    let scope: Vec<String> = sim.settings.rules.iter().map(|r| full(r)).collect();
+    let naming = |r: &str| {
+        let scans = sim.guest.scanned().into_iter().filter(|s| s.contains(&full(r)));
+        scans.map(|s| s.into_iter().filter(|x| scope.contains(x)).collect::<BTreeSet<_>>()).collect::<Vec<_>>()
+    };
+    assert_eq!(naming(parts[0])[0], BTreeSet::from([full(parts[0])]), "the first rule's own rescan");
+    let ahead: BTreeSet<String> = parts[1..].iter().chain(&[CRON, RSYSLOG]).map(|r| full(r)).collect();
+    for r in &parts[1..] {
+        assert_eq!(naming(r)[0], ahead, "{r} was first scanned with the others");
+        // Then once more at the end, for the report's evidence of the rules left failing.
+        assert_eq!(naming(r).len(), 2, "{r}: {:?}", naming(r));
+    }
+    // The derived fix came from that rescan's evidence, as from a rescan of its own.
+    let tries = sim.attempts(run, CRON).await;
+    assert_eq!(tries.iter().map(|a| (a.source, a.verdict)).collect::<Vec<_>>(), [(FixSource::Derived, Some(Verdict::Fixed))]);
+    assert_eq!(tries[0].fix_script, derived.fix_script);
+    assert!(tries[0].evidence_before.as_ref().is_some_and(|e| e.criteria.is_some()), "the evidence it came from is kept");
+    let attempts = sim.events(run, temper_core::journal::EventKind::Attempt).await;
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(attempts[0]["evidence_looked_ahead"], true, "{attempts:?}");
+    took("rules_with_no_fix_to_try_share_one_rescan_for_their_evidence", t);
 }

@@ -1,6 +1,7 @@
 //! Steps 3 to 5: the Worker's single `apply_fix`, checked, run, evaluated, then kept or reverted.
 use std::time::Instant;
 
+use super::evidence::Before;
 use super::pick::{Pick, Preset};
 use super::rescan::Rescan;
 use super::{LoopResult, Phase, Ralph, RunState};
@@ -114,7 +115,7 @@ impl Ralph<'_> {
     async fn attempt(&self, state: &mut RunState, rule: &str, plan: &str, preset: Option<Preset>) -> LoopResult<Option<Ended>> {
         let n = self.store.rule(self.run, rule).await?.map_or(0, |r| r.attempts as u32) + 1;
         self.phase(Phase::Fix, Some(rule), n).await?;
-        let (evidence, looked_ahead) = self.evidence_before(state, rule).await;
+        let Before { evidence, looked_ahead, rest } = self.evidence_before(state, rule).await;
         let ctx = self.fix_context(rule, plan, n, evidence).await?;
         let replayed = preset.as_ref().is_some_and(|p| p.replayed);
         let remembered = preset.as_ref().and_then(|p| p.remembered);
@@ -132,6 +133,7 @@ impl Ralph<'_> {
             Proposal::Fix(fix, source) => (fix, source),
             Proposal::NoFix(reason) => {
                 self.escalate(rule, &Escalation::new(EscalationCause::NoFix, format!("no fix to try: {reason}"))).await?;
+                state.ahead = self.ahead_past(state, rest).await?;
                 return Ok(None);
             }
             Proposal::Rejected(reason) => {

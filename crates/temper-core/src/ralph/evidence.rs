@@ -2,41 +2,87 @@
 //! after every fix kept since the first scan, for the Worker, the journal and the report. At the
 //! end, the same for every rule left failing (`final_evidence`).
 //!
-//! It costs a one-rule rescan, unless the rescan after the previous fix looked ahead: that rescan
-//! also evaluates the rule likely to be picked next, and once the fix is kept the machine is just
-//! as the next attempt starts from, so its evidence is that rule's before-evidence.
+//! It costs a one-rule rescan, unless a rescan looked ahead to the rule:
+//! - the rescan after a fix also evaluates the rule likely to be picked next, and once the fix is
+//!   kept the machine is just as the next attempt starts from;
+//! - a rule escalated with no fix to try ran nothing on the guest, and the rules likely to follow
+//!   it the same way (open, untried, no stock fix) are evaluated together, once (`ahead_past`).
+use std::collections::BTreeMap;
+
 use temper_scap::Outcome;
 use temper_scap::oval::Evidence;
 
 use super::{LoopResult, Ralph, RunState};
 use crate::scan::{Engine, Scan};
 
-/// A rule's evidence, taken by a rescan that looked ahead, valid while the guest is at `head`.
+/// Rules' evidence, taken by a rescan that looked ahead, valid while the guest is at `head` and
+/// nothing has run on it since.
 #[derive(Debug, Clone)]
 pub struct Ahead {
-    pub rule: String,
     pub head: String,
-    pub evidence: Option<Evidence>,
+    pub evidence: BTreeMap<String, Option<Evidence>>,
 }
 
 impl Ahead {
-    /// The evidence, when the attempt is of this rule and starts where the rescan saw the guest.
-    pub fn for_attempt(self, rule: &str, head: &str) -> Option<Option<Evidence>> {
-        (self.rule == rule && self.head == head).then_some(self.evidence)
+    /// What `scan` found for each of `rules`, with the guest at `head`.
+    pub fn of(head: &str, scan: &Scan, rules: &[String]) -> Self {
+        let evidence = rules.iter().map(|r| (r.clone(), scan.evidence_of(r).cloned())).collect();
+        Ahead { head: head.to_string(), evidence }
+    }
+
+    /// The rule's evidence, when the attempt starts where the rescan saw the guest; the rest stays.
+    pub fn take(&mut self, rule: &str, head: &str) -> Option<Option<Evidence>> {
+        if self.head != head {
+            return None;
+        }
+        self.evidence.remove(rule)
     }
 }
 
+/// The evidence before an attempt.
+pub(super) struct Before {
+    pub evidence: Option<Evidence>,
+    /// Taken by a rescan that looked ahead, not one of its own.
+    pub looked_ahead: bool,
+    /// What that rescan took for other rules, still valid while nothing runs on the guest.
+    pub rest: Option<Ahead>,
+}
+
 impl Ralph<'_> {
-    /// The evidence before a fix of `rule`, and whether it was looked ahead (when that is still
-    /// the state) rather than rescanned. `None` with the xccdf engine, when the rule passes, or
-    /// when the scan fails (the attempt goes on without it: evidence informs, the rescan after
-    /// the fix judges).
-    pub(super) async fn evidence_before(&self, state: &mut RunState, rule: &str) -> (Option<Evidence>, bool) {
+    /// The evidence before a fix of `rule`: looked ahead when that is still the state, else
+    /// rescanned. `None` with the xccdf engine, when the rule passes, or when the scan fails
+    /// (the attempt goes on without it: evidence informs, the rescan after the fix judges).
+    pub(super) async fn evidence_before(&self, state: &mut RunState, rule: &str) -> Before {
         let head = state.head().to_string();
-        match state.ahead.take().and_then(|a| a.for_attempt(rule, &head)) {
-            Some(evidence) => (evidence, true),
-            None => (self.evidence_now(rule).await, false),
+        let mut ahead = state.ahead.take().filter(|a| a.head == head);
+        match ahead.as_mut().and_then(|a| a.take(rule, &head)) {
+            Some(evidence) => Before { evidence, looked_ahead: true, rest: ahead },
+            None => Before { evidence: self.evidence_now(rule).await, looked_ahead: false, rest: ahead },
         }
+    }
+
+    /// After `rule` was escalated with nothing run on the guest: `rest`, with the evidence of the
+    /// open untried rules with no stock fix that it lacks, taken by one rescan (the stock Worker
+    /// derives their fixes from it, or escalates them as well). Tree walkers and rules that need
+    /// an `oscap xccdf eval` of their own are left to a rescan each. `None` with the xccdf engine.
+    pub(super) async fn ahead_past(&self, state: &RunState, rest: Option<Ahead>) -> LoopResult<Option<Ahead>> {
+        if self.scanner.engine() != Engine::Oval {
+            return Ok(None);
+        }
+        let head = state.head();
+        let mut ahead = rest.filter(|a| a.head == head).unwrap_or_else(|| Ahead { head: head.to_string(), evidence: BTreeMap::new() });
+        let alike: Vec<String> =
+            self.candidates().await?.into_iter().filter(|c| !c.has_stock_fix && c.attempts == 0).map(|c| c.rule_id).collect();
+        let walkers = self.scanner.tree_walkers(&alike);
+        let missing: Vec<String> = alike.into_iter().filter(|r| !walkers.contains(r) && !ahead.evidence.contains_key(r)).collect();
+        let missing = self.scanner.without_own_xccdf(&missing);
+        if !missing.is_empty() {
+            match self.scanner.scan(self.guest, &missing).await {
+                Ok(scan) => ahead.evidence.extend(Ahead::of(head, &scan, &missing).evidence),
+                Err(e) => tracing::warn!(rules = missing.len(), error = %e, "no evidence looked ahead: the rescan failed"),
+            }
+        }
+        Ok((!ahead.evidence.is_empty()).then_some(ahead))
     }
 
     async fn evidence_now(&self, rule: &str) -> Option<Evidence> {
@@ -102,10 +148,13 @@ mod tests {
     use super::Ahead;
 
     #[test]
-    fn looked_ahead_evidence_serves_only_that_rule_at_that_head() {
-        let ahead = || Ahead { rule: "b".into(), head: "s-a".into(), evidence: None };
-        assert_eq!(ahead().for_attempt("b", "s-a"), Some(None), "the rule looked ahead to, where the rescan saw it");
-        assert_eq!(ahead().for_attempt("c", "s-a"), None, "another rule was picked: it gets a rescan");
-        assert_eq!(ahead().for_attempt("b", "s-z"), None, "the guest moved (a bisection restored another snapshot)");
+    fn looked_ahead_evidence_serves_only_its_rules_at_that_head() {
+        let ahead = || Ahead { head: "s-a".into(), evidence: [("b".to_string(), None), ("d".to_string(), None)].into() };
+        let mut a = ahead();
+        assert_eq!(a.take("b", "s-a"), Some(None), "a rule looked ahead to, where the rescan saw it");
+        assert_eq!(a.take("b", "s-a"), None, "taken once");
+        assert_eq!(a.take("d", "s-a"), Some(None), "the other rule stays for its own attempt");
+        assert_eq!(ahead().take("c", "s-a"), None, "another rule was picked: it gets a rescan");
+        assert_eq!(ahead().take("b", "s-z"), None, "the guest moved (a bisection restored another snapshot)");
     }
 }

@@ -190,7 +190,7 @@ pub struct RunState {
     pub booted: Booted,
     /// Bans made by other runs of the skill that this run has recorded as in force (`ban_shared`).
     pub shared_bans: Vec<i64>,
-    /// The next rule's evidence, from the last rescan (`evidence.rs`).
+    /// Evidence looked ahead to by the last rescan (`evidence.rs`).
     pub ahead: Option<Ahead>,
 }
 

@@ -35,7 +35,7 @@ impl Ralph<'_> {
     /// After the fix is kept: the next rule's evidence, and the rules that apply now.
     pub(super) async fn take_up(&self, state: &mut RunState, rescan: &Rescan, scan: &Scan) -> LoopResult<()> {
         let head = state.head().to_string();
-        state.ahead = rescan.next.as_ref().map(|n| Ahead { rule: n.clone(), head, evidence: scan.evidence_of(n).cloned() });
+        state.ahead = rescan.next.as_ref().map(|n| Ahead::of(&head, scan, std::slice::from_ref(n)));
         self.now_applicable(state, scan, &rescan.watched).await?;
         Ok(())
     }
