@@ -86,6 +86,8 @@ async fn the_plan_holds_the_kept_fixes_in_order_and_keeps_to_its_schema() {
     assert_eq!((h.source.run, h.profile.as_str(), h.reboot_proven), (e.run, STANDARD, true));
     assert_eq!(h.content.sha256, sha256_file(&datastream()).unwrap());
     assert_eq!(h.tailoring, None);
+    let cadence = e.sim.store.run(e.run).await.unwrap().regression_every;
+    assert!(cadence.is_some() && h.source.regression_every.map(i64::from) == cadence, "the source run's cadence: {cadence:?}");
 
     let attempts = e.sim.store.attempts(e.run).await.unwrap();
     let rules: Vec<&str> = e.plan.steps.iter().map(|s| s.short_rule()).collect();
@@ -225,7 +227,8 @@ async fn a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop() {
     let e = exported("plan-from").await;
     let mut b = Sim::new("plan-onto").await;
     b.settings.rules = RULES.map(String::from).to_vec();
-    b.settings.plan = Plan::load(&e.dir).unwrap().fixes();
+    let plan = Plan::load(&e.dir).unwrap();
+    (b.settings.plan, b.settings.plan_cadence) = (plan.fixes(), plan.header.source.regression_every);
     // On this guest step 2's fix changes nothing and exits 3.
     b.guest.stock_fix(&e.plan.steps[1].fix.text, vec![Effect::Exit(3)]);
     // Stored as `temper run --plan` stores it, for the reports and the web view.

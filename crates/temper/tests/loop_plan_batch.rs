@@ -209,3 +209,29 @@ async fn a_run_killed_mid_batch_or_mid_bisection_resumes_and_ends_the_same() {
     assert_eq!(kept(seen(&killed, run).await), kept(seen(&reference, reference_run).await));
     took("a_run_killed_mid_batch_or_mid_bisection_resumes_and_ends_the_same", t);
 }
+
+/// A plan run takes the cadence its plan's source run ended with instead of measuring one: the
+/// preflight's two timed rescans are not made, and the event says where the cadence came from.
+#[tokio::test]
+async fn a_plan_run_takes_its_source_runs_cadence_instead_of_measuring_one() {
+    let t = Instant::now();
+    let mut scans = Vec::new();
+    for cadence in [None, Some(3)] {
+        let mut sim = planned(&format!("batch-cadence-{}", cadence.is_some()), steps(["", "", "", ""])).await;
+        sim.settings.plan_cadence = cadence;
+        let run = sim.new_run("stock").await;
+        sim.stock(run).await.unwrap();
+        ends_well(&sim, run).await;
+        let every = sim.events(run, EventKind::RegressionEvery).await;
+        assert_eq!(every.len(), 1, "{every:?}");
+        let how = if cadence.is_some() { "plan" } else { "measured" };
+        assert_eq!(every[0]["how"], how, "{every:?}");
+        if let Some(n) = cadence {
+            assert_eq!((&every[0]["every"], &every[0]["secs"]), (&json!(n), &serde_json::Value::Null), "{every:?}");
+            assert_eq!(sim.store.run(run).await.unwrap().regression_every, Some(i64::from(n)));
+        }
+        scans.push(sim.guest.scans());
+    }
+    assert_eq!(scans[0], scans[1] + 2, "the measurement's two rescans, and only those, are left out: {scans:?}");
+    took("a_plan_run_takes_its_source_runs_cadence_instead_of_measuring_one", t);
+}

@@ -183,6 +183,8 @@ pub enum EventData {
 pub enum Cadence {
     Setting,
     Measured,
+    /// The cadence the applied plan's source run ended with.
+    Plan,
     Default,
 }
 

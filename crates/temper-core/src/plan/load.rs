@@ -136,7 +136,7 @@ mod tests {
             profile: "p".into(),
             tailoring,
             content: ContentRef { datastream: "ds.xml".into(), version: "0.1.76".into(), sha256: SHA.into() },
-            source: SourceRun { target: "t".into(), run: 1, started_at: "x".into(), ended_at: None },
+            source: SourceRun { target: "t".into(), run: 1, started_at: "x".into(), ended_at: None, regression_every: None },
             temper_version: "0.1.0".into(),
             reboot_proven: true,
             exported_at: "x".into(),

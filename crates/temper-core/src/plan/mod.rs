@@ -68,6 +68,10 @@ pub struct SourceRun {
     pub run: i64,
     pub started_at: String,
     pub ended_at: Option<String>,
+    /// Fixes per regression check the run ended with: a run applying the plan takes it rather
+    /// than measuring its own (a plan exported before temper recorded it has none).
+    #[serde(default)]
+    pub regression_every: Option<u32>,
 }
 
 /// One kept fix.

@@ -111,18 +111,23 @@ impl Ralph<'_> {
         }
     }
 
-    /// Fixes per regression check: the setting, else the run's, else measured on a new run, else 1;
-    /// with the one-rule rescan when it was measured (the checks then re-derive the cadence).
+    /// Fixes per regression check: the setting, else the run's, else on a new run the plan's or
+    /// one measured, else 1; with the one-rule rescan when it was measured (the checks then
+    /// re-derive the cadence). A plan run's batches check the regression set from the first, and
+    /// find a rule unstable there (`plan_batch.rs`), as the measurement does.
     /// `walkers` are left to the final scan, so neither their checks nor their cost count here.
     async fn regression_every(&self, new_run: bool, walkers: &[String], events: &[Event]) -> LoopResult<(u32, Option<Duration>)> {
         let stored = self.store.run(self.run).await?.regression_every.map(|n| n.max(1) as u32);
         let (every, how, one) = match (self.settings.regression_every, stored, new_run) {
             (Some(n), ..) => (n.max(1), Cadence::Setting, None),
             (None, Some(n), _) => return Ok((n, measured_one_rule(events))),
-            (None, None, true) => {
-                let (one, both) = self.measure_rescans(walkers).await?;
-                (super::regress::batch_size(both, one), Cadence::Measured, Some((one, both)))
-            }
+            (None, None, true) => match self.settings.plan_cadence {
+                Some(n) => (n.max(1), Cadence::Plan, None),
+                None => {
+                    let (one, both) = self.measure_rescans(walkers).await?;
+                    (super::regress::batch_size(both, one), Cadence::Measured, Some((one, both)))
+                }
+            },
             (None, None, false) => (1, Cadence::Default, None),
         };
         self.store.set_regression_every(self.run, every).await?;

@@ -25,6 +25,9 @@ pub struct Settings {
     pub reboot: Option<super::boot::RebootProof>,
     /// A proven plan's steps (`temper run --plan`), tried in order before the Architect is asked.
     pub plan: Vec<crate::plan::PlannedFix>,
+    /// The plan's cadence (its source run's), taken instead of measuring one when
+    /// `regression_every` is not set.
+    pub plan_cadence: Option<u32>,
 }
 
 impl Default for Settings {
@@ -47,6 +50,7 @@ impl Default for Settings {
             regression_every: None,
             reboot: Some(super::boot::RebootProof::default()),
             plan: Vec::new(),
+            plan_cadence: None,
         }
     }
 }

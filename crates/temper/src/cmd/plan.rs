@@ -63,6 +63,9 @@ pub struct Applied {
     /// The run it was exported from.
     pub from_run: i64,
     pub fixes: Vec<PlannedFix>,
+    /// The source run's cadence.
+    #[serde(default)]
+    pub regression_every: Option<u32>,
 }
 
 /// Reads the plan in `dir` (each script against its sha256) and refuses it unless it was made
@@ -72,5 +75,6 @@ pub fn for_run(dir: &Path, profile: &str, controls: &RunControls, content_sha256
     let content_sha256 = content_sha256.context("the datastream could not be read to check the plan's content against it")?;
     let tailoring = controls.tailoring.as_ref().map(|t| (t.file.as_str(), t.sha256.as_str()));
     plan.check(&Expect { profile, content_sha256, tailoring }).with_context(|| format!("the plan in {}", dir.display()))?;
-    Ok(Applied { dir: dir.display().to_string(), from_run: plan.header.source.run, fixes: plan.fixes() })
+    let (from_run, regression_every) = (plan.header.source.run, plan.header.source.regression_every);
+    Ok(Applied { dir: dir.display().to_string(), from_run, fixes: plan.fixes(), regression_every })
 }

@@ -294,6 +294,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
                 boot_timeout: Duration::from_secs(config.boot_timeout_secs),
             }),
             plan: opts.plan.as_ref().map(|p| p.fixes.clone()).unwrap_or_default(),
+            plan_cadence: opts.plan.as_ref().and_then(|p| p.regression_every),
             ..Settings::default()
         },
         observer: progress.as_ref().map_or(&Quiet as &dyn temper_core::ralph::Observer, |p| p),
