@@ -126,18 +126,12 @@ async fn rules_with_no_fix_to_try_share_one_rescan_for_their_evidence() {
     let parts = ["partition_for_home", "partition_for_tmp", "partition_for_var", "partition_for_var_log", "partition_for_var_log_audit"];
     let mut sim = Sim::new("derived-ahead").await;
     sim.with_oval();
-    let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../skills/debian12-anssi");
-    std::process::Command::new("cp").arg("-r").arg(&src).arg(dir.path()).status().unwrap();
-    let skill = dir.path().join("debian12-anssi");
-    let toml = std::fs::read_to_string(skill.join("skill.toml")).unwrap();
-    let skip = "[[skip]]\nrule = \"partition_for_.*\"\n";
-    assert!(toml.contains(skip), "the skill skips partitioning");
-    let toml = toml
-        .replace(skip, "[[skip]]\nrule = \"no_such_rule\"\n")
-        .replace("risk_order = [\n", "risk_order = [\n  \"partition_for_home\",\n  \"partition_.*\",\n");
-    std::fs::write(skill.join("skill.toml"), toml).unwrap();
-    sim.skill = temper_core::skill::Skill::load(&skill).unwrap();
+    sim.edit_skill(|toml| {
+        let skip = "[[skip]]\nrule = \"partition_for_.*\"\n";
+        assert!(toml.contains(skip), "the skill skips partitioning");
+        let first = "risk_order = [\n  \"partition_for_home\",\n  \"partition_.*\",\n";
+        toml.replace(skip, "[[skip]]\nrule = \"no_such_rule\"\n").replace("risk_order = [\n", first)
+    });
     sim.settings.rules = parts.iter().chain(&[CRON, RSYSLOG]).map(|r| r.to_string()).collect();
     sim.guest.oval_results(CRON, &recorded(CRON));
     let derived = temper_derive::derive(&evidence(CRON)).unwrap();

@@ -278,14 +278,7 @@ async fn a_rule_held_back_behind_an_escalated_one_is_still_tried() {
     let t = Instant::now();
     let (nofix, last) = ("service_cron_enabled", "sshd_set_keepalive");
     let mut sim = Sim::new("held-back").await;
-    let dir = tempfile::tempdir().unwrap();
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../skills/debian12-anssi");
-    std::process::Command::new("cp").arg("-r").arg(&src).arg(dir.path()).status().unwrap();
-    let skill = dir.path().join("debian12-anssi");
-    let toml = std::fs::read_to_string(skill.join("skill.toml")).unwrap();
-    let order = format!("\n[[order]]\nrule = \"{last}\"\nlast = true\nreason = \"after everything else\"\n");
-    std::fs::write(skill.join("skill.toml"), toml + &order).unwrap();
-    sim.skill = temper_core::skill::Skill::load(&skill).unwrap();
+    sim.edit_skill(|toml| toml + &format!("\n[[order]]\nrule = \"{last}\"\nlast = true\nreason = \"after everything else\"\n"));
     sim.settings.rules = vec![nofix.into(), last.into()];
     sim.guest.stock_fix(&stock_fix(last), vec![Effect::Pass(full(last))]);
     let run = sim.new_run("stock").await;

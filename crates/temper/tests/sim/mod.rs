@@ -99,6 +99,16 @@ impl Sim {
         self.oval = Some(OvalSide { engine, benchmark: Arc::new(content().clone()) });
     }
 
+    /// The run's skill becomes a copy of it whose `skill.toml` is `edit`ed (kept in the sim's folder).
+    pub fn edit_skill(&mut self, edit: impl FnOnce(String) -> String) {
+        let copy = self._dir.path().join("skill");
+        let status = std::process::Command::new("cp").arg("-r").arg(&self.skill.dir).arg(&copy).status().unwrap();
+        assert!(status.success(), "copying {}", self.skill.dir.display());
+        let toml = std::fs::read_to_string(copy.join("skill.toml")).unwrap();
+        std::fs::write(copy.join("skill.toml"), edit(toml)).unwrap();
+        self.skill = Skill::load(&copy).unwrap();
+    }
+
     pub async fn new_run(&self, agent: &str) -> i64 {
         self.new_run_with(agent, "{}").await
     }
