@@ -30,11 +30,13 @@ impl Ahead {
         Ahead { head: head.to_string(), evidence }
     }
 
-    /// The rule's evidence, when the attempt starts where the rescan saw the guest; the rest stays.
-    pub fn take(&mut self, rule: &str, head: &str) -> Option<Option<Evidence>> {
-        if self.head != head {
-            return None;
-        }
+    /// Still valid when the guest is at `head`, where the rescan saw it.
+    pub fn at(self, head: &str) -> Option<Self> {
+        (self.head == head).then_some(self)
+    }
+
+    /// The rule's evidence, when the rescan took it; the rest stays.
+    pub fn take(&mut self, rule: &str) -> Option<Option<Evidence>> {
         self.evidence.remove(rule)
     }
 }
@@ -54,8 +56,8 @@ impl Ralph<'_> {
     /// (the attempt goes on without it: evidence informs, the rescan after the fix judges).
     pub(super) async fn evidence_before(&self, state: &mut RunState, rule: &str) -> Before {
         let head = state.head().to_string();
-        let mut ahead = state.ahead.take().filter(|a| a.head == head);
-        match ahead.as_mut().and_then(|a| a.take(rule, &head)) {
+        let mut ahead = state.ahead.take().and_then(|a| a.at(&head));
+        match ahead.as_mut().and_then(|a| a.take(rule)) {
             Some(evidence) => Before { evidence, looked_ahead: true, rest: ahead },
             None => Before { evidence: self.evidence_now(rule).await, looked_ahead: false, rest: ahead },
         }
@@ -70,7 +72,7 @@ impl Ralph<'_> {
             return Ok(None);
         }
         let head = state.head();
-        let mut ahead = rest.filter(|a| a.head == head).unwrap_or_else(|| Ahead { head: head.to_string(), evidence: BTreeMap::new() });
+        let mut ahead = rest.and_then(|a| a.at(head)).unwrap_or_else(|| Ahead { head: head.to_string(), evidence: BTreeMap::new() });
         let alike: Vec<String> =
             self.candidates().await?.into_iter().filter(|c| !c.has_stock_fix && c.attempts == 0).map(|c| c.rule_id).collect();
         let walkers = self.scanner.tree_walkers(&alike);
@@ -150,11 +152,11 @@ mod tests {
     #[test]
     fn looked_ahead_evidence_serves_only_its_rules_at_that_head() {
         let ahead = || Ahead { head: "s-a".into(), evidence: [("b".to_string(), None), ("d".to_string(), None)].into() };
-        let mut a = ahead();
-        assert_eq!(a.take("b", "s-a"), Some(None), "a rule looked ahead to, where the rescan saw it");
-        assert_eq!(a.take("b", "s-a"), None, "taken once");
-        assert_eq!(a.take("d", "s-a"), Some(None), "the other rule stays for its own attempt");
-        assert_eq!(ahead().take("c", "s-a"), None, "another rule was picked: it gets a rescan");
-        assert_eq!(ahead().take("b", "s-z"), None, "the guest moved (a bisection restored another snapshot)");
+        let mut a = ahead().at("s-a").expect("valid where the rescan saw the guest");
+        assert_eq!(a.take("b"), Some(None), "a rule looked ahead to");
+        assert_eq!(a.take("b"), None, "taken once");
+        assert_eq!(a.take("d"), Some(None), "the other rule stays for its own attempt");
+        assert_eq!(ahead().take("c"), None, "another rule was picked: it gets a rescan");
+        assert!(ahead().at("s-z").is_none(), "the guest moved (a bisection restored another snapshot)");
     }
 }
