@@ -10,10 +10,17 @@ cd "$(dirname "$0")/.."
 t0=$SECONDS ph="" ph_t0=0 ph_failed=""
 # phase_line NAME SECONDS [failed]: the one line format.
 phase_line() { echo "phase $1: $2s${3:+ (failed)}"; }
+# disk_line NAME: the disk's free space as NAME starts, and what the build and the guests hold
+# (a full disk failed a CI run once: this says whose it was).
+disk_line() {
+  echo "disk at $1: $(df -h --output=avail . | tail -1 | tr -d ' ') free;" \
+    "target $(du -sh target 2>/dev/null | cut -f1), guests $(du -sh "${TEMPER_VM_DIR:-/var/cache/temper/vm}" 2>/dev/null | cut -f1)"
+}
 # phase [NAME]: ends the phase under way, if any, and starts NAME, if given.
 phase() {
   if [ -n "$ph" ]; then phase_line "$ph" $((SECONDS - ph_t0)) "$ph_failed"; fi
   ph=${1:-} ph_t0=$SECONDS ph_failed=""
+  if [ -n "$ph" ]; then disk_line "$ph" || true; fi
 }
 # failed: a test phase failed; the suite goes on and exits 1 at the end.
 failed() { status=1 ph_failed=1; }
@@ -25,6 +32,7 @@ on_exit() {
   for s in "${stops[@]}"; do bash "$s" || true; done
   if [ -n "$ph" ] && [ "$rc" != 0 ]; then ph_failed=1; fi
   phase || true
+  disk_line end || true
   phase_line total $((SECONDS - t0)) || true
 }
 trap on_exit EXIT
