@@ -13,8 +13,9 @@ phase_line() { echo "phase $1: $2s${3:+ (failed)}"; }
 # disk_line NAME: the disk's free space as NAME starts, and what the build and the guests hold
 # (a full disk failed a CI run once: this says whose it was).
 disk_line() {
-  echo "disk at $1: $(df -h --output=avail . | tail -1 | tr -d ' ') free;" \
-    "target $(du -sh target 2>/dev/null | cut -f1), guests $(du -sh "${TEMPER_VM_DIR:-/var/cache/temper/vm}" 2>/dev/null | cut -f1)"
+  local t g
+  t=$(du -sh target 2>/dev/null | cut -f1) g=$(du -sh "${TEMPER_VM_DIR:-/var/cache/temper/vm}" 2>/dev/null | cut -f1)
+  echo "disk at $1: $(df -h --output=avail . | tail -1 | tr -d ' ') free; target ${t:-none}, guests ${g:-none}"
 }
 # phase [NAME]: ends the phase under way, if any, and starts NAME, if given.
 phase() {
