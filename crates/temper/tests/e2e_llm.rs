@@ -1,4 +1,5 @@
-//! The Ralph loop end to end on the real VM, driven by the scripted LLM server.
+//! The Ralph loop end to end on the real VM, driven by the scripted LLM server. What needs no
+//! guest (a refused script, an Architect pick outside the offer) is in `loop_llm`, in-process.
 mod support;
 
 use serde_json::Value;
@@ -99,29 +100,6 @@ async fn a_fix_that_breaks_health_is_reverted_and_the_vm_is_healthy() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_script_removing_the_harness_sudo_is_refused_before_it_runs() {
-    require_vm().await;
-    let w = World::new();
-    let llm = mock(vec![
-        select(SUID, "x"),
-        apply_fix("rm -f /etc/sudoers.d/temper\nsysctl -w fs.suid_dumpable=0\n", "true\n", "removes sudo"),
-        reflect("never touch the harness sudo", None, "sudoers.d/temper is off limits"),
-    ])
-    .await;
-    let s = summary(&llm_run(&w, &llm, SUID, &["--max-attempts", "1"]).await);
-    assert_eq!(s["statuses"]["escalated"], 1, "{s}");
-    let store = w.store().await;
-    let run = store.latest_run().await.unwrap().unwrap().id;
-    let a = &store.attempts(run).await.unwrap()[0];
-    assert_eq!(a.verdict.map(|v| v.as_str()), Some("refused"));
-    assert!(a.verdict_reason.as_deref().unwrap().contains("sudo"), "{:?}", a.verdict_reason);
-    assert_eq!(a.fix_exit_code, None, "nothing ran");
-    let (code, _) = sh("test -f /etc/sudoers.d/temper && sudo -n -u temper sudo -n true").await;
-    assert_eq!(code, Some(0), "the harness sudo is intact");
-    w.cleanup().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long under TCG, out of CI's hour: `bash tests/vm-long.sh` runs it (the loop's side is in-process in CI)"]
 async fn a_rule_is_escalated_when_its_budget_runs_out() {
     require_vm().await;
@@ -151,26 +129,4 @@ async fn a_rule_is_escalated_when_its_budget_runs_out() {
 async fn hypervisor_has(name: &str) -> bool {
     use temper_core::ports::Hypervisor;
     hypervisor().snapshot_exists(name).await.unwrap()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_architect_pick_outside_the_offer_is_replaced_by_the_harness_default() {
-    require_vm().await;
-    let w = World::new();
-    // A prefix of the offered id: never substring-matched.
-    let llm = mock(vec![
-        select("xccdf_org.ssgproject.content_rule_sysctl_fs_suid", "close enough?"),
-        apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in"),
-    ])
-    .await;
-    let s = summary(&llm_run(&w, &llm, SUID, &["--max-rules", "1"]).await);
-    assert_eq!(s["statuses"]["fixed"], 1, "{s}");
-    let store = w.store().await;
-    let run = store.latest_run().await.unwrap().unwrap().id;
-    let events = store.events(run, 0).await.unwrap();
-    assert!(events.iter().any(|e| e.kind.as_str() == "architect_rejected"), "the rejection is recorded");
-    let pick = events.iter().find(|e| e.kind.as_str() == "pick").unwrap();
-    assert_eq!(pick.rule_id.as_deref(), Some(SUID), "the harness default, the offered rule");
-    assert_eq!(store.attempts(run).await.unwrap()[0].plan, "harness default: the first candidate in risk order");
-    w.cleanup().await;
 }

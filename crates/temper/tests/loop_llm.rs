@@ -202,3 +202,52 @@ async fn a_ban_made_on_one_target_applies_on_the_next_and_is_recorded() {
     assert_eq!((shared[0]["ban"].as_i64(), shared[0]["from_run"].as_i64()), (Some(bans[0].id), Some(run_a)));
     took("a_ban_made_on_one_target_applies_on_the_next_and_is_recorded", t);
 }
+
+/// A fix that would remove the harness's own sudo is refused by the deny-list before anything
+/// runs: the guest never sees it, and the rule is escalated with the refusal said.
+#[tokio::test]
+async fn a_script_removing_the_harness_sudo_is_refused_before_it_runs() {
+    let t = Instant::now();
+    let sim = target("harness-sudo", None).await;
+    let removes_sudo = "rm -f /etc/sudoers.d/temper\nsysctl -w fs.suid_dumpable=0\n";
+    let llm = MockLlm::start(vec![select(SUID), fix(removes_sudo), reflect("never touch the harness sudo")]).await.unwrap();
+    let run = sim.new_run("llm").await;
+    let summary = sim.llm(run, &llm.url()).await.unwrap();
+    assert_eq!(summary.statuses.get("escalated"), Some(&1), "{summary:?}");
+    let tries = sim.attempts(run, SUID).await;
+    assert_eq!(tries.len(), 1);
+    assert_eq!(tries[0].verdict, Some(Verdict::Refused), "{tries:?}");
+    assert!(tries[0].verdict_reason.as_deref().unwrap().contains("sudo"), "{:?}", tries[0].verdict_reason);
+    assert!(tries[0].fix_exit_code.is_none(), "nothing ran");
+    let ran = sim.guest.scripts();
+    assert!(!ran.iter().any(|s| s.contains("sudoers.d/temper")), "the guest was sent the refused script: {ran:?}");
+    assert_eq!(llm.remaining(), 0, "the Reflector was asked about the refusal");
+    took("a_script_removing_the_harness_sudo_is_refused_before_it_runs", t);
+}
+
+/// The Architect names a rule that was not offered (a prefix of the offered id: never
+/// substring-matched). The harness records the rejection and works its own default, the first
+/// candidate in risk order, and the Worker's fix for it is kept.
+#[tokio::test]
+async fn an_architect_pick_outside_the_offer_is_replaced_by_the_harness_default() {
+    let t = Instant::now();
+    let sim = target("off-offer", None).await;
+    let prefix = full(SUID).trim_end_matches("_dumpable").to_string();
+    let off_offer = Scripted::tool_call("select_rule", json!({"rule_id": prefix, "plan": "close enough?"}));
+    let good = format!("# sim pass {}\nprintf 'fs.suid_dumpable = 0\\n' > /etc/sysctl.d/60-suid.conf\n", full(SUID));
+    let llm = MockLlm::start(vec![off_offer, fix(&good)]).await.unwrap();
+    let run = sim.new_run("llm").await;
+    let summary = sim.llm(run, &llm.url()).await.unwrap();
+    assert_eq!(summary.statuses.get("fixed"), Some(&1), "{summary:?}");
+    let events = sim.store.events(run, 0).await.unwrap();
+    let rejected: Vec<_> = events.iter().filter(|e| e.kind == EventKind::ArchitectRejected).collect();
+    assert_eq!(rejected.len(), 1, "the rejection is recorded once: {events:?}");
+    assert!(rejected[0].data.fields()["reason"].as_str().unwrap().contains(&prefix), "{:?}", rejected[0].data);
+    let pick = events.iter().find(|e| e.kind == EventKind::Pick).expect("a pick event");
+    assert_eq!(pick.rule_id.as_deref(), Some(full(SUID).as_str()), "the harness default, the offered rule");
+    let tries = sim.attempts(run, SUID).await;
+    assert_eq!(tries[0].plan, "harness default: the first candidate in risk order");
+    assert_eq!(tries[0].verdict, Some(Verdict::Fixed), "{tries:?}");
+    assert_eq!(llm.remaining(), 0);
+    took("an_architect_pick_outside_the_offer_is_replaced_by_the_harness_default", t);
+}
