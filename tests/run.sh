@@ -53,7 +53,8 @@ stops=(tests/llm/stop-qwen.sh tests/pg/stop.sh)
 # The VM suites run on two guests side by side: two TCG guests on two cores do about 1.65 times
 # the work of one (`cargo bench -p temper --bench lanes`). SECOND's suites use temper-test2, every
 # other test temper-test; inside each binary one test at a time (its tests share the guest).
-# Every test binary is built once, with the workspace's features, and run as built: a
+# Every test binary is built once (and the benches, so they compile: not run), with the
+# workspace's features, and run as built (under .ci/run, this build is also clippy's): a
 # `cargo test -p X` or `--exclude X` would build crates again with another feature set. So is the
 # real-model smoke test (its feature only enables that target) and the temper that doctor runs.
 phase build
@@ -63,7 +64,7 @@ uplog=$(mktemp)
 bash vm/up.sh temper-test2 2223 >"$uplog" 2>&1 &   # boots while the tests build
 up=$!
 bins=$(mktemp)
-cargo test --workspace "${features[@]}" --no-run --message-format=json-render-diagnostics |
+cargo test --workspace --all-targets "${features[@]}" --no-run --message-format=json-render-diagnostics |
   python3 tests/test-bins.py >"$bins"
 wait $up || { cat "$uplog"; exit 1; }
 rm -f "$uplog"

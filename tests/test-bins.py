@@ -1,5 +1,6 @@
 """Reads `cargo test --no-run --message-format=json` on stdin; prints one line per test binary:
-package, target, executable and package directory, tab-separated, in build order."""
+package, target, executable and package directory, tab-separated, in build order. Benches are
+built (`--all-targets`: so they compile, and are linted in CI's build) but are not tests."""
 import json
 import os
 import sys
@@ -7,6 +8,8 @@ import sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") != "compiler-artifact" or not m.get("executable") or not m["profile"]["test"]:
+        continue
+    if "bench" in m["target"]["kind"]:
         continue
     pid = m["package_id"]  # path+file:///dir#0.1.0, or path+file:///dir#name@0.1.0
     dir = os.path.dirname(m["manifest_path"])
