@@ -7,6 +7,14 @@
 # and each test binary's time, as `suite PKG/NAME: Ns`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+features=(--features temper-agents/real-model)   # the one feature set of every cargo call below
+# build_tests: the one build (see the build phase); prints the test binaries (tests/test-bins.py).
+build_tests() {
+  cargo test --workspace --all-targets "${features[@]}" --no-run --message-format=json-render-diagnostics |
+    python3 tests/test-bins.py
+}
+# `tests/run.sh --build`: that build alone, diagnostics on stderr (.ci/run's, beside its setups).
+if [ "${1:-}" = --build ]; then build_tests >/dev/null; exit; fi
 t0=$SECONDS ph="" ph_t0=0 ph_failed=""
 # phase_line NAME SECONDS [failed]: the one line format.
 phase_line() { echo "phase $1: $2s${3:+ (failed)}"; }
@@ -58,14 +66,12 @@ stops=(tests/llm/stop-qwen.sh tests/pg/stop.sh)
 # `cargo test -p X` or `--exclude X` would build crates again with another feature set. So is the
 # real-model smoke test (its feature only enables that target) and the temper that doctor runs.
 phase build
-features=(--features temper-agents/real-model)   # the one feature set of every cargo call below
 SECOND=(e2e_reboot e2e_llm e2e_enroll e2e_plan e2e_tailoring)
 uplog=$(mktemp)
 bash vm/up.sh temper-test2 2223 >"$uplog" 2>&1 &   # boots while the tests build
 up=$!
 bins=$(mktemp)
-cargo test --workspace --all-targets "${features[@]}" --no-run --message-format=json-render-diagnostics |
-  python3 tests/test-bins.py >"$bins"
+build_tests >"$bins"
 wait $up || { cat "$uplog"; exit 1; }
 rm -f "$uplog"
 target/debug/temper doctor
