@@ -23,6 +23,11 @@ fn fix(body: &str) -> Scripted {
     Scripted::tool_call("apply_fix", json!({"fix_script": body, "revert_script": "true\n", "description": "set fs.suid_dumpable"}))
 }
 
+/// A fix that persists SUID's setting: the modelled guest passes the rule after it.
+fn persists_suid() -> String {
+    format!("# sim pass {}\nprintf 'fs.suid_dumpable = 0\\n' > /etc/sysctl.d/60-suid.conf\n", full(SUID))
+}
+
 fn reflect(lesson: &str) -> Scripted {
     Scripted::tool_call(
         "reflect",
@@ -88,12 +93,7 @@ async fn an_unavailable_llm_pauses_the_run_and_resume_finishes_it() {
     let turns = sim.store.turns(run).await.unwrap();
     assert_eq!(turns.len(), 1, "the failed call is recorded");
 
-    let up = MockLlm::start(vec![
-        select(SUID),
-        fix(&format!("# sim pass {}\nprintf 'fs.suid_dumpable = 0\\n' > /etc/sysctl.d/60-suid.conf\n", full(SUID))),
-    ])
-    .await
-    .unwrap();
+    let up = MockLlm::start(vec![select(SUID), fix(&persists_suid())]).await.unwrap();
     let summary = sim.llm(run, &up.url()).await.unwrap();
     assert_eq!(sim.rule(run, SUID).await.status, RuleStatus::Fixed, "{summary:?}");
     assert_eq!(sim.guest.result(SUID), Some(Outcome::Pass));
@@ -120,7 +120,7 @@ async fn target(name: &str, first: Option<&Sim>) -> Sim {
 #[tokio::test]
 async fn a_verified_fix_is_reused_on_other_targets_counted_and_retired() {
     let t = Instant::now();
-    let good = format!("# sim pass {}\nprintf 'fs.suid_dumpable = 0\\n' > /etc/sysctl.d/60-suid.conf\n", full(SUID));
+    let good = persists_suid();
     let a = target("reuse-a", None).await;
     let llm = MockLlm::start(vec![select(SUID), fix(&good)]).await.unwrap();
     let run_a = a.new_run("llm").await;
@@ -234,7 +234,7 @@ async fn an_architect_pick_outside_the_offer_is_replaced_by_the_harness_default(
     let sim = target("off-offer", None).await;
     let prefix = full(SUID).trim_end_matches("_dumpable").to_string();
     let off_offer = Scripted::tool_call("select_rule", json!({"rule_id": prefix, "plan": "close enough?"}));
-    let good = format!("# sim pass {}\nprintf 'fs.suid_dumpable = 0\\n' > /etc/sysctl.d/60-suid.conf\n", full(SUID));
+    let good = persists_suid();
     let llm = MockLlm::start(vec![off_offer, fix(&good)]).await.unwrap();
     let run = sim.new_run("llm").await;
     let summary = sim.llm(run, &llm.url()).await.unwrap();
