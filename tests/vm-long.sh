@@ -7,9 +7,11 @@
 # bisected to and handed to the loop (e2e_plan, about 12 minutes); a derived fix of each family
 # kept through the reboot proof, and each forced to fail and reverted to the state found before
 # (e2e_derived, about 33 minutes); a rule no tier can fix escalated with the file the scanner
-# found named in every report format and the web view (e2e_evidence). Their logic runs in CI in-process (loop_stock,
-# loop_plan_batch, loop_faults, loop_reboot, loop_llm, loop_derived) and e2e_journal kills and
-# resumes a run on PostgreSQL on the VM; these prove the rest on the real VM. Needs the VM
+# found named in every report format and the web view (e2e_evidence); a stock run killed on
+# PostgreSQL and resumed, with the dashboard's queries (e2e_journal). Their logic runs in CI
+# in-process (loop_stock, loop_plan_batch, loop_faults, loop_reboot, loop_llm, loop_derived), and
+# e2e_fleet's workers test kills and resumes a run on PostgreSQL on the VMs; these prove the rest
+# on the real VM. Needs the VM
 # (`bash vm/up.sh`); the PostgreSQL test needs TEMPER_TEST_PG (`tests/pg/start.sh`). Prints each
 # binary's time.
 #   bash tests/vm-long.sh
@@ -18,7 +20,7 @@ cd "$(dirname "$0")/.."
 TEMPER_TEST_PG=${TEMPER_TEST_PG:-$(bash tests/pg/start.sh)}
 export TEMPER_TEST_PG
 t0=$SECONDS
-for t in e2e_batch e2e_reboot e2e_llm e2e_resume e2e_plan e2e_derived e2e_evidence; do
+for t in e2e_batch e2e_reboot e2e_llm e2e_resume e2e_journal e2e_plan e2e_derived e2e_evidence; do
   s=$SECONDS
   cargo test -p temper --test "$t" -- --ignored --test-threads=1
   echo "suite temper/$t (ignored tests): $((SECONDS - s))s"

@@ -193,14 +193,14 @@ async fn workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_anoth
     // Kill whichever worker drives target a's run once an attempt there is under way.
     let store = w.store().await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(900);
-    let (victim, cut_rule) = loop {
+    let (victim, cut_rule, run_a) = loop {
         assert!(tokio::time::Instant::now() < deadline, "no attempt on target a within 15 minutes");
         tokio::time::sleep(Duration::from_millis(250)).await;
         let items = store.queue(Some("night")).await.unwrap();
         let Some(a) = items.iter().find(|i| i.target.name == "a" && i.run_id.is_some()) else { continue };
         let attempts = store.attempts(a.run_id.unwrap()).await.unwrap();
         if let Some(x) = attempts.iter().find(|x| matches!(x.state.as_str(), "started" | "applied")) {
-            break (a.worker.clone().unwrap(), x.rule_id.clone());
+            break (a.worker.clone().unwrap(), x.rule_id.clone(), a.run_id.unwrap());
         }
     };
     let killed = if victim == "w1" { &mut w1 } else { &mut w2 };
@@ -208,6 +208,10 @@ async fn workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_anoth
     let st = killed.wait().await.unwrap();
     assert_eq!(std::os::unix::process::ExitStatusExt::signal(&st), Some(9), "the victim died of SIGKILL: {st}");
     let survivor = if victim == "w1" { &mut w2 } else { &mut w1 };
+    // `temper status` knows the killed worker's run is interrupted, not running.
+    let status = w.run(&["status", &run_a.to_string(), "--json"]).await;
+    let v: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!((v["status"].as_str(), v["driver_gone"].as_bool()), (Some("interrupted"), Some(true)), "{v}");
     // Past the run's 30 s lease: a worker with `--once` that looked earlier found nothing to take.
     tokio::time::sleep(Duration::from_secs(35)).await;
     let mut w3 = spawn("w3");
@@ -241,9 +245,39 @@ async fn workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_anoth
     assert!(a.tries >= 2 && a.worker.as_deref() != Some(victim.as_str()), "taken over: {a:?}");
     let resumed = store.events(a.run_id.unwrap(), 0).await.unwrap().iter().any(|e| e.kind.as_str() == "resume");
     assert!(resumed, "the killed worker's run was resumed, not started again");
+    killed_run_is_whole(&w, &store, run_a).await;
     let b = store.run(items.iter().find(|i| i.target.name == "b").unwrap().run_id.unwrap()).await.unwrap();
     assert!(b.target_config.unwrap().libvirt_uri.starts_with("qemu+ssh://"), "b's stored target is the remote driver's");
     assert!(logins() > logins_before, "libvirt's remote driver logged in through the loopback sshd ({sshd_log:?})");
     both_healthy().await;
     cleanup(&w).await;
+}
+
+/// The run a worker was killed in, once resumed, on PostgreSQL: every try counted once (the
+/// interrupted one not at all), two processes and their two leases, a wall time over both, its
+/// report, and every panel of the PostgreSQL dashboard reads it.
+async fn killed_run_is_whole(w: &World, store: &temper_store::Store, run: i64) {
+    let attempts = store.attempts(run).await.unwrap();
+    for r in store.rules(run).await.unwrap().iter().filter(|r| r.attempts > 0) {
+        let done = attempts.iter().filter(|a| a.rule_id == r.rule_id && a.state.as_str() == "done").count() as i64;
+        assert_eq!(r.attempts, done, "{}: every try counted once, the interrupted one not at all", r.rule_id);
+    }
+    let row = store.run(run).await.unwrap();
+    let summary: Value = serde_json::from_str(row.summary_json.as_deref().unwrap()).unwrap();
+    assert_eq!(summary["segments"], 2, "{summary}");
+    let leases = store.events(run, 0).await.unwrap().into_iter().filter(|e| e.kind.as_str() == "lease_taken").count();
+    assert_eq!(leases, 2, "two processes drove it, one after the other");
+    let wall = summary["wall_secs"].as_f64().unwrap();
+    let span = chrono::DateTime::parse_from_rfc3339(row.ended_at.as_deref().unwrap()).unwrap()
+        - chrono::DateTime::parse_from_rfc3339(&row.started_at).unwrap();
+    assert!(wall > 0.5 * span.num_seconds() as f64, "wall {wall}s counts both segments of a {span} run");
+    assert!(span.num_milliseconds() as f64 / 1000.0 - wall >= -1.0, "wall {wall}s is no more than start to end ({span})");
+    let dir = repo().join("target/test-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("fleet-killed-run.json");
+    let out = w.run(&["report", &run.to_string(), "--format", "json", "-o", json.to_str().unwrap()]).await;
+    assert!(out.status.success(), "report: {}", String::from_utf8_lossy(&out.stderr));
+    let cut = attempts.iter().find(|a| a.state.as_str() == "interrupted").expect("the interrupted attempt");
+    assert!(std::fs::read_to_string(json).unwrap().contains(temper_scap::short_rule_id(&cut.rule_id)));
+    dashboard_reads(store, "temper-runs-postgres.json").await;
 }

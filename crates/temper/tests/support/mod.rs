@@ -329,6 +329,21 @@ pub async fn llm_run(w: &World, llm: &MockLlm, rules: &str, extra: &[&str]) -> O
 }
 
 /// Writes the latest run's report in `format` under `target/test-artifacts/` and returns it.
+/// Every panel's query of the Grafana dashboard `file` (under `dashboards/`) runs on `store`.
+pub async fn dashboard_reads(store: &Store, file: &str) {
+    let mut queries = 0;
+    let d: Value = serde_json::from_str(&std::fs::read_to_string(repo().join("dashboards").join(file)).unwrap()).unwrap();
+    for p in d["panels"].as_array().unwrap() {
+        for t in p["targets"].as_array().into_iter().flatten() {
+            let Some(sql) = t["rawSql"].as_str() else { continue };
+            let rows = store.raw_rows(sql).await;
+            assert!(rows.is_ok(), "{file}, panel {}: {:?}", p["title"], rows.err());
+            queries += 1;
+        }
+    }
+    assert!(queries >= 10, "{file}: {queries} queries");
+}
+
 pub async fn report(w: &World, format: &str, name: &str) -> String {
     let dir = repo().join("target/test-artifacts");
     std::fs::create_dir_all(&dir).unwrap();
