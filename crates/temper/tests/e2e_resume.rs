@@ -1,8 +1,27 @@
 //! A kill -9 in the middle of an attempt, then `temper resume`: the VM is back at the last
-//! checkpoint, no attempt is lost or run twice, and the database is consistent.
+//! checkpoint, no attempt is lost or run twice, and the database is consistent. The run starts
+//! from a configured baseline (`baseline = "other"`, a snapshot with a marker the usual one lacks),
+//! so the resume is seen to go back to the run's own starting point.
 mod support;
 
 use support::*;
+use temper_core::ports::{Guest, Hypervisor};
+
+const OTHER_MARKER: &str = "/root/temper-other-marker";
+
+/// A snapshot of the baseline plus a marker file, as another baseline; the guest is left at the
+/// usual baseline, which has no marker.
+async fn other_baseline() -> String {
+    let hv = hypervisor();
+    let other = format!("temper-e2e-other-{}", std::process::id());
+    hv.snapshot_revert("baseline").await.unwrap();
+    guest().reconnect(std::time::Duration::from_secs(120)).await.unwrap();
+    assert_eq!(sh(&format!("echo other > {OTHER_MARKER}")).await.0, Some(0));
+    hv.snapshot_create(&other, "temper e2e: another baseline").await.unwrap();
+    hv.snapshot_revert("baseline").await.unwrap();
+    assert_ne!(sh(&format!("test -e {OTHER_MARKER}")).await.0, Some(0), "the usual baseline has no marker");
+    other
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_nine_mid_attempt_then_resume_on_sqlite() {
@@ -15,15 +34,19 @@ async fn kill_nine_mid_attempt_then_resume_on_postgres() {
     kill_nine_mid_attempt_then_resume(World::postgres().await).await;
 }
 
-async fn kill_nine_mid_attempt_then_resume(w: World) {
+async fn kill_nine_mid_attempt_then_resume(mut w: World) {
     require_vm().await;
+    let other = other_baseline().await;
+    w.env.push(("TEMPER_BASELINE".into(), other.clone()));
     let slow = "touch /root/temper-kill-marker\nsleep 300\n";
+    // Exits 1 without the other baseline's marker: kept only on the run's own baseline.
+    let fix = format!("test -e {OTHER_MARKER} || exit 1\n{SUID_FIX}");
     let llm = mock(vec![
         select(SUID, "first try"),
         apply_fix(slow, "rm -f /root/temper-kill-marker\n", "slow"),
         // After the resume the harness goes back to the interrupted rule (no new pick) and the
         // Worker tries again.
-        apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in"),
+        apply_fix(&fix, SUID_REVERT, "sysctl drop-in, on other"),
     ])
     .await;
     let url = llm.url();
@@ -36,6 +59,7 @@ async fn kill_nine_mid_attempt_then_resume(w: World) {
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap();
     assert_eq!(run.status.as_str(), "running", "a killed run is left as it was in the database");
+    assert_eq!(run.baseline, other, "the run records the snapshot it started from");
     // ...but `temper status` knows its process is gone.
     let status = w.run(&["status", "--json"]).await;
     let v: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
@@ -53,15 +77,19 @@ async fn kill_nine_mid_attempt_then_resume(w: World) {
         [(1, "interrupted", Some("interrupted")), (2, "done", Some("fixed")),]
     );
     assert_eq!(store.rule(run.id, SUID).await.unwrap().unwrap().attempts, 1, "the interrupted attempt is not a try; none lost or doubled");
+    assert_eq!(a.iter().map(|a| a.checkpoint.as_str()).collect::<Vec<_>>(), [other.as_str(); 2], "each from the other baseline");
     let events = store.events(run.id, 0).await.unwrap();
     assert!(events.iter().any(|e| e.kind.as_str() == "attempt_interrupted"));
     assert!(events.iter().any(|e| e.kind.as_str() == "resume"));
     assert_eq!(events.iter().filter(|e| e.kind.as_str() == "lease_taken").count(), 2, "two processes drove it, one after the other");
-    // The VM went back to the checkpoint before continuing: the interrupted fix left nothing.
+    // The VM went back to the checkpoint before continuing: the interrupted fix left nothing,
+    // and the run's own baseline is what it went back to.
     assert_ne!(sh("test -e /root/temper-kill-marker").await.0, Some(0));
+    assert_eq!(sh(&format!("test -e {OTHER_MARKER}")).await.0, Some(0), "back at the other baseline");
     assert_eq!(rescan(&w, SUID).await, "pass");
     assert!(healthy().await);
     w.cleanup().await;
+    hypervisor().snapshot_delete(&other).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
