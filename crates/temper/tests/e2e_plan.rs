@@ -1,7 +1,9 @@
-//! The exported plan reproduces the run on the real VM with no temper involved: a short stock run
-//! on `standard`, `temper plan export`, then from the guest's baseline `sudo bash replay.sh`, and
-//! again from the baseline `ansible-playbook -i inventory playbook.yml`. After each, an independent
-//! `oscap xccdf eval` finds every rule the run fixed passing, and the guest is healthy.
+//! The stock agent (no LLM) on the Debian 12 `standard` profile fixes real failing rules, each
+//! verified by an independent rescan, and its exported plan reproduces the run on the real VM with
+//! no temper involved: `temper plan export`, then from the guest's baseline `sudo bash replay.sh`,
+//! and again from the baseline `ansible-playbook -i inventory playbook.yml`. After each, an
+//! independent `oscap xccdf eval` finds every rule the run fixed passing, and the guest is healthy.
+//! One stock run serves both (each run costs minutes under TCG).
 mod support;
 
 use std::path::PathBuf;
@@ -54,11 +56,52 @@ async fn run_and_export(w: &World) -> (PathBuf, Vec<String>) {
     (plan, fixed)
 }
 
+/// What the stock run did, as the store and the reports tell it, before its plan is replayed.
+async fn the_stock_run_fixed_each_rule_once(w: &World, fixed: &[String]) {
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap();
+    let short: std::collections::BTreeSet<&str> = fixed.iter().map(|r| temper_scap::short_rule_id(r)).collect();
+    assert_eq!(short, RULES.into(), "every rule fixed");
+    let attempts = store.attempts(run.id).await.unwrap();
+    let kept: Vec<Option<Verdict>> = attempts.iter().map(|a| a.verdict).collect();
+    assert_eq!(kept, [Some(Verdict::Fixed); 4], "one attempt per rule, each kept");
+    for a in &attempts {
+        assert_eq!(a.source, FixSource::Stock, "{}: the datastream's own fix", a.rule_id);
+        assert!(!a.fix_script.trim().is_empty(), "a fix was submitted");
+        // Each rule failed before its fix: what the scanner found is recorded, for the rule.
+        let before = a.evidence_before.as_ref().unwrap_or_else(|| panic!("{}: no evidence before the fix", a.rule_id));
+        assert_eq!(before.rule, a.rule_id);
+    }
+    // After the first fix, the evidence before each fix came from the previous fix's rescan.
+    let events = store.events(run.id, 0).await.unwrap();
+    let looked: Vec<bool> =
+        events.iter().filter(|e| e.kind == EventKind::Attempt).map(|e| e.json().contains(r#""evidence_looked_ahead":true"#)).collect();
+    assert_eq!(looked.len(), attempts.len());
+    assert!(!looked[0] && looked[1..].iter().any(|l| *l), "looked ahead: {looked:?}");
+    // Every rule temper calls fixed passes an independent rescan.
+    assert_eq!(rescan_all(w, fixed).await, vec!["pass"; fixed.len()], "{fixed:?}");
+    assert!(healthy().await);
+    // The rules it was not asked to touch are left as they were, out of the run's scope.
+    let r = store.rule(run.id, "xccdf_org.ssgproject.content_rule_sshd_set_keepalive").await.unwrap().unwrap();
+    assert_eq!(r.status, RuleStatus::OutOfScope);
+    assert_eq!(r.attempts, 0);
+    // The morning-after report of a real stock run: every fix, and a replay script in fix order.
+    let md = report(w, "md", "stock-run.md").await;
+    let html = report(w, "html", "stock-run.html").await;
+    for r in &short {
+        assert!(md.contains(r) && html.contains(r), "{r} in the report");
+    }
+    assert!(md.contains("#!/usr/bin/env bash") || md.contains("#!/bin/bash"), "replay script in the report");
+    let ckl = report(w, "ckl", "stock-run.ckl").await;
+    assert!(ckl.contains("NotAFinding"), "fixed rules are NotAFinding in the checklist");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_exported_plan_reproduces_the_run_with_bash_and_with_ansible() {
+async fn the_stock_run_fixes_real_rules_and_its_plan_reproduces_it_with_bash_and_with_ansible() {
     require_vm().await;
     let w = World::new();
     let (plan, fixed) = run_and_export(&w).await;
+    the_stock_run_fixed_each_rule_once(&w, &fixed).await;
 
     // bash, from the baseline: the rules fail there, and pass after the replay.
     at_baseline(&w).await;
