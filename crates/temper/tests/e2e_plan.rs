@@ -72,8 +72,11 @@ async fn the_stock_run_fixed_each_rule_once(w: &World, fixed: &[String]) {
         let before = a.evidence_before.as_ref().unwrap_or_else(|| panic!("{}: no evidence before the fix", a.rule_id));
         assert_eq!(before.rule, a.rule_id);
     }
-    // After the first fix, the evidence before each fix came from the previous fix's rescan.
     let events = store.events(run.id, 0).await.unwrap();
+    // The cadence was measured on the guest, as by default (the other VM tests are given one).
+    let cadence = events.iter().find(|e| e.kind == EventKind::RegressionEvery).expect("the cadence's event");
+    assert!(cadence.json().contains(r#""how":"measured""#), "{}", cadence.json());
+    // After the first fix, the evidence before each fix came from the previous fix's rescan.
     let looked: Vec<bool> =
         events.iter().filter(|e| e.kind == EventKind::Attempt).map(|e| e.json().contains(r#""evidence_looked_ahead":true"#)).collect();
     assert_eq!(looked.len(), attempts.len());
@@ -99,7 +102,7 @@ async fn the_stock_run_fixed_each_rule_once(w: &World, fixed: &[String]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stock_run_fixes_real_rules_and_its_plan_reproduces_it_with_bash_and_with_ansible() {
     require_vm().await;
-    let w = World::new();
+    let w = World::new().measuring_cadence();
     let (plan, fixed) = run_and_export(&w).await;
     the_stock_run_fixed_each_rule_once(&w, &fixed).await;
 

@@ -33,13 +33,22 @@ pub struct World {
     /// Extra environment for every `temper` this world starts.
     pub env: Vec<(String, String)>,
     db: String,
+    /// Runs measure their regression cadence (two rescans in the preflight), as by default;
+    /// otherwise they are given one, as `regression_every` in temper.toml would.
+    measure_cadence: bool,
 }
 
 impl World {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("temper.db").to_str().unwrap().to_string();
-        Self { dir, env: Vec::new(), db }
+        Self { dir, env: Vec::new(), db, measure_cadence: false }
+    }
+
+    /// This world's runs measure their cadence, as a run does by default (see `measure_cadence`).
+    pub fn measuring_cadence(mut self) -> Self {
+        self.measure_cadence = true;
+        self
     }
 
     /// A world whose SQLite file is `db` (a file system of the test's choosing).
@@ -73,8 +82,13 @@ impl World {
             .env("TEMPER_SKILL", "debian12-anssi")
             .env("TEMPER_LOG", "warn,temper=info")
             // Each cold reboot costs about a minute under TCG: only `e2e_reboot` proves it.
-            .env("TEMPER_REBOOT_PROOF", "false")
-            .envs(self.env.iter().map(|(k, v)| (k, v)));
+            .env("TEMPER_REBOOT_PROOF", "false");
+        // The cadence's two rescans cost about 15 s a run under TCG, and decide nothing in a run
+        // of a few rules: one check at the end either way. `e2e_plan`'s stock run measures it.
+        if !self.measure_cadence {
+            c.env("TEMPER_REGRESSION_EVERY", "16");
+        }
+        c.envs(self.env.iter().map(|(k, v)| (k, v)));
         c
     }
 
