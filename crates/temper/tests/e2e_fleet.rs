@@ -252,32 +252,3 @@ async fn workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_anoth
     both_healthy().await;
     cleanup(&w).await;
 }
-
-/// The run a worker was killed in, once resumed, on PostgreSQL: every try counted once (the
-/// interrupted one not at all), two processes and their two leases, a wall time over both, its
-/// report, and every panel of the PostgreSQL dashboard reads it.
-async fn killed_run_is_whole(w: &World, store: &temper_store::Store, run: i64) {
-    let attempts = store.attempts(run).await.unwrap();
-    for r in store.rules(run).await.unwrap().iter().filter(|r| r.attempts > 0) {
-        let done = attempts.iter().filter(|a| a.rule_id == r.rule_id && a.state.as_str() == "done").count() as i64;
-        assert_eq!(r.attempts, done, "{}: every try counted once, the interrupted one not at all", r.rule_id);
-    }
-    let row = store.run(run).await.unwrap();
-    let summary: Value = serde_json::from_str(row.summary_json.as_deref().unwrap()).unwrap();
-    assert_eq!(summary["segments"], 2, "{summary}");
-    let leases = store.events(run, 0).await.unwrap().into_iter().filter(|e| e.kind.as_str() == "lease_taken").count();
-    assert_eq!(leases, 2, "two processes drove it, one after the other");
-    let wall = summary["wall_secs"].as_f64().unwrap();
-    let span = chrono::DateTime::parse_from_rfc3339(row.ended_at.as_deref().unwrap()).unwrap()
-        - chrono::DateTime::parse_from_rfc3339(&row.started_at).unwrap();
-    assert!(wall > 0.5 * span.num_seconds() as f64, "wall {wall}s counts both segments of a {span} run");
-    assert!(span.num_milliseconds() as f64 / 1000.0 - wall >= -1.0, "wall {wall}s is no more than start to end ({span})");
-    let dir = repo().join("target/test-artifacts");
-    std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("fleet-killed-run.json");
-    let out = w.run(&["report", &run.to_string(), "--format", "json", "-o", json.to_str().unwrap()]).await;
-    assert!(out.status.success(), "report: {}", String::from_utf8_lossy(&out.stderr));
-    let cut = attempts.iter().find(|a| a.state.as_str() == "interrupted").expect("the interrupted attempt");
-    assert!(std::fs::read_to_string(json).unwrap().contains(temper_scap::short_rule_id(&cut.rule_id)));
-    dashboard_reads(store, "temper-runs-postgres.json").await;
-}
