@@ -1,15 +1,16 @@
 # The test domains' libvirt XML, shared by vm/up.sh and vm/boot-image.sh. Source it after
 # lib.sh. Kept out of lib.sh, which is part of the image's recipe hash.
+# Each domain's vCPUs: 2, or TEMPER_VM_VCPUS (tests/run.sh gives its two guests side by side 1 each).
+VCPUS=${TEMPER_VM_VCPUS:-2}
 # domain_xml NAME PORT DISK CONSOLE IMAGE_DIR DESCRIPTION: a TCG domain booting IMAGE_DIR's kernel
-# with DISK as its root, SSH forwarded from 127.0.0.1:PORT only; TEMPER_VM_VCPUS vCPUs (2 by
-# default; tests/run.sh gives its two guests side by side 1 each, see there).
+# with DISK as its root, VCPUS vCPUs, SSH forwarded from 127.0.0.1:PORT only.
 domain_xml() {
   cat <<XML
 <domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
   <name>$1</name>
   <description>$6</description>
   <memory unit='MiB'>$MEM</memory>
-  <vcpu>${TEMPER_VM_VCPUS:-2}</vcpu>
+  <vcpu>$VCPUS</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>$5/vmlinuz</kernel>

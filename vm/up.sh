@@ -74,7 +74,7 @@ has_baseline() { "${V[@]}" snapshot-list "$DOM" --name 2>/dev/null | grep -qx ba
 cur_hash() { "${V[@]}" desc "$DOM" 2>/dev/null | sed -n 's/^temper image \([0-9a-f]*\)$/\1/p'; }
 
 # The overlay and its snapshots are only valid on the very file they were made over.
-IMG_ID="$HASH $(stat -c %i-%Y "$IMG/guest.qcow2") vcpus=${TEMPER_VM_VCPUS:-2}"   # another count: defined again
+IMG_ID="$HASH $(stat -c %i-%Y "$IMG/guest.qcow2") vcpus=$VCPUS"   # another count: defined again
 ID_FILE=$VM_DIR/run/$DOM.image
 if exists && [ "$(cur_hash)" = "$HASH" ] && [ "$(cat "$ID_FILE" 2>/dev/null)" = "$IMG_ID" ] && has_baseline; then
   if [ "$(state)" = running ] && wait_ssh 20; then

@@ -342,7 +342,6 @@ pub async fn llm_run(w: &World, llm: &MockLlm, rules: &str, extra: &[&str]) -> O
     w.run(&args).await
 }
 
-/// Writes the latest run's report in `format` under `target/test-artifacts/` and returns it.
 /// A run on PostgreSQL killed mid-attempt, once resumed: every try counted once (the interrupted
 /// one not at all), two processes and their two leases, a wall time over both, its JSON report
 /// naming the interrupted rule, and every panel of the PostgreSQL dashboard reads it.
@@ -362,13 +361,9 @@ pub async fn killed_run_is_whole(w: &World, store: &Store, run: i64) {
         - chrono::DateTime::parse_from_rfc3339(&row.started_at).unwrap();
     assert!(wall > 0.5 * span.num_seconds() as f64, "wall {wall}s counts both segments of a {span} run");
     assert!(span.num_milliseconds() as f64 / 1000.0 - wall >= -1.0, "wall {wall}s is no more than start to end ({span})");
-    let dir = repo().join("target/test-artifacts");
-    std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("killed-run.json");
-    let out = w.run(&["report", &run.to_string(), "--format", "json", "-o", json.to_str().unwrap()]).await;
-    assert!(out.status.success(), "report: {}", String::from_utf8_lossy(&out.stderr));
+    let json = report_of(w, &run.to_string(), "json", "killed-run.json").await;
     let cut = attempts.iter().find(|a| a.state.as_str() == "interrupted").expect("the interrupted attempt");
-    assert!(std::fs::read_to_string(json).unwrap().contains(temper_scap::short_rule_id(&cut.rule_id)));
+    assert!(json.contains(temper_scap::short_rule_id(&cut.rule_id)));
     dashboard_reads(store, "temper-runs-postgres.json").await;
 }
 
@@ -387,11 +382,18 @@ pub async fn dashboard_reads(store: &Store, file: &str) {
     assert!(queries >= 10, "{file}: {queries} queries");
 }
 
+/// Writes the latest run's report in `format` under `target/test-artifacts/` and returns it.
 pub async fn report(w: &World, format: &str, name: &str) -> String {
+    report_of(w, "latest", format, name).await
+}
+
+/// Writes run `run`'s report (an id, or `latest`) in `format` as `name` under
+/// `target/test-artifacts/` and returns it.
+pub async fn report_of(w: &World, run: &str, format: &str, name: &str) -> String {
     let dir = repo().join("target/test-artifacts");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
-    let out = w.run(&["report", "latest", "--format", format, "-o", path.to_str().unwrap()]).await;
-    assert!(out.status.success(), "report {format}");
+    let out = w.run(&["report", run, "--format", format, "-o", path.to_str().unwrap()]).await;
+    assert!(out.status.success(), "report {run} {format}: {}", String::from_utf8_lossy(&out.stderr));
     std::fs::read_to_string(path).unwrap()
 }
