@@ -31,6 +31,12 @@
 //! with `temper resume`; temper's wall time is then the sum of its segments, read from the
 //! run's event timestamps (a segment ends at its last event). With TEMPER_BENCH_READ=1 nothing
 //! runs: the bench reads the last run in that database and prints its time table and first pass.
+//!
+//! TEMPER_BENCH_OSCAP_ONLY=1 runs oscap's side alone: its rules failing at baseline and its scope
+//! are taken from the last temper run in the database the other settings name (run temper's side
+//! first). With it, the two sides can run at once, one per guest (`TEMPER_DOMAIN`,
+//! `TEMPER_SSH_PORT`), under the same load: say the full loop's plan on one guest beside oscap
+//! on the other.
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -235,6 +241,49 @@ async fn remediate(hv: &LibvirtHypervisor, guest: &SshGuest, argv: &[String], ag
     panic!("oscap --remediate deadlocked three times");
 }
 
+/// `oscap xccdf eval --remediate` of the profile (or `rules`), leaving the rules out of scope.
+fn remediate_argv(profile: &str, rules: &[String], out_of_scope: &[String]) -> Vec<String> {
+    let mut argv: Vec<String> = ["oscap", "xccdf", "eval", "--remediate", "--profile", profile].map(String::from).to_vec();
+    for r in rules {
+        argv.extend(["--rule".into(), r.clone()]);
+    }
+    for r in out_of_scope {
+        argv.extend(["--skip-rule".into(), r.clone()]);
+    }
+    argv.extend(["--results".into(), "/var/tmp/remediate.xml".into(), DS.into()]);
+    argv
+}
+
+/// What the independent scan after each side is judged against: `ignore` is failing at
+/// baseline or out of scope, so not newly failing.
+struct Judge<'a> {
+    scanner: &'a Scanner,
+    failing: &'a BTreeSet<String>,
+    ignore: &'a BTreeSet<String>,
+}
+
+/// oscap's passes from the baseline, each timed from the first's start (the judging scans left
+/// out), then the guest restored: one pass, or (not `one_pass`) more while rules are left newly
+/// failing and the last pass got somewhere. Each row is printed as soon as it is known.
+async fn oscap_passes(hv: &LibvirtHypervisor, guest: &SshGuest, argv: &[String], j: &Judge<'_>, one_pass: bool) -> Vec<Outcome> {
+    let mut passes: Vec<Outcome> = Vec::new();
+    while passes.len() <= MORE_PASSES {
+        let last = passes.last();
+        let wall = last.map_or(Duration::ZERO, |o| o.wall) + remediate(hv, guest, argv, last.is_some()).await;
+        let next = Outcome { judged: judge(j, guest).await, wall, harness_pct: None };
+        println!("{}", row(&oscap_name(passes.len() + 1), &next));
+        let gained =
+            last.is_none_or(|l| next.judged.newly_failing < l.judged.newly_failing || next.judged.fixed.len() > l.judged.fixed.len());
+        let go_on = gained && next.judged.newly_failing > 0 && !one_pass;
+        passes.push(next);
+        if !go_on {
+            break;
+        }
+    }
+    restore(hv, guest).await;
+    passes
+}
+
 const IDLE_FOR: Duration = Duration::from_secs(300);
 
 /// oscap's passes after its first, at most.
@@ -268,9 +317,8 @@ async fn idle(guest: &SshGuest) {
 }
 
 /// Independent check: a full scan and the health check. A VM that can no longer be scanned
-/// (SSH or sudo gone) counts as nothing fixed and unhealthy. `ignore`: failing at baseline, or
-/// out of scope, so not newly failing.
-async fn judge(scanner: &Scanner, guest: &SshGuest, failing: &BTreeSet<String>, ignore: &BTreeSet<String>) -> Judged {
+/// (SSH or sudo gone) counts as nothing fixed and unhealthy.
+async fn judge(&Judge { scanner, failing, ignore }: &Judge<'_>, guest: &SshGuest) -> Judged {
     let scan = match guest.reconnect(Duration::from_secs(180)).await {
         Ok(()) => scanner.scan(guest, &[]).await.map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
@@ -322,7 +370,9 @@ async fn main() {
         by_source(&attempts, &store.rules(run.id).await.unwrap());
         return;
     }
-    let go_on = flag("TEMPER_BENCH_CONTINUE") && saved.exists();
+    let oscap_only = flag("TEMPER_BENCH_OSCAP_ONLY");
+    assert!(!oscap_only || saved.exists(), "no temper run in {} to take the scope from: run temper's side first", db.display());
+    let go_on = (flag("TEMPER_BENCH_CONTINUE") || oscap_only) && saved.exists();
 
     // Every rule failing at baseline; `failing` is those of them in the run's scope.
     let at_baseline: BTreeSet<String> = if go_on {
@@ -344,7 +394,9 @@ async fn main() {
 
     // temper, stock agent.
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_temper"));
-    if go_on {
+    if oscap_only {
+        println!("oscap's side alone; the scope is that of the last temper run in {}", db.display());
+    } else if go_on {
         println!("continuing temper's run with `temper resume`");
         cmd.args(["resume", "--quiet", "--json"]);
     } else {
@@ -365,8 +417,10 @@ async fn main() {
     }
     cmd.env("TEMPER_BASELINE", baseline());
     cmd.env("TEMPER_CONFIG", db.join("none.toml")).env("TEMPER_DB", db.join("temper.db")).env("TEMPER_SKILLS_DIR", repo.join("skills"));
-    let out = cmd.output().await.unwrap();
-    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let summary: serde_json::Value = match oscap_only {
+        true => serde_json::Value::Null,
+        false => serde_json::from_slice(&cmd.output().await.unwrap().stdout).unwrap_or_default(),
+    };
     let store = temper_store::Store::open(db.join("temper.db").to_str().unwrap()).await.unwrap();
     let run = store.latest_run().await.unwrap().map(|r| r.id).unwrap_or(0);
     let events = store.events(run, 0).await.unwrap();
@@ -380,11 +434,13 @@ async fn main() {
     println!("{} rules failing at baseline are in scope ({} skipped, waived or deferred by the skill)", failing.len(), out_of_scope.len());
     let batch = store.run(run).await.unwrap().regression_every;
     let count = |kind: EventKind| events.iter().filter(|e| e.kind == kind).count();
-    let temper = Outcome {
-        judged: judge(&scanner, &guest, &failing, &ignore).await,
-        wall: temper_wall,
-        harness_pct: summary["harness_pct"].as_f64(),
-    };
+    let argv = remediate_argv(&profile, &rules, &out_of_scope);
+    let j = Judge { scanner: &scanner, failing: &failing, ignore: &ignore };
+    if oscap_only {
+        oscap_passes(&hv, &guest, &argv, &j, one_pass).await;
+        return;
+    }
+    let temper = Outcome { judged: judge(&j, &guest).await, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
     // Each side's figures as soon as they are known: a long run may be cut off before the other.
     println!("{}", row(TEMPER, &temper));
     println!("  temper ran in {segments} segment(s); its wall time is their sum");
@@ -397,31 +453,7 @@ async fn main() {
     }
 
     // oscap --remediate, from the same baseline.
-    let mut argv = vec!["oscap".to_string(), "xccdf".into(), "eval".into(), "--remediate".into(), "--profile".into(), profile.clone()];
-    for r in &rules {
-        argv.extend(["--rule".into(), r.clone()]);
-    }
-    for r in &out_of_scope {
-        argv.extend(["--skip-rule".into(), r.clone()]);
-    }
-    argv.extend(["--results".into(), "/var/tmp/remediate.xml".into(), DS.into()]);
-    // oscap's passes, each timed from the first's start (the judging scans left out).
-    let mut passes: Vec<Outcome> = Vec::new();
-    while passes.len() <= MORE_PASSES {
-        let last = passes.last();
-        let wall = last.map_or(Duration::ZERO, |o| o.wall) + remediate(&hv, &guest, &argv, last.is_some()).await;
-        let next = Outcome { judged: judge(&scanner, &guest, &failing, &ignore).await, wall, harness_pct: None };
-        println!("{}", row(&oscap_name(passes.len() + 1), &next));
-        // Go on while rules are left newly failing and the last pass got somewhere.
-        let gained =
-            last.is_none_or(|l| next.judged.newly_failing < l.judged.newly_failing || next.judged.fixed.len() > l.judged.fixed.len());
-        let go_on = gained && next.judged.newly_failing > 0 && !one_pass;
-        passes.push(next);
-        if !go_on {
-            break;
-        }
-    }
-    restore(&hv, &guest).await;
+    let passes = oscap_passes(&hv, &guest, &argv, &j, one_pass).await;
     let oscap = &passes[0];
 
     println!("{:<26} {:>7} {:>14} {:>14} {:>9} {:>11} {:>10}", "", "fixed", "still failing", "newly failing", "healthy", "wall", "harness");
