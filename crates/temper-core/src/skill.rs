@@ -74,6 +74,15 @@ pub struct OrderEntry {
     pub reason: String,
 }
 
+/// A rule whose fix the kernel holds until the next boot: its revert script cannot undo it on a
+/// running system (`kernel.modules_disabled`, immutable audit rules).
+#[derive(Debug, Clone, Deserialize)]
+pub struct OneWayEntry {
+    /// Regex, full match against the short rule id.
+    pub rule: String,
+    pub reason: String,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct DenyEntry {
     pub pattern: String,
@@ -99,6 +108,8 @@ pub struct Manifest {
     pub skip: Vec<SkipEntry>,
     #[serde(default)]
     pub deny: Vec<DenyEntry>,
+    #[serde(default)]
+    pub one_way: Vec<OneWayEntry>,
 }
 
 /// A loaded skill with its patterns compiled.
@@ -109,6 +120,7 @@ pub struct Skill {
     risk: Vec<Regex>,
     skips: Vec<(Regex, SkipEntry)>,
     order: Vec<(Regex, Option<Regex>, OrderEntry)>,
+    one_way: Vec<(Regex, OneWayEntry)>,
     /// The run's waivers and the day they are judged on.
     waivers: Vec<Waiver>,
     today: NaiveDate,
@@ -139,6 +151,7 @@ impl Skill {
                 Ok((full(&path, &o.rule)?, after, o.clone()))
             })
             .collect::<Result<_, SkillError>>()?;
+        let one_way = manifest.one_way.iter().map(|o| Ok((full(&path, &o.rule)?, o.clone()))).collect::<Result<_, SkillError>>()?;
         if let Some(w) = manifest.skip.iter().find(|s| s.disposition == Disposition::Waived) {
             return Err(SkillError::WaivedSkip { path, rule: w.rule.clone() });
         }
@@ -148,7 +161,7 @@ impl Skill {
         // The skill's own waivers (`waivers.toml` beside `skill.toml`), judged today.
         let own = dir.join("waivers.toml");
         let waivers = if own.exists() { crate::waiver::load(&own)? } else { Vec::new() };
-        Ok(Self { dir, manifest, risk, skips, order, waivers, today: chrono::Local::now().date_naive() })
+        Ok(Self { dir, manifest, risk, skips, order, one_way, waivers, today: chrono::Local::now().date_naive() })
     }
 
     /// Replaces the waivers (the skill's own and a site's, or those stored with a run) and
@@ -177,6 +190,11 @@ impl Skill {
             return Some(SkipEntry { rule: w.rule.clone(), reason: w.justification(), disposition: Disposition::Waived });
         }
         self.skips.iter().find(|(re, _)| re.is_match(short_id)).map(|(_, s)| s.clone())
+    }
+
+    /// Why a rule's fix cannot be undone on a running system, when the skill says it cannot.
+    pub fn one_way(&self, short_id: &str) -> Option<&str> {
+        self.one_way.iter().find(|(re, _)| re.is_match(short_id)).map(|(_, o)| o.reason.as_str())
     }
 
     /// Position in the risk order (lower is safer); unmatched rules share the last rank.
@@ -228,6 +246,9 @@ reason = "partitioning"
 rule = "ensure_logrotate_activated"
 reason = "later"
 disposition = "deferred"
+[[one_way]]
+rule = "audit_rules_immutable|sysctl_kernel_modules_disabled"
+reason = "held until the next boot"
 "#;
 
     #[test]
@@ -236,6 +257,15 @@ disposition = "deferred"
         assert_eq!(s.disposition("partition_for_tmp").unwrap().disposition, Disposition::Skipped);
         assert_eq!(s.disposition("ensure_logrotate_activated").unwrap().disposition, Disposition::Deferred);
         assert!(s.disposition("xpartition_for_tmp").is_none());
+    }
+
+    #[test]
+    fn one_way_rules_match_whole_ids_only() {
+        let s = skill(BASE);
+        assert_eq!(s.one_way("sysctl_kernel_modules_disabled"), Some("held until the next boot"));
+        assert_eq!(s.one_way("audit_rules_immutable"), Some("held until the next boot"));
+        assert_eq!(s.one_way("sysctl_kernel_modules_disabled_x"), None);
+        assert_eq!(s.one_way("sysctl_kernel_kptr_restrict"), None);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use sim::*;
-use temper_core::journal::{EventKind, FixSource, Recall, RuleStatus, RunStatus, TurnRole};
+use temper_core::journal::{EventKind, FixSource, Recall, RevertMethod, RuleStatus, RunStatus, TurnRole};
 use temper_core::ralph::LoopError;
 use temper_core::verdict::Verdict;
 use temper_mockllm::{MockLlm, Scripted};
@@ -166,6 +166,39 @@ async fn a_verified_fix_is_reused_on_other_targets_counted_and_retired() {
     assert_eq!(e.attempts(run_e, SUID).await.iter().map(|a| a.source).collect::<Vec<_>>(), [FixSource::Llm]);
     assert_eq!(llm.remaining(), 0);
     took("a_verified_fix_is_reused_on_other_targets_counted_and_retired", t);
+}
+
+/// A fix the skill calls one way (the kernel holds it until a boot) that fails its checks is
+/// undone with the checkpoint snapshot, its revert script not run: that script would verify (the
+/// rule fails again) while the guest kept what the fix did. The same fix on a skill that does not
+/// call it one way is reverted by its script, and the rule it broke stays broken in the model.
+#[tokio::test]
+async fn a_one_way_fix_that_fails_is_undone_with_the_snapshot_not_its_revert_script() {
+    let t = Instant::now();
+    let other = "file_permissions_etc_shadow";
+    let fix_script = format!("# sim pass {}\n# sim fail {}\nsysctl -w fs.suid_dumpable=0\n", full(SUID), full(other));
+    let revert = format!("# sim fail {}\nsysctl -w fs.suid_dumpable=2\n", full(SUID));
+    let mut methods = Vec::new();
+    for one_way in [false, true] {
+        let mut sim = target(if one_way { "one-way" } else { "two-way" }, None).await;
+        if one_way {
+            sim.edit_skill(|t| t + "\n[[one_way]]\nrule = \"sysctl_fs_suid_dumpable\"\nreason = \"held until the next boot\"\n");
+        }
+        let apply = json!({"fix_script": fix_script, "revert_script": revert, "description": "set fs.suid_dumpable"});
+        let llm =
+            MockLlm::start(vec![select(SUID), Scripted::tool_call("apply_fix", apply), reflect("it broke another rule")]).await.unwrap();
+        let run = sim.new_run("llm").await;
+        sim.llm(run, &llm.url()).await.unwrap();
+        let a = sim.attempts(run, SUID).await;
+        assert_eq!(a.iter().map(|a| a.verdict).collect::<Vec<_>>(), [Some(Verdict::Regression)], "{a:?}");
+        methods.push(a[0].revert_method);
+        assert_eq!(sim.guest.scripts().contains(&revert), !one_way, "the revert script ran: {:?}", sim.guest.scripts());
+        let broken = if one_way { Outcome::Pass } else { Outcome::Fail };
+        assert_eq!(sim.guest.result(other), Some(broken), "one way {one_way}");
+        assert_eq!(sim.guest.result(SUID), Some(Outcome::Fail), "undone either way");
+    }
+    assert_eq!(methods, [Some(RevertMethod::Script), Some(RevertMethod::Snapshot)]);
+    took("a_one_way_fix_that_fails_is_undone_with_the_snapshot_not_its_revert_script", t);
 }
 
 /// A ban the Reflector makes on target A is in force on target B (another lane or worker: one

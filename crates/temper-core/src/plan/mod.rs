@@ -95,6 +95,10 @@ pub struct Step {
     pub accepted_nonzero_exit: bool,
     /// The content marks the fix `reboot="true"`, or the run kept it for its reboot proof.
     pub needs_reboot: bool,
+    /// Why its revert cannot undo it on a running system, where the skill says so: undoing it
+    /// takes the revert and a reboot. `None` in plans exported before temper wrote it.
+    #[serde(default)]
+    pub one_way: Option<String>,
     /// What the scanner found wrong with the rule before the fix, and after it (OVAL engine).
     pub evidence_before: Option<Evidence>,
     pub evidence_after: Option<Evidence>,
@@ -145,6 +149,13 @@ impl PlannedFix {
 }
 
 impl Plan {
+    /// Marks the steps whose fix `skill` says no revert undoes on a running system.
+    pub fn mark_one_way(&mut self, skill: &crate::skill::Skill) {
+        for s in &mut self.steps {
+            s.one_way = skill.one_way(temper_scap::short_rule_id(&s.rule)).map(String::from);
+        }
+    }
+
     /// The steps as the loop applies them.
     pub fn fixes(&self) -> Vec<PlannedFix> {
         self.steps

@@ -1,5 +1,6 @@
 //! Step 5, when a fix fails its checks: the Worker's revert script, verified, else the newest
-//! kept snapshot.
+//! kept snapshot. A fix the skill calls one way goes straight to the snapshot: its revert cannot
+//! undo what the kernel holds, though the rule's rescan may fail again (its file gone).
 use std::time::Instant;
 
 use temper_scap::Outcome;
@@ -19,7 +20,11 @@ impl Ralph<'_> {
     pub(super) async fn revert(&self, state: &RunState, rule: &str, fix: &ApplyFix, reachable: bool) -> LoopResult<(RevertMethod, i64)> {
         let started = Instant::now();
         let mut method = RevertMethod::Snapshot;
-        if reachable && !fix.revert_script.trim().is_empty() {
+        let one_way = self.skill.one_way(temper_scap::short_rule_id(rule));
+        if let Some(why) = one_way {
+            tracing::info!(rule, why, "one way: restored from the checkpoint, its revert script not run");
+        }
+        if reachable && one_way.is_none() && !fix.revert_script.trim().is_empty() {
             match self.revert_by_script(rule, fix).await {
                 Ok(()) => method = RevertMethod::Script,
                 Err(why) => {

@@ -47,7 +47,10 @@ pub fn playbook(plan: &Plan) -> String {
         let var = format!("temper_step_{}", s.n);
         let codes: Vec<String> = s.accepted_exit_codes().iter().map(i64::to_string).collect();
         line("");
-        let about = format!("{} (source {}, attempt {}): {}", s.title, s.source, s.attempt, s.description);
+        let mut about = format!("{} (source {}, attempt {}): {}", s.title, s.source, s.attempt, s.description);
+        if let Some(why) = &s.one_way {
+            about += &format!(" One way: no revert undoes it on a running system ({why}); undoing it takes a reboot.");
+        }
         comment("    ", &about).iter().for_each(|l| line(l));
         line(&format!("    - name: {}", q(&format!("Step {}: {}", s.n, s.short_rule()))));
         line("      ansible.builtin.script:");

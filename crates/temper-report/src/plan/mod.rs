@@ -44,6 +44,7 @@ fn step(n: usize, a: &Attempt, data: &RunData, content: Option<&Benchmark>) -> S
         exit_code,
         accepted_nonzero_exit: exit_code.is_some_and(|c| c != 0),
         needs_reboot: stock_reboot || a.verdict == Some(Verdict::NeedsReboot),
+        one_way: None,
         evidence_before: a.evidence_before.clone(),
         evidence_after: a.evidence_after.clone(),
     }

@@ -55,7 +55,15 @@ pub fn readme(plan: &Plan) -> String {
     if at_boot(&plan.steps).next().is_some() {
         r += "Some steps need a reboot to take effect (marked below): reboot the machine before you scan it.\n\n";
     }
-    r += "## Steps\n\n| # | rule | source | exit code | reboot |\n|---|---|---|---|---|\n";
+    let one_way: Vec<String> = plan.steps.iter().filter(|s| s.one_way.is_some()).map(|s| s.n.to_string()).collect();
+    if !one_way.is_empty() {
+        r += &format!(
+            "Steps {} cannot be undone on a running system (the skill says why, below): their revert scripts \
+             take effect only after a reboot. Plan the way back before you apply them.\n\n",
+            one_way.join(", ")
+        );
+    }
+    r += "## Steps\n\n| # | rule | source | exit code | reboot | one way |\n|---|---|---|---|---|---|\n";
     for s in &plan.steps {
         let exit = match (s.exit_code, s.accepted_nonzero_exit) {
             (Some(c), true) => format!("{c} (kept: its checks passed)"),
@@ -63,13 +71,14 @@ pub fn readme(plan: &Plan) -> String {
             (None, _) => "-".into(),
         };
         r += &format!(
-            "| {} | `{}` {} | {} | {} | {} |\n",
+            "| {} | `{}` {} | {} | {} | {} | {} |\n",
             s.n,
             s.short_rule(),
             cell(&s.title),
             s.source,
             exit,
-            if s.needs_reboot { "needs one" } else { "" }
+            if s.needs_reboot { "needs one" } else { "" },
+            cell(s.one_way.as_deref().unwrap_or(""))
         );
     }
     r

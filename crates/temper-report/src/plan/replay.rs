@@ -71,6 +71,9 @@ pub fn replay(origin: &Origin, steps: &[Step]) -> String {
         line(&format!("# Step {}: {}", st.n, one_line(&st.rule)));
         line(&format!("#   {}", one_line(&st.title)));
         line(&format!("#   attempt {}, source {}: {}", st.attempt, st.source, one_line(&st.description)));
+        if let Some(why) = &st.one_way {
+            line(&format!("#   one way: no revert undoes it on a running system ({}); undoing it takes a reboot", one_line(why)));
+        }
         line(&format!("cat >\"$work/{}\" <<'{delim}'", file(st)));
         s_push(&mut line, &st.fix.text);
         line(&delim);
@@ -179,9 +182,21 @@ mod tests {
             exit_code: Some(0),
             accepted_nonzero_exit: false,
             needs_reboot,
+            one_way: None,
             evidence_before: None,
             evidence_after: None,
         }
+    }
+
+    /// A one-way step says so in its comment, with the skill's reason, on one line.
+    #[test]
+    fn a_one_way_step_says_so() {
+        let origin = Origin { run: 1, target: "t".into(), profile: "p".into(), content: "c".into() };
+        let mut one_way = step(2, false);
+        one_way.one_way = Some("held until\nthe next boot".into());
+        let script = replay(&origin, &[step(1, false), one_way]);
+        let said: Vec<&str> = script.lines().filter(|l| l.contains("one way")).collect();
+        assert_eq!(said, ["#   one way: no revert undoes it on a running system (held until the next boot); undoing it takes a reboot"]);
     }
 
     /// Steps that take effect at boot are named once all ran: rescanning before a reboot would

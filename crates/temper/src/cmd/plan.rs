@@ -50,7 +50,11 @@ pub async fn export(config: &Config, store: &dyn Journal, id: i64, output: &Path
     // Runs record their datastream's sha256 when they start; for older ones, the file's now.
     let ds = config.content_dir.join(&data.run.datastream);
     let sha = plan::recorded_content_sha256(&data.run).or_else(|| temper_core::plan::sha256_file(&ds).ok());
-    let p = plan::build(&data, content.as_ref(), sha)?;
+    let mut p = plan::build(&data, content.as_ref(), sha)?;
+    match crate::wiring::skill(config, &data.run.skill) {
+        Ok(skill) => p.mark_one_way(&skill),
+        Err(e) => eprintln!("temper: no step is marked one-way: {e:#}"),
+    }
     plan::write(&p, output)?;
     Ok(p)
 }
