@@ -114,6 +114,11 @@ impl Step {
         codes
     }
 
+    /// What the exports say of a one-way step: why no revert undoes it live, and what it takes.
+    pub fn one_way_note(&self) -> Option<String> {
+        self.one_way.as_ref().map(|why| format!("no revert undoes it on a running system ({why}); undoing it takes a reboot"))
+    }
+
     /// The short rule id (`sshd_disable_root_login`).
     pub fn short_rule(&self) -> &str {
         temper_scap::short_rule_id(&self.rule)

@@ -48,8 +48,8 @@ pub fn playbook(plan: &Plan) -> String {
         let codes: Vec<String> = s.accepted_exit_codes().iter().map(i64::to_string).collect();
         line("");
         let mut about = format!("{} (source {}, attempt {}): {}", s.title, s.source, s.attempt, s.description);
-        if let Some(why) = &s.one_way {
-            about += &format!(" One way: no revert undoes it on a running system ({why}); undoing it takes a reboot.");
+        if let Some(note) = s.one_way_note() {
+            about += &format!(" One way: {note}.");
         }
         comment("    ", &about).iter().for_each(|l| line(l));
         line(&format!("    - name: {}", q(&format!("Step {}: {}", s.n, s.short_rule()))));

@@ -71,8 +71,8 @@ pub fn replay(origin: &Origin, steps: &[Step]) -> String {
         line(&format!("# Step {}: {}", st.n, one_line(&st.rule)));
         line(&format!("#   {}", one_line(&st.title)));
         line(&format!("#   attempt {}, source {}: {}", st.attempt, st.source, one_line(&st.description)));
-        if let Some(why) = &st.one_way {
-            line(&format!("#   one way: no revert undoes it on a running system ({}); undoing it takes a reboot", one_line(why)));
+        if let Some(note) = st.one_way_note() {
+            line(&format!("#   one way: {}", one_line(&note)));
         }
         line(&format!("cat >\"$work/{}\" <<'{delim}'", file(st)));
         s_push(&mut line, &st.fix.text);
