@@ -407,6 +407,42 @@ async fn kill_nine_at(phase: Phase) {
     w.cleanup().await;
 }
 
+/// kill -9 in the final scan, then every snapshot of the run deleted (as defining the domain
+/// again does), then `temper resume`: the kept fix is replayed on the baseline, the checkpoint
+/// taken again, and the run ends with the rule fixed by its one kept attempt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "the fault matrix: run by `bash tests/faults.sh` (about 20 min under TCG), not in CI"]
+async fn kill_nine_then_checkpoints_lost_then_resume() {
+    require_vm().await;
+    let w = World::new();
+    let llm = mock(vec![select(SUID, "persist it"), apply_fix(SUID_FIX, SUID_REVERT, "sysctl drop-in")]).await;
+    let mut child = start(&w, &llm);
+    kill_in_phase(&w, &mut child, Phase::Finish).await;
+    let t = now();
+    let run = w.store().await.latest_run().await.unwrap().unwrap();
+    let prefix = temper_core::ralph::checkpoint_prefix(run.id, &run.started_at);
+    let lost: Vec<String> =
+        virsh(&["snapshot-list", "DOM", "--name"]).lines().filter(|n| n.starts_with(&prefix)).map(String::from).collect();
+    assert!(!lost.is_empty(), "the run had a checkpoint to lose");
+    for name in &lost {
+        virsh(&["snapshot-delete", "DOM", name]);
+    }
+    let out = w.run(&["resume", "--quiet"]).await;
+    assert_eq!(out.status.code(), ENDED, "the resumed run finishes");
+    let checked = survived(&w).await;
+    let events = w.store().await.events(run.id, 0).await.unwrap();
+    let rebuilt = events.iter().find_map(|e| match &e.data {
+        temper_core::journal::EventData::CheckpointLost { missing, from, replayed } => {
+            Some(format!("{missing:?} lost, rebuilt from {from} by replaying {replayed}"))
+        }
+        _ => None,
+    });
+    let rebuilt = rebuilt.expect("a checkpoint_lost event");
+    let how = format!("kill -9 in the final scan, `virsh snapshot-delete` of the run's {} snapshots, then `temper resume`", lost.len());
+    row(&w, "checkpoints lost under a killed run", &how, &format!("{checked}; {rebuilt}"), t).await;
+    w.cleanup().await;
+}
+
 /// kill -9 while the fix runs in the guest (it is slow: the kill cannot miss it), then `temper
 /// resume`: the attempt is closed `interrupted`, the guest goes back to its checkpoint, and the
 /// rule is fixed once.

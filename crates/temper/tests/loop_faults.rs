@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use sim::*;
-use temper_core::journal::{AttemptState, Phase, RuleStatus, RunStatus};
+use temper_core::journal::{AttemptState, EventData, Phase, RuleStatus, RunStatus};
+use temper_core::ports::Hypervisor;
 use temper_core::verdict::Verdict;
 
 const THREE: [&str; 3] = ["sshd_set_keepalive", "package_cron_installed", "sysctl_kernel_randomize_va_space"];
@@ -57,27 +58,39 @@ async fn kill_and_resume(at: At, want: &End) -> Phase {
     }
     sim.kill_when_hung(run, &format!("{at:?}")).await;
     let hit = sim.store.run(run).await.unwrap().phase;
-    let summary = sim.stock(run).await.unwrap_or_else(|e| panic!("resume after a kill at {at:?} ({hit}): {e}"));
+    resumed_whole(&sim, run, want, &format!("killed at {at:?} ({hit})")).await;
+    hit
+}
 
-    assert_eq!(&end(&sim, run).await, want, "killed at {at:?} ({hit}): {summary:?}");
-    assert_eq!(sim.store.run(run).await.unwrap().status, RunStatus::Finished);
-    assert_eq!(sim.store.integrity_check().await.unwrap(), "ok");
+/// Resumes a killed run and checks it ends as `want`: finished, every attempt closed once with a
+/// verdict (at most one interrupted), the store sound, the guest booting healthy, its end proven
+/// by a reboot.
+async fn resumed_whole(sim: &Sim, run: i64, want: &End, what: &str) {
+    let summary = sim.stock(run).await.unwrap_or_else(|e| panic!("{what}: the resume failed: {e}"));
+    assert_eq!(&end(sim, run).await, want, "{what}: {summary:?}");
+    assert_eq!(sim.store.run(run).await.unwrap().status, RunStatus::Finished, "{what}");
+    assert_eq!(sim.store.integrity_check().await.unwrap(), "ok", "{what}");
     let attempts = sim.store.attempts(run).await.unwrap();
     assert!(attempts.iter().all(|a| a.verdict.is_some() && matches!(a.state, AttemptState::Done | AttemptState::Interrupted)));
-    assert!(attempts.iter().filter(|a| a.state == AttemptState::Interrupted).count() <= 1, "{attempts:?}");
-    assert!(sim.guest.boots_healthy(), "killed at {at:?}: the guest boots healthy");
-    assert_eq!(summary.rebooted, Some(true), "the resumed run proved its end by a reboot");
-    hit
+    assert!(attempts.iter().filter(|a| a.state == AttemptState::Interrupted).count() <= 1, "{what}: {attempts:?}");
+    assert!(sim.guest.boots_healthy(), "{what}: the guest boots healthy");
+    assert_eq!(summary.rebooted, Some(true), "{what}: the resumed run proved its end by a reboot");
+}
+
+/// The uninterrupted run: its sim, run and end (the three rules fixed).
+async fn reference(name: &str) -> (Sim, i64, End) {
+    let sim = sim(name).await;
+    let run = sim.new_run("stock").await;
+    sim.stock(run).await.unwrap();
+    let want = end(&sim, run).await;
+    assert_eq!(want.fixed.len(), 3, "{want:?}");
+    (sim, run, want)
 }
 
 #[tokio::test]
 async fn a_run_killed_at_any_step_resumes_and_ends_as_an_uninterrupted_one() {
     let t = Instant::now();
-    let reference = sim("reference").await;
-    let run = reference.new_run("stock").await;
-    reference.stock(run).await.unwrap();
-    let want = end(&reference, run).await;
-    assert_eq!(want.fixed.len(), 3, "{want:?}");
+    let (reference, _, want) = reference("reference").await;
     let scans = reference.guest.scans();
 
     let mut hit = BTreeSet::new();
@@ -90,4 +103,56 @@ async fn a_run_killed_at_any_step_resumes_and_ends_as_an_uninterrupted_one() {
     assert!(every.iter().all(|p| hit.contains(p)), "each step was hit: {hit:?} of {scans} scans");
     println!("killed at each of {scans} scans, a fix and a boot: phases hit {hit:?}");
     took("a_run_killed_at_any_step_resumes_and_ends_as_an_uninterrupted_one", t);
+}
+
+/// Deletes every snapshot but the baseline, as defining the domain again does; their names.
+async fn lose_snapshots(sim: &Sim) -> Vec<String> {
+    let mut lost = Vec::new();
+    for name in sim.hv.snapshot_list().await.unwrap() {
+        if name != "baseline" {
+            sim.hv.snapshot_delete(&name).await.unwrap();
+            lost.push(name);
+        }
+    }
+    lost
+}
+
+/// A run killed, then its snapshots lost but the baseline: the resume rebuilds the kept state
+/// by replaying the kept fixes (`ralph/lost.rs`) and ends as the uninterrupted run does. Killed
+/// at the second fix (a pending fix's snapshot lost), at the third (the checkpoint after the
+/// batch check lost) and in the reboot proof (every fix's).
+#[tokio::test]
+async fn a_resume_whose_snapshots_are_gone_rebuilds_them_and_ends_as_an_uninterrupted_run() {
+    let t = Instant::now();
+    let (reference, run, want) = reference("lost-reference").await;
+    let order: Vec<String> = reference.store.attempts(run).await.unwrap().into_iter().map(|a| a.rule_id).collect();
+    assert_eq!(order.len(), 3, "one kept attempt per rule: {order:?}");
+
+    for (case, at) in [("second-fix", Some(&order[1])), ("third-fix", Some(&order[2])), ("boot", None)] {
+        let sim = sim(&format!("lost-{case}")).await;
+        let run = sim.new_run("stock").await;
+        match at {
+            Some(rule) => sim.guest.hang_on_nth(&stock_fix(rule), 1),
+            None => sim.guest.hang_on_boot(),
+        }
+        sim.kill_when_hung(run, case).await;
+        let kept_before = sim.store.attempts(run).await.unwrap().iter().filter(|a| a.in_force()).count();
+        let lost = lose_snapshots(&sim).await;
+        assert!(!lost.is_empty(), "{case}: the run had snapshots to lose");
+        resumed_whole(&sim, run, &want, &format!("{case}, its snapshots gone")).await;
+        let events = sim.store.events(run, 0).await.unwrap();
+        let (missing, from, replayed) = events
+            .iter()
+            .find_map(|e| match &e.data {
+                EventData::CheckpointLost { missing, from, replayed } => Some((missing.clone(), from.clone(), *replayed)),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{case}: no checkpoint_lost event"));
+        println!("{case}: lost {missing:?}, rebuilt from {from} with {replayed} fixes replayed");
+        assert!(!missing.is_empty() && missing.iter().all(|m| lost.contains(m)), "{case}: {missing:?} of {lost:?}");
+        assert_eq!(replayed, kept_before, "{case}: each fix in force at the kill replayed once");
+        let replays = events.iter().filter(|e| matches!(e.data, EventData::Replay(_))).count();
+        assert_eq!(replays, kept_before, "{case}: no fix replayed twice");
+    }
+    took("a_resume_whose_snapshots_are_gone_rebuilds_them_and_ends_as_an_uninterrupted_run", t);
 }

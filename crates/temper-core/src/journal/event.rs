@@ -11,7 +11,9 @@ use crate::ports::PowerOff;
 use crate::scan::Engine;
 use crate::verdict::Verdict;
 
-pub use super::event_parts::{Blamed, Booted, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, Replayed, ScanKind, Timed};
+pub use super::event_parts::{
+    Blamed, Booted, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, ScanKind, Timed,
+};
 
 /// One event's data. Serialized adjacently (`{"kind": …, "data": {…}}`); the store splits the two.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,6 +56,13 @@ pub enum EventData {
     },
     CheckpointDropped {
         snapshot: String,
+    },
+    /// On resume, snapshots of the run's kept state were gone (`missing`): the guest was rebuilt
+    /// from `from`, the newest older kept state left, by replaying `replayed` kept fixes.
+    CheckpointLost {
+        missing: Vec<String>,
+        from: String,
+        replayed: usize,
     },
     Error {
         error: String,
@@ -199,6 +208,7 @@ impl EventData {
             D::BanShared { .. } => EventKind::BanShared,
             D::Checkpoint { .. } => EventKind::Checkpoint,
             D::CheckpointDropped { .. } => EventKind::CheckpointDropped,
+            D::CheckpointLost { .. } => EventKind::CheckpointLost,
             D::Error { .. } => EventKind::Error,
             D::Escalate { .. } => EventKind::Escalate,
             D::Finish(_) => EventKind::Finish,

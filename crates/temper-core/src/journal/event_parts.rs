@@ -46,13 +46,24 @@ pub enum PickedBy {
     Architect {},
 }
 
-/// A kept fix run again: before the next pick (its batch was rolled back), or onto the checkpoint
-/// proven to boot (the reboot proof's rebuild).
+/// A kept fix run again: before the next pick (its batch was rolled back), or onto an older kept
+/// state (`onto`: the reboot proof's rebuild, or a resume whose checkpoint was gone).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Replayed {
-    OnBooted { attempt: i64, onto: String, exit_code: Option<u32>, why: String },
+    OnBooted { attempt: i64, onto: String, exit_code: Option<u32>, why: ReplayWhy },
     RolledBack { attempt: i64, source: FixSource },
+}
+
+/// Why kept fixes were replayed onto an older state. Stored as the text it always was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReplayWhy {
+    /// The reboot proof rebuilt the checkpoint proven to boot, or bisected onto it.
+    #[serde(rename = "reboot proof")]
+    RebootProof,
+    /// A resume found the run's checkpoint (or a pending fix's snapshot) gone, and rebuilt it.
+    #[serde(rename = "checkpoint lost")]
+    CheckpointLost,
 }
 
 /// A kept fix blamed after the fact: by the reboot proof, or by the final scan without it.

@@ -12,7 +12,9 @@ mod vocab;
 
 use async_trait::async_trait;
 
-pub use event::{Blamed, Booted, Cadence, EventData, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, Replayed, ScanKind, Timed};
+pub use event::{
+    Blamed, Booted, Cadence, EventData, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, ScanKind, Timed,
+};
 pub use lease::{LEASE_FOR, Lease, LeaseError, Term, driver_id, driver_is_dead, now_ms};
 pub use records::{
     Attempt, Ban, Claim, Culprit, Escalation, Evaluation, Event, KeptFix, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn,

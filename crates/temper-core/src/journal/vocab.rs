@@ -315,6 +315,8 @@ text_enum! {
         BanShared = "ban_shared",
         Checkpoint = "checkpoint",
         CheckpointDropped = "checkpoint_dropped",
+        /// On resume, the run's checkpoint was gone: rebuilt from an older kept state.
+        CheckpointLost = "checkpoint_lost",
         Error = "error",
         Escalate = "escalate",
         Finish = "finish",

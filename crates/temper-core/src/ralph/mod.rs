@@ -1,6 +1,7 @@
 //! The Ralph loop: one run, as a plain sequence of steps over the port traits.
 //!
-//! 1. preflight: restore the checkpoint, check access and health, scan the profile;
+//! 1. preflight: restore the checkpoint (rebuilt when it is gone: `lost.rs`), check access and
+//!    health, scan the profile;
 //! 2. pick: the Architect picks one failing rule the harness offers;
 //! 3. fix: the Worker's single `apply_fix`, checked against the deny-list;
 //! 4. evaluate: rescan, health, lockout guard, regression set;
@@ -17,6 +18,7 @@ mod escalate;
 mod evidence;
 mod finish;
 mod keep;
+mod lost;
 mod pick;
 mod plan_batch;
 mod planned;

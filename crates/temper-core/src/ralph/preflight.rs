@@ -22,7 +22,7 @@ impl Ralph<'_> {
             self.note(Some(&a.rule_id), EventData::AttemptInterrupted { attempt: a.n, state: a.state }).await?;
         }
         // Back to the newest kept state: the last checkpoint (the baseline at first), or a
-        // pending fix's snapshot after it.
+        // pending fix's snapshot after it; rebuilt when it is gone (`lost.rs`).
         let (checkpoint, prefix) = (row.checkpoint.clone(), checkpoint_prefix(self.run, &row.started_at));
         let pending: Vec<Kept> = self
             .store
@@ -31,10 +31,9 @@ impl Ralph<'_> {
             .into_iter()
             .filter_map(|a| Some(Kept { attempt: a.id, rule: a.rule_id, snapshot: a.snapshot? }))
             .collect();
-        let head = pending.last().map_or(&checkpoint, |k| &k.snapshot).clone();
-        self.restore(&head).await?;
         let events = self.store.events(self.run, 0).await?;
         let booted = self.booted(&events, &row.baseline).await?;
+        let checkpoint = self.restore_head(&checkpoint, &pending, &booted, &prefix).await?;
         let shared_bans = events
             .iter()
             .filter_map(|e| match e.data {

@@ -1,8 +1,7 @@
 //! The reboot proof's repairs: bisect the fixes a failed reboot or final scan blames, then rebuild
 //! the booted checkpoint with the others and prove it again.
 use super::{Broken, Found, Probe, Proof};
-use crate::journal::{Attempt, Blamed, Booted, Culprit, EventData, EventKind, MemoryKind, Regressed, Replayed};
-use crate::ports::Exec;
+use crate::journal::{Attempt, Blamed, Booted, Culprit, EventData, EventKind, MemoryKind, Regressed, ReplayWhy};
 use crate::ralph::LoopResult;
 use crate::ralph::attempt::{Ended, Trial};
 use crate::scan::tail;
@@ -47,21 +46,9 @@ impl Proof<'_, '_> {
 
     /// Reverts to the booted checkpoint and runs `fixes` again, in order.
     pub(super) async fn replay_on_booted(&self, fixes: &[Attempt]) -> LoopResult<()> {
-        self.ralph.restore(&self.state.booted.snapshot).await?;
-        for a in fixes {
-            let exec = Exec::script(&a.fix_script).timeout(self.ralph.settings.fix_timeout);
-            let code = match self.ralph.guest.exec(exec).await {
-                Ok(out) => out.exit_code,
-                Err(e) => {
-                    tracing::warn!(rule = %a.rule_id, error = %e, "replaying a kept fix failed");
-                    None
-                }
-            };
-            let onto = self.state.booted.snapshot.clone();
-            let data = Replayed::OnBooted { attempt: a.n, onto, exit_code: code, why: "reboot proof".into() };
-            self.ralph.note(Some(&a.rule_id), EventData::Replay(data)).await?;
-        }
-        Ok(())
+        let onto = &self.state.booted.snapshot;
+        self.ralph.restore(onto).await?;
+        self.ralph.replay(&fixes.iter().collect::<Vec<_>>(), onto, ReplayWhy::RebootProof).await
     }
 
     /// Blames `blamed`, then builds the booted checkpoint plus every other fix, reboots it and
