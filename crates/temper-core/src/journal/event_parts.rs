@@ -51,7 +51,7 @@ pub enum PickedBy {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Replayed {
-    OnBooted { attempt: i64, onto: String, exit_code: Option<u32>, why: ReplayWhy },
+    Onto { attempt: i64, onto: String, exit_code: Option<u32>, why: ReplayWhy },
     RolledBack { attempt: i64, source: FixSource },
 }
 

@@ -12,18 +12,16 @@ impl Ralph<'_> {
     /// Restores the newest kept state, rebuilding what is gone. Returns the checkpoint in force
     /// (a new one when the old was gone and fixes were replayed).
     pub(super) async fn restore_head(&self, checkpoint: &str, pending: &[Kept], booted: &Booted, prefix: &str) -> LoopResult<String> {
-        let mut missing = Vec::new();
-        for name in std::iter::once(checkpoint).chain(pending.iter().map(|k| k.snapshot.as_str())) {
-            if !self.hv.snapshot_exists(name).await? {
-                missing.push(name.to_string());
-            }
-        }
+        // One listing: each `snapshot_exists` lists them all again.
+        let have = self.hv.snapshot_list().await?;
+        let kept = std::iter::once(checkpoint).chain(pending.iter().map(|k| k.snapshot.as_str()));
+        let missing: Vec<String> = kept.filter(|n| !have.iter().any(|h| h == n)).map(String::from).collect();
         if missing.is_empty() {
             self.restore(pending.last().map_or(checkpoint, |k| k.snapshot.as_str())).await?;
             return Ok(checkpoint.to_string());
         }
         let attempts = self.store.attempts(self.run).await?;
-        let lost_checkpoint = missing[0] == checkpoint;
+        let lost_checkpoint = missing.iter().any(|m| m == checkpoint);
         let (from, confirmed): (&str, Vec<&Attempt>) = if lost_checkpoint {
             let since = attempts.iter().filter(|a| a.id > booted.through && a.in_force() && a.kept != Some(KeptState::Pending));
             (&booted.snapshot, since.collect())
@@ -33,7 +31,7 @@ impl Ralph<'_> {
         let pending_fixes: Vec<(&Attempt, &Kept)> =
             pending.iter().filter_map(|k| attempts.iter().find(|a| a.id == k.attempt).map(|a| (a, k))).collect();
         let replayed = confirmed.len() + pending_fixes.len();
-        self.note(None, EventData::CheckpointLost { missing, from: from.to_string(), replayed }).await?;
+        self.note(None, EventData::CheckpointLost { missing: missing.clone(), from: from.to_string(), replayed }).await?;
         self.restore(from).await?;
         self.replay(&confirmed, from, ReplayWhy::CheckpointLost).await?;
         let head = if !lost_checkpoint {
@@ -42,7 +40,11 @@ impl Ralph<'_> {
             from.to_string()
         } else {
             let name = format!("{prefix}lost{}", confirmed.last().map_or(0, |a| a.id));
-            self.retake(&name, "rebuilt after its checkpoint was lost").await?;
+            // One left by a rebuild a crash cut short is replaced.
+            if have.contains(&name) {
+                self.hv.snapshot_delete(&name).await?;
+            }
+            self.take_snapshot(&name, "rebuilt after its checkpoint was lost").await?;
             name
         };
         if lost_checkpoint {
@@ -53,7 +55,7 @@ impl Ralph<'_> {
         }
         for (a, k) in pending_fixes {
             self.replay(&[a], &head, ReplayWhy::CheckpointLost).await?;
-            if !self.hv.snapshot_exists(&k.snapshot).await? {
+            if missing.contains(&k.snapshot) {
                 self.take_snapshot(&k.snapshot, &format!("{} fixed, rebuilt after its snapshot was lost", k.rule)).await?;
             }
         }
@@ -72,18 +74,9 @@ impl Ralph<'_> {
                     None
                 }
             };
-            let data = Replayed::OnBooted { attempt: a.n, onto: onto.to_string(), exit_code: code, why };
+            let data = Replayed::Onto { attempt: a.n, onto: onto.to_string(), exit_code: code, why };
             self.note(Some(&a.rule_id), EventData::Replay(data)).await?;
         }
         Ok(())
-    }
-
-    /// A snapshot of the guest as it runs now, named `name`; one left by a rebuild a crash cut
-    /// short is replaced.
-    async fn retake(&self, name: &str, why: &str) -> LoopResult<()> {
-        if self.hv.snapshot_exists(name).await? {
-            self.hv.snapshot_delete(name).await?;
-        }
-        self.take_snapshot(name, why).await
     }
 }
