@@ -32,6 +32,8 @@ pub struct RunData {
     pub progress: crate::chart::Progress,
     /// The proven plan the run applied (`temper run --plan`), step by step.
     pub plan: Option<crate::plan::PlanView>,
+    /// Each time the run stopped and was resumed, in order.
+    pub interruptions: Vec<crate::interruptions::Interruption>,
 }
 
 /// A kept fix rolled back once the run was ending, and what found it wrong.
@@ -114,7 +116,8 @@ pub async fn load(store: &dyn Journal, run_id: i64) -> Result<RunData, ReportErr
     let blamed = blames(&events);
     let progress = crate::chart::Progress::of(&events);
     let plan = crate::plan::applied(&run, &rules, &attempts, &events);
+    let interruptions = crate::interruptions::interruptions(&events);
     let reboot_kinds = [EventKind::Reboot, EventKind::Booted, EventKind::RebootBlamed];
     let reboots = events.into_iter().filter(|e| reboot_kinds.contains(&e.kind)).collect();
-    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots, blamed, progress, plan })
+    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots, blamed, progress, plan, interruptions })
 }

@@ -42,6 +42,7 @@ mod data;
 mod fleet;
 mod hdf;
 mod html;
+pub mod interruptions;
 mod md;
 mod merge;
 mod next_step;

@@ -82,22 +82,31 @@ pub fn md(s: &str, cell: bool) -> String {
 
 /// Like [`md`], but `backticked` parts stay code spans (their text is literal there).
 pub fn md_ticks(s: &str) -> String {
+    ticks(s, false)
+}
+
+/// [`md_ticks`] for a table cell: a `|` is escaped in code spans too, as GFM tables read it.
+pub fn md_ticks_cell(s: &str) -> String {
+    ticks(s, true)
+}
+
+fn ticks(s: &str, cell: bool) -> String {
     let parts: Vec<&str> = s.split('`').collect();
     let mut out = String::new();
     for (i, part) in parts.iter().enumerate() {
         // An unbalanced last backtick opens nothing: its text is escaped as prose.
         if i % 2 == 1 && i + 1 < parts.len() && !part.contains('\n') {
             out.push('`');
-            out.push_str(part);
+            out.push_str(&if cell { part.replace('|', "\\|") } else { part.to_string() });
             out.push('`');
         } else if i % 2 == 1 {
             out.push_str("\\`");
-            out.push_str(&md(part, false));
+            out.push_str(&md(part, cell));
             if i + 1 < parts.len() {
                 out.push_str("\\`");
             }
         } else {
-            out.push_str(&md(part, false));
+            out.push_str(&md(part, cell));
         }
     }
     out

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use common::*;
 use serde_json::{Value, json};
-use temper_core::journal::{Culprit, EventData, Picked, PickedBy};
+use temper_core::journal::{Culprit, EventData, Phase, Picked, PickedBy, RunStatus};
 use temper_report::plan::{NotApplied, StepOutcome};
 use temper_report::{Format, load, render};
 
@@ -249,4 +249,7 @@ fn the_schema_names_the_report_version_and_temper_enums() {
     assert_eq!(s["$defs"]["verdict"]["enum"], names(Verdict::ALL.iter().map(|v| v.as_str()).collect()));
     assert_eq!(s["$defs"]["source"]["enum"], names(FixSource::ALL.iter().map(|v| v.as_str()).collect()));
     assert_eq!(s["$defs"]["status"]["enum"], names(RuleStatus::ALL.iter().map(|v| v.as_str()).collect()));
+    assert_eq!(s["$defs"]["run_status"]["enum"], names(RunStatus::ALL.iter().map(|v| v.as_str()).collect()));
+    assert_eq!(s["$defs"]["phase"]["enum"], names(Phase::ALL.iter().map(|v| v.as_str()).collect()));
+    assert_eq!(s["$defs"]["attempt_state"]["enum"], names(AttemptState::ALL.iter().map(|v| v.as_str()).collect()));
 }

@@ -79,6 +79,28 @@ async fn pages_answer_and_escape_what_they_show() {
     assert!(js.contains("EventSource"));
 }
 
+/// A resumed run says so on its page: how many times, and each stop in a line, escaped.
+#[tokio::test]
+async fn a_resumed_run_shows_each_stop() {
+    use temper_core::journal::{AttemptState, EventData, Phase, RunStatus};
+    let f = Fixture::running().await;
+    let web = serve(&f.store, None).await;
+    let page = |web: &str| format!("{web}/runs/{}", f.run);
+    assert!(text(&page(&web.base)).await.1.contains("<dd id=\"resumed\">no</dd>"), "not resumed yet");
+    let resume = EventData::Resume { was: RunStatus::Interrupted, phase: Phase::Fix, checkpoint: "baseline".into() };
+    f.store.event(f.run, None, &resume).await.unwrap();
+    let cut = EventData::AttemptInterrupted { attempt: 1, state: AttemptState::Applied };
+    f.store.event(f.run, Some(HOSTILE), &cut).await.unwrap();
+    let (status, body) = text(&page(&web.base)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.contains("<dd id=\"resumed\">1</dd>"), "the count");
+    let line = body.split("<li class=\"interruption\" data-phase=\"fix\">").nth(1).expect("a line for the stop");
+    let line = &line[..line.find("</li>").unwrap()];
+    assert!(line.contains("stopped during fix (run status interrupted)") && line.contains("attempt #1 on"), "{line}");
+    assert!(line.contains(&html(temper_scap::short_rule_id(HOSTILE))), "the rule cut short, escaped: {line}");
+    assert!(!body.contains(PWN_SCRIPT) && !body.contains("<img src=x"), "nothing hostile unescaped");
+}
+
 #[tokio::test]
 async fn unknown_runs_rules_and_pages_are_404() {
     let f = Fixture::running().await;

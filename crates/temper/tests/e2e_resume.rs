@@ -82,6 +82,13 @@ async fn kill_nine_mid_attempt_then_resume(mut w: World) {
     assert!(events.iter().any(|e| e.kind.as_str() == "attempt_interrupted"));
     assert!(events.iter().any(|e| e.kind.as_str() == "resume"));
     assert_eq!(events.iter().filter(|e| e.kind.as_str() == "lease_taken").count(), 2, "two processes drove it, one after the other");
+    // The report tells its reader the run was stopped and taken up again, and what was cut short.
+    let report = w.run(&["report", "latest", "--format", "json"]).await;
+    let doc: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let stops = doc["interruptions"].as_array().unwrap_or_else(|| panic!("no interruptions in the report: {doc}"));
+    assert_eq!(stops.len(), 1, "{stops:?}");
+    assert_eq!((stops[0]["phase"].as_str(), stops[0]["cut_short"][0]["rule_id"].as_str()), (Some("fix"), Some(SUID)), "{stops:?}");
+    assert_eq!((stops[0]["cut_short"][0]["attempt"].as_i64(), stops[0]["rebuilt"].is_null()), (Some(1), true), "{stops:?}");
     // The VM went back to the checkpoint before continuing: the interrupted fix left nothing,
     // and the run's own baseline is what it went back to.
     assert_ne!(sh("test -e /root/temper-kill-marker").await.0, Some(0));

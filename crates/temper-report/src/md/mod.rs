@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 mod plan;
 
-use crate::text::{md, md_code, md_ticks};
+use crate::text::{md, md_code, md_ticks, md_ticks_cell};
 use crate::view::{Count, Found, Report, RuleSection};
 
 /// The tailoring and the waivers, each with its expiry; an expired one is flagged.
@@ -62,6 +62,13 @@ pub fn render(r: &Report) -> String {
         ("Status", format!("{}{}", run.status, run.exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default())),
         ("Score", r.score.clone()),
         ("Reboot proof", r.reboot.reason.clone()),
+        (
+            "Resumed",
+            match r.interruptions.len() {
+                0 => "no: it went through in one go".to_string(),
+                n => format!("{n} time(s): see Interruptions"),
+            },
+        ),
     ];
     let _ = writeln!(s, "| | |\n|---|---|");
     for (k, v) in rows {
@@ -106,6 +113,7 @@ pub fn render(r: &Report) -> String {
     let reverts: Vec<String> = r.reverts.iter().map(|c| format!("{} {}", c.after, md(&c.name, false))).collect();
     let _ = writeln!(s, "Reverts by method: {}.\n", if reverts.is_empty() { "none".into() } else { reverts.join(", ") });
 
+    interruptions(&mut s, &r.interruptions);
     if let Some(p) = &r.plan {
         plan::section(&mut s, p);
     }
@@ -185,6 +193,24 @@ pub fn render(r: &Report) -> String {
         );
     }
     s
+}
+
+/// Each stop and resume, so that a reader knows the run did not go through in one go.
+fn interruptions(s: &mut String, all: &[crate::interruptions::Interruption]) {
+    if all.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Interruptions ({})\n", all.len());
+    let _ = writeln!(
+        s,
+        "The run stopped and `temper resume` took it up again. Nothing kept was lost; an attempt cut short was closed, never run again.\n"
+    );
+    let _ = writeln!(s, "| Resumed at | Last event before | What happened |\n|---|---|---|");
+    for i in all {
+        let before = i.stopped_at.as_deref().unwrap_or("-");
+        let _ = writeln!(s, "| {} | {} | {} |", md(&i.resumed_at, true), md(before, true), md_ticks_cell(&i.says));
+    }
+    s.push('\n');
 }
 
 fn counts(s: &mut String, what: &str, before: &str, after: &str, rows: &[Count]) {

@@ -22,8 +22,8 @@ use rules::section;
 pub use rules::{FixedRule, Found, LeftFailing, RuleInfo, RuleLine, RuleSection, StatusGroup, fixed_rules, kept_attempts, rule_info};
 
 /// The JSON report's schema name (`schemas/report.schema.json`): 2, `reboot` is a value with its
-/// reason; 3, `plan`.
-pub const SCHEMA: &str = "temper-report/3";
+/// reason; 3, `plan`; 4, `interruptions`.
+pub const SCHEMA: &str = "temper-report/4";
 
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -60,6 +60,9 @@ pub struct Report {
     /// The proven plan the run applied (`temper run --plan`): each step's outcome; `null` for a
     /// run without a plan.
     pub plan: Option<crate::plan::PlanView>,
+    /// Each time the run stopped and `temper resume` took it up, in order; empty for a run that
+    /// went through in one go.
+    pub interruptions: Vec<crate::interruptions::Interruption>,
 }
 
 #[derive(Debug, Serialize)]
@@ -231,5 +234,6 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         controls: crate::controls::build(data),
         replay: crate::replay_script(data, content),
         plan: data.plan.clone(),
+        interruptions: data.interruptions.clone(),
     }
 }

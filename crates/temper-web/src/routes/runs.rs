@@ -53,6 +53,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Qu
     let p = Progress::of(&run, &rules);
     let total = rules.len();
     let plan = temper_report::plan::applied(&run, &rules, &app.journal.attempts(id).await?, &events);
+    let interruptions = temper_report::interruptions::interruptions(&events);
     RuleStatus::sort_for_review(&mut rules, |r| r.status);
     if let Some(status) = filter {
         rules.retain(|r| r.status == status);
@@ -61,7 +62,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Qu
     let last_event = events.last().map_or(0, |e| e.id);
     let events: Vec<EventView> = events.iter().rev().map(EventView::from).collect();
     let formats: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
-    app.pages.render("run.html", RunPage { run, p, rules, total, filter, chart, plan, events, last_event, formats })
+    app.pages.render("run.html", RunPage { run, p, rules, total, filter, chart, plan, interruptions, events, last_event, formats })
 }
 
 /// The progress chart alone, as the run page has it: the live page fetches it again as the run
@@ -84,6 +85,8 @@ struct RunPage {
     chart: String,
     /// The proven plan the run applied, step by step (`temper run --plan`).
     plan: Option<PlanView>,
+    /// Each time the run stopped and was resumed, in order.
+    interruptions: Vec<temper_report::interruptions::Interruption>,
     /// Newest first.
     events: Vec<EventView>,
     /// Where the live stream starts.
