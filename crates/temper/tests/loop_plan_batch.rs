@@ -235,3 +235,26 @@ async fn a_plan_run_takes_its_source_runs_cadence_instead_of_measuring_one() {
     assert_eq!(scans[0], scans[1] + 2, "the measurement's two rescans, and only those, are left out: {scans:?}");
     took("a_plan_run_takes_its_source_runs_cadence_instead_of_measuring_one", t);
 }
+
+/// With the OVAL engine a batch's evidence comes from one rescan before its steps run. A tree
+/// walker is left out of it (minutes each under TCG, and the batch's check walks it anyway): its
+/// step goes without evidence, and the batch is checked and kept as any other.
+#[tokio::test]
+async fn a_batch_takes_its_evidence_in_one_rescan_that_leaves_its_tree_walkers_out() {
+    let t = Instant::now();
+    let mut sim = planned("batch-evidence", steps(["", "", "", ""])).await;
+    sim.with_oval();
+    sim.walkers = vec![full(RULES[2])];
+    let run = sim.new_run("stock").await;
+    sim.stock(run).await.unwrap();
+    ends_well(&sim, run).await;
+    // Each scan's definitions include their platforms' and extended ones: the steps' rules named.
+    let scans = sim.guest.scanned();
+    let named = |s: &Vec<String>| RULES.into_iter().filter(|r| s.contains(&full(r))).collect::<Vec<_>>();
+    let check = scans.iter().position(|s| named(s).len() == 4 && s.contains(&full(PASSING))).expect("the batch's check");
+    let before: Vec<Vec<&str>> = scans[..check].iter().map(named).filter(|n| n.contains(&RULES[0])).collect();
+    assert_eq!(before, [[RULES[0], RULES[1], RULES[3]]], "one rescan for the evidence, the walker left out: {scans:?}");
+    let walker = sim.attempts(run, RULES[2]).await;
+    assert!(walker.iter().all(|a| a.evidence_before.is_none()), "{walker:?}");
+    took("a_batch_takes_its_evidence_in_one_rescan_that_leaves_its_tree_walkers_out", t);
+}

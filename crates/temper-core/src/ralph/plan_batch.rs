@@ -109,12 +109,19 @@ impl Ralph<'_> {
     }
 
     /// The batch's rules as the scanner finds them before any step runs, for their evidence
-    /// (OVAL engine only): one rescan for the whole batch.
+    /// (OVAL engine only): one rescan for the whole batch. Tree walkers are left out (each takes
+    /// minutes under TCG, and the batch's check walks them again), as are rules the OVAL engine
+    /// sends to an `oscap xccdf eval` of their own (it gives no evidence): their steps go without.
     async fn evidence_of_all(&self, due: &[PlannedFix]) -> Option<Scan> {
         if self.scanner.engine() != Engine::Oval {
             return None;
         }
         let rules: Vec<String> = due.iter().map(|s| s.rule.clone()).collect();
+        let walkers = self.scanner.tree_walkers(&rules);
+        let rules = self.scanner.without_own_xccdf(&rules.into_iter().filter(|r| !walkers.contains(r)).collect::<Vec<_>>());
+        if rules.is_empty() {
+            return None;
+        }
         self.scanner.scan(self.guest, &rules).await.inspect_err(|e| tracing::warn!(error = %e, "no evidence before the plan batch")).ok()
     }
 
