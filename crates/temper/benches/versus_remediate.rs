@@ -33,10 +33,14 @@
 //! runs: the bench reads the last run in that database and prints its time table and first pass.
 //!
 //! TEMPER_BENCH_OSCAP_ONLY=1 runs oscap's side alone: its rules failing at baseline and its scope
-//! are taken from the last temper run in the database the other settings name (run temper's side
-//! first). With it, the two sides can run at once, one per guest (`TEMPER_DOMAIN`,
-//! `TEMPER_SSH_PORT`), under the same load: say the full loop's plan on one guest beside oscap
-//! on the other.
+//! are taken from the last temper run in the database the other settings name, or, with none
+//! there, from its own scan of the baseline and the skill's skips, waivers and deferrals
+//! (TEMPER_BENCH_SKILL, default `debian12-anssi`), as a run of that skill takes them. With it, the
+//! two sides can run at once, one per guest (`TEMPER_DOMAIN`, `TEMPER_SSH_PORT`), under the same
+//! load: say the full loop's plan on one guest beside oscap on the other. TEMPER_BENCH_SYNC=DIR
+//! lines up their starts: each side, once its untimed baseline scan is done, leaves a file in DIR
+//! and waits for TEMPER_BENCH_SYNC_SIDES (2) of them before its timed part
+//! (`tests/plan/beside-oscap.sh`).
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -325,6 +329,27 @@ for p in $(ps -e -o pgid=,pid= | awk -v g="$pg" '$1 == g {print $2}'); do
 done | awk '{s += $12 + $13 + $14 + $15} END {print s + 0}'
 "#;
 
+/// The rules of `scan` the skill skips, waives or defers, as a run of it takes them out of scope.
+fn dispositioned(scan: &temper_core::scan::Scan, repo: &std::path::Path) -> Vec<String> {
+    let name = std::env::var("TEMPER_BENCH_SKILL").unwrap_or_else(|_| "debian12-anssi".into());
+    let skill = temper_core::skill::Skill::load(repo.join("skills").join(&name)).unwrap();
+    let all = scan.results.rule_results.iter().map(|r| &r.idref);
+    all.filter(|r| skill.disposition(temper_scap::short_rule_id(r)).is_some()).cloned().collect()
+}
+
+/// With TEMPER_BENCH_SYNC=DIR, waits until TEMPER_BENCH_SYNC_SIDES (2) sides have left a file
+/// there, this one included, so that their timed parts start together.
+async fn sync_start() {
+    let Ok(dir) = std::env::var("TEMPER_BENCH_SYNC") else { return };
+    let sides: usize = std::env::var("TEMPER_BENCH_SYNC_SIDES").ok().and_then(|n| n.parse().ok()).unwrap_or(2);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(std::path::Path::new(&dir).join(std::process::id().to_string()), b"").unwrap();
+    while std::fs::read_dir(&dir).unwrap().count() < sides {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    println!("started with the other side at {}", chrono::Utc::now().format("%H:%M:%S"));
+}
+
 /// Independent check: a full scan and the health check. A VM that can no longer be scanned
 /// (SSH or sudo gone) counts as nothing fixed and unhealthy.
 async fn judge(&Judge { scanner, failing, ignore }: &Judge<'_>, guest: &SshGuest) -> Judged {
@@ -380,8 +405,8 @@ async fn main() {
         return;
     }
     let oscap_only = flag("TEMPER_BENCH_OSCAP_ONLY");
-    assert!(!oscap_only || saved.exists(), "no temper run in {} to take the scope from: run temper's side first", db.display());
     let go_on = (flag("TEMPER_BENCH_CONTINUE") || oscap_only) && saved.exists();
+    let skill_scope = db.join("out-of-scope-by-skill.json");
 
     // Every rule failing at baseline; `failing` is those of them in the run's scope.
     let at_baseline: BTreeSet<String> = if go_on {
@@ -393,6 +418,9 @@ async fn main() {
         let before = scanner.scan(&guest, &[]).await.unwrap();
         let at_baseline = before.with(temper_scap::Outcome::Fail).into_iter().collect();
         std::fs::write(&saved, serde_json::to_vec(&at_baseline).unwrap()).unwrap();
+        if oscap_only {
+            std::fs::write(&skill_scope, serde_json::to_vec(&dispositioned(&before, &repo)).unwrap()).unwrap();
+        }
         at_baseline
     };
     let mut failing = at_baseline.clone();
@@ -404,7 +432,9 @@ async fn main() {
     // temper, stock agent.
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_temper"));
     if oscap_only {
-        println!("oscap's side alone; the scope is that of the last temper run in {}", db.display());
+        let from =
+            if skill_scope.exists() { "the skill's".to_string() } else { format!("that of the last temper run in {}", db.display()) };
+        println!("oscap's side alone; the scope is {from}");
     } else if go_on {
         println!("continuing temper's run with `temper resume`");
         cmd.args(["resume", "--quiet", "--json"]);
@@ -426,29 +456,37 @@ async fn main() {
     }
     cmd.env("TEMPER_BASELINE", baseline());
     cmd.env("TEMPER_CONFIG", db.join("none.toml")).env("TEMPER_DB", db.join("temper.db")).env("TEMPER_SKILLS_DIR", repo.join("skills"));
+    if !oscap_only {
+        sync_start().await;
+    }
     let summary: serde_json::Value = match oscap_only {
         true => serde_json::Value::Null,
         false => serde_json::from_slice(&cmd.output().await.unwrap().stdout).unwrap_or_default(),
     };
     let store = temper_store::Store::open(db.join("temper.db").to_str().unwrap()).await.unwrap();
+    // None on oscap's side alone with the scope from the skill.
     let run = store.latest_run().await.unwrap().map(|r| r.id).unwrap_or(0);
-    let events = store.events(run, 0).await.unwrap();
-    let temper_wall = active_time(&store.run(run).await.unwrap().started_at, &events);
-    let segments = 1 + events.iter().filter(|e| e.kind == EventKind::Resume).count();
     let rows = store.rules(run).await.unwrap();
-    let out_of_scope: Vec<String> = rows.iter().filter(|r| r.status.dispositioned()).map(|r| r.rule_id.clone()).collect();
+    let out_of_scope: Vec<String> = match skill_scope.exists() {
+        true => serde_json::from_slice(&std::fs::read(&skill_scope).unwrap()).unwrap(),
+        false => rows.iter().filter(|r| r.status.dispositioned()).map(|r| r.rule_id.clone()).collect(),
+    };
     let mut ignore = at_baseline.clone();
     ignore.extend(out_of_scope.iter().cloned());
     failing.retain(|r| !out_of_scope.contains(r));
     println!("{} rules failing at baseline are in scope ({} skipped, waived or deferred by the skill)", failing.len(), out_of_scope.len());
-    let batch = store.run(run).await.unwrap().regression_every;
-    let count = |kind: EventKind| events.iter().filter(|e| e.kind == kind).count();
     let argv = remediate_argv(&profile, &rules, &out_of_scope);
     let j = Judge { scanner: &scanner, failing: &failing, ignore: &ignore };
     if oscap_only {
+        sync_start().await;
         oscap_passes(&hv, &guest, &argv, &j, one_pass).await;
         return;
     }
+    let events = store.events(run, 0).await.unwrap();
+    let temper_wall = active_time(&store.run(run).await.unwrap().started_at, &events);
+    let segments = 1 + events.iter().filter(|e| e.kind == EventKind::Resume).count();
+    let batch = store.run(run).await.unwrap().regression_every;
+    let count = |kind: EventKind| events.iter().filter(|e| e.kind == kind).count();
     let temper = Outcome { judged: judge(&j, &guest).await, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
     // Each side's figures as soon as they are known: a long run may be cut off before the other.
     println!("{}", row(TEMPER, &temper));
