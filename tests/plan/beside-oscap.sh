@@ -5,7 +5,11 @@
 # (TEMPER_BENCH_SYNC), so that both run under the same load. Each side prints its own table.
 #
 #   bash vm/up.sh --count 2
-#   bash tests/plan/beside-oscap.sh PLAN_DIR [LOG_DIR]
+#   bash tests/plan/beside-oscap.sh [PLAN_DIR|PLAN.tgz] [LOG_DIR]
+#
+# The plan defaults to tests/plan/anssi-bp28-high.tgz: the full ANSSI loop's plan of 2026-11-29
+# (146 steps, reboot proof passed; SSG 0.1.76, as vm/fetch-ssg.sh installs), so that the bench
+# needs no full loop first. An archive is unpacked under target/bench/.
 #
 # oscap's scope is that of the last full loop in target/bench/<profile>-baseline (the folder of
 # `TEMPER_BENCH_TEMPER_ONLY=1 cargo bench -p temper --bench versus_remediate`), or, with none there,
@@ -13,8 +17,15 @@
 # takes one to two and a half hours. Environment: TEMPER_BENCH_PROFILE, TEMPER_BENCH_SKILL, as the bench.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-plan=$(realpath "${1:?usage: beside-oscap.sh PLAN_DIR [LOG_DIR]}")
+plan=${1:-tests/plan/anssi-bp28-high.tgz}
 logs=${2:-target/bench/beside-oscap}
+if [[ $plan == *.tgz ]]; then
+  into=target/bench/$(basename "$plan" .tgz)
+  rm -rf "$into" && mkdir -p "$into"
+  tar xzf "$plan" -C "$into" --strip-components=1
+  plan=$into
+fi
+plan=$(realpath "$plan")
 [ -f "$plan/plan.json" ] || { echo "beside-oscap: no plan.json in $plan" >&2; exit 2; }
 mkdir -p "$logs"
 sync=$(mktemp -d)

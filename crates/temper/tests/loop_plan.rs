@@ -115,6 +115,24 @@ async fn the_plan_holds_the_kept_fixes_in_order_and_keeps_to_its_schema() {
     took("the_plan_holds_the_kept_fixes_in_order_and_keeps_to_its_schema", t);
 }
 
+/// The ANSSI plan the goal-1 bench applies (`tests/plan/beside-oscap.sh`) is one this temper
+/// still reads: it keeps to the schema, loads with every script matching its sha256, and fits
+/// the content `vm/fetch-ssg.sh` installs. A change to the plan's format fails here until the
+/// archive is exported again.
+#[test]
+fn the_committed_anssi_plan_still_loads() {
+    let archive = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/plan/anssi-bp28-high.tgz");
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new("tar").arg("xzf").arg(&archive).arg("-C").arg(dir.path()).args(["--strip-components=1"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("plan.json")).unwrap()).unwrap();
+    assert_eq!(schema_errors(&doc), Vec::<String>::new());
+    let plan = Plan::load(dir.path()).unwrap_or_else(|e| panic!("{}: {e}", archive.display()));
+    assert_eq!((plan.steps.len(), plan.header.reboot_proven), (146, true));
+    assert_eq!(plan.header.profile, "xccdf_org.ssgproject.content_profile_anssi_bp28_high");
+    assert_eq!(sha256_file(&datastream()).unwrap(), plan.header.content.sha256, "the content vm/fetch-ssg.sh installs");
+}
+
 /// The schema names every fix source temper has, no more.
 #[test]
 fn the_schema_knows_every_fix_source() {
