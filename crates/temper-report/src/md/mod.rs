@@ -203,7 +203,7 @@ fn interruptions(s: &mut String, all: &[crate::interruptions::Interruption]) {
     let _ = writeln!(s, "## Interruptions ({})\n", all.len());
     let _ = writeln!(
         s,
-        "The run stopped and `temper resume` took it up again. Nothing kept was lost; an attempt cut short was closed, never run again.\n"
+        "The run stopped and `temper resume` took it up again from its last kept state (rebuilt when its snapshots were gone); an attempt cut short was closed, never run again.\n"
     );
     let _ = writeln!(s, "| Resumed at | Last event before | What happened |\n|---|---|---|");
     for i in all {
