@@ -298,7 +298,7 @@ fn oscap_name(n: usize) -> String {
     if n == 1 { "oscap --remediate".into() } else { format!("oscap --remediate x{n}") }
 }
 
-/// Returns once oscap's process group has used under 5 s of CPU in the last [`IDLE_FOR`]
+/// Returns once oscap and the processes under it have used under 5 s of CPU in the last [`IDLE_FOR`]
 /// ([`OSCAP_TICKS`], sampled every 30 s; 100 ticks a second).
 async fn idle(guest: &SshGuest) {
     let every = Duration::from_secs(30);
@@ -318,15 +318,16 @@ async fn idle(guest: &SshGuest) {
     }
 }
 
-/// The CPU ticks oscap's process group has used so far: oscap, its probe threads and the fix
-/// scripts it runs (running, and reaped). Not the whole guest's: after a pass installs auditd
-/// and its rules, each SSH login of this watch costs the guest more than the threshold (315
-/// ticks in 30 s, measured beside a deadlocked oscap whose group used none).
-const OSCAP_TICKS: &str = r#"pg=$(ps -o pgid= -C oscap | head -n1 | tr -d ' ')
-[ -n "$pg" ] || { echo 0; exit 0; }
-for p in $(ps -e -o pgid=,pid= | awk -v g="$pg" '$1 == g {print $2}'); do
-  sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null
-done | awk '{s += $12 + $13 + $14 + $15} END {print s + 0}'
+/// The CPU ticks oscap and every process under it have used so far: its probe threads, the fix
+/// scripts it runs and what they start, running or reaped. Not its process group's: apt runs
+/// dpkg in a session of its own (a pty), so during aide's install (20 minutes) the group idled
+/// and a live pass was killed as deadlocked. Not the whole guest's either: after a pass installs
+/// auditd and its rules, each SSH login of this watch costs the guest more than the threshold
+/// (315 ticks in 30 s, measured beside a deadlocked oscap that used none).
+const OSCAP_TICKS: &str = r#"top=$(pgrep -o -x oscap) || { echo 0; exit 0; }
+for s in /proc/[0-9]*/stat; do sed 's/^\([0-9]*\) .*) /\1 /' "$s" 2>/dev/null; done | awk -v top="$top" '
+  { ppid[$1] = $3; t[$1] = $13 + $14 + $15 + $16 }
+  END { n = 0; for (p in ppid) { q = p; while (q > 1 && q != top) q = ppid[q]; if (q == top) n += t[p] } print n + 0 }'
 "#;
 
 /// The rules of `scan` the skill skips, waives or defers, as a run of it takes them out of scope.
