@@ -75,9 +75,7 @@ impl Ralph<'_> {
         let mut ahead = rest.and_then(|a| a.at(head)).unwrap_or_else(|| Ahead { head: head.to_string(), evidence: BTreeMap::new() });
         let alike: Vec<String> =
             self.candidates().await?.into_iter().filter(|c| !c.has_stock_fix && c.attempts == 0).map(|c| c.rule_id).collect();
-        let walkers = self.scanner.tree_walkers(&alike);
-        let missing: Vec<String> = alike.into_iter().filter(|r| !walkers.contains(r) && !ahead.evidence.contains_key(r)).collect();
-        let missing = self.scanner.without_own_xccdf(&missing);
+        let missing = self.scanner.cheap_evidence(&alike.into_iter().filter(|r| !ahead.evidence.contains_key(r)).collect::<Vec<_>>());
         if !missing.is_empty() {
             match self.scanner.scan(self.guest, &missing).await {
                 Ok(scan) => ahead.evidence.extend(Ahead::of(head, &scan, &missing).evidence),

@@ -18,7 +18,7 @@ use crate::checks;
 use crate::journal::{AttemptState, Evaluation, EventData, KeptFix, Picked, PickedBy, PlanBatched, PlanBisected, ScanResult};
 use crate::plan::PlannedFix;
 use crate::policy::DenyList;
-use crate::scan::{Engine, Scan};
+use crate::scan::Scan;
 use crate::verdict::{Checks, Guard, Reboot, Rescan, Verdict};
 
 /// The most steps one plan batch applies: twice a regression batch's most, as each step was
@@ -113,12 +113,7 @@ impl Ralph<'_> {
     /// minutes under TCG, and the batch's check walks them again), as are rules the OVAL engine
     /// sends to an `oscap xccdf eval` of their own (it gives no evidence): their steps go without.
     async fn evidence_of_all(&self, due: &[PlannedFix]) -> Option<Scan> {
-        if self.scanner.engine() != Engine::Oval {
-            return None;
-        }
-        let rules: Vec<String> = due.iter().map(|s| s.rule.clone()).collect();
-        let walkers = self.scanner.tree_walkers(&rules);
-        let rules = self.scanner.without_own_xccdf(&rules.into_iter().filter(|r| !walkers.contains(r)).collect::<Vec<_>>());
+        let rules = self.scanner.cheap_evidence(&due.iter().map(|s| s.rule.clone()).collect::<Vec<_>>());
         if rules.is_empty() {
             return None;
         }

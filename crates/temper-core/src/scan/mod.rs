@@ -206,6 +206,16 @@ impl Scanner {
         }
     }
 
+    /// The rules of `rules` one OVAL rescan takes evidence for cheaply: no tree walkers, none
+    /// sent to an `oscap xccdf eval` of their own (it gives no evidence). None with the xccdf engine.
+    pub fn cheap_evidence(&self, rules: &[String]) -> Vec<String> {
+        if self.oval.is_none() {
+            return Vec::new();
+        }
+        let walkers = self.tree_walkers(rules);
+        self.without_own_xccdf(&rules.iter().filter(|r| !walkers.contains(r)).cloned().collect::<Vec<_>>())
+    }
+
     pub fn engine(&self) -> Engine {
         if self.oval.is_some() { Engine::Oval } else { Engine::Xccdf }
     }
