@@ -42,14 +42,17 @@
 //! and waits for TEMPER_BENCH_SYNC_SIDES (2) of them before its timed part
 //! (`tests/plan/beside-oscap.sh`).
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use temper_core::checks;
 use temper_core::journal::prelude::*;
 use temper_core::journal::{Event, EventData, EventKind, RuleStatus, ScanKind};
-use temper_core::ports::{Exec, Guest, Hypervisor};
+use temper_core::ports::{Guest, Hypervisor};
 use temper_core::scan::Scanner;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
+
+#[path = "versus_remediate/detached.rs"]
+mod detached;
 
 const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
 const PREFIX: &str = "xccdf_org.ssgproject.content_profile_";
@@ -220,25 +223,20 @@ async fn restore(hv: &LibvirtHypervisor, guest: &SshGuest) {
 }
 
 /// `oscap --remediate` from the baseline, timed, or (`again`) from where its last pass left
-/// off. oscap 1.3.7 can deadlock among its probe threads (seen here: 40 minutes asleep, 13 s of
-/// CPU): a run during which oscap's processes stay idle for [`IDLE_FOR`] is killed and run again from
-/// the same start, up to three times. The time is that of the run that finished.
+/// off, in a unit of its own ([`detached`]). A pass that idles (deadlocked) is killed and run
+/// again from the same start, up to three times. The time is that of the pass that finished.
 async fn remediate(hv: &LibvirtHypervisor, guest: &SshGuest, argv: &[String], again: bool) -> Duration {
     for tried in 1..=3 {
         if !again {
             restore(hv, guest).await;
         }
-        let t = Instant::now();
-        tokio::select! {
-            r = guest.exec(Exec::new(argv.to_vec()).timeout(Duration::from_secs(7200)).max_output(1 << 20)) => {
-                if let Err(e) = &r {
-                    println!("oscap --remediate: {e}");
-                }
-                return t.elapsed();
+        match detached::run(guest, argv).await {
+            detached::Pass::Exited { status, took } => {
+                println!("oscap --remediate: exited {status} after {:.1}s", took.as_secs_f64());
+                return took;
             }
-            () = idle(guest) => {
-                println!("oscap --remediate try {tried}: oscap idled for {IDLE_FOR:?} after {:.0}s (deadlocked): killed", t.elapsed().as_secs_f64());
-                let _ = guest.exec(Exec::new(["pkill", "-KILL", "-x", "oscap"])).await;
+            detached::Pass::Idle => {
+                println!("oscap --remediate try {tried}: idled for {:?} (deadlocked): killed", detached::IDLE_FOR);
             }
         }
     }
@@ -288,8 +286,6 @@ async fn oscap_passes(hv: &LibvirtHypervisor, guest: &SshGuest, argv: &[String],
     passes
 }
 
-const IDLE_FOR: Duration = Duration::from_secs(300);
-
 /// oscap's passes after its first, at most.
 const MORE_PASSES: usize = 3;
 
@@ -297,38 +293,6 @@ const MORE_PASSES: usize = 3;
 fn oscap_name(n: usize) -> String {
     if n == 1 { "oscap --remediate".into() } else { format!("oscap --remediate x{n}") }
 }
-
-/// Returns once oscap and the processes under it have used under 5 s of CPU in the last [`IDLE_FOR`]
-/// ([`OSCAP_TICKS`], sampled every 30 s; 100 ticks a second).
-async fn idle(guest: &SshGuest) {
-    let every = Duration::from_secs(30);
-    let keep = (IDLE_FOR.as_secs() / every.as_secs()) as usize + 1;
-    let mut busy: std::collections::VecDeque<u64> = std::collections::VecDeque::new();
-    loop {
-        tokio::time::sleep(every).await;
-        let Ok(out) = guest.exec(Exec::script(OSCAP_TICKS)).await else { continue };
-        let Ok(ticks) = out.stdout_str().trim().parse::<u64>() else { continue };
-        busy.push_back(ticks);
-        if busy.len() > keep {
-            busy.pop_front();
-        }
-        if busy.len() == keep && busy.back().unwrap().saturating_sub(*busy.front().unwrap()) < 500 {
-            return;
-        }
-    }
-}
-
-/// The CPU ticks oscap and every process under it have used so far: its probe threads, the fix
-/// scripts it runs and what they start, running or reaped. Not its process group's: apt runs
-/// dpkg in a session of its own (a pty), so during aide's install (20 minutes) the group idled
-/// and a live pass was killed as deadlocked. Not the whole guest's either: after a pass installs
-/// auditd and its rules, each SSH login of this watch costs the guest more than the threshold
-/// (315 ticks in 30 s, measured beside a deadlocked oscap that used none).
-const OSCAP_TICKS: &str = r#"top=$(pgrep -o -x oscap) || { echo 0; exit 0; }
-for s in /proc/[0-9]*/stat; do sed 's/^\([0-9]*\) .*) /\1 /' "$s" 2>/dev/null; done | awk -v top="$top" '
-  { ppid[$1] = $3; t[$1] = $13 + $14 + $15 + $16 }
-  END { n = 0; for (p in ppid) { q = p; while (q > 1 && q != top) q = ppid[q]; if (q == top) n += t[p] } print n + 0 }'
-"#;
 
 /// The rules of `scan` the skill skips, waives or defers, as a run of it takes them out of scope.
 fn dispositioned(scan: &temper_core::scan::Scan, repo: &std::path::Path) -> Vec<String> {

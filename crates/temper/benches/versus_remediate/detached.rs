@@ -1,0 +1,89 @@
+//! One `oscap --remediate` pass run in a transient systemd unit of the guest's, outside the SSH
+//! session that starts it, and watched from the host. A pass held on an SSH channel ended with
+//! the session: on 2026-11-29 goal 2's dropped after 284 s ("session closed while the command
+//! ran") while oscap ran on for 38 minutes, and the pass was judged mid-way.
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use temper_core::ports::{Exec, Guest};
+use temper_target::SshGuest;
+
+/// The unit's name in the guest.
+const UNIT: &str = "temper-bench-remediate";
+
+/// How a pass ended.
+pub enum Pass {
+    /// oscap exited with this status after this long (the unit's own start and exit times).
+    Exited { status: i32, took: Duration },
+    /// oscap and everything under it used under 5 s of CPU in [`IDLE_FOR`] (deadlocked).
+    Idle,
+}
+
+/// A pass with no CPU used for this long is deadlocked (oscap 1.3.7 among its probe threads:
+/// seen here 40 minutes asleep, 13 s of CPU).
+pub const IDLE_FOR: Duration = Duration::from_secs(300);
+
+const EVERY: Duration = Duration::from_secs(30);
+
+/// Runs `argv` (as root, `HOME=/root` as under sudo) in the unit and waits for it to end or idle;
+/// the unit is stopped either way, which kills what is left of it.
+pub async fn run(guest: &SshGuest, argv: &[String]) -> Pass {
+    stop(guest).await;
+    let mut start: Vec<String> =
+        ["systemd-run", "--unit", UNIT, "--property=RemainAfterExit=yes", "--property=CPUAccounting=yes"].map(String::from).to_vec();
+    start.extend(["--setenv=HOME=/root".into(), "--".into()]);
+    start.extend(argv.iter().cloned());
+    let out = guest.exec(Exec::new(start)).await.expect("systemd-run in the guest");
+    assert!(out.success(), "systemd-run: {}", out.stderr_str().trim());
+    let pass = watch(guest).await;
+    stop(guest).await;
+    pass
+}
+
+/// Polls the unit every [`EVERY`]. Its CPU time is that of its whole cgroup, so of oscap's probe
+/// threads, the fix scripts and what they start: dpkg under apt included, which a count by process
+/// group missed (apt gives it a session of its own) and a live pass was killed.
+async fn watch(guest: &SshGuest) -> Pass {
+    let keep = (IDLE_FOR.as_secs() / EVERY.as_secs()) as usize + 1;
+    let mut cpu: VecDeque<u64> = VecDeque::new();
+    loop {
+        tokio::time::sleep(EVERY).await;
+        let props = match show(guest).await {
+            Ok(p) => p,
+            Err(e) => {
+                println!("oscap --remediate: could not read its unit ({e}); the pass runs on");
+                continue;
+            }
+        };
+        let get = |k: &str| props.get(k).map(String::as_str).unwrap_or("");
+        if get("SubState") != "running" {
+            let us = |k: &str| get(k).parse::<u64>().unwrap_or(0);
+            let took = us("ExecMainExitTimestampMonotonic").saturating_sub(us("ExecMainStartTimestampMonotonic"));
+            let status = get("ExecMainStatus").parse().unwrap_or(-1);
+            return Pass::Exited { status, took: Duration::from_micros(took) };
+        }
+        let Ok(used) = get("CPUUsageNSec").parse::<u64>() else { continue };
+        cpu.push_back(used);
+        if cpu.len() > keep {
+            cpu.pop_front();
+        }
+        if cpu.len() == keep && cpu.back().unwrap().saturating_sub(*cpu.front().unwrap()) < 5_000_000_000 {
+            return Pass::Idle;
+        }
+    }
+}
+
+async fn show(guest: &SshGuest) -> Result<BTreeMap<String, String>, String> {
+    let keys = "SubState,ExecMainStatus,ExecMainStartTimestampMonotonic,ExecMainExitTimestampMonotonic,CPUUsageNSec";
+    let out = guest.exec(Exec::new(["systemctl", "show", UNIT, "--property", keys])).await.map_err(|e| e.to_string())?;
+    if !out.success() {
+        return Err(out.stderr_str().trim().to_string());
+    }
+    Ok(out.stdout_str().lines().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect())
+}
+
+/// Stops the unit if it is there (killing what runs in it) and forgets it.
+async fn stop(guest: &SshGuest) {
+    let _ = guest.exec(Exec::new(["systemctl", "stop", UNIT])).await;
+    let _ = guest.exec(Exec::new(["systemctl", "reset-failed", UNIT])).await;
+}
