@@ -14,6 +14,9 @@
 //! and name the database's folder apart; with TEMPER_BENCH_TEMPER_ONLY=1 the oscap side is left
 //! out (to set one temper run against another).
 //!
+//! Each oscap pass runs in a transient systemd unit of the guest's (`detached.rs`), so that an SSH
+//! drop neither ends it nor its timing; a pass that idles five minutes (deadlocked) runs again.
+//!
 //! oscap's one pass leaves failing the rules its own fixes made applicable (installing auditd or
 //! aide brings in their rules); temper fixes those in its run. So that both sides are also set
 //! side by side on the same work, oscap then runs again from where its last pass left off, until
@@ -122,7 +125,8 @@ fn first_pass(started_at: &str, events: &[Event]) -> Option<(Duration, usize)> {
 fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], wall: Duration) {
     let secs = |f: &dyn Fn(&EventData) -> Option<f64>| {
         let v: Vec<f64> = events.iter().filter_map(|e| f(&e.data)).collect();
-        (v.len(), v.iter().sum::<f64>())
+        // Not `sum`: an empty one is -0.0, printed as such.
+        (v.len(), v.iter().fold(0.0, |a, b| a + b))
     };
     let scan = |which: ScanKind| {
         move |d: &EventData| match d {
