@@ -32,7 +32,8 @@ async fn fleet(dir: &Path, lanes: u32, domains: &[String; 2]) -> (Duration, Dura
         "both lanes ran:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(out.status.code(), Some(2), "each target fixed its three rules, the profile's others remain:\n{stdout}");
+    // `--rules` leaves the profile's other rules out of scope: three fixed is all there is to do.
+    assert_eq!(out.status.code(), Some(0), "each target fixed its three rules:\n{stdout}");
     let mine = self_cpu();
     // The runs' checkpoints go; each guest goes back to its baseline.
     guests::tidy(domains, &had);
