@@ -56,11 +56,16 @@ async fn watch(guest: &SshGuest) -> Pass {
             }
         };
         let get = |k: &str| props.get(k).map(String::as_str).unwrap_or("");
-        if get("SubState") != "running" {
-            let us = |k: &str| get(k).parse::<u64>().unwrap_or(0);
-            let took = us("ExecMainExitTimestampMonotonic").saturating_sub(us("ExecMainStartTimestampMonotonic"));
-            let status = get("ExecMainStatus").parse().unwrap_or(-1);
-            return Pass::Exited { status, took: Duration::from_micros(took) };
+        match get("SubState") {
+            "running" => {}
+            // RemainAfterExit keeps the unit: `exited` after status 0, `failed` after any other.
+            "exited" | "failed" => {
+                let us = |k: &str| get(k).parse::<u64>().unwrap_or_else(|_| panic!("the unit's {k}: {props:?}"));
+                let took = us("ExecMainExitTimestampMonotonic").saturating_sub(us("ExecMainStartTimestampMonotonic"));
+                let status = get("ExecMainStatus").parse().unwrap_or_else(|_| panic!("the unit's exit status: {props:?}"));
+                return Pass::Exited { status, took: Duration::from_micros(took) };
+            }
+            other => panic!("the unit is `{other}`, neither running nor ended: {props:?}"),
         }
         let Ok(used) = get("CPUUsageNSec").parse::<u64>() else { continue };
         cpu.push_back(used);
