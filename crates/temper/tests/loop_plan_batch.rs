@@ -258,3 +258,44 @@ async fn a_batch_takes_its_evidence_in_one_rescan_that_leaves_its_tree_walkers_o
     assert!(walker.iter().all(|a| a.evidence_before.is_none()), "{walker:?}");
     took("a_batch_takes_its_evidence_in_one_rescan_that_leaves_its_tree_walkers_out", t);
 }
+
+/// A clean batch's check also takes the evidence of the rules the next batch takes: here two rules
+/// not applicable at the baseline that step 1 makes applicable (and failing). Their steps go in a
+/// second batch, with the evidence the first batch's check took and no rescan of their own.
+#[tokio::test]
+async fn the_next_batch_takes_its_evidence_from_the_last_batchs_check() {
+    let t = Instant::now();
+    const LATER: [&str; 2] = ["service_ntp_enabled", "service_auditd_enabled"];
+    let mut plan = steps([&format!("# sim fail {}\n# sim fail {}\n", LATER[0], LATER[1]), "", "", ""]);
+    for (i, rule) in LATER.into_iter().enumerate() {
+        let n = 5 + i;
+        let fix_script = format!("echo plan step {n}\n# sim pass {rule}\n");
+        let fix = ApplyFix { fix_script, revert_script: "true\n".into(), description: format!("step {n}") };
+        plan.push(PlannedFix { n, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false });
+    }
+    let mut sim = planned("batch-ahead", plan).await;
+    sim.settings.rules.extend(LATER.map(String::from));
+    sim.with_oval();
+    let run = sim.new_run("stock").await;
+    sim.stock(run).await.unwrap();
+    ends_well(&sim, run).await;
+    let batches: Vec<_> = sim.events(run, EventKind::PlanBatch).await.into_iter().map(|b| b["steps"].clone()).collect();
+    assert_eq!(batches, [json!([1, 2, 3, 4]), json!([5, 6])]);
+    for rule in LATER {
+        assert_eq!(sim.rule(run, rule).await.status, RuleStatus::Fixed, "{rule}");
+        let mine = sim.attempts(run, rule).await;
+        assert!(mine.len() == 1 && mine[0].evidence_before.is_some(), "{rule}: one attempt, with evidence: {mine:?}");
+    }
+    let looked: Vec<_> = sim.events(run, EventKind::Attempt).await.into_iter().map(|a| a["evidence_looked_ahead"].clone()).collect();
+    assert_eq!(looked, [false, false, false, false, true, true].map(|b| json!(b)), "steps 5 and 6 took the check's evidence");
+    // Between the two checks no rescan named the later rules: the second batch took no evidence.
+    let scans = sim.guest.scanned();
+    let check = |from: usize, rule: &str| {
+        from + scans[from..].iter().position(|s| s.contains(&full(rule)) && s.contains(&full(PASSING))).expect("a batch's check")
+    };
+    let first = check(0, RULES[0]);
+    let second = check(first + 1, LATER[0]);
+    let between: Vec<_> = scans[first + 1..second].iter().filter(|s| LATER.iter().any(|r| s.contains(&full(r)))).collect();
+    assert!(between.is_empty(), "no evidence rescan before the second batch: {between:?}");
+    took("the_next_batch_takes_its_evidence_from_the_last_batchs_check", t);
+}

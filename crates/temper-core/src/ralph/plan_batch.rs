@@ -5,14 +5,18 @@
 //! failing one is bisected over its prefixes, each applied again on the restored checkpoint, to
 //! the first step the checks fail with: that step gets its verdict and its rule goes to the
 //! normal loop; the other steps are set aside and applied again in the next batch.
-use std::collections::HashSet;
+//!
+//! A clean batch's check also takes the evidence of the rules the next batch is likely to take
+//! (`Ahead`): the guest stays as the check saw it until that batch starts, so the next batch
+//! rescans only the rules it lacks.
+use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
 use temper_scap::oval::Evidence;
 
 use super::attempt::{Applied, Ended, Origin, Trial, diagnostics, evaluation};
 use super::pick::Pick;
-use super::{LoopResult, Phase, Ralph, RunState};
+use super::{Ahead, LoopResult, Phase, Ralph, RunState};
 use crate::agent::FixSource;
 use crate::checks;
 use crate::journal::{AttemptState, Evaluation, EventData, KeptFix, Picked, PickedBy, PlanBatched, PlanBisected, ScanResult};
@@ -75,22 +79,26 @@ impl Ralph<'_> {
         }
         self.phase(Phase::PlanBatch, Some(&due[0].rule), 0).await?;
         state.worked += due.len();
-        let evidence = self.evidence_of_all(&due).await;
+        let ahead = state.ahead.take().and_then(|a| a.at(state.head()));
+        let mut evidence = self.evidence_of_all(&due, ahead).await;
         let bans = self.store.bans(self.recall()).await?;
         self.note_shared_bans(state, &due[0].rule, &bans).await?;
         let deny = self.deny_list(&bans).await?;
+        let watched = self.watched().await?;
+        let next = self.next_evidence(state, &due, &watched).await?;
         let mut steps = Vec::new();
         for fix in due {
-            let before = evidence.as_ref().and_then(|s| s.evidence_of(&fix.rule).cloned());
+            let before = evidence.remove(&fix.rule).unwrap_or((None, false));
             steps.extend(self.start_step(state, fix, before, &deny).await?);
         }
         if steps.is_empty() {
             return Ok(true);
         }
-        let watched = self.watched().await?;
-        let checked = self.apply_and_check(state, &steps, &watched, true).await?;
+        let checked = self.apply_and_check(state, &steps, &watched, &next, true).await?;
         if checked.clean() {
-            return self.keep_batch(state, &steps, checked, &watched).await.map(|()| true);
+            self.keep_batch(state, &steps, &checked, &watched).await?;
+            state.ahead = checked.scan.as_ref().map(|s| Ahead::of(state.head(), s, &next));
+            return Ok(true);
         }
         self.bisect_batch(state, &steps, checked).await.map(|()| true)
     }
@@ -98,36 +106,72 @@ impl Ralph<'_> {
     /// The plan steps next in order whose rules are offered and untried, no more than
     /// [`PLAN_BATCH`] (or `--max-rules` leaves room for).
     async fn batch_due(&self, state: &RunState) -> LoopResult<Vec<PlannedFix>> {
+        self.due_besides(state, &[]).await
+    }
+
+    /// As [`Self::batch_due`], leaving out the rules of `taken`.
+    async fn due_besides(&self, state: &RunState, taken: &[PlannedFix]) -> LoopResult<Vec<PlannedFix>> {
         if self.settings.plan.is_empty() {
             return Ok(Vec::new());
         }
         let tried = self.plan_tried().await?;
         let offered: HashSet<String> = self.candidates().await?.into_iter().map(|c| c.rule_id).collect();
         let room = self.settings.max_rules.map_or(PLAN_BATCH, |m| m.saturating_sub(state.worked).min(PLAN_BATCH));
-        let due = self.settings.plan.iter().filter(|s| offered.contains(&s.rule) && !tried.contains(&s.rule));
-        Ok(due.take(room).cloned().collect())
+        let open = |r: &String| offered.contains(r) && !tried.contains(r) && !taken.iter().any(|t| &t.rule == r);
+        Ok(self.settings.plan.iter().filter(|s| open(&s.rule)).take(room).cloned().collect())
+    }
+
+    /// The rules whose evidence the batch's check takes for the next batch: the plan steps due
+    /// after `due`, and those of rules not applicable so far (`watched`, rescanned anyway), which
+    /// the batch may make applicable. Cheap ones only, as for [`Self::evidence_of_all`].
+    async fn next_evidence(&self, state: &RunState, due: &[PlannedFix], watched: &[String]) -> LoopResult<Vec<String>> {
+        let next = self.due_besides(state, due).await?.into_iter().map(|s| s.rule);
+        let applicable_next = self.settings.plan.iter().filter(|s| watched.contains(&s.rule)).map(|s| s.rule.clone());
+        Ok(self.scanner.cheap_evidence(&next.chain(applicable_next).collect::<Vec<_>>()))
     }
 
     /// The batch's rules as the scanner finds them before any step runs, for their evidence
-    /// (OVAL engine only): one rescan for the whole batch. Tree walkers are left out (each takes
+    /// (OVAL engine only), each with whether the last batch's check looked ahead to it (`ahead`,
+    /// valid at the guest's head); the rest in one rescan. Tree walkers are left out (each takes
     /// minutes under TCG, and the batch's check walks them again), as are rules the OVAL engine
     /// sends to an `oscap xccdf eval` of their own (it gives no evidence): their steps go without.
-    async fn evidence_of_all(&self, due: &[PlannedFix]) -> Option<Scan> {
-        let rules = self.scanner.cheap_evidence(&due.iter().map(|s| s.rule.clone()).collect::<Vec<_>>());
-        if rules.is_empty() {
-            return None;
+    async fn evidence_of_all(&self, due: &[PlannedFix], mut ahead: Option<Ahead>) -> BTreeMap<String, (Option<Evidence>, bool)> {
+        let mut out = BTreeMap::new();
+        let mut missing = Vec::new();
+        for s in due {
+            match ahead.as_mut().and_then(|a| a.take(&s.rule)) {
+                Some(e) => {
+                    out.insert(s.rule.clone(), (e, true));
+                }
+                None => missing.push(s.rule.clone()),
+            }
         }
-        self.scanner.scan(self.guest, &rules).await.inspect_err(|e| tracing::warn!(error = %e, "no evidence before the plan batch")).ok()
+        let rules = self.scanner.cheap_evidence(&missing);
+        if rules.is_empty() {
+            return out;
+        }
+        match self.scanner.scan(self.guest, &rules).await {
+            Ok(scan) => out.extend(rules.iter().map(|r| (r.clone(), (scan.evidence_of(r).cloned(), false)))),
+            Err(e) => tracing::warn!(error = %e, "no evidence before the plan batch"),
+        }
+        out
     }
 
     /// Records the step's pick and attempt; `None` when the deny-list refuses its scripts (the
     /// attempt is closed as refused, and its rule goes to the normal loop).
-    async fn start_step(&self, state: &RunState, fix: PlannedFix, evidence: Option<Evidence>, deny: &DenyList) -> LoopResult<Option<Step>> {
+    async fn start_step(
+        &self,
+        state: &RunState,
+        fix: PlannedFix,
+        before: (Option<Evidence>, bool),
+        deny: &DenyList,
+    ) -> LoopResult<Option<Step>> {
+        let (evidence, looked_ahead) = before;
         let plan = format!("step {} of the proven plan, in a batch", fix.n);
         self.note(Some(&fix.rule), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Plan { plan_step: fix.n } })).await?;
         let n = self.store.rule(self.run, &fix.rule).await?.map_or(0, |r| r.attempts as u32) + 1;
         let ctx = self.fix_context(&fix.rule, &plan, n, evidence).await?;
-        let origin = Origin { source: FixSource::Plan, replayed: false, looked_ahead: false };
+        let origin = Origin { source: FixSource::Plan, replayed: false, looked_ahead };
         let trial = self.start_attempt(state, &ctx, &fix.fix, origin).await?;
         for script in [&fix.fix.fix_script, &fix.fix.revert_script] {
             if let Err(refusal) = deny.check(script) {
@@ -141,9 +185,17 @@ impl Ralph<'_> {
     }
 
     /// Applies `steps` in order on the guest as it stands, then checks them: their rules, the
-    /// regression set and `watched` in one rescan, beside the guard. `first`: the batch's own
-    /// application (its attempts become `applied`, and its check is journaled), not a probe.
-    async fn apply_and_check(&self, state: &RunState, steps: &[Step], watched: &[String], first: bool) -> LoopResult<Checked> {
+    /// regression set and `watched` in one rescan, beside the guard, which also takes the
+    /// evidence of `ahead`. `first`: the batch's own application (its attempts become `applied`,
+    /// and its check is journaled), not a probe.
+    async fn apply_and_check(
+        &self,
+        state: &RunState,
+        steps: &[Step],
+        watched: &[String],
+        ahead: &[String],
+        first: bool,
+    ) -> LoopResult<Checked> {
         let mut applied = Vec::new();
         for s in steps {
             applied.push(self.apply(&s.fix.fix).await);
@@ -151,7 +203,7 @@ impl Ralph<'_> {
                 self.store.set_attempt_state(s.trial.id, AttemptState::Applied).await?;
             }
         }
-        let checked = self.check(state, steps, &applied, watched).await?;
+        let checked = self.check(state, steps, &applied, watched, ahead).await?;
         if first {
             let (rules, watched, secs) = (state.regression_set.len(), watched.len(), checked.secs);
             let (steps_n, failed, guard) = (steps.iter().map(|s| s.fix.n).collect(), checked.failed(steps), checked.guard.clone());
@@ -160,9 +212,20 @@ impl Ralph<'_> {
         Ok(checked)
     }
 
-    async fn check(&self, state: &RunState, steps: &[Step], applied: &[Applied], watched: &[String]) -> LoopResult<Checked> {
+    async fn check(
+        &self,
+        state: &RunState,
+        steps: &[Step],
+        applied: &[Applied],
+        watched: &[String],
+        ahead: &[String],
+    ) -> LoopResult<Checked> {
         let mut rules: Vec<String> = steps.iter().map(|s| s.fix.rule.clone()).collect();
-        rules.extend(state.regression_set.iter().chain(watched).filter(|r| !steps.iter().any(|s| &s.fix.rule == *r)).cloned());
+        for r in state.regression_set.iter().chain(watched).chain(ahead) {
+            if !rules.contains(r) {
+                rules.push(r.clone());
+            }
+        }
         let started = Instant::now();
         let (guard, scan) = tokio::join!(self.guard(), self.scanner.scan(self.guest, &rules));
         let secs = started.elapsed().as_secs_f64();
@@ -204,14 +267,14 @@ impl Ralph<'_> {
     }
 
     /// A clean batch: one snapshot, the new checkpoint, with every step kept in one transaction.
-    async fn keep_batch(&self, state: &mut RunState, steps: &[Step], checked: Checked, watched: &[String]) -> LoopResult<()> {
+    async fn keep_batch(&self, state: &mut RunState, steps: &[Step], checked: &Checked, watched: &[String]) -> LoopResult<()> {
         let name = format!("{}a{}", state.prefix, steps[0].trial.id);
         let (first, last) = (steps[0].fix.n, steps[steps.len() - 1].fix.n);
         self.take_snapshot(&name, &format!("plan steps {first} to {last} fixed")).await?;
         let fixes: Vec<KeptFix> = steps
             .iter()
-            .zip(checked.evaluations)
-            .map(|(s, evaluation)| KeptFix { id: s.trial.id, rule_id: s.fix.rule.clone(), evaluation })
+            .zip(&checked.evaluations)
+            .map(|(s, evaluation)| KeptFix { id: s.trial.id, rule_id: s.fix.rule.clone(), evaluation: evaluation.clone() })
             .collect();
         self.store.record_fixes(self.run, &fixes, &name).await?;
         let share = (checked.secs * 1000.0) as i64 / steps.len() as i64;
@@ -263,7 +326,7 @@ impl Ralph<'_> {
             let mid = (lo + hi) / 2;
             probes += 1;
             self.restore(&state.checkpoint).await?;
-            let c = self.apply_and_check(state, &steps[..mid], &[], false).await?;
+            let c = self.apply_and_check(state, &steps[..mid], &[], &[], false).await?;
             if c.clean() {
                 lo = mid + 1;
             } else {
