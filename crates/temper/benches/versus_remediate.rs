@@ -50,7 +50,7 @@ use std::time::Duration;
 use temper_core::checks;
 use temper_core::journal::prelude::*;
 use temper_core::journal::{Event, EventData, EventKind, RuleStatus, ScanKind};
-use temper_core::ports::{Guest, Hypervisor};
+use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::scan::Scanner;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
@@ -234,9 +234,21 @@ async fn remediate(hv: &LibvirtHypervisor, guest: &SshGuest, argv: &[String], ag
         if !again {
             restore(hv, guest).await;
         }
+        // A pass that leaves no results must not be split by the last pass's.
+        guest.exec(Exec::new(["rm", "-f", RESULTS])).await.expect("rm in the guest");
         match detached::run(guest, argv).await {
-            detached::Pass::Exited { status, took } => {
+            detached::Pass::Exited { status, took, started } => {
                 println!("oscap --remediate: exited {status} after {:.1}s", took.as_secs_f64());
+                match detached::split(guest, RESULTS, started, took).await {
+                    Ok(s) => println!(
+                        "  of it: evaluation {:.0}s, then fixes {:.0}s ({} fixed, {} failed)",
+                        s.evaluation.as_secs_f64(),
+                        s.fixes.as_secs_f64(),
+                        s.fixed,
+                        s.errors
+                    ),
+                    Err(e) => println!("  its split is unknown: {e}"),
+                }
                 return took;
             }
             detached::Pass::Idle => {
@@ -247,6 +259,9 @@ async fn remediate(hv: &LibvirtHypervisor, guest: &SshGuest, argv: &[String], ag
     panic!("oscap --remediate deadlocked three times");
 }
 
+/// Where a pass leaves its results in the guest.
+const RESULTS: &str = "/var/tmp/remediate.xml";
+
 /// `oscap xccdf eval --remediate` of the profile (or `rules`), leaving the rules out of scope.
 fn remediate_argv(profile: &str, rules: &[String], out_of_scope: &[String]) -> Vec<String> {
     let mut argv: Vec<String> = ["oscap", "xccdf", "eval", "--remediate", "--profile", profile].map(String::from).to_vec();
@@ -256,7 +271,7 @@ fn remediate_argv(profile: &str, rules: &[String], out_of_scope: &[String]) -> V
     for r in out_of_scope {
         argv.extend(["--skip-rule".into(), r.clone()]);
     }
-    argv.extend(["--results".into(), "/var/tmp/remediate.xml".into(), DS.into()]);
+    argv.extend(["--results".into(), RESULTS.into(), DS.into()]);
     argv
 }
 

@@ -13,8 +13,9 @@ const UNIT: &str = "temper-bench-remediate";
 
 /// How a pass ended.
 pub enum Pass {
-    /// oscap exited with this status after this long (the unit's own start and exit times).
-    Exited { status: i32, took: Duration },
+    /// oscap exited with this status after this long (the unit's own start and exit times);
+    /// `started`: the unit's start, in the guest's clock (Unix seconds).
+    Exited { status: i32, took: Duration, started: i64 },
     /// oscap and everything under it used under 5 s of CPU in [`IDLE_FOR`] (deadlocked).
     Idle,
 }
@@ -63,7 +64,9 @@ async fn watch(guest: &SshGuest) -> Pass {
                 let us = |k: &str| get(k).parse::<u64>().unwrap_or_else(|_| panic!("the unit's {k}: {props:?}"));
                 let took = us("ExecMainExitTimestampMonotonic").saturating_sub(us("ExecMainStartTimestampMonotonic"));
                 let status = get("ExecMainStatus").parse().unwrap_or_else(|_| panic!("the unit's exit status: {props:?}"));
-                return Pass::Exited { status, took: Duration::from_micros(took) };
+                let started =
+                    get("ExecMainStartTimestamp").trim_start_matches('@').parse().unwrap_or_else(|_| panic!("the unit's start: {props:?}"));
+                return Pass::Exited { status, took: Duration::from_micros(took), started };
             }
             other => panic!("the unit is `{other}`, neither running nor ended: {props:?}"),
         }
@@ -79,8 +82,9 @@ async fn watch(guest: &SshGuest) -> Pass {
 }
 
 async fn show(guest: &SshGuest) -> Result<BTreeMap<String, String>, String> {
-    let keys = "SubState,ExecMainStatus,ExecMainStartTimestampMonotonic,ExecMainExitTimestampMonotonic,CPUUsageNSec";
-    let out = guest.exec(Exec::new(["systemctl", "show", UNIT, "--property", keys])).await.map_err(|e| e.to_string())?;
+    let keys = "SubState,ExecMainStatus,ExecMainStartTimestamp,ExecMainStartTimestampMonotonic,ExecMainExitTimestampMonotonic,CPUUsageNSec";
+    let argv = ["systemctl", "show", UNIT, "--timestamp=unix", "--property", keys];
+    let out = guest.exec(Exec::new(argv)).await.map_err(|e| e.to_string())?;
     if !out.success() {
         return Err(out.stderr_str().trim().to_string());
     }
@@ -91,4 +95,35 @@ async fn show(guest: &SshGuest) -> Result<BTreeMap<String, String>, String> {
 async fn stop(guest: &SshGuest) {
     let _ = guest.exec(Exec::new(["systemctl", "stop", UNIT])).await;
     let _ = guest.exec(Exec::new(["systemctl", "reset-failed", UNIT])).await;
+}
+
+/// A pass's two parts, from its results: oscap evaluates every rule first, then runs the fixes
+/// of those that fail, one after another. Each rule's result carries a time, to the second: when
+/// it was evaluated, or, for a failing rule, when the remediation took it up. The evaluation ends
+/// with the last rule judged passing or not applicable (none of them is remediated), give or take
+/// the failing rules evaluated after it.
+pub struct Split {
+    pub evaluation: Duration,
+    pub fixes: Duration,
+    /// Rules whose fix ran: `fixed`, or `error` when it failed.
+    pub fixed: usize,
+    pub errors: usize,
+}
+
+/// The split of a pass that started at `started` (the guest's clock) and took `took`, from the
+/// results it left at `path` in the guest.
+pub async fn split(guest: &SshGuest, path: &str, started: i64, took: Duration) -> Result<Split, String> {
+    use temper_scap::Outcome;
+    let out = guest.exec(Exec::new(["cat", path]).max_output(512 << 20)).await.map_err(|e| e.to_string())?;
+    if !out.success() || out.stdout_truncated {
+        return Err(format!("could not read {path}: {}", out.stderr_str().trim()));
+    }
+    let results = temper_scap::results::parse_results_bytes(&out.stdout).map_err(|e| e.to_string())?;
+    let at = |t: &Option<String>| t.as_deref().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()).map(|t| t.timestamp());
+    let untouched = |o: Outcome| matches!(o, Outcome::Pass | Outcome::NotApplicable | Outcome::NotChecked | Outcome::Informational);
+    let judged = results.rule_results.iter().filter(|r| untouched(r.result));
+    let Some(evaluated) = judged.filter_map(|r| at(&r.time)).max() else { return Err(format!("no rule in {path} passed with a time")) };
+    let evaluation = Duration::from_secs(evaluated.saturating_sub(started).max(0) as u64).min(took);
+    let count = |o: Outcome| results.rule_results.iter().filter(|r| r.result == o).count();
+    Ok(Split { evaluation, fixes: took - evaluation, fixed: count(Outcome::Fixed), errors: count(Outcome::Error) })
 }
