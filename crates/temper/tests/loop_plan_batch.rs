@@ -299,3 +299,23 @@ async fn the_next_batch_takes_its_evidence_from_the_last_batchs_check() {
     assert!(between.is_empty(), "no evidence rescan before the second batch: {between:?}");
     took("the_next_batch_takes_its_evidence_from_the_last_batchs_check", t);
 }
+
+/// With one scan lane (one oscap at a time) the first and the final full scans are each one whole
+/// `oscap xccdf eval`, the tree walkers in it; with two, the walkers run on their own beside it.
+#[tokio::test]
+async fn with_one_scan_lane_a_full_scan_keeps_its_tree_walkers_in_one_eval() {
+    let t = Instant::now();
+    for (lanes, split) in [(1, false), (2, true)] {
+        let mut sim = planned(&format!("lanes-{lanes}"), steps(["", "", "", ""])).await;
+        sim.with_oval();
+        sim.walkers = vec![full(PASSING)];
+        sim.lanes = lanes;
+        let run = sim.new_run("stock").await;
+        sim.stock(run).await.unwrap();
+        ends_well(&sim, run).await;
+        let whole = sim.guest.scanned().iter().filter(|s| s.is_empty()).count();
+        let walked = sim.guest.scanned().iter().filter(|s| s.contains(&full(PASSING))).count();
+        assert_eq!((whole, walked > 0), (2, split), "{lanes} lane(s): {:?}", sim.guest.scanned());
+    }
+    took("with_one_scan_lane_a_full_scan_keeps_its_tree_walkers_in_one_eval", t);
+}

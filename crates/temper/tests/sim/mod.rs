@@ -15,7 +15,7 @@ pub use temper_core::journal::prelude::*;
 use temper_core::journal::{Attempt, EventKind, Lease, NewRun, Rule};
 use temper_core::ports::{Clock, Guest, Hypervisor, Timed};
 use temper_core::ralph::{Agents, LoopResult, Parts, Quiet, Ralph, Settings};
-use temper_core::scan::{OvalSide, Scanner};
+use temper_core::scan::{OvalSide, SCAN_LANES, Scanner};
 use temper_core::skill::Skill;
 use temper_scap::Benchmark;
 use temper_store::Store;
@@ -58,6 +58,8 @@ pub struct Sim {
     pub settings: Settings,
     /// Rules the scanner treats as walking a directory tree (checked at the final scan only).
     pub walkers: Vec<String>,
+    /// The scanner's lanes (`scan_lanes`).
+    pub lanes: usize,
     /// Scans of named rules through the OVAL engine (`with_oval`), with their evidence.
     pub oval: Option<OvalSide>,
     /// Keeps test:///default's state alive (it lives while one connection is open).
@@ -87,7 +89,18 @@ impl Sim {
         let store = Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
         let skill = Skill::load(repo().join("skills/debian12-anssi")).unwrap();
         let settings = Settings { health_command: HEALTH.into(), ssh_ready: Duration::from_secs(1), ..Settings::default() };
-        Self { guest, hv, store: Arc::new(store), skill, settings, walkers: Vec::new(), oval: None, _conn: conn, _dir: dir }
+        Self {
+            guest,
+            hv,
+            store: Arc::new(store),
+            skill,
+            settings,
+            walkers: Vec::new(),
+            lanes: SCAN_LANES,
+            oval: None,
+            _conn: conn,
+            _dir: dir,
+        }
     }
 
     /// Scans of named rules go through the OVAL engine, as `--engine oval` runs do: the guest
@@ -197,8 +210,9 @@ impl Sim {
         settings: Settings,
         lease: &'a Lease,
     ) -> Ralph<'a> {
-        let mut scanner =
-            Scanner::new("/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", STANDARD).with_tree_walkers(self.walkers.clone());
+        let mut scanner = Scanner::new("/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", STANDARD)
+            .with_tree_walkers(self.walkers.clone())
+            .with_lanes(self.lanes);
         if let Some(side) = &self.oval {
             scanner = scanner.with_oval(side.clone());
         }
