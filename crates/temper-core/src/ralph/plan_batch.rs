@@ -68,7 +68,8 @@ impl Ralph<'_> {
     /// single step goes the way any pick goes, `planned.rs`).
     #[tracing::instrument(name = "plan_batch", skip_all)]
     pub(super) async fn plan_batch(&self, state: &mut RunState) -> LoopResult<bool> {
-        let due = self.batch_due(state).await?;
+        let open = self.open_steps().await?;
+        let due: Vec<PlannedFix> = open.iter().take(self.room(state)).cloned().collect();
         if due.len() < 2 {
             return Ok(false);
         }
@@ -85,7 +86,7 @@ impl Ralph<'_> {
         self.note_shared_bans(state, &due[0].rule, &bans).await?;
         let deny = self.deny_list(&bans).await?;
         let watched = self.watched().await?;
-        let next = self.next_evidence(state, &due, &watched).await?;
+        let next = self.next_evidence(state, &open[due.len()..], &watched);
         let mut steps = Vec::new();
         for fix in due {
             let before = evidence.remove(&fix.rule).unwrap_or((None, false));
@@ -103,31 +104,28 @@ impl Ralph<'_> {
         self.bisect_batch(state, &steps, checked).await.map(|()| true)
     }
 
-    /// The plan steps next in order whose rules are offered and untried, no more than
-    /// [`PLAN_BATCH`] (or `--max-rules` leaves room for).
-    async fn batch_due(&self, state: &RunState) -> LoopResult<Vec<PlannedFix>> {
-        self.due_besides(state, &[]).await
-    }
-
-    /// As [`Self::batch_due`], leaving out the rules of `taken`.
-    async fn due_besides(&self, state: &RunState, taken: &[PlannedFix]) -> LoopResult<Vec<PlannedFix>> {
+    /// The plan steps in order whose rules are offered and untried.
+    async fn open_steps(&self) -> LoopResult<Vec<PlannedFix>> {
         if self.settings.plan.is_empty() {
             return Ok(Vec::new());
         }
         let tried = self.plan_tried().await?;
         let offered: HashSet<String> = self.candidates().await?.into_iter().map(|c| c.rule_id).collect();
-        let room = self.settings.max_rules.map_or(PLAN_BATCH, |m| m.saturating_sub(state.worked).min(PLAN_BATCH));
-        let open = |r: &String| offered.contains(r) && !tried.contains(r) && !taken.iter().any(|t| &t.rule == r);
-        Ok(self.settings.plan.iter().filter(|s| open(&s.rule)).take(room).cloned().collect())
+        Ok(self.settings.plan.iter().filter(|s| offered.contains(&s.rule) && !tried.contains(&s.rule)).cloned().collect())
     }
 
-    /// The rules whose evidence the batch's check takes for the next batch: the plan steps due
-    /// after `due`, and those of rules not applicable so far (`watched`, rescanned anyway), which
+    /// How many steps the next batch may take: [`PLAN_BATCH`], or what `--max-rules` leaves.
+    fn room(&self, state: &RunState) -> usize {
+        self.settings.max_rules.map_or(PLAN_BATCH, |m| m.saturating_sub(state.worked).min(PLAN_BATCH))
+    }
+
+    /// The rules whose evidence the batch's check takes for the next batch: the first open steps
+    /// `after` it, and those of rules not applicable so far (`watched`, rescanned anyway), which
     /// the batch may make applicable. Cheap ones only, as for [`Self::evidence_of_all`].
-    async fn next_evidence(&self, state: &RunState, due: &[PlannedFix], watched: &[String]) -> LoopResult<Vec<String>> {
-        let next = self.due_besides(state, due).await?.into_iter().map(|s| s.rule);
+    fn next_evidence(&self, state: &RunState, after: &[PlannedFix], watched: &[String]) -> Vec<String> {
+        let next = after.iter().take(self.room(state)).map(|s| s.rule.clone());
         let applicable_next = self.settings.plan.iter().filter(|s| watched.contains(&s.rule)).map(|s| s.rule.clone());
-        Ok(self.scanner.cheap_evidence(&next.chain(applicable_next).collect::<Vec<_>>()))
+        self.scanner.cheap_evidence(&next.chain(applicable_next).collect::<Vec<_>>())
     }
 
     /// The batch's rules as the scanner finds them before any step runs, for their evidence
