@@ -40,7 +40,11 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "versus_remediate" and m.get("executable"):
         print(m["executable"])')
 export TEMPER_BENCH_SYNC=$sync TEMPER_BENCH_SYNC_SIDES=2
-echo "beside-oscap: plan $plan on temper-test2, oscap on temper-test; logs in $logs"
+# Two guests of two vCPUs on this host's two cores: one oscap at a time in temper's scans, as
+# docs/scan-engines.md advises where vCPUs have no cores of their own (2026-11-29, full scans
+# whole 340 and 471 s in goal1-c, split 460 and 560 s in goal1-b). Set TEMPER_SCAN_LANES to override.
+export TEMPER_SCAN_LANES=${TEMPER_SCAN_LANES:-1}
+echo "beside-oscap: plan $plan on temper-test2 (scan_lanes $TEMPER_SCAN_LANES), oscap on temper-test; logs in $logs"
 TEMPER_DOMAIN=temper-test2 TEMPER_SSH_PORT=2223 TEMPER_BENCH_TEMPER_ONLY=1 TEMPER_BENCH_ARGS="--plan $plan" \
   "$bench" --bench >"$logs/plan-side.log" 2>&1 &
 plan_pid=$!
