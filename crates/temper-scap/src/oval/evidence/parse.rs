@@ -119,6 +119,7 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
                     children(&mut x, |x, c, c_empty| {
                         let n = x.attr(c, "name")?.filter(|_| local(c) == "field").unwrap_or_else(|| local(c).to_string());
                         let v = if c_empty { String::new() } else { text(x)? };
+                        let v = withhold(&n, v);
                         item.fields.push((n, v));
                         Ok(!c_empty)
                     })?;
@@ -130,6 +131,18 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
         }
     }
     Ok(p)
+}
+
+/// What a shadow item's `password` holds, without the hash: the lock marks (`!`, `*`) and
+/// whether anything follows them. Evidence goes to the journal, the reports and the LLM.
+pub(crate) const WITHHELD: &str = "[hash withheld]";
+
+fn withhold(field: &str, value: String) -> String {
+    if field != "password" {
+        return value;
+    }
+    let marks = value.trim_start_matches(['!', '*']);
+    if marks.is_empty() { value } else { format!("{}{WITHHELD}", &value[..value.len() - marks.len()]) }
 }
 
 /// A definition result without its id or result says nothing: skipped, as `OvalResults` does.
@@ -210,6 +223,34 @@ fn read_set(x: &mut Xml<'_>, refs: &mut Vec<String>) -> Result<()> {
             ("set", false) => read_set(x, refs)?,
             (_, false) => x.skip(&c)?,
             (_, true) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_hash_never_leaves_the_results_only_its_lock_marks() {
+        let doc = |pw: &str| {
+            format!(
+                r#"<oval_results><results><system><oval_system_characteristics><system_data>
+                <shadow_item xmlns="x" id="1" status="exists"><username>root</username><password>{pw}</password></shadow_item>
+                </system_data></oval_system_characteristics></system></results></oval_results>"#
+            )
+        };
+        for (pw, shown) in [
+            ("$y$j9T$salt$hash", WITHHELD.to_string()),
+            ("!$6$salt$hash", format!("!{WITHHELD}")),
+            ("!!", "!!".into()),
+            ("*", "*".into()),
+            ("", "".into()),
+        ] {
+            let p = parse(doc(pw).as_bytes()).unwrap();
+            let fields = &p.items["1"].fields;
+            assert_eq!(fields[0], ("username".to_string(), "root".to_string()));
+            assert_eq!(fields[1], ("password".to_string(), shown), "{pw}");
         }
     }
 }
