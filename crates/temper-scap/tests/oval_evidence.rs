@@ -9,7 +9,7 @@ use std::process::Command;
 
 use common::ssg;
 use temper_scap::Outcome;
-use temper_scap::oval::{DefinitionResult, OvalContent, OvalEval, OvalReport, OvalResults, Plan};
+use temper_scap::oval::{DefinitionResult, OvalContent, OvalEngine, OvalEval, OvalReport, OvalResults, Plan};
 use temper_scap::read_benchmark;
 
 const PERMS: &str = "xccdf_org.ssgproject.content_rule_file_permission_user_init_files";
@@ -147,4 +147,43 @@ fn a_set_object_shows_the_objects_it_combines() {
     }
     .to_text();
     assert!(text.contains("    member oval:"), "{text}");
+}
+
+/// A profile's `oscap xccdf eval --oval-results` writes one OVAL results document per component,
+/// in its working folder: the evidence read from them is the OVAL engine's, rule for rule.
+#[test]
+fn a_profile_eval_with_oval_results_gives_the_engines_evidence() {
+    let (plan, outcomes, report) = evaluate(&[PERMS, ROOT_MAX]);
+    let engines = plan.evidence(&report, &outcomes);
+    assert!(!engines.is_empty(), "this host fails at least one of the two rules: {outcomes:?}");
+    let ds = ssg("ssg-debian12-ds.xml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new("oscap")
+        .current_dir(dir.path())
+        .args(["xccdf", "eval", "--profile", "anssi_bp28_high", "--rule", PERMS, "--rule", ROOT_MAX, "--oval-results"])
+        .args(["--results", "r.xml", ds.to_str().unwrap()])
+        .output()
+        .expect("run oscap");
+    assert!(matches!(out.status.code(), Some(0 | 2)), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut reports = Vec::new();
+    for e in std::fs::read_dir(dir.path()).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".result.xml") {
+            reports.push((name.clone(), OvalReport::read(dir.path().join(&name)).unwrap()));
+        }
+    }
+    let names: Vec<&str> = reports.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains(&"ssg-debian12-oval.xml.result.xml"), "named after the checks' href: {names:?}");
+    let engine = OvalEngine::new(OvalContent::read(&ds).unwrap());
+    let bench = read_benchmark(&ds, Some("anssi_bp28_high")).unwrap();
+    let failing: Vec<(String, Outcome)> = outcomes.iter().map(|o| (o.rule.clone(), o.outcome)).collect();
+    let profiles = engine.profile_evidence(&bench, &reports, &failing);
+    let key = |e: &temper_scap::oval::Evidence| (e.rule.clone(), e.definition.clone(), e.result, e.tests.len());
+    assert_eq!(profiles.iter().map(key).collect::<Vec<_>>(), engines.iter().map(key).collect::<Vec<_>>());
+    for (p, e) in profiles.iter().zip(&engines) {
+        for (a, b) in p.tests.iter().zip(&e.tests) {
+            assert_eq!((&a.id, &a.object, &a.states, a.items_total), (&b.id, &b.object, &b.states, b.items_total), "{}", p.rule);
+        }
+    }
+    assert!(engine.profile_evidence(&bench, &[], &failing).is_empty(), "no documents, no evidence");
 }

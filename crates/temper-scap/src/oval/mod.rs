@@ -32,7 +32,9 @@ mod xccdf;
 pub use cache::{OvalEngine, PlanKey};
 pub use content::OvalContent;
 pub use error::OvalError;
-pub use evidence::{CollectedItem, Criterion, Evidence, Field, Filter, FilterAction, Finding, Operator, OvalReport, Spec, TestEvidence};
+pub use evidence::{
+    CollectedItem, Criterion, Evidence, Field, Filter, FilterAction, Finding, NamedReport, Operator, OvalReport, Spec, TestEvidence,
+};
 pub use index::DefClass;
 pub use plan::{Plan, PlanStats, PlannedRule, Stage};
 pub use results::{DefinitionResult, OvalResults, RuleOutcome, Split};

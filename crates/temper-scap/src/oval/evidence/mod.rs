@@ -3,6 +3,7 @@
 //! (path, key, package...), the state it should be in, and the items collected.
 mod parse;
 mod parts;
+mod profile;
 mod tree;
 
 use std::fmt::Write;
@@ -20,6 +21,7 @@ use super::route::Route;
 
 use parse::Parsed;
 use parts::Node;
+pub use profile::NamedReport;
 pub use tree::{Criterion, Filter, FilterAction, Operator};
 
 /// Caps: a value's length, tests per rule, items per test.
@@ -237,20 +239,18 @@ impl Plan {
         for o in outcomes.iter().filter(|o| matches!(o.outcome, Outcome::Fail | Outcome::Error)) {
             let Some(r) = self.rules.iter().find(|r| r.id == o.rule) else { continue };
             let (Route::Oval(c), Some(doc_id)) = (&r.route, r.document_id.as_deref()) else { continue };
-            if let Some((result, title, tests)) = report.definition(doc_id) {
-                let criteria = report.criteria(doc_id);
-                out.push(Evidence {
-                    rule: r.id.clone(),
-                    outcome: o.outcome,
-                    definition: c.definition.clone(),
-                    title,
-                    result,
-                    tests,
-                    criteria,
-                });
-            }
+            out.extend(Evidence::in_report(&r.id, o.outcome, &c.definition, report, doc_id));
         }
         out
+    }
+}
+
+impl Evidence {
+    /// A rule's evidence from `report`, where its check's `definition` has the id `id`.
+    pub(crate) fn in_report(rule: &str, outcome: Outcome, definition: &str, report: &OvalReport, id: &str) -> Option<Self> {
+        let (result, title, tests) = report.definition(id)?;
+        let criteria = report.criteria(id);
+        Some(Evidence { rule: rule.to_string(), outcome, definition: definition.to_string(), title, result, tests, criteria })
     }
 }
 
