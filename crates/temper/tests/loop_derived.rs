@@ -144,7 +144,8 @@ async fn rules_with_no_fix_to_try_share_one_rescan_for_their_evidence() {
         assert_eq!(rule.status, RuleStatus::Escalated, "{r}: {summary:?}");
         assert!(rule.reason.as_deref().unwrap_or_default().contains("no fix to try"), "{r}: {:?}", rule.reason);
     }
-    // The first is rescanned alone; the rest, one rescan together, before anything ran.
+    // The first is rescanned alone; the rest, one rescan together, before anything ran. Cron's
+    // came with the first scan's OVAL results, as the sim registers a document for it.
     // The rules of the run each scan named (a scan names the content's platform checks too).
     let scope: Vec<String> = sim.settings.rules.iter().map(|r| full(r)).collect();
     let naming = |r: &str| {
@@ -152,7 +153,7 @@ async fn rules_with_no_fix_to_try_share_one_rescan_for_their_evidence() {
         scans.map(|s| s.into_iter().filter(|x| scope.contains(x)).collect::<BTreeSet<_>>()).collect::<Vec<_>>()
     };
     assert_eq!(naming(parts[0])[0], BTreeSet::from([full(parts[0])]), "the first rule's own rescan");
-    let ahead: BTreeSet<String> = parts[1..].iter().chain(&[CRON, RSYSLOG]).map(|r| full(r)).collect();
+    let ahead: BTreeSet<String> = parts[1..].iter().chain(&[RSYSLOG]).map(|r| full(r)).collect();
     for r in &parts[1..] {
         assert_eq!(naming(r)[0], ahead, "{r} was first scanned with the others");
         // Then once more at the end, for the report's evidence of the rules left failing.
@@ -167,4 +168,32 @@ async fn rules_with_no_fix_to_try_share_one_rescan_for_their_evidence() {
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0]["evidence_looked_ahead"], true, "{attempts:?}");
     took("rules_with_no_fix_to_try_share_one_rescan_for_their_evidence", t);
+}
+
+/// The full scans' own OVAL results (`--oval-results`) are the evidence of the rules failing in
+/// them: the first scan's serves the first attempt, the final scan's the report, so a rule with
+/// no fix to try is never rescanned on its own.
+#[tokio::test]
+async fn the_full_scans_own_oval_results_are_the_evidence_first_and_last() {
+    let t = Instant::now();
+    let mut sim = Sim::new("derived-full-evidence").await;
+    sim.with_oval();
+    sim.settings.rules = vec![RSYSLOG.into()];
+    // A set cadence: no rescans to measure one.
+    sim.settings.regression_every = Some(1);
+    sim.guest.oval_results(RSYSLOG, &recorded(RSYSLOG));
+    let run = sim.new_run("stock").await;
+    sim.stock(run).await.unwrap();
+
+    let rule = sim.rule(run, RSYSLOG).await;
+    assert_eq!(rule.status, RuleStatus::Escalated);
+    assert!(rule.reason.as_deref().unwrap_or_default().contains("is error"), "derived from the first scan's evidence: {:?}", rule.reason);
+    assert_eq!(
+        rule.final_evidence.as_ref().map(|e| (&e.definition, &e.tests)),
+        Some((&evidence(RSYSLOG).definition, &evidence(RSYSLOG).tests))
+    );
+    let named: Vec<Vec<String>> = sim.guest.scanned().into_iter().filter(|s| s.contains(&full(RSYSLOG))).collect();
+    assert!(named.is_empty(), "no rescan named it: {named:?}");
+    assert_eq!(sim.guest.scanned().iter().filter(|s| s.is_empty()).count(), 2, "the first and the final scan");
+    took("the_full_scans_own_oval_results_are_the_evidence_first_and_last", t);
 }

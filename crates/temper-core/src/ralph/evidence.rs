@@ -99,16 +99,18 @@ impl Ralph<'_> {
     }
 
     /// What the final scan found wrong with each rule still failing, attempted or not, kept
-    /// with the rule for the reports: from the scan where it has it (the tree walkers it split
-    /// off), else from one rescan of the rest through the OVAL engine. None with the xccdf
-    /// engine; a rescan that fails leaves them without (evidence informs, it judges nothing).
+    /// with the rule for the reports: from the scan (its OVAL results, and the tree walkers it
+    /// split off), else from one rescan through the OVAL engine of those it can give evidence
+    /// for. None with the xccdf engine; a rescan that fails leaves them without (evidence
+    /// informs, it judges nothing).
     pub(super) async fn final_evidence(&self, scan: &Scan) -> LoopResult<()> {
         if self.scanner.engine() != Engine::Oval {
             return Ok(());
         }
         let known: Vec<String> = self.store.rules(self.run).await?.into_iter().map(|r| r.rule_id).collect();
         let failing: Vec<String> = scan.with(Outcome::Fail).into_iter().filter(|r| known.contains(r)).collect();
-        let rest: Vec<String> = failing.iter().filter(|r| scan.evidence_of(r).is_none()).cloned().collect();
+        let without: Vec<String> = failing.iter().filter(|r| scan.evidence_of(r).is_none()).cloned().collect();
+        let rest = self.scanner.without_own_xccdf(&without);
         let rescan = if rest.is_empty() {
             None
         } else {

@@ -2,8 +2,9 @@
 use std::time::Duration;
 
 use temper_scap::Outcome;
+use temper_scap::oval::Evidence;
 
-use super::{Booted, Kept, LoopError, LoopResult, Phase, Ralph, RunState};
+use super::{Ahead, Booted, Kept, LoopError, LoopResult, Phase, Ralph, RunState};
 use crate::checks::GuardFailure;
 use crate::journal::{Cadence, Event, EventData, EventKind, NewRule, RuleStatus, ScanKind, ScanResult, Timed};
 use crate::verdict::Verdict;
@@ -58,9 +59,7 @@ impl Ralph<'_> {
         self.note(None, at).await?;
 
         let new_run = self.store.rules(self.run).await?.is_empty();
-        if new_run {
-            self.first_scan().await?;
-        }
+        let first = if new_run { self.first_scan().await? } else { Vec::new() };
         // Fixed rules too: on a resume, a walker fixed mid-run stays with the final scan.
         let passing = self.store.rules(self.run).await?.into_iter().filter(|r| r.status.passes()).map(|r| r.rule_id);
         let walkers = self.scanner.tree_walkers(&passing.collect::<Vec<_>>());
@@ -95,6 +94,11 @@ impl Ralph<'_> {
             ahead: None,
         };
         self.proof(&mut state).replay_unproven().await?;
+        // The first scan's evidence serves the first attempts: nothing has run on the guest since.
+        if !first.is_empty() {
+            state.ahead =
+                Some(Ahead { head: state.head().to_string(), evidence: first.into_iter().map(|e| (e.rule.clone(), Some(e))).collect() });
+        }
         Ok(state)
     }
 
@@ -155,9 +159,10 @@ impl Ralph<'_> {
         Ok((one, scan.took))
     }
 
-    /// The full scan that sets each rule's starting point and disposition.
+    /// The full scan that sets each rule's starting point and disposition; the evidence it took
+    /// of the rules failing (OVAL engine).
     #[tracing::instrument(name = "first_scan", skip_all)]
-    async fn first_scan(&self) -> LoopResult<()> {
+    async fn first_scan(&self) -> LoopResult<Vec<Evidence>> {
         let scan = self.scanner.scan(self.guest, &[]).await?;
         for r in &scan.results.rule_results {
             if r.result == Outcome::NotSelected {
@@ -185,7 +190,7 @@ impl Ralph<'_> {
         let counts = scan.results.counts(false);
         let secs = scan.took.as_secs_f64();
         self.note(None, EventData::Scan { kind: ScanKind::Full, counts, score, secs, stalls: scan.stalls }).await?;
-        Ok(())
+        Ok(scan.evidence)
     }
 }
 

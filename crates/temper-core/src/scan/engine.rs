@@ -16,7 +16,7 @@ use futures_util::future::join_all;
 
 use serde::{Deserialize, Serialize};
 use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalReport, OvalResults, Plan, XccdfReason};
-use temper_scap::{Benchmark, RuleResult, TestResult};
+use temper_scap::{Benchmark, Outcome, RuleResult, TestResult};
 
 use super::{Call, ScanError, Scanner};
 use crate::ports::Guest;
@@ -59,6 +59,30 @@ impl FromStr for Engine {
 pub struct OvalSide {
     pub engine: Arc<OvalEngine>,
     pub benchmark: Arc<Benchmark>,
+}
+
+impl OvalSide {
+    /// The evidence of each rule failing in a profile's `oscap xccdf eval`, from the OVAL results
+    /// `documents` it wrote (by file name). A document that does not parse gives none: evidence
+    /// informs, the results judge.
+    pub(super) fn profile_evidence(&self, results: &TestResult, documents: &[(String, &[u8])]) -> Vec<Evidence> {
+        let failing: Vec<(String, Outcome)> = results
+            .rule_results
+            .iter()
+            .filter(|r| matches!(r.result, Outcome::Fail | Outcome::Error))
+            .map(|r| (r.idref.clone(), r.result))
+            .collect();
+        let mut reports = Vec::new();
+        for (name, bytes) in documents {
+            match OvalReport::parse(bytes) {
+                Ok(r) => reports.push((name.clone(), r)),
+                Err(e) => {
+                    tracing::warn!(name, error = %e, "an OVAL results document of the profile's eval does not parse: no evidence from it")
+                }
+            }
+        }
+        self.engine.profile_evidence(&self.benchmark, &reports, &failing)
+    }
 }
 
 /// What the OVAL path of one scan gave.
@@ -127,9 +151,9 @@ impl Scanner {
         let rest: Vec<String> = routed.iter().map(|(id, _)| id.clone()).collect();
         if !rest.is_empty() {
             tracing::debug!(rules = rest.len(), "rules whose check is not one OVAL definition: oscap xccdf eval");
-            let (t, s) = self.xccdf(guest, &rest, &[]).await?;
-            stalls += s;
-            found.extend(t.rule_results.into_iter().filter(|r| rest.contains(&r.idref)));
+            let x = self.xccdf(guest, &rest, &[]).await?;
+            stalls += x.stalls;
+            found.extend(x.results.rule_results.into_iter().filter(|r| rest.contains(&r.idref)));
         }
         let at = |id: &str| rules.iter().position(|r| r == id).unwrap_or(usize::MAX);
         found.sort_by_key(|r| at(&r.idref));
@@ -157,7 +181,7 @@ impl Scanner {
             };
             let mut inputs = vec![(f.document.clone(), document.clone())];
             inputs.extend(variables.clone());
-            Call { args: eval.args(), inputs }
+            Call { args: eval.args(), inputs, workdir: None }
         })
         .await
     }

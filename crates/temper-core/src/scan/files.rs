@@ -1,5 +1,5 @@
 //! Names in the guest that belong to one run of oscap: its results, its inputs (a tailoring
-//! copy, or an OVAL document and its variables) and its pid file
+//! copy, or an OVAL document and its variables), its pid file and its working folder
 //! (`/var/tmp/temper-<tag>-<n>.xml`, …). Two scanners in one guest never share one, and each
 //! is removed once read.
 use std::hash::{BuildHasher, Hasher};
@@ -14,6 +14,8 @@ pub struct ScanFiles {
     /// The OVAL engine's definitions document and its external variables.
     pub document: String,
     pub variables: String,
+    /// The folder oscap runs in when it writes documents there (`--oval-results`).
+    pub workdir: String,
 }
 
 impl ScanFiles {
@@ -25,11 +27,12 @@ impl ScanFiles {
             pid: format!("{stem}.pid"),
             document: format!("{stem}-oval.xml"),
             variables: format!("{stem}-variables.xml"),
+            workdir: format!("{stem}-oscap"),
         }
     }
 
-    pub fn all(&self) -> [&str; 5] {
-        [&self.results, &self.tailoring, &self.pid, &self.document, &self.variables]
+    pub fn all(&self) -> [&str; 6] {
+        [&self.results, &self.tailoring, &self.pid, &self.document, &self.variables, &self.workdir]
     }
 }
 
@@ -55,7 +58,8 @@ mod tests {
                 "/var/tmp/temper-r7-ab-3-tailoring.xml",
                 "/var/tmp/temper-r7-ab-3.pid",
                 "/var/tmp/temper-r7-ab-3-oval.xml",
-                "/var/tmp/temper-r7-ab-3-variables.xml"
+                "/var/tmp/temper-r7-ab-3-variables.xml",
+                "/var/tmp/temper-r7-ab-3-oscap"
             ]
         );
         assert_ne!(ScanFiles::new("/var/tmp", "a", 1), ScanFiles::new("/var/tmp", "a", 2));

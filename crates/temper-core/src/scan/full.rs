@@ -10,7 +10,6 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use futures_util::future::join_all;
-use temper_scap::oval::Evidence;
 use tokio::time::Instant;
 
 use super::engine::{OvalScan, OvalSide};
@@ -46,9 +45,9 @@ impl Scanner {
             done
         };
         let (xccdf, lanes) = tokio::join!(self.xccdf(guest, &[], split), join_all((0..self.lanes.max(1)).map(|_| lane())));
-        let (mut results, mut stalls) = xccdf?;
+        let xccdf = xccdf?;
+        let (mut results, mut stalls, mut evidence) = (xccdf.results, xccdf.stalls, xccdf.evidence);
         let walked: Vec<OvalScan> = lanes.into_iter().flatten().collect::<Result<_, _>>()?;
-        let mut evidence: Vec<Evidence> = Vec::new();
         let ours = side.benchmark.score_tree.default_score(&results);
         let theirs = results.score().map(|s| s.value);
         if let (Some(a), Some(b)) = (ours, theirs)

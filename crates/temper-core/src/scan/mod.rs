@@ -272,15 +272,24 @@ impl Scanner {
             }
             _ => {
                 tracing::Span::current().record("engine", "xccdf");
-                let (results, stalls) = self.xccdf(guest, rules, &[]).await?;
-                Ok(Scan { results, took: start.elapsed(), stalls, engine: Engine::Xccdf, evidence: Vec::new(), routed: Vec::new() })
+                let x = self.xccdf(guest, rules, &[]).await?;
+                Ok(Scan {
+                    results: x.results,
+                    took: start.elapsed(),
+                    stalls: x.stalls,
+                    engine: Engine::Xccdf,
+                    evidence: x.evidence,
+                    routed: Vec::new(),
+                })
             }
         }
     }
 
     /// `oscap xccdf eval` of the profile, or of `rules`, leaving out `skip`; with the stalls it
-    /// took.
-    async fn xccdf(&self, guest: &dyn Guest, rules: &[String], skip: &[String]) -> Result<(TestResult, u32), ScanError> {
+    /// took. With the OVAL engine, a profile's eval also writes its OVAL results
+    /// (`--oval-results`), for the evidence of each rule it finds failing.
+    async fn xccdf(&self, guest: &dyn Guest, rules: &[String], skip: &[String]) -> Result<XccdfScan, ScanError> {
+        let side = self.oval.as_ref().filter(|_| rules.is_empty());
         let (bytes, stalls) = self
             .run(guest, |f| {
                 let mut args = vec!["xccdf".to_string(), "eval".into(), "--profile".into(), self.profile.clone()];
@@ -298,11 +307,17 @@ impl Scanner {
                 for r in skip {
                     args.extend(["--skip-rule".to_string(), r.clone()]);
                 }
+                if side.is_some() {
+                    args.push("--oval-results".into());
+                }
                 args.extend(["--results".to_string(), f.results.clone(), self.datastream.clone()]);
-                Call { args, inputs }
+                Call { args, inputs, workdir: side.map(|_| f.workdir.clone()) }
             })
             .await?;
-        Ok((parse_results_bytes(&bytes)?, stalls))
+        let (results, documents) = trip::split_output(&bytes);
+        let results = parse_results_bytes(results)?;
+        let evidence = side.map(|s| s.profile_evidence(&results, &documents)).unwrap_or_default();
+        Ok(XccdfScan { results, stalls, evidence })
     }
 
     /// Runs the oscap `call` makes for a run's files until one is neither killed by the watchdog,
@@ -343,7 +358,8 @@ impl Scanner {
     /// One run of oscap with its own files, in one round trip (`trip.rs`); `None` when the
     /// watchdog killed it.
     async fn run_once(&self, guest: &dyn Guest, call: Call, files: &ScanFiles) -> Result<Option<Vec<u8>>, ScanError> {
-        let trip = Trip { pid: files.pid.clone(), results: files.results.clone(), inputs: call.inputs, args: call.args };
+        let trip =
+            Trip { pid: files.pid.clone(), results: files.results.clone(), workdir: call.workdir, inputs: call.inputs, args: call.args };
         let (argv, stdin) = trip.argv_and_stdin();
         let exec = Exec::new(argv).stdin(stdin).timeout(self.timeout).max_output(MAX_RESULTS);
         let out = tokio::select! {
@@ -366,9 +382,9 @@ impl Scanner {
         }
     }
 
-    /// Removes a run's files (best effort: after an error the guest may be gone).
+    /// Removes a run's files and folder (best effort: after an error the guest may be gone).
     async fn remove(&self, guest: &dyn Guest, files: &ScanFiles) {
-        let mut argv = vec!["rm", "-f", "--"];
+        let mut argv = vec!["rm", "-rf", "--"];
         argv.extend(files.all());
         if let Err(e) = guest.exec(Exec::new(argv)).await {
             tracing::debug!(error = %e, "removing the scan's files");
@@ -377,10 +393,19 @@ impl Scanner {
 }
 
 /// One oscap command: its arguments after `oscap`, and the files it reads, each written to the
-/// guest as data (on stdin, see `trip.rs`).
+/// guest as data (on stdin, see `trip.rs`); the folder it runs in, when it writes documents there.
 struct Call {
     args: Vec<String>,
     inputs: Vec<(String, Vec<u8>)>,
+    workdir: Option<String>,
+}
+
+/// What one `oscap xccdf eval` gave.
+struct XccdfScan {
+    results: TestResult,
+    stalls: u32,
+    /// Of the rules failing in a profile's eval with the OVAL engine (none otherwise).
+    evidence: Vec<Evidence>,
 }
 
 pub(crate) fn tail(s: &str, max: usize) -> String {

@@ -314,8 +314,11 @@ impl SimGuest {
         ok(xml.as_bytes(), 0)
     }
 
-    /// `oscap xccdf eval [--rule R]…` in one trip: the results document on stdout.
-    fn oscap_eval(&self, args: &[String]) -> ExecOutput {
+    /// `oscap xccdf eval [--rule R]…` in one trip: the results document on stdout. With
+    /// `--oval-results` in a working folder, then the document registered for each failing rule
+    /// (`oval_results`), as the trip frames what oscap wrote there.
+    fn oscap_eval(&self, trip: &Trip) -> ExecOutput {
+        let args = &trip.args;
         let rules: Vec<String> = args.windows(2).filter(|w| w[0] == "--rule").map(|w| w[1].clone()).collect();
         let mut s = self.lock();
         s.scans += 1;
@@ -327,9 +330,16 @@ impl SimGuest {
             .filter(|(id, _)| rules.is_empty() || rules.contains(id))
             .map(|(id, (sev, o))| (id.clone(), sev.clone(), *o))
             .collect();
-        let xml = results_xml(&self.template, &selected);
+        let mut out = results_xml(&self.template, &selected).into_bytes();
+        if trip.workdir.is_some() && args.iter().any(|a| a == "--oval-results") {
+            for (id, ..) in selected.iter().filter(|r| r.2 == Outcome::Fail) {
+                if let Some(doc) = s.world.oval.get(id) {
+                    out.extend(format!("\0ssg-debian12-oval.xml.result.xml\0{doc}").into_bytes());
+                }
+            }
+        }
         let failed = selected.iter().any(|r| matches!(r.2, Outcome::Fail | Outcome::Error));
-        ExecOutput { exit_code: Some(if failed { 2 } else { 0 }), stdout: xml.into_bytes(), ..Default::default() }
+        ExecOutput { exit_code: Some(if failed { 2 } else { 0 }), stdout: out, ..Default::default() }
     }
 }
 
@@ -404,7 +414,7 @@ impl Guest for SimGuest {
             return Err(PortError::Dropped("the guest is not up".into()));
         }
         if let Some(trip) = Trip::parse(&exec.argv, &exec.stdin) {
-            let out = if trip.args.first().is_some_and(|a| a == "oval") { self.oscap_oval(&trip) } else { self.oscap_eval(&trip.args) };
+            let out = if trip.args.first().is_some_and(|a| a == "oval") { self.oscap_oval(&trip) } else { self.oscap_eval(&trip) };
             if self.take_hang(true) {
                 self.hang().await;
             }
