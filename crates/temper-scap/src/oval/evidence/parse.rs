@@ -133,10 +133,11 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
     Ok(p)
 }
 
-/// What a shadow item's `password` holds, without the hash: the lock marks (`!`, `*`) and
-/// whether anything follows them. Evidence goes to the journal, the reports and the LLM.
+/// What evidence shows in place of a password hash.
 pub(crate) const WITHHELD: &str = "[hash withheld]";
 
+/// A shadow item's `password` without the hash: its lock marks (`!`, `*`), then [`WITHHELD`]
+/// when anything follows them. Evidence goes to the journal, the reports and the LLM.
 fn withhold(field: &str, value: String) -> String {
     if field != "password" {
         return value;

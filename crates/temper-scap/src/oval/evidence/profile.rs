@@ -24,11 +24,8 @@ impl OvalEngine {
         for (rule, outcome) in failing {
             let Some(Route::Oval(c)) = router.route(rule) else { continue };
             let named = format!("{}.result.xml", c.href.rsplit('/').next().unwrap_or(&c.href));
-            let mut order: Vec<&NamedReport> = reports.iter().filter(|(n, _)| *n == named).collect();
-            order.extend(reports.iter().filter(|(n, _)| *n != named));
-            if let Some(e) = order.into_iter().find_map(|(_, r)| Evidence::in_report(rule, *outcome, &c.definition, r, &c.definition)) {
-                out.push(e);
-            }
+            let mut order = reports.iter().filter(|(n, _)| *n == named).chain(reports.iter().filter(|(n, _)| *n != named));
+            out.extend(order.find_map(|(_, r)| Evidence::in_report(rule, *outcome, &c.definition, r, &c.definition)));
         }
         out
     }
