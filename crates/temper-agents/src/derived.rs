@@ -3,6 +3,7 @@
 //! content has no fix or its fix failed. Its scripts go through the same deny-list, rescan,
 //! guard, regression set and reboot proof as any fix; a rule it cannot fix says why.
 use temper_core::agent::{ApplyFix, FixContext, FixSource, Tried};
+use temper_core::verdict::Verdict;
 use temper_derive::Refusal;
 use temper_scap::oval::Evidence;
 
@@ -21,10 +22,28 @@ pub fn untried(ctx: &FixContext) -> Option<Result<ApplyFix, Refusal>> {
     if Tried::any(&ctx.tried, FixSource::Derived) {
         return None;
     }
+    if let Some(r) = repeats(ctx) {
+        return Some(Err(r));
+    }
     match fix(ctx.evidence.as_ref()) {
         Ok(f) if Tried::ran(&ctx.tried, &f.fix_script) => None,
         derived => Some(derived),
     }
+}
+
+/// The derived fix would only do again what a failed try did (install the package the stock
+/// install was stopped installing): refused, saying how that try ended.
+fn repeats(ctx: &FixContext) -> Option<Refusal> {
+    let evidence = ctx.evidence.as_ref()?;
+    ctx.tried.iter().rev().filter(|t| t.verdict != Some(Verdict::Fixed)).find_map(|t| {
+        let what = temper_derive::repeats(evidence, &t.fix_script)?;
+        let ended = match t.verdict {
+            Some(Verdict::Stalled | Verdict::TimedOut) => t.reason.strip_prefix("the fix ").unwrap_or(&t.reason).to_string(),
+            Some(v) => format!("ended {v}"),
+            None => "did not finish".into(),
+        };
+        Some(Refusal::Repeats { what, ended })
+    })
 }
 
 /// What the stock fix did, for a reason: "no stock fix in the content", or how it ended.
@@ -33,6 +52,9 @@ pub fn stock_story(ctx: &FixContext) -> String {
     match ctx.tried.iter().rfind(|t| t.source == FixSource::Stock || (!stock.trim().is_empty() && t.fix_script == stock)) {
         Some(t) if t.source == FixSource::Plan => {
             format!("the stock fix failed as a plan step ({})", t.verdict.map_or("unfinished", |v| v.as_str()))
+        }
+        Some(t) if matches!(t.verdict, Some(Verdict::Stalled | Verdict::TimedOut)) => {
+            format!("the stock fix was {}", t.reason.strip_prefix("the fix was ").unwrap_or(&t.reason))
         }
         Some(t) => format!("the stock fix failed ({})", t.verdict.map_or("unfinished", |v| v.as_str())),
         None => "no stock fix in the content".into(),

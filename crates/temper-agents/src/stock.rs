@@ -8,6 +8,7 @@ use temper_core::agent::{
 
 use crate::derived::{self, DERIVED_PLAN};
 use crate::text::clip;
+use temper_core::verdict::Verdict;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StockAgent;
@@ -49,7 +50,16 @@ impl Architect for StockAgent {
                 Err(refusal) => format!("{STOCK_ESCALATION}; no derived fix: {refusal}"),
             }
         };
-        Ok(Turn::bare(Decision::Escalate { reason }))
+        Ok(Turn::bare(Decision::Escalate { reason: with_stop(reason, ctx) }))
+    }
+}
+
+/// An escalation after a fix the harness stopped (stalled, or at its cap) says so first: the
+/// fix did not fail, it was stopped, and the setting to change is named there.
+fn with_stop(reason: String, ctx: &ReengageContext) -> String {
+    match &ctx.last {
+        Some((Verdict::Stalled | Verdict::TimedOut, why)) => format!("{why}; {reason}"),
+        _ => reason,
     }
 }
 

@@ -111,3 +111,22 @@ async fn tiered_tries_the_derived_fix_then_shows_the_llm_why_it_failed() {
     assert!(user.contains("The fix temper derived from the check failed (health_broken: the rule still fails)"), "{user}");
     assert!(user.contains("systemctl enable 'auditd.service'"), "the derived script is shown: {user}");
 }
+
+/// The stock fix for package_telnet_removed was stopped as stalled (dpkg's lock held elsewhere):
+/// the derived fix would only remove telnet again, so it is not offered, and the reason says
+/// how the stock fix ended. A stock fix that did something else leaves the derived one offered.
+#[tokio::test]
+async fn a_derived_fix_that_repeats_the_failed_stock_fix_is_not_offered() {
+    let mut ctx = fix_context();
+    ctx.rule_id = "xccdf_org.ssgproject.content_rule_package_telnet_removed".into();
+    ctx.evidence = Some(evidence("package_telnet_removed"));
+    let stock = "if dpkg-query --show telnet; then\nDEBIAN_FRONTEND=noninteractive apt-get remove -y \"telnet\"\nfi\n";
+    ctx.stock_fix = Some(stock.into());
+    let stalled = "the fix was stopped as stalled: it waited 300s on the lock /var/lib/dpkg/lock-frontend held by process 812 (unattended-upgr); temper waits fix_stall_secs for a lock";
+    ctx.tried = vec![Tried { source: FixSource::Stock, verdict: Some(Verdict::Stalled), reason: stalled.into(), fix_script: stock.into() }];
+    let Err(AgentError::NoFix(why)) = StockAgent.propose(&ctx).await else { panic!("the same removal is not tried again") };
+    assert!(why.contains("the stock fix was stopped as stalled") && why.contains("it would remove telnet, as an earlier fix did"), "{why}");
+    assert!(why.contains("fix_stall_secs"), "{why}");
+    ctx.tried = vec![tried(FixSource::Stock, Verdict::StillFailing, "echo a fix that removes nothing")];
+    assert_eq!(StockAgent.propose(&ctx).await.unwrap().value.1, FixSource::Derived, "another stock fix: the derived one is its own try");
+}

@@ -135,6 +135,9 @@ pub struct ReengageContext {
     /// The evidence before the last try (the guest is back in that state after its revert).
     #[serde(default)]
     pub evidence: Option<Evidence>,
+    /// How the last try ended, and why ("the fix was stopped as stalled: …").
+    #[serde(default)]
+    pub last: Option<(crate::verdict::Verdict, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

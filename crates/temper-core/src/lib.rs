@@ -10,6 +10,7 @@ pub mod policy;
 pub mod ports;
 pub mod ralph;
 pub mod scan;
+pub mod script;
 pub mod skill;
 pub mod target;
 pub mod verdict;

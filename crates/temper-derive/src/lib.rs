@@ -42,6 +42,17 @@ pub struct DerivedFix {
     pub touched: Vec<String>,
 }
 
+/// What the fix the evidence calls for would do that `script` already does, when that is all
+/// it would do: "install aide". Only packages are compared; `None` for anything else.
+pub fn repeats(evidence: &Evidence, script: &str) -> Option<String> {
+    let actions = solve::actions(evidence).ok()?;
+    let packages: Vec<&action::PackageFix> =
+        actions.iter().map(|a| if let action::Action::Package(p) = a { Some(p) } else { None }).collect::<Option<_>>()?;
+    let all = !packages.is_empty() && packages.iter().all(|p| family::package::done_by(script, p));
+    let what = |p: &&action::PackageFix| format!("{} {}", if p.install { "install" } else { "remove" }, p.name);
+    all.then(|| packages.iter().map(what).collect::<Vec<_>>().join(" and "))
+}
+
 /// The fix the check and its evidence call for, or why there is none.
 pub fn derive(evidence: &Evidence) -> Result<DerivedFix, Refusal> {
     let actions = solve::actions(evidence)?;

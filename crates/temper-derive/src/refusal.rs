@@ -33,4 +33,6 @@ pub enum Refusal {
     MissingTest { test: String },
     #[error("test {test}: {why}")]
     Unsupported { test: String, why: String },
+    #[error("it would {what}, as an earlier fix did, which {ended}: the same try again")]
+    Repeats { what: String, ended: String },
 }

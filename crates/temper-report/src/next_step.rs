@@ -87,6 +87,12 @@ pub fn next_steps(info: &RuleInfo, rule: &journal::Rule, attempts: &[&Attempt], 
     out
 }
 
+/// An attempt's verdict reason without its leading `prefix`.
+fn reason_after<'a>(a: &'a Attempt, prefix: &str) -> &'a str {
+    let r = a.verdict_reason.as_deref().unwrap_or("stopped");
+    r.strip_prefix(prefix).unwrap_or(r)
+}
+
 /// The verdict an attempt's step answers: its own, or `interrupted` for one closed on resume
 /// before it had one; none for an attempt still under way.
 fn verdict_of(a: &Attempt) -> Option<Verdict> {
@@ -149,6 +155,18 @@ fn for_verdict(verdict: Verdict, a: &Attempt, info: &RuleInfo, data: &RunData) -
                 a.verdict_reason.as_deref().unwrap_or("no reason recorded")
             ),
             "Fix the script (a missing package, a path that differs on this image, a syntax error), run it by hand on a snapshot, then rescan.".into(),
+        ),
+        Verdict::Stalled => step(
+            format!(
+                "Attempt {}'s fix was {}. Run it by hand on a snapshot and watch what it waits on: a lock held by another process (apt, unattended-upgrades), a prompt, the network.",
+                a.n,
+                reason_after(a, "the fix was ")
+            ),
+            "Clear what it waits on and run temper again. If it was working but quiet for long stretches, raise `fix_stall_secs` in temper.toml (default 300) so that temper waits longer.".into(),
+        ),
+        Verdict::TimedOut => step(
+            format!("Attempt {}'s fix was {}: it was still using CPU or writing when it was killed.", a.n, reason_after(a, "the fix was ")),
+            "Raise `fix_timeout_secs` in temper.toml (default 10800, 3 hours) and run temper again, or run the fix by hand in a maintenance window.".into(),
         ),
         Verdict::Regression => {
             let broke: Vec<String> = regressions(a).iter().map(|r| short(r).to_string()).collect();

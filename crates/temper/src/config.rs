@@ -45,7 +45,11 @@ pub struct Config {
     pub reengage_every: u32,
     /// Kept fixes per regression-set rescan; unset: measured per run.
     pub regression_every: Option<u32>,
+    /// A fix, revert or replay still working this long is stopped (the hard cap).
     pub fix_timeout_secs: u64,
+    /// A fix whose processes use no CPU and write nothing this long, or wait this long on a
+    /// package manager's lock, is stopped as stalled.
+    pub fix_stall_secs: u64,
     pub scan_timeout_secs: u64,
     /// OVAL engine: a large set of rules is shared out to this many `oscap oval eval`, side by
     /// side (the guest's vCPUs).
@@ -90,7 +94,8 @@ impl Default for Config {
             max_attempts: loop_.max_attempts,
             reengage_every: loop_.reengage_every,
             regression_every: loop_.regression_every,
-            fix_timeout_secs: loop_.fix_timeout.as_secs(),
+            fix_timeout_secs: loop_.fix_watch.cap.as_secs(),
+            fix_stall_secs: loop_.fix_watch.stall_after.as_secs(),
             scan_timeout_secs: SCAN_TIMEOUT.as_secs(),
             scan_lanes: SCAN_LANES,
             reboot_proof: loop_.reboot.is_some(),

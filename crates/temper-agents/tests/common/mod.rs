@@ -88,6 +88,7 @@ pub fn reengage_context() -> ReengageContext {
         plateau: true,
         tried: Vec::new(),
         evidence: None,
+        last: None,
     }
 }
 

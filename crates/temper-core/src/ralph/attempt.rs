@@ -9,8 +9,8 @@ use crate::agent::{AgentError, ApplyFix, FixContext, FixSource, Tried};
 use crate::checks::{self, GuardFailure};
 use crate::journal::{AttemptState, Ban, Escalation, EscalationCause, Evaluation, EventData, NewAttempt, ScanResult};
 use crate::policy::{DenyList, DenySource};
-use crate::ports::Exec;
 use crate::scan::{Scan, tail};
+use crate::script::{self, ScriptError, Stop};
 use crate::verdict::{self, Checks, Exit, Guard, Reboot, Verdict};
 use temper_scap::oval::Evidence;
 
@@ -46,17 +46,29 @@ pub(super) struct Applied {
     stdout: Option<String>,
     stderr: Option<String>,
     ms: i64,
-    /// Why the script counts as failed (a non-zero exit, or it did not finish).
-    error: Option<String>,
+    /// Why the script counts as failed.
+    error: Option<Failure>,
+}
+
+/// How a fix script failed.
+pub(super) enum Failure {
+    /// A non-zero exit.
+    Exited(String),
+    /// Cut off: the session dropped, or no exit code.
+    Unfinished(String),
+    /// Stopped by its watch.
+    Stopped(Stop),
 }
 
 impl Applied {
     /// How the script ended, for the verdict.
     pub fn exit(&self) -> Exit {
         match (self.exit_code, &self.error) {
-            (None, err) => Exit::Unfinished(err.clone().unwrap_or_else(|| "the fix ended without an exit code".into())),
+            (_, Some(Failure::Stopped(stop))) => Exit::Stopped(stop.clone()),
+            (_, Some(Failure::Unfinished(err))) => Exit::Unfinished(err.clone()),
+            (None, _) => Exit::Unfinished("the fix ended without an exit code".into()),
             (Some(_), None) => Exit::Zero,
-            (Some(_), Some(err)) => Exit::NonZero(err.clone()),
+            (Some(_), Some(Failure::Exited(err))) => Exit::NonZero(err.clone()),
         }
     }
 }
@@ -194,12 +206,12 @@ impl Ralph<'_> {
         Ok(Some(Ended { trial, verdict, reason, fix_script: fix.fix_script, diagnostics: e.diagnostics.unwrap_or_default() }))
     }
 
-    /// Runs the fix script in the guest, on stdin.
+    /// Runs the fix script in the guest, on stdin, watched (`crate::script`).
     pub(super) async fn apply(&self, fix: &ApplyFix) -> Applied {
         let started = Instant::now();
-        let exec = Exec::script(&fix.fix_script).timeout(self.settings.fix_timeout).max_output(OUTPUT_CAP);
-        let out = self.guest.exec(exec).await;
+        let out = script::run(self.guest, &fix.fix_script, OUTPUT_CAP, self.settings.fix_watch).await;
         let ms = started.elapsed().as_millis() as i64;
+        let unfinished = |error| Applied { exit_code: None, stdout: None, stderr: None, ms, error };
         match out {
             Ok(out) => Applied {
                 exit_code: out.exit_code.map(i64::from),
@@ -207,11 +219,12 @@ impl Ralph<'_> {
                 stderr: Some(capped(&out.stderr_str(), out.stderr_truncated)),
                 ms,
                 error: (!out.success()).then(|| match out.exit_code {
-                    Some(c) => format!("the fix exited {c}"),
-                    None => "the fix ended without an exit code".into(),
+                    Some(c) => Failure::Exited(format!("the fix exited {c}")),
+                    None => Failure::Unfinished("the fix ended without an exit code".into()),
                 }),
             },
-            Err(e) => Applied { exit_code: None, stdout: None, stderr: None, ms, error: Some(format!("the fix did not finish: {e}")) },
+            Err(ScriptError::Stopped(stop)) => unfinished(Some(Failure::Stopped(stop))),
+            Err(ScriptError::Port(e)) => unfinished(Some(Failure::Unfinished(format!("the fix did not finish: {e}")))),
         }
     }
 

@@ -55,6 +55,7 @@ impl Ralph<'_> {
             plateau: plateau.is_some(),
             tried: attempts.iter().map(|a| a.source).collect(),
             evidence: attempts.last().and_then(|a| a.evidence_before.clone()),
+            last: attempts.last().and_then(|a| Some((a.verdict?, a.verdict_reason.clone().unwrap_or_default()))),
         };
         let decision = match self.agents.architect.reengage(&ctx).await {
             Ok(t) => {

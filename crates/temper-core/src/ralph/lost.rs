@@ -6,7 +6,7 @@
 //! next regression check verifies the pending fixes, and the reboot proof every replayed one.
 use super::{Booted, Kept, LoopResult, Ralph};
 use crate::journal::{Attempt, EventData, KeptState, ReplayWhy, Replayed};
-use crate::ports::Exec;
+use crate::script;
 
 impl Ralph<'_> {
     /// Restores the newest kept state, rebuilding what is gone. Returns the checkpoint in force
@@ -66,8 +66,7 @@ impl Ralph<'_> {
     /// restored to). A fix that fails is noted and left to the checks that follow.
     pub(super) async fn replay(&self, fixes: &[&Attempt], onto: &str, why: ReplayWhy) -> LoopResult<()> {
         for a in fixes {
-            let exec = Exec::script(&a.fix_script).timeout(self.settings.fix_timeout);
-            let code = match self.guest.exec(exec).await {
+            let code = match script::run(self.guest, &a.fix_script, super::attempt::OUTPUT_CAP, self.settings.fix_watch).await {
                 Ok(out) => out.exit_code,
                 Err(e) => {
                     tracing::warn!(rule = %a.rule_id, error = %e, "replaying a kept fix failed");

@@ -10,8 +10,8 @@ use super::{LoopResult, Ralph, RunState};
 use crate::agent::ApplyFix;
 use crate::checks::GuardFailure;
 use crate::journal::{EventData, RevertMethod};
-use crate::ports::Exec;
 use crate::scan::tail;
+use crate::script;
 
 impl Ralph<'_> {
     /// The Worker's revert script, verified; else (or when unreachable) the newest kept
@@ -43,8 +43,7 @@ impl Ralph<'_> {
 
     /// Runs the revert script and checks the rule and the health are as before (rule failing, healthy).
     async fn revert_by_script(&self, rule: &str, fix: &ApplyFix) -> Result<(), String> {
-        let exec = Exec::script(&fix.revert_script).timeout(self.settings.fix_timeout).max_output(OUTPUT_CAP);
-        match self.guest.exec(exec).await {
+        match script::run(self.guest, &fix.revert_script, OUTPUT_CAP, self.settings.fix_watch).await {
             Ok(out) if out.success() => {}
             Ok(out) => return Err(format!("revert script exited {:?}: {}", out.exit_code, tail(&out.stderr_str(), 500))),
             Err(e) => return Err(format!("revert script: {e}")),

@@ -16,7 +16,8 @@ pub struct Settings {
     pub reengage_every: u32,
     /// This many failed attempts with the same lesson is a plateau.
     pub plateau_window: usize,
-    pub fix_timeout: Duration,
+    /// How a fix, revert or replayed script is watched: stopped for stalling, or at its cap.
+    pub fix_watch: crate::script::Watch,
     /// How long to wait for SSH after a revert.
     pub ssh_ready: Duration,
     /// Fixes per regression check; `None` measures it in preflight (see `regress::batch_size`).
@@ -45,7 +46,7 @@ impl Default for Settings {
             max_attempts: 5,
             reengage_every: 2,
             plateau_window: 3,
-            fix_timeout: Duration::from_secs(600),
+            fix_watch: crate::script::Watch::default(),
             ssh_ready: crate::ports::SSH_READY,
             regression_every: None,
             reboot: Some(super::boot::RebootProof::default()),

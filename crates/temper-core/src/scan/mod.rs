@@ -19,7 +19,7 @@ use temper_scap::{Outcome, TestResult, parse_results_bytes};
 use tokio::time::Instant;
 
 pub use engine::{Engine, OvalSide, TWO_STAGE_FROM};
-pub use files::ScanFiles;
+pub use files::{ScanFiles, random_tag};
 pub use trip::{TRIP, Trip};
 
 use crate::ports::{Exec, Guest, PortError};

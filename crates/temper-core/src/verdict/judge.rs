@@ -9,8 +9,10 @@ pub enum Exit {
     Zero,
     /// A non-zero exit, with its error ("the fix exited 1").
     NonZero(String),
-    /// Cut off mid-way (timed out, connection lost, no exit code), with its error.
+    /// Cut off mid-way (connection lost, no exit code), with its error.
     Unfinished(String),
+    /// Stopped by the harness: stalled, or at the hard cap (`crate::script`).
+    Stopped(crate::script::Stop),
 }
 
 /// The guard after the fix: the lockout check, then the health check.
@@ -100,6 +102,13 @@ pub fn judge(c: &Checks) -> Judgement {
     // exited non-zero is: its exit code is evidence, and the checks give the verdict.
     let error = match &c.exit {
         Exit::Unfinished(err) => return done((Verdict::ApplyFailed, err.clone())),
+        Exit::Stopped(stop) => {
+            let verdict = match stop {
+                crate::script::Stop::Stalled { .. } => Verdict::Stalled,
+                crate::script::Stop::Cap(_) => Verdict::TimedOut,
+            };
+            return done((verdict, format!("the fix was {stop}")));
+        }
         Exit::Zero => None,
         Exit::NonZero(err) => Some(err),
     };

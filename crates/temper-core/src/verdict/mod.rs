@@ -12,8 +12,13 @@ text_enum! {
         /// The rule passes, health and access are intact, no regression.
         Fixed = "fixed",
         StillFailing = "still_failing",
-        /// The fix script exited non-zero, timed out, or the agent's call was invalid.
+        /// The fix script exited non-zero, did not finish, or the agent's call was invalid.
         ApplyFailed = "apply_failed",
+        /// The fix's processes made no progress (no CPU, nothing written, or a lock waited on)
+        /// for `fix_stall_secs`: stopped and killed.
+        Stalled = "stalled",
+        /// The fix was still working at the hard cap, `fix_timeout_secs`: stopped and killed.
+        TimedOut = "timed_out",
         HealthBroken = "health_broken",
         /// SSH or `sudo -n true` no longer works.
         Lockout = "lockout",

@@ -1,12 +1,15 @@
 //! The table of `docs/verdicts.md`, proven against `judge` for every combination of the checks.
+use std::time::Duration;
+
 use super::*;
 use crate::journal::ScanResult;
+use crate::script::Stop;
 
 const DOC: &str = include_str!("../../../../docs/verdicts.md");
 
 /// The table's columns before the verdict, each with the words its cells may use (and `any`).
 const COLUMNS: [(&str, &[&str]); 6] = [
-    ("exit", &["0", "non-zero", "did not finish"]),
+    ("exit", &["0", "non-zero", "did not finish", "stalled", "at the cap"]),
     ("access", &["ok", "lost", "down"]),
     ("health", &["healthy", "unhealthy", "could not run"]),
     ("rule result", &["pass", "not pass", "rescan failed", "not run"]),
@@ -61,7 +64,9 @@ fn combinations() -> Vec<([&'static str; 6], Checks)> {
     let exits = [
         ("0", Exit::Zero),
         ("non-zero", Exit::NonZero("the fix exited 1".into())),
-        ("did not finish", Exit::Unfinished("the fix did not finish: timed out after 300s".into())),
+        ("did not finish", Exit::Unfinished("the fix did not finish: ssh session dropped".into())),
+        ("stalled", Exit::Stopped(Stop::Stalled { idle: Duration::from_secs(300), lock: None })),
+        ("at the cap", Exit::Stopped(Stop::Cap(Duration::from_secs(10_800)))),
     ];
     let rescans: Vec<(&str, Rescan)> = ScanResult::ALL
         .iter()
@@ -97,7 +102,7 @@ fn combinations() -> Vec<([&'static str; 6], Checks)> {
 fn judge_gives_the_verdict_of_the_docs_table() {
     let rows = table();
     let all = combinations();
-    assert_eq!(all.len(), 3 * 3 * 3 * (ScanResult::ALL.len() + 2) * 2 * 3 * 2);
+    assert_eq!(all.len(), 5 * 3 * 3 * (ScanResult::ALL.len() + 2) * 2 * 3 * 2);
     let mut used = vec![0; rows.len()];
     let mut wrong = Vec::new();
     for (words, checks) in &all {
@@ -120,7 +125,8 @@ fn judge_gives_the_verdict_of_the_docs_table() {
 #[test]
 fn the_rule_result_is_read_only_when_the_checks_get_to_it() {
     for (words, checks) in combinations() {
-        let reached = matches!(words, [_, "ok", "healthy", "pass" | "not pass", ..]) && words[0] != "did not finish";
+        let reached = matches!(words, [_, "ok", "healthy", "pass" | "not pass", ..])
+            && !["did not finish", "stalled", "at the cap"].contains(&words[0]);
         assert_eq!(judge(&checks).read, reached, "{words:?}");
     }
 }

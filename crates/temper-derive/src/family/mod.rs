@@ -1,7 +1,7 @@
 //! One module per family: the actions a failing test calls for, or a refusal.
 mod file;
 mod line;
-mod package;
+pub(crate) mod package;
 mod sysctl;
 mod unit;
 

@@ -13,6 +13,7 @@ use temper_core::journal::{EventData, Lease, LeaseError, NewRun, Run, RunStatus,
 use temper_core::ports::{Clock, Hypervisor, Timed};
 use temper_core::ralph::{Agents, LoopError, Parts, Quiet, Ralph, RebootProof, Settings};
 use temper_core::scan::Engine;
+use temper_core::script::Watch;
 use temper_core::target::Target;
 use temper_store::Store;
 use tracing::Level;
@@ -287,7 +288,11 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
             max_attempts: opts.max_attempts,
             // The stock agent has one fix per rule: ask the Architect after every failure.
             reengage_every: if kind == AgentKind::Stock { 1 } else { config.reengage_every },
-            fix_timeout: Duration::from_secs(config.fix_timeout_secs),
+            fix_watch: Watch {
+                cap: Duration::from_secs(config.fix_timeout_secs),
+                stall_after: Duration::from_secs(config.fix_stall_secs),
+                ..Watch::default()
+            },
             regression_every: opts.regression_every,
             reboot: opts.reboot_proof.then(|| RebootProof {
                 grace: Duration::from_secs(config.shutdown_grace_secs),

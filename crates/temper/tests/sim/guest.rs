@@ -8,6 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use temper_core::ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult, PowerOff};
 use temper_core::scan::Trip;
+use temper_core::script;
 use temper_scap::{Outcome, TestResult};
 use tokio::sync::Notify;
 
@@ -34,6 +35,19 @@ pub enum Effect {
     AtBoot(Box<Effect>),
     /// The machine no longer boots to SSH (an fstab line for a missing device).
     NoBoot,
+    /// The script runs this long, doing this, before its other effects (none if it is killed).
+    Takes(Duration, Doing),
+}
+
+/// What a script's processes look like to the watch's probe while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Doing {
+    /// CPU time grows.
+    Working,
+    /// No CPU, nothing written.
+    Sleeping,
+    /// Waiting on dpkg's lock, which another process holds.
+    WaitingOnDpkg,
 }
 
 /// The modelled disk and services: what a snapshot keeps.
@@ -60,6 +74,7 @@ impl Machine {
             Effect::Exit(_) => {}
             Effect::AtBoot(e) => self.at_boot.push((**e).clone()),
             Effect::NoBoot => self.breaks_boot = true,
+            Effect::Takes(..) => {}
         }
     }
 
@@ -111,6 +126,10 @@ struct State {
     reboots: u32,
     /// Powered on but never reached SSH: every call fails until a revert.
     down: bool,
+    /// The script under way that takes time: since when, and what it does.
+    running: Option<(std::time::Instant, Doing)>,
+    /// Scripts the watch killed, in order.
+    killed: Vec<String>,
 }
 
 /// The scripted guest. Clone it to share; all clones see one machine.
@@ -256,6 +275,36 @@ impl SimGuest {
         s.now = m;
         s.down = false;
         Ok(())
+    }
+
+    /// How long `script` takes, and doing what, when it is told to take time.
+    fn takes(&self, script: &str) -> Option<(Duration, Doing)> {
+        let s = self.lock();
+        let effects = s.world.stock.get(script)?;
+        effects.iter().find_map(|e| if let Effect::Takes(t, d) = e { Some((*t, *d)) } else { None })
+    }
+
+    /// The watch's probe: the script under way, as `crate::script`'s probe reports it.
+    fn probe(&self, mode: script::Mode) -> ExecOutput {
+        let mut s = self.lock();
+        let Some((since, doing)) = s.running else { return ok(b"gone\n", 0) };
+        if mode == script::Mode::Kill {
+            let last = s.scripts.len();
+            s.killed.push(format!("script {last}"));
+            return ok(b"root 4242\nkilled\n", 0);
+        }
+        let ms = since.elapsed().as_millis() as u64;
+        let out = match doing {
+            Doing::Working => format!("root 4242\ntree 3 {ms} {ms}\n"),
+            Doing::Sleeping => "root 4242\ntree 2 1 20\n".to_string(),
+            Doing::WaitingOnDpkg => format!("root 4242\ntree 2 {ms} 20\nlock /var/lib/dpkg/lock-frontend 812 unattended-upgr\n"),
+        };
+        ok(out.as_bytes(), 0)
+    }
+
+    /// Scripts the watch killed so far.
+    pub fn killed(&self) -> usize {
+        self.lock().killed.len()
     }
 
     fn run_script(&self, script: &str) -> ExecOutput {
@@ -420,12 +469,24 @@ impl Guest for SimGuest {
             }
             return Ok(out);
         }
+        if let Some((_, _, mode)) = script::probed(&exec.argv, &exec.stdin) {
+            return Ok(self.probe(mode));
+        }
         let argv = &exec.argv;
         let arg = |i: usize| argv.get(i).map(String::as_str).unwrap_or("");
+        let launched = script::launched(argv).is_some();
         Ok(match arg(0) {
             "oscap" if arg(1) == "--version" => ok(b"OpenSCAP command line tool (oscap) 1.3.7 (sim)\n", 0),
-            "bash" if arg(1) == "-s" => {
+            "bash" if arg(1) == "-s" || launched => {
                 let script = String::from_utf8_lossy(&exec.stdin).into_owned();
+                if let Some((took, doing)) = self.takes(&script) {
+                    self.lock().running = Some((std::time::Instant::now(), doing));
+                    tokio::time::sleep(took.min(exec.timeout)).await;
+                    self.lock().running = None;
+                    if took >= exec.timeout {
+                        return Err(PortError::Timeout(exec.timeout));
+                    }
+                }
                 let hang = {
                     let mut s = self.lock();
                     match &mut s.hang_on {

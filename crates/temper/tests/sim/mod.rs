@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+#[allow(unused_imports)]
+pub use guest::Doing;
 pub use guest::{Effect, SimGuest, SimHypervisor, full};
 use temper_agents::{LlmAgent, LlmConfig, StockAgent};
 use temper_core::journal::RunSummary;
