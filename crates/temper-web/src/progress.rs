@@ -2,7 +2,7 @@
 //! The run page shows it and the event stream sends it again whenever its [`State`] changes.
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use temper_core::journal::{Phase, Rule, RuleStatus, Run, RunStatus, Tally, now_ms};
+use temper_core::journal::{Event, Phase, Rule, RuleStatus, Run, RunStatus, Tally, now_ms, predict_end};
 
 use crate::state::AppState;
 use crate::{WebError, pages::duration};
@@ -38,7 +38,7 @@ pub struct Progress {
     pub rule_short: Option<String>,
     pub elapsed_secs: i64,
     pub elapsed: String,
-    /// The open rules times the mean time of the rules worked on so far.
+    /// The time left, predicted from what the run has measured (`journal::predict_end`).
     pub eta_secs: Option<i64>,
     pub eta: Option<String>,
 }
@@ -47,10 +47,12 @@ impl Progress {
     pub async fn load(app: &AppState, run: i64) -> Result<Self, WebError> {
         let row = app.run(run).await?;
         let rules = app.journal.rules(run).await?;
-        Ok(Self::of(&row, &rules))
+        let events = if row.status == RunStatus::Running { app.journal.events(run, 0).await? } else { Vec::new() };
+        Ok(Self::of(&row, &rules, &events))
     }
 
-    pub fn of(run: &Run, rules: &[Rule]) -> Self {
+    /// `events`: the run's, for the ETA of a running run (none for one that is over).
+    pub fn of(run: &Run, rules: &[Rule], events: &[Event]) -> Self {
         let count = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
         let counts = RuleStatus::REVIEW_ORDER.iter().map(|&status| Count { status, n: count(status) }).filter(|c| c.n > 0).collect();
         // Rules the loop has settled after working on them; their mean time predicts the rest.
@@ -61,10 +63,8 @@ impl Progress {
             .collect();
         let tally = Tally::of(rules);
         let open = tally.open;
-        let eta_secs = (!worked.is_empty() && open > 0 && run.status == RunStatus::Running).then(|| {
-            let mean_ms = worked.iter().map(|r| r.elapsed_ms).sum::<i64>() / worked.len() as i64;
-            mean_ms * open as i64 / 1000
-        });
+        let pending: Vec<&str> = rules.iter().filter(|r| r.status == RuleStatus::Pending).map(|r| r.rule_id.as_str()).collect();
+        let eta = (run.status == RunStatus::Running).then(|| predict_end(events, &pending, Utc::now().fixed_offset())).flatten();
         let elapsed_secs = elapsed_secs(run);
         let status = if run.driver_gone(now_ms()) { RunStatus::Interrupted } else { run.status };
         Self {
@@ -84,8 +84,8 @@ impl Progress {
             rule_short: run.current_rule.as_deref().map(|r| temper_scap::short_rule_id(r).to_string()),
             elapsed_secs,
             elapsed: duration(elapsed_secs * 1000),
-            eta_secs,
-            eta: eta_secs.map(|s| duration(s * 1000)),
+            eta_secs: eta.map(|e| e.secs),
+            eta: eta.map(|e| e.human()),
         }
     }
 

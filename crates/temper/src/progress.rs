@@ -26,8 +26,6 @@ impl Progress {
 
 impl Observer for Progress {
     fn update(&self, s: &Status) {
-        let done = s.fixed + s.escalated;
-        let eta = (done > 0 && s.open > 0).then(|| s.elapsed.as_secs() * s.open as u64 / done as u64);
         let rule = s.rule.as_deref().map(temper_scap::short_rule_id).unwrap_or("-");
         self.0.set_message(format!(
             "run {} | {} | {rule} #{} | fixed {} escalated {} open {} | {} elapsed{}",
@@ -38,7 +36,7 @@ impl Observer for Progress {
             s.escalated,
             s.open,
             hms(s.elapsed.as_secs()),
-            eta.map(|e| format!(" | eta {}", hms(e))).unwrap_or_default(),
+            s.eta.map(|e| format!(" | eta {}", e.human())).unwrap_or_default(),
         ));
     }
 }

@@ -2,6 +2,7 @@
 //! the loop, the reports and the CLI. `temper-store` implements them (SQLite, PostgreSQL); no
 //! other crate sees a database. Each call commits on its own; the calls that must be atomic
 //! (keeping a fix, settling a batch) are one call each.
+mod eta;
 mod event;
 mod event_parts;
 mod lease;
@@ -12,6 +13,7 @@ mod vocab;
 
 use async_trait::async_trait;
 
+pub use eta::{Eta, Kind as EtaKind, predict as predict_end, span};
 pub use event::{
     Blamed, Booted, Cadence, EventData, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, ScanKind, Timed,
 };

@@ -36,19 +36,9 @@ impl Tally {
         }
     }
 
-    /// Rules the loop settled after working on them (the ETA's denominator).
-    pub fn done(&self) -> usize {
-        self.fixed + self.escalated + self.still_failing
-    }
-
     /// Rules in scope left for a human: still failing or escalated.
     pub fn remaining(&self) -> usize {
         self.escalated + self.still_failing
-    }
-
-    /// The time the open rules will take at the mean time of those done, from `elapsed`.
-    pub fn eta(&self, elapsed: i64) -> Option<i64> {
-        (self.done() > 0 && self.open > 0).then(|| elapsed * self.open as i64 / self.done() as i64)
     }
 }
 
@@ -85,6 +75,5 @@ mod tests {
         ];
         let t = Tally::of(&rules);
         assert_eq!((t.failing_at_start, t.open, t.fixed, t.out_of_scope, t.remaining()), (2, 1, 1, 2, 0));
-        assert_eq!(t.eta(100), Some(100), "one open rule at the pace of the one done");
     }
 }

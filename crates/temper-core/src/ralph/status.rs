@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::{LoopError, LoopResult, Phase, Ralph};
 use crate::agent::TurnRecord;
-use crate::journal::{EventData, NewTurn, RunStatus, Tally};
+use crate::journal::{Eta, EventData, NewTurn, RuleStatus, RunStatus, Tally, predict_end};
 
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -17,6 +17,8 @@ pub struct Status {
     /// Failing rules in scope still open.
     pub open: usize,
     pub elapsed: Duration,
+    /// The time left, predicted from the run's events (`journal::predict_end`).
+    pub eta: Option<Eta>,
 }
 
 pub trait Observer: Send + Sync {
@@ -39,7 +41,10 @@ impl Ralph<'_> {
         }
         self.store.set_phase(self.run, phase, rule).await?;
         tracing::info!(run = self.run, phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
-        let tally = Tally::of(&self.store.rules(self.run).await?);
+        let rules = self.store.rules(self.run).await?;
+        let tally = Tally::of(&rules);
+        let open: Vec<&str> = rules.iter().filter(|r| r.status == RuleStatus::Pending).map(|r| r.rule_id.as_str()).collect();
+        let eta = predict_end(&self.store.events(self.run, 0).await?, &open, chrono::Utc::now().fixed_offset());
         self.observer.update(&Status {
             run: self.run,
             phase,
@@ -49,6 +54,7 @@ impl Ralph<'_> {
             escalated: tally.escalated,
             open: tally.open,
             elapsed: self.started.elapsed(),
+            eta,
         });
         Ok(())
     }

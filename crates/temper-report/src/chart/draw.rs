@@ -25,7 +25,7 @@ pub fn svg(p: &Progress) -> String {
     }
     let plot_w = W - LEFT - RIGHT;
     let plot_h = H - TOP - BOTTOM;
-    let end = p.fixed.iter().map(|f| f.secs).chain(p.scores.iter().map(|s| s.secs)).fold(0.0, f64::max).max(1.0);
+    let end = p.fixed.iter().map(|f| f.secs).chain(p.scores.iter().map(|s| s.secs)).fold(p.until, f64::max).max(1.0);
     let most = p.fixed.iter().map(|f| f.fixed).max().unwrap_or(0).max(1);
     let x = |secs: f64| LEFT + secs / end * plot_w;
     let y_fixed = |n: usize| TOP + plot_h - n as f64 / most as f64 * plot_h;

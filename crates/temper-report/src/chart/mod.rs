@@ -16,6 +16,8 @@ pub use draw::svg;
 pub struct Progress {
     pub fixed: Vec<FixPoint>,
     pub scores: Vec<ScorePoint>,
+    /// Where the time axis ends: the last event, or now for a run still going on (`to_now`).
+    pub until: f64,
 }
 
 /// A rule fixed, or a fix lost (a regression, the reboot proof), and the count after it.
@@ -61,6 +63,7 @@ impl Progress {
                 }
                 _ => None,
             };
+            p.until = p.until.max(secs(i, e));
             let Some((rule_id, gained)) = change else { continue };
             let changed = if gained { fixed.insert(rule_id.clone()) } else { fixed.remove(&rule_id) };
             if changed {
@@ -68,6 +71,14 @@ impl Progress {
             }
         }
         p
+    }
+
+    /// The time axis runs to `now`: for a run still going on, whose last event may be long ago.
+    pub fn to_now(mut self, events: &[Event], now: chrono::DateTime<chrono::FixedOffset>) -> Self {
+        if let Some(start) = events.first().and_then(|e| stamp(&e.ts)) {
+            self.until = self.until.max((now - start).num_milliseconds() as f64 / 1000.0);
+        }
+        self
     }
 
     /// Nothing to draw: no rule fixed and no scan scored yet.

@@ -3,7 +3,7 @@
 use axum::extract::{Path, Query, State};
 use axum::response::Html;
 use serde::{Deserialize, Serialize};
-use temper_core::journal::{Rule, RuleStatus, Run};
+use temper_core::journal::{Rule, RuleStatus, Run, RunStatus};
 use temper_report::Format;
 use temper_report::chart::{self, Progress as Chart};
 use temper_report::plan::PlanView;
@@ -20,7 +20,8 @@ pub async fn index(State(app): State<AppState>) -> Result<Html<String>, WebError
     let mut rows = Vec::new();
     for run in app.journal.list_runs(RUNS).await? {
         let rules = app.journal.rules(run.id).await?;
-        rows.push(RunRow { p: Progress::of(&run, &rules), run });
+        let events = if run.status == RunStatus::Running { app.journal.events(run.id, 0).await? } else { Vec::new() };
+        rows.push(RunRow { p: Progress::of(&run, &rules, &events), run });
     }
     #[derive(Serialize)]
     struct Page {
@@ -50,7 +51,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Qu
     let run = app.run(id).await?;
     let mut rules = app.journal.rules(id).await?;
     let events = app.journal.events(id, 0).await?;
-    let p = Progress::of(&run, &rules);
+    let p = Progress::of(&run, &rules, &events);
     let total = rules.len();
     let plan = temper_report::plan::applied(&run, &rules, &app.journal.attempts(id).await?, &events);
     let interruptions = temper_report::interruptions::interruptions(&events);
@@ -58,7 +59,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Qu
     if let Some(status) = filter {
         rules.retain(|r| r.status == status);
     }
-    let chart = chart::svg(&Chart::of(&events));
+    let chart = chart::svg(&live_chart(&run, &events));
     let last_event = events.last().map_or(0, |e| e.id);
     let events: Vec<EventView> = events.iter().rev().map(EventView::from).collect();
     let formats: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
@@ -68,8 +69,8 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Qu
 /// The progress chart alone, as the run page has it: the live page fetches it again as the run
 /// goes on.
 pub async fn chart(State(app): State<AppState>, Path(id): Path<i64>) -> Result<Html<String>, WebError> {
-    app.run(id).await?;
-    Ok(Html(chart::svg(&Chart::of(&app.journal.events(id, 0).await?))))
+    let run = app.run(id).await?;
+    Ok(Html(chart::svg(&live_chart(&run, &app.journal.events(id, 0).await?))))
 }
 
 #[derive(Serialize)]
@@ -92,4 +93,10 @@ struct RunPage {
     /// Where the live stream starts.
     last_event: i64,
     formats: Vec<&'static str>,
+}
+
+/// The chart of `events`; a running run's time axis runs to now.
+fn live_chart(run: &Run, events: &[temper_core::journal::Event]) -> Chart {
+    let chart = Chart::of(events);
+    if run.status == RunStatus::Running { chart.to_now(events, chrono::Utc::now().fixed_offset()) } else { chart }
 }

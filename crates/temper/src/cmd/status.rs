@@ -1,7 +1,7 @@
 //! `temper status`: a run's progress, read from the database.
 use serde_json::json;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{RunStatus, Tally, now_ms};
+use temper_core::journal::{RuleStatus, RunStatus, Tally, now_ms, predict_end};
 
 use super::print_json;
 use crate::config::Config;
@@ -27,7 +27,13 @@ pub async fn run(config: &Config, run: Option<i64>, json_out: bool) -> anyhow::R
     let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
     let end = row.ended_at.as_deref().and_then(parse).unwrap_or_else(|| chrono::Utc::now().fixed_offset());
     let elapsed = parse(&row.started_at).map_or(0, |start| (end - start).num_seconds());
-    let eta = t.eta(elapsed);
+    let eta = match status {
+        RunStatus::Running => {
+            let open: Vec<&str> = rules.iter().filter(|r| r.status == RuleStatus::Pending).map(|r| r.rule_id.as_str()).collect();
+            predict_end(&store.events(row.id, 0).await?, &open, end)
+        }
+        _ => None,
+    };
     let current_attempt = row.current_rule.as_deref().and_then(|r| rules.iter().find(|x| x.rule_id == r)).map(|r| r.attempts);
     let v = json!({
         "run": row.id,
@@ -53,7 +59,9 @@ pub async fn run(config: &Config, run: Option<i64>, json_out: bool) -> anyhow::R
         "out_of_scope": t.out_of_scope,
         "attempts": attempts.len(),
         "elapsed_secs": elapsed,
-        "eta_secs": eta,
+        "eta_secs": eta.map(|e| e.secs),
+        "eta_low_secs": eta.map(|e| e.low),
+        "eta_high_secs": eta.map(|e| e.high),
         "checkpoint": row.checkpoint,
         "heartbeat_at": row.heartbeat_at,
         "exit_code": row.exit_code,
@@ -75,7 +83,7 @@ pub async fn run(config: &Config, run: Option<i64>, json_out: bool) -> anyhow::R
             if t.out_of_scope > 0 { format!(" in scope ({} out of scope)", t.out_of_scope) } else { String::new() },
             attempts.len(),
             elapsed,
-            eta.map(|e| format!(", eta {e}s")).unwrap_or_default(),
+            eta.map(|e| format!(", eta {}", e.human())).unwrap_or_default(),
         );
         if let Some(next) = &next {
             println!("{} run: `{next}` continues it", if gone { "its process is gone; an interrupted" } else { "a stopped" });

@@ -1,0 +1,143 @@
+//! When a run will end, predicted from what it has measured so far: one place for `temper
+//! status`, the progress line and the web view.
+//!
+//! From the events: the time each settled rule took (from the rule settled before it, or from
+//! the end of the first scan), by kind of fix; each open rule is given its kind's median (the
+//! pooled median while a kind has fewer than [`MIN_SAMPLES`]), so that one long fix (aide's
+//! install, 20 minutes under TCG) weighs as the outlier it is. The range runs from the 25th
+//! percentile to the mean, which does weigh the long fixes. After the rules: the final scan,
+//! taken to cost what the first did (up to 1.5 times), and the reboot proof unless it ran.
+use chrono::{DateTime, FixedOffset};
+use serde::Serialize;
+
+use super::{Event, EventData, ScanKind};
+use crate::verdict::Verdict;
+
+/// Settled rules needed before any prediction.
+pub const MIN_SAMPLES: usize = 3;
+
+/// The predicted time left, in seconds: the central figure and its range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Eta {
+    pub secs: i64,
+    pub low: i64,
+    pub high: i64,
+}
+
+impl Eta {
+    /// `1 h 05 min (50 min to 1 h 20 min)`.
+    pub fn human(&self) -> String {
+        format!("{} ({} to {})", span(self.secs), span(self.low), span(self.high))
+    }
+}
+
+/// Seconds as a person reads them: `45 s`, `12 min`, `1 h 05 min`.
+pub fn span(secs: i64) -> String {
+    let s = secs.max(0);
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min", (s + 30) / 60),
+        _ => format!("{} h {:02} min", s / 3600, (s % 3600 + 30) / 60 % 60),
+    }
+}
+
+/// The kinds of fix, read from a rule's id as the content names its rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// A package installed or removed: the long ones (downloads, triggers, databases).
+    Package,
+    /// An audit rule written and loaded.
+    Audit,
+    /// A unit enabled, started, masked.
+    Service,
+    /// File ownership and permissions.
+    File,
+    Other,
+}
+
+impl Kind {
+    pub fn of(rule_id: &str) -> Self {
+        let short = rule_id.strip_prefix("xccdf_org.ssgproject.content_rule_").unwrap_or(rule_id);
+        let starts = |p: &[&str]| p.iter().any(|p| short.starts_with(p));
+        if starts(&["package_"]) {
+            Self::Package
+        } else if starts(&["audit_"]) {
+            Self::Audit
+        } else if starts(&["service_", "socket_", "timer_"]) {
+            Self::Service
+        } else if starts(&["file_", "dir_", "permissions_"]) {
+            Self::File
+        } else {
+            Self::Other
+        }
+    }
+}
+
+/// The prediction at `now` for a run whose `events` (oldest first) are those up to `now`, and
+/// whose rules in `open` are still to be worked on. `None` before the first scan ends, before
+/// [`MIN_SAMPLES`] rules are settled, or when nothing is open.
+pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> Option<Eta> {
+    if open.is_empty() {
+        return None;
+    }
+    let stamp = |e: &Event| DateTime::parse_from_rfc3339(&e.ts).ok();
+    let (first_scan, work_from) = events.iter().find_map(|e| match &e.data {
+        EventData::Scan { kind: ScanKind::Full, secs, .. } => Some((*secs, stamp(e)?)),
+        _ => None,
+    })?;
+    let mut samples: Vec<(Kind, f64)> = Vec::new();
+    let mut last = work_from;
+    let mut rebooted = false;
+    for e in events {
+        let Some(at) = stamp(e) else { continue };
+        let settled = match &e.data {
+            EventData::Escalate { .. } | EventData::Verdict { verdict: Verdict::Fixed | Verdict::NeedsReboot, .. } => e.rule_id.as_deref(),
+            EventData::Reboot { .. } => {
+                rebooted = true;
+                None
+            }
+            _ => None,
+        };
+        if let Some(rule) = settled.filter(|_| at >= last) {
+            samples.push((Kind::of(rule), (at - last).num_milliseconds() as f64 / 1000.0));
+            last = at;
+        }
+    }
+    if samples.len() < MIN_SAMPLES {
+        return None;
+    }
+    let pooled: Vec<f64> = samples.iter().map(|s| s.1).collect();
+    let (mut low, mut mid, mut high) = (0.0, 0.0, 0.0);
+    for rule in open {
+        let kind = Kind::of(rule);
+        let own: Vec<f64> = samples.iter().filter(|s| s.0 == kind).map(|s| s.1).collect();
+        let xs = if own.len() >= MIN_SAMPLES { &own } else { &pooled };
+        let (p25, p50, mean) = (quantile(xs, 0.25), quantile(xs, 0.5), xs.iter().sum::<f64>() / xs.len() as f64);
+        (low, mid, high) = (low + p25, mid + p50, high + mean.max(p50));
+    }
+    // The rule under way has had its time since the last one settled (at most a median's
+    // worth is taken off: it may be a long one).
+    let current = ((now - last).num_milliseconds() as f64 / 1000.0).max(0.0);
+    let under_way = current.min(quantile(&pooled, 0.5));
+    let reboot = if rebooted { 0.0 } else { (first_scan / 3.0).max(60.0) };
+    let tail = first_scan + reboot;
+    let secs = |x: f64| x.round() as i64;
+    Some(Eta {
+        secs: secs((mid - under_way).max(0.0) + tail),
+        low: secs((low - under_way).max(0.0) + tail),
+        high: secs((high - under_way).max(0.0) + tail * 1.5),
+    })
+}
+
+/// The `q` quantile of `xs` (nearest rank over the sorted values); 0 for none.
+fn quantile(xs: &[f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+#[cfg(test)]
+mod tests;

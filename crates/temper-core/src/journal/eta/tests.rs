@@ -1,0 +1,105 @@
+use chrono::{DateTime, Duration, FixedOffset};
+
+use super::*;
+use crate::journal::{Event, EventData, ScanKind};
+
+const T0: &str = "2026-12-01T10:00:00+00:00";
+
+fn at(secs: i64) -> DateTime<FixedOffset> {
+    DateTime::parse_from_rfc3339(T0).unwrap() + Duration::seconds(secs)
+}
+
+fn event(secs: i64, rule: Option<&str>, data: EventData) -> Event {
+    Event { id: 0, run_id: 1, ts: at(secs).to_rfc3339(), kind: data.kind(), rule_id: rule.map(str::to_string), data }
+}
+
+fn scan(secs: i64, took: f64) -> Event {
+    event(secs, None, EventData::Scan { kind: ScanKind::Full, counts: Default::default(), score: None, secs: took, stalls: 0 })
+}
+
+fn fixed(secs: i64, rule: &str) -> Event {
+    event(secs, Some(rule), EventData::Verdict { attempt: Some(1), verdict: Verdict::Fixed, reason: String::new() })
+}
+
+/// A first scan of 300 s, then `rules` settled one after the other, each taking its seconds.
+fn run(rules: &[(&str, i64)]) -> (Vec<Event>, i64) {
+    let mut t = 300;
+    let mut events = vec![scan(t, 300.0)];
+    for (rule, took) in rules {
+        t += took;
+        events.push(fixed(t, rule));
+    }
+    (events, t)
+}
+
+#[test]
+fn no_prediction_before_the_first_scan_and_three_settled_rules() {
+    let (events, t) = run(&[("sshd_a", 20), ("sshd_b", 20)]);
+    assert_eq!(predict(&events, &["sshd_c"], at(t)), None, "two settled");
+    assert_eq!(predict(&events[1..], &["sshd_c"], at(t)), None, "no first scan");
+    let (events, t) = run(&[("sshd_a", 20), ("sshd_b", 20), ("sshd_c", 20)]);
+    assert!(predict(&events, &["sshd_d"], at(t)).is_some());
+    assert_eq!(predict(&events, &[], at(t)), None, "nothing open");
+}
+
+/// aide's 1500 s install among twenty 20 s fixes: the mean would give every open rule 90 s; the
+/// median gives 20 s, and the long one only widens the range.
+#[test]
+fn a_long_fix_weighs_as_an_outlier() {
+    let mut rules: Vec<(&str, i64)> = vec![("package_aide_installed", 1500)];
+    let names: Vec<String> = (0..20).map(|i| format!("package_{i}_installed")).collect();
+    rules.extend(names.iter().map(|n| (n.as_str(), 20)));
+    let (events, t) = run(&rules);
+    let open: Vec<String> = (0..30).map(|i| format!("package_open_{i}_installed")).collect();
+    let open: Vec<&str> = open.iter().map(String::as_str).collect();
+    let eta = predict(&events, &open, at(t)).unwrap();
+    let tail = 300 + 100;
+    assert_eq!(eta.secs, 30 * 20 + tail, "{eta:?}");
+    assert!(eta.low <= eta.secs && eta.secs < eta.high, "{eta:?}");
+    assert!(eta.high > 30 * 80, "the mean, with aide in it, is the high end: {eta:?}");
+}
+
+#[test]
+fn each_kind_of_fix_is_predicted_from_its_own() {
+    let (events, t) = run(&[
+        ("package_a_installed", 200),
+        ("audit_rules_a", 10),
+        ("package_b_installed", 220),
+        ("audit_rules_b", 12),
+        ("package_c_installed", 180),
+        ("audit_rules_c", 11),
+    ]);
+    let package = predict(&events, &["package_d_installed"], at(t)).unwrap();
+    let audit = predict(&events, &["audit_rules_d"], at(t)).unwrap();
+    assert_eq!(package.secs - audit.secs, 200 - 11, "{package:?} {audit:?}");
+}
+
+#[test]
+fn the_rule_under_way_and_a_reboot_done_count() {
+    let (mut events, t) = run(&[("sshd_a", 30), ("sshd_b", 30), ("sshd_c", 30)]);
+    let idle = predict(&events, &["sshd_d", "sshd_e"], at(t)).unwrap();
+    let later = predict(&events, &["sshd_d", "sshd_e"], at(t + 20)).unwrap();
+    assert_eq!(idle.secs - later.secs, 20, "20 s into the next rule: {idle:?} {later:?}");
+    let much_later = predict(&events, &["sshd_d", "sshd_e"], at(t + 900)).unwrap();
+    assert_eq!(idle.secs - much_later.secs, 30, "at most its median is taken off: {much_later:?}");
+    let reboot = EventData::Reboot {
+        why: String::new(),
+        fixes: 3,
+        power_off: crate::ports::PowerOff::Clean,
+        down_secs: 1.0,
+        secs: 60.0,
+        up: true,
+        problem: None,
+    };
+    events.push(event(t + 1, None, reboot));
+    let after = predict(&events, &["sshd_d", "sshd_e"], at(t + 1)).unwrap();
+    assert_eq!(idle.secs - after.secs, 100 + 1, "no reboot proof left to run: {idle:?} {after:?}");
+}
+
+#[test]
+fn spans_read_as_a_person_reads_them() {
+    assert_eq!(span(45), "45 s");
+    assert_eq!(span(12 * 60 + 10), "12 min");
+    assert_eq!(span(3600 + 5 * 60), "1 h 05 min");
+    assert_eq!(Eta { secs: 3000, low: 2400, high: 4800 }.human(), "50 min (40 min to 1 h 20 min)");
+}
