@@ -56,5 +56,5 @@ wait $plan_pid || rc=$?
 echo "beside-oscap: the plan's side ended (exit $rc)"
 wait $oscap_pid || rc=$?
 echo "beside-oscap: oscap's side ended (exit $rc)"
-grep -h -E '^(temper run|oscap --remediate|started with)' "$logs/plan-side.log" "$logs/oscap-side.log" || true
+grep -h -E '^(temper run|oscap --remediate|started with| *settings)' "$logs/plan-side.log" "$logs/oscap-side.log" || true
 exit $rc

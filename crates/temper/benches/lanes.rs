@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 #[path = "support/guests.rs"]
 mod guests;
+#[path = "support/settings.rs"]
+mod settings;
 
 const STANDARD: &str = "xccdf_org.ssgproject.content_profile_standard";
 const RULES: &str = "sysctl_fs_suid_dumpable,sysctl_kernel_randomize_va_space,file_permissions_systemmap";
@@ -71,5 +73,6 @@ async fn main() {
         );
         walls.push(wall.as_secs_f64());
     }
+    println!("{}", settings::line());
     println!("wall time, one lane over two: {:.2}x (the ceiling here is {cores}x: one TCG guest per core)", walls[0] / walls[1]);
 }

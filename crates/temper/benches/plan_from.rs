@@ -13,6 +13,8 @@ use serde_json::Value;
 
 #[path = "support/guests.rs"]
 mod guests;
+#[path = "support/settings.rs"]
+mod settings;
 
 /// `temper fleet run ARGS` from both guests' baselines, and its wall time; the guests go back to
 /// their baselines after.
@@ -80,6 +82,7 @@ async fn main() {
     println!("b's plan steps: {}", b_plan["plan_counts"]);
     println!("b's plan: {}", b_plan["plan"].as_str().unwrap_or("-"));
     let (p, f) = (b_plan["wall_secs"].as_f64().unwrap(), b_full["wall_secs"].as_f64().unwrap());
+    println!("{}", settings::line());
     println!("b with a's plan over b with the full loop: {:.2}x ({p:.1} s against {f:.1} s)", p / f);
     println!(
         "fleet wall times: --plan-from a {:.1} s (a, then b); b alone with the full loop {:.1} s",

@@ -56,6 +56,8 @@ use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
 #[path = "versus_remediate/detached.rs"]
 mod detached;
+#[path = "support/settings.rs"]
+mod settings;
 
 const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
 const PREFIX: &str = "xccdf_org.ssgproject.content_profile_";
@@ -433,11 +435,9 @@ async fn main() {
         }
         cmd.args(&extra);
     }
-    // Under TCG some stock fixes outlast the 600 s default: aide-common's postinst runs `ucfq`
-    // (a perl start, ~2 s here) once per file under /etc/aide/aide.conf.d. oscap has no limit.
-    if std::env::var_os("TEMPER_FIX_TIMEOUT_SECS").is_none() {
-        cmd.env("TEMPER_FIX_TIMEOUT_SECS", "3600");
-    }
+    // The README's settings: a fix is stopped for stalling, not for being slow (aide-common's
+    // postinst works for 20 minutes under TCG), so no limit is raised here.
+    println!("{}", settings::line());
     cmd.env("TEMPER_BASELINE", baseline());
     cmd.env("TEMPER_CONFIG", db.join("none.toml")).env("TEMPER_DB", db.join("temper.db")).env("TEMPER_SKILLS_DIR", repo.join("skills"));
     if !oscap_only {
@@ -474,6 +474,7 @@ async fn main() {
     let temper = Outcome { judged: judge(&j, &guest).await, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
     // Each side's figures as soon as they are known: a long run may be cut off before the other.
     println!("{}", row(TEMPER, &temper));
+    println!("  {}", settings::line());
     println!("  temper ran in {segments} segment(s); its wall time is their sum");
     if flag("TEMPER_BENCH_TEMPER_ONLY") {
         println!("temper statuses: {}; rebooted: {}", summary["statuses"], summary["rebooted"]);
