@@ -85,3 +85,21 @@ fn text_from_the_journal_is_escaped() {
     let tags: Vec<&str> = s.split('<').skip(1).map(|t| t.split([' ', '>', '/']).next().unwrap_or("")).filter(|t| !t.is_empty()).collect();
     assert!(tags.iter().all(|t| ["svg", "title", "g", "line", "text", "rect", "polyline", "circle"].contains(t)), "{tags:?}");
 }
+
+/// A run still going on, 27 minutes in, whose last point is at 3 minutes: the axis runs to 27
+/// minutes, and the points sit where their times put them on it. A run's last event, not its
+/// last point, ends the axis of one that is over.
+#[test]
+fn the_time_axis_runs_to_now() {
+    let mut events = run();
+    events.push(event(7, 300, None, EventData::Error { error: "a later event".into() }));
+    let over = Progress::of(&events);
+    assert_eq!(over.until, 300.0, "the last event");
+    let start = chrono::DateTime::parse_from_rfc3339(&events[0].ts).unwrap();
+    let live = Progress::of(&events).to_now(&events, start + chrono::Duration::minutes(27));
+    assert_eq!(live.until, 1620.0);
+    let s = svg(&live);
+    assert!(s.contains(">27 min 00 s<"), "the last tick is now: {s}");
+    // 180 s of 1620 s over 536 px from x = 48.
+    assert!(s.contains("data-score=\"68.50\" cx=\"107.6\""), "{s}");
+}
