@@ -24,6 +24,8 @@ pub enum WebError {
     Serve(std::io::Error),
     #[error("missing or wrong bearer token")]
     Unauthorized,
+    #[error("Host `{0}` is not this server: temper serve answers to IP literals and localhost, and to names given with --allow-host")]
+    BadHost(String),
     #[error("no run {0}")]
     NoRun(i64),
     #[error("run {run} has no rule {rule}")]
@@ -48,6 +50,7 @@ impl WebError {
     fn status(&self) -> StatusCode {
         match self {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::BadHost(_) => StatusCode::MISDIRECTED_REQUEST,
             Self::BadStatus(_) => StatusCode::BAD_REQUEST,
             Self::NoRun(_) | Self::NoRule { .. } | Self::NotFound | Self::NoContent { .. } => StatusCode::NOT_FOUND,
             Self::Report(ReportError::NeedsContent(_) | ReportError::NoRules(_)) => StatusCode::NOT_FOUND,

@@ -7,6 +7,8 @@
 //! - Every page is rendered by minijinja with HTML auto-escaping, and carries a
 //!   `Content-Security-Policy: default-src 'self'`: the page's script is a static file.
 //! - It listens on loopback unless told otherwise; any other address needs a bearer token.
+//! - It answers only requests whose `Host` is an IP literal, `localhost` or a name given with
+//!   `--allow-host` (against DNS rebinding: `host.rs`).
 //!
 //! ```no_run
 //! # async fn f(journal: std::sync::Arc<dyn temper_core::journal::Journal>) -> Result<(), temper_web::WebError> {
@@ -16,6 +18,7 @@
 //! ```
 mod auth;
 mod error;
+mod host;
 mod pages;
 mod progress;
 mod routes;
@@ -25,4 +28,5 @@ mod state;
 
 pub use auth::Token;
 pub use error::WebError;
+pub use host::Hosts;
 pub use server::{Server, WebConfig, check_bind};

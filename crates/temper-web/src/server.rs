@@ -8,7 +8,7 @@ use temper_core::journal::Journal;
 use tokio::net::TcpListener;
 
 use crate::state::AppState;
-use crate::{Token, WebError};
+use crate::{Hosts, Token, WebError};
 
 /// How often the live view reads the journal by default.
 const POLL: Duration = Duration::from_millis(1000);
@@ -22,11 +22,13 @@ pub struct WebConfig {
     pub content_dir: PathBuf,
     /// How often a live page's event stream reads the journal.
     pub poll: Duration,
+    /// Names a request's `Host` may carry besides IP literals and `localhost`.
+    pub hosts: Hosts,
 }
 
 impl WebConfig {
     pub fn new(bind: SocketAddr, token: Option<Token>, content_dir: PathBuf) -> Self {
-        Self { bind, token, content_dir, poll: POLL }
+        Self { bind, token, content_dir, poll: POLL, hosts: Hosts::default() }
     }
 }
 
@@ -47,7 +49,7 @@ impl Server {
         check_bind(config.bind, config.token.as_ref())?;
         let listener = TcpListener::bind(config.bind).await.map_err(|source| WebError::Bind { addr: config.bind, source })?;
         let token = config.token.clone();
-        let app = crate::routes::router(AppState::new(journal, &config)?, token);
+        let app = crate::routes::router(AppState::new(journal, &config)?, token, config.hosts.clone());
         Ok(Self { listener, app })
     }
 

@@ -282,3 +282,44 @@ async fn an_unproven_run_is_not_exported_without_unproven() {
     assert_ne!(out.status.code(), Some(0), "{why}");
     assert!(!why.contains("reboot proof") && why.contains("no-such-domain"), "past the proof, stopped at the hypervisor: {why}");
 }
+
+/// One HTTP/1.1 request with this `Host`, over a plain socket: the status line and the body.
+async fn get_with_host(port: u16, host: &str, path: &str) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes()).await.unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    (head.lines().next().unwrap_or("").to_string(), body.to_string())
+}
+
+/// DNS rebinding: a page on evil.example whose name resolves to 127.0.0.1 reaches `temper
+/// serve` with `Host: evil.example` and gets a 421, not the journal. The server's own address,
+/// `localhost` and a name given with `--allow-host` get the page.
+#[tokio::test]
+async fn serve_refuses_a_host_that_is_not_its_own() {
+    let w = World::new();
+    let run = seeded(&w).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut serve = tokio::process::Command::from(w.temper());
+    let bind = format!("127.0.0.1:{port}");
+    let mut child = serve.args(["serve", "--bind", &bind, "--allow-host", "temper.lab.test"]).kill_on_drop(true).spawn().unwrap();
+    let path = format!("/runs/{run}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        assert!(std::time::Instant::now() < deadline, "temper serve did not listen on {bind}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    for host in ["evil.example", "evil.example:8080", "localhost.evil.example", "127.0.0.1.nip.io"] {
+        let (status, body) = get_with_host(port, host, &path).await;
+        assert!(status.contains(" 421 "), "{host}: {status}");
+        assert!(body.contains("is not this server") && !body.contains(SUID), "{host}: {body}");
+    }
+    for host in [bind.as_str(), &format!("localhost:{port}"), "temper.lab.test"] {
+        let (status, body) = get_with_host(port, host, &path).await;
+        assert!(status.contains(" 200 "), "{host}: {status}");
+        assert!(body.contains(SUID), "{host}: the run page, its rules");
+    }
+    child.kill().await.unwrap();
+}

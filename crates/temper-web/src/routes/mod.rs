@@ -13,12 +13,12 @@ use axum::response::Response;
 use axum::routing::get;
 
 use crate::state::AppState;
-use crate::{Token, WebError, auth, sse};
+use crate::{Hosts, Token, WebError, auth, host, sse};
 
 /// Scripts, styles, images and connections from this server only: no inline script runs.
 const CSP: &str = "default-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-pub fn router(state: AppState, token: Option<Token>) -> Router {
+pub fn router(state: AppState, token: Option<Token>, hosts: Hosts) -> Router {
     Router::new()
         .route("/", get(runs::index))
         // Fleets, once they exist, get their pages beside the runs: `/fleets`, `/fleets/{id}`.
@@ -31,6 +31,7 @@ pub fn router(state: AppState, token: Option<Token>) -> Router {
         .fallback(|| async { WebError::NotFound })
         .with_state(state)
         .layer(middleware::from_fn_with_state(token, auth::require))
+        .layer(middleware::from_fn_with_state(hosts, host::check))
         .layer(middleware::from_fn(headers))
 }
 

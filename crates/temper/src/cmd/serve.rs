@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use temper_core::journal::Journal;
-use temper_web::{Server, Token, WebConfig};
+use temper_web::{Hosts, Server, Token, WebConfig};
 
 use crate::config::Config;
 
@@ -18,6 +18,10 @@ pub struct ServeArgs {
     /// A file holding the bearer token every request must carry (else `TEMPER_WEB_TOKEN`).
     #[arg(long)]
     pub token_file: Option<PathBuf>,
+    /// A name a request's `Host` may carry besides IP literals and `localhost` (repeatable);
+    /// any other is refused, against DNS rebinding.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_host: Vec<String>,
 }
 
 /// The token: `--token-file`, else `TEMPER_WEB_TOKEN`, else none.
@@ -29,14 +33,15 @@ fn token(token_file: Option<PathBuf>) -> anyhow::Result<Option<Token>> {
 }
 
 pub async fn run(config: &Config, args: ServeArgs) -> anyhow::Result<u8> {
-    let ServeArgs { bind, token_file } = args;
+    let ServeArgs { bind, token_file, allow_host } = args;
     let token = token(token_file)?;
     // Refused before anything opens: a non-loopback address without a token.
     temper_web::check_bind(bind, token.as_ref())?;
     let store = crate::wiring::store(config).await?;
     let describe = store.describe();
     let guarded = if token.is_some() { " (bearer token required)" } else { "" };
-    let server = Server::bind(Arc::new(store), WebConfig::new(bind, token, config.content_dir.clone())).await?;
+    let web = WebConfig { hosts: Hosts::new(&allow_host), ..WebConfig::new(bind, token, config.content_dir.clone()) };
+    let server = Server::bind(Arc::new(store), web).await?;
     eprintln!("temper: serving {describe}, read-only, on http://{}{guarded}", server.local_addr()?);
     server.run().await?;
     Ok(0)
