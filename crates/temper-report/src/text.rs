@@ -81,6 +81,22 @@ pub fn md(s: &str, cell: bool) -> String {
 }
 
 /// Like [`md`], but `backticked` parts stay code spans (their text is literal there).
+/// A rule id as Markdown text: as it is when it is a plain id (letters, digits, `_.:-`), else
+/// escaped as prose ([`md`]). Rule ids come from the guest's results, so one may be anything.
+pub fn md_id(s: &str, cell: bool) -> String {
+    if plain_id(s) { s.to_string() } else { md(s, cell) }
+}
+
+/// A rule id as a code span when it is a plain id; else escaped as prose (a backtick in it
+/// would close the span).
+pub fn md_code_id(s: &str, cell: bool) -> String {
+    if plain_id(s) { format!("`{s}`") } else { md(s, cell) }
+}
+
+fn plain_id(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_.:-".contains(c))
+}
+
 pub fn md_ticks(s: &str) -> String {
     ticks(s, false)
 }
@@ -165,5 +181,16 @@ mod tests {
         let s = "ééé";
         assert!(clip(s, 3).starts_with("é"));
         assert_eq!(clip("abc", 10), "abc");
+    }
+
+    #[test]
+    fn a_rule_id_from_the_guest_is_text_never_markup() {
+        assert_eq!(md_id("sshd_set_keepalive", false), "sshd_set_keepalive");
+        assert_eq!(md_code_id("sshd_set_keepalive", true), "`sshd_set_keepalive`");
+        let evil = "x`<script>alert(1)</script>[a](http://e)|";
+        for out in [md_id(evil, true), md_code_id(evil, true)] {
+            assert!(!out.contains("<script") && !out.contains("[a](") && !out.contains("`<") && !out.contains(")|"), "{out}");
+            assert!(out.starts_with("x\\`&lt;script&gt;"), "{out}");
+        }
     }
 }

@@ -164,6 +164,11 @@ pub enum EventData {
     RuleApplicable {
         status: RuleStatus,
     },
+    /// Results for rules the content does not have, dropped before anything read them: the
+    /// guest writes the results document. Each id in plain characters (`?` for any other).
+    RulesUnknown {
+        ids: Vec<String>,
+    },
     Scan {
         kind: ScanKind,
         counts: BTreeMap<String, usize>,
@@ -235,6 +240,7 @@ impl EventData {
             D::Revert { .. } => EventKind::Revert,
             D::RevertScriptFailed { .. } => EventKind::RevertScriptFailed,
             D::RuleApplicable { .. } => EventKind::RuleApplicable,
+            D::RulesUnknown { .. } => EventKind::RulesUnknown,
             D::Scan { .. } => EventKind::Scan,
             D::ToolCallCapped { .. } => EventKind::ToolCallCapped,
             D::Verdict { .. } => EventKind::Verdict,

@@ -348,6 +348,8 @@ text_enum! {
         Revert = "revert",
         RevertScriptFailed = "revert_script_failed",
         RuleApplicable = "rule_applicable",
+        /// A full scan's results named rules the content does not have: dropped at the scanner.
+        RulesUnknown = "rules_unknown",
         Scan = "scan",
         ToolCallCapped = "tool_call_capped",
         Verdict = "verdict",

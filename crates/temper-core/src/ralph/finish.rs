@@ -22,6 +22,7 @@ impl Ralph<'_> {
             return Ok(End::Reopened);
         }
         let scan = self.scanner.scan(self.guest, &[]).await?;
+        self.note_unknown(&scan).await?;
         let secs = scan.took.as_secs_f64();
         let data = EventData::Scan { kind: ScanKind::Final, counts: scan.results.counts(false), score: None, secs, stalls: scan.stalls };
         self.note(None, data).await?;

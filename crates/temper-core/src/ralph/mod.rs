@@ -119,6 +119,8 @@ impl<'a> Ralph<'a> {
     pub fn new(parts: Parts<'a>, lease: &'a Lease) -> Self {
         let Parts { store, hv, guest, agents, skill, content, scanner, settings, observer } = parts;
         let (run, started) = (lease.run, Instant::now());
+        // The guest writes the results: a rule id the content lacks is dropped at the scanner.
+        let scanner = scanner.with_known_rules(content.selected_rules.iter().map(|r| r.id.clone()));
         Self { run, store, hv, guest, agents, skill, content, scanner, settings, observer, started, lease }
     }
 }

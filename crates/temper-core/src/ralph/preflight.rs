@@ -164,6 +164,7 @@ impl Ralph<'_> {
     #[tracing::instrument(name = "first_scan", skip_all)]
     async fn first_scan(&self) -> LoopResult<Vec<Evidence>> {
         let scan = self.scanner.scan(self.guest, &[]).await?;
+        self.note_unknown(&scan).await?;
         for r in &scan.results.rule_results {
             if r.result == Outcome::NotSelected {
                 continue;
@@ -191,6 +192,16 @@ impl Ralph<'_> {
         let secs = scan.took.as_secs_f64();
         self.note(None, EventData::Scan { kind: ScanKind::Full, counts, score, secs, stalls: scan.stalls }).await?;
         Ok(scan.evidence)
+    }
+}
+
+impl Ralph<'_> {
+    /// A full scan that dropped results for rules the content lacks says so, once per scan.
+    pub(super) async fn note_unknown(&self, scan: &crate::scan::Scan) -> LoopResult<()> {
+        if scan.unknown.is_empty() {
+            return Ok(());
+        }
+        self.note(None, EventData::RulesUnknown { ids: scan.unknown.clone() }).await
     }
 }
 

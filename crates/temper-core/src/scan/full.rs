@@ -66,7 +66,7 @@ impl Scanner {
             }
         }
         side.benchmark.score_tree.rescore(&mut results);
-        Ok(Scan { results, took: start.elapsed(), stalls, engine: Engine::Oval, evidence, routed: Vec::new() })
+        Ok(Scan { results, took: start.elapsed(), stalls, engine: Engine::Oval, evidence, routed: Vec::new(), unknown: Vec::new() })
     }
 }
 

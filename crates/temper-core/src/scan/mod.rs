@@ -81,6 +81,8 @@ pub struct Scanner {
     pub lanes: usize,
     /// What each tree walker took in the last full scan, to start the costliest first (`full.rs`).
     walk_costs: full::WalkCosts,
+    /// The content's rule ids: a result for any other is dropped at this edge ([`Scan::unknown`]).
+    known: Option<Arc<std::collections::HashSet<String>>>,
 }
 
 pub const SCAN_TRIES: u32 = 3;
@@ -108,6 +110,9 @@ pub struct Scan {
     pub evidence: Vec<Evidence>,
     /// OVAL engine: the rules it left to `oscap xccdf eval`, and why.
     pub routed: Vec<(String, XccdfReason)>,
+    /// Results the guest gave for rules the content does not have, dropped here: each id as a
+    /// plain-character rendering (`?` for anything else, at most 80 characters), for the event.
+    pub unknown: Vec<String>,
 }
 
 impl Scan {
@@ -161,7 +166,34 @@ impl Scanner {
             walkers: None,
             lanes: SCAN_LANES,
             walk_costs: full::WalkCosts::default(),
+            known: None,
         }
+    }
+
+    /// From now on a result whose rule is not one of `ids` (the content's) is dropped: the guest
+    /// writes the results document, and an id it makes up must reach no report, plan or prompt.
+    pub fn with_known_rules(mut self, ids: impl IntoIterator<Item = String>) -> Self {
+        self.known = Some(Arc::new(ids.into_iter().collect()));
+        self
+    }
+
+    /// Drops the results of rules not in the content; those the scan selected are named in
+    /// [`Scan::unknown`] (a not-selected one is dropped silently: the loop never reads it).
+    fn drop_unknown(&self, scan: &mut Scan) {
+        let Some(known) = &self.known else { return };
+        let mut unknown = Vec::new();
+        scan.results.rule_results.retain(|r| {
+            let keep = known.contains(&r.idref);
+            if !keep && r.result != Outcome::NotSelected {
+                unknown.push(r.idref.chars().take(80).map(|c| if valid_id(&c.to_string()) { c } else { '?' }).collect());
+            }
+            keep
+        });
+        scan.evidence.retain(|e| known.contains(&e.rule));
+        if !unknown.is_empty() {
+            tracing::warn!(count = unknown.len(), "the guest's results name rules the content does not have: dropped");
+        }
+        scan.unknown = unknown;
     }
 
     /// Scans of named rules go through the OVAL engine from now on.
@@ -259,30 +291,41 @@ impl Scanner {
         }
         let start = Instant::now();
         let split = if rules.is_empty() { self.split_from_full() } else { Vec::new() };
-        match &self.oval {
+        let mut scan = match &self.oval {
             Some(side) if !rules.is_empty() => {
                 tracing::Span::current().record("engine", "oval");
                 let o = self.scan_oval(guest, side, rules).await?;
                 let took = start.elapsed();
-                Ok(Scan { results: o.results, took, stalls: o.stalls, engine: Engine::Oval, evidence: o.evidence, routed: o.routed })
+                Scan {
+                    results: o.results,
+                    took,
+                    stalls: o.stalls,
+                    engine: Engine::Oval,
+                    evidence: o.evidence,
+                    routed: o.routed,
+                    unknown: Vec::new(),
+                }
             }
             Some(side) if !split.is_empty() => {
                 tracing::Span::current().record("engine", "split");
-                self.full(guest, side, &split).await
+                self.full(guest, side, &split).await?
             }
             _ => {
                 tracing::Span::current().record("engine", "xccdf");
                 let x = self.xccdf(guest, rules, &[]).await?;
-                Ok(Scan {
+                Scan {
                     results: x.results,
                     took: start.elapsed(),
                     stalls: x.stalls,
                     engine: Engine::Xccdf,
                     evidence: x.evidence,
                     routed: Vec::new(),
-                })
+                    unknown: Vec::new(),
+                }
             }
-        }
+        };
+        self.drop_unknown(&mut scan);
+        Ok(scan)
     }
 
     /// `oscap xccdf eval` of the profile, or of `rules`, leaving out `skip`; with the stalls it

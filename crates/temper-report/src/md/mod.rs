@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 mod plan;
 
-use crate::text::{md, md_code, md_ticks, md_ticks_cell};
+use crate::text::{md, md_code, md_code_id, md_id, md_ticks, md_ticks_cell};
 use crate::view::{Count, Found, Report, RuleSection};
 
 /// The tailoring and the waivers, each with its expiry; an expired one is flagged.
@@ -129,7 +129,7 @@ pub fn render(r: &Report) -> String {
     if !r.left_failing.is_empty() {
         let _ = writeln!(s, "## Other rules left failing ({})\n", r.left_failing.len());
         for l in &r.left_failing {
-            let _ = writeln!(s, "### {} ({})\n", md(&l.info.title, false), l.info.short_id);
+            let _ = writeln!(s, "### {} ({})\n", md(&l.info.title, false), md_id(&l.info.short_id, false));
             let _ = writeln!(
                 s,
                 "- Status: {}{}\n",
@@ -148,10 +148,10 @@ pub fn render(r: &Report) -> String {
         for f in &r.fixed {
             let _ = writeln!(
                 s,
-                "| {} | {} (`{}`) | {} | {} | {} | {} | {} |",
+                "| {} | {} ({}) | {} | {} | {} | {} | {} |",
                 f.order,
                 md(&f.info.title, true),
-                f.info.short_id,
+                md_code_id(&f.info.short_id, true),
                 md(f.info.severity.as_str(), true),
                 md(&f.info.stig_ids.join(", "), true),
                 f.attempt,
@@ -163,7 +163,7 @@ pub fn render(r: &Report) -> String {
         if !found.is_empty() {
             let _ = writeln!(s, "\n### What the scanner found before each fix\n");
             for (f, text) in found {
-                let _ = writeln!(s, "{} (`{}`):\n", md(&f.info.title, false), f.info.short_id);
+                let _ = writeln!(s, "{} ({}):\n", md(&f.info.title, false), md_code_id(&f.info.short_id, false));
                 s.push_str(&md_code(text, "text"));
                 s.push('\n');
             }
@@ -181,8 +181,8 @@ pub fn render(r: &Report) -> String {
     for l in &r.rules {
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
-            l.short_id,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            md_code_id(&l.short_id, true),
             md(&l.title, true),
             md(l.severity.as_str(), true),
             md(&l.stig_ids, true),
@@ -242,8 +242,8 @@ fn found(s: &mut String, f: &Found) {
 
 fn escalated(s: &mut String, e: &RuleSection) {
     let i = &e.info;
-    let _ = writeln!(s, "### {} ({})\n", md(&i.title, false), i.short_id);
-    let _ = writeln!(s, "- Rule: `{}`", i.rule_id);
+    let _ = writeln!(s, "### {} ({})\n", md(&i.title, false), md_id(&i.short_id, false));
+    let _ = writeln!(s, "- Rule: {}", md_code_id(&i.rule_id, false));
     let _ = writeln!(s, "- Severity: {}", md(i.severity.as_str(), false));
     let ids = [("STIG", &i.stig_ids), ("SV", &i.sv_ids), ("V", &i.v_ids), ("SRG", &i.srg_ids), ("CCI", &i.cci)];
     for (name, v) in ids {

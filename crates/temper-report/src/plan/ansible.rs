@@ -52,19 +52,19 @@ pub fn playbook(plan: &Plan) -> String {
             about += &format!(" One way: {note}.");
         }
         comment("    ", &about).iter().for_each(|l| line(l));
-        line(&format!("    - name: {}", q(&format!("Step {}: {}", s.n, s.short_rule()))));
+        line(&format!("    - name: {}", q(&format!("Step {}: {}", s.n, plain(s.short_rule())))));
         line("      ansible.builtin.script:");
         line(&format!("        cmd: {}", q(&s.fix.file)));
         line("        executable: /bin/bash");
         line(&format!("      register: {var}"));
         line("      changed_when: true");
         line(&format!("      failed_when: {var}.rc is not defined or {var}.rc not in [{}]", codes.join(", ")));
-        tags(&[q(&s.rule), q(s.short_rule())]).iter().for_each(|l| line(l));
+        tags(&[q(&plain(&s.rule)), q(&plain(s.short_rule()))]).iter().for_each(|l| line(l));
     }
     let at_boot: Vec<_> = at_boot(&plan.steps).collect();
     if !at_boot.is_empty() {
         let ns: Vec<String> = at_boot.iter().map(|s| s.n.to_string()).collect();
-        let rules: Vec<String> = at_boot.iter().flat_map(|s| [q(&s.rule), q(s.short_rule())]).collect();
+        let rules: Vec<String> = at_boot.iter().flat_map(|s| [q(&plain(&s.rule)), q(&plain(s.short_rule()))]).collect();
         line("");
         let why = format!("Steps {} take effect at boot: reboot before you scan (-e temper_reboot=true reboots here).", ns.join(" "));
         comment("    ", &why).iter().for_each(|l| line(l));
@@ -106,6 +106,14 @@ fn tags(quoted: &[String]) -> Vec<String> {
     std::iter::once("      tags:".to_string()).chain(quoted.iter().map(|t| format!("        - {t}"))).collect()
 }
 
+/// A rule id for a task's `name` and `tags`, where Ansible evaluates Jinja on the controller:
+/// letters, digits and `_.:-` only, anything else `_`, so `{{` and `{%` can never appear. Ids
+/// are checked against the content when the guest's results are read; this holds even for a
+/// plan written by a temper before that check.
+fn plain(id: &str) -> String {
+    id.chars().map(|c| if c.is_ascii_alphanumeric() || "_.:-".contains(c) { c } else { '_' }).collect()
+}
+
 /// A YAML double-quoted scalar (JSON's string syntax is YAML's).
 fn q(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
@@ -118,6 +126,14 @@ fn short(id: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_jinja_reaches_a_name_or_a_tag() {
+        let id = "xccdf_org.ssgproject.content_rule_x{{ lookup('pipe','touch /tmp/owned') }}{% raw %}";
+        let p = plain(id);
+        assert!(!p.contains("{{") && !p.contains("{%") && !p.contains('\''), "{p}");
+        assert_eq!(plain("xccdf_org.ssgproject.content_rule_sshd_set_keepalive"), "xccdf_org.ssgproject.content_rule_sshd_set_keepalive");
+    }
 
     #[test]
     fn a_comment_wraps_inside_the_width_and_keeps_every_word() {

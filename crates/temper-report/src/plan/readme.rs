@@ -71,9 +71,9 @@ pub fn readme(plan: &Plan) -> String {
             (None, _) => "-".into(),
         };
         r += &format!(
-            "| {} | `{}` {} | {} | {} | {} | {} |\n",
+            "| {} | {} {} | {} | {} | {} | {} |\n",
             s.n,
-            s.short_rule(),
+            crate::text::md_code_id(s.short_rule(), true),
             cell(&s.title),
             s.source,
             exit,
