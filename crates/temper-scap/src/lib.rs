@@ -9,6 +9,7 @@ pub mod error;
 pub mod json;
 pub mod oval;
 pub mod results;
+pub mod secret;
 mod severity;
 mod text;
 mod xml;

@@ -39,3 +39,35 @@ async fn rule_ids_the_content_lacks_are_dropped_at_the_scanner_and_reach_no_outp
         }
     }
 }
+
+/// A fix whose output holds a password hash, an old DES `passwd` line, a GRUB hash and a
+/// private key: the journal keeps its output with each withheld, so no report carries them.
+#[tokio::test]
+async fn secrets_in_a_fixs_output_are_withheld_by_kind() {
+    const HASH: &str = "$6$saltsalt$Zr2hN1vXfP0tQ8kLmA3sYw.uB5cD7eF9gH1iJ3kL5mN7oP9qR1sT3uV5wX7yZ9";
+    const DES: &str = "Xy3fT8aB9cD0e";
+    const GRUB: &str = "grub.pbkdf2.sha512.10000.0A1B2C3D4E5F.6A7B8C9D0E1F";
+    const KEY_BODY: &str = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ";
+    let mut sim = Sim::new("secrets").await;
+    let rule = "sshd_set_keepalive";
+    sim.settings.rules = vec![rule.into()];
+    let printed = format!(
+        "root:{HASH}:19000:0:99999:7:::\nold:{DES}:1001:1001::/home/old:/bin/sh\nGRUB_PASSWORD={GRUB}\n-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\n-----END OPENSSH PRIVATE KEY-----\n"
+    );
+    sim.guest.stock_fix(&stock_fix(rule), vec![Effect::Prints(printed), Effect::Pass(full(rule))]);
+    let run = sim.new_run("stock").await;
+    sim.stock(run).await.unwrap();
+    let a = sim.attempts(run, rule).await;
+    let out = a[0].fix_stdout.clone().unwrap_or_default();
+    assert!(out.contains("root:[hash withheld]:19000") && out.contains("old:[hash withheld]:1001"), "{out}");
+    assert!(out.contains("[private key withheld]") && out.contains("GRUB_PASSWORD=[hash withheld]"), "{out}");
+    let data = temper_report::load(sim.store.as_ref(), run).await.unwrap();
+    let mut outputs: Vec<String> =
+        temper_report::Format::ALL.iter().map(|f| temper_report::render(&data, Some(sim::content()), *f).unwrap()).collect();
+    outputs.push(out);
+    for text in &outputs {
+        for secret in [HASH, DES, GRUB, KEY_BODY, "saltsalt"] {
+            assert!(!text.contains(secret), "{secret} in:\n{text}");
+        }
+    }
+}

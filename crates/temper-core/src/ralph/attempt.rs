@@ -428,10 +428,13 @@ pub(super) fn diagnostics(o: &Evaluation, journal: &str) -> String {
         o.rule_result.map_or("not scanned", ScanResult::as_str),
         o.health_output.as_deref().unwrap_or("not run"),
         o.regressions.join(", "),
-        tail(journal, 3000),
+        tail(&temper_scap::secret::withhold(journal), 3000),
     )
 }
 
+/// A fix's output as the journal keeps it: its secrets withheld by kind (a hash it printed, a
+/// key it showed), and marked where the cap cut it.
 fn capped(s: &str, truncated: bool) -> String {
-    if truncated { format!("{s}\n[output cut at {OUTPUT_CAP} bytes]") } else { s.to_string() }
+    let s = temper_scap::secret::withhold(s);
+    if truncated { format!("{s}\n[output cut at {OUTPUT_CAP} bytes]") } else { s.into_owned() }
 }

@@ -45,7 +45,10 @@ impl Ralph<'_> {
     async fn revert_by_script(&self, rule: &str, fix: &ApplyFix) -> Result<(), String> {
         match script::run(self.guest, &fix.revert_script, OUTPUT_CAP, self.settings.fix_watch).await {
             Ok(out) if out.success() => {}
-            Ok(out) => return Err(format!("revert script exited {:?}: {}", out.exit_code, tail(&out.stderr_str(), 500))),
+            Ok(out) => {
+                let stderr = temper_scap::secret::withhold(&out.stderr_str()).into_owned();
+                return Err(format!("revert script exited {:?}: {}", out.exit_code, tail(&stderr, 500)));
+            }
             Err(e) => return Err(format!("revert script: {e}")),
         }
         let health = self.guard().await.map_err(|e| match e {

@@ -37,6 +37,8 @@ pub enum Effect {
     NoBoot,
     /// The script runs this long, doing this, before its other effects (none if it is killed).
     Takes(Duration, Doing),
+    /// The script prints this on its stdout.
+    Prints(String),
 }
 
 /// What a script's processes look like to the watch's probe while it runs.
@@ -74,7 +76,7 @@ impl Machine {
             Effect::Exit(_) => {}
             Effect::AtBoot(e) => self.at_boot.push((**e).clone()),
             Effect::NoBoot => self.breaks_boot = true,
-            Effect::Takes(..) => {}
+            Effect::Takes(..) | Effect::Prints(_) => {}
         }
     }
 
@@ -334,7 +336,8 @@ impl SimGuest {
             s.now.apply(e);
         }
         let code = effects.iter().find_map(|e| if let Effect::Exit(c) = e { Some(*c) } else { None }).unwrap_or(0);
-        ExecOutput { exit_code: Some(code), stdout: b"done\n".to_vec(), ..Default::default() }
+        let printed: String = effects.iter().filter_map(|e| if let Effect::Prints(p) = e { Some(p.as_str()) } else { None }).collect();
+        ExecOutput { exit_code: Some(code), stdout: format!("{printed}done\n").into_bytes(), ..Default::default() }
     }
 
     /// `oscap oval eval … DOC` in one trip: each definition of DOC is its rule's result now

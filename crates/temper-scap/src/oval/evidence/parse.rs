@@ -134,16 +134,18 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
 }
 
 /// What evidence shows in place of a password hash.
-pub(crate) const WITHHELD: &str = "[hash withheld]";
+pub(crate) const WITHHELD: &str = crate::secret::HASH;
 
-/// A shadow item's `password` without the hash: its lock marks (`!`, `*`), then [`WITHHELD`]
-/// when anything follows them. Evidence goes to the journal, the reports and the LLM.
+/// An item's field without its secrets: a shadow item's `password` keeps only its lock marks
+/// (`!`, `*`); any value loses the secrets it holds by kind (`crate::secret`): a `passwd` line
+/// read by a `textfilecontent54` object, a GRUB hash, a key. Evidence goes to the journal, the
+/// reports and the LLM.
 fn withhold(field: &str, value: String) -> String {
-    if field != "password" {
-        return value;
+    let value = if field == "password" { crate::secret::password_field(&value) } else { value };
+    match crate::secret::withhold(&value) {
+        std::borrow::Cow::Borrowed(_) => value,
+        std::borrow::Cow::Owned(v) => v,
     }
-    let marks = value.trim_start_matches(['!', '*']);
-    if marks.is_empty() { value } else { format!("{}{WITHHELD}", &value[..value.len() - marks.len()]) }
 }
 
 /// A definition result without its id or result says nothing: skipped, as `OvalResults` does.
