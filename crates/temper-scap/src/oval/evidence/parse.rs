@@ -133,9 +133,6 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
     Ok(p)
 }
 
-/// What evidence shows in place of a password hash.
-pub(crate) const WITHHELD: &str = crate::secret::HASH;
-
 /// An item's field without its secrets: a shadow item's `password` keeps only its lock marks
 /// (`!`, `*`); any value loses the secrets it holds by kind (`crate::secret`): a `passwd` line
 /// read by a `textfilecontent54` object, a GRUB hash, a key. Evidence goes to the journal, the
@@ -233,6 +230,7 @@ fn read_set(x: &mut Xml<'_>, refs: &mut Vec<String>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secret::HASH as WITHHELD;
 
     #[test]
     fn a_password_hash_never_leaves_the_results_only_its_lock_marks() {
