@@ -5,8 +5,9 @@
 //! the end of the first scan), by kind of fix; each open rule is given its kind's median (the
 //! pooled median while a kind has fewer than [`MIN_SAMPLES`]), so that one long fix (aide's
 //! install, 20 minutes under TCG) weighs as the outlier it is. The range runs from the 25th
-//! percentile to the mean, which does weigh the long fixes. After the rules: the final scan,
-//! taken to cost what the first did (up to 1.5 times), and the reboot proof unless it ran.
+//! percentile of each kind to its 75th plus one more fix as long as the longest seen. After the
+//! rules: the final scan, taken to cost what the first did (up to 1.5 times), and the reboot
+//! proof unless it ran.
 use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
@@ -112,9 +113,10 @@ pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> O
         let kind = Kind::of(rule);
         let own: Vec<f64> = samples.iter().filter(|s| s.0 == kind).map(|s| s.1).collect();
         let xs = if own.len() >= MIN_SAMPLES { &own } else { &pooled };
-        let (p25, p50, mean) = (quantile(xs, 0.25), quantile(xs, 0.5), xs.iter().sum::<f64>() / xs.len() as f64);
-        (low, mid, high) = (low + p25, mid + p50, high + mean.max(p50));
+        (low, mid, high) = (low + quantile(xs, 0.25), mid + quantile(xs, 0.5), high + quantile(xs, 0.75));
     }
+    // One more long fix, as long as the longest so far.
+    high += quantile(&pooled, 1.0);
     // The rule under way has had its time since the last one settled (at most a median's
     // worth is taken off: it may be a long one).
     let current = ((now - last).num_milliseconds() as f64 / 1000.0).max(0.0);
