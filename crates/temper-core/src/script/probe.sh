@@ -7,7 +7,11 @@
 set -u
 tag=$1 root=$2 mode=$3
 if [ "$root" = - ]; then
-  root=$(pgrep -u 0 -o -f "^temper-fix-$tag( |\$)") || { echo gone; exit 0; }
+  # The launcher's bash; or, when the script has already exec'd another program, the child of
+  # the command that started it (the newest root process whose command line ends in the name).
+  root=$(pgrep -u 0 -o -f "^temper-fix-$tag( |\$)") ||
+    { parent=$(pgrep -u 0 -n -f " temper-fix-$tag\$") && root=$(pgrep -o -P "$parent"); } ||
+    { echo gone; exit 0; }
 fi
 [ -r "/proc/$root/stat" ] || { echo gone; exit 0; }
 echo "root $root"

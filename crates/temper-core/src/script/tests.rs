@@ -186,4 +186,16 @@ fn the_probe_reads_a_real_process_tree() {
     assert!(!a.wait().unwrap().success());
     b.wait().unwrap();
     assert_eq!(probe_of(&tag, "sample").trim(), "gone");
+    // A script that execs another program at once is still found: the child of the command
+    // that started it (here `timeout`, as over SSH), whose command line ends in the name.
+    let execs = format!("x{}", std::process::id());
+    let mut c =
+        Command::new("timeout").args(["60", "bash", "-c", LAUNCH, &format!("temper-fix-{execs}")]).stdin(Stdio::piped()).spawn().unwrap();
+    use std::io::Write;
+    c.stdin.take().unwrap().write_all(b"exec sleep 30\n").unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let s = Sample::parse(&probe_of(&execs, "sample")).expect("found after its exec");
+    assert_ne!(s.root, c.id(), "not timeout itself: its child");
+    assert!(probe_of(&execs, "kill").contains("killed"));
+    assert!(!c.wait().unwrap().success());
 }
