@@ -15,7 +15,7 @@ use super::{Event, EventData, ScanKind};
 use crate::verdict::Verdict;
 
 /// Settled rules needed before any prediction.
-pub const MIN_SAMPLES: usize = 3;
+const MIN_SAMPLES: usize = 3;
 
 /// The predicted time left, in seconds: the central figure and its range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -33,7 +33,7 @@ impl Eta {
 }
 
 /// Seconds as a person reads them: `45 s`, `12 min`, `1 h 05 min`.
-pub fn span(secs: i64) -> String {
+fn span(secs: i64) -> String {
     let s = secs.max(0);
     match s {
         0..60 => format!("{s} s"),
@@ -44,7 +44,7 @@ pub fn span(secs: i64) -> String {
 
 /// The kinds of fix, read from a rule's id as the content names its rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kind {
+enum Kind {
     /// A package installed or removed: the long ones (downloads, triggers, databases).
     Package,
     /// An audit rule written and loaded.
@@ -57,7 +57,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn of(rule_id: &str) -> Self {
+    fn of(rule_id: &str) -> Self {
         let short = rule_id.strip_prefix("xccdf_org.ssgproject.content_rule_").unwrap_or(rule_id);
         let starts = |p: &[&str]| p.iter().any(|p| short.starts_with(p));
         if starts(&["package_"]) {

@@ -10,7 +10,7 @@ use crate::checks::{self, GuardFailure};
 use crate::journal::{AttemptState, Ban, Escalation, EscalationCause, Evaluation, EventData, NewAttempt, ScanResult};
 use crate::policy::{DenyList, DenySource};
 use crate::scan::{Scan, tail};
-use crate::script::{self, ScriptError, Stop};
+use crate::script::{self, ScriptError};
 use crate::verdict::{self, Checks, Exit, Guard, Reboot, Verdict};
 use temper_scap::oval::Evidence;
 
@@ -46,30 +46,14 @@ pub(super) struct Applied {
     stdout: Option<String>,
     stderr: Option<String>,
     ms: i64,
-    /// Why the script counts as failed.
-    error: Option<Failure>,
-}
-
-/// How a fix script failed.
-pub(super) enum Failure {
-    /// A non-zero exit.
-    Exited(String),
-    /// Cut off: the session dropped, or no exit code.
-    Unfinished(String),
-    /// Stopped by its watch.
-    Stopped(Stop),
+    /// How the script ended, for the verdict.
+    exit: Exit,
 }
 
 impl Applied {
     /// How the script ended, for the verdict.
     pub fn exit(&self) -> Exit {
-        match (self.exit_code, &self.error) {
-            (_, Some(Failure::Stopped(stop))) => Exit::Stopped(stop.clone()),
-            (_, Some(Failure::Unfinished(err))) => Exit::Unfinished(err.clone()),
-            (None, _) => Exit::Unfinished("the fix ended without an exit code".into()),
-            (Some(_), None) => Exit::Zero,
-            (Some(_), Some(Failure::Exited(err))) => Exit::NonZero(err.clone()),
-        }
+        self.exit.clone()
     }
 }
 
@@ -211,20 +195,21 @@ impl Ralph<'_> {
         let started = Instant::now();
         let out = script::run(self.guest, &fix.fix_script, OUTPUT_CAP, self.settings.fix_watch).await;
         let ms = started.elapsed().as_millis() as i64;
-        let unfinished = |error| Applied { exit_code: None, stdout: None, stderr: None, ms, error };
+        let unfinished = |exit| Applied { exit_code: None, stdout: None, stderr: None, ms, exit };
         match out {
             Ok(out) => Applied {
                 exit_code: out.exit_code.map(i64::from),
                 stdout: Some(capped(&out.stdout_str(), out.stdout_truncated)),
                 stderr: Some(capped(&out.stderr_str(), out.stderr_truncated)),
                 ms,
-                error: (!out.success()).then(|| match out.exit_code {
-                    Some(c) => Failure::Exited(format!("the fix exited {c}")),
-                    None => Failure::Unfinished("the fix ended without an exit code".into()),
-                }),
+                exit: match out.exit_code {
+                    Some(0) => Exit::Zero,
+                    Some(c) => Exit::NonZero(format!("the fix exited {c}")),
+                    None => Exit::Unfinished("the fix ended without an exit code".into()),
+                },
             },
-            Err(ScriptError::Stopped(stop)) => unfinished(Some(Failure::Stopped(stop))),
-            Err(ScriptError::Port(e)) => unfinished(Some(Failure::Unfinished(format!("the fix did not finish: {e}")))),
+            Err(ScriptError::Stopped(stop)) => unfinished(Exit::Stopped(stop)),
+            Err(ScriptError::Port(e)) => unfinished(Exit::Unfinished(format!("the fix did not finish: {e}"))),
         }
     }
 
