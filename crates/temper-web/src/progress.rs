@@ -2,7 +2,7 @@
 //! The run page shows it and the event stream sends it again whenever its [`State`] changes.
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use temper_core::journal::{Event, Phase, Rule, RuleStatus, Run, RunStatus, Tally, now_ms, predict_end};
+use temper_core::journal::{Event, Phase, Rule, RuleStatus, Run, RunStatus, Tally, now_ms, open_ids, predict_end};
 
 use crate::state::AppState;
 use crate::{WebError, pages::duration};
@@ -63,7 +63,7 @@ impl Progress {
             .collect();
         let tally = Tally::of(rules);
         let open = tally.open;
-        let pending: Vec<&str> = rules.iter().filter(|r| r.status == RuleStatus::Pending).map(|r| r.rule_id.as_str()).collect();
+        let pending = open_ids(rules);
         let eta = (run.status == RunStatus::Running).then(|| predict_end(events, &pending, Utc::now().fixed_offset())).flatten();
         let elapsed_secs = elapsed_secs(run);
         let status = if run.driver_gone(now_ms()) { RunStatus::Interrupted } else { run.status };

@@ -25,6 +25,11 @@ impl Progress {
 }
 
 impl Observer for Progress {
+    /// A hidden bar (stderr is no terminal) shows nothing.
+    fn shows_eta(&self) -> bool {
+        !self.0.is_hidden()
+    }
+
     fn update(&self, s: &Status) {
         let rule = s.rule.as_deref().map(temper_scap::short_rule_id).unwrap_or("-");
         self.0.set_message(format!(

@@ -5,7 +5,7 @@ mod sim;
 use std::time::Instant;
 
 use sim::*;
-use temper_core::journal::{AttemptState, EventKind, FixSource, RuleStatus, ScanResult, Tally, predict_end};
+use temper_core::journal::{AttemptState, EventKind, FixSource, RuleStatus, ScanResult, Tally, open_ids, predict_end};
 use temper_core::verdict::Verdict;
 use temper_scap::Outcome;
 
@@ -94,7 +94,7 @@ async fn a_rules_run_counts_only_its_scope() {
         (2 + set_aside, 2, 0, out),
         "the skill's skips count"
     );
-    let open: Vec<&str> = rules.iter().filter(|r| r.status == RuleStatus::Pending).map(|r| r.rule_id.as_str()).collect();
+    let open = open_ids(&rules);
     let events = sim.store.events(run, 0).await.unwrap();
     assert_eq!(predict_end(&events, &open, chrono::Utc::now().fixed_offset()), None, "nothing left to estimate");
     let md = sim.report(run).await;

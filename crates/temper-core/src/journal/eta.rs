@@ -11,7 +11,7 @@
 use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
-use super::{Event, EventData, ScanKind};
+use super::{Event, EventData, Rule, RuleStatus, ScanKind};
 use crate::verdict::Verdict;
 
 /// Settled rules needed before any prediction.
@@ -129,6 +129,11 @@ pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> O
         low: secs((low - under_way).max(0.0) + tail),
         high: secs((high - under_way).max(0.0) + tail * 1.5),
     })
+}
+
+/// The ids of `rules` still open (pending): what [`predict`] takes for a live run.
+pub fn open_ids(rules: &[Rule]) -> Vec<&str> {
+    rules.iter().filter(|r| r.status == RuleStatus::Pending).map(|r| r.rule_id.as_str()).collect()
 }
 
 /// The `q` quantile of `xs` (nearest rank over the sorted values); 0 for none.

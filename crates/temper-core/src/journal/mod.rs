@@ -13,7 +13,7 @@ mod vocab;
 
 use async_trait::async_trait;
 
-pub use eta::{Eta, predict as predict_end};
+pub use eta::{Eta, open_ids, predict as predict_end};
 pub use event::{
     Blamed, Booted, Cadence, EventData, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, ScanKind, Timed,
 };

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::{LoopError, LoopResult, Phase, Ralph};
 use crate::agent::TurnRecord;
-use crate::journal::{Eta, EventData, NewTurn, RuleStatus, RunStatus, Tally, predict_end};
+use crate::journal::{Eta, EventData, NewTurn, RunStatus, Tally, open_ids, predict_end};
 
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -23,6 +23,10 @@ pub struct Status {
 
 pub trait Observer: Send + Sync {
     fn update(&self, status: &Status);
+    /// Whether it shows the ETA: it is made from every event of the run, so only for one that does.
+    fn shows_eta(&self) -> bool {
+        true
+    }
 }
 
 /// An observer that ignores updates.
@@ -30,6 +34,9 @@ pub struct Quiet;
 
 impl Observer for Quiet {
     fn update(&self, _: &Status) {}
+    fn shows_eta(&self) -> bool {
+        false
+    }
 }
 
 impl Ralph<'_> {
@@ -43,8 +50,11 @@ impl Ralph<'_> {
         tracing::info!(run = self.run, phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
         let rules = self.store.rules(self.run).await?;
         let tally = Tally::of(&rules);
-        let open: Vec<&str> = rules.iter().filter(|r| r.status == RuleStatus::Pending).map(|r| r.rule_id.as_str()).collect();
-        let eta = predict_end(&self.store.events(self.run, 0).await?, &open, chrono::Utc::now().fixed_offset());
+        let open = open_ids(&rules);
+        let eta = match self.observer.shows_eta() {
+            true => predict_end(&self.store.events(self.run, 0).await?, &open, chrono::Utc::now().fixed_offset()),
+            false => None,
+        };
         self.observer.update(&Status {
             run: self.run,
             phase,

@@ -1,7 +1,7 @@
 //! `temper status`: a run's progress, read from the database.
 use serde_json::json;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{RuleStatus, RunStatus, Tally, now_ms, predict_end};
+use temper_core::journal::{RunStatus, Tally, now_ms, open_ids, predict_end};
 
 use super::print_json;
 use crate::config::Config;
@@ -29,7 +29,7 @@ pub async fn run(config: &Config, run: Option<i64>, json_out: bool) -> anyhow::R
     let elapsed = parse(&row.started_at).map_or(0, |start| (end - start).num_seconds());
     let eta = match status {
         RunStatus::Running => {
-            let open: Vec<&str> = rules.iter().filter(|r| r.status == RuleStatus::Pending).map(|r| r.rule_id.as_str()).collect();
+            let open = open_ids(&rules);
             predict_end(&store.events(row.id, 0).await?, &open, end)
         }
         _ => None,
