@@ -94,7 +94,10 @@ async fn json_carries_the_report() {
     let f = Fixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let v: serde_json::Value = serde_json::from_str(&render(&data, Some(rhel9()), Format::Json).unwrap()).unwrap();
-    assert_eq!(v["schema"], "temper-report/4", "2: `reboot` is a value with its reason; 3: `plan`; 4: `interruptions`");
+    assert_eq!(
+        v["schema"], "temper-report/5",
+        "2: `reboot` is a value with its reason; 3: `plan`; 4: `interruptions`; 5: the verdicts `stalled` and `timed_out`"
+    );
     assert_eq!(v["reboot"], serde_json::json!({"proof": "not_run", "reason": "not proven: the run skipped the reboot proof"}));
     assert_eq!(v["escalated"].as_array().unwrap().len(), 5);
     let fixed: Vec<&str> = v["fixed"].as_array().unwrap().iter().map(|f| f["info"]["short_id"].as_str().unwrap()).collect();

@@ -23,7 +23,7 @@ pub use rules::{FixedRule, Found, LeftFailing, RuleInfo, RuleLine, RuleSection, 
 
 /// The JSON report's schema name (`schemas/report.schema.json`): 2, `reboot` is a value with its
 /// reason; 3, `plan`; 4, `interruptions`.
-pub const SCHEMA: &str = "temper-report/4";
+pub const SCHEMA: &str = "temper-report/5";
 
 #[derive(Debug, Serialize)]
 pub struct Report {
