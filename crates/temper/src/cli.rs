@@ -260,6 +260,13 @@ pub struct RunArgs {
     /// tailoring or scripts do not match.
     #[arg(long, value_name = "DIR")]
     pub plan: Option<PathBuf>,
+    /// The keys a plan may be signed by: an allowed-signers file, in the format of git's
+    /// `gpg.ssh.allowedSignersFile` (`PRINCIPAL KEYTYPE KEY` a line). Default: allowed_signers_file.
+    #[arg(long, value_name = "FILE", requires = "plan")]
+    pub allowed_signers: Option<PathBuf>,
+    /// Apply a plan without checking its signature (one that is not signed is refused without).
+    #[arg(long, requires = "plan", conflicts_with = "allowed_signers")]
+    pub unsigned: bool,
     /// No progress line (e.g. in CI logs).
     #[arg(long)]
     pub quiet: bool,

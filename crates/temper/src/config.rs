@@ -22,6 +22,8 @@ pub struct Config {
     pub tailoring_file: Option<PathBuf>,
     /// A waivers file (`[[waiver]]`: rule, reason, approved_by, expires) added to the skill's own.
     pub waivers_file: Option<PathBuf>,
+    /// The keys a plan (`temper run --plan`) may be signed by, in the allowed-signers format.
+    pub allowed_signers_file: Option<PathBuf>,
     /// SSG content on the host (for rules, titles and stock fixes).
     pub content_dir: PathBuf,
     /// The same content in the guest (for oscap).
@@ -78,6 +80,7 @@ impl Default for Config {
             skills_dir: "skills".into(),
             tailoring_file: None,
             waivers_file: None,
+            allowed_signers_file: None,
             content_dir: vm_dir().join("ssg/usr/share/xml/scap/ssg/content"),
             guest_content_dir: "/usr/share/xml/scap/ssg/content".into(),
             db: ".temper/temper.db".into(),

@@ -1,7 +1,8 @@
 //! The stock agent (no LLM) on the Debian 12 `standard` profile fixes real failing rules, each
 //! verified by an independent rescan, and its exported plan reproduces the run on the real VM with
-//! no temper involved: `temper plan export`, then from the guest's baseline `sudo bash replay.sh`,
-//! and again from the baseline `ansible-playbook -i inventory playbook.yml`. After each, an
+//! no temper involved: `temper plan export --sign`, then from the guest's baseline `sudo bash
+//! replay.sh --unsigned` (the script alone, as data), and again from the baseline
+//! `ansible-playbook -i inventory playbook.yml`, which checks the signature on the controller. After each, an
 //! independent `oscap xccdf eval` finds every rule the run fixed passing, and the guest is healthy.
 //! One stock run serves both (each run costs minutes under TCG).
 mod support;
@@ -48,8 +49,13 @@ async fn run_and_export(w: &World) -> (PathBuf, Vec<String>) {
         store.rules(run.id).await.unwrap().into_iter().filter(|r| r.status == RuleStatus::Fixed).map(|r| r.rule_id).collect();
     assert_eq!(fixed.len(), RULES.len(), "the stock fixes fixed {fixed:?}");
     let plan = w.dir.path().join("plan");
-    let out = w.run(&["plan", "export", "latest", "-o", plan.to_str().unwrap()]).await;
-    assert!(out.status.success());
+    let key = w.dir.path().join("signing-key");
+    let made = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", "ops@example.com", "-f"]).arg(&key).status();
+    assert!(made.unwrap().success(), "ssh-keygen");
+    let out = w.run(&["plan", "export", "latest", "-o", plan.to_str().unwrap(), "--sign", key.to_str().unwrap()]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    std::fs::write(w.dir.path().join("allowed_signers"), format!("ops@example.com {public}")).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(plan.join("plan.json")).unwrap()).unwrap();
     assert_eq!(doc["steps"].as_array().unwrap().len(), fixed.len(), "one step per fixed rule: {doc}");
     eprintln!("e2e_plan: run and export {:.0} s", t.elapsed().as_secs_f64());
@@ -113,7 +119,7 @@ async fn the_stock_run_fixes_real_rules_and_its_plan_reproduces_it_with_bash_and
     let replayed = Instant::now();
     root(Exec::new(["mkdir", "-p", "/root/temper-plan"])).await;
     root(Exec::new(["tee", "/root/temper-plan/replay.sh"]).stdin(std::fs::read(plan.join("replay.sh")).unwrap())).await;
-    let said = root(Exec::new(["bash", "/root/temper-plan/replay.sh"]).timeout(Duration::from_secs(900))).await;
+    let said = root(Exec::new(["bash", "/root/temper-plan/replay.sh", "--unsigned"]).timeout(Duration::from_secs(900))).await;
     assert!(said.contains(&format!("== done: {} steps", fixed.len())), "{said}");
     eprintln!("e2e_plan: replay.sh {:.0} s", replayed.elapsed().as_secs_f64());
     assert_eq!(rescan_all(&w, &fixed).await, vec!["pass"; fixed.len()], "after replay.sh: {fixed:?}");
@@ -126,7 +132,8 @@ async fn the_stock_run_fixes_real_rules_and_its_plan_reproduces_it_with_bash_and
     let out = Command::new("ansible-playbook")
         .arg("-i")
         .arg(&inv)
-        .arg("playbook.yml")
+        .args(["playbook.yml", "-e"])
+        .arg(format!("temper_allowed_signers={}", w.dir.path().join("allowed_signers").display()))
         .current_dir(&plan)
         .env("ANSIBLE_NOCOLOR", "1")
         .env("ANSIBLE_HOST_KEY_CHECKING", "False")
@@ -161,7 +168,22 @@ async fn a_step_that_fails_on_a_differing_guest_is_bisected_to_and_handed_to_the
     hv.snapshot_create(differs, "e2e_plan: System.map immutable").await.unwrap();
     w.env.push(("TEMPER_BASELINE".into(), differs.into()));
     let t = Instant::now();
-    let args = ["run", "--agent", "stock", "--profile", STANDARD, "--rules", &RULES.join(","), "--plan", plan.to_str().unwrap(), "--quiet"];
+    let signers = w.dir.path().join("allowed_signers");
+    let (plan, signers) = (plan.to_str().unwrap(), signers.to_str().unwrap());
+    let args = [
+        "run",
+        "--agent",
+        "stock",
+        "--profile",
+        STANDARD,
+        "--rules",
+        &RULES.join(","),
+        "--plan",
+        plan,
+        "--allowed-signers",
+        signers,
+        "--quiet",
+    ];
     let out = w.run(&args).await;
     eprintln!("e2e_plan: the plan on a guest that differs {:.0} s", t.elapsed().as_secs_f64());
     assert_eq!(out.status.code(), Some(2), "the rule the plan's step could not fix is left to a human");

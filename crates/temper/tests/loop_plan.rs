@@ -147,7 +147,7 @@ async fn replay_goes_past_an_accepted_exit_and_refuses_a_changed_script() {
     let t = Instant::now();
     let e = exported("plan-replay").await;
     let replay = e.dir.join("replay.sh");
-    let run = || Command::new("bash").arg(&replay).output().unwrap();
+    let run = || Command::new("bash").arg(&replay).arg("--unsigned").output().unwrap();
     let out = run();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -195,7 +195,7 @@ async fn the_playbook_lints_clean_and_applies_the_steps_in_order() {
     assert!(lint.status.success(), "ansible-lint:\n{stdout}\n{stderr}");
     let check = ansible("ansible-playbook", &["--syntax-check", "-i", "localhost,", "playbook.yml"], &e.dir);
     assert!(check.status.success(), "{:?}", text(&check));
-    let play = || ansible("ansible-playbook", &["-i", "localhost,", "-c", "local", "playbook.yml"], &e.dir);
+    let play = || ansible("ansible-playbook", &["-i", "localhost,", "-c", "local", "playbook.yml", "-e", "temper_unsigned=true"], &e.dir);
     let out = play();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -229,7 +229,7 @@ async fn the_playbook_lints_clean_and_applies_the_steps_in_order() {
     let lint = ansible("ansible-lint", &["--nocolor", "reboot.yml"], &e.dir);
     assert!(lint.status.success(), "ansible-lint:\n{:?}", text(&lint));
     std::fs::write(e.dir.join(&e.plan.steps[1].fix.file), &e.plan.steps[1].fix.text).unwrap();
-    let out = ansible("ansible-playbook", &["-i", "localhost,", "-c", "local", "reboot.yml"], &e.dir);
+    let out = ansible("ansible-playbook", &["-i", "localhost,", "-c", "local", "reboot.yml", "-e", "temper_unsigned=true"], &e.dir);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success() && stdout.contains("skipping: [localhost]"), "not asked, so no reboot:\n{stdout}\n{stderr}");
     took("the_playbook_lints_clean_and_applies_the_steps_in_order", t);
@@ -283,6 +283,27 @@ async fn a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop() {
     took("a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop", t);
 }
 
+/// `temper run --agent stock --plan DIR ARGS` with its database in `work`, on a target that does
+/// not exist: its output, and the database's path.
+fn temper_run(plan: &Path, work: &Path, args: &[&str]) -> (Output, PathBuf) {
+    let db = work.join("temper.db");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new(env!("CARGO_BIN_EXE_temper"))
+        .args(["run", "--agent", "stock", "--quiet", "--plan"])
+        .arg(plan)
+        .args(args)
+        .env("TEMPER_CONFIG", work.join("none.toml"))
+        .env("TEMPER_DB", &db)
+        .env("TEMPER_SKILLS_DIR", repo.join("skills"))
+        .env("TEMPER_SKILL", "debian12-anssi")
+        .env("TEMPER_CONTENT_DIR", datastream().parent().unwrap())
+        .env("TEMPER_DOMAIN", "temper-no-such-domain")
+        .env("TEMPER_SSH_PORT", "1")
+        .output()
+        .unwrap();
+    (out, db)
+}
+
 /// `temper run --plan` on a plan that does not fit: a changed script, another profile, other
 /// content. Each is refused with a clear error before the run exists (no database is even made)
 /// and so before anything touches a guest (the target here does not exist).
@@ -291,21 +312,8 @@ async fn temper_run_refuses_a_plan_that_does_not_fit_and_runs_nothing() {
     let t = Instant::now();
     let e = exported("plan-refused").await;
     let work = tempfile::tempdir().unwrap();
-    let db = work.path().join("temper.db");
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let run = |profile: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_temper"))
-            .args(["run", "--agent", "stock", "--quiet", "--profile", profile, "--plan"])
-            .arg(&e.dir)
-            .env("TEMPER_CONFIG", work.path().join("none.toml"))
-            .env("TEMPER_DB", &db)
-            .env("TEMPER_SKILLS_DIR", repo.join("skills"))
-            .env("TEMPER_SKILL", "debian12-anssi")
-            .env("TEMPER_CONTENT_DIR", datastream().parent().unwrap())
-            .env("TEMPER_DOMAIN", "temper-no-such-domain")
-            .env("TEMPER_SSH_PORT", "1")
-            .output()
-            .unwrap();
+        let (out, db) = temper_run(&e.dir, work.path(), &["--profile", profile, "--unsigned"]);
         let (stdout, stderr) = text(&out);
         assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
         assert!(!db.exists(), "no run was made: {stderr}");
@@ -334,4 +342,146 @@ async fn temper_run_refuses_a_plan_that_does_not_fit_and_runs_nothing() {
     );
     assert!(said.contains("nothing was run"), "{said}");
     took("temper_run_refuses_a_plan_that_does_not_fit_and_runs_nothing", t);
+}
+
+/// A key pair made by `ssh-keygen` under `dir`, and an allowed-signers file naming it: their paths.
+fn signing_key(dir: &Path, principal: &str) -> (PathBuf, PathBuf) {
+    let key = dir.join(format!("key-{principal}"));
+    let made = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", principal, "-f"]).arg(&key).status();
+    assert!(made.unwrap().success(), "ssh-keygen");
+    let public = std::fs::read_to_string(format!("{}.pub", key.display())).unwrap();
+    let signers = dir.join(format!("allowed-{principal}"));
+    std::fs::write(&signers, format!("{principal} {public}")).unwrap();
+    (key, signers)
+}
+
+/// The plan's seal, each way it is applied: `temper run --plan`, replay.sh and the playbook each
+/// apply a plan signed by temper, and one signed by `ssh-keygen -Y sign`, with the allowed
+/// signers; each refuses, with nothing run, a changed script whose sha256 in plan.json was
+/// updated, a changed header, a key not in the allowed signers, and no signature without
+/// `--unsigned`.
+#[tokio::test]
+async fn a_signed_plan_is_checked_every_way_before_anything_runs() {
+    use temper_core::plan::seal;
+    let t = Instant::now();
+    let e = exported("plan-sealed").await;
+    let keys = tempfile::tempdir().unwrap();
+    let (key, signers) = signing_key(keys.path(), "ops@example.com");
+    let (stranger, _) = signing_key(keys.path(), "stranger@example.com");
+    let pristine = keys.path().join("pristine");
+    copy_dir(&e.dir, &pristine);
+    // The three ways, with the allowed signers; each returns (ran, what it said).
+    let replay = || {
+        let out = Command::new("bash").arg(e.dir.join("replay.sh")).arg("--allowed-signers").arg(&signers).output().unwrap();
+        (out.status.success(), format!("{:?}", text(&out)))
+    };
+    let play = || {
+        let allowed = format!("temper_allowed_signers={}", signers.display());
+        let out = ansible("ansible-playbook", &["-i", "localhost,", "-c", "local", "playbook.yml", "-e", &allowed], &e.dir);
+        (out.status.success(), format!("{:?}", text(&out)))
+    };
+    let work = tempfile::tempdir().unwrap();
+    let temper = |args: &[&str]| {
+        let (out, db) = temper_run(&e.dir, work.path(), &[&["--profile", STANDARD], args].concat());
+        let _ = std::fs::remove_file(&db);
+        format!("{:?}", text(&out))
+    };
+    let allowed = ["--allowed-signers", signers.to_str().unwrap()];
+    let ran = |how: &str| {
+        let log = std::fs::read_to_string(&e.log).unwrap_or_default();
+        let _ = std::fs::remove_file(&e.log);
+        assert!(log.is_empty() || log == "one\ntwo\nthree\n", "{how}: {log}");
+        !log.is_empty()
+    };
+    let reset = || {
+        std::fs::remove_dir_all(&e.dir).unwrap();
+        copy_dir(&pristine, &e.dir);
+    };
+
+    // Signed by temper: ssh-keygen verifies it, and every way applies it.
+    seal::sign(&e.dir, &key, None).unwrap();
+    let sig = e.dir.join(seal::SIGNATURE);
+    let verified = Command::new("ssh-keygen")
+        .args(["-Y", "verify", "-n", "temper-plan", "-I", "ops@example.com", "-f"])
+        .arg(&signers)
+        .arg("-s")
+        .arg(&sig)
+        .stdin(std::fs::File::open(e.dir.join(seal::MANIFEST)).unwrap())
+        .status()
+        .unwrap();
+    assert!(verified.success(), "ssh-keygen -Y verify accepts temper's signature");
+    let said = temper(&allowed);
+    assert!(said.contains("is signed by ops@example.com (SHA256:") && !said.contains("nothing was run"), "{said}");
+    let (ok, said) = replay();
+    assert!(ok && ran("replay.sh") && said.contains("verify.sh: the plan is signed by ops@example.com"), "{said}");
+    let (ok, said) = play();
+    assert!(ok && ran("playbook"), "{said}");
+
+    // Signed by ssh-keygen: temper and the others verify it.
+    std::fs::remove_file(&sig).unwrap();
+    let signed =
+        Command::new("ssh-keygen").args(["-q", "-Y", "sign", "-n", "temper-plan", "-f"]).arg(&key).arg(e.dir.join(seal::MANIFEST)).status();
+    assert!(signed.unwrap().success());
+    let said = temper(&allowed);
+    assert!(said.contains("is signed by ops@example.com") && !said.contains("nothing was run"), "{said}");
+    let (ok, said) = replay();
+    assert!(ok && ran("replay.sh, ssh-keygen's signature"), "{said}");
+
+    // Each forgery: refused every way, nothing run.
+    let script = e.dir.join(&e.plan.steps[0].fix.file);
+    let forgeries: [(&str, &dyn Fn(), &str); 4] = [
+        (
+            "a changed script, its sha256 updated",
+            &|| {
+                let evil = "echo owned >> /dev/null\n";
+                std::fs::write(&script, evil).unwrap();
+                let json = std::fs::read_to_string(e.dir.join("plan.json")).unwrap();
+                std::fs::write(e.dir.join("plan.json"), json.replace(&e.plan.steps[0].fix.sha256, &sha256_hex(evil.as_bytes()))).unwrap();
+            },
+            "plan.json does not match its sha256 in SHA256SUMS",
+        ),
+        (
+            "a changed header",
+            &|| {
+                let json = std::fs::read_to_string(e.dir.join("plan.json")).unwrap();
+                std::fs::write(e.dir.join("plan.json"), json.replace("\"reboot_proven\": true", "\"reboot_proven\": false")).unwrap();
+            },
+            "plan.json does not match its sha256 in SHA256SUMS",
+        ),
+        ("a key not allowed", &|| drop(seal::sign(&e.dir, &stranger, None).unwrap()), "a key that is not in the allowed signers"),
+        ("no signature", &|| std::fs::remove_file(e.dir.join(seal::SIGNATURE)).unwrap(), "the plan is not signed"),
+    ];
+    for (what, forge, why) in forgeries {
+        reset();
+        seal::sign(&e.dir, &key, None).unwrap();
+        forge();
+        let said = temper(&allowed);
+        assert!(said.contains(why) && said.contains("nothing was run"), "temper, {what}: {said}");
+        let (ok, said) = replay();
+        assert!(!ok && !ran(what) && said.contains("nothing was run"), "replay.sh, {what}: {said}");
+        let (ok, said) = play();
+        assert!(!ok && !ran(what) && said.contains("nothing was run"), "playbook, {what}: {said}");
+    }
+    // No signature, and no allowed signers given: temper says the plan is not signed.
+    let said = temper(&[]);
+    assert!(said.contains("the plan is not signed") && said.contains("--unsigned"), "{said}");
+    took("a_signed_plan_is_checked_every_way_before_anything_runs", t);
+}
+
+/// Copies a plan's folder (files and one level of folders).
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in walk(from) {
+        let rel = entry.strip_prefix(from).unwrap();
+        std::fs::create_dir_all(to.join(rel).parent().unwrap()).unwrap();
+        std::fs::copy(&entry, to.join(rel)).unwrap();
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
 }

@@ -4,6 +4,8 @@
 //! it back ([`Plan::load`]), refuses it when it does not fit the target ([`Plan::check`]), and
 //! applies its steps as any fix is applied: checked, and kept or reverted.
 mod load;
+pub mod seal;
+pub mod signers;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

@@ -16,10 +16,13 @@ pub fn playbook(plan: &Plan) -> String {
     line(&format!("# temper run {}'s proven plan: {} fixes, in the order the run kept them.", h.source.run, plan.steps.len()));
     let from = format!("Profile {}; content {} {}.", h.profile, h.content.datastream, h.content.version);
     comment("", &from).iter().for_each(|l| line(l));
-    line("# Apply: ansible-playbook -i inventory playbook.yml    (one rule: --tags RULE_ID)");
-    line("# The first task checks every step's script against its sha256 (as in plan.json) on the");
-    line("# controller; a changed script stops the play before any step runs. A step passes with exit");
-    line("# code 0, or with the non-zero code the run kept it with (its checks passed despite it).");
+    line("# Apply: ansible-playbook -i inventory playbook.yml -e temper_allowed_signers=FILE");
+    line("#        (one rule: --tags RULE_ID; a plan that is not signed: -e temper_unsigned=true)");
+    line("# The first task runs verify.sh on the controller: the plan's signature (SHA256SUMS.sig, by a");
+    line("# key of the allowed-signers FILE) and every file against SHA256SUMS. The second checks every");
+    line("# step's script against its sha256 in plan.json. Either stops the play before any step runs.");
+    line("# A step passes with exit code 0, or with the non-zero code the run kept it with (its checks");
+    line("# passed despite it).");
     line(&format!("- name: {}", q(&format!("Apply temper run {}'s proven plan ({})", h.source.run, short(&h.profile)))));
     line("  hosts: all");
     line("  become: true");
@@ -35,6 +38,20 @@ pub fn playbook(plan: &Plan) -> String {
         }
     }
     line("  tasks:");
+    line("    # Once, on the controller, whatever --limit says: strategy free would not wait for it.");
+    line("    - name: Check the plan's signature and files on the controller (verify.sh)  # noqa: run-once[task]");
+    line("      ansible.builtin.command:");
+    line("        argv:");
+    line("          - bash");
+    line("          - \"{{ playbook_dir }}/verify.sh\"");
+    line("          - \"{{ '--unsigned' if (temper_unsigned | default(false) | bool) else '--allowed-signers' }}\"");
+    line("          - \"{{ '' if (temper_unsigned | default(false) | bool) else (temper_allowed_signers | default('')) }}\"");
+    line("      delegate_to: localhost");
+    line("      become: false");
+    line("      run_once: true");
+    line("      check_mode: false");
+    line("      changed_when: false");
+    line("      tags: [always]");
     line("    - name: Check every step's script against its sha256");
     line("      ansible.builtin.assert:");
     line("        that:");

@@ -4,6 +4,7 @@ mod ansible;
 mod applied;
 mod readme;
 mod replay;
+mod verify;
 
 use std::path::Path;
 
@@ -16,7 +17,8 @@ use temper_scap::Benchmark;
 pub use ansible::playbook;
 pub use applied::{NotApplied, PlanCounts, PlanTry, PlanView, StepOutcome, StepView, applied};
 pub use readme::readme;
-pub use replay::{Origin, replay};
+pub use replay::{Home, Origin, replay};
+pub use verify::verify_sh;
 
 use crate::ReportError;
 use crate::data::RunData;
@@ -102,11 +104,12 @@ pub fn write(plan: &Plan, dir: &Path) -> Result<(), ReportError> {
     std::fs::write(dir.join(plan::FILE), serde_json::to_string_pretty(plan)? + "\n").map_err(io)?;
     std::fs::write(dir.join("replay.sh"), replay(&Origin::of_plan(plan), &plan.steps)).map_err(io)?;
     std::fs::write(dir.join("playbook.yml"), playbook(plan)).map_err(io)?;
+    std::fs::write(dir.join("verify.sh"), verify_sh()).map_err(io)?;
     std::fs::write(dir.join("README.md"), readme(plan)).map_err(io)?;
     #[cfg(unix)]
-    {
+    for script in ["replay.sh", "verify.sh"] {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir.join("replay.sh"), std::fs::Permissions::from_mode(0o755)).map_err(io)?;
+        std::fs::set_permissions(dir.join(script), std::fs::Permissions::from_mode(0o755)).map_err(io)?;
     }
     Ok(())
 }

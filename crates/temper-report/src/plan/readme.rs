@@ -38,7 +38,20 @@ pub fn readme(plan: &Plan) -> String {
           the scanner's evidence before and after.\n\
           - `steps/`: each step's fix and revert script, as temper ran them.\n\
           - `replay.sh`: the steps as one self-contained bash script.\n\
-          - `playbook.yml`: the steps as an Ansible playbook, one task per step.\n\n";
+          - `playbook.yml`: the steps as an Ansible playbook, one task per step.\n\
+          - `verify.sh`: checks the plan's seal with `ssh-keygen` and `sha256sum` alone; `replay.sh` and the \
+          playbook run it first.\n\
+          - `SHA256SUMS`: the sha256 of every other file here; `SHA256SUMS.sig`, where the plan is signed, an SSH \
+          signature over it (namespace `temper-plan`).\n\n";
+    r += "## Checking it\n\n\
+          A signed plan is applied only when its signature is by a key of your allowed-signers file (the format of \
+          git's `gpg.ssh.allowedSignersFile`: `PRINCIPAL KEYTYPE KEY`, one line a key) and every file matches \
+          `SHA256SUMS`; a plan that is not signed, only with `--unsigned`. Check it by hand, before anything of it \
+          runs:\n\n\
+          ```bash\nssh-keygen -Y verify -f ALLOWED_SIGNERS -I PRINCIPAL -n temper-plan -s SHA256SUMS.sig < SHA256SUMS\n\
+          sha256sum --check --strict SHA256SUMS\n```\n\n\
+          Sign it with `temper plan export --sign KEY`, or with `ssh-keygen -Y sign -f KEY -n temper-plan SHA256SUMS` \
+          (which writes `SHA256SUMS.sig`).\n\n";
     r += "## Applying it\n\n\
           Every way checks each script against its sha256 before the first step runs, and refuses a changed \
           plan with nothing run. A step that exits non-zero stops the rest, unless the run kept that fix with \
@@ -46,12 +59,12 @@ pub fn readme(plan: &Plan) -> String {
           verified once, not for idempotence: review them before applying a plan twice.\n\n\
           **With temper, verified again** (the target's content, profile and tailoring must match the plan's; \
           each step is checked as any fix is, and one that fails goes to the normal loop):\n\n\
-          ```bash\ntemper run --plan PLAN_DIR\n```\n\n\
+          ```bash\ntemper run --plan PLAN_DIR --allowed-signers ALLOWED_SIGNERS\n```\n\n\
           **With bash**, on the machine, as root (no temper; rescan afterwards with `oscap xccdf eval`):\n\n\
-          ```bash\nsudo bash replay.sh          # or: sudo bash replay.sh 5   (from step 5)\n```\n\n\
+          ```bash\nsudo bash replay.sh --allowed-signers ALLOWED_SIGNERS      # or, from step 5: ... ALLOWED_SIGNERS 5\n```\n\n\
           **With Ansible**, from this folder, on the hosts of an inventory (sudo on each):\n\n\
-          ```bash\nansible-playbook -i inventory playbook.yml            # every step\n\
-          ansible-playbook -i inventory playbook.yml --tags RULE  # one rule's step\n```\n\n";
+          ```bash\nansible-playbook -i inventory playbook.yml -e temper_allowed_signers=ALLOWED_SIGNERS   # every step\n\
+          ansible-playbook -i inventory playbook.yml -e temper_allowed_signers=ALLOWED_SIGNERS --tags RULE   # one rule's\n```\n\n";
     if at_boot(&plan.steps).next().is_some() {
         r += "Some steps need a reboot to take effect (marked below): reboot the machine before you scan it.\n\n";
     }

@@ -17,18 +17,28 @@ pub struct Origin {
     pub target: String,
     pub profile: String,
     pub content: String,
+    pub home: Home,
+}
+
+/// Where a replay script lives: what it can check before it runs anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Home {
+    /// In a plan's folder, beside `verify.sh` and the seal, which it checks first.
+    Plan,
+    /// In a report: no seal beside it.
+    Report,
 }
 
 impl Origin {
     pub fn of_plan(plan: &Plan) -> Self {
         let h = &plan.header;
         let content = format!("{} {} (sha256 {})", h.content.datastream, h.content.version, h.content.sha256);
-        Self { run: h.source.run, target: h.source.target.clone(), profile: h.profile.clone(), content }
+        Self { run: h.source.run, target: h.source.target.clone(), profile: h.profile.clone(), content, home: Home::Plan }
     }
 
     pub fn of_run(run: &Run) -> Self {
         let content = format!("{} {}", run.datastream, run.content_version.as_deref().unwrap_or("unknown"));
-        Self { run: run.id, target: run.target.clone(), profile: run.profile.clone(), content }
+        Self { run: run.id, target: run.target.clone(), profile: run.profile.clone(), content, home: Home::Report }
     }
 }
 
@@ -44,7 +54,19 @@ pub fn replay(origin: &Origin, steps: &[Step]) -> String {
     line(&format!("# Target {}, profile {}.", one_line(&origin.target), one_line(&origin.profile)));
     line(&format!("# Content {}.", one_line(&origin.content)));
     line("#");
-    line("# Usage: sudo bash replay.sh [FIRST_STEP]");
+    match origin.home {
+        Home::Plan => {
+            line("# Usage: sudo bash replay.sh --allowed-signers FILE [FIRST_STEP]");
+            line("#        sudo bash replay.sh --unsigned [FIRST_STEP]");
+            line("# First, verify.sh beside this script checks the plan's signature (SHA256SUMS.sig, by a key of");
+            line("# the allowed-signers FILE) and every file of the folder against SHA256SUMS: run it from the plan's");
+            line("# folder. A plan that is not signed runs only with --unsigned.");
+        }
+        Home::Report => {
+            line("# Usage: sudo bash replay.sh [FIRST_STEP]");
+            line("# From a report, not a signed plan: `temper plan export --sign KEY` makes one that is checked.");
+        }
+    }
     line("# Every step's script is written below as data, and all are checked against their sha256");
     line("# (sha256sum) before the first one runs: a changed script stops the replay before anything runs.");
     line("# Each step feeds its fix, verbatim, to its own `bash -s`, as temper ran it. A step that exits");
@@ -56,9 +78,33 @@ pub fn replay(origin: &Origin, steps: &[Step]) -> String {
     line("set -u");
     line("set -o pipefail");
     line("");
+    if origin.home == Home::Plan {
+        line("verify=()");
+        line("while [ $# -gt 0 ]; do");
+        line("  case \"$1\" in");
+        line("    --allowed-signers) verify+=(--allowed-signers \"${2:-}\"); shift; [ $# -gt 0 ] && shift ;;");
+        line("    --unsigned) verify+=(--unsigned); shift ;;");
+        line("    -*) echo \"replay.sh: unknown option '$1'\" >&2; exit 2 ;;");
+        line("    *) break ;;");
+        line("  esac");
+        line("done");
+    }
     line("first=\"${1:-1}\"");
     line("case \"$first\" in ''|*[!0-9]*) echo \"replay.sh: FIRST_STEP must be a step number, not '$first'\" >&2; exit 2 ;; esac");
     line("if [ \"$(id -u)\" -ne 0 ]; then echo \"replay.sh: run as root: sudo bash $0\" >&2; exit 1; fi");
+    if origin.home == Home::Plan {
+        line("here=\"$(cd \"$(dirname \"$0\")\" && pwd)\" || exit 1");
+        line("if [ -f \"$here/verify.sh\" ]; then");
+        line("  bash \"$here/verify.sh\" \"${verify[@]}\" || exit 1");
+        line("elif [[ \" ${verify[*]} \" == *' --unsigned '* ]]; then");
+        line("  echo \"replay.sh: the plan's signature is not checked (--unsigned)\" >&2");
+        line("else");
+        line(
+            "  echo \"replay.sh: verify.sh is not beside this script in $here: run it from the plan's folder, or give --unsigned; nothing was run\" >&2",
+        );
+        line("  exit 1");
+        line("fi");
+    }
     line("for tool in sha256sum truncate mktemp; do");
     line("  command -v \"$tool\" >/dev/null || { echo \"replay.sh: $tool (coreutils) is missing\" >&2; exit 1; }");
     line("done");
@@ -191,7 +237,7 @@ mod tests {
     /// A one-way step says so in its comment, with the skill's reason, on one line.
     #[test]
     fn a_one_way_step_says_so() {
-        let origin = Origin { run: 1, target: "t".into(), profile: "p".into(), content: "c".into() };
+        let origin = Origin { run: 1, target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
         let mut one_way = step(2, false);
         one_way.one_way = Some("held until\nthe next boot".into());
         let script = replay(&origin, &[step(1, false), one_way]);
@@ -203,7 +249,7 @@ mod tests {
     /// find their rules failing.
     #[test]
     fn steps_that_need_a_reboot_are_named_at_the_end() {
-        let origin = Origin { run: 1, target: "t".into(), profile: "p".into(), content: "c".into() };
+        let origin = Origin { run: 1, target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
         let script = replay(&origin, &[step(1, false), step(2, true), step(3, true)]);
         let tail: Vec<&str> = script.lines().rev().take(2).collect();
         assert_eq!(tail, ["echo \"== 2 step(s) take effect at boot (2 3): reboot before you scan\"", "echo \"== done: 3 steps\""]);

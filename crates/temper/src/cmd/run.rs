@@ -94,7 +94,10 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
     let kind = args.agent.agent.unwrap_or(if llm_url.is_some() { AgentKind::Tiered } else { AgentKind::Stock });
     let content_sha256 = temper_core::plan::sha256_file(&wiring::host_datastream(config, &skill)).ok();
     let plan = match &args.plan {
-        Some(dir) => Some(super::plan::for_run(dir, &profile, &controls, content_sha256.as_deref())?),
+        Some(dir) => {
+            let trust = super::plan::trust(args.unsigned, args.allowed_signers.clone().or(config.allowed_signers_file.clone()), dir)?;
+            Some(super::plan::for_run(dir, &trust, &profile, &controls, content_sha256.as_deref())?)
+        }
         None => None,
     };
     let opts = Options {

@@ -14,7 +14,8 @@ use crate::config::Config;
 /// The other targets' run arguments: `args`, with `--plan DIR` when the plan is handed on.
 pub fn follow(d: &PlanFrom, mut args: RunArgs) -> RunArgs {
     if let PlanFrom::Applied { dir, .. } = d {
-        args.plan = Some(dir.into());
+        // The plan this fleet exported itself, moments ago, into its own folder: no signature.
+        (args.plan, args.unsigned, args.allowed_signers) = (Some(dir.into()), true, None);
     }
     args
 }
