@@ -9,13 +9,13 @@
 //! - of an OR, the alternative that changes least (a package removal or a unit masked last);
 //! - every value reaches the script single-quoted, after a check of its characters.
 //!
-//! | family | OVAL test | fix | revert |
+//! | family | OVAL test | fix | revert, to the record the fix made on the target |
 //! |---|---|---|---|
-//! | file metadata | `file_test`: `user_id`, `group_id`, mode bits | `chown`/`chmod` each item | each item's recorded owner, group, mode |
-//! | sysctl | `sysctl_test` (+ its static configuration tests) | runtime value + `/etc/sysctl.d` drop-in | drop-in removed, recorded runtime value |
-//! | systemd unit | `systemdunitproperty_test`, `systemdunitdependency_test` | enable/start, or mask/stop | the recorded state |
-//! | key/value line | `textfilecontent54_test` on one file, `key value` or `key = value` | the line set | the file's copy taken first |
-//! | package | `dpkginfo_test` installed or removed | `apt-get install` / `purge` | the opposite, at the recorded version |
+//! | file metadata | `file_test`: `user_id`, `group_id`, mode bits | `chown`/`chmod` each item | each item's owner, group, mode |
+//! | sysctl | `sysctl_test` (+ its static configuration tests) | runtime value + `/etc/sysctl.d` drop-in | drop-in removed, runtime value |
+//! | systemd unit | `systemdunitproperty_test`, `systemdunitdependency_test` | enable/start, or mask/stop | the unit's state |
+//! | key/value line | `textfilecontent54_test` on one file, `key value` or `key = value` | the line set | the file's copy |
+//! | package | `dpkginfo_test` installed or removed | `apt-get install` / `purge` | purged, or its version |
 mod action;
 mod family;
 mod refusal;

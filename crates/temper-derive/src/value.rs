@@ -78,13 +78,16 @@ pub fn failing_items(t: &TestEvidence) -> Result<Vec<&CollectedItem>, Refusal> {
     Ok(out)
 }
 
-/// Paths a derived fix never touches: kernel and device trees, the harness's way in (SSH keys,
-/// sudo rules, home directories), and anything not plainly absolute.
+/// The trees a derived fix never touches: kernel and device trees, the harness's way in (sudo
+/// rules, home directories), boot. The fix checks them again in the guest, on the resolved path.
+pub const PROTECTED: &[&str] = &["/proc", "/sys", "/dev", "/run", "/home", "/root", "/etc/sudoers", "/boot"];
+
+/// Paths a derived fix never touches: the [`PROTECTED`] trees, SSH keys anywhere, and anything
+/// not plainly absolute.
 pub fn check_path(path: &str) -> Result<(), Refusal> {
-    const PREFIXES: &[&str] = &["/proc", "/sys", "/dev", "/run", "/home", "/root", "/etc/sudoers", "/boot"];
     let denied = !path.starts_with('/')
         || path.split('/').any(|c| c == ".." || c == "." || c == ".ssh")
-        || PREFIXES.iter().any(|p| path == *p || path.starts_with(&format!("{p}/")) || path.starts_with(&format!("{p}.")))
+        || PROTECTED.iter().any(|p| path == *p || path.starts_with(&format!("{p}/")) || path.starts_with(&format!("{p}.")))
         || !safe_text(path);
     if denied { Err(Refusal::DeniedPath { path: path.to_string() }) } else { Ok(()) }
 }

@@ -42,9 +42,21 @@ fn fix(rule: &str) -> DerivedFix {
     f
 }
 
-/// The script's lines after its header.
+/// The fix's change section: its lines after `# 3. change.`.
 fn body(script: &str) -> Vec<&str> {
-    script.lines().filter(|l| !l.starts_with('#') && !l.starts_with("set -")).collect()
+    script.lines().skip_while(|l| *l != "# 3. change.").skip(1).collect()
+}
+
+/// The revert's lines after the functions and the state folder's check.
+fn restores(script: &str) -> Vec<&str> {
+    script.lines().skip_while(|l| !l.starts_with("if [ -e \"$state\" ]")).skip(1).collect()
+}
+
+/// No value the source's scan saw is restored by a revert: it restores the target's own record.
+fn restores_records_only(f: &DerivedFix, source_values: &[&str]) {
+    for v in source_values {
+        assert!(!restores(&f.revert_script).join("\n").contains(&format!("{v} ")), "{v} in\n{}", f.revert_script);
+    }
 }
 
 #[test]
@@ -53,15 +65,22 @@ fn file_modes_are_fixed_item_by_item_keeping_other_bits() {
     assert_eq!(f.families, [Family::FileMetadata]);
     // g+w on ls (0775) and on setuid su (4777): the state to avoid is gwrite OR owrite.
     assert_eq!(body(&f.fix_script), ["chmod 0755 -- '/usr/bin/ls'", "chmod 4755 -- '/usr/bin/su'"]);
-    assert_eq!(body(&f.revert_script), ["chmod 4777 -- '/usr/bin/su'", "chmod 0775 -- '/usr/bin/ls'"]);
+    // Each item is checked first: still as the scan found it (or already fixed).
+    assert!(f.fix_script.contains("temper_meta '/usr/bin/ls' '0 0 775' '0 0 755'\ntemper_path '/usr/bin/su'"), "{}", f.fix_script);
+    assert!(f.fix_script.contains("temper_path '/usr/bin/su'\ntemper_meta '/usr/bin/su' '0 0 4777' '0 0 4755'\n"));
+    // The revert restores the records made on the target, su first: never the source's 4777.
+    let back = restores(&f.revert_script).join("\n");
+    assert!(back.find("'/usr/bin/su'").unwrap() < back.find("'/usr/bin/ls'").unwrap(), "{back}");
+    assert!(back.contains("chmod \"$m\" -- '/usr/bin/su'") && !back.contains("4777"), "{back}");
     assert_eq!(f.touched, ["/usr/bin/ls", "/usr/bin/su"]);
 }
 
 #[test]
-fn an_owner_is_fixed_from_the_state_to_avoid_and_restored_from_the_evidence() {
+fn an_owner_is_fixed_from_the_state_to_avoid_and_restored_from_the_targets_record() {
     let f = fix("dir_system_commands_root_owned");
     assert_eq!(body(&f.fix_script), ["chown -h 0:0 -- '/usr/local/bin/tools'", "chmod 0755 -- '/usr/local/bin/tools'"]);
-    assert_eq!(body(&f.revert_script), ["chown -h 65534:0 -- '/usr/local/bin/tools'", "chmod 0755 -- '/usr/local/bin/tools'"]);
+    assert!(restores(&f.revert_script).contains(&"  chown -h \"$u:$g\" -- '/usr/local/bin/tools'"), "{}", f.revert_script);
+    restores_records_only(&f, &["65534:0", "chown -h 65534"]);
 }
 
 #[test]
@@ -73,7 +92,10 @@ fn a_sysctl_is_set_at_runtime_and_in_a_drop_in() {
         body(&f.fix_script),
         [format!("printf '%s\\n' 'kernel.modules_disabled = 1' > {dropin}").as_str(), "sysctl -w 'kernel.modules_disabled=1'"]
     );
-    assert_eq!(body(&f.revert_script), [format!("rm -f -- {dropin}").as_str(), "sysctl -w 'kernel.modules_disabled=0'"]);
+    let back = restores(&f.revert_script);
+    assert_eq!(back[0], format!("rm -f -- {dropin}"));
+    assert!(back.contains(&"  sysctl -w 'kernel.modules_disabled'\"=$(cat \"$state/0.sysctl\")\""), "{back:?}");
+    restores_records_only(&f, &["'kernel.modules_disabled=0'"]);
 }
 
 #[test]
@@ -82,7 +104,13 @@ fn a_service_is_enabled_and_started_and_its_revert_restores_it() {
     assert_eq!(f.families, [Family::Unit]);
     // multi-user.target wants auditd.service or auditd.socket: the service, the first.
     assert_eq!(body(&f.fix_script), ["systemctl enable 'auditd.service'", "systemctl start 'auditd.service'"]);
-    assert_eq!(body(&f.revert_script), ["systemctl disable 'auditd.service'", "systemctl stop 'auditd.service'"]);
+    assert_eq!(
+        restores(&f.revert_script)[2..4],
+        [
+            "  if [ \"$active\" != active ]; then systemctl stop 'auditd.service'; fi",
+            "  case \"$enabled\" in enabled|enabled-runtime|static|alias|indirect|generated) ;; *) systemctl disable 'auditd.service' ;; esac"
+        ]
+    );
 }
 
 /// rsyslog not installed (the test VM's baseline, oscap 1.3.7's own results there): a unit that
@@ -100,14 +128,9 @@ fn a_service_not_installed_is_installed_enabled_and_started() {
             "systemctl start 'rsyslog.service'"
         ]
     );
-    assert_eq!(
-        body(&f.revert_script),
-        [
-            "systemctl disable 'rsyslog.service'",
-            "systemctl stop 'rsyslog.service'",
-            "DEBIAN_FRONTEND=noninteractive apt-get -y -q purge 'rsyslog'"
-        ]
-    );
+    let back = restores(&f.revert_script).join("\n");
+    let (stop, purge) = (back.find("systemctl stop 'rsyslog.service'").unwrap(), back.find("apt-get -y -q purge 'rsyslog'").unwrap());
+    assert!(stop < purge, "the unit first, the package last:\n{back}");
 }
 
 /// A unit pattern that names more than one service is no name to start.
@@ -144,22 +167,32 @@ fn a_setting_is_set_in_its_file_never_by_removing_sshd() {
     assert!(
         f.fix_script.contains("sed -i -E 's#^[[:space:]]*PermitRootLogin([[:space:]]|=|$).*#PermitRootLogin no#I' '/etc/ssh/sshd_config'")
     );
-    assert!(f.fix_script.contains("cp -p -- '/etc/ssh/sshd_config' '/var/lib/temper/derived/sshd_disable_root_login/0.orig'"));
+    assert!(f.fix_script.contains("[ -e \"$state/0.orig\" ] || cp -p -- '/etc/ssh/sshd_config' \"$state/0.orig\""));
     assert_eq!(
-        body(&f.revert_script),
+        restores(&f.revert_script)[..4],
         [
-            "cp -p -- '/var/lib/temper/derived/sshd_disable_root_login/0.orig' '/etc/ssh/sshd_config'",
-            "rm -f -- '/var/lib/temper/derived/sshd_disable_root_login/0.orig'"
+            "if [ -f \"$state/0.orig\" ]; then",
+            "  temper_path '/etc/ssh/sshd_config'",
+            "  cp -p -- \"$state/0.orig\" '/etc/ssh/sshd_config'",
+            "  rm -f -- \"$state/0.orig\""
         ]
     );
 }
 
 #[test]
-fn a_package_is_purged_and_its_revert_reinstalls_the_version_found() {
+fn a_package_is_purged_and_its_revert_reinstalls_the_version_recorded_on_the_target() {
     let f = fix("package_telnet_removed");
     assert_eq!(f.families, [Family::Package]);
     assert_eq!(body(&f.fix_script), ["DEBIAN_FRONTEND=noninteractive apt-get -y -q purge 'telnet'"]);
-    assert_eq!(body(&f.revert_script), ["DEBIAN_FRONTEND=noninteractive apt-get -y -q install 'telnet=0.17+2.4-3'"]);
+    // The version recorded on the target comes back; the source's is named only where none was.
+    let back = restores(&f.revert_script).join("\n");
+    assert!(back.contains("then DEBIAN_FRONTEND=noninteractive apt-get -y -q install 'telnet'\"=$version\"; fi"), "{back}");
+    assert!(
+        back.contains(
+            "no record of package telnet on this machine (the scan of the machine the fix was made for found version 0.17+2.4-3)"
+        )
+    );
+    restores_records_only(&f, &["'telnet=0.17+2.4-3'"]);
 }
 
 #[test]
@@ -230,7 +263,8 @@ fn without_the_criteria_tree_every_failing_test_is_fixed() {
 #[test]
 fn the_key_value_scripts_do_what_they_say_on_a_real_file() {
     let f = fix("sshd_disable_root_login");
-    let dir = std::env::temp_dir().join(format!("derived-kv-{}", std::process::id()));
+    // Under /var/lib: the fix refuses a file in a folder others may write (such as /tmp).
+    let dir = Path::new("/var/lib").join(format!("temper-derived-kv-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let conf = dir.join("sshd_config");
     let original = "Include /etc/ssh/sshd_config.d/*.conf\n#PermitRootLogin prohibit-password\npermitrootlogin yes\nUsePAM yes\nMatch User backup\n  X11Forwarding no\n";

@@ -1,0 +1,192 @@
+//! The fix and revert scripts, as text. Every value from the evidence is single-quoted ([`q`])
+//! after its characters were checked.
+//!
+//! A fix runs in three sections, so that it changes nothing unless it can change everything:
+//! 1. **check**: each file is the one the scan named, reached as it named it ([`guard`]), and
+//!    its owner, group and mode are still those the scan recorded, or already those wanted;
+//! 2. **record**: on the target itself, each item's state before the fix (the first record
+//!    stays: a fix run twice keeps the state from before its first run);
+//! 3. **change**.
+//!
+//! The revert undoes the actions in reverse order, each to its record on that machine; an item
+//! with no record is left as it is, and the revert says so. So a plan's revert, run on a target
+//! other than the one the plan was made on, restores that target's own state.
+mod guard;
+mod restore;
+
+use std::fmt::Write;
+
+use crate::DerivedFix;
+use crate::action::{Action, FileFix, LineFix, PackageFix, SysctlFix, UnitFix};
+
+/// How every derived fix script begins (a reflection tells it from a stock fix by it).
+pub const HEADER: &str = "#!/bin/bash\n# Fix derived by temper";
+
+/// Where a fix keeps its records and the copies of the files it edits, for its revert.
+pub const STATE_DIR: &str = "/var/lib/temper/derived";
+
+/// A shell word that is exactly `s`: single-quoted, each `'` closed, escaped and reopened.
+pub fn q(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The rule's short id, as a file name.
+fn slug(rule: &str) -> String {
+    let s: String = rule.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if s.is_empty() { "rule".into() } else { s }
+}
+
+/// One action's share of each section.
+#[derive(Default)]
+struct Part {
+    check: String,
+    record: String,
+    change: String,
+    restore: String,
+    step: String,
+}
+
+pub fn render(rule: &str, actions: &[Action]) -> DerivedFix {
+    let rule = slug(rule);
+    let tail = format!(" for {rule} from its OVAL check and the items found.\nset -euo pipefail\n");
+    let state = format!("state={}\n{}", q(&format!("{STATE_DIR}/{rule}")), guard::FUNCTION.as_str());
+    let parts: Vec<Part> = actions.iter().enumerate().map(|(n, a)| part(&rule, n, a)).collect();
+    let mut fix = format!("{HEADER}{tail}{state}");
+    fix += "# 1. check: every item is the one the scan named, as the scan found it (or already fixed).\n";
+    parts.iter().for_each(|p| fix += &p.check);
+    fix += "# 2. record: each item's state on this machine, before the fix; the revert restores it.\n";
+    fix += "install -d -m 0700 -- \"$state\"\ntemper_path \"$state\"\n";
+    parts.iter().for_each(|p| fix += &p.record);
+    fix += "# 3. change.\n";
+    parts.iter().for_each(|p| fix += &p.change);
+    let mut revert = format!("#!/bin/bash\n# Revert of the fix derived by temper{tail}{state}");
+    revert += "# Each item back to its state recorded on this machine before the fix; with no record, left as it is.\n";
+    revert += "if [ -e \"$state\" ]; then temper_path \"$state\"; fi\n";
+    parts.iter().rev().for_each(|p| revert += &p.restore);
+    let mut families = Vec::new();
+    for a in actions {
+        if !families.contains(&a.family()) {
+            families.push(a.family());
+        }
+    }
+    let description = format!(
+        "derived fix for {rule} ({}): {}",
+        families.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", "),
+        parts.iter().map(|p| p.step.as_str()).collect::<Vec<_>>().join("; ")
+    );
+    DerivedFix {
+        families,
+        fix_script: fix,
+        revert_script: revert,
+        description,
+        touched: actions.iter().map(|a| a.target().to_string()).collect(),
+    }
+}
+
+fn part(rule: &str, n: usize, a: &Action) -> Part {
+    let record = |what: &str| format!("\"$state/{n}.{what}\"");
+    match a {
+        Action::File(x) => file(x, &record("meta")),
+        Action::Sysctl(x) => sysctl(rule, x, &record("sysctl")),
+        Action::Unit(x) => unit(x, &record("unit")),
+        Action::Line(x) => line(x, &record("orig")),
+        Action::Package(x) => package(x, &record("package")),
+    }
+}
+
+/// The first record stays: `[ -e R ] || COMMAND > R`.
+fn keep_first(rec: &str, command: &str) -> String {
+    format!("[ -e {rec} ] || {command} > {rec}\n")
+}
+
+fn file(x: &FileFix, rec: &str) -> Part {
+    let p = q(&x.path);
+    let meta = |m: &crate::action::Meta| format!("{} {} {:o}", m.uid, m.gid, m.mode);
+    let mut check = format!("temper_path {p}\n");
+    writeln!(check, "temper_meta {p} {} {}", q(&meta(&x.was)), q(&meta(&x.want))).unwrap();
+    let mut change = String::new();
+    let owner_changes = (x.want.uid, x.want.gid) != (x.was.uid, x.was.gid);
+    if owner_changes {
+        writeln!(change, "chown -h {}:{} -- {p}", x.want.uid, x.want.gid).unwrap();
+    }
+    // chown clears setuid and setgid: the mode is set after it, in both directions.
+    if x.want.mode != x.was.mode || owner_changes {
+        writeln!(change, "chmod {:04o} -- {p}", x.want.mode).unwrap();
+    }
+    let step = format!("{}: {}:{} {:04o} -> {}:{} {:04o}", x.path, x.was.uid, x.was.gid, x.was.mode, x.want.uid, x.want.gid, x.want.mode);
+    Part { check, record: keep_first(rec, &format!("stat -c '%u %g %a' -- {p}")), change, restore: restore::file(&p, rec), step }
+}
+
+fn sysctl(rule: &str, x: &SysctlFix, rec: &str) -> Part {
+    let dropin = q(&format!("/etc/sysctl.d/99-temper-{rule}.conf"));
+    let setting = format!("{} = {}", x.key, x.value);
+    let mut change = format!("printf '%s\\n' {} > {dropin}\n", q(&setting));
+    writeln!(change, "sysctl -w {}", q(&format!("{}={}", x.key, x.value))).unwrap();
+    let record = keep_first(rec, &format!("sysctl -n {}", q(&x.key)));
+    let restore = restore::sysctl(&dropin, &q(&x.key), x.was.as_deref(), rec);
+    Part { check: String::new(), record, change, restore, step: format!("{setting} at runtime and in /etc/sysctl.d/99-temper-{rule}.conf") }
+}
+
+fn unit(x: &UnitFix, rec: &str) -> Part {
+    let u = q(&x.unit);
+    let mut change = String::new();
+    let mut did = Vec::new();
+    for (on, verb, word) in
+        [(x.mask, "mask", "masked"), (x.stop, "stop", "stopped"), (x.enable, "enable", "enabled"), (x.start, "start", "started")]
+    {
+        if on {
+            writeln!(change, "systemctl {verb} {u}").unwrap();
+            did.push(word);
+        }
+    }
+    // `is-enabled` and `is-active` exit non-zero for a unit that is not: their word is the record.
+    let state =
+        format!("printf '%s %s\\n' \"$(systemctl is-enabled {u} 2>/dev/null || true)\" \"$(systemctl is-active {u} 2>/dev/null || true)\"");
+    Part {
+        check: String::new(),
+        record: keep_first(rec, &state),
+        change,
+        restore: restore::unit(x, &u, rec),
+        step: format!("{} {}", x.unit, did.join(" and ")),
+    }
+}
+
+fn line(x: &LineFix, rec: &str) -> Part {
+    let p = q(&x.path);
+    let setting = if x.equals { format!("{} = {}", x.key, x.value) } else { format!("{} {}", x.key, x.value) };
+    let key = x.key.replace('.', "\\.");
+    let flags = if x.any_case { "I" } else { "" };
+    let matches = format!("^[[:space:]]*{key}([[:space:]]|=|$)");
+    let mut change = String::new();
+    let grep_case = if x.any_case { "-i " } else { "" };
+    writeln!(change, "if grep -qE {grep_case}{} {p}; then", q(&matches)).unwrap();
+    // `#` delimits: neither a key nor a value the family accepts holds one.
+    writeln!(change, "  sed -i -E {} {p}", q(&format!("s#{matches}.*#{setting}#{flags}"))).unwrap();
+    writeln!(change, "elif [ -s {p} ]; then").unwrap();
+    // First in the file: sshd takes the first value it reads, and a Match block may end it.
+    writeln!(change, "  sed -i {} {p}", q(&format!("1i {setting}"))).unwrap();
+    writeln!(change, "else\n  printf '%s\\n' {} > {p}\nfi", q(&setting)).unwrap();
+    let record = format!("[ -e {rec} ] || cp -p -- {p} {rec}\n");
+    Part {
+        check: format!("temper_path {p}\n"),
+        record,
+        change,
+        restore: restore::line(&p, rec),
+        step: format!("`{setting}` in {}", x.path),
+    }
+}
+
+fn package(x: &PackageFix, rec: &str) -> Part {
+    let name = q(&x.name);
+    let apt = "DEBIAN_FRONTEND=noninteractive apt-get -y -q";
+    let state = format!("{{ dpkg-query -W -f='${{db:Status-Status}} ${{Version}}\\n' -- {name} 2>/dev/null || echo not-installed; }}");
+    let (change, step) = if x.install {
+        (format!("{apt} install {name}\n"), format!("package {} installed", x.name))
+    } else {
+        (format!("{apt} purge {name}\n"), format!("package {} removed", x.name))
+    };
+    Part { check: String::new(), record: keep_first(rec, &state), change, restore: restore::package(x, &name, apt, rec), step }
+}
+
+#[cfg(test)]
+mod tests;
