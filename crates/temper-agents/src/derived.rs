@@ -10,24 +10,24 @@ use temper_scap::oval::Evidence;
 /// The plan of an attempt at a derived fix.
 pub const DERIVED_PLAN: &str = "derive a fix from the rule's OVAL check and the items the scanner found";
 
-/// The derived fix for `evidence`, as the Worker's `apply_fix`.
-pub fn fix(evidence: Option<&Evidence>) -> Result<ApplyFix, Refusal> {
-    let d = temper_derive::derive(evidence.ok_or(Refusal::NoEvidence)?)?;
-    Ok(ApplyFix { fix_script: d.fix_script, revert_script: d.revert_script, description: d.description })
+/// The derived fixes for `evidence`, least disruptive first, as the Worker's `apply_fix`.
+pub fn candidates(evidence: Option<&Evidence>) -> Result<Vec<ApplyFix>, Refusal> {
+    let all = temper_derive::candidates(evidence.ok_or(Refusal::NoEvidence)?)?;
+    Ok(all.into_iter().map(|d| ApplyFix { fix_script: d.fix_script, revert_script: d.revert_script, description: d.description }).collect())
 }
 
-/// The derived fix for this attempt, when none was tried on the rule yet.
-/// A plan step that was this very script (made on another target) counts as tried.
+/// The next derived fix for this attempt: the first candidate not tried on the rule yet (a
+/// rejected one was reverted before this attempt). A plan step that was this very script (made
+/// on another target) counts as tried. `None` once every candidate was tried.
 pub fn untried(ctx: &FixContext) -> Option<Result<ApplyFix, Refusal>> {
-    if Tried::any(&ctx.tried, FixSource::Derived) {
-        return None;
-    }
-    if let Some(r) = repeats(ctx) {
+    let derived_before = Tried::any(&ctx.tried, FixSource::Derived);
+    if !derived_before && let Some(r) = repeats(ctx) {
         return Some(Err(r));
     }
-    match fix(ctx.evidence.as_ref()) {
-        Ok(f) if Tried::ran(&ctx.tried, &f.fix_script) => None,
-        derived => Some(derived),
+    match candidates(ctx.evidence.as_ref()) {
+        Ok(all) => all.into_iter().find(|f| !Tried::ran(&ctx.tried, &f.fix_script)).map(Ok),
+        Err(_) if derived_before => None,
+        Err(r) => Some(Err(r)),
     }
 }
 

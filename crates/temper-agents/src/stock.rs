@@ -42,13 +42,14 @@ impl Architect for StockAgent {
         if ctx.attempts == 0 {
             return Ok(Turn::bare(Decision::Continue { plan: ctx.plan.clone() }));
         }
-        let reason = if ctx.tried.contains(&FixSource::Derived) {
-            DERIVED_ESCALATION.to_string()
-        } else {
-            match derived::fix(ctx.evidence.as_ref()) {
-                Ok(_) => return Ok(Turn::bare(Decision::Continue { plan: DERIVED_PLAN.into() })),
-                Err(refusal) => format!("{STOCK_ESCALATION}; no derived fix: {refusal}"),
-            }
+        // Each derived candidate is one try, in order: go on while one is left.
+        let derived_tries = ctx.tried.iter().filter(|s| **s == FixSource::Derived).count();
+        let reason = match derived::candidates(ctx.evidence.as_ref()) {
+            Ok(all) if derived_tries < all.len() => return Ok(Turn::bare(Decision::Continue { plan: DERIVED_PLAN.into() })),
+            Ok(all) if all.len() > 1 => format!("each of the {} derived fixes failed; no LLM configured", all.len()),
+            _ if derived_tries > 0 => DERIVED_ESCALATION.to_string(),
+            Ok(_) => DERIVED_ESCALATION.to_string(),
+            Err(refusal) => format!("{STOCK_ESCALATION}; no derived fix ({}): {refusal}", refusal.class()),
         };
         Ok(Turn::bare(Decision::Escalate { reason: with_stop(reason, ctx) }))
     }
@@ -75,10 +76,13 @@ impl Worker for StockAgent {
         }
         match derived::untried(ctx) {
             Some(Ok(fix)) => Ok(Turn::bare((fix, FixSource::Derived))),
-            Some(Err(refusal)) => {
-                Err(AgentError::NoFix(format!("{} for {}; no derived fix: {refusal}", derived::stock_story(ctx), ctx.rule_id)))
-            }
-            None => Err(AgentError::NoFix(format!("{} for {}, and the derived fix was tried", derived::stock_story(ctx), ctx.rule_id))),
+            Some(Err(refusal)) => Err(AgentError::NoFix(format!(
+                "{} for {}; no derived fix ({}): {refusal}",
+                derived::stock_story(ctx),
+                ctx.rule_id,
+                refusal.class()
+            ))),
+            None => Err(AgentError::NoFix(format!("{} for {}, and every derived fix was tried", derived::stock_story(ctx), ctx.rule_id))),
         }
     }
 }

@@ -42,7 +42,7 @@ impl Architect for TieredAgent {
 
 #[async_trait]
 impl Worker for TieredAgent {
-    /// The stock fix first; then the derived fix, once, when the check yields one; then the LLM
+    /// The stock fix first; then the derived fixes, in order, while the check yields one; then the LLM
     /// (whose prompt shows a derived fix that failed).
     async fn propose(&self, ctx: &FixContext) -> AgentResult<(ApplyFix, FixSource)> {
         if uses_stock(ctx) {

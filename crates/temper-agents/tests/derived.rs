@@ -1,5 +1,6 @@
 //! The derived tier in the stock and tiered agents: offered where the content has no fix or its
-//! fix failed, once; a refusal is the escalation's reason; a failed one is shown to the LLM.
+//! fix failed, each exact candidate once, in order; a refusal is the escalation's reason, with
+//! its class; a failed one is shown to the LLM.
 mod common;
 
 use std::path::Path;
@@ -40,7 +41,7 @@ async fn stock_offers_the_derived_fix_after_its_own_once() {
     assert!(fix.description.starts_with("derived fix for sshd_disable_root_login"), "{}", fix.description);
     ctx.tried.push(tried(FixSource::Derived, Verdict::StillFailing, &fix.fix_script));
     let Err(AgentError::NoFix(why)) = StockAgent.propose(&ctx).await else { panic!("nothing left") };
-    assert!(why.contains("the stock fix failed (still_failing)") && why.contains("the derived fix was tried"), "{why}");
+    assert!(why.contains("the stock fix failed (still_failing)") && why.contains("every derived fix was tried"), "{why}");
 }
 
 /// On a plan's target: a failed plan step that was the stock fix, or the very derived fix this
@@ -57,7 +58,7 @@ async fn a_failed_plan_step_counts_as_the_fix_it_was() {
     assert_eq!(StockAgent.propose(&ctx).await.unwrap().value.1, FixSource::Stock, "a plan step with another script is no stock try");
     ctx.tried = vec![tried(FixSource::Plan, Verdict::Regression, &stock), tried(FixSource::Plan, Verdict::Regression, &derived.fix_script)];
     let Err(AgentError::NoFix(why)) = StockAgent.propose(&ctx).await else { panic!("both fixes failed as plan steps") };
-    assert!(why.contains("the stock fix failed as a plan step (regression)") && why.contains("the derived fix was tried"), "{why}");
+    assert!(why.contains("the stock fix failed as a plan step (regression)") && why.contains("every derived fix was tried"), "{why}");
 }
 
 #[tokio::test]
@@ -68,7 +69,9 @@ async fn stock_says_why_no_fix_is_derived() {
     let Err(AgentError::NoFix(why)) = StockAgent.propose(&ctx).await else { panic!("refused") };
     assert!(why.starts_with("no stock fix in the content for "), "{why}");
     assert!(
-        why.contains("no derived fix: test oval:ssg-test_auditd_overflow_action:tst:1 expects subexpression to match the regex"),
+        why.contains(
+            "no derived fix (no exact value): test oval:ssg-test_auditd_overflow_action:tst:1 expects subexpression to match the regex"
+        ),
         "{why}"
     );
 }
@@ -82,12 +85,44 @@ async fn stock_reengage_goes_on_to_a_derived_fix_only_when_there_is_one() {
     assert_eq!(StockAgent.reengage(&ctx).await.unwrap().value, Decision::Continue { plan: DERIVED_PLAN.into() });
     ctx.evidence = Some(evidence("partition_for_tmp"));
     let Decision::Escalate { reason } = StockAgent.reengage(&ctx).await.unwrap().value else { panic!("escalates") };
-    assert!(reason.contains("no derived fix: test oval:ssg-testtmp_partition:tst:1 is a partition_test"), "{reason}");
+    assert!(
+        reason
+            .contains("no derived fix (a kind of check the tier does not fix): test oval:ssg-testtmp_partition:tst:1 is a partition_test"),
+        "{reason}"
+    );
     ctx.attempts = 2;
     ctx.tried = vec![FixSource::Stock, FixSource::Derived];
     ctx.evidence = Some(evidence("package_telnet_removed"));
     let d = StockAgent.reengage(&ctx).await.unwrap().value;
     assert_eq!(d, Decision::Escalate { reason: "the derived fix failed; no LLM configured".into() });
+}
+
+/// Several exact fixes (a world-writable folder without its sticky bit): the sticky bit first;
+/// once the checks rejected it (and it was reverted), the world's write removed; then none. The
+/// Architect goes on while one is left.
+#[tokio::test]
+async fn the_derived_candidates_are_offered_in_order_each_once() {
+    let mut ctx = fix_context();
+    ctx.stock_fix = None;
+    ctx.evidence = Some(evidence("dir_perms_world_writable_sticky_bits"));
+    let (first, source) = StockAgent.propose(&ctx).await.unwrap().value;
+    assert_eq!(source, FixSource::Derived);
+    assert!(first.fix_script.contains("chmod 1777 -- '/srv/share'"), "{}", first.fix_script);
+    ctx.tried = vec![tried(FixSource::Derived, Verdict::HealthBroken, &first.fix_script)];
+    let (second, _) = StockAgent.propose(&ctx).await.unwrap().value;
+    assert!(second.fix_script.contains("chmod 0775 -- '/srv/share'"), "{}", second.fix_script);
+    ctx.tried.push(tried(FixSource::Derived, Verdict::HealthBroken, &second.fix_script));
+    let Err(AgentError::NoFix(why)) = StockAgent.propose(&ctx).await else { panic!("both tried") };
+    assert!(why.contains("every derived fix was tried"), "{why}");
+
+    let mut re = reengage_context();
+    re.attempts = 1;
+    re.evidence = ctx.evidence.clone();
+    re.tried = vec![FixSource::Derived];
+    assert_eq!(StockAgent.reengage(&re).await.unwrap().value, Decision::Continue { plan: DERIVED_PLAN.into() }, "one is left");
+    re.tried = vec![FixSource::Derived, FixSource::Derived];
+    let d = StockAgent.reengage(&re).await.unwrap().value;
+    assert_eq!(d, Decision::Escalate { reason: "each of the 2 derived fixes failed; no LLM configured".into() });
 }
 
 #[tokio::test]

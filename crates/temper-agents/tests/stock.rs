@@ -33,7 +33,7 @@ async fn stock_reengage_escalates_after_one_attempt() {
     let mut ctx = reengage_context();
     ctx.attempts = 1;
     let d = StockAgent.reengage(&ctx).await.unwrap().value;
-    let reason = "stock fix failed; no LLM configured; no derived fix: no OVAL evidence for the rule (the xccdf engine collects none)";
+    let reason = "stock fix failed; no LLM configured; no derived fix (no evidence to derive from): no OVAL evidence for the rule (the xccdf engine collects none)";
     assert_eq!(d, Decision::Escalate { reason: reason.into() });
     ctx.attempts = 0;
     assert_eq!(StockAgent.reengage(&ctx).await.unwrap().value, Decision::Continue { plan: "old plan".into() });

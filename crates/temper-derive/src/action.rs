@@ -38,6 +38,8 @@ pub struct FileFix {
     pub path: String,
     pub was: Meta,
     pub want: Meta,
+    /// Why this value where the check asks for a range ("group 0: meets `less than 1000`").
+    pub chosen: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,6 +164,7 @@ pub fn merge(actions: Vec<Action>) -> Result<Vec<Action>, crate::Refusal> {
                 p.want.uid = if f.want.uid != f.was.uid { f.want.uid } else { p.want.uid };
                 p.want.gid = if f.want.gid != f.was.gid { f.want.gid } else { p.want.gid };
                 p.want.mode = (p.want.mode & !(f.was.mode ^ f.want.mode)) | (f.want.mode & (f.was.mode ^ f.want.mode));
+                p.chosen = p.chosen.take().or_else(|| f.chosen.clone());
             }
             (Action::Line(p), Action::Line(l)) if p.value.is_empty() || l.value.is_empty() || p.value == l.value => {
                 if p.value.is_empty() {

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use temper_scap::oval::Evidence;
 
 pub use action::Family;
-pub use refusal::Refusal;
+pub use refusal::{Class, Refusal};
 pub use script::HEADER;
 
 /// A fix derived from the check: scripts as text, checked and verified like any other fix.
@@ -45,7 +45,7 @@ pub struct DerivedFix {
 /// What the fix the evidence calls for would do that `script` already does, when that is all
 /// it would do: "install aide". Only packages are compared; `None` for anything else.
 pub fn repeats(evidence: &Evidence, script: &str) -> Option<String> {
-    let actions = solve::actions(evidence).ok()?;
+    let actions = solve::actions(evidence, 0).ok()?;
     let packages: Vec<&action::PackageFix> =
         actions.iter().map(|a| if let action::Action::Package(p) = a { Some(p) } else { None }).collect::<Option<_>>()?;
     let all = !packages.is_empty() && packages.iter().all(|p| family::package::done_by(script, p));
@@ -53,11 +53,28 @@ pub fn repeats(evidence: &Evidence, script: &str) -> Option<String> {
     all.then(|| packages.iter().map(what).collect::<Vec<_>>().join(" and "))
 }
 
-/// The fix the check and its evidence call for, or why there is none.
+/// The fix the check and its evidence call for (the least disruptive, where there are
+/// several), or why there is none.
 pub fn derive(evidence: &Evidence) -> Result<DerivedFix, Refusal> {
-    let actions = solve::actions(evidence)?;
-    if actions.is_empty() {
-        return Err(Refusal::NothingFailing);
+    candidates(evidence)?.into_iter().next().ok_or(Refusal::NothingFailing)
+}
+
+/// Every exact fix the check and its evidence call for, least disruptive first (several where
+/// an item escapes a state to avoid by any one of its fields: the sticky bit added, before a
+/// permission removed, before an owner changed), each once; or why there is none. The agent
+/// offers them in order, each verified like any fix, a rejected one reverted before the next.
+pub fn candidates(evidence: &Evidence) -> Result<Vec<DerivedFix>, Refusal> {
+    let rule = temper_scap::short_rule_id(&evidence.rule);
+    let mut out: Vec<DerivedFix> = Vec::new();
+    for choice in 0..solve::choices(evidence) {
+        let actions = solve::actions(evidence, choice)?;
+        if actions.is_empty() {
+            return Err(Refusal::NothingFailing);
+        }
+        let fix = script::render(rule, &actions);
+        if !out.iter().any(|f| f.fix_script == fix.fix_script) {
+            out.push(fix);
+        }
     }
-    Ok(script::render(temper_scap::short_rule_id(&evidence.rule), &actions))
+    Ok(out)
 }

@@ -36,3 +36,69 @@ pub enum Refusal {
     #[error("it would {what}, as an earlier fix did, which {ended}: the same try again")]
     Repeats { what: String, ended: String },
 }
+
+/// What kind of refusal it is, for a reviewer who reads which rules the tier will never fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// The rule's kernel configuration (`/boot/config-*`): only another kernel meets it.
+    NeedsAnotherKernel,
+    /// No evidence, or evidence cut at its cap: a rescan with the OVAL engine may give it.
+    Evidence,
+    /// A kind of check the tier has no family for.
+    Kind,
+    /// A regex, a range 0 does not meet, or many values: no one value to set.
+    NotExact,
+    /// A protected path or thing.
+    Protected,
+    /// The check's shape: negated, undecided, or a state the family cannot meet.
+    Shape,
+    /// Nothing found failing.
+    Nothing,
+    /// The same change as a try that failed.
+    Repeat,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NeedsAnotherKernel => "needs another kernel",
+            Self::Evidence => "no evidence to derive from",
+            Self::Kind => "a kind of check the tier does not fix",
+            Self::NotExact => "no exact value",
+            Self::Protected => "protected",
+            Self::Shape => "the check's shape",
+            Self::Nothing => "nothing failing",
+            Self::Repeat => "a failed try again",
+        }
+    }
+}
+
+impl std::fmt::Display for Class {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Refusal {
+    pub fn class(&self) -> Class {
+        let on_kernel_config = |test: &str| test.contains("kernel_config_");
+        match self {
+            Self::DeniedPath { path } if path.starts_with("/boot/config-") => Class::NeedsAnotherKernel,
+            Self::UnknownFamily { test, .. }
+            | Self::RegexState { test, .. }
+            | Self::Unsupported { test, .. }
+            | Self::Undecided { test, .. }
+                if on_kernel_config(test) =>
+            {
+                Class::NeedsAnotherKernel
+            }
+            Self::NoEvidence | Self::MissingTest { .. } | Self::Truncated { .. } => Class::Evidence,
+            Self::UnknownFamily { .. } => Class::Kind,
+            Self::RegexState { .. } | Self::RangeState { .. } | Self::ManyValues { .. } | Self::Variable { .. } => Class::NotExact,
+            Self::DeniedPath { .. } | Self::Protected { .. } => Class::Protected,
+            Self::Undecided { .. } | Self::Negated { .. } | Self::Unsupported { .. } => Class::Shape,
+            Self::NothingFailing | Self::NoItems { .. } => Class::Nothing,
+            Self::Repeats { .. } => Class::Repeat,
+        }
+    }
+}

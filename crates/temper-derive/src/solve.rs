@@ -1,19 +1,25 @@
 //! Which failing tests to make pass: the definition's criteria walked from the top. Every
 //! failing child of an AND; of an OR, the alternative that changes least (`Action::cost`).
-use temper_scap::oval::{Criterion, DefinitionResult, Evidence, Operator, TestEvidence};
+use temper_scap::oval::{Criterion, DefinitionResult, Evidence, Operator};
 
 use crate::Refusal;
 use crate::action::{self, Action};
 use crate::family;
 
-pub fn actions(e: &Evidence) -> Result<Vec<Action>, Refusal> {
+/// How many exact fixes the evidence has: the most of any of its tests.
+pub fn choices(e: &Evidence) -> usize {
+    e.tests.iter().map(family::choices).max().unwrap_or(1)
+}
+
+/// The actions of fix `choice`: each test's own choice of that rank (its last where it has fewer).
+pub fn actions(e: &Evidence, choice: usize) -> Result<Vec<Action>, Refusal> {
     let raw = match &e.criteria {
-        Some(c) => node(e, c)?,
+        Some(c) => node(e, c, choice)?,
         // Evidence kept before the tree was: its failing tests, all of them.
         None => {
             let mut out = Vec::new();
             for t in e.tests.iter().filter(|t| t.result != DefinitionResult::True) {
-                out.extend(test(t)?);
+                out.extend(family::actions(t, choice)?);
             }
             out
         }
@@ -25,14 +31,14 @@ pub fn actions(e: &Evidence) -> Result<Vec<Action>, Refusal> {
     Ok(merged)
 }
 
-fn node(e: &Evidence, c: &Criterion) -> Result<Vec<Action>, Refusal> {
+fn node(e: &Evidence, c: &Criterion, choice: usize) -> Result<Vec<Action>, Refusal> {
     match c {
         Criterion::Test { result: DefinitionResult::True, .. } | Criterion::Criteria { result: DefinitionResult::True, .. } => {
             Ok(Vec::new())
         }
         Criterion::Test { test: id, negate: true, .. } => Err(Refusal::Negated { test: id.clone() }),
         Criterion::Test { test: id, result: DefinitionResult::False, .. } => {
-            test(e.tests.iter().find(|t| t.id == *id).ok_or_else(|| Refusal::MissingTest { test: id.clone() })?)
+            family::actions(e.tests.iter().find(|t| t.id == *id).ok_or_else(|| Refusal::MissingTest { test: id.clone() })?, choice)
         }
         Criterion::Test { test: id, result, .. } => Err(Refusal::Undecided { test: id.clone(), result: result.to_string() }),
         Criterion::Criteria { negate: true, definition, .. } => {
@@ -41,7 +47,7 @@ fn node(e: &Evidence, c: &Criterion) -> Result<Vec<Action>, Refusal> {
         Criterion::Criteria { operator: Operator::And, children, .. } => {
             let mut out = Vec::new();
             for child in children {
-                out.extend(node(e, child)?);
+                out.extend(node(e, child, choice)?);
             }
             Ok(out)
         }
@@ -49,7 +55,7 @@ fn node(e: &Evidence, c: &Criterion) -> Result<Vec<Action>, Refusal> {
             let mut best: Option<Vec<Action>> = None;
             let mut first_err = None;
             for child in children {
-                match node(e, child) {
+                match node(e, child, choice) {
                     Ok(a) if best.as_ref().is_none_or(|b| cost(&a) < cost(b)) => best = Some(a),
                     Ok(_) => {}
                     Err(r) => {
@@ -64,10 +70,6 @@ fn node(e: &Evidence, c: &Criterion) -> Result<Vec<Action>, Refusal> {
             why: format!("criteria {operator:?}: exactly one of its children must hold"),
         }),
     }
-}
-
-fn test(t: &TestEvidence) -> Result<Vec<Action>, Refusal> {
-    family::actions(t)
 }
 
 fn cost(actions: &[Action]) -> u32 {

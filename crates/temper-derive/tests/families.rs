@@ -289,3 +289,36 @@ fn the_key_value_scripts_do_what_they_say_on_a_real_file() {
     assert!(std::fs::read_to_string(&conf).unwrap().starts_with("PermitRootLogin no\nUsePAM yes\n"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A group asked for below a bound (any system group): 0, the id the content's own fixes set,
+/// which meets it; the description says so.
+#[test]
+fn a_range_on_an_id_is_met_by_zero_and_the_fix_says_why() {
+    let f = fix("file_groupownership_system_commands_dirs");
+    assert_eq!(body(&f.fix_script), ["chown -h 0:0 -- '/usr/bin/tool'", "chmod 0755 -- '/usr/bin/tool'"]);
+    assert!(f.description.contains("group 0, the id the content's own fixes set: it meets `less than 1000`"), "{}", f.description);
+}
+
+/// A state to avoid with fields ANDed (world-writable and no sticky bit): either change makes
+/// the item escape it. Both are derived, least disruptive first: the sticky bit added, then the
+/// world's write removed. `derive` is the first.
+#[test]
+fn a_state_to_avoid_with_fields_anded_gives_each_exact_fix_in_order() {
+    let e = evidence("dir_perms_world_writable_sticky_bits");
+    let all = temper_derive::candidates(&e).unwrap();
+    let changes: Vec<Vec<&str>> = all.iter().map(|f| body(&f.fix_script)).collect();
+    assert_eq!(changes, [vec!["chmod 1777 -- '/srv/share'"], vec!["chmod 0775 -- '/srv/share'"]]);
+    assert_eq!(derive(&e).unwrap(), all[0]);
+    for f in &all {
+        DenyList::builtin("temper").check(&f.fix_script).unwrap();
+    }
+}
+
+/// The refusals that remain name their class: a kernel's build configuration needs another kernel.
+#[test]
+fn a_refusal_names_its_class() {
+    let r = derive(&evidence("kernel_config_acpi_custom_method")).unwrap_err();
+    assert_eq!(r.class(), temper_derive::Class::NeedsAnotherKernel, "{r}");
+    assert_eq!(derive(&evidence("auditd_overflow_action")).unwrap_err().class(), temper_derive::Class::NotExact);
+    assert_eq!(derive(&evidence("partition_for_tmp")).unwrap_err().class(), temper_derive::Class::Kind);
+}

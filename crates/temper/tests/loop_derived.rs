@@ -62,7 +62,7 @@ async fn a_rule_without_a_stock_fix_is_fixed_by_a_derived_fix_and_one_it_cannot_
     let reason = rsyslog.reason.unwrap_or_default();
     assert!(
         reason.contains("no stock fix in the content")
-            && reason.contains("no derived fix: test oval:ssg-test_service_running_rsyslog:tst:1 is error"),
+            && reason.contains("no derived fix (the check's shape): test oval:ssg-test_service_running_rsyslog:tst:1 is error"),
         "{reason}"
     );
     assert!(sim.attempts(run, RSYSLOG).await.is_empty(), "nothing ran for it");
@@ -82,7 +82,7 @@ async fn without_evidence_no_fix_is_derived() {
     let run = sim.new_run("stock").await;
     sim.stock(run).await.unwrap();
     let reason = sim.rule(run, CRON).await.reason.unwrap_or_default();
-    assert!(reason.contains("no derived fix: no OVAL evidence"), "{reason}");
+    assert!(reason.contains("no derived fix (no evidence to derive from): no OVAL evidence"), "{reason}");
     assert!(sim.attempts(run, CRON).await.is_empty());
 }
 

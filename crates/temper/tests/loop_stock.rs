@@ -41,7 +41,10 @@ async fn a_stock_run_fixes_every_rule_its_fixes_fix() {
     let cron = sim.rule(run, "service_cron_enabled").await;
     // Without the OVAL engine's evidence no fix is derived either, and the reason says both.
     let reason = cron.reason.as_deref().unwrap_or("");
-    assert!(reason.contains("no stock fix in the content") && reason.contains("no derived fix: no OVAL evidence"), "{reason}");
+    assert!(
+        reason.contains("no stock fix in the content") && reason.contains("no derived fix (no evidence to derive from): no OVAL evidence"),
+        "{reason}"
+    );
     assert_eq!(sim.attempts(run, "service_cron_enabled").await.len(), 0);
     for r in FIXABLE {
         assert_eq!(sim.guest.result(r), Some(Outcome::Pass), "{r} passes in the guest at the end");

@@ -10,10 +10,15 @@ use temper_scap::oval::TestEvidence;
 use crate::Refusal;
 use crate::action::Action;
 
-/// The actions that make a failing test pass.
-pub fn actions(t: &TestEvidence) -> Result<Vec<Action>, Refusal> {
+/// How many exact fixes a failing test has (see `file::choices`); one for most.
+pub fn choices(t: &TestEvidence) -> usize {
+    if t.kind == "file_test" { file::choices(t) } else { 1 }
+}
+
+/// The actions of fix `choice` of a failing test (0: the least disruptive).
+pub fn actions(t: &TestEvidence, choice: usize) -> Result<Vec<Action>, Refusal> {
     match t.kind.as_str() {
-        "file_test" => file::actions(t),
+        "file_test" => file::actions(t, choice),
         "sysctl_test" => sysctl::runtime(t),
         "textfilecontent54_test" if sysctl::is_static(t) => sysctl::config(t),
         "textfilecontent54_test" => line::actions(t),

@@ -113,7 +113,11 @@ fn file(x: &FileFix, rec: &str) -> Part {
     if x.want.mode != x.was.mode || owner_changes {
         writeln!(change, "chmod {:04o} -- {p}", x.want.mode).unwrap();
     }
-    let step = format!("{}: {}:{} {:04o} -> {}:{} {:04o}", x.path, x.was.uid, x.was.gid, x.was.mode, x.want.uid, x.want.gid, x.want.mode);
+    let mut step =
+        format!("{}: {}:{} {:04o} -> {}:{} {:04o}", x.path, x.was.uid, x.was.gid, x.was.mode, x.want.uid, x.want.gid, x.want.mode);
+    if let Some(why) = &x.chosen {
+        step += &format!(" ({why})");
+    }
     Part { check, record: keep_first(rec, &format!("stat -c '%u %g %a' -- {p}")), change, restore: restore::file(&p, rec), step }
 }
 

@@ -60,7 +60,12 @@ fn mode(p: &str) -> u32 {
 }
 
 fn chmod(path: &str, was: u32, want: u32) -> Action {
-    Action::File(FileFix { path: path.into(), was: Meta { uid: 0, gid: 0, mode: was }, want: Meta { uid: 0, gid: 0, mode: want } })
+    Action::File(FileFix {
+        path: path.into(),
+        was: Meta { uid: 0, gid: 0, mode: was },
+        want: Meta { uid: 0, gid: 0, mode: want },
+        chosen: None,
+    })
 }
 
 /// Names a guest may hold: `$(…)`, backticks, spaces, a leading `-`. They stay names.
