@@ -48,6 +48,8 @@ pub struct SysctlFix {
     pub value: String,
     /// The runtime value the scanner read, when it read one.
     pub was: Option<String>,
+    /// Configuration files that set the key to another value: its lines there are commented out.
+    pub overrides: Vec<String>,
 }
 
 /// What a unit must become. Each flag is a change; `was_active` is its `ActiveState` before.
@@ -158,6 +160,11 @@ pub fn merge(actions: Vec<Action>) -> Result<Vec<Action>, crate::Refusal> {
                     return Err(conflict(format!("two values asked: {} and {}", p.value, s.value)));
                 }
                 p.was = p.was.take().or_else(|| s.was.clone());
+                for o in &s.overrides {
+                    if !p.overrides.contains(o) {
+                        p.overrides.push(o.clone());
+                    }
+                }
             }
             (Action::File(p), Action::File(f)) => {
                 // Two tests on one file (owner, then mode): the second starts from the first's.

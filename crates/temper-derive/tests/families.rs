@@ -322,3 +322,31 @@ fn a_refusal_names_its_class() {
     assert_eq!(derive(&evidence("auditd_overflow_action")).unwrap_err().class(), temper_derive::Class::NotExact);
     assert_eq!(derive(&evidence("partition_for_tmp")).unwrap_err().class(), temper_derive::Class::Kind);
 }
+
+/// Set right in one file and otherwise in `/etc/sysctl.conf` (and Debian's link to it): the fix
+/// comments the other value out there, as the content's own fixes do, and writes its drop-in; a
+/// file outside the configuration directories is refused, with the reason.
+#[test]
+fn a_sysctl_set_otherwise_in_another_file_is_overridden_there() {
+    let f = fix("sysctl_kernel_kptr_restrict");
+    let change = body(&f.fix_script);
+    let both = "'/etc/sysctl.conf' '/etc/sysctl.d/99-sysctl.conf'";
+    assert!(change.contains(&format!("temper_link_to '/etc/sysctl.conf' {both} || sed -i -E 's/^[[:space:]]*kernel\\.kptr_restrict[[:space:]]*=/# &/' '/etc/sysctl.conf'").as_str()), "{change:#?}");
+    assert!(
+        change.contains(&"printf '%s\\n' 'kernel.kptr_restrict = 1' > '/etc/sysctl.d/99-temper-sysctl_kernel_kptr_restrict.conf'"),
+        "{change:#?}"
+    );
+    assert!(f.description.contains("its other value commented out in /etc/sysctl.conf, /etc/sysctl.d/99-sysctl.conf"), "{}", f.description);
+    let mut e = evidence("sysctl_kernel_kptr_restrict");
+    for t in &mut e.tests {
+        for i in &mut t.items {
+            for (k, v) in &mut i.fields {
+                if k == "filepath" && v == "/etc/sysctl.conf" {
+                    *v = "/usr/lib/sysctl.d/50-pid-max.conf".into();
+                }
+            }
+        }
+    }
+    let r = derive(&e).unwrap_err();
+    assert!(r.to_string().contains("/usr/lib/sysctl.d/50-pid-max.conf sets kernel.kptr_restrict to another value, and it lies outside the configuration directories"), "{r}");
+}

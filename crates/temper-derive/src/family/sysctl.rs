@@ -5,10 +5,15 @@ use temper_scap::oval::TestEvidence;
 
 use crate::Refusal;
 use crate::action::{Action, SysctlFix};
-use crate::value::{field, item_field, literal, objects, plain_name};
+use crate::value::{check_path, field, item_field, literal, objects, plain_name};
 
 /// The configuration files a drop-in in `/etc/sysctl.d` counts in.
 const ETC: [&str; 2] = ["/etc/sysctl.d", "/etc/sysctl.conf"];
+
+/// Where a file that sets the key to another value may be changed: the configuration the
+/// administrator owns (systemd-sysctl reads them all at boot). `/usr/lib/sysctl.d` is the
+/// packages'.
+const CONFIG: [&str; 4] = ["/etc/sysctl.d/", "/run/sysctl.d/", "/usr/local/lib/sysctl.d/", "/etc/sysctl.conf"];
 
 fn key_ok(key: &str) -> bool {
     plain_name(key, "._-/")
@@ -26,7 +31,7 @@ pub fn runtime(t: &TestEvidence) -> Result<Vec<Action>, Refusal> {
         return Err(Refusal::Unsupported { test: t.id.clone(), why: format!("sysctl key {key:?}") });
     }
     let was = t.items.iter().find_map(|i| item_field(i, "value")).map(str::to_string);
-    Ok(vec![Action::Sysctl(SysctlFix { key, value, was })])
+    Ok(vec![Action::Sysctl(SysctlFix { key, value, was, overrides: Vec::new() })])
 }
 
 /// A test on the sysctl configuration files (SSG's `*_static_*`).
@@ -46,12 +51,25 @@ pub fn config(t: &TestEvidence) -> Result<Vec<Action>, Refusal> {
         .find_map(|f| key_of(&f.value))
         .ok_or_else(|| Refusal::Unsupported { test: t.id.clone(), why: "no sysctl key in its pattern".into() })?;
     let value = expected(t)?;
-    // A file that sets another value keeps the check failing whatever the drop-in says.
-    if let Some(i) = t.items.iter().find(|i| item_field(i, "subexpression").is_some_and(|v| v.trim() != value)) {
-        let path = item_field(i, "filepath").unwrap_or("a configuration file");
-        return Err(Refusal::Unsupported { test: t.id.clone(), why: format!("{path} sets {key} to another value") });
+    // A file that sets another value keeps the check failing whatever the drop-in says, and
+    // wins at boot where it is read last: its lines are commented out, as the content's own
+    // fixes do, where the administrator owns the file.
+    let mut overrides: Vec<String> = Vec::new();
+    for i in t.items.iter().filter(|i| item_field(i, "subexpression").is_some_and(|v| v.trim() != value)) {
+        let path = item_field(i, "filepath").unwrap_or_default().to_string();
+        let owned =
+            CONFIG.iter().any(|d| if d.ends_with('/') { path.starts_with(d) && !path[d.len()..].contains('/') } else { path == *d });
+        if !owned {
+            let why =
+                format!("{path} sets {key} to another value, and it lies outside the configuration directories ({})", CONFIG.join(", "));
+            return Err(Refusal::Unsupported { test: t.id.clone(), why });
+        }
+        check_path(&path)?;
+        if !overrides.contains(&path) {
+            overrides.push(path);
+        }
     }
-    Ok(vec![Action::Sysctl(SysctlFix { key, value, was: None })])
+    Ok(vec![Action::Sysctl(SysctlFix { key, value, was: None, overrides })])
 }
 
 /// The value the test's state asks for.

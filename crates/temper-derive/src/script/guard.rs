@@ -6,6 +6,8 @@
 //! above it is root's and writable by root alone: then no other user can swap the item for a
 //! link between the check and the change. `temper_meta PATH WAS WANT` stops it unless PATH's
 //! `uid gid mode` is still WAS, as the scan found it, or already WANT (compare, then set).
+//! `temper_link_to PATH OTHERS…` is true when PATH is a link to one of OTHERS, which is
+//! changed as itself (Debian's `/etc/sysctl.d/99-sysctl.conf` is `/etc/sysctl.conf`).
 use std::sync::LazyLock;
 
 use crate::value::PROTECTED;
@@ -27,6 +29,14 @@ temper_path() {{
     read -r o m < <(stat -c '%u %a' -- "$d") || true
     if [ "$o" != 0 ] || [ -z "$m" ] || (( 8#$m & 8#022 )); then temper_stop "$d, above $p, is not root's alone (owner ${{o:-?}}, mode ${{m:-?}})"; fi
   done
+}}
+temper_link_to() {{
+  local p="$1" real o
+  shift
+  [ -L "$p" ] || return 1
+  real="$(realpath -e -- "$p")" || return 1
+  for o in "$@"; do if [ "$o" != "$p" ] && [ "$real" = "$o" ]; then return 0; fi; done
+  return 1
 }}
 temper_meta() {{
   local now

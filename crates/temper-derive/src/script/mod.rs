@@ -124,11 +124,28 @@ fn file(x: &FileFix, rec: &str) -> Part {
 fn sysctl(rule: &str, x: &SysctlFix, rec: &str) -> Part {
     let dropin = q(&format!("/etc/sysctl.d/99-temper-{rule}.conf"));
     let setting = format!("{} = {}", x.key, x.value);
-    let mut change = format!("printf '%s\\n' {} > {dropin}\n", q(&setting));
+    let (mut check, mut record, mut change, mut restore) =
+        (String::new(), keep_first(rec, &format!("sysctl -n {}", q(&x.key))), String::new(), String::new());
+    // Files that set the key otherwise: its lines commented out (a copy kept first). A link to
+    // another of them is that file, changed once.
+    let all: Vec<String> = x.overrides.iter().map(|o| q(o)).collect();
+    let key = x.key.replace('.', "\\.");
+    for (j, (path, f)) in x.overrides.iter().zip(&all).enumerate() {
+        let copy = format!("{}.{j}\"", rec.trim_end_matches('"'));
+        let unless_link = format!("temper_link_to {f} {} ||", all.join(" "));
+        writeln!(check, "{unless_link} temper_path {f}").unwrap();
+        writeln!(record, "{unless_link} [ -e {copy} ] || cp -p -- {f} {copy}").unwrap();
+        writeln!(change, "{unless_link} sed -i -E {} {f}", q(&format!("s/^[[:space:]]*{key}[[:space:]]*=/# &/"))).unwrap();
+        restore += &restore::line(f, &copy).replace(&format!("no copy of {path}"), &format!("no copy of {path} (for {})", x.key));
+    }
+    writeln!(change, "printf '%s\\n' {} > {dropin}", q(&setting)).unwrap();
     writeln!(change, "sysctl -w {}", q(&format!("{}={}", x.key, x.value))).unwrap();
-    let record = keep_first(rec, &format!("sysctl -n {}", q(&x.key)));
-    let restore = restore::sysctl(&dropin, &q(&x.key), x.was.as_deref(), rec);
-    Part { check: String::new(), record, change, restore, step: format!("{setting} at runtime and in /etc/sysctl.d/99-temper-{rule}.conf") }
+    restore = restore::sysctl(&dropin, &q(&x.key), x.was.as_deref(), rec) + &restore;
+    let mut step = format!("{setting} at runtime and in /etc/sysctl.d/99-temper-{rule}.conf");
+    if !x.overrides.is_empty() {
+        step += &format!(", its other value commented out in {}", x.overrides.join(", "));
+    }
+    Part { check, record, change, restore, step }
 }
 
 fn unit(x: &UnitFix, rec: &str) -> Part {

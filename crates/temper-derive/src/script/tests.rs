@@ -194,7 +194,10 @@ fn run_in(root: &Root, script: &str, files: &[(&str, &str)]) -> (i32, String, St
 #[test]
 fn a_sysctl_revert_restores_this_machines_value_and_without_a_record_says_so() {
     let root = Root::new("sysctl");
-    let f = render("r", &[Action::Sysctl(SysctlFix { key: "kernel.x".into(), value: "1".into(), was: Some("0".into()) })]);
+    let f = render(
+        "r",
+        &[Action::Sysctl(SysctlFix { key: "kernel.x".into(), value: "1".into(), was: Some("0".into()), overrides: Vec::new() })],
+    );
     // Here the value was 2 (the source's scan read 0).
     let fix = f.fix_script.replace("/etc/sysctl.d/", &format!("{}/", root.0.display()));
     let revert = f.revert_script.replace("/etc/sysctl.d/", &format!("{}/", root.0.display()));
@@ -247,4 +250,36 @@ fn a_package_revert_restores_this_machines_version_or_absence() {
     run_in(&root, &install.fix_script, &[]);
     let (code, said, calls) = run_in(&root, &install.revert_script, &[]);
     assert!(code == 0 && calls.contains("purge aide"), "absent here before: purged. {said} {calls}");
+}
+
+/// A key set otherwise in the configuration (Debian's `/etc/sysctl.conf`, and the link
+/// `/etc/sysctl.d/99-sysctl.conf` to it): its line commented out there, the link left a link and
+/// changed once, the drop-in written; the revert puts the file back byte for byte.
+#[test]
+fn a_sysctl_set_otherwise_in_another_file_is_commented_out_there_and_restored() {
+    let root = Root::new("override");
+    let etc = root.0.join("etc");
+    std::fs::create_dir_all(etc.join("sysctl.d")).unwrap();
+    let conf = etc.join("sysctl.conf");
+    let original = "# local\nkernel.x = 0\nvm.y = 1\n";
+    std::fs::write(&conf, original).unwrap();
+    let link = etc.join("sysctl.d/99-sysctl.conf");
+    std::os::unix::fs::symlink("../sysctl.conf", &link).unwrap();
+    let overrides = vec![conf.to_str().unwrap().to_string(), link.to_str().unwrap().to_string()];
+    let f = render("r", &[Action::Sysctl(SysctlFix { key: "kernel.x".into(), value: "1".into(), was: None, overrides })]);
+    let here = |s: &str| s.replace("/etc/sysctl.d/99-temper", &format!("{}/99-temper", root.0.display()));
+    let (code, said, _) = run_in(&root, &here(&f.fix_script), &[("sysctl.kernel.x", "0")]);
+    assert_eq!(code, 0, "{said}\n{}", f.fix_script);
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), "# local\n# kernel.x = 0\nvm.y = 1\n");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link is still a link");
+    assert_eq!(std::fs::read_to_string(root.0.join("99-temper-r.conf")).unwrap(), "kernel.x = 1\n");
+    let (code, said, _) = run_in(&root, &here(&f.revert_script), &[]);
+    assert_eq!(code, 0, "{said}");
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), original, "byte for byte");
+    // A file there that is a link to something else is refused, before anything changes.
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink("/etc/shadow", &link).unwrap();
+    let (code, said, _) = run_in(&root, &here(&f.fix_script), &[]);
+    assert!(code == 3 && said.contains("is a symbolic link"), "{said}");
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), original);
 }
