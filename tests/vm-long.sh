@@ -8,7 +8,9 @@
 # kept through the reboot proof, and each forced to fail and reverted to the state found before
 # (e2e_derived, about 33 minutes); a rule no tier can fix escalated with the file the scanner
 # found named in every report format and the web view (e2e_evidence); a stock run killed on
-# PostgreSQL and resumed, with the dashboard's queries (e2e_journal). Their logic runs in CI
+# PostgreSQL and resumed, with the dashboard's queries (e2e_journal); a hostile guest (an item
+# swapped for a link to /etc/shadow, hostile names, a fix printing 1 GB, a hash in /etc/passwd)
+# that gets nothing (e2e_hostile). Their logic runs in CI
 # in-process (loop_stock, loop_plan_batch, loop_faults, loop_reboot, loop_llm, loop_derived), and
 # e2e_fleet's workers test kills and resumes a run on PostgreSQL on the VMs; these prove the rest
 # on the real VM. Needs the VM
@@ -20,7 +22,7 @@ cd "$(dirname "$0")/.."
 TEMPER_TEST_PG=${TEMPER_TEST_PG:-$(bash tests/pg/start.sh)}
 export TEMPER_TEST_PG
 t0=$SECONDS
-for t in e2e_batch e2e_reboot e2e_llm e2e_resume e2e_journal e2e_plan e2e_derived e2e_evidence; do
+for t in e2e_batch e2e_reboot e2e_llm e2e_resume e2e_journal e2e_plan e2e_derived e2e_evidence e2e_hostile; do
   s=$SECONDS
   cargo test -p temper --test "$t" -- --ignored --test-threads=1
   echo "suite temper/$t (ignored tests): $((SECONDS - s))s"

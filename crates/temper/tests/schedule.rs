@@ -179,13 +179,22 @@ fn new_run() -> NewRun {
 async fn a_second_fire_does_not_run_while_the_first_holds_the_lock() {
     let w = world();
     let lock_path = w.dir.path().join("schedule-nightly.lock");
-    let holder = std::fs::File::create(&lock_path).unwrap();
-    holder.lock().unwrap();
+    // Another process holds the lock (util-linux's flock, `-o`: its child does not inherit it).
+    // Held here instead, its file could outlive `drop` in a child another test forked and has
+    // not yet exec'd, on a loaded host.
+    let mut holder = std::process::Command::new("flock").arg("-o").arg(&lock_path).args(["sleep", "120"]).spawn().unwrap();
+    let free = || std::process::Command::new("flock").args(["-n"]).arg(&lock_path).arg("true").status().unwrap().success();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while free() {
+        assert!(std::time::Instant::now() < deadline, "flock never took the lock");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let out = temper(&w, &["schedule", "fire", "--", "--quiet"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stderr).contains("this one did not run"), "{}", text(&out.stderr));
     assert!(!Path::new(w.db()).exists(), "the fire did not even open the store");
-    drop(holder);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
 
     let out = temper(&w, &["schedule", "fire", "--", "--quiet"]);
     assert_eq!(out.status.code(), Some(1), "it ran, and the run failed on the missing content");

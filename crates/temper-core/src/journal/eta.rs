@@ -8,14 +8,23 @@
 //! percentile of each kind to its 75th plus one more fix as long as the longest seen. After the
 //! rules: the final scan, taken to cost what the first did (up to 1.5 times), and the reboot
 //! proof unless it ran.
+//!
+//! Before [`MIN_SAMPLES`] rules are settled (the first pick is often aide's install, a quarter
+//! of the run), each rule is given a prior from what the run did measure: three rescans of one
+//! rule (its own rescan; the guard, the health check and the checkpoint cost about as much again)
+//! and its share of a regression check, both timed by the cadence's measurement; without it, a
+//! share of the first scan. A fix under way longer than any rule so far is an outlier in
+//! progress: it is given as long again as it has run.
 use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
 use super::{Event, EventData, Rule, RuleStatus, ScanKind};
 use crate::verdict::Verdict;
 
-/// Settled rules needed before any prediction.
+/// Settled rules needed before the run's own times replace the prior.
 const MIN_SAMPLES: usize = 3;
+/// Without the cadence's timings, a rule's prior is this share of the first scan.
+const SCAN_SHARE: f64 = 0.04;
 
 /// The predicted time left, in seconds: the central figure and its range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -75,8 +84,8 @@ impl Kind {
 }
 
 /// The prediction at `now` for a run whose `events` (oldest first) are those up to `now`, and
-/// whose rules in `open` are still to be worked on. `None` before the first scan ends, before
-/// [`MIN_SAMPLES`] rules are settled, or when nothing is open.
+/// whose rules in `open` are still to be worked on. `None` before the first scan ends, or when
+/// nothing is open.
 pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> Option<Eta> {
     if open.is_empty() {
         return None;
@@ -89,12 +98,19 @@ pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> O
     let mut samples: Vec<(Kind, f64)> = Vec::new();
     let mut last = work_from;
     let mut rebooted = false;
+    let mut cadence = None;
     for e in events {
         let Some(at) = stamp(e) else { continue };
         let settled = match &e.data {
             EventData::Escalate { .. } | EventData::Verdict { verdict: Verdict::Fixed | Verdict::NeedsReboot, .. } => e.rule_id.as_deref(),
             EventData::Reboot { .. } => {
                 rebooted = true;
+                None
+            }
+            EventData::RegressionEvery { every, secs: Some(t), .. } => {
+                cadence = Some(3.0 * t.one_rule + t.with_set / f64::from((*every).max(1)));
+                // The cadence's rescans are preflight, not a rule's time.
+                last = last.max(at);
                 None
             }
             _ => None,
@@ -104,8 +120,21 @@ pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> O
             last = at;
         }
     }
+    // The rule under way has had its time since the last one settled.
+    let current = ((now - last).num_milliseconds() as f64 / 1000.0).max(0.0);
+    let reboot = if rebooted { 0.0 } else { (first_scan / 3.0).max(60.0) };
+    let tail = first_scan + reboot;
+    let secs = |x: f64| x.round() as i64;
     if samples.len() < MIN_SAMPLES {
-        return None;
+        let prior = cadence.unwrap_or(first_scan * SCAN_SHARE);
+        // The fix under way: what is left of a rule's prior, or as long again once past it.
+        let left = if current < prior { prior - current } else { current };
+        let rest = prior * (open.len() - 1) as f64;
+        return Some(Eta {
+            secs: secs(rest + left + tail),
+            low: secs(0.5 * (rest + left) + tail),
+            high: secs(2.0 * (rest + left) + tail * 1.5),
+        });
     }
     let pooled: Vec<f64> = samples.iter().map(|s| s.1).collect();
     let (mut low, mut mid, mut high) = (0.0, 0.0, 0.0);
@@ -117,13 +146,10 @@ pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> O
     }
     // One more long fix, as long as the longest so far.
     high += quantile(&pooled, 1.0);
-    // The rule under way has had its time since the last one settled (at most a median's
-    // worth is taken off: it may be a long one).
-    let current = ((now - last).num_milliseconds() as f64 / 1000.0).max(0.0);
-    let under_way = current.min(quantile(&pooled, 0.5));
-    let reboot = if rebooted { 0.0 } else { (first_scan / 3.0).max(60.0) };
-    let tail = first_scan + reboot;
-    let secs = |x: f64| x.round() as i64;
+    // The rule under way: at most a median's worth is taken off (it may be a long one); past
+    // the longest so far, it is an outlier in progress, given as long again as it has run.
+    let median = quantile(&pooled, 0.5);
+    let under_way = if current > quantile(&pooled, 1.0) { median - current } else { current.min(median) };
     Some(Eta {
         secs: secs((mid - under_way).max(0.0) + tail),
         low: secs((low - under_way).max(0.0) + tail),

@@ -33,13 +33,48 @@ fn run(rules: &[(&str, i64)]) -> (Vec<Event>, i64) {
 }
 
 #[test]
-fn no_prediction_before_the_first_scan_and_three_settled_rules() {
+fn no_prediction_before_the_first_scan_or_with_nothing_open() {
     let (events, t) = run(&[("sshd_a", 20), ("sshd_b", 20)]);
-    assert_eq!(predict(&events, &["sshd_c"], at(t)), None, "two settled");
     assert_eq!(predict(&events[1..], &["sshd_c"], at(t)), None, "no first scan");
-    let (events, t) = run(&[("sshd_a", 20), ("sshd_b", 20), ("sshd_c", 20)]);
-    assert!(predict(&events, &["sshd_d"], at(t)).is_some());
+    assert!(predict(&events, &["sshd_c"], at(t)).is_some(), "two settled: the prior");
     assert_eq!(predict(&events, &[], at(t)), None, "nothing open");
+}
+
+fn cadence(secs: i64, one_rule: f64, with_set: f64, every: u32) -> Event {
+    let timed = crate::journal::Timed { one_rule, with_set };
+    event(
+        secs,
+        None,
+        EventData::RegressionEvery { every, how: crate::journal::Cadence::Measured, secs: Some(timed), final_scan_only: Vec::new() },
+    )
+}
+
+/// Before three rules settle, each open rule is given a prior from the cadence's timed rescans:
+/// three rescans of one rule and its share of a regression check (3 x 5 + 40 / 10 = 19 s).
+#[test]
+fn before_three_rules_settle_each_is_given_the_cadences_prior() {
+    let events = vec![scan(300, 300.0), cadence(340, 5.0, 40.0, 10)];
+    let open: Vec<String> = (0..100).map(|i| format!("sshd_{i}")).collect();
+    let open: Vec<&str> = open.iter().map(String::as_str).collect();
+    let tail = 300 + 100;
+    let eta = predict(&events, &open, at(340)).unwrap();
+    assert_eq!(eta.secs, 100 * 19 + tail, "{eta:?}");
+    assert!(eta.low < eta.secs && eta.secs < eta.high, "{eta:?}");
+    // Without the cadence's timings: 4% of the first scan (12 s) a rule.
+    assert_eq!(predict(&events[..1], &open, at(300)).unwrap().secs, 100 * 12 + tail);
+}
+
+/// aide's install under way for 700 s, past any rule's prior: an outlier in progress, given as
+/// long again; the other rules keep their prior.
+#[test]
+fn a_fix_under_way_past_the_prior_is_given_as_long_again() {
+    let events = vec![scan(300, 300.0), cadence(340, 5.0, 40.0, 10)];
+    let open = ["package_aide_installed", "sshd_a", "sshd_b"];
+    let tail = 300 + 100;
+    let early = predict(&events, &open, at(340 + 10)).unwrap();
+    assert_eq!(early.secs, 2 * 19 + 9 + tail, "10 s into a 19 s prior: {early:?}");
+    let late = predict(&events, &open, at(340 + 700)).unwrap();
+    assert_eq!(late.secs, 2 * 19 + 700 + tail, "{late:?}");
 }
 
 /// aide's 1500 s install among twenty 20 s fixes: the mean would give every open rule 90 s (45
@@ -80,8 +115,10 @@ fn the_rule_under_way_and_a_reboot_done_count() {
     let idle = predict(&events, &["sshd_d", "sshd_e"], at(t)).unwrap();
     let later = predict(&events, &["sshd_d", "sshd_e"], at(t + 20)).unwrap();
     assert_eq!(idle.secs - later.secs, 20, "20 s into the next rule: {idle:?} {later:?}");
+    let longest = predict(&events, &["sshd_d", "sshd_e"], at(t + 30)).unwrap();
+    assert_eq!(idle.secs - longest.secs, 30, "at most its median is taken off: {longest:?}");
     let much_later = predict(&events, &["sshd_d", "sshd_e"], at(t + 900)).unwrap();
-    assert_eq!(idle.secs - much_later.secs, 30, "at most its median is taken off: {much_later:?}");
+    assert_eq!(much_later.secs - idle.secs, 900 - 30, "past the longest, as long again as it ran: {much_later:?}");
     let reboot = EventData::Reboot {
         why: String::new(),
         fixes: 3,

@@ -1,0 +1,187 @@
+//! A hostile guest, on the real VM (issue 56), in a snapshot of its own: folders of commands
+//! owned by nobody named `$(touch /tmp/owned)`, `` `touch /tmp/owned` ``, `a b` and `-rf`, a
+//! file named with a newline under one of them, and a password hash in `/etc/passwd`.
+//!
+//! 1. The fix derived for `dir_system_commands_root_owned` from the guest's own evidence, run
+//!    after one item was swapped for a link to `/etc/shadow`: it stops before it changes anything
+//!    (a listing of owner, group and mode of all of `/` is the same after), `/etc/shadow` keeps
+//!    its mode. With the link gone, it fixes exactly the named items and its revert restores
+//!    them from the records it made; no name ran as a command.
+//! 2. A run whose fix prints 1 GB and `/etc/passwd`: the host's peak memory stays under
+//!    [`PEAK_MIB`], and no hash reaches the journal, any report format, the plan, its playbook
+//!    (checked by `ansible-playbook --check`) or the LLM's prompts; no `/tmp/owned` anywhere.
+mod support;
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use support::*;
+use temper_core::ports::{Exec, Guest};
+use temper_core::scan::{OvalSide, Scanner};
+use temper_scap::oval::{OvalContent, OvalEngine};
+
+const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
+const ANSSI: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";
+const RULE: &str = "xccdf_org.ssgproject.content_rule_dir_system_commands_root_owned";
+const NAMES: [&str; 5] = ["tools", "$(touch /tmp/owned)", "`touch /tmp/owned`", "a b", "-rf"];
+/// A SHA-512 crypt hash, as `/etc/passwd` should never hold one.
+const HASH: &str = "$6$temperE2E$9sQm4v0S1kXw8yRZb2n7LqP3tJ5cV6dH8fG1aK0eU2iO4pY7rT9wE3qM5nB6xC8zA1sD2fG3hJ4kL5";
+/// The host's peak memory bound for a fix that prints 1 GB (temper keeps 256 KiB of each stream).
+const PEAK_MIB: u64 = 400;
+const FORMATS: [&str; 8] = ["md", "html", "json", "ckl", "cklb", "oscal-ar", "oscal-poam", "hdf"];
+
+fn break_script() -> String {
+    let mut s = String::from("set -e\n");
+    for n in NAMES {
+        s += &format!("mkdir -p -- '/usr/local/bin/{}'\nchown nobody -- '/usr/local/bin/{}'\n", n.replace('\'', ""), n.replace('\'', ""));
+    }
+    s += "printf x > \"/usr/local/bin/tools/$(printf 'new\\nline')\"\n";
+    s += &format!("echo 'temper-e2e-hash:{HASH}:1999:1999::/nonexistent:/usr/sbin/nologin' >> /etc/passwd\n");
+    s
+}
+
+/// Owner, group and mode of every path on the root file system but the volatile trees, sorted.
+const LISTING: &str = "find / -xdev \\( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp -o -path /var/tmp \
+                       -o -path /var/log -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/temper -o -path /home/temper \\) -prune \
+                       -o -printf '%u %g %m %p\\n' | LC_ALL=C sort\n";
+
+async fn root(script: &str) -> (Option<u32>, String, String) {
+    let g = guest();
+    g.reconnect(Duration::from_secs(120)).await.unwrap();
+    let out = g.exec(Exec::script(script).timeout(Duration::from_secs(600)).max_output(64 << 20)).await.unwrap();
+    (out.exit_code, out.stdout_str(), out.stderr_str())
+}
+
+/// Lines of `a` not in `b`.
+fn minus(a: &str, b: &str) -> Vec<String> {
+    let b: std::collections::BTreeSet<&str> = b.lines().collect();
+    a.lines().filter(|l| !b.contains(l)).map(String::from).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a hostile guest under TCG: a scan of a tree walker and a whole run, out of CI's hour: `bash tests/vm-long.sh` runs it"]
+async fn a_hostile_guest_gets_nothing() {
+    require_vm().await;
+    broken_snapshot("hostile", &break_script()).await;
+    let g = guest();
+
+    // 1. The guest's own evidence, then an item swapped for a link to /etc/shadow.
+    let host_ds = temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+    let benchmark = temper_scap::read_benchmark(&host_ds, Some(ANSSI)).unwrap();
+    let oval = OvalSide { engine: Arc::new(OvalEngine::new(OvalContent::read(&host_ds).unwrap())), benchmark: Arc::new(benchmark) };
+    let scan = Scanner::new(DS, ANSSI).with_oval(oval).scan(&g, &[RULE.to_string()]).await.unwrap();
+    let evidence = scan.evidence_of(RULE).expect("the rule fails, with evidence");
+    let fix = temper_derive::derive(evidence).unwrap_or_else(|r| panic!("{r}"));
+    for n in NAMES {
+        assert!(fix.touched.contains(&format!("/usr/local/bin/{n}")), "{n} is an item: {:?}", fix.touched);
+    }
+    let (_, shadow_before, _) = root("stat -c '%u %g %a' /etc/shadow").await;
+    root("mv /usr/local/bin/tools /usr/local/bin/tools.real && ln -s /etc/shadow /usr/local/bin/tools").await;
+    let (_, before, _) = root(LISTING).await;
+    let (code, _, said) = root(&fix.fix_script).await;
+    assert_eq!(code, Some(3), "{said}");
+    assert!(said.contains("/usr/local/bin/tools is a symbolic link: nothing was changed"), "{said}");
+    let (_, after, _) = root(LISTING).await;
+    assert_eq!((minus(&before, &after), minus(&after, &before)), (vec![], vec![]), "nothing on / changed");
+    assert_eq!(root("stat -c '%u %g %a' /etc/shadow").await.1, shadow_before, "/etc/shadow kept its owner and mode");
+
+    // With the link gone, exactly the named items change, and the revert restores the records.
+    root("rm /usr/local/bin/tools && mv /usr/local/bin/tools.real /usr/local/bin/tools").await;
+    let (_, before, _) = root(LISTING).await;
+    let (code, _, said) = root(&fix.fix_script).await;
+    assert_eq!(code, Some(0), "{said}");
+    let (_, after, _) = root(LISTING).await;
+    let changed: Vec<String> = minus(&after, &before);
+    let want: Vec<String> = {
+        let mut v: Vec<String> = NAMES.iter().map(|n| format!("root root 755 /usr/local/bin/{n}")).collect();
+        v.sort();
+        v
+    };
+    let mut got = changed.clone();
+    got.sort();
+    assert_eq!(got, want, "only the named items changed");
+    let (code, _, said) = root(&fix.revert_script).await;
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(minus(&root(LISTING).await.1, &before), Vec::<String>::new(), "the revert restored every item");
+    assert_eq!(root("ls /tmp/owned 2>&1; ls -b /usr/local/bin/tools").await.1.matches("No such file").count(), 1, "no name ran");
+
+    // 2. A fix that prints 1 GB and /etc/passwd, in a run; its peak memory and outputs.
+    let mut w = World::new();
+    let snap = hypervisor_snapshot_name().await;
+    w.env.push(("TEMPER_BASELINE".into(), snap));
+    // /etc/passwd first: temper keeps the head of each stream (256 KiB) and reads the rest away.
+    let loud = format!("cat /etc/passwd\nhead -c 1073741824 /dev/zero | tr '\\0' A\n{SUID_FIX}");
+    let llm = mock(vec![select(SUID, "persist fs.suid_dumpable=0"), apply_fix(&loud, SUID_REVERT, "sysctl drop-in, loudly")]).await;
+    let peak = peak_of_run(&w, &llm).await;
+    println!("e2e_hostile: temper's peak memory with a fix that printed 1 GB: {peak} MiB (bound {PEAK_MIB} MiB)");
+    assert!(peak < PEAK_MIB, "{peak} MiB");
+    let mut outputs = Vec::new();
+    for f in FORMATS {
+        outputs.push((f.to_string(), report(&w, f, &format!("hostile.{f}")).await));
+    }
+    let dump = std::process::Command::new("sqlite3").arg(w.db()).arg(".dump").output().unwrap();
+    outputs.push(("journal".into(), String::from_utf8_lossy(&dump.stdout).into_owned()));
+    outputs.push(("prompts".into(), serde_json::to_string(&llm.requests()).unwrap()));
+    let plan = w.dir.path().join("plan");
+    let key = w.dir.path().join("key");
+    assert!(std::process::Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key).status().unwrap().success());
+    let out = w.run(&["plan", "export", "latest", "-o", plan.to_str().unwrap(), "--sign", key.to_str().unwrap()]).await;
+    assert!(out.status.success());
+    for entry in std::fs::read_dir(&plan).unwrap().chain(std::fs::read_dir(plan.join("steps")).unwrap()) {
+        let p = entry.unwrap().path();
+        if p.is_file() {
+            outputs.push((p.display().to_string(), String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned()));
+        }
+    }
+    let secret = &HASH[3..];
+    for (what, text) in &outputs {
+        assert!(!text.contains(secret), "the hash is in the {what}");
+    }
+    let inv = ansible::inventory(&w.dir.path().join("inventory"), "temper-test");
+    let public = std::fs::read_to_string(format!("{}.pub", key.display())).unwrap();
+    std::fs::write(w.dir.path().join("allowed"), format!("e2e {public}")).unwrap();
+    let check = std::process::Command::new("ansible-playbook")
+        .arg("-i")
+        .arg(&inv)
+        .args(["playbook.yml", "--check", "-e"])
+        .arg(format!("temper_allowed_signers={}", w.dir.path().join("allowed").display()))
+        .current_dir(&plan)
+        .env("ANSIBLE_HOST_KEY_CHECKING", "False")
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "ansible-playbook --check: {}", String::from_utf8_lossy(&check.stdout));
+    assert!(!std::path::Path::new("/tmp/owned").exists(), "nothing ran on the controller");
+    assert!(root("test -e /tmp/owned; echo $?").await.1.trim() == "1", "nothing ran on the guest");
+    w.cleanup().await;
+}
+
+/// The snapshot `broken_snapshot` made (the VM runs in it): its name, for the run's baseline.
+async fn hypervisor_snapshot_name() -> String {
+    broken_snapshot("hostile", &break_script()).await
+}
+
+/// `temper run --agent llm` over SUID with `llm`, its memory polled: the peak (VmHWM), in MiB.
+async fn peak_of_run(w: &World, llm: &temper_mockllm::MockLlm) -> u64 {
+    let url = llm.url();
+    let mut cmd = tokio::process::Command::from(w.temper());
+    cmd.args(["run", "--agent", "llm", "--llm", &url, "--model", "scripted", "--profile", STANDARD, "--rules", SUID, "--quiet"]);
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let pid = child.id().unwrap();
+    let mut peak = 0;
+    loop {
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            && let Some(kb) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
+        {
+            peak = peak.max(kb / 1024);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            assert!(status.success(), "the run fixes SUID: {status}");
+            return peak;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
