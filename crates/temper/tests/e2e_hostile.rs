@@ -185,3 +185,63 @@ async fn peak_of_run(w: &World, llm: &temper_mockllm::MockLlm) -> u64 {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// On guest A, `/usr/local/bin/tools` is nobody's (mode 0755): the derived fix makes it root's.
+const A_BREAK: &str = "set -e\nmkdir -p /usr/local/bin/tools\nchown nobody /usr/local/bin/tools\nchmod 0755 /usr/local/bin/tools\n";
+/// On guest B it is nobody's with mode 0700: neither as A's scan found it nor as the fix wants
+/// it, so the plan's step stops there, changing nothing.
+const B_BREAK: &str = "set -e\nmkdir -p /usr/local/bin/tools\nchown nobody /usr/local/bin/tools\nchmod 0700 /usr/local/bin/tools\n";
+
+/// A revert on another target (issue 56): a plan made on guest A with a derived file-metadata
+/// step, applied to guest B (another snapshot) where that step fails. After its revert, B's item
+/// is as B had it: the next attempt's evidence, collected after the revert, says so, and so does
+/// the guest once the run is over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "two runs under TCG, out of CI's hour: `bash tests/vm-long.sh` runs it"]
+async fn a_plans_revert_on_another_guest_leaves_it_as_it_was() {
+    require_vm().await;
+    let a = broken_snapshot("revert-a", A_BREAK).await;
+    let mut w = World::new();
+    let t = cut_profile(w.dir.path(), ANSSI, "revert", &[RULE.to_string()]);
+    let base = |w: &mut World, snap: &str| {
+        w.env.retain(|(k, _)| k != "TEMPER_BASELINE");
+        w.env.push(("TEMPER_BASELINE".into(), snap.into()));
+    };
+    base(&mut w, &a);
+    let out = w.run(&["run", "--agent", "stock", "--profile", ANSSI, "--tailoring-file", &t, "--rules", RULE, "--quiet"]).await;
+    assert_eq!(out.status.code(), Some(0), "A: the derived fix is kept");
+    let plan = w.dir.path().join("plan");
+    let key = w.dir.path().join("key");
+    assert!(std::process::Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key).status().unwrap().success());
+    assert!(w.run(&["plan", "export", "latest", "-o", plan.to_str().unwrap(), "--sign", key.to_str().unwrap()]).await.status.success());
+    let signers = w.dir.path().join("allowed");
+    std::fs::write(&signers, format!("e2e {}", std::fs::read_to_string(format!("{}.pub", key.display())).unwrap())).unwrap();
+
+    let b = broken_snapshot("revert-b", B_BREAK).await;
+    let before = root("stat -c '%u %g %a' /usr/local/bin/tools").await.1;
+    assert_eq!(before.trim(), "65534 0 700");
+    base(&mut w, &b);
+    let args = ["run", "--agent", "stock", "--profile", ANSSI, "--tailoring-file", &t, "--rules", RULE, "--quiet", "--max-attempts", "1"];
+    let out = w.run(&[&args[..], &["--plan", plan.to_str().unwrap(), "--allowed-signers", signers.to_str().unwrap()]].concat()).await;
+    let store = w.store().await;
+    let run = store.latest_run().await.unwrap().unwrap().id;
+    let attempts = store.attempts(run).await.unwrap();
+    let step = attempts.iter().find(|a| a.source == temper_core::journal::FixSource::Plan).expect("the plan's step ran");
+    assert_eq!(
+        step.verdict,
+        Some(temper_core::verdict::Verdict::ApplyFailed),
+        "{:?}: {}",
+        step.verdict,
+        step.verdict_reason.clone().unwrap_or_default()
+    );
+    let said = step.fix_stderr.clone().unwrap_or_default();
+    assert!(said.contains("/usr/local/bin/tools is 65534 0 700 now, not 65534 0 755 as the scan found it: nothing was changed"), "{said}");
+    if let Some(next) = attempts.iter().find(|a| a.n > step.n) {
+        // The loop's own try on B: the evidence it collected after the step's revert is B's.
+        let items = next.evidence_before.as_ref().map(|e| serde_json::to_string(e).unwrap()).unwrap_or_default();
+        assert!(items.contains("65534") && items.contains("/usr/local/bin/tools"), "{items}");
+    } else {
+        assert_eq!(root("stat -c '%u %g %a' /usr/local/bin/tools").await.1, before, "B's item as B had it: {out:?}");
+    }
+    w.cleanup().await;
+}
