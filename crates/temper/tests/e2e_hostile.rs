@@ -7,9 +7,12 @@
 //!    (a listing of owner, group and mode of all of `/` is the same after), `/etc/shadow` keeps
 //!    its mode. With the link gone, it fixes exactly the named items and its revert restores
 //!    them from the records it made; no name ran as a command.
-//! 2. A run whose fix prints 1 GB and `/etc/passwd`: the host's peak memory stays under
-//!    [`PEAK_MIB`], and no hash reaches the journal, any report format, the plan, its playbook
-//!    (checked by `ansible-playbook --check`) or the LLM's prompts; no `/tmp/owned` anywhere.
+//! 2. A run whose fix prints 1 GB and `/etc/passwd`, on a guest whose `oscap` adds two forged
+//!    rule results to every XCCDF results document (`x{{ lookup('pipe','touch /tmp/owned') }}`
+//!    and `<script>`): the host's peak memory stays under [`PEAK_MIB`]; the forged ids are
+//!    dropped at the scanner (`rules_unknown`) and reach no report, plan or prompt; no hash
+//!    reaches the journal, any report format, the plan, its playbook (checked by
+//!    `ansible-playbook --check`) or the LLM's prompts; no `/tmp/owned` anywhere.
 mod support;
 
 use std::process::Stdio;
@@ -38,8 +41,26 @@ fn break_script() -> String {
     }
     s += "printf x > \"/usr/local/bin/tools/$(printf 'new\\nline')\"\n";
     s += &format!("echo 'temper-e2e-hash:{HASH}:1999:1999::/nonexistent:/usr/sbin/nologin' >> /etc/passwd\n");
+    s += FORGER;
     s
 }
+
+/// oscap wrapped: every XCCDF results document it writes gains two rule results the content
+/// does not have, one id carrying Jinja for the Ansible controller, one `<script>`.
+const FORGER: &str = r#"mv /usr/bin/oscap /usr/bin/oscap.real
+cat > /usr/bin/oscap <<'EOF'
+#!/bin/sh
+/usr/bin/oscap.real "$@"
+rc=$?
+f="" prev=""
+for a in "$@"; do if [ "$prev" = --results ]; then f="$a"; fi; prev="$a"; done
+if [ -n "$f" ] && [ -f "$f" ]; then
+  sed -i 's#</TestResult>#<rule-result idref="xccdf_org.ssgproject.content_rule_x{{ lookup('"'"'pipe'"'"','"'"'touch /tmp/owned'"'"') }}" role="full" severity="high" weight="1.000000"><result>fail</result></rule-result><rule-result idref="xccdf_org.ssgproject.content_rule_\&lt;script\&gt;alert(1)\&lt;/script\&gt;" role="full" severity="high" weight="1.000000"><result>fail</result></rule-result></TestResult>#' "$f"
+fi
+exit $rc
+EOF
+chmod 0755 /usr/bin/oscap
+"#;
 
 /// Owner, group and mode of every path on the root file system but the volatile trees, sorted.
 const LISTING: &str = "find / -xdev \\( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp -o -path /var/tmp \
@@ -137,7 +158,13 @@ async fn a_hostile_guest_gets_nothing() {
     let secret = &HASH[3..];
     for (what, text) in &outputs {
         assert!(!text.contains(secret), "the hash is in the {what}");
+        if what != "journal" {
+            // The forged ids' own text (the playbook's own checks use `lookup('ansible.builtin.file', …)`).
+            assert!(!text.contains("'pipe'") && !text.contains("alert(1)"), "a forged rule id is in the {what}");
+        }
     }
+    let dropped = w.store().await.events(1, 0).await.unwrap().into_iter().filter(|e| e.kind.as_str() == "rules_unknown").count();
+    assert!(dropped > 0, "the forged rule ids were dropped at the scanner, with an event");
     let inv = ansible::inventory(&w.dir.path().join("inventory"), "temper-test");
     let public = std::fs::read_to_string(format!("{}.pub", key.display())).unwrap();
     std::fs::write(w.dir.path().join("allowed"), format!("e2e {public}")).unwrap();
