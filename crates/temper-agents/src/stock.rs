@@ -47,9 +47,8 @@ impl Architect for StockAgent {
         let reason = match derived::candidates(ctx.evidence.as_ref()) {
             Ok(all) if derived_tries < all.len() => return Ok(Turn::bare(Decision::Continue { plan: DERIVED_PLAN.into() })),
             Ok(all) if all.len() > 1 => format!("each of the {} derived fixes failed; no LLM configured", all.len()),
-            _ if derived_tries > 0 => DERIVED_ESCALATION.to_string(),
-            Ok(_) => DERIVED_ESCALATION.to_string(),
-            Err(refusal) => format!("{STOCK_ESCALATION}; no derived fix ({}): {refusal}", refusal.class()),
+            Err(refusal) if derived_tries == 0 => format!("{STOCK_ESCALATION}; no derived fix ({}): {refusal}", refusal.class()),
+            _ => DERIVED_ESCALATION.to_string(),
         };
         Ok(Turn::bare(Decision::Escalate { reason: with_stop(reason, ctx) }))
     }

@@ -84,7 +84,7 @@ fn minus(a: &str, b: &str) -> Vec<String> {
 #[ignore = "a hostile guest under TCG: a scan of a tree walker and a whole run, out of CI's hour: `bash tests/vm-long.sh` runs it"]
 async fn a_hostile_guest_gets_nothing() {
     require_vm().await;
-    broken_snapshot("hostile", &break_script()).await;
+    let snap = broken_snapshot("hostile", &break_script()).await;
     let g = guest();
 
     // 1. The guest's own evidence, then an item swapped for a link to /etc/shadow.
@@ -129,7 +129,6 @@ async fn a_hostile_guest_gets_nothing() {
 
     // 2. A fix that prints 1 GB and /etc/passwd, in a run; its peak memory and outputs.
     let mut w = World::new();
-    let snap = hypervisor_snapshot_name().await;
     w.env.push(("TEMPER_BASELINE".into(), snap));
     // /etc/passwd first: temper keeps the head of each stream (256 KiB) and reads the rest away.
     let loud = format!("cat /etc/passwd\nhead -c 1073741824 /dev/zero | tr '\\0' A\n{SUID_FIX}");
@@ -144,11 +143,7 @@ async fn a_hostile_guest_gets_nothing() {
     let dump = std::process::Command::new("sqlite3").arg(w.db()).arg(".dump").output().unwrap();
     outputs.push(("journal".into(), String::from_utf8_lossy(&dump.stdout).into_owned()));
     outputs.push(("prompts".into(), serde_json::to_string(&llm.requests()).unwrap()));
-    let plan = w.dir.path().join("plan");
-    let key = w.dir.path().join("key");
-    assert!(std::process::Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key).status().unwrap().success());
-    let out = w.run(&["plan", "export", "latest", "-o", plan.to_str().unwrap(), "--sign", key.to_str().unwrap()]).await;
-    assert!(out.status.success());
+    let (plan, signers) = export_signed(&w, "latest").await;
     for entry in std::fs::read_dir(&plan).unwrap().chain(std::fs::read_dir(plan.join("steps")).unwrap()) {
         let p = entry.unwrap().path();
         if p.is_file() {
@@ -166,13 +161,11 @@ async fn a_hostile_guest_gets_nothing() {
     let dropped = w.store().await.events(1, 0).await.unwrap().into_iter().filter(|e| e.kind.as_str() == "rules_unknown").count();
     assert!(dropped > 0, "the forged rule ids were dropped at the scanner, with an event");
     let inv = ansible::inventory(&w.dir.path().join("inventory"), "temper-test");
-    let public = std::fs::read_to_string(format!("{}.pub", key.display())).unwrap();
-    std::fs::write(w.dir.path().join("allowed"), format!("e2e {public}")).unwrap();
     let check = std::process::Command::new("ansible-playbook")
         .arg("-i")
         .arg(&inv)
         .args(["playbook.yml", "--check", "-e"])
-        .arg(format!("temper_allowed_signers={}", w.dir.path().join("allowed").display()))
+        .arg(format!("temper_allowed_signers={}", signers.display()))
         .current_dir(&plan)
         .env("ANSIBLE_HOST_KEY_CHECKING", "False")
         .output()
@@ -181,11 +174,6 @@ async fn a_hostile_guest_gets_nothing() {
     assert!(!std::path::Path::new("/tmp/owned").exists(), "nothing ran on the controller");
     assert!(root("test -e /tmp/owned; echo $?").await.1.trim() == "1", "nothing ran on the guest");
     w.cleanup().await;
-}
-
-/// The snapshot `broken_snapshot` made (the VM runs in it): its name, for the run's baseline.
-async fn hypervisor_snapshot_name() -> String {
-    broken_snapshot("hostile", &break_script()).await
 }
 
 /// `temper run --agent llm` over SUID with `llm`, its memory polled: the peak (VmHWM), in MiB.
@@ -237,12 +225,7 @@ async fn a_plans_revert_on_another_guest_leaves_it_as_it_was() {
     base(&mut w, &a);
     let out = w.run(&["run", "--agent", "stock", "--profile", ANSSI, "--tailoring-file", &t, "--rules", RULE, "--quiet"]).await;
     assert_eq!(out.status.code(), Some(0), "A: the derived fix is kept");
-    let plan = w.dir.path().join("plan");
-    let key = w.dir.path().join("key");
-    assert!(std::process::Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key).status().unwrap().success());
-    assert!(w.run(&["plan", "export", "latest", "-o", plan.to_str().unwrap(), "--sign", key.to_str().unwrap()]).await.status.success());
-    let signers = w.dir.path().join("allowed");
-    std::fs::write(&signers, format!("e2e {}", std::fs::read_to_string(format!("{}.pub", key.display())).unwrap())).unwrap();
+    let (plan, signers) = export_signed(&w, "latest").await;
 
     let b = broken_snapshot("revert-b", B_BREAK).await;
     let before = root("stat -c '%u %g %a' /usr/local/bin/tools").await.1;

@@ -37,9 +37,9 @@ async fn root(exec: Exec) -> String {
     said
 }
 
-/// A stock `--rules` run over `RULES` that fixes them all, and its plan exported: the plan's
-/// folder and the fixed rules.
-async fn run_and_export(w: &World) -> (PathBuf, Vec<String>) {
+/// A stock `--rules` run over `RULES` that fixes them all, and its plan exported, signed: the
+/// plan's folder, the allowed-signers file, and the fixed rules.
+async fn run_and_export(w: &World) -> (PathBuf, PathBuf, Vec<String>) {
     let t = Instant::now();
     let out = w.run(&["run", "--agent", "stock", "--profile", STANDARD, "--rules", &RULES.join(","), "--quiet", "--json"]).await;
     assert_eq!(out.status.code(), Some(0), "every rule of the --rules run is fixed");
@@ -48,18 +48,11 @@ async fn run_and_export(w: &World) -> (PathBuf, Vec<String>) {
     let fixed: Vec<String> =
         store.rules(run.id).await.unwrap().into_iter().filter(|r| r.status == RuleStatus::Fixed).map(|r| r.rule_id).collect();
     assert_eq!(fixed.len(), RULES.len(), "the stock fixes fixed {fixed:?}");
-    let plan = w.dir.path().join("plan");
-    let key = w.dir.path().join("signing-key");
-    let made = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", "ops@example.com", "-f"]).arg(&key).status();
-    assert!(made.unwrap().success(), "ssh-keygen");
-    let out = w.run(&["plan", "export", "latest", "-o", plan.to_str().unwrap(), "--sign", key.to_str().unwrap()]).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
-    std::fs::write(w.dir.path().join("allowed_signers"), format!("ops@example.com {public}")).unwrap();
+    let (plan, signers) = export_signed(w, "latest").await;
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(plan.join("plan.json")).unwrap()).unwrap();
     assert_eq!(doc["steps"].as_array().unwrap().len(), fixed.len(), "one step per fixed rule: {doc}");
     eprintln!("e2e_plan: run and export {:.0} s", t.elapsed().as_secs_f64());
-    (plan, fixed)
+    (plan, signers, fixed)
 }
 
 /// What the stock run did, as the store and the reports tell it, before its plan is replayed.
@@ -110,7 +103,7 @@ async fn the_stock_run_fixed_each_rule_once(w: &World, fixed: &[String]) {
 async fn the_stock_run_fixes_real_rules_and_its_plan_reproduces_it_with_bash_and_with_ansible() {
     require_vm().await;
     let w = World::new().measuring_cadence();
-    let (plan, fixed) = run_and_export(&w).await;
+    let (plan, signers, fixed) = run_and_export(&w).await;
     the_stock_run_fixed_each_rule_once(&w, &fixed).await;
 
     // bash, from the baseline: the rules fail there, and pass after the replay.
@@ -133,7 +126,7 @@ async fn the_stock_run_fixes_real_rules_and_its_plan_reproduces_it_with_bash_and
         .arg("-i")
         .arg(&inv)
         .args(["playbook.yml", "-e"])
-        .arg(format!("temper_allowed_signers={}", w.dir.path().join("allowed_signers").display()))
+        .arg(format!("temper_allowed_signers={}", signers.display()))
         .current_dir(&plan)
         .env("ANSIBLE_NOCOLOR", "1")
         .env("ANSIBLE_HOST_KEY_CHECKING", "False")
@@ -158,7 +151,7 @@ async fn the_stock_run_fixes_real_rules_and_its_plan_reproduces_it_with_bash_and
 async fn a_step_that_fails_on_a_differing_guest_is_bisected_to_and_handed_to_the_loop() {
     require_vm().await;
     let mut w = World::new();
-    let (plan, fixed) = run_and_export(&w).await;
+    let (plan, signers, fixed) = run_and_export(&w).await;
     at_baseline(&w).await;
     let (code, said) = sh("chattr +i /boot/System.map-*\nlsattr /boot/System.map-*\n").await;
     assert_eq!(code, Some(0), "{said}");
@@ -168,7 +161,6 @@ async fn a_step_that_fails_on_a_differing_guest_is_bisected_to_and_handed_to_the
     hv.snapshot_create(differs, "e2e_plan: System.map immutable").await.unwrap();
     w.env.push(("TEMPER_BASELINE".into(), differs.into()));
     let t = Instant::now();
-    let signers = w.dir.path().join("allowed_signers");
     let (plan, signers) = (plan.to_str().unwrap(), signers.to_str().unwrap());
     let args = [
         "run",

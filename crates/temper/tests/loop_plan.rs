@@ -4,6 +4,8 @@
 //! playbook linted, syntax-checked and run against this host (`-c local`). `temper run --plan`:
 //! refused when it does not fit, before anything runs; applied in order on another guest, where a
 //! step that fails goes to the normal loop.
+#[path = "support/keys.rs"]
+mod keys;
 mod plan_shown;
 mod sim;
 
@@ -11,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
 
+use keys::signing_key;
 use serde_json::{Value, json};
 use sim::*;
 use temper_core::journal::{EventKind, FixSource, RuleStatus};
@@ -342,17 +345,6 @@ async fn temper_run_refuses_a_plan_that_does_not_fit_and_runs_nothing() {
     );
     assert!(said.contains("nothing was run"), "{said}");
     took("temper_run_refuses_a_plan_that_does_not_fit_and_runs_nothing", t);
-}
-
-/// A key pair made by `ssh-keygen` under `dir`, and an allowed-signers file naming it: their paths.
-fn signing_key(dir: &Path, principal: &str) -> (PathBuf, PathBuf) {
-    let key = dir.join(format!("key-{principal}"));
-    let made = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", principal, "-f"]).arg(&key).status();
-    assert!(made.unwrap().success(), "ssh-keygen");
-    let public = std::fs::read_to_string(format!("{}.pub", key.display())).unwrap();
-    let signers = dir.join(format!("allowed-{principal}"));
-    std::fs::write(&signers, format!("{principal} {public}")).unwrap();
-    (key, signers)
 }
 
 /// The plan's seal, each way it is applied: `temper run --plan`, replay.sh and the playbook each

@@ -177,11 +177,12 @@ fn files(dir: &Path) -> Result<Vec<String>, SealError> {
                 .ok_or_else(|| SealError::BadName(rel.display().to_string()))?
                 .to_string();
             let kind = e.file_type().map_err(|source| SealError::Io { path: e.path(), source })?;
-            match () {
-                _ if kind.is_dir() => todo.push(rel),
-                _ if kind.is_file() && name != MANIFEST && name != SIGNATURE => out.push(name),
-                _ if kind.is_file() => {}
-                _ => return Err(SealError::NotAFile(name)),
+            if kind.is_dir() {
+                todo.push(rel);
+            } else if !kind.is_file() {
+                return Err(SealError::NotAFile(name));
+            } else if name != MANIFEST && name != SIGNATURE {
+                out.push(name);
             }
         }
     }

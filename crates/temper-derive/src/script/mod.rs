@@ -84,14 +84,18 @@ pub fn render(rule: &str, actions: &[Action]) -> DerivedFix {
 }
 
 fn part(rule: &str, n: usize, a: &Action) -> Part {
-    let record = |what: &str| format!("\"$state/{n}.{what}\"");
     match a {
-        Action::File(x) => file(x, &record("meta")),
-        Action::Sysctl(x) => sysctl(rule, x, &record("sysctl")),
-        Action::Unit(x) => unit(x, &record("unit")),
-        Action::Line(x) => line(x, &record("orig")),
-        Action::Package(x) => package(x, &record("package")),
+        Action::File(x) => file(x, &state_file(n, "meta")),
+        Action::Sysctl(x) => sysctl(rule, n, x),
+        Action::Unit(x) => unit(x, &state_file(n, "unit")),
+        Action::Line(x) => line(x, &state_file(n, "orig")),
+        Action::Package(x) => package(x, &state_file(n, "package")),
     }
+}
+
+/// Action `n`'s record `what` under the fix's state folder, as a shell word.
+fn state_file(n: usize, what: &str) -> String {
+    format!("\"$state/{n}.{what}\"")
 }
 
 /// The first record stays: `[ -e R ] || COMMAND > R`.
@@ -121,7 +125,8 @@ fn file(x: &FileFix, rec: &str) -> Part {
     Part { check, record: keep_first(rec, &format!("stat -c '%u %g %a' -- {p}")), change, restore: restore::file(&p, rec), step }
 }
 
-fn sysctl(rule: &str, x: &SysctlFix, rec: &str) -> Part {
+fn sysctl(rule: &str, n: usize, x: &SysctlFix) -> Part {
+    let rec = &state_file(n, "sysctl");
     let dropin = q(&format!("/etc/sysctl.d/99-temper-{rule}.conf"));
     let setting = format!("{} = {}", x.key, x.value);
     let (mut check, mut record, mut change, mut restore) =
@@ -131,12 +136,12 @@ fn sysctl(rule: &str, x: &SysctlFix, rec: &str) -> Part {
     let all: Vec<String> = x.overrides.iter().map(|o| q(o)).collect();
     let key = x.key.replace('.', "\\.");
     for (j, (path, f)) in x.overrides.iter().zip(&all).enumerate() {
-        let copy = format!("{}.{j}\"", rec.trim_end_matches('"'));
+        let copy = state_file(n, &format!("sysctl.{j}"));
         let unless_link = format!("temper_link_to {f} {} ||", all.join(" "));
         writeln!(check, "{unless_link} temper_path {f}").unwrap();
         writeln!(record, "{unless_link} [ -e {copy} ] || cp -p -- {f} {copy}").unwrap();
         writeln!(change, "{unless_link} sed -i -E {} {f}", q(&format!("s/^[[:space:]]*{key}[[:space:]]*=/# &/"))).unwrap();
-        restore += &restore::line(f, &copy).replace(&format!("no copy of {path}"), &format!("no copy of {path} (for {})", x.key));
+        restore += &restore::line(f, &copy, &format!("{path} (for {})", x.key));
     }
     writeln!(change, "printf '%s\\n' {} > {dropin}", q(&setting)).unwrap();
     writeln!(change, "sysctl -w {}", q(&format!("{}={}", x.key, x.value))).unwrap();
@@ -192,7 +197,7 @@ fn line(x: &LineFix, rec: &str) -> Part {
         check: format!("temper_path {p}\n"),
         record,
         change,
-        restore: restore::line(&p, rec),
+        restore: restore::line(&p, rec, &x.path),
         step: format!("`{setting}` in {}", x.path),
     }
 }

@@ -48,9 +48,10 @@ pub fn unit(x: &UnitFix, u: &str, rec: &str) -> String {
     from_record(rec, &body, &format!("no record of {}'s state on this machine{seen}", x.unit))
 }
 
-pub fn line(p: &str, rec: &str) -> String {
+/// `p` (a shell word) back from its copy `rec`; `named` says which file it is, in words.
+pub fn line(p: &str, rec: &str, named: &str) -> String {
     let body = format!("  temper_path {p}\n  cp -p -- {rec} {p}\n");
-    from_record(rec, &body, &format!("no copy of {} from before the fix on this machine", unquote(p)))
+    from_record(rec, &body, &format!("no copy of {named} from before the fix on this machine"))
 }
 
 pub fn package(x: &PackageFix, name: &str, apt: &str, rec: &str) -> String {

@@ -14,6 +14,7 @@ use temper_store::Store;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
 pub mod ansible;
+pub mod keys;
 mod otlp;
 #[allow(unused_imports)] // each test binary uses some of it
 pub use otlp::{Attr, OtlpSink, Span, otlp_sink};
@@ -380,6 +381,16 @@ pub async fn dashboard_reads(store: &Store, file: &str) {
         }
     }
     assert!(queries >= 10, "{file}: {queries} queries");
+}
+
+/// `temper plan export RUN --sign` with a key made by the real `ssh-keygen`: the plan's folder
+/// under the world's, and an allowed-signers file naming the key.
+pub async fn export_signed(w: &World, run: &str) -> (PathBuf, PathBuf) {
+    let (key, signers) = keys::signing_key(w.dir.path(), "ops@example.com");
+    let plan = w.dir.path().join("plan");
+    let out = w.run(&["plan", "export", run, "-o", plan.to_str().unwrap(), "--sign", key.to_str().unwrap()]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (plan, signers)
 }
 
 /// Writes the latest run's report in `format` under `target/test-artifacts/` and returns it.
