@@ -1,6 +1,9 @@
 //! The operator's controls a run was started with, stored with it (in `options_json`, under
 //! `controls`) so that `resume`, the reports and the checklists see the same ones.
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
+use temper_scap::{Benchmark, ScapError};
 
 use crate::journal::Run;
 use crate::waiver::{Waiver, WaiverState};
@@ -43,6 +46,16 @@ impl RunControls {
             controls: RunControls,
         }
         serde_json::from_str::<Options>(&run.options_json).map(|o| o.controls).unwrap_or_default()
+    }
+
+    /// The datastream through the run's tailoring, when it has one (`temper_scap::read_content`).
+    pub fn read_content(&self, profile: &str, datastream: &Path) -> Result<Benchmark, ScapError> {
+        temper_scap::read_content(datastream, self.tailoring.as_ref().map(|t| t.xml.as_str()), profile)
+    }
+
+    /// [`RunControls::read_content`] for a stored run: its controls and its profile.
+    pub fn run_content(run: &Run, datastream: &Path) -> Result<Benchmark, ScapError> {
+        Self::of(run).read_content(&run.profile, datastream)
     }
 
     /// Each waiver with its state on the day the run started.

@@ -145,6 +145,20 @@ pub fn md_code(s: &str, lang: &str) -> String {
     format!("{fence}{lang}\n{body}\n{fence}\n")
 }
 
+/// Appends `s` with HTML's special characters as entities.
+pub fn escape(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#x27;"),
+            c => out.push(c),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ use std::process::Command;
 use common::*;
 use temper_core::journal::{NewRule, RuleStatus, RunSummary, ScanResult};
 use temper_core::target::Target;
-use temper_report::{Format, ReportError, load_fleet, render_fleet};
+use temper_report::{Format, LoadError, ReportError, load_fleet, render_fleet};
 
 const SHARED: &str = "xccdf_org.ssgproject.content_rule_sshd_set_keepalive";
 const ONLY_B: &str = "xccdf_org.ssgproject.content_rule_package_audit_installed";
@@ -57,7 +57,7 @@ async fn a_fleet_report_has_each_target_and_the_escalations_that_recur_across_th
     assert!(!shared.next_step.check.is_empty(), "one next step");
     assert_eq!((r.escalations[1].rule_id.as_str(), r.escalations[1].recurs), (ONLY_B, false));
     assert_eq!(load_fleet(&f.store, None).await.unwrap().fleet, "night", "the newest fleet by default");
-    assert!(matches!(load_fleet(&f.store, Some("nosuch")).await, Err(ReportError::NoFleet(Some(_)))));
+    assert!(matches!(load_fleet(&f.store, Some("nosuch")).await, Err(LoadError::NoFleet(Some(_)))));
     assert!(matches!(render_fleet(&r, Format::Ckl), Err(ReportError::FleetChecklist(Format::Ckl))));
 
     let md = render_fleet(&r, Format::Md).unwrap();

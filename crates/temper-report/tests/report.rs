@@ -4,7 +4,7 @@ mod common;
 use std::process::Command;
 
 use common::*;
-use temper_report::{Format, ReportError, load, render, replay_script, resolve_run};
+use temper_report::{Format, LoadError, ReportError, load, render, replay_script, resolve_run};
 
 #[tokio::test]
 async fn markdown_has_the_summary_and_a_section_per_escalated_rule() {
@@ -128,11 +128,11 @@ async fn reports_work_without_content_but_checklists_need_it() {
 #[tokio::test]
 async fn runs_and_formats_resolve_with_clear_errors() {
     let empty = Fixture::open().await;
-    assert!(matches!(resolve_run(&empty.store, "latest").await, Err(ReportError::NoRuns)));
+    assert!(matches!(resolve_run(&empty.store, "latest").await, Err(LoadError::NoRuns)));
     let f = Fixture::rhel9_run().await;
     assert_eq!(resolve_run(&f.store, "latest").await.unwrap(), f.run);
     assert_eq!(resolve_run(&f.store, "1").await.unwrap(), 1);
-    assert!(matches!(resolve_run(&f.store, "99").await, Err(ReportError::Store(_))));
+    assert!(matches!(resolve_run(&f.store, "99").await, Err(LoadError::Store(_))));
     let e = resolve_run(&f.store, "abc").await.unwrap_err();
     assert!(e.to_string().contains("give a run number or `latest`"), "{e}");
     assert_eq!("CKLB".parse::<Format>().unwrap(), Format::Cklb);

@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::BytesStart;
 use serde::{Deserialize, Serialize};
 
 use crate::Severity;
@@ -138,48 +138,16 @@ pub fn parse_results(path: impl AsRef<Path>) -> Result<TestResult> {
 
 pub fn parse_results_bytes(input: &[u8]) -> Result<TestResult> {
     let mut x = Xml::new(input)?;
+    let root = |name: &str| match name {
+        "Benchmark" | "TestResult" | "asset-report-collection" => Ok(()),
+        other => Err(ScapError::NotResults(other.to_string())),
+    };
     let mut last = None;
-    let mut open: Vec<&'static str> = Vec::new();
-    let mut root_seen = false;
-    loop {
-        let (e, empty) = match x.next()? {
-            Event::Start(e) => (e, false),
-            Event::Empty(e) => (e, true),
-            Event::End(_) => {
-                open.pop();
-                continue;
-            }
-            Event::Eof => {
-                if let Some(name) = open.last() {
-                    return Err(x.truncated(name));
-                }
-                break;
-            }
-            _ => continue,
-        };
-        let name = local(&e);
-        if !root_seen {
-            root_seen = true;
-            if !matches!(name, "Benchmark" | "TestResult" | "asset-report-collection") {
-                return Err(ScapError::NotResults(name.to_string()));
-            }
-        }
-        match name {
-            "TestResult" => last = Some(test_result(&mut x, &e, empty)?),
-            "Benchmark" | "asset-report-collection" | "reports" | "report" | "content" if !empty => open.push(match name {
-                "Benchmark" => "Benchmark",
-                "asset-report-collection" => "asset-report-collection",
-                "reports" => "reports",
-                "report" => "report",
-                _ => "content",
-            }),
-            _ if !empty => x.skip(&e)?,
-            _ => {}
-        }
-    }
-    if !root_seen {
-        return Err(ScapError::NoRootElement);
-    }
+    let wrappers = ["Benchmark", "asset-report-collection", "reports", "report", "content"];
+    x.descend(&wrappers, "TestResult", root, |x, e, empty| {
+        last = Some(test_result(x, &e, empty)?);
+        Ok(None::<()>)
+    })?;
     last.ok_or(ScapError::NoTestResult)
 }
 

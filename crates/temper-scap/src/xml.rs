@@ -82,6 +82,57 @@ impl<'a> Xml<'a> {
         }
     }
 
+    /// Walks down from the root through the container elements named in `inside`, and hands
+    /// each element named `wanted` to `found` (its start tag, and whether it is empty), which
+    /// reads it whole and may end the walk with a value; every other element is skipped. `root`
+    /// checks the root element's name. `None`: the root ended and `found` gave no value. The
+    /// datastream reader and the results reader both find their element so.
+    pub fn descend<T>(
+        &mut self,
+        inside: &[&'static str],
+        wanted: &str,
+        root: impl Fn(&str) -> Result<()>,
+        mut found: impl FnMut(&mut Self, BytesStart<'a>, bool) -> Result<Option<T>>,
+    ) -> Result<Option<T>> {
+        let mut open: Vec<&'static str> = Vec::new();
+        let mut root_seen = false;
+        loop {
+            let (e, empty) = match self.next()? {
+                Event::Start(e) => (e, false),
+                Event::Empty(e) => (e, true),
+                Event::End(_) => {
+                    open.pop();
+                    if open.is_empty() {
+                        return Ok(None);
+                    }
+                    continue;
+                }
+                Event::Eof => {
+                    return match open.last() {
+                        Some(name) => Err(self.truncated(name)),
+                        None if root_seen => Ok(None),
+                        None => Err(ScapError::NoRootElement),
+                    };
+                }
+                _ => continue,
+            };
+            let name = local(&e);
+            if !root_seen {
+                root_seen = true;
+                root(name)?;
+            }
+            if let Some(w) = inside.iter().find(|w| **w == name).filter(|_| !empty) {
+                open.push(w);
+            } else if name == wanted {
+                if let Some(t) = found(self, e, empty)? {
+                    return Ok(Some(t));
+                }
+            } else if !empty {
+                self.skip(&e)?;
+            }
+        }
+    }
+
     pub fn truncated(&self, element: &str) -> ScapError {
         ScapError::Truncated { offset: self.pos(), element: element.to_string() }
     }

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use temper_core::journal::{JournalError, RuleStatus};
-use temper_report::{Format, ReportError};
+use temper_report::{Format, LoadError, ReportError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WebError {
@@ -40,6 +40,8 @@ pub enum WebError {
     Store(#[from] JournalError),
     #[error("report: {0}")]
     Report(#[from] ReportError),
+    #[error("report: {0}")]
+    Load(#[from] LoadError),
     #[error("a task stopped: {0}")]
     Task(#[from] tokio::task::JoinError),
     #[error("page: {0}")]

@@ -22,7 +22,7 @@ pub use records::{
     Attempt, Ban, Claim, Culprit, Escalation, Evaluation, Event, KeptFix, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn,
     QueueItem, RETIRE_AFTER, RebootProof, Recall, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
 };
-pub use tally::Tally;
+pub use tally::{Tally, count_by, reverts};
 pub(crate) use vocab::text_enum;
 pub use vocab::{
     AttemptState, EscalationCause, EventKind, FixSource, KeptState, MemoryKind, Phase, QueueState, RevertMethod, RuleStatus, RunStatus,

@@ -1,9 +1,28 @@
 //! A run's rules counted within its scope: the one count `temper status`, the web view's
 //! progress, the loop's progress line and the summary's exit code share. Rules out of the run's
 //! scope (`out_of_scope`) are counted apart and in nothing else.
+use std::collections::BTreeMap;
+use std::fmt::Display;
+
 use serde::Serialize;
 
-use super::{Rule, RuleStatus, ScanResult};
+use super::{Attempt, RevertMethod, Rule, RuleStatus, ScanResult};
+
+/// How many of `items` have each key, by the key's name, in name order: rules by status or by
+/// scan result, attempts by revert method. An item without a key (`None`) is not counted. The
+/// summary and the reports count with it.
+pub fn count_by<T, K: Display>(items: &[T], key: impl Fn(&T) -> Option<K>) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for k in items.iter().filter_map(key) {
+        *m.entry(k.to_string()).or_insert(0) += 1;
+    }
+    m
+}
+
+/// The attempts reverted, by how: those that needed no revert left out.
+pub fn reverts(attempts: &[Attempt]) -> BTreeMap<String, usize> {
+    count_by(attempts, |a| a.revert_method.filter(|m| *m != RevertMethod::None))
+}
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Tally {
@@ -75,5 +94,18 @@ mod tests {
         ];
         let t = Tally::of(&rules);
         assert_eq!((t.failing_at_start, t.open, t.fixed, t.out_of_scope, t.remaining()), (2, 1, 1, 2, 0));
+    }
+
+    #[test]
+    fn count_by_names_each_key_and_skips_none() {
+        let rules = [
+            rule(ScanResult::Fail, RuleStatus::Fixed),
+            rule(ScanResult::Fail, RuleStatus::Fixed),
+            rule(ScanResult::Pass, RuleStatus::Passing),
+        ];
+        let by_status = count_by(&rules, |r| Some(r.status));
+        assert_eq!(by_status.into_iter().collect::<Vec<_>>(), [("fixed".to_string(), 2), ("passing".to_string(), 1)]);
+        let failing = count_by(&rules, |r| (r.initial_result == ScanResult::Fail).then_some(r.initial_result));
+        assert_eq!(failing.into_iter().collect::<Vec<_>>(), [("fail".to_string(), 2)]);
     }
 }

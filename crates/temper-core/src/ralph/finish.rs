@@ -1,8 +1,6 @@
 //! The end of a run: a final full scan, the summary and the exit code.
-use std::collections::BTreeMap;
-
 use super::{End, LoopResult, Phase, Ralph, RunState};
-use crate::journal::{EventData, EventKind, RevertMethod, RuleStatus, RunSummary, ScanKind, ScanResult, Tally};
+use crate::journal::{self, EventData, EventKind, RuleStatus, RunSummary, ScanKind, ScanResult, Tally, count_by};
 use crate::scan::Scan;
 
 /// Exit codes: every failing rule in scope fixed or dispositioned; some remain.
@@ -55,24 +53,15 @@ impl Ralph<'_> {
         }
         self.final_evidence(scan).await?;
         let rules = self.store.rules(self.run).await?;
-        let mut statuses = BTreeMap::new();
-        let mut before = BTreeMap::new();
-        for r in &rules {
-            *statuses.entry(r.status.to_string()).or_insert(0) += 1;
-            *before.entry(r.initial_result.to_string()).or_insert(0) += 1;
-        }
+        let statuses = count_by(&rules, |r| Some(r.status));
+        let before = count_by(&rules, |r| Some(r.initial_result));
         let failing_after: Vec<String> =
             rules.iter().filter(|r| r.final_result == Some(ScanResult::Fail) && !r.status.set_aside()).map(|r| r.rule_id.clone()).collect();
         let remaining = Tally::of(&rules).remaining() > 0;
         let exit_code = if remaining || !failing_after.is_empty() { EXIT_REMAINING } else { EXIT_DONE };
 
         let attempts = self.store.attempts(self.run).await?;
-        let mut reverts = BTreeMap::new();
-        for a in &attempts {
-            if let Some(m) = a.revert_method.filter(|m| *m != RevertMethod::None) {
-                *reverts.entry(m.to_string()).or_insert(0) += 1;
-            }
-        }
+        let reverts = journal::reverts(&attempts);
         let turns = self.store.turns(self.run).await?;
         let prompt_tokens = turns.iter().map(|t| t.prompt_tokens.unwrap_or(t.prompt_tokens_est)).sum();
         let completion_tokens = turns.iter().filter_map(|t| t.completion_tokens).sum();

@@ -2,13 +2,17 @@
 //! longer than any backtick run they hold.
 use std::fmt::Write;
 
+mod fleet;
 mod plan;
 
+pub use fleet::render as render_fleet;
+
+use crate::run::Interruption;
 use crate::text::{md, md_code, md_code_id, md_id, md_ticks, md_ticks_cell};
-use crate::view::{Count, Found, Report, RuleSection};
+use crate::view::{ControlsView, Count, Found, Report, RuleSection};
 
 /// The tailoring and the waivers, each with its expiry; an expired one is flagged.
-fn controls(s: &mut String, c: &crate::ControlsView) {
+fn controls(s: &mut String, c: &ControlsView) {
     if c.tailoring.is_none() && c.waivers.is_empty() {
         return;
     }
@@ -196,7 +200,7 @@ pub fn render(r: &Report) -> String {
 }
 
 /// Each stop and resume, so that a reader knows the run did not go through in one go.
-fn interruptions(s: &mut String, all: &[crate::interruptions::Interruption]) {
+fn interruptions(s: &mut String, all: &[Interruption]) {
     if all.is_empty() {
         return;
     }

@@ -1,7 +1,7 @@
 //! The report's "Plan" section: each step of the proven plan the run applied, and its outcome.
 use std::fmt::Write;
 
-use crate::plan::PlanView;
+use crate::run::PlanView;
 use crate::text::md;
 
 pub(super) fn section(s: &mut String, p: &PlanView) {

@@ -1,56 +1,26 @@
 //! The proven plan (`temper_core::plan`) made from a run, and written as a folder:
 //! `plan.json`, the steps' scripts under `steps/`, `replay.sh`, `playbook.yml` and `README.md`.
 mod ansible;
-mod applied;
 mod readme;
-mod replay;
 mod verify;
 
 use std::path::Path;
 
 use temper_core::controls::RunControls;
-use temper_core::journal::{Attempt, Run};
-use temper_core::plan::{self, ContentRef, Header, Plan, Script, ScriptKind, SourceRun, Step, TailoringRef};
-use temper_core::verdict::Verdict;
+use temper_core::journal::Run;
+use temper_core::plan::{self, ContentRef, Header, Plan, SourceRun, TailoringRef};
 use temper_scap::Benchmark;
 
 pub use ansible::playbook;
-pub use applied::{NotApplied, PlanCounts, PlanTry, PlanView, StepOutcome, StepView, applied};
 pub use readme::readme;
-pub use replay::{Home, Origin, replay};
 pub use verify::verify_sh;
 
-use crate::ReportError;
-use crate::data::RunData;
-use crate::view::{kept_attempts, rule_info};
+pub use crate::replay::{Home, Origin, replay};
+pub use crate::run::{NotApplied, PlanCounts, PlanTry, PlanView, StepOutcome, StepView, applied};
+pub use crate::view::steps;
 
-/// The run's kept fixes as plan steps, in the order they were kept.
-pub fn steps(data: &RunData, content: Option<&Benchmark>) -> Vec<Step> {
-    kept_attempts(data).into_iter().enumerate().map(|(i, a)| step(i + 1, a, data, content)).collect()
-}
-
-fn step(n: usize, a: &Attempt, data: &RunData, content: Option<&Benchmark>) -> Step {
-    let c = content.and_then(|c| c.rule(&a.rule_id));
-    let title = data.rules.iter().find(|r| r.rule_id == a.rule_id).map(|r| rule_info(r, c).title).unwrap_or_default();
-    let stock_reboot = a.source == temper_core::journal::FixSource::Stock && c.and_then(|c| c.fix.as_ref()).is_some_and(|f| f.reboot);
-    let exit_code = a.fix_exit_code;
-    Step {
-        n,
-        rule: a.rule_id.clone(),
-        title,
-        source: a.source,
-        attempt: a.n,
-        description: a.description.clone(),
-        fix: Script::new(n, &a.rule_id, ScriptKind::Fix, &a.fix_script),
-        revert: Script::new(n, &a.rule_id, ScriptKind::Revert, &a.revert_script),
-        exit_code,
-        accepted_nonzero_exit: exit_code.is_some_and(|c| c != 0),
-        needs_reboot: stock_reboot || a.verdict == Some(Verdict::NeedsReboot),
-        one_way: None,
-        evidence_before: a.evidence_before.clone(),
-        evidence_after: a.evidence_after.clone(),
-    }
-}
+use crate::error::ReportError;
+use crate::run::RunData;
 
 /// The plan of a finished run. `content_sha256` is the datastream's, for runs that did not record
 /// it when they started ([`recorded_content_sha256`]).

@@ -1,5 +1,11 @@
 //! One attempt as an escalated rule's section shows it.
-use super::*;
+use serde::Serialize;
+use temper_core::journal::{Attempt, KeptState, RevertMethod};
+use temper_core::verdict::Verdict;
+use temper_scap::oval::Evidence;
+
+use crate::run::BlamedBy;
+use crate::text::ms;
 
 #[derive(Debug, Serialize)]
 pub struct AttemptView {

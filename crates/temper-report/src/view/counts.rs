@@ -1,5 +1,28 @@
 //! The summary's counts: scan results, dispositions before and after, time per role, reverts.
-use super::*;
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use temper_core::journal::{self, Attempt, RuleStatus, ScanResult, count_by};
+
+use crate::run::RunData;
+use crate::text::ms;
+
+#[derive(Debug, Serialize)]
+pub struct RoleTime {
+    pub role: String,
+    pub turns: usize,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub time: String,
+    pub errors: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Count {
+    pub name: String,
+    pub before: usize,
+    pub after: usize,
+}
 
 /// The dispositions shown even at zero, in this order.
 pub(super) const DISPOSITIONS: [RuleStatus; 6] =
@@ -7,11 +30,11 @@ pub(super) const DISPOSITIONS: [RuleStatus; 6] =
 
 pub(super) fn results(rules: &[journal::Rule]) -> Vec<Count> {
     let mut m: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for r in rules {
-        m.entry(r.initial_result.to_string()).or_default().0 += 1;
-        if let Some(f) = &r.final_result {
-            m.entry(f.to_string()).or_default().1 += 1;
-        }
+    for (name, n) in count_by(rules, |r| Some(r.initial_result)) {
+        m.entry(name).or_default().0 = n;
+    }
+    for (name, n) in count_by(rules, |r| r.final_result) {
+        m.entry(name).or_default().1 = n;
     }
     let rank = |s: &str| ["fail", "error", "unknown", "pass", "notapplicable", "notchecked"].iter().position(|x| *x == s).unwrap_or(9);
     let mut v: Vec<Count> = m.into_iter().map(|(name, (before, after))| Count { name, before, after }).collect();
@@ -75,11 +98,5 @@ pub(super) fn roles(data: &RunData) -> Vec<RoleTime> {
 }
 
 pub(super) fn reverts(attempts: &[Attempt]) -> Vec<Count> {
-    let mut m: BTreeMap<String, usize> = BTreeMap::new();
-    for a in attempts {
-        if let Some(method) = a.revert_method.filter(|m| *m != RevertMethod::None) {
-            *m.entry(method.to_string()).or_default() += 1;
-        }
-    }
-    m.into_iter().map(|(name, n)| Count { name, before: 0, after: n }).collect()
+    journal::reverts(attempts).into_iter().map(|(name, n)| Count { name, before: 0, after: n }).collect()
 }

@@ -1,25 +1,14 @@
-//! A rule as the report shows it: its ids and prose, its section when escalated, its line in the
-//! list of all rules, and the fixes kept.
-use super::*;
+//! A rule as the report shows it: its section when escalated, its line in the list of all
+//! rules, and the fixes kept.
+use serde::Serialize;
+use temper_core::journal::{self, Attempt, RuleStatus};
+use temper_scap::oval::{Evidence, Finding};
+use temper_scap::{Benchmark, Rule, Severity};
 
-/// DISA and SSG ids and prose for one rule, from the content when it has the rule.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct RuleInfo {
-    pub rule_id: String,
-    pub short_id: String,
-    pub anchor: String,
-    pub title: String,
-    pub severity: Severity,
-    pub stig_ids: Vec<String>,
-    pub sv_ids: Vec<String>,
-    pub v_ids: Vec<String>,
-    pub srg_ids: Vec<String>,
-    pub cci: Vec<String>,
-    pub description: String,
-    pub rationale: String,
-    pub oval: Option<String>,
-    pub stock_fix: Option<String>,
-}
+use super::attempt::{AttemptView, attempt_view};
+use super::info::{RuleInfo, rule_info};
+use super::next_step::{NextStep, next_steps};
+use crate::run::RunData;
 
 #[derive(Debug, Serialize)]
 pub struct RuleSection {
@@ -104,27 +93,6 @@ pub struct RuleLine {
 pub struct StatusGroup {
     pub status: RuleStatus,
     pub n: usize,
-}
-
-pub fn rule_info(r: &journal::Rule, c: Option<&Rule>) -> RuleInfo {
-    let short_id = short(&r.rule_id).to_string();
-    let title = c.map(|c| c.title.clone()).filter(|t| !t.is_empty()).unwrap_or_else(|| r.title.clone());
-    RuleInfo {
-        rule_id: r.rule_id.clone(),
-        anchor: format!("rule-{}", short_id.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "-")),
-        short_id,
-        title: if title.is_empty() { short(&r.rule_id).to_string() } else { title },
-        severity: c.map_or(r.severity, |c| c.severity),
-        stig_ids: c.map(|c| c.stig_ids.clone()).unwrap_or_default(),
-        sv_ids: c.map(|c| c.sv_ids.clone()).unwrap_or_default(),
-        v_ids: c.map(|c| c.v_ids.clone()).unwrap_or_default(),
-        srg_ids: c.map(|c| c.srg_ids.clone()).unwrap_or_default(),
-        cci: c.map(|c| c.cci.clone()).unwrap_or_default(),
-        description: c.map(|c| c.description.clone()).unwrap_or_default(),
-        rationale: c.map(|c| c.rationale.clone()).unwrap_or_default(),
-        oval: c.and_then(|c| c.oval.as_ref()).map(|o| format!("{} in {}", o.name, o.href)),
-        stock_fix: c.and_then(|c| c.fix.as_ref()).map(|f| f.script.clone()),
-    }
 }
 
 pub(super) fn section(data: &RunData, r: &journal::Rule, c: Option<&Rule>) -> RuleSection {

@@ -84,6 +84,16 @@ pub fn read_benchmark_bytes(input: &[u8], profile: Option<&str>) -> Result<Bench
     walk::benchmark(input, profile, None)
 }
 
+/// The datastream as a run reads it: through its tailoring (the tailoring document, kept whole
+/// with the run) when it has one, else `profile` as it stands. The loop, the reports and the
+/// web view all read content here.
+pub fn read_content(path: impl AsRef<Path>, tailoring_xml: Option<&str>, profile: &str) -> Result<Benchmark> {
+    match tailoring_xml {
+        Some(xml) => read_benchmark_tailored(path, &Tailoring::parse(xml.as_bytes())?, Some(profile)),
+        None => read_benchmark(path, Some(profile)),
+    }
+}
+
 /// Reads the Benchmark through a tailoring: `profile` (full id or short name) picks one of its
 /// profiles, or a Benchmark profile one of them extends; with none, its only profile. The
 /// tailored selection and values apply on top of its base profile's, as `oscap

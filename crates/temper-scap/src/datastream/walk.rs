@@ -34,48 +34,12 @@ pub(super) fn benchmark(input: &[u8], profile: Option<&str>, tailoring: Option<&
 /// Reads up to the first Benchmark start tag: the root itself (plain XCCDF) or a child
 /// of a datastream `component`. Everything else is skipped.
 fn seek_benchmark<'a>(x: &mut Xml<'a>) -> Result<(BytesStart<'a>, bool)> {
-    let mut open: Vec<&'static str> = Vec::new();
-    let mut root_seen = false;
-    loop {
-        let (e, empty) = match x.next()? {
-            Event::Start(e) => (e, false),
-            Event::Empty(e) => (e, true),
-            Event::End(_) => {
-                open.pop();
-                if open.is_empty() {
-                    return Err(ScapError::NoBenchmark);
-                }
-                continue;
-            }
-            Event::Eof => {
-                return Err(match open.last() {
-                    Some(name) => x.truncated(name),
-                    None if root_seen => ScapError::NoBenchmark,
-                    None => ScapError::NoRootElement,
-                });
-            }
-            _ => continue,
-        };
-        let name = local(&e);
-        if !root_seen {
-            root_seen = true;
-            match name {
-                "Benchmark" => return Ok((e, empty)),
-                "data-stream-collection" if !empty => {
-                    open.push("data-stream-collection");
-                    continue;
-                }
-                "data-stream-collection" => return Err(ScapError::NoBenchmark),
-                other => return Err(ScapError::NotADatastream(other.to_string())),
-            }
-        }
-        match name {
-            "Benchmark" => return Ok((e, empty)),
-            "component" if !empty => open.push("component"),
-            _ if !empty => x.skip(&e)?,
-            _ => {}
-        }
-    }
+    let root = |name: &str| match name {
+        "Benchmark" | "data-stream-collection" => Ok(()),
+        other => Err(ScapError::NotADatastream(other.to_string())),
+    };
+    x.descend(&["data-stream-collection", "component"], "Benchmark", root, |_, e, empty| Ok(Some((e, empty))))?
+        .ok_or(ScapError::NoBenchmark)
 }
 
 struct Walker<'p> {

@@ -30,6 +30,7 @@ impl Pages {
         env.add_filter("short", |id: String| format::short_id(&id).to_string());
         env.add_filter("ms", |ms: Option<i64>| ms.map(duration).unwrap_or_default());
         env.add_filter("pct", |v: Option<f64>| format::percent(v));
+        env.add_template("plan.html", temper_report::PLAN_TEMPLATE)?;
         for (name, source) in TEMPLATES {
             env.add_template(name, source)?;
         }

@@ -5,8 +5,8 @@ use axum::response::Html;
 use serde::{Deserialize, Serialize};
 use temper_core::journal::{Rule, RuleStatus, Run, RunStatus};
 use temper_report::Format;
-use temper_report::chart::{self, Progress as Chart};
 use temper_report::plan::PlanView;
+use temper_report::{Progress as Chart, chart_svg};
 
 use crate::WebError;
 use crate::pages::{EventView, RunRow};
@@ -54,12 +54,12 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Qu
     let p = Progress::of(&run, &rules, &events);
     let total = rules.len();
     let plan = temper_report::plan::applied(&run, &rules, &app.journal.attempts(id).await?, &events);
-    let interruptions = temper_report::interruptions::interruptions(&events);
+    let interruptions = temper_report::interruptions(&events);
     RuleStatus::sort_for_review(&mut rules, |r| r.status);
     if let Some(status) = filter {
         rules.retain(|r| r.status == status);
     }
-    let chart = chart::svg(&live_chart(&run, &events));
+    let chart = chart_svg(&live_chart(&run, &events));
     let last_event = events.last().map_or(0, |e| e.id);
     let events: Vec<EventView> = events.iter().rev().map(EventView::from).collect();
     let formats: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
@@ -70,7 +70,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Qu
 /// goes on.
 pub async fn chart(State(app): State<AppState>, Path(id): Path<i64>) -> Result<Html<String>, WebError> {
     let run = app.run(id).await?;
-    Ok(Html(chart::svg(&live_chart(&run, &app.journal.events(id, 0).await?))))
+    Ok(Html(chart_svg(&live_chart(&run, &app.journal.events(id, 0).await?))))
 }
 
 #[derive(Serialize)]
@@ -82,12 +82,12 @@ struct RunPage {
     /// Every rule of the run, shown or not.
     total: usize,
     filter: Option<RuleStatus>,
-    /// The progress chart (SVG, or a note), escaped by `chart::svg`.
+    /// The progress chart (SVG, or a note), escaped by `chart_svg`.
     chart: String,
     /// The proven plan the run applied, step by step (`temper run --plan`).
     plan: Option<PlanView>,
     /// Each time the run stopped and was resumed, in order.
-    interruptions: Vec<temper_report::interruptions::Interruption>,
+    interruptions: Vec<temper_report::Interruption>,
     /// Newest first.
     events: Vec<EventView>,
     /// Where the live stream starts.

@@ -261,7 +261,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
     let Job { run, target, kind, opts, .. } = job;
     let skill = wiring::skill(config, &opts.skill)?;
     let ds = wiring::host_datastream(config, &skill);
-    let content = temper_report::read_content(&opts.controls, &opts.profile, &ds).with_context(|| format!("reading {}", ds.display()))?;
+    let content = opts.controls.read_content(&opts.profile, &ds).with_context(|| format!("reading {}", ds.display()))?;
     store.set_content_version(run, &content.version).await?;
     let llm = wiring::llm_config(config, opts.llm_url.clone(), opts.llm_model.clone());
     let agent = wiring::agents(kind, llm, &skill)?;

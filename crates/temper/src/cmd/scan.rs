@@ -26,7 +26,7 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
             // Short ids become full ones with either engine (oscap takes only full ids).
             let content = if engine == Engine::Oval || rules.iter().any(|r| !r.starts_with("xccdf_")) {
                 let ds = wiring::host_datastream(config, &skill);
-                let content = temper_report::read_content(&controls, &profile, &ds).with_context(|| ds.display().to_string())?;
+                let content = controls.read_content(&profile, &ds).with_context(|| ds.display().to_string())?;
                 rules = full_ids(&content, &rules)?;
                 Some(content)
             } else {

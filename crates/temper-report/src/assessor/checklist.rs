@@ -5,10 +5,10 @@ use std::fmt::Write;
 use temper_core::journal::{self, RuleStatus, ScanResult};
 use temper_scap::{Benchmark, Outcome, Rule, Severity};
 
-use crate::ReportError;
-use crate::data::RunData;
+use crate::error::ReportError;
+use crate::run::RunData;
 use crate::text::{clip, short};
-use crate::view::{fixed_rules, rule_info};
+use crate::view::{FixedRule, fixed_rules, next_steps, rule_info, target_comment};
 
 /// A checklist status, as STIG Viewer 2 (CKL) and 3 (CKLB) write it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -137,7 +137,7 @@ pub fn checklist(data: &RunData, content: &Benchmark) -> Result<Checklist, Repor
     Ok(Checklist {
         run_id: data.run.id,
         target: data.run.target.clone(),
-        target_comment: crate::controls::target_comment(data),
+        target_comment: target_comment(data),
         benchmark_id: content.id.clone(),
         benchmark_title: content.title.clone(),
         content_version: data.run.content_version.clone().unwrap_or_else(|| content.version.clone()),
@@ -198,7 +198,7 @@ fn vuln(
     disa: bool,
     final_scan: bool,
     sv: Option<&&str>,
-    fixes: &[crate::view::FixedRule],
+    fixes: &[FixedRule],
 ) -> Vuln {
     let result_of = |r: &journal::Rule| {
         if final_scan { r.final_result.map_or("missing".into(), |f| f.to_string()) } else { r.initial_result.to_string() }
@@ -307,7 +307,7 @@ fn fix_text(members: &[(&journal::Rule, &Rule)]) -> String {
 }
 
 /// COMMENTS: the fix temper applied, or the escalation summary, or the disposition.
-fn comment(out: &mut String, data: &RunData, r: &journal::Rule, c: &Rule, fixes: &[crate::view::FixedRule]) {
+fn comment(out: &mut String, data: &RunData, r: &journal::Rule, c: &Rule, fixes: &[FixedRule]) {
     let name = &r.rule_id;
     match r.status {
         RuleStatus::Fixed => {
@@ -328,7 +328,7 @@ fn comment(out: &mut String, data: &RunData, r: &journal::Rule, c: &Rule, fixes:
         RuleStatus::Escalated => {
             let info = rule_info(r, Some(c));
             let attempts: Vec<&journal::Attempt> = data.attempts.iter().filter(|a| &a.rule_id == name).collect();
-            let steps = crate::next_step::next_steps(&info, r, &attempts, data);
+            let steps = next_steps(&info, r, &attempts, data);
             let _ = writeln!(
                 out,
                 "{name}: escalated to a human after {} attempts: {}",

@@ -3,7 +3,7 @@ use serde_json::{Value, json};
 use temper_core::journal::{Event, EventData};
 
 use super::{Ids, Kind, Parties, last_modified, prop, props, text};
-use crate::data::RunData;
+use crate::run::RunData;
 
 /// Whether the final state survived a cold reboot, as a property value.
 pub fn reboot_value(data: &RunData) -> &'static str {

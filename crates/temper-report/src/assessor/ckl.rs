@@ -4,8 +4,8 @@ use std::io;
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
-use crate::ReportError;
-use crate::merge::{Checklist, Vuln};
+use super::checklist::{Checklist, Vuln};
+use crate::error::ReportError;
 use crate::text::xml_chars;
 
 type W = Writer<Vec<u8>>;

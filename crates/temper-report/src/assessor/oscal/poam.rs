@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 use temper_core::journal::RuleStatus;
 use temper_scap::Benchmark;
 
-use crate::ReportError;
-use crate::data::RunData;
-use crate::oscal::{self, Doc, Kind, RuleDoc, failing, prop, props, text};
+use crate::assessor::oscal::{self, Doc, Kind, RuleDoc, failing, prop, props, text};
+use crate::error::ReportError;
+use crate::run::RunData;
 
 /// The rules a POA&M lists: those in the run's scope the last scan leaves failing, and the
 /// escalated ones.

@@ -6,10 +6,9 @@ use temper_core::waiver::{Waiver, WaiverState};
 use temper_scap::Benchmark;
 
 use super::{Ids, Kind, Parties, code, failing, last_modified, last_result, oscal_start, prop, props, sha256, text, token};
-use crate::data::RunData;
-use crate::next_step::next_steps;
+use crate::run::RunData;
 use crate::text::short;
-use crate::view::{regressions, rule_info};
+use crate::view::{next_steps, regressions, rule_info};
 
 /// One rule, what the documents say of it.
 pub struct RuleDoc<'a> {

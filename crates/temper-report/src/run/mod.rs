@@ -1,4 +1,9 @@
-//! Loading one run from the store.
+//! One run as the store holds it, loaded once: its rows, and what its events say (the fixes
+//! blamed at the end, progress over time, the plan it applied, its interruptions). Every view
+//! and format reads this.
+mod applied;
+mod interruptions;
+mod progress;
 
 use serde::Serialize;
 use temper_core::journal::{
@@ -6,7 +11,22 @@ use temper_core::journal::{
 };
 use temper_scap::oval::Evidence;
 
-use crate::ReportError;
+pub use applied::{NotApplied, PlanCounts, PlanTry, PlanView, StepOutcome, StepView, applied};
+pub use interruptions::{Interruption, interruptions};
+pub use progress::Progress;
+
+/// Reading a run or a fleet from the store.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("store: {0}")]
+    Store(#[from] temper_core::journal::JournalError),
+    #[error("no run in the store yet: start one with `temper run`")]
+    NoRuns,
+    #[error("`{0}` is not a run: give a run number or `latest`")]
+    BadRun(String),
+    #[error("{}", match .0 { Some(f) => format!("no run belongs to fleet `{f}`"), None => "no fleet run in the store yet: start one with `temper fleet run`".into() })]
+    NoFleet(Option<String>),
+}
 
 /// Everything the store holds about one run.
 #[derive(Debug, Clone, Serialize)]
@@ -29,11 +49,11 @@ pub struct RunData {
     /// regression check blames the rest), from the run's events.
     pub blamed: Vec<Blame>,
     /// Rules fixed and scores over time, from the run's events.
-    pub progress: crate::chart::Progress,
+    pub progress: Progress,
     /// The proven plan the run applied (`temper run --plan`), step by step.
-    pub plan: Option<crate::plan::PlanView>,
+    pub plan: Option<PlanView>,
     /// Each time the run stopped and was resumed, in order.
-    pub interruptions: Vec<crate::interruptions::Interruption>,
+    pub interruptions: Vec<Interruption>,
 }
 
 /// A kept fix rolled back once the run was ending, and what found it wrong.
@@ -90,17 +110,17 @@ fn blames(events: &[Event]) -> Vec<Blame> {
 }
 
 /// `latest` or a run number, checked against the store.
-pub async fn resolve_run(store: &dyn Journal, spec: &str) -> Result<i64, ReportError> {
+pub async fn resolve_run(store: &dyn Journal, spec: &str) -> Result<i64, LoadError> {
     let spec = spec.trim();
     if spec.is_empty() || spec.eq_ignore_ascii_case("latest") {
-        return store.latest_run().await?.map(|r| r.id).ok_or(ReportError::NoRuns);
+        return store.latest_run().await?.map(|r| r.id).ok_or(LoadError::NoRuns);
     }
-    let id: i64 = spec.parse().map_err(|_| ReportError::BadRun(spec.to_string()))?;
+    let id: i64 = spec.parse().map_err(|_| LoadError::BadRun(spec.to_string()))?;
     Ok(store.run(id).await?.id)
 }
 
 /// Reads run `run_id`. A summary that does not parse is dropped (the rows are the record).
-pub async fn load(store: &dyn Journal, run_id: i64) -> Result<RunData, ReportError> {
+pub async fn load(store: &dyn Journal, run_id: i64) -> Result<RunData, LoadError> {
     let run = store.run(run_id).await?;
     let summary = run.summary_json.as_deref().and_then(|s| serde_json::from_str(s).ok());
     let rules = store.rules(run_id).await?;
@@ -114,9 +134,9 @@ pub async fn load(store: &dyn Journal, run_id: i64) -> Result<RunData, ReportErr
     let bans = store.bans(Recall::all()).await?.into_iter().filter(|b| b.run_id == Some(run_id)).collect();
     let events = store.events(run_id, 0).await?;
     let blamed = blames(&events);
-    let progress = crate::chart::Progress::of(&events);
-    let plan = crate::plan::applied(&run, &rules, &attempts, &events);
-    let interruptions = crate::interruptions::interruptions(&events);
+    let progress = Progress::of(&events);
+    let plan = applied(&run, &rules, &attempts, &events);
+    let interruptions = interruptions(&events);
     let reboot_kinds = [EventKind::Reboot, EventKind::Booted, EventKind::RebootBlamed];
     let reboots = events.into_iter().filter(|e| reboot_kinds.contains(&e.kind)).collect();
     Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots, blamed, progress, plan, interruptions })

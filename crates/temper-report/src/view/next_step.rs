@@ -7,9 +7,10 @@ use temper_core::verdict::Verdict;
 
 use temper_scap::oval::Evidence;
 
-use crate::data::RunData;
+use super::attempt::regressions;
+use super::info::RuleInfo;
+use crate::run::RunData;
 use crate::text::short;
-use crate::view::{RuleInfo, regressions};
 
 /// What to check, and what to try.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -5,9 +5,9 @@
 //! only inside `finding_details` and `comments`.
 use serde_json::{Value, json};
 
-use crate::ReportError;
-use crate::ckl::{MARKING, host_name, stig_ref, stig_uuid, version_release};
-use crate::merge::{Checklist, Vuln};
+use super::checklist::{Checklist, Vuln};
+use super::ckl::{MARKING, host_name, stig_ref, stig_uuid, version_release};
+use crate::error::ReportError;
 
 pub fn render(list: &Checklist) -> Result<String, ReportError> {
     let stig_uuid = stig_uuid(list);

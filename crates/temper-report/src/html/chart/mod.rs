@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use temper_core::journal::ScanKind;
 
-use super::Progress;
-use crate::text::{ms, short, xml_chars};
+use crate::run::Progress;
+use crate::text::{escape, ms, short, xml_chars};
 
 const W: f64 = 640.0;
 const H: f64 = 260.0;
@@ -143,6 +143,9 @@ fn text(s: &mut String, x: f64, y: f64, anchor: &str, body: &str) {
 /// Text for SVG inside HTML or alone: markup escaped, control characters made visible.
 pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    crate::html::escape(&mut out, &xml_chars(s));
+    escape(&mut out, &xml_chars(s));
     out
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,6 +4,7 @@ use temper_core::journal::{Blamed, Event, EventData, ScanKind};
 use temper_core::verdict::Verdict;
 
 use super::*;
+use crate::run::Progress;
 
 fn event(id: i64, secs: i64, rule: Option<&str>, data: EventData) -> Event {
     let ts = chrono::DateTime::from_timestamp(1_700_000_000 + secs, 0).unwrap().to_rfc3339();

@@ -1,18 +1,16 @@
 //! The fleet report: every target of one fleet run side by side (fixed, escalated, scores,
 //! wall time, health at the end), the escalations that recur across targets grouped by rule
-//! with one next step each, and how to get each target's own checklist.
+//! with one next step each, and how to get each target's own checklist. `md` and `html` write it.
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use temper_core::journal::{Journal, RuleStatus, Run};
 use temper_core::plan_from::PlanFrom;
 
-use crate::data::{RunData, load};
-use crate::next_step::{NextStep, next_steps};
-use crate::plan::PlanCounts;
+use super::info::rule_info;
+use super::next_step::{NextStep, next_steps};
+use crate::run::{LoadError, PlanCounts, RunData, load};
 use crate::text::{ms, short};
-use crate::view::rule_info;
-use crate::{Format, ReportError};
 
 /// One fleet, ready to render.
 #[derive(Debug, Clone, Serialize)]
@@ -78,15 +76,15 @@ fn target_of(run: &Run) -> String {
 }
 
 /// Reads fleet `name` (the newest fleet when `None`): its runs, oldest first.
-pub async fn load_fleet(store: &dyn Journal, name: Option<&str>) -> Result<FleetReport, ReportError> {
+pub async fn load_fleet(store: &dyn Journal, name: Option<&str>) -> Result<FleetReport, LoadError> {
     let runs = store.list_runs(i64::MAX).await?;
     let fleet = match name {
         Some(n) => n.to_string(),
-        None => runs.iter().find_map(fleet_of).ok_or(ReportError::NoFleet(None))?,
+        None => runs.iter().find_map(fleet_of).ok_or(LoadError::NoFleet(None))?,
     };
     let mut ids: Vec<i64> = runs.iter().filter(|r| fleet_of(r).as_deref() == Some(fleet.as_str())).map(|r| r.id).collect();
     if ids.is_empty() {
-        return Err(ReportError::NoFleet(Some(fleet)));
+        return Err(LoadError::NoFleet(Some(fleet)));
     }
     ids.sort();
     let mut data = Vec::new();
@@ -172,66 +170,4 @@ fn plan_note(d: &RunData, runs: &[RunData]) -> Option<String> {
         (None, Some(c)) => Some(format!("applied a plan: {c}")),
         (None, None) => None,
     }
-}
-
-/// Writes the fleet report as Markdown, HTML or JSON; checklists are per target.
-pub fn render_fleet(r: &FleetReport, format: Format) -> Result<String, ReportError> {
-    match format {
-        Format::Md => Ok(md(r)),
-        Format::Html => crate::html::render_fleet(r),
-        Format::Json => Ok(serde_json::to_string_pretty(r)?),
-        Format::Ckl | Format::Cklb | Format::OscalAr | Format::OscalPoam | Format::Hdf => Err(ReportError::FleetChecklist(format)),
-    }
-}
-
-fn score(s: Option<f64>) -> String {
-    s.map_or("-".into(), |v| format!("{v:.2}"))
-}
-
-fn health(h: Option<bool>) -> &'static str {
-    match h {
-        Some(true) => "healthy",
-        Some(false) => "NOT healthy",
-        None => "-",
-    }
-}
-
-fn md(r: &FleetReport) -> String {
-    use crate::text::{md as cell, md_ticks};
-    let mut out = format!("# temper fleet report: {}\n\n", cell(&r.fleet, false));
-    out += &format!("{} target(s): {} rule(s) fixed, {} escalated.\n\n", r.targets.len(), r.fixed, r.escalated);
-    out += "| target | run | status | fixed | escalated | still failing | score | wall time | at the end | plan |\n";
-    out += "|---|---|---|---|---|---|---|---|---|---|\n";
-    for t in &r.targets {
-        out += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} → {} | {} | {} | {} |\n",
-            cell(&t.target, true),
-            t.run,
-            t.status,
-            t.fixed,
-            t.escalated,
-            t.still_failing,
-            score(t.score_before),
-            score(t.score_after),
-            t.wall,
-            health(t.healthy),
-            cell(t.plan.as_deref().unwrap_or("-"), true)
-        );
-    }
-    out += "\n## Escalations across targets\n\n";
-    if r.escalations.is_empty() {
-        out += "None.\n";
-    }
-    for e in &r.escalations {
-        let targets = e.targets.iter().map(|t| cell(t, false)).collect::<Vec<_>>().join(", ");
-        let recurs = if e.recurs { " (recurs)" } else { "" };
-        out += &format!("### {}{recurs}\n\n{}\n\n", cell(&e.short_id, false), cell(&e.title, false));
-        out += &format!("- on {} target(s): {targets}\n- why: {}\n", e.targets.len(), cell(&e.reason, false));
-        out += &format!("- next step: {} {}\n\n", md_ticks(&e.next_step.check), md_ticks(&e.next_step.try_));
-    }
-    out += "## Checklists per target\n\n";
-    for t in &r.targets {
-        out += &format!("- {}: `{}`\n", cell(&t.target, false), t.checklist);
-    }
-    out
 }

@@ -1,15 +1,12 @@
 //! A run's progress over time, from its events: the rules fixed so far after each verdict, and
-//! the score of each scan that had one. [`svg`] draws it; the web view and the HTML report
-//! both use it.
-mod draw;
+//! the score of each scan that had one. `html::chart` draws it for the HTML report and the web
+//! view.
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 use temper_core::journal::{Event, EventData, Regressed, ScanKind};
 use temper_core::verdict::Verdict;
-
-pub use draw::svg;
 
 /// The points of the chart, oldest first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -90,6 +87,3 @@ impl Progress {
 fn stamp(ts: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
     chrono::DateTime::parse_from_rfc3339(ts).ok()
 }
-
-#[cfg(test)]
-mod tests;

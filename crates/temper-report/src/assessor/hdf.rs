@@ -9,11 +9,10 @@ use temper_core::controls::RunControls;
 use temper_core::journal::{Attempt, RuleStatus, ScanResult};
 use temper_scap::{Benchmark, Severity};
 
-use crate::ReportError;
-use crate::data::RunData;
-use crate::next_step::next_steps;
-use crate::oscal::{RuleDoc, sha256, stamp, waiver_of};
-use crate::view::rule_info;
+use super::oscal::{RuleDoc, sha256, stamp, waiver_of};
+use crate::error::ReportError;
+use crate::run::RunData;
+use crate::view::{next_steps, rule_info};
 
 /// An HDF result status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,7 +117,7 @@ pub fn render(data: &RunData, content: Option<&Benchmark>) -> Result<String, Rep
                 "exit_code": run.exit_code,
                 "score_before": run.score_before,
                 "score_after": run.score_after,
-                "reboot_proof": crate::oscal::reboot_value(data),
+                "reboot_proof": super::oscal::reboot_value(data),
                 "started_at": started,
             }
         },

@@ -13,7 +13,7 @@ use temper_core::waiver::{Waiver, WaiverState};
 use temper_scap::Benchmark;
 use uuid::Uuid;
 
-use crate::data::RunData;
+use crate::run::RunData;
 use crate::text::{md_code, xml_chars};
 
 pub mod ar;
@@ -208,7 +208,7 @@ impl Parties {
         json!([{
             "uuid": self.target_item,
             "description": text(&format!("The target {}", run.target)),
-            "props": props([prop("asset-id", &crate::ckl::host_name(&run.target))]),
+            "props": props([prop("asset-id", &super::ckl::host_name(&run.target))]),
             "implemented-components": [{"component-uuid": self.target}],
         }])
     }

@@ -1,14 +1,11 @@
 //! The run's tailoring and waivers, as the reports show them: each waiver with its expiry,
-//! and an expired one flagged (it no longer applied, so its rules were worked on).
-use std::path::Path;
-
+//! and an expired one flagged (it no longer applied, so its rules were worked on). The datastream
+//! a run reads is `temper_scap::read_content` (`RunControls::read_content`).
 use serde::Serialize;
 use temper_core::controls::RunControls;
-use temper_core::journal::Run;
 use temper_core::waiver::WaiverState;
-use temper_scap::{Benchmark, ScapError, Tailoring};
 
-use crate::RunData;
+use crate::run::RunData;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ControlsView {
@@ -66,20 +63,6 @@ pub fn build(data: &RunData) -> ControlsView {
         .collect();
     let expired = waivers.iter().filter(|w| w.state == WaiverState::Expired).count();
     ControlsView { tailoring, waivers, expired }
-}
-
-/// The datastream as a run reads it: through its tailoring when it has one. The loop, the
-/// reports and the web view all read content here.
-pub fn read_content(controls: &RunControls, profile: &str, datastream: &Path) -> Result<Benchmark, ScapError> {
-    match &controls.tailoring {
-        Some(t) => temper_scap::read_benchmark_tailored(datastream, &Tailoring::parse(t.xml.as_bytes())?, Some(profile)),
-        None => temper_scap::read_benchmark(datastream, Some(profile)),
-    }
-}
-
-/// [`read_content`] for a stored run.
-pub fn run_content(run: &Run, datastream: &Path) -> Result<Benchmark, ScapError> {
-    read_content(&RunControls::of(run), &run.profile, datastream)
 }
 
 /// The checklist's target comment: the run, and the tailoring it was scanned with.

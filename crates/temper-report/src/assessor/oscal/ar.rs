@@ -8,9 +8,9 @@ use temper_core::controls::RunControls;
 use temper_core::journal::RuleStatus;
 use temper_scap::Benchmark;
 
-use crate::ReportError;
-use crate::data::RunData;
-use crate::oscal::{self, Doc, Kind, RuleDoc, failing, prop, props, text};
+use crate::assessor::oscal::{self, Doc, Kind, RuleDoc, failing, prop, props, text};
+use crate::error::ReportError;
+use crate::run::RunData;
 
 pub fn render(data: &RunData, content: Option<&Benchmark>) -> Result<String, ReportError> {
     let base = Doc::new(data, content);

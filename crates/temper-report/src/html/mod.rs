@@ -1,25 +1,35 @@
 //! The report as one self-contained HTML file: inline CSS and JS, no network loads (a
-//! Content-Security-Policy forbids them too). minijinja escapes every value for HTML.
+//! Content-Security-Policy forbids them too). minijinja escapes every value for HTML. Also the
+//! fleet page, and the progress chart the web view draws too.
+mod chart;
+
 use minijinja::value::{Serde, Value};
 use minijinja::{Environment, context};
 
-use crate::ReportError;
-use crate::view::Report;
+pub use chart::svg;
 
-const TEMPLATE: &str = include_str!("../templates/report.html");
-const CSS: &str = include_str!("../templates/report.css");
-const JS: &str = include_str!("../templates/report.js");
-const FLEET: &str = include_str!("../templates/fleet.html");
+use crate::error::ReportError;
+use crate::text::escape;
+use crate::view::{FleetReport, Report};
+
+const TEMPLATE: &str = include_str!("../../templates/report.html");
+const CSS: &str = include_str!("../../templates/report.css");
+const JS: &str = include_str!("../../templates/report.js");
+const FLEET: &str = include_str!("../../templates/fleet.html");
+/// The plan's steps as a table (`plan`, a `PlanView`; `rule_href` links rules): the report and
+/// the web view include it.
+pub const PLAN: &str = include_str!("../../templates/plan.html");
 
 pub fn render(r: &Report) -> Result<String, ReportError> {
     let mut env = Environment::new();
     env.add_filter("ticks", ticks);
     // The `.html` name turns HTML auto-escaping on.
     env.add_template("report.html", TEMPLATE)?;
+    env.add_template("plan.html", PLAN)?;
     let out = env.get_template("report.html")?.render(context! {
         r => Value::from(Serde(r)),
         // Built and escaped by `chart::svg`.
-        chart => Value::from_safe_string(crate::chart::svg(&r.progress)),
+        chart => Value::from_safe_string(svg(&r.progress)),
         css => CSS,
         js => JS,
     })?;
@@ -27,7 +37,7 @@ pub fn render(r: &Report) -> Result<String, ReportError> {
 }
 
 /// The fleet report, with the run report's style.
-pub fn render_fleet(r: &crate::FleetReport) -> Result<String, ReportError> {
+pub fn render_fleet(r: &FleetReport) -> Result<String, ReportError> {
     let mut env = Environment::new();
     env.add_filter("ticks", ticks);
     env.add_template("fleet.html", FLEET)?;
@@ -47,20 +57,6 @@ fn ticks(s: String) -> Value {
         }
     }
     Value::from_safe_string(out)
-}
-
-/// Appends `s` with HTML's special characters as entities.
-pub(crate) fn escape(out: &mut String, s: &str) {
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#x27;"),
-            c => out.push(c),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,43 @@
+//! The run's kept fixes as the proven plan's steps, and as one bash script (`replay.sh`).
+use temper_core::journal::{Attempt, FixSource};
+use temper_core::plan::{Script, ScriptKind, Step};
+use temper_core::verdict::Verdict;
+use temper_scap::Benchmark;
+
+use super::info::rule_info;
+use super::rules::kept_attempts;
+use crate::replay::{Origin, replay};
+use crate::run::RunData;
+
+/// The run's kept fixes as plan steps, in the order they were kept.
+pub fn steps(data: &RunData, content: Option<&Benchmark>) -> Vec<Step> {
+    kept_attempts(data).into_iter().enumerate().map(|(i, a)| step(i + 1, a, data, content)).collect()
+}
+
+fn step(n: usize, a: &Attempt, data: &RunData, content: Option<&Benchmark>) -> Step {
+    let c = content.and_then(|c| c.rule(&a.rule_id));
+    let title = data.rules.iter().find(|r| r.rule_id == a.rule_id).map(|r| rule_info(r, c).title).unwrap_or_default();
+    let stock_reboot = a.source == FixSource::Stock && c.and_then(|c| c.fix.as_ref()).is_some_and(|f| f.reboot);
+    let exit_code = a.fix_exit_code;
+    Step {
+        n,
+        rule: a.rule_id.clone(),
+        title,
+        source: a.source,
+        attempt: a.n,
+        description: a.description.clone(),
+        fix: Script::new(n, &a.rule_id, ScriptKind::Fix, &a.fix_script),
+        revert: Script::new(n, &a.rule_id, ScriptKind::Revert, &a.revert_script),
+        exit_code,
+        accepted_nonzero_exit: exit_code.is_some_and(|c| c != 0),
+        needs_reboot: stock_reboot || a.verdict == Some(Verdict::NeedsReboot),
+        one_way: None,
+        evidence_before: a.evidence_before.clone(),
+        evidence_after: a.evidence_after.clone(),
+    }
+}
+
+/// The run's kept fixes as one bash script (the plan's `replay.sh`), for the reports.
+pub fn replay_script(data: &RunData, content: Option<&Benchmark>) -> String {
+    replay(&Origin::of_run(&data.run), &steps(data, content))
+}
