@@ -2,19 +2,18 @@
 pub mod agent;
 pub mod checks;
 pub mod claim;
-pub mod controls;
 pub mod journal;
 pub mod plan;
-pub mod plan_from;
 pub mod policy;
 pub mod ports;
 pub mod ralph;
 pub mod scan;
 pub mod script;
 pub mod skill;
-pub mod target;
 pub mod verdict;
-pub mod waiver;
+
+/// The run's records and controls, from `temper-journal`.
+pub use temper_journal::{controls, plan_from, target, waiver};
 
 pub use ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult};
 pub use verdict::Verdict;

@@ -5,6 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::claim::Claim;
+pub use temper_journal::PowerOff;
 
 /// Errors from the hypervisor or the guest.
 #[derive(Debug, thiserror::Error)]
@@ -26,16 +27,6 @@ pub enum PortError {
 }
 
 pub type PortResult<T> = Result<T, PortError>;
-
-crate::journal::text_enum! {
-    /// How the guest went down in a cold reboot.
-    pub enum PowerOff {
-        /// It shut down cleanly on the hypervisor's request (ACPI).
-        Clean = "clean",
-        /// It did not within the grace time, and was powered off.
-        Forced = "forced",
-    }
-}
 
 /// The hypervisor: domain state and snapshots (with memory).
 #[async_trait]

@@ -127,9 +127,7 @@ pub struct Skill {
 }
 
 /// A pattern that must match a whole short rule id.
-pub(crate) fn full_match(p: &str) -> Result<Regex, regex::Error> {
-    Regex::new(&format!("^(?:{p})$"))
-}
+pub(crate) use temper_journal::waiver::full_match;
 
 fn full(path: &Path, p: &str) -> Result<Regex, SkillError> {
     full_match(p).map_err(|source| SkillError::Pattern { path: path.to_path_buf(), pattern: p.to_string(), source })

@@ -5,7 +5,7 @@
 //! The whole API:
 //!
 //! ```no_run
-//! # async fn f(store: &dyn temper_core::journal::Journal, content: &temper_scap::Benchmark) -> Result<(), temper_report::ReportError> {
+//! # async fn f(store: &dyn temper_journal::Journal, content: &temper_scap::Benchmark) -> Result<(), temper_report::ReportError> {
 //! use temper_report::{Format, load, render, resolve_run};
 //! let id = resolve_run(store, "latest").await?; // or "12"
 //! let data = load(store, id).await?;

@@ -7,8 +7,8 @@
 //! of its own `bash -s`. A step that exits non-zero stops the replay, unless the run kept that fix
 //! with that very exit code (its checks passed despite it).
 
-use temper_core::journal::Run;
-use temper_core::plan::{Plan, Step, at_boot};
+use temper_journal::Run;
+use temper_journal::plan::{Plan, Step, at_boot};
 
 /// Where the steps came from, for the script's comments.
 #[derive(Debug, Clone)]
@@ -214,12 +214,12 @@ mod tests {
     }
 
     fn step(n: usize, needs_reboot: bool) -> Step {
-        use temper_core::plan::{Script, ScriptKind};
+        use temper_journal::plan::{Script, ScriptKind};
         let rule = format!("xccdf_org.ssgproject.content_rule_r{n}");
         Step {
             n,
             title: String::new(),
-            source: temper_core::journal::FixSource::Stock,
+            source: temper_journal::FixSource::Stock,
             attempt: 1,
             description: String::new(),
             fix: Script::new(n, &rule, ScriptKind::Fix, "true\n"),

@@ -11,8 +11,8 @@ use std::process::Command;
 use common::*;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use temper_core::journal::{Booted, EventData};
-use temper_core::ports::PowerOff;
+use temper_journal::PowerOff;
+use temper_journal::{Booted, EventData};
 use temper_report::{Format, RunData, load, render};
 use temper_scap::Outcome;
 use temper_scap::oval::{CollectedItem, DefinitionResult, Evidence, Field, Spec, TestEvidence};
@@ -240,9 +240,9 @@ fn short(id: &str) -> &str {
 /// end, failing at the first scan).
 fn by_result(data: &RunData) -> (BTreeSet<String>, BTreeSet<String>, BTreeSet<String>) {
     let bad = |r: ScanResult| matches!(r, ScanResult::Fail | ScanResult::Error);
-    let last = |r: &temper_core::journal::Rule| r.final_result.unwrap_or(r.initial_result);
+    let last = |r: &temper_journal::Rule| r.final_result.unwrap_or(r.initial_result);
     let in_scope = data.rules.iter().filter(|r| r.status != RuleStatus::OutOfScope);
-    let ids = |f: &dyn Fn(&temper_core::journal::Rule) -> bool| in_scope.clone().filter(|r| f(r)).map(|r| r.rule_id.clone()).collect();
+    let ids = |f: &dyn Fn(&temper_journal::Rule) -> bool| in_scope.clone().filter(|r| f(r)).map(|r| r.rule_id.clone()).collect();
     (ids(&|r| bad(last(r))), ids(&|r| last(r) == ScanResult::Pass), ids(&|r| bad(r.initial_result)))
 }
 

@@ -6,8 +6,8 @@ mod common;
 use std::process::Command;
 
 use common::*;
-use temper_core::journal::{NewRule, RuleStatus, RunSummary, ScanResult};
-use temper_core::target::Target;
+use temper_journal::target::Target;
+use temper_journal::{NewRule, RuleStatus, RunSummary, ScanResult};
 use temper_report::{Format, LoadError, ReportError, load_fleet, render_fleet};
 
 const SHARED: &str = "xccdf_org.ssgproject.content_rule_sshd_set_keepalive";

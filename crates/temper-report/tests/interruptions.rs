@@ -7,7 +7,7 @@ use std::path::Path;
 
 use common::*;
 use serde_json::Value;
-use temper_core::journal::{EventData, Phase, ReplayWhy, Replayed, RunStatus};
+use temper_journal::{EventData, Phase, ReplayWhy, Replayed, RunStatus};
 use temper_report::{Format, load, render};
 
 /// A snapshot name with markup and a table's cell separator: code in Markdown, text in HTML.

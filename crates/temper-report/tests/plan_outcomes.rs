@@ -8,7 +8,7 @@ use std::path::Path;
 
 use common::*;
 use serde_json::{Value, json};
-use temper_core::journal::{Culprit, EventData, Phase, Picked, PickedBy, RunStatus};
+use temper_journal::{Culprit, EventData, Phase, Picked, PickedBy, RunStatus};
 use temper_report::plan::{NotApplied, StepOutcome};
 use temper_report::{Format, load, render};
 

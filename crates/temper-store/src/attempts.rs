@@ -1,8 +1,8 @@
 use async_trait::async_trait;
-use temper_core::journal::{
+use temper_journal::Verdict;
+use temper_journal::{
     Attempt, AttemptLog, AttemptState, Culprit, Evaluation, JournalResult, KeptFix, KeptState, NewAttempt, RevertMethod, RuleStatus,
 };
-use temper_core::verdict::Verdict;
 
 use crate::{BeginWrite, Store, now, with_db};
 

@@ -1,7 +1,7 @@
 use std::io::Write;
 
 use async_trait::async_trait;
-use temper_core::journal::{Event, EventData, EventKind, EventLog, JournalError, JournalResult};
+use temper_journal::{Event, EventData, EventKind, EventLog, JournalError, JournalResult};
 
 use crate::{Store, now, with_db};
 

@@ -1,4 +1,4 @@
-//! temper-store: the journal (`temper_core::journal`) in SQLite (one file, WAL; the embedded
+//! temper-store: the journal (`temper_journal`) in SQLite (one file, WAL; the embedded
 //! default) or PostgreSQL (shared by many temper processes on many hosts). Every query is
 //! written once, with `$N` parameters both databases read, and runs on whichever pool is open.
 //! Each call commits on its own, so a crash between calls loses nothing that was returned.
@@ -18,7 +18,7 @@ use std::str::FromStr;
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use temper_core::journal::{Journal, JournalError, JournalResult};
+use temper_journal::{Journal, JournalError, JournalResult};
 
 static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");

@@ -1,7 +1,7 @@
 //! Semantic memory: lessons, bans, tips and verified fixes, kept across runs until forgotten.
 use async_trait::async_trait;
-use temper_core::agent::Tip as NewTip;
-use temper_core::journal::{
+use temper_journal::turn::Tip as NewTip;
+use temper_journal::{
     Ban, JournalError, JournalResult, Lesson, MemoryKind, MemoryLog, NewRememberedFix, RETIRE_AFTER, Recall, RememberedFix, Tip,
 };
 

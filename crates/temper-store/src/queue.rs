@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use sqlx::PgPool;
 use sqlx::types::Json;
-use temper_core::journal::{Claim, JournalError, JournalResult, QueueItem, QueueState, RunStatus, now_ms};
-use temper_core::target::Target;
+use temper_journal::target::Target;
+use temper_journal::{Claim, JournalError, JournalResult, QueueItem, QueueState, RunStatus, now_ms};
 
 use crate::{Db, Store, db_error, now};
 

@@ -1,5 +1,5 @@
 use async_trait::async_trait;
-use temper_core::journal::{Escalation, JournalResult, NewRule, Rule, RuleLog, RuleStatus, ScanResult};
+use temper_journal::{Escalation, JournalResult, NewRule, Rule, RuleLog, RuleStatus, ScanResult};
 use temper_scap::oval::Evidence;
 
 use crate::{Store, with_db};

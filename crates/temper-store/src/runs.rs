@@ -1,7 +1,7 @@
 use async_trait::async_trait;
 use sqlx::types::Json;
-use temper_core::journal::{JournalError, JournalResult, NewRun, Phase, Run, RunLog, RunStatus, RunSummary};
-use temper_core::target::Target;
+use temper_journal::target::Target;
+use temper_journal::{JournalError, JournalResult, NewRun, Phase, Run, RunLog, RunStatus, RunSummary};
 
 use crate::{Store, now, with_db};
 

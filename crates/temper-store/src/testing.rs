@@ -1,7 +1,7 @@
 //! For tests and benches: the PostgreSQL server they share, and a fresh database on it per test.
 use std::sync::OnceLock;
 
-use temper_core::journal::{JournalError, JournalResult};
+use temper_journal::{JournalError, JournalResult};
 
 /// The test server's URL: `TEMPER_TEST_PG`, else the cluster `tests/pg/start.sh` starts (it
 /// installs Debian's PostgreSQL when missing, and runs it unprivileged on 127.0.0.1).

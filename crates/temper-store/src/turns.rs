@@ -1,5 +1,5 @@
 use async_trait::async_trait;
-use temper_core::journal::{JournalResult, NewTurn, Turn, TurnLog};
+use temper_journal::{JournalResult, NewTurn, Turn, TurnLog};
 
 use crate::{Store, now, with_db};
 

@@ -3,7 +3,7 @@ use std::net::SocketAddr;
 
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use temper_core::journal::{JournalError, RuleStatus};
+use temper_journal::{JournalError, RuleStatus};
 use temper_report::{Format, LoadError, ReportError};
 
 #[derive(Debug, thiserror::Error)]

@@ -2,7 +2,7 @@
 //! The run page shows it and the event stream sends it again whenever its [`State`] changes.
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use temper_core::journal::{Event, Phase, Rule, RuleStatus, Run, RunStatus, Tally, now_ms, open_ids, predict_end};
+use temper_journal::{Event, Phase, Rule, RuleStatus, Run, RunStatus, Tally, now_ms, open_ids, predict_end};
 
 use crate::state::AppState;
 use crate::{WebError, pages::duration};

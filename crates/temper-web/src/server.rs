@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use temper_core::journal::Journal;
+use temper_journal::Journal;
 use tokio::net::TcpListener;
 
 use crate::state::AppState;

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use temper_core::journal::{Journal, JournalError, Rule, Run};
+use temper_journal::{Journal, JournalError, Rule, Run};
 
 use crate::WebError;
 use crate::pages::Pages;

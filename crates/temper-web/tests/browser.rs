@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::{Value, json};
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{ChildStdout, Command};
 

@@ -84,7 +84,7 @@ async fn pages_answer_and_escape_what_they_show() {
 /// A resumed run says so on its page: how many times, and each stop in a line, escaped.
 #[tokio::test]
 async fn a_resumed_run_shows_each_stop() {
-    use temper_core::journal::{AttemptState, EventData, Phase, RunStatus};
+    use temper_journal::{AttemptState, EventData, Phase, RunStatus};
     let f = Fixture::running().await;
     let web = serve(&f.store, None).await;
     let page = |web: &str| format!("{web}/runs/{}", f.run);

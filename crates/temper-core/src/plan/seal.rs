@@ -10,13 +10,7 @@ use ssh_key::{HashAlg, LineEnding, PrivateKey, PublicKey, SshSig};
 
 use super::sha256_hex;
 use super::signers::{self, Refusal};
-
-/// The manifest's file in the plan's folder.
-pub const MANIFEST: &str = "SHA256SUMS";
-/// The signature over the manifest.
-pub const SIGNATURE: &str = "SHA256SUMS.sig";
-/// The SSHSIG namespace a plan is signed in (`ssh-keygen -Y sign -n`).
-pub const NAMESPACE: &str = "temper-plan";
+pub use super::{MANIFEST, NAMESPACE, SIGNATURE};
 
 /// What a plan must show before it is applied.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,50 +8,17 @@
 //! and every rule's `notselected`. With the OVAL engine the tree walkers go beside it
 //! (`full.rs`). A large set of rules goes in two stages (platforms
 //! first), as oscap skips the checks of rules that are not applicable.
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 
 use futures_util::future::join_all;
 
-use serde::{Deserialize, Serialize};
 use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalReport, OvalResults, Plan, XccdfReason};
 use temper_scap::{Benchmark, Outcome, RuleResult, TestResult};
 
 use super::{Call, ScanError, Scanner};
 use crate::ports::Guest;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Engine {
-    #[default]
-    Xccdf,
-    Oval,
-}
-
-impl Engine {
-    pub const ALL: [Self; 2] = [Self::Xccdf, Self::Oval];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Xccdf => "xccdf",
-            Self::Oval => "oval",
-        }
-    }
-}
-
-impl fmt::Display for Engine {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Engine {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Self::ALL.into_iter().find(|e| e.as_str() == s).ok_or_else(|| format!("unknown scan engine `{s}`: use oval or xccdf"))
-    }
-}
+pub use temper_journal::Engine;
 
 /// The OVAL engine's host side for one scanner: the datastream's index (and its plan cache)
 /// and the Benchmark as the run's profile and tailoring resolve it.

@@ -2,7 +2,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
-use temper_core::journal::{self, RuleStatus, ScanResult};
+use temper_journal::{self as journal, RuleStatus, ScanResult};
 use temper_scap::{Benchmark, Outcome, Rule, Severity};
 
 use crate::error::ReportError;

@@ -5,8 +5,8 @@
 //! next step. A waived rule keeps its failed result and gets `waiver_data` (it was scanned, not
 //! skipped). Text is plain (HDF is not markup): JSON escaping keeps it a string value.
 use serde_json::{Value, json};
-use temper_core::controls::RunControls;
-use temper_core::journal::{Attempt, RuleStatus, ScanResult};
+use temper_journal::controls::RunControls;
+use temper_journal::{Attempt, RuleStatus, ScanResult};
 use temper_scap::{Benchmark, Severity};
 
 use super::oscal::{RuleDoc, sha256, stamp, waiver_of};

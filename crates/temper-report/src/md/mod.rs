@@ -34,8 +34,8 @@ fn controls(s: &mut String, c: &ControlsView) {
         let _ = writeln!(s, "| Waiver | State | Expires | Approved by | Reason | Rules in this run |\n|---|---|---|---|---|---|");
         for w in &c.waivers {
             let state = match w.state {
-                temper_core::waiver::WaiverState::Active => "active",
-                temper_core::waiver::WaiverState::Expired => "**EXPIRED**",
+                temper_journal::waiver::WaiverState::Active => "active",
+                temper_journal::waiver::WaiverState::Expired => "**EXPIRED**",
             };
             let _ = writeln!(
                 s,

@@ -2,7 +2,7 @@
 //! rule id, each running the same script as `replay.sh` does. A first task checks every script
 //! against its sha256 on the controller before any step runs. Where steps take effect at boot, a
 //! last task reboots the host when asked (`-e temper_reboot=true`), tagged with those rules.
-use temper_core::plan::{Plan, at_boot};
+use temper_journal::plan::{Plan, at_boot};
 
 /// The playbook for `plan`; its paths are relative to the plan's folder.
 pub fn playbook(plan: &Plan) -> String {

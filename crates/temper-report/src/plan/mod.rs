@@ -1,4 +1,4 @@
-//! The proven plan (`temper_core::plan`) made from a run, and written as a folder:
+//! The proven plan (`temper_journal::plan`) made from a run, and written as a folder:
 //! `plan.json`, the steps' scripts under `steps/`, `replay.sh`, `playbook.yml` and `README.md`.
 mod ansible;
 mod readme;
@@ -6,9 +6,9 @@ mod verify;
 
 use std::path::Path;
 
-use temper_core::controls::RunControls;
-use temper_core::journal::Run;
-use temper_core::plan::{self, ContentRef, Header, Plan, SourceRun, TailoringRef};
+use temper_journal::Run;
+use temper_journal::controls::RunControls;
+use temper_journal::plan::{self, ContentRef, Header, Plan, SourceRun, TailoringRef};
 use temper_scap::Benchmark;
 
 pub use ansible::playbook;

@@ -1,5 +1,5 @@
 //! `README.md`: what the plan is, where it came from, and how to apply it each way.
-use temper_core::plan::{Plan, at_boot};
+use temper_journal::plan::{Plan, at_boot};
 
 pub fn readme(plan: &Plan) -> String {
     let h = &plan.header;

@@ -1,7 +1,7 @@
 //! `verify.sh`: the plan's seal checked with `ssh-keygen` and `sha256sum` alone, where temper
 //! is not installed. `replay.sh` runs it before anything, and the playbook's first task on the
-//! controller; `temper run --plan` checks the same seal itself (`temper_core::plan::seal`).
-use temper_core::plan::seal::{MANIFEST, NAMESPACE, SIGNATURE};
+//! controller; `temper run --plan` checks the same seal itself (`temper_journal::plan::seal`).
+use temper_journal::plan::{MANIFEST, NAMESPACE, SIGNATURE};
 
 /// The script. Exit 0: the plan is as signed (or `--unsigned` was given, and it says so).
 pub fn verify_sh() -> String {

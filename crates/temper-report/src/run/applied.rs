@@ -2,9 +2,9 @@
 //! kept, redone by the loop (and why), not needed on this target, or escalated. The one place
 //! these outcomes are computed: the Markdown, HTML and JSON reports and the web view show them.
 use serde::{Deserialize, Serialize};
-use temper_core::journal::{Attempt, Event, EventData, FixSource, PickedBy, Rule, RuleStatus, Run, RunStatus};
-use temper_core::plan::PlannedFix;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
+use temper_journal::plan::PlannedFix;
+use temper_journal::{Attempt, Event, EventData, FixSource, PickedBy, Rule, RuleStatus, Run, RunStatus};
 use temper_scap::short_rule_id;
 
 /// The plan a run applied, step by step.

@@ -2,7 +2,7 @@
 //! stood, how long it was down, the attempt it cut short, and whether its kept state had to be
 //! rebuilt because the snapshots were gone. The reviewer reads these before trusting the run.
 use serde::Serialize;
-use temper_core::journal::{AttemptState, Event, EventData, Phase, RunStatus};
+use temper_journal::{AttemptState, Event, EventData, Phase, RunStatus};
 
 use crate::text::{ms, short, span_ms};
 

@@ -6,7 +6,7 @@ mod interruptions;
 mod progress;
 
 use serde::Serialize;
-use temper_core::journal::{
+use temper_journal::{
     Attempt, Ban, Event, EventData, EventKind, Journal, Lesson, Recall, Regressed, Rule, RuleStatus, Run, RunSummary, Turn,
 };
 use temper_scap::oval::Evidence;
@@ -19,7 +19,7 @@ pub use progress::Progress;
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("store: {0}")]
-    Store(#[from] temper_core::journal::JournalError),
+    Store(#[from] temper_journal::JournalError),
     #[error("no run in the store yet: start one with `temper run`")]
     NoRuns,
     #[error("`{0}` is not a run: give a run number or `latest`")]

@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
-use temper_core::journal::{Event, EventData, Regressed, ScanKind};
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
+use temper_journal::{Event, EventData, Regressed, ScanKind};
 
 /// The points of the chart, oldest first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

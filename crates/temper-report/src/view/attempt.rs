@@ -1,7 +1,7 @@
 //! One attempt as an escalated rule's section shows it.
 use serde::Serialize;
-use temper_core::journal::{Attempt, KeptState, RevertMethod};
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
+use temper_journal::{Attempt, KeptState, RevertMethod};
 use temper_scap::oval::Evidence;
 
 use crate::run::BlamedBy;

@@ -2,8 +2,8 @@
 //! and an expired one flagged (it no longer applied, so its rules were worked on). The datastream
 //! a run reads is `temper_scap::read_content` (`RunControls::read_content`).
 use serde::Serialize;
-use temper_core::controls::RunControls;
-use temper_core::waiver::WaiverState;
+use temper_journal::controls::RunControls;
+use temper_journal::waiver::WaiverState;
 
 use crate::run::RunData;
 

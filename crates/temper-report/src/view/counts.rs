@@ -2,7 +2,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use temper_core::journal::{self, Attempt, RuleStatus, ScanResult, count_by};
+use temper_journal::{self as journal, Attempt, RuleStatus, ScanResult, count_by};
 
 use crate::run::RunData;
 use crate::text::ms;

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use temper_core::journal::{Journal, RuleStatus, Run};
-use temper_core::plan_from::PlanFrom;
+use temper_journal::plan_from::PlanFrom;
+use temper_journal::{Journal, RuleStatus, Run};
 
 use super::info::rule_info;
 use super::next_step::{NextStep, next_steps};

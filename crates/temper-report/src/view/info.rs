@@ -1,6 +1,6 @@
 //! A rule's ids and prose: from the content when it has the rule, else from the store.
 use serde::Serialize;
-use temper_core::journal;
+use temper_journal as journal;
 use temper_scap::{Rule, Severity};
 
 use crate::text::short;

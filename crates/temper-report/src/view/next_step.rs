@@ -2,8 +2,8 @@
 use std::fmt;
 
 use serde::{Serialize, Serializer};
-use temper_core::journal::{self, Attempt, AttemptState, EscalationCause, ScanResult};
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
+use temper_journal::{self as journal, Attempt, AttemptState, EscalationCause, ScanResult};
 
 use temper_scap::oval::Evidence;
 

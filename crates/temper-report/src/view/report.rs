@@ -1,6 +1,6 @@
 //! The run report as one value: what Markdown, HTML and JSON all show.
 use serde::Serialize;
-use temper_core::journal::{self, RuleStatus};
+use temper_journal::{self as journal, RuleStatus};
 use temper_scap::{Benchmark, Severity};
 
 use super::controls::ControlsView;
@@ -58,7 +58,7 @@ pub struct Report {
 #[derive(Debug, Serialize)]
 pub struct Reboot {
     pub proof: journal::RebootProof,
-    /// In words (`temper_core::journal::reboot_line`).
+    /// In words (`temper_journal::reboot_line`).
     pub reason: String,
 }
 
@@ -176,7 +176,7 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         },
         results: results(&data.rules),
         dispositions: dispositions(&data.rules),
-        out_of_scope: temper_core::journal::Tally::of(&data.rules).out_of_scope,
+        out_of_scope: temper_journal::Tally::of(&data.rules).out_of_scope,
         score: format!("{} → {}", score_text(score_before), score_text(score_after)),
         reboot: Reboot::of(data.summary.as_ref()),
         score_before,

@@ -1,7 +1,7 @@
 //! A rule as the report shows it: its section when escalated, its line in the list of all
 //! rules, and the fixes kept.
 use serde::Serialize;
-use temper_core::journal::{self, Attempt, RuleStatus};
+use temper_journal::{self as journal, Attempt, RuleStatus};
 use temper_scap::oval::{Evidence, Finding};
 use temper_scap::{Benchmark, Rule, Severity};
 

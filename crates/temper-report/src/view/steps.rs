@@ -1,7 +1,7 @@
 //! The run's kept fixes as the proven plan's steps, and as one bash script (`replay.sh`).
-use temper_core::journal::{Attempt, FixSource};
-use temper_core::plan::{Script, ScriptKind, Step};
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
+use temper_journal::plan::{Script, ScriptKind, Step};
+use temper_journal::{Attempt, FixSource};
 use temper_scap::Benchmark;
 
 use super::info::rule_info;

@@ -6,13 +6,13 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::json;
-use temper_core::agent::TurnRecord;
-pub use temper_core::journal::prelude::*;
-pub use temper_core::journal::{
+pub use temper_journal::Verdict;
+pub use temper_journal::prelude::*;
+use temper_journal::turn::TurnRecord;
+pub use temper_journal::{
     AttemptState, Escalation, EscalationCause, Evaluation, FixSource, NewAttempt, NewRule, NewRun, NewTurn, RevertMethod, RuleStatus,
     RunSummary, ScanResult, TurnMode, TurnRole,
 };
-pub use temper_core::verdict::Verdict;
 use temper_scap::Benchmark;
 use temper_store::Store;
 

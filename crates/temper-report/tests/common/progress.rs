@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use temper_core::journal::{EventData, ScanKind};
+use temper_journal::{EventData, ScanKind};
 
 use super::*;
 

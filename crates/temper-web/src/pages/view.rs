@@ -1,6 +1,6 @@
 //! What the templates (and the event stream) are given, beyond the journal's own records.
 use serde::Serialize;
-use temper_core::journal::{Attempt, Event, EventKind, Run};
+use temper_journal::{Attempt, Event, EventKind, Run};
 
 use crate::progress::Progress;
 

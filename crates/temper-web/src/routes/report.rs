@@ -23,7 +23,7 @@ pub async fn download(State(app): State<AppState>, Path((id, ext)): Path<(i64, S
 
 /// The content (titles, DISA ids) makes a report richer; a checklist cannot do without it.
 fn build(data: &RunData, path: &std::path::Path, format: Format) -> Result<String, WebError> {
-    let content = match temper_core::controls::RunControls::run_content(&data.run, path) {
+    let content = match temper_journal::controls::RunControls::run_content(&data.run, path) {
         Ok(b) => Some(b),
         Err(e) if matches!(format, Format::Ckl | Format::Cklb) => {
             return Err(WebError::NoContent { format, path: path.display().to_string(), reason: e.to_string() });

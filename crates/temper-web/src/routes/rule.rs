@@ -2,7 +2,7 @@
 use axum::extract::{Path, State};
 use axum::response::Html;
 use serde::Serialize;
-use temper_core::journal::{Ban, Lesson, Recall, Rule, Run};
+use temper_journal::{Ban, Lesson, Recall, Rule, Run};
 use temper_report::plan::StepView;
 use temper_scap::oval::{Evidence, Finding};
 

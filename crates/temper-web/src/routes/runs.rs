@@ -3,7 +3,7 @@
 use axum::extract::{Path, Query, State};
 use axum::response::Html;
 use serde::{Deserialize, Serialize};
-use temper_core::journal::{Rule, RuleStatus, Run, RunStatus};
+use temper_journal::{Rule, RuleStatus, Run, RunStatus};
 use temper_report::Format;
 use temper_report::plan::PlanView;
 use temper_report::{Progress as Chart, chart_svg};
@@ -96,7 +96,7 @@ struct RunPage {
 }
 
 /// The chart of `events`; a running run's time axis runs to now.
-fn live_chart(run: &Run, events: &[temper_core::journal::Event]) -> Chart {
+fn live_chart(run: &Run, events: &[temper_journal::Event]) -> Chart {
     let chart = Chart::of(events);
     if run.status == RunStatus::Running { chart.to_now(events, chrono::Utc::now().fixed_offset()) } else { chart }
 }

@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use temper_core::journal::prelude::*;
-pub use temper_core::journal::{
+use temper_journal::Verdict;
+pub use temper_journal::prelude::*;
+pub use temper_journal::{
     AttemptState, Evaluation, EventData, FixSource, NewAttempt, NewRule, NewRun, Phase, Picked, PickedBy, RuleStatus, RunSummary,
     ScanResult,
 };
-use temper_core::journal::{RevertMethod, driver_id, now_ms};
-use temper_core::verdict::Verdict;
+use temper_journal::{RevertMethod, driver_id, now_ms};
 use temper_store::Store;
 use temper_web::{Server, Token, WebConfig};
 

@@ -1,7 +1,7 @@
 //! A finished run that applied a proven plan: step 1 kept, step 2's fix failed (a hostile
 //! reason) and the stock fix redid it, step 3's rule passed already. The plan's folder, as the
 //! run was given it, is hostile too.
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 
 use super::*;
 

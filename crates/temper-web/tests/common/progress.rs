@@ -2,8 +2,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use temper_core::journal::ScanKind;
-use temper_core::verdict::Verdict;
+use temper_journal::ScanKind;
+use temper_journal::Verdict;
 
 use super::*;
 

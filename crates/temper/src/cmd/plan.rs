@@ -69,7 +69,7 @@ pub async fn export(config: &Config, store: &dyn Journal, id: i64, output: &Path
     let sha = plan::recorded_content_sha256(&data.run).or_else(|| temper_core::plan::sha256_file(&ds).ok());
     let mut p = plan::build(&data, content.as_ref(), sha)?;
     match crate::wiring::skill(config, &data.run.skill) {
-        Ok(skill) => p.mark_one_way(&skill),
+        Ok(skill) => p.mark_one_way(|id| skill.one_way(id)),
         Err(e) => eprintln!("temper: no step is marked one-way: {e:#}"),
     }
     plan::write(&p, output)?;

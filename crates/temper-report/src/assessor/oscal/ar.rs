@@ -4,8 +4,8 @@
 //! closed risk, and the reboot proof as an observation. temper writes no assessment plan: the
 //! imported plan is a back-matter resource that names the profile and content it stands for.
 use serde_json::{Value, json};
-use temper_core::controls::RunControls;
-use temper_core::journal::RuleStatus;
+use temper_journal::RuleStatus;
+use temper_journal::controls::RunControls;
 use temper_scap::Benchmark;
 
 use crate::assessor::oscal::{self, Doc, Kind, RuleDoc, failing, prop, props, text};

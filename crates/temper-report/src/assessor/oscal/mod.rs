@@ -7,9 +7,9 @@
 //! as markup. Property values are one line ([`prop`]), as OSCAL's `string` type requires.
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use temper_core::controls::RunControls;
-use temper_core::journal::{Rule, Run, ScanResult};
-use temper_core::waiver::{Waiver, WaiverState};
+use temper_journal::controls::RunControls;
+use temper_journal::waiver::{Waiver, WaiverState};
+use temper_journal::{Rule, Run, ScanResult};
 use temper_scap::Benchmark;
 use uuid::Uuid;
 

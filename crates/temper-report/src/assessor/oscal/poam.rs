@@ -4,7 +4,7 @@
 //! (`deviation-approved`, the approver and expiry as properties, the expiry as its deadline).
 //! UUIDs are those of the assessment results of the same run, so the two cross-reference.
 use serde_json::{Value, json};
-use temper_core::journal::RuleStatus;
+use temper_journal::RuleStatus;
 use temper_scap::Benchmark;
 
 use crate::assessor::oscal::{self, Doc, Kind, RuleDoc, failing, prop, props, text};

@@ -1,6 +1,6 @@
 //! The reboot proof in the OSCAL documents.
 use serde_json::{Value, json};
-use temper_core::journal::{Event, EventData};
+use temper_journal::{Event, EventData};
 
 use super::{Ids, Kind, Parties, last_modified, prop, props, text};
 use crate::run::RunData;
@@ -17,7 +17,7 @@ pub fn reboot_value(data: &RunData) -> &'static str {
 
 /// The reboot proof: its outcome, and each reboot, proven checkpoint and fix it blamed.
 pub fn reboot_observation(data: &RunData, ids: &Ids, p: &Parties) -> Value {
-    let line = data.summary.as_ref().map_or("the run has not finished", |s| temper_core::journal::reboot_line(s.rebooted));
+    let line = data.summary.as_ref().map_or("the run has not finished", |s| temper_journal::reboot_line(s.rebooted));
     let mut evidence: Vec<Value> = data.reboots.iter().filter_map(reboot_event).map(|d| json!({"description": text(&d)})).collect();
     if evidence.is_empty() {
         evidence.push(json!({"description": "No reboot is recorded for this run."}));

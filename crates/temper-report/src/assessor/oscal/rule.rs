@@ -1,8 +1,8 @@
 //! One rule in the OSCAL documents: its observation, finding and risk, and its kept fixes.
 use serde_json::{Value, json};
-use temper_core::journal::{Attempt, Rule, RuleStatus, ScanResult};
-use temper_core::verdict::Verdict;
-use temper_core::waiver::{Waiver, WaiverState};
+use temper_journal::Verdict;
+use temper_journal::waiver::{Waiver, WaiverState};
+use temper_journal::{Attempt, Rule, RuleStatus, ScanResult};
 use temper_scap::Benchmark;
 
 use super::{Ids, Kind, Parties, code, failing, last_modified, last_result, oscal_start, prop, props, sha256, text, token};

@@ -3,7 +3,7 @@
 //! are presentation attributes, not `style`, so a strict Content-Security-Policy allows them.
 use std::fmt::Write;
 
-use temper_core::journal::ScanKind;
+use temper_journal::ScanKind;
 
 use crate::run::Progress;
 use crate::text::{escape, ms, short, xml_chars};

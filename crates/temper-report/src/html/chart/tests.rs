@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 
-use temper_core::journal::{Blamed, Event, EventData, ScanKind};
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
+use temper_journal::{Blamed, Event, EventData, ScanKind};
 
 use super::*;
 use crate::run::Progress;

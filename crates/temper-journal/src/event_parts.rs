@@ -1,8 +1,8 @@
-//! The larger parts of [`super::EventData`]: a pick, a replay, a blame, a checkpoint proven to boot.
+//! The larger parts of [`crate::EventData`]: a pick, a replay, a blame, a checkpoint proven to boot.
 use serde::{Deserialize, Serialize};
 
-use super::FixSource;
-use crate::verdict::Verdict;
+use crate::FixSource;
+use crate::Verdict;
 
 /// A checkpoint that survived a cold reboot, and the newest attempt whose fix it holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 //! and `resume`.
 use serde::{Deserialize, Serialize};
 
-use crate::journal::{RebootProof, Run, RunStatus, reboot_line};
+use crate::{RebootProof, Run, RunStatus, reboot_line};
 
 /// What the fleet did with the first target's plan, stored with each other target's run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,14 +3,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::vocab::{
+use crate::vocab::{
     AttemptState, EscalationCause, EventKind, FixSource, KeptState, Phase, QueueState, RevertMethod, RuleStatus, RunStatus, ScanResult,
     TurnMode, TurnRole,
 };
 use temper_scap::Severity;
 use temper_scap::oval::Evidence;
 
-use crate::verdict::Verdict;
+use crate::Verdict;
 
 /// What a new run is started with.
 #[derive(Debug, Clone)]
@@ -71,7 +71,7 @@ impl Run {
     /// is gone (a kill, a crash). `temper resume` continues it.
     pub fn driver_gone(&self, now_ms: i64) -> bool {
         self.status == RunStatus::Running
-            && (self.lease_until.is_none_or(|u| u < now_ms) || self.driver.as_deref().is_none_or(super::driver_is_dead))
+            && (self.lease_until.is_none_or(|u| u < now_ms) || self.driver.as_deref().is_none_or(crate::driver_is_dead))
     }
 }
 
@@ -188,7 +188,7 @@ impl Evaluation {
     }
 }
 
-/// One fix of a batch kept together ([`AttemptLog::record_fixes`](super::AttemptLog::record_fixes)).
+/// One fix of a batch kept together ([`AttemptLog::record_fixes`](crate::AttemptLog::record_fixes)).
 #[derive(Debug, Clone)]
 pub struct KeptFix {
     pub id: i64,
@@ -202,7 +202,7 @@ pub struct Culprit {
     pub id: i64,
     /// `regression` from a batch check; `not_persistent`, `breaks_boot` and the rest from the
     /// reboot proof.
-    pub verdict: crate::verdict::Verdict,
+    pub verdict: crate::Verdict,
     pub rule_id: String,
     pub reason: String,
     pub regressions: Vec<String>,
@@ -327,10 +327,10 @@ pub struct NewTurn<'a> {
     pub run_id: i64,
     pub attempt_id: Option<i64>,
     pub rule_id: Option<&'a str>,
-    pub record: &'a crate::agent::TurnRecord,
+    pub record: &'a crate::turn::TurnRecord,
 }
 
-/// An event read back: its kind, and its data typed ([`super::EventData`]).
+/// An event read back: its kind, and its data typed ([`crate::EventData`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
     pub id: i64,
@@ -338,7 +338,7 @@ pub struct Event {
     pub ts: String,
     pub kind: EventKind,
     pub rule_id: Option<String>,
-    pub data: super::EventData,
+    pub data: crate::EventData,
 }
 
 impl Event {
@@ -431,7 +431,7 @@ pub struct RememberedFix {
     pub created_at: String,
 }
 
-/// What [`MemoryLog::remember_fix`](super::MemoryLog::remember_fix) stores.
+/// What [`MemoryLog::remember_fix`](crate::MemoryLog::remember_fix) stores.
 #[derive(Debug, Clone)]
 pub struct NewRememberedFix {
     pub skill: String,

@@ -1,7 +1,7 @@
 use chrono::{DateTime, Duration, FixedOffset};
 
 use super::*;
-use crate::journal::{Event, EventData, ScanKind};
+use crate::{Event, EventData, ScanKind};
 
 const T0: &str = "2026-12-01T10:00:00+00:00";
 
@@ -41,12 +41,8 @@ fn no_prediction_before_the_first_scan_or_with_nothing_open() {
 }
 
 fn cadence(secs: i64, one_rule: f64, with_set: f64, every: u32) -> Event {
-    let timed = crate::journal::Timed { one_rule, with_set };
-    event(
-        secs,
-        None,
-        EventData::RegressionEvery { every, how: crate::journal::Cadence::Measured, secs: Some(timed), final_scan_only: Vec::new() },
-    )
+    let timed = crate::Timed { one_rule, with_set };
+    event(secs, None, EventData::RegressionEvery { every, how: crate::Cadence::Measured, secs: Some(timed), final_scan_only: Vec::new() })
 }
 
 /// Before three rules settle, each open rule is given a prior from the cadence's timed rescans:
@@ -122,7 +118,7 @@ fn the_rule_under_way_and_a_reboot_done_count() {
     let reboot = EventData::Reboot {
         why: String::new(),
         fixes: 3,
-        power_off: crate::ports::PowerOff::Clean,
+        power_off: crate::PowerOff::Clean,
         down_secs: 1.0,
         secs: 60.0,
         up: true,

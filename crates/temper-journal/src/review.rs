@@ -1,6 +1,6 @@
 //! The order a reviewer reads a run's rules in: what needs a human first, then what is still
 //! failing, then what the run fixed, then the rest. The web view and every report use it.
-use super::RuleStatus;
+use crate::RuleStatus;
 
 impl RuleStatus {
     /// Every status, in review order. Within a status, rules keep their content order.
@@ -38,7 +38,7 @@ impl RuleStatus {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::*;
 
     #[test]
     fn review_order_holds_every_status_once() {

@@ -5,13 +5,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{AttemptState, EscalationCause, EventKind, FixSource, JournalError, RevertMethod, RuleStatus, RunSummary, TurnRole};
-use crate::agent::Decision;
-use crate::ports::PowerOff;
-use crate::scan::Engine;
-use crate::verdict::Verdict;
+use crate::Engine;
+use crate::PowerOff;
+use crate::Verdict;
+use crate::turn::Decision;
+use crate::{AttemptState, EscalationCause, EventKind, FixSource, JournalError, RevertMethod, RuleStatus, RunSummary, TurnRole};
 
-pub use super::event_parts::{
+pub use crate::event_parts::{
     Blamed, Booted, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, ScanKind, Timed,
 };
 
@@ -149,8 +149,8 @@ pub enum EventData {
     Replay(Replayed),
     /// `temper resume` took the run up where it stood.
     Resume {
-        was: super::RunStatus,
-        phase: super::Phase,
+        was: crate::RunStatus,
+        phase: crate::Phase,
         checkpoint: String,
     },
     Revert {

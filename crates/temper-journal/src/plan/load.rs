@@ -109,7 +109,7 @@ fn read_script(dir: &Path, n: usize, rule: &str, script: &mut Script) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::FixSource;
+    use crate::FixSource;
     use crate::plan::{ContentRef, Header, ScriptKind, SourceRun, Step, TailoringRef};
 
     const SHA: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
@@ -147,22 +147,6 @@ mod tests {
 
     fn expect<'a>(profile: &'a str, sha: &'a str, tailoring: Option<(&'a str, &'a str)>) -> Expect<'a> {
         Expect { profile, content_sha256: sha, tailoring }
-    }
-
-    #[test]
-    fn mark_one_way_takes_the_skills_reason_and_survives_the_json() {
-        let dir = tempfile::tempdir().unwrap();
-        let toml = "name = \"s\"\ndescription = \"d\"\ndatastream = \"ds.xml\"\nprofile = \"p\"\n\
-                    [[one_way]]\nrule = \"sshd_disable_.*\"\nreason = \"held until the next boot\"\n";
-        std::fs::write(dir.path().join("skill.toml"), toml).unwrap();
-        let mut p = plan(None);
-        p.mark_one_way(&crate::skill::Skill::load(dir.path()).unwrap());
-        assert_eq!(p.steps[0].one_way.as_deref(), Some("held until the next boot"));
-        let back: Plan = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
-        assert_eq!(back.steps[0].one_way, p.steps[0].one_way);
-        std::fs::write(dir.path().join("skill.toml"), toml.replace("sshd_disable_.*", "sshd_disable")).unwrap();
-        p.mark_one_way(&crate::skill::Skill::load(dir.path()).unwrap());
-        assert_eq!(p.steps[0].one_way, None, "a pattern matches the whole short id");
     }
 
     #[test]

@@ -18,8 +18,8 @@
 use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
-use super::{Event, EventData, Rule, RuleStatus, ScanKind};
-use crate::verdict::Verdict;
+use crate::Verdict;
+use crate::{Event, EventData, Rule, RuleStatus, ScanKind};
 
 /// Settled rules needed before the run's own times replace the prior.
 const MIN_SAMPLES: usize = 3;

@@ -1,6 +1,11 @@
 //! The store's vocabulary: every status, source, method and kind as an enum, kept in the
 //! database as snake_case text (each column a foreign key to a lookup table, e.g. `verdicts`,
 //! that holds the same values: a new value is one INSERT in a new migration).
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
 /// A value the code does not know, read from the database or from input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {kind} `{value}`")]
@@ -29,11 +34,11 @@ macro_rules! text_enum {
         }
 
         impl std::str::FromStr for $name {
-            type Err = $crate::journal::UnknownValue;
+            type Err = $crate::UnknownValue;
             fn from_str(s: &str) -> Result<Self, Self::Err> {
                 match s {
                     $($s => Ok($name::$var),)*
-                    _ => Err($crate::journal::UnknownValue { kind: stringify!($name), value: s.to_string() }),
+                    _ => Err($crate::UnknownValue { kind: stringify!($name), value: s.to_string() }),
                 }
             }
         }
@@ -365,5 +370,48 @@ text_enum! {
         Tips = "tips",
         /// Verified fixes reused across targets, with how often each was tried and kept.
         Fixes = "fixes",
+    }
+}
+
+text_enum! {
+    /// How the guest went down in a cold reboot.
+    pub enum PowerOff {
+        /// It shut down cleanly on the hypervisor's request (ACPI).
+        Clean = "clean",
+        /// It did not within the grace time, and was powered off.
+        Forced = "forced",
+    }
+}
+
+/// Which evaluator a scan of named rules uses (`temper_core::scan`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    #[default]
+    Xccdf,
+    Oval,
+}
+
+impl Engine {
+    pub const ALL: [Self; 2] = [Self::Xccdf, Self::Oval];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Xccdf => "xccdf",
+            Self::Oval => "oval",
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Engine {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL.into_iter().find(|e| e.as_str() == s).ok_or_else(|| format!("unknown scan engine `{s}`: use oval or xccdf"))
     }
 }

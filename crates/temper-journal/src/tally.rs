@@ -6,7 +6,7 @@ use std::fmt::Display;
 
 use serde::Serialize;
 
-use super::{Attempt, RevertMethod, Rule, RuleStatus, ScanResult};
+use crate::{Attempt, RevertMethod, Rule, RuleStatus, ScanResult};
 
 /// How many of `items` have each key, by the key's name, in name order: rules by status or by
 /// scan result, attempts by revert method. An item without a key (`None`) is not counted. The
@@ -63,7 +63,7 @@ impl Tally {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::*;
 
     fn rule(initial: ScanResult, status: RuleStatus) -> Rule {
         Rule {

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use temper_scap::{Benchmark, ScapError};
 
-use crate::journal::Run;
+use crate::Run;
 use crate::waiver::{Waiver, WaiverState};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,6 +7,11 @@ use std::path::{Path, PathBuf};
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
+/// `p` as a pattern that must match a whole rule id (skills and waivers match so).
+pub fn full_match(p: &str) -> Result<regex::Regex, regex::Error> {
+    regex::Regex::new(&format!("^(?:{p})$"))
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum WaiverError {
     #[error("waivers {path}: {source}")]
@@ -60,7 +65,7 @@ impl Waiver {
     }
 
     pub fn matches(&self, short_id: &str) -> bool {
-        crate::skill::full_match(&self.rule).is_ok_and(|re| re.is_match(short_id))
+        full_match(&self.rule).is_ok_and(|re| re.is_match(short_id))
     }
 }
 
@@ -77,7 +82,7 @@ pub fn load(path: &Path) -> Result<Vec<Waiver>, WaiverError> {
     let invalid = |w: &Waiver, problem: String| WaiverError::Invalid { path: path.to_path_buf(), rule: w.rule.clone(), problem };
     let mut out = Vec::with_capacity(file.waiver.len());
     for mut w in file.waiver {
-        crate::skill::full_match(&w.rule).map_err(|e| invalid(&w, format!("pattern does not compile: {e}")))?;
+        full_match(&w.rule).map_err(|e| invalid(&w, format!("pattern does not compile: {e}")))?;
         if w.reason.trim().is_empty() || w.approved_by.trim().is_empty() {
             return Err(invalid(&w, "`reason` and `approved_by` must not be empty".into()));
         }

@@ -1,0 +1,197 @@
+//! temper-journal: what a run leaves behind, and the traits it is written through. The records
+//! and events, the vocabularies (every status, source, method and kind as an enum), the verdict,
+//! the proven plan's model, the run's controls (tailoring, waivers) and target, and the
+//! journal's traits. It knows neither the loop nor a database: `temper-core` writes through
+//! these traits, `temper-store` implements them (SQLite, PostgreSQL), and the reports and the
+//! web view read them. Each call commits on its own; the calls that must be atomic (keeping a
+//! fix, settling a batch) are one call each.
+pub mod controls;
+mod driver;
+mod eta;
+mod event;
+mod event_parts;
+pub mod plan;
+pub mod plan_from;
+mod records;
+mod review;
+mod tally;
+pub mod target;
+pub mod turn;
+mod verdict;
+mod vocab;
+pub mod waiver;
+
+use async_trait::async_trait;
+
+pub use driver::{driver_id, driver_is_dead, now_ms};
+pub use eta::{Eta, open_ids, predict as predict_end};
+pub use event::{
+    Blamed, Booted, Cadence, EventData, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, ScanKind, Timed,
+};
+pub use records::{
+    Attempt, Ban, Claim, Culprit, Escalation, Evaluation, Event, KeptFix, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn,
+    QueueItem, RETIRE_AFTER, RebootProof, Recall, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
+};
+pub use tally::{Tally, count_by, reverts};
+pub use verdict::Verdict;
+pub(crate) use vocab::text_enum;
+pub use vocab::{
+    AttemptState, Engine, EscalationCause, EventKind, FixSource, KeptState, MemoryKind, Phase, PowerOff, QueueState, RevertMethod,
+    RuleStatus, RunStatus, ScanResult, TurnMode, TurnRole, UnknownValue,
+};
+
+/// The journal's traits (and [`Recall`], which their memory reads take), for callers that hold a
+/// concrete store: `use temper_journal::prelude::*`.
+pub mod prelude {
+    pub use super::{AttemptLog, EventLog, Journal, MemoryLog, Recall, RuleLog, RunLog, TurnLog};
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("{0}")]
+    Open(String),
+    #[error("database: {0}")]
+    Db(String),
+    #[error("{0} not found")]
+    NotFound(String),
+    #[error("event log {path}: {reason}")]
+    EventLog { path: String, reason: String },
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+pub type JournalResult<T> = Result<T, JournalError>;
+
+/// Runs: created, driven under a lease, finished.
+#[async_trait]
+pub trait RunLog: Send + Sync {
+    /// A run with no stored target (`resume` then falls back to the configured one).
+    async fn create_run(&self, run: &NewRun) -> JournalResult<i64>;
+    /// A run on `target`, stored whole with it (JSON) in the same statement: `temper resume`
+    /// rebuilds its ports from it, whatever the configuration says by then.
+    async fn create_run_on(&self, run: &NewRun, target: &crate::target::Target) -> JournalResult<i64>;
+    async fn run(&self, id: i64) -> JournalResult<Run>;
+    async fn latest_run(&self) -> JournalResult<Option<Run>>;
+    /// The newest run that has not finished (running, paused or interrupted), for `temper resume`.
+    async fn unfinished_run(&self) -> JournalResult<Option<Run>>;
+    async fn list_runs(&self, limit: i64) -> JournalResult<Vec<Run>>;
+    async fn set_phase(&self, run: i64, phase: Phase, rule: Option<&str>) -> JournalResult<()>;
+    async fn set_status(&self, run: i64, status: RunStatus, error: Option<&str>) -> JournalResult<()>;
+    async fn set_regression_every(&self, run: i64, every: u32) -> JournalResult<()>;
+    /// Each score is set only when given.
+    async fn set_scores(&self, run: i64, before: Option<f64>, after: Option<f64>) -> JournalResult<()>;
+    async fn set_content_version(&self, run: i64, version: &str) -> JournalResult<()>;
+    async fn finish_run(&self, run: i64, summary: &RunSummary) -> JournalResult<()>;
+    /// Takes the run for `driver` when no live driver holds it: no driver, an expired lease,
+    /// the same driver, or `dead` (a driver known to be gone). One statement, so two processes
+    /// never both take it.
+    async fn claim_run(&self, run: i64, driver: &str, dead: Option<&str>, now_ms: i64, until_ms: i64) -> JournalResult<bool>;
+    /// Extends the lease and records the time spent so far; false when the lease was lost.
+    async fn renew_lease(&self, run: i64, driver: &str, until_ms: i64, wall_ms: i64, guest_ms: i64) -> JournalResult<bool>;
+    async fn release_run(&self, run: i64, driver: &str) -> JournalResult<()>;
+}
+
+/// Rules: as the first scan found them, then as the loop settles them.
+#[async_trait]
+pub trait RuleLog: Send + Sync {
+    /// Records a rule of the first scan; a rule already recorded keeps its row (resume).
+    async fn add_rule(&self, rule: &NewRule) -> JournalResult<()>;
+    async fn rules(&self, run: i64) -> JournalResult<Vec<Rule>>;
+    async fn rule(&self, run: i64, rule_id: &str) -> JournalResult<Option<Rule>>;
+    async fn set_rule_status(&self, run: i64, rule_id: &str, status: RuleStatus, reason: Option<&str>) -> JournalResult<()>;
+    /// The rule goes to a human: `escalated`, with its cause and reason.
+    async fn escalate_rule(&self, run: i64, rule_id: &str, e: &Escalation) -> JournalResult<()>;
+    async fn add_rule_time(&self, run: i64, rule_id: &str, ms: i64) -> JournalResult<()>;
+    async fn set_final_result(&self, run: i64, rule_id: &str, result: ScanResult) -> JournalResult<()>;
+    /// What the final scan found wrong with a rule still failing.
+    async fn set_final_evidence(&self, run: i64, rule_id: &str, evidence: &temper_scap::oval::Evidence) -> JournalResult<()>;
+}
+
+/// Attempts: started before the fix runs, finished with their evaluation, kept or settled.
+#[async_trait]
+pub trait AttemptLog: Send + Sync {
+    /// Numbers the attempt and counts it on its rule, in one transaction. Returns (id, n).
+    async fn start_attempt(&self, a: &NewAttempt) -> JournalResult<(i64, i64)>;
+    async fn set_attempt_state(&self, id: i64, state: AttemptState) -> JournalResult<()>;
+    async fn finish_attempt(&self, id: i64, e: &Evaluation) -> JournalResult<()>;
+    /// Keeps a fix in one transaction: the evaluation, the rule `fixed`, and `checkpoint` in force.
+    async fn record_fix(&self, run: i64, id: i64, e: &Evaluation, rule_id: &str, checkpoint: &str) -> JournalResult<()>;
+    /// Keeps a batch's fixes (a plan batch's steps) in one transaction, all with `checkpoint`,
+    /// which is then in force: none is kept without the others.
+    async fn record_fixes(&self, run: i64, fixes: &[KeptFix], checkpoint: &str) -> JournalResult<()>;
+    /// Keeps a verified fix that awaits its batch's regression check, with its snapshot.
+    async fn record_pending_fix(&self, run: i64, id: i64, e: &Evaluation, rule_id: &str, snapshot: &str) -> JournalResult<()>;
+    /// Fixes kept since the checkpoint that await the regression check, oldest first.
+    async fn pending_fixes(&self, run: i64) -> JournalResult<Vec<Attempt>>;
+    /// The regression set passed: every pending fix is confirmed and `checkpoint` is in force.
+    async fn confirm_fixes(&self, run: i64, checkpoint: &str) -> JournalResult<()>;
+    /// A fix kept until the reboot proof (`needs_reboot`) whose rule passes after the reboot: its
+    /// verdict becomes `fixed`, `why` appended to its reason.
+    async fn prove_fix(&self, id: i64, why: &str) -> JournalResult<()>;
+    /// A regressed batch: `culprit` gets the `regression` verdict, `dropped` (kept on top of it)
+    /// are rolled back; their rules reopen. One transaction.
+    async fn roll_back_fixes(&self, run: i64, culprit: &Culprit, dropped: &[i64]) -> JournalResult<()>;
+    /// Rolled-back fixes whose rule is still open: the harness replays them before the next pick.
+    async fn fixes_to_replay(&self, run: i64) -> JournalResult<Vec<Attempt>>;
+    /// Closes the attempts a crash left half-done and returns them. They are never run again,
+    /// and they do not count as tries on their rule.
+    async fn interrupt_open_attempts(&self, run: i64) -> JournalResult<Vec<Attempt>>;
+    /// Closes open attempts undone with their batch (the guest restored to the checkpoint) as
+    /// `interrupted`, with `reason`: they do not count as tries, and are applied again later.
+    async fn set_aside_attempts(&self, run: i64, ids: &[i64], reason: &str) -> JournalResult<()>;
+    async fn attempts(&self, run: i64) -> JournalResult<Vec<Attempt>>;
+    async fn rule_attempts(&self, run: i64, rule_id: &str) -> JournalResult<Vec<Attempt>>;
+}
+
+/// LLM calls.
+#[async_trait]
+pub trait TurnLog: Send + Sync {
+    async fn add_turn(&self, turn: &NewTurn<'_>) -> JournalResult<i64>;
+    async fn turns(&self, run: i64) -> JournalResult<Vec<Turn>>;
+}
+
+/// The run's event journal (also appended to `runs/<id>/events.jsonl` beside a file database).
+#[async_trait]
+pub trait EventLog: Send + Sync {
+    /// Appends `data` (its kind is the variant's) to the run's journal.
+    async fn event(&self, run: i64, rule_id: Option<&str>, data: &EventData) -> JournalResult<()>;
+    async fn events(&self, run: i64, after_id: i64) -> JournalResult<Vec<Event>>;
+}
+
+/// Semantic memory: lessons, bans, tips and verified fixes, kept across runs until forgotten.
+#[async_trait]
+pub trait MemoryLog: Send + Sync {
+    async fn add_lesson(&self, run: i64, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<i64>;
+    async fn add_ban(&self, run: i64, rule: &str, pattern: &str, reason: &str) -> JournalResult<i64>;
+    async fn add_tip(&self, run: i64, rule: &str, tip: &crate::turn::Tip) -> JournalResult<i64>;
+    /// Active lessons, newest first; a recall of one rule is that rule's episodic memory.
+    async fn lessons(&self, recall: Recall<'_>) -> JournalResult<Vec<Lesson>>;
+    /// Active bans, oldest first.
+    async fn bans(&self, recall: Recall<'_>) -> JournalResult<Vec<Ban>>;
+    /// Active tips, newest first.
+    async fn tips(&self, recall: Recall<'_>) -> JournalResult<Vec<Tip>>;
+    /// Forgets one item; it stays in its table, inactive, for the record.
+    async fn forget(&self, kind: MemoryKind, id: i64) -> JournalResult<()>;
+    /// Remembers a kept, regression-checked fix (once per skill, rule and script).
+    async fn remember_fix(&self, fix: &NewRememberedFix) -> JournalResult<()>;
+    /// The fix to try first for `rule` with `skill`: not retired, the most often kept.
+    async fn remembered_fix(&self, skill: &str, rule: &str) -> JournalResult<Option<RememberedFix>>;
+    /// Every remembered fix, retired ones too, newest first.
+    async fn remembered_fixes(&self) -> JournalResult<Vec<RememberedFix>>;
+    /// The rules of `skill` with a remembered fix in force (not retired), each once.
+    async fn remembered_rules(&self, skill: &str) -> JournalResult<Vec<String>>;
+    /// Counts one try of fix `id`: kept, or failed ([`RETIRE_AFTER`] in a row retire it).
+    /// Returns the fix as it now stands.
+    async fn count_remembered(&self, id: i64, kept: bool) -> JournalResult<RememberedFix>;
+}
+
+/// The whole journal.
+#[async_trait]
+pub trait Journal: RunLog + RuleLog + AttemptLog + TurnLog + EventLog + MemoryLog {
+    /// Where it lives, for messages (`sqlite .temper/temper.db`, `postgres 127.0.0.1:5433/temper`).
+    fn describe(&self) -> String;
+    /// The store's own identity, made once when it is created: the same store however reached.
+    async fn identity(&self) -> JournalResult<String>;
+    /// The database's own consistency check; "ok" when sound.
+    async fn integrity_check(&self) -> JournalResult<String>;
+}
