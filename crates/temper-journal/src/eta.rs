@@ -25,6 +25,9 @@ use crate::{Event, EventData, Rule, RuleStatus, ScanKind};
 const MIN_SAMPLES: usize = 3;
 /// Without the cadence's timings, a rule's prior is this share of the first scan.
 const SCAN_SHARE: f64 = 0.04;
+/// A rule that took more than this many times the median is an outlier: it widens the range
+/// once (one more fix as long as the longest), never for every open rule.
+const OUTLIER: f64 = 10.0;
 
 /// The predicted time left, in seconds: the central figure and its range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -142,7 +145,7 @@ pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> O
         let kind = Kind::of(rule);
         let own: Vec<f64> = samples.iter().filter(|s| s.0 == kind).map(|s| s.1).collect();
         let xs = if own.len() >= MIN_SAMPLES { &own } else { &pooled };
-        (low, mid, high) = (low + quantile(xs, 0.25), mid + quantile(xs, 0.5), high + quantile(xs, 0.75));
+        (low, mid, high) = (low + quantile(xs, 0.25), mid + quantile(xs, 0.5), high + quantile(&typical(xs), 0.75));
     }
     // One more long fix, as long as the longest so far.
     high += quantile(&pooled, 1.0);
@@ -160,6 +163,14 @@ pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> O
 /// The ids of `rules` still open (pending): what [`predict`] takes for a live run.
 pub fn open_ids(rules: &[Rule]) -> Vec<&str> {
     rules.iter().filter(|r| r.status == RuleStatus::Pending).map(|r| r.rule_id.as_str()).collect()
+}
+
+/// `xs` without its outliers (more than [`OUTLIER`] times its median). With three samples, one
+/// of them aide's 20-minute install, the 75th percentile is aide's: every open rule would be
+/// given 20 minutes at the top of the range (94 h in a live run at 3649 s).
+fn typical(xs: &[f64]) -> Vec<f64> {
+    let median = quantile(xs, 0.5);
+    xs.iter().copied().filter(|x| *x <= OUTLIER * median).collect()
 }
 
 /// The `q` quantile of `xs` (nearest rank over the sorted values); 0 for none.
