@@ -149,6 +149,20 @@ mod tests {
         Expect { profile, content_sha256: sha, tailoring }
     }
 
+    /// The skill's own parsing and whole-id matching: `temper_core::skill`'s tests.
+    #[test]
+    fn mark_one_way_takes_the_reason_given_and_survives_the_json() {
+        let mut p = plan(None);
+        let re = crate::waiver::full_match("sshd_disable_.*").unwrap();
+        p.mark_one_way(|id| re.is_match(id).then_some("held until the next boot"));
+        assert_eq!(p.steps[0].one_way.as_deref(), Some("held until the next boot"));
+        let back: Plan = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+        assert_eq!(back.steps[0].one_way, p.steps[0].one_way);
+        let re = crate::waiver::full_match("sshd_disable").unwrap();
+        p.mark_one_way(|id| re.is_match(id).then_some("held until the next boot"));
+        assert_eq!(p.steps[0].one_way, None, "a pattern matches the whole short id");
+    }
+
     #[test]
     fn check_refuses_other_content_profile_and_tailoring() {
         let p = plan(None);
