@@ -5,4 +5,3 @@ pub mod seal;
 pub mod signers;
 
 pub use temper_journal::plan::*;
-
