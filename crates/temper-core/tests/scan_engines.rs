@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::{Here, datastream};
-use temper_core::scan::{Engine, OvalSide, ScanError, Scanner, TWO_STAGE_FROM};
+use temper_core::scan::{Engine, OvalSide, ScanError, Scanner, two_stages};
 use temper_scap::oval::{OvalContent, OvalEngine};
 use temper_scap::{Outcome, read_benchmark};
 
@@ -29,6 +29,7 @@ async fn both(profile: &str, pick: impl Fn(&OvalSide) -> Vec<String>) -> (temper
     let (ds, dir) = (datastream(), tempfile::tempdir().unwrap());
     let side = side(&ds, profile);
     let rules = pick(&side);
+    let two = two_stages(&side, &rules);
     let routed = side.engine.plan(&side.benchmark, &rules).unwrap().xccdf_rules().len();
     let mut xccdf = Scanner::new(&ds, format!("{PREFIX}{profile}"));
     xccdf.dir = dir.path().to_str().unwrap().into();
@@ -45,11 +46,11 @@ async fn both(profile: &str, pick: impl Fn(&OvalSide) -> Vec<String>) -> (temper
     let order: Vec<&str> = got.results.rule_results.iter().map(|r| r.idref.as_str()).collect();
     assert_eq!(order, rules.iter().map(String::as_str).collect::<Vec<_>>(), "in the order asked");
 
-    // One `oscap oval eval` (after one for the platforms, for a large set), and one `oscap xccdf
-    // eval` only for the rules routed there.
+    // One `oscap oval eval` (after one for the platforms, for a large set or a tree walker), and
+    // one `oscap xccdf eval` only for the rules routed there.
     let trips = guest.trips.lock().unwrap().clone();
     let runs = |sub: &str| trips.iter().filter(|t| t.args[0] == sub).count();
-    assert_eq!(runs("oval"), 1 + usize::from(rules.len() >= TWO_STAGE_FROM), "{trips:?}");
+    assert_eq!(runs("oval"), 1 + usize::from(two), "{trips:?}");
     assert_eq!(runs("xccdf"), 1 + usize::from(routed > 0), "xccdf's own scan, and one for the {routed} routed rules");
     assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new(), "every scan file was removed");
     (got, routed)
@@ -94,6 +95,28 @@ async fn oval_agrees_with_xccdf_on_a_few_anssi_rules_some_routed_to_xccdf() {
         failing.len()
     );
     check_evidence(&scan);
+}
+
+/// A rule whose check walks the whole tree goes platforms first however few rules a scan names:
+/// where its platform is not met (no auditd on this host), the walk is never sent to the guest.
+#[tokio::test]
+async fn a_tree_walker_alone_goes_platforms_first() {
+    let (ds, dir) = (datastream(), tempfile::tempdir().unwrap());
+    let side = side(&ds, "anssi_bp28_high");
+    let rules = ["xccdf_org.ssgproject.content_rule_audit_rules_privileged_commands".to_string()];
+    let rule = &rules[0];
+    assert_eq!(side.engine.tree_walkers(&side.benchmark, &rules), rules, "it walks the tree");
+    assert!(!Path::new("/sbin/auditctl").exists(), "this test needs a host without auditd");
+    let mut scanner = Scanner::new(&ds, format!("{PREFIX}anssi_bp28_high"));
+    scanner.dir = dir.path().to_str().unwrap().into();
+    let scanner = scanner.with_oval(side);
+    let guest = Here::default();
+    let scan = scanner.scan(&guest, &rules).await.unwrap();
+    assert_eq!(scan.outcome(rule), Some(Outcome::NotApplicable));
+    let trips = guest.trips.lock().unwrap().clone();
+    let walk = |bytes: &[u8]| String::from_utf8_lossy(bytes).contains(r#"recurse_direction="down""#);
+    assert_eq!(trips.iter().filter(|t| t.args[0] == "oval").count(), 1, "the platforms' run alone: {trips:?}");
+    assert!(trips.iter().all(|t| t.inputs.iter().all(|(_, b)| !walk(b))), "no document sent holds the walk");
 }
 
 #[tokio::test]

@@ -18,7 +18,7 @@ use temper_scap::oval::{Evidence, OvalError, XccdfReason};
 use temper_scap::{Outcome, TestResult, parse_results_bytes};
 use tokio::time::Instant;
 
-pub use engine::{Engine, OvalSide, TWO_STAGE_FROM};
+pub use engine::{Engine, OvalSide, TWO_STAGE_FROM, two_stages};
 pub use files::{ScanFiles, random_tag};
 pub use trip::{TRIP, Trip};
 
