@@ -3,7 +3,7 @@
 //! Sections carry a priority (0 first). They are placed in priority order; one that no longer fits
 //! is cut (when it may be) or dropped, and every fate is recorded. The assembled prompt keeps the
 //! sections' original order. Token counts are estimates: [`estimate_tokens`].
-use temper_core::agent::SectionFate;
+use temper_core::agent::{Fate, SectionFate};
 
 use crate::text::clip_bytes;
 
@@ -97,18 +97,18 @@ pub struct BudgetError {
 pub fn assemble(sections: Vec<Section>, budget: u32) -> Result<Assembled, BudgetError> {
     let mut order: Vec<usize> = (0..sections.len()).collect();
     order.sort_by_key(|&i| (sections[i].priority, i));
-    let mut placed: Vec<Option<(String, &'static str)>> = vec![None; sections.len()];
+    let mut placed: Vec<Option<(String, Fate)>> = vec![None; sections.len()];
     let mut left = budget;
     for i in order {
         let s = &sections[i];
         let cost = estimate_tokens(&s.text) + SEP_TOKENS;
         if cost <= left {
             left -= cost;
-            placed[i] = Some((s.text.clone(), "kept"));
+            placed[i] = Some((s.text.clone(), Fate::Kept));
         } else if s.cuttable && left >= MIN_CUT_TOKENS + SEP_TOKENS {
             let cut = cut_to(&s.text, left - SEP_TOKENS, s.keep);
             left -= estimate_tokens(&cut) + SEP_TOKENS;
-            placed[i] = Some((cut, "cut"));
+            placed[i] = Some((cut, Fate::Cut));
         } else if s.required {
             return Err(BudgetError { name: s.name.clone(), needed: cost, budget });
         }
@@ -118,10 +118,10 @@ pub fn assemble(sections: Vec<Section>, budget: u32) -> Result<Assembled, Budget
     for (s, p) in sections.iter().zip(placed) {
         match p {
             Some((text, fate)) => {
-                fates.push(SectionFate { name: s.name.clone(), fate: fate.into(), chars: text.chars().count() });
+                fates.push(SectionFate { name: s.name.clone(), fate, chars: text.chars().count() });
                 parts.push((s.name.clone(), text));
             }
-            None => fates.push(SectionFate { name: s.name.clone(), fate: "dropped".into(), chars: 0 }),
+            None => fates.push(SectionFate { name: s.name.clone(), fate: Fate::Dropped, chars: 0 }),
         }
     }
     Ok(Assembled { parts, fates, tokens: budget - left })

@@ -6,7 +6,7 @@ use std::time::Instant;
 use common::*;
 use serde_json::json;
 use temper_agents::LlmAgent;
-use temper_core::agent::{AgentError, FixSource, Worker};
+use temper_core::agent::{AgentError, Fate, FixSource, Worker};
 use temper_mockllm::{MockLlm, Scripted, ScriptedCall};
 
 #[tokio::test]
@@ -25,7 +25,7 @@ async fn one_native_call_is_executed_and_recorded() {
     assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
     assert!(r.error.is_none());
     assert!(r.prompt_chars > 0 && r.prompt_tokens_est > 0);
-    assert!(r.sections.iter().any(|s| s.name == "system" && s.fate == "kept"));
+    assert!(r.sections.iter().any(|s| s.name == "system" && s.fate == Fate::Kept));
 }
 
 #[tokio::test]
@@ -333,12 +333,12 @@ async fn small_context_cuts_and_drops_sections_within_budget() {
     ctx.rationale = "long rationale ".repeat(300);
     let turn = LlmAgent::new(cfg, skill_dir()).unwrap().propose(&ctx).await.unwrap();
     let r = &turn.records[0];
-    let fate = |n: &str| r.sections.iter().find(|s| s.name == n).map(|s| s.fate.clone()).unwrap();
-    assert_eq!(fate("system"), "kept");
-    assert_eq!(fate("task"), "kept");
-    assert_eq!(fate("ask"), "kept");
-    assert_eq!(fate("rationale"), "dropped");
-    assert_eq!(fate("episodes"), "cut");
+    let fate = |n: &str| r.sections.iter().find(|s| s.name == n).map(|s| s.fate).unwrap();
+    assert_eq!(fate("system"), Fate::Kept);
+    assert_eq!(fate("task"), Fate::Kept);
+    assert_eq!(fate("ask"), Fate::Kept);
+    assert_eq!(fate("rationale"), Fate::Dropped);
+    assert_eq!(fate("episodes"), Fate::Cut);
     assert!(r.prompt_tokens_est <= 1900 - 256, "estimate {} over the room", r.prompt_tokens_est);
     let user = messages(&mock.requests()[0])[1]["content"].as_str().unwrap().to_owned();
     assert!(user.contains("attempt 199"), "the newest episodes survive a tail cut");

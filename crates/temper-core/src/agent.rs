@@ -82,7 +82,7 @@ impl Tried {
 }
 
 pub use crate::journal::{FixSource, TurnMode, TurnRole};
-pub use temper_journal::turn::{ApplyFix, Decision, SectionFate, Tip, TurnRecord};
+pub use temper_journal::turn::{ApplyFix, Decision, Fate, SectionFate, Tip, TurnRecord};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReflectContext {

@@ -74,7 +74,15 @@ impl TurnRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SectionFate {
     pub name: String,
-    /// "kept", "cut" or "dropped".
-    pub fate: String,
+    pub fate: Fate,
     pub chars: usize,
+}
+
+/// What the prompt's budget did with a section: kept whole, cut to fit, or dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fate {
+    Kept,
+    Cut,
+    Dropped,
 }

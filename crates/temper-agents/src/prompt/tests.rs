@@ -1,7 +1,7 @@
 use super::*;
 
-fn fate(a: &Assembled, name: &str) -> String {
-    a.fates.iter().find(|f| f.name == name).map(|f| f.fate.clone()).unwrap_or_default()
+fn fate(a: &Assembled, name: &str) -> Option<Fate> {
+    a.fates.iter().find(|f| f.name == name).map(|f| f.fate)
 }
 
 #[test]
@@ -25,7 +25,7 @@ fn everything_fits_is_kept_in_original_order() {
     .unwrap();
     let names: Vec<&str> = a.parts.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["task", "low", "high"]);
-    assert!(a.fates.iter().all(|f| f.fate == "kept"));
+    assert!(a.fates.iter().all(|f| f.fate == Fate::Kept));
     assert!(a.tokens <= 100);
 }
 
@@ -41,9 +41,9 @@ fn low_priority_is_dropped_first_and_high_priority_cut() {
         300,
     )
     .unwrap();
-    assert_eq!(fate(&a, "task"), "kept");
-    assert_eq!(fate(&a, "episodes"), "cut");
-    assert_eq!(fate(&a, "rationale"), "dropped");
+    assert_eq!(fate(&a, "task"), Some(Fate::Kept));
+    assert_eq!(fate(&a, "episodes"), Some(Fate::Cut));
+    assert_eq!(fate(&a, "rationale"), Some(Fate::Dropped));
     assert!(a.part("episodes").unwrap().ends_with(CUT_MARK_HEAD));
     assert!(a.part("rationale").is_none());
     let total: u32 = a.parts.iter().map(|(_, t)| estimate_tokens(t) + SEP_TOKENS).sum();
@@ -66,7 +66,7 @@ fn tail_cut_keeps_the_end() {
 fn cut_respects_char_boundaries() {
     let text = "é".repeat(1000);
     let a = assemble(vec![Section::optional("x", 1, text)], 50).unwrap();
-    assert_eq!(fate(&a, "x"), "cut");
+    assert_eq!(fate(&a, "x"), Some(Fate::Cut));
     assert!(a.part("x").unwrap().starts_with('é'));
 }
 
@@ -82,19 +82,19 @@ fn fixed_optional_section_is_dropped_not_cut() {
     let mut s = Section::optional("whole", 1, "w".repeat(1000));
     s.cuttable = false;
     let a = assemble(vec![Section::fixed("task", "t".into()), s], 100).unwrap();
-    assert_eq!(fate(&a, "whole"), "dropped");
+    assert_eq!(fate(&a, "whole"), Some(Fate::Dropped));
 }
 
 #[test]
 fn tiny_leftover_drops_instead_of_cutting() {
     let a = assemble(vec![Section::fixed("task", "t".repeat(200)), Section::optional("x", 1, "x".repeat(500))], 90).unwrap();
     // task takes 81 tokens, 9 left: below MIN_CUT_TOKENS.
-    assert_eq!(fate(&a, "x"), "dropped");
+    assert_eq!(fate(&a, "x"), Some(Fate::Dropped));
 }
 
 #[test]
 fn budget_zero_drops_optional_sections() {
     let a = assemble(vec![Section::optional("x", 1, "abc".into())], 0).unwrap();
     assert!(a.parts.is_empty());
-    assert_eq!(fate(&a, "x"), "dropped");
+    assert_eq!(fate(&a, "x"), Some(Fate::Dropped));
 }
