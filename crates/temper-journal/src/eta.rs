@@ -15,6 +15,8 @@
 //! and its share of a regression check, both timed by the cadence's measurement; without it, a
 //! share of the first scan. A fix under way longer than any rule so far is an outlier in
 //! progress: it is given as long again as it has run.
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
@@ -140,12 +142,17 @@ pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> O
         });
     }
     let pooled: Vec<f64> = samples.iter().map(|s| s.1).collect();
+    // A kind's quartiles, once per kind: its own samples, or the pooled ones while it has few.
+    let quartiles = |kind: &Kind| {
+        let own: Vec<f64> = samples.iter().filter(|s| s.0 == *kind).map(|s| s.1).collect();
+        let xs = if own.len() >= MIN_SAMPLES { &own } else { &pooled };
+        (quantile(xs, 0.25), quantile(xs, 0.5), quantile(&typical(xs), 0.75))
+    };
+    let mut by_kind: BTreeMap<Kind, (f64, f64, f64)> = BTreeMap::new();
     let (mut low, mut mid, mut high) = (0.0, 0.0, 0.0);
     for rule in open {
-        let kind = Kind::of(rule);
-        let own: Vec<f64> = samples.iter().filter(|s| s.0 == kind).map(|s| s.1).collect();
-        let xs = if own.len() >= MIN_SAMPLES { &own } else { &pooled };
-        (low, mid, high) = (low + quantile(xs, 0.25), mid + quantile(xs, 0.5), high + quantile(&typical(xs), 0.75));
+        let (l, m, h) = *by_kind.entry(Kind::of(rule)).or_insert_with_key(quartiles);
+        (low, mid, high) = (low + l, mid + m, high + h);
     }
     // One more long fix, as long as the longest so far.
     high += quantile(&pooled, 1.0);
