@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::journal::{Journal, JournalError, LEASE_FOR, Term, driver_is_dead, now_ms};
+use crate::journal::{Journal, JournalError, LEASE_FOR, RunId, Term, driver_is_dead, now_ms};
 use crate::ports::{Hypervisor, PortError};
 
 const RENEW_EVERY: Duration = Duration::from_secs(10);
@@ -18,7 +18,7 @@ pub struct Claim {
     /// The store, as `Journal::describe` shows it (never a password), and its identity.
     pub store: String,
     pub store_id: String,
-    pub run: i64,
+    pub run: RunId,
     /// The driving process, `host:pid:nonce` (journal::driver_id).
     pub driver: String,
     pub until_ms: i64,
@@ -26,7 +26,7 @@ pub struct Claim {
 
 impl Claim {
     /// Run `run` of `journal`, driven by `driver`, for one lease term from now.
-    pub async fn new(journal: &dyn Journal, run: i64, driver: String) -> Result<Self, JournalError> {
+    pub async fn new(journal: &dyn Journal, run: RunId, driver: String) -> Result<Self, JournalError> {
         let (store, store_id) = (journal.describe(), journal.identity().await?);
         Ok(Self { store, store_id, run, driver, until_ms: now_ms() + LEASE_FOR.as_millis() as i64 })
     }
@@ -92,19 +92,19 @@ impl TargetClaim {
                 loop {
                     tokio::time::sleep(RENEW_EVERY).await;
                     if term.lost() {
-                        tracing::warn!(run = mine.run, "the run's lease is lost: its claim on the target runs out with it");
+                        tracing::warn!(run = %mine.run, "the run's lease is lost: its claim on the target runs out with it");
                         return;
                     }
                     match hv.read_claim().await {
                         Ok(Some(held)) if held.keeps_off(&mine) => {
-                            tracing::error!(run = mine.run, "another run claimed the target: {}", ClaimError::Held(held));
+                            tracing::error!(run = %mine.run, "another run claimed the target: {}", ClaimError::Held(held));
                             return;
                         }
-                        Err(e) => tracing::warn!(run = mine.run, "reading the target's claim: {e}"),
+                        Err(e) => tracing::warn!(run = %mine.run, "reading the target's claim: {e}"),
                         Ok(_) => {
                             let renewed = Claim { until_ms: term.until_ms(), ..mine.clone() };
                             if let Err(e) = hv.write_claim(Some(&renewed)).await {
-                                tracing::warn!(run = mine.run, "renewing the target's claim: {e}");
+                                tracing::warn!(run = %mine.run, "renewing the target's claim: {e}");
                             }
                         }
                     }

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Engine;
 use crate::PowerOff;
 use crate::Verdict;
 use crate::turn::Decision;
 use crate::{AttemptState, EscalationCause, EventKind, FixSource, JournalError, RevertMethod, RuleStatus, RunSummary, TurnRole};
+use crate::{Engine, RunId};
 
 pub use crate::event_parts::{
     Blamed, Booted, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, ScanKind, Timed,
@@ -42,7 +42,7 @@ pub enum EventData {
     /// A ban another run made is in force here from this attempt on: once per run and ban.
     BanShared {
         ban: i64,
-        from_run: Option<i64>,
+        from_run: Option<RunId>,
         made_for: Option<String>,
         pattern: String,
         made_at: String,

@@ -1,14 +1,14 @@
 //! The larger parts of [`crate::EventData`]: a pick, a replay, a blame, a checkpoint proven to boot.
 use serde::{Deserialize, Serialize};
 
-use crate::FixSource;
 use crate::Verdict;
+use crate::{AttemptId, FixSource, RunId};
 
 /// A checkpoint that survived a cold reboot, and the newest attempt whose fix it holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Booted {
     pub snapshot: String,
-    pub through: i64,
+    pub through: AttemptId,
 }
 
 /// A rule picked, with its plan and what picked it.
@@ -26,7 +26,7 @@ pub enum PickedBy {
     /// A fix remembered from another target of the skill.
     Memory {
         memory: i64,
-        from_run: i64,
+        from_run: RunId,
         tried: i64,
         kept: i64,
     },

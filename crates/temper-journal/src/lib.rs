@@ -10,6 +10,8 @@ mod driver;
 mod eta;
 mod event;
 mod event_parts;
+mod handle;
+mod id;
 pub mod plan;
 pub mod plan_from;
 mod records;
@@ -28,6 +30,8 @@ pub use eta::{Eta, open_ids, predict as predict_end};
 pub use event::{
     Blamed, Booted, Cadence, EventData, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, ScanKind, Timed,
 };
+pub use handle::RunJournal;
+pub use id::{AttemptId, RunId};
 pub use records::{
     Attempt, Ban, Claim, Culprit, Escalation, Evaluation, Event, KeptFix, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn,
     QueueItem, RETIRE_AFTER, RebootProof, Recall, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
@@ -66,29 +70,29 @@ pub type JournalResult<T> = Result<T, JournalError>;
 #[async_trait]
 pub trait RunLog: Send + Sync {
     /// A run with no stored target (`resume` then falls back to the configured one).
-    async fn create_run(&self, run: &NewRun) -> JournalResult<i64>;
+    async fn create_run(&self, run: &NewRun) -> JournalResult<RunId>;
     /// A run on `target`, stored whole with it (JSON) in the same statement: `temper resume`
     /// rebuilds its ports from it, whatever the configuration says by then.
-    async fn create_run_on(&self, run: &NewRun, target: &crate::target::Target) -> JournalResult<i64>;
-    async fn run(&self, id: i64) -> JournalResult<Run>;
+    async fn create_run_on(&self, run: &NewRun, target: &crate::target::Target) -> JournalResult<RunId>;
+    async fn run(&self, id: RunId) -> JournalResult<Run>;
     async fn latest_run(&self) -> JournalResult<Option<Run>>;
     /// The newest run that has not finished (running, paused or interrupted), for `temper resume`.
     async fn unfinished_run(&self) -> JournalResult<Option<Run>>;
     async fn list_runs(&self, limit: i64) -> JournalResult<Vec<Run>>;
-    async fn set_phase(&self, run: i64, phase: Phase, rule: Option<&str>) -> JournalResult<()>;
-    async fn set_status(&self, run: i64, status: RunStatus, error: Option<&str>) -> JournalResult<()>;
-    async fn set_regression_every(&self, run: i64, every: u32) -> JournalResult<()>;
+    async fn set_phase(&self, run: RunId, phase: Phase, rule: Option<&str>) -> JournalResult<()>;
+    async fn set_status(&self, run: RunId, status: RunStatus, error: Option<&str>) -> JournalResult<()>;
+    async fn set_regression_every(&self, run: RunId, every: u32) -> JournalResult<()>;
     /// Each score is set only when given.
-    async fn set_scores(&self, run: i64, before: Option<f64>, after: Option<f64>) -> JournalResult<()>;
-    async fn set_content_version(&self, run: i64, version: &str) -> JournalResult<()>;
-    async fn finish_run(&self, run: i64, summary: &RunSummary) -> JournalResult<()>;
+    async fn set_scores(&self, run: RunId, before: Option<f64>, after: Option<f64>) -> JournalResult<()>;
+    async fn set_content_version(&self, run: RunId, version: &str) -> JournalResult<()>;
+    async fn finish_run(&self, run: RunId, summary: &RunSummary) -> JournalResult<()>;
     /// Takes the run for `driver` when no live driver holds it: no driver, an expired lease,
     /// the same driver, or `dead` (a driver known to be gone). One statement, so two processes
     /// never both take it.
-    async fn claim_run(&self, run: i64, driver: &str, dead: Option<&str>, now_ms: i64, until_ms: i64) -> JournalResult<bool>;
+    async fn claim_run(&self, run: RunId, driver: &str, dead: Option<&str>, now_ms: i64, until_ms: i64) -> JournalResult<bool>;
     /// Extends the lease and records the time spent so far; false when the lease was lost.
-    async fn renew_lease(&self, run: i64, driver: &str, until_ms: i64, wall_ms: i64, guest_ms: i64) -> JournalResult<bool>;
-    async fn release_run(&self, run: i64, driver: &str) -> JournalResult<()>;
+    async fn renew_lease(&self, run: RunId, driver: &str, until_ms: i64, wall_ms: i64, guest_ms: i64) -> JournalResult<bool>;
+    async fn release_run(&self, run: RunId, driver: &str) -> JournalResult<()>;
 }
 
 /// Rules: as the first scan found them, then as the loop settles them.
@@ -96,74 +100,74 @@ pub trait RunLog: Send + Sync {
 pub trait RuleLog: Send + Sync {
     /// Records a rule of the first scan; a rule already recorded keeps its row (resume).
     async fn add_rule(&self, rule: &NewRule) -> JournalResult<()>;
-    async fn rules(&self, run: i64) -> JournalResult<Vec<Rule>>;
-    async fn rule(&self, run: i64, rule_id: &str) -> JournalResult<Option<Rule>>;
-    async fn set_rule_status(&self, run: i64, rule_id: &str, status: RuleStatus, reason: Option<&str>) -> JournalResult<()>;
+    async fn rules(&self, run: RunId) -> JournalResult<Vec<Rule>>;
+    async fn rule(&self, run: RunId, rule_id: &str) -> JournalResult<Option<Rule>>;
+    async fn set_rule_status(&self, run: RunId, rule_id: &str, status: RuleStatus, reason: Option<&str>) -> JournalResult<()>;
     /// The rule goes to a human: `escalated`, with its cause and reason.
-    async fn escalate_rule(&self, run: i64, rule_id: &str, e: &Escalation) -> JournalResult<()>;
-    async fn add_rule_time(&self, run: i64, rule_id: &str, ms: i64) -> JournalResult<()>;
-    async fn set_final_result(&self, run: i64, rule_id: &str, result: ScanResult) -> JournalResult<()>;
+    async fn escalate_rule(&self, run: RunId, rule_id: &str, e: &Escalation) -> JournalResult<()>;
+    async fn add_rule_time(&self, run: RunId, rule_id: &str, ms: i64) -> JournalResult<()>;
+    async fn set_final_result(&self, run: RunId, rule_id: &str, result: ScanResult) -> JournalResult<()>;
     /// What the final scan found wrong with a rule still failing.
-    async fn set_final_evidence(&self, run: i64, rule_id: &str, evidence: &temper_scap::oval::Evidence) -> JournalResult<()>;
+    async fn set_final_evidence(&self, run: RunId, rule_id: &str, evidence: &temper_scap::oval::Evidence) -> JournalResult<()>;
 }
 
 /// Attempts: started before the fix runs, finished with their evaluation, kept or settled.
 #[async_trait]
 pub trait AttemptLog: Send + Sync {
     /// Numbers the attempt and counts it on its rule, in one transaction. Returns (id, n).
-    async fn start_attempt(&self, a: &NewAttempt) -> JournalResult<(i64, i64)>;
-    async fn set_attempt_state(&self, id: i64, state: AttemptState) -> JournalResult<()>;
-    async fn finish_attempt(&self, id: i64, e: &Evaluation) -> JournalResult<()>;
+    async fn start_attempt(&self, a: &NewAttempt) -> JournalResult<(AttemptId, i64)>;
+    async fn set_attempt_state(&self, id: AttemptId, state: AttemptState) -> JournalResult<()>;
+    async fn finish_attempt(&self, id: AttemptId, e: &Evaluation) -> JournalResult<()>;
     /// Keeps a fix in one transaction: the evaluation, the rule `fixed`, and `checkpoint` in force.
-    async fn record_fix(&self, run: i64, id: i64, e: &Evaluation, rule_id: &str, checkpoint: &str) -> JournalResult<()>;
+    async fn record_fix(&self, run: RunId, id: AttemptId, e: &Evaluation, rule_id: &str, checkpoint: &str) -> JournalResult<()>;
     /// Keeps a batch's fixes (a plan batch's steps) in one transaction, all with `checkpoint`,
     /// which is then in force: none is kept without the others.
-    async fn record_fixes(&self, run: i64, fixes: &[KeptFix], checkpoint: &str) -> JournalResult<()>;
+    async fn record_fixes(&self, run: RunId, fixes: &[KeptFix], checkpoint: &str) -> JournalResult<()>;
     /// Keeps a verified fix that awaits its batch's regression check, with its snapshot.
-    async fn record_pending_fix(&self, run: i64, id: i64, e: &Evaluation, rule_id: &str, snapshot: &str) -> JournalResult<()>;
+    async fn record_pending_fix(&self, run: RunId, id: AttemptId, e: &Evaluation, rule_id: &str, snapshot: &str) -> JournalResult<()>;
     /// Fixes kept since the checkpoint that await the regression check, oldest first.
-    async fn pending_fixes(&self, run: i64) -> JournalResult<Vec<Attempt>>;
+    async fn pending_fixes(&self, run: RunId) -> JournalResult<Vec<Attempt>>;
     /// The regression set passed: every pending fix is confirmed and `checkpoint` is in force.
-    async fn confirm_fixes(&self, run: i64, checkpoint: &str) -> JournalResult<()>;
+    async fn confirm_fixes(&self, run: RunId, checkpoint: &str) -> JournalResult<()>;
     /// A fix kept until the reboot proof (`needs_reboot`) whose rule passes after the reboot: its
     /// verdict becomes `fixed`, `why` appended to its reason.
-    async fn prove_fix(&self, id: i64, why: &str) -> JournalResult<()>;
+    async fn prove_fix(&self, id: AttemptId, why: &str) -> JournalResult<()>;
     /// A regressed batch: `culprit` gets the `regression` verdict, `dropped` (kept on top of it)
     /// are rolled back; their rules reopen. One transaction.
-    async fn roll_back_fixes(&self, run: i64, culprit: &Culprit, dropped: &[i64]) -> JournalResult<()>;
+    async fn roll_back_fixes(&self, run: RunId, culprit: &Culprit, dropped: &[AttemptId]) -> JournalResult<()>;
     /// Rolled-back fixes whose rule is still open: the harness replays them before the next pick.
-    async fn fixes_to_replay(&self, run: i64) -> JournalResult<Vec<Attempt>>;
+    async fn fixes_to_replay(&self, run: RunId) -> JournalResult<Vec<Attempt>>;
     /// Closes the attempts a crash left half-done and returns them. They are never run again,
     /// and they do not count as tries on their rule.
-    async fn interrupt_open_attempts(&self, run: i64) -> JournalResult<Vec<Attempt>>;
+    async fn interrupt_open_attempts(&self, run: RunId) -> JournalResult<Vec<Attempt>>;
     /// Closes open attempts undone with their batch (the guest restored to the checkpoint) as
     /// `interrupted`, with `reason`: they do not count as tries, and are applied again later.
-    async fn set_aside_attempts(&self, run: i64, ids: &[i64], reason: &str) -> JournalResult<()>;
-    async fn attempts(&self, run: i64) -> JournalResult<Vec<Attempt>>;
-    async fn rule_attempts(&self, run: i64, rule_id: &str) -> JournalResult<Vec<Attempt>>;
+    async fn set_aside_attempts(&self, run: RunId, ids: &[AttemptId], reason: &str) -> JournalResult<()>;
+    async fn attempts(&self, run: RunId) -> JournalResult<Vec<Attempt>>;
+    async fn rule_attempts(&self, run: RunId, rule_id: &str) -> JournalResult<Vec<Attempt>>;
 }
 
 /// LLM calls.
 #[async_trait]
 pub trait TurnLog: Send + Sync {
     async fn add_turn(&self, turn: &NewTurn<'_>) -> JournalResult<i64>;
-    async fn turns(&self, run: i64) -> JournalResult<Vec<Turn>>;
+    async fn turns(&self, run: RunId) -> JournalResult<Vec<Turn>>;
 }
 
 /// The run's event journal (also appended to `runs/<id>/events.jsonl` beside a file database).
 #[async_trait]
 pub trait EventLog: Send + Sync {
     /// Appends `data` (its kind is the variant's) to the run's journal.
-    async fn event(&self, run: i64, rule_id: Option<&str>, data: &EventData) -> JournalResult<()>;
-    async fn events(&self, run: i64, after_id: i64) -> JournalResult<Vec<Event>>;
+    async fn event(&self, run: RunId, rule_id: Option<&str>, data: &EventData) -> JournalResult<()>;
+    async fn events(&self, run: RunId, after_id: i64) -> JournalResult<Vec<Event>>;
 }
 
 /// Semantic memory: lessons, bans, tips and verified fixes, kept across runs until forgotten.
 #[async_trait]
 pub trait MemoryLog: Send + Sync {
-    async fn add_lesson(&self, run: i64, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<i64>;
-    async fn add_ban(&self, run: i64, rule: &str, pattern: &str, reason: &str) -> JournalResult<i64>;
-    async fn add_tip(&self, run: i64, rule: &str, tip: &crate::turn::Tip) -> JournalResult<i64>;
+    async fn add_lesson(&self, run: RunId, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<i64>;
+    async fn add_ban(&self, run: RunId, rule: &str, pattern: &str, reason: &str) -> JournalResult<i64>;
+    async fn add_tip(&self, run: RunId, rule: &str, tip: &crate::turn::Tip) -> JournalResult<i64>;
     /// Active lessons, newest first; a recall of one rule is that rule's episodic memory.
     async fn lessons(&self, recall: Recall<'_>) -> JournalResult<Vec<Lesson>>;
     /// Active bans, oldest first.

@@ -4,16 +4,16 @@
 //! and `resume`.
 use serde::{Deserialize, Serialize};
 
-use crate::{RebootProof, Run, RunStatus, reboot_line};
+use crate::{RebootProof, Run, RunId, RunStatus, reboot_line};
 
 /// What the fleet did with the first target's plan, stored with each other target's run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PlanFrom {
     /// The first target's run passed its reboot proof: its plan, exported to `dir`, is applied.
-    Applied { target: String, run: i64, dir: String, steps: usize },
+    Applied { target: String, run: RunId, dir: String, steps: usize },
     /// Not handed on: this run goes through the full loop.
-    Withheld { target: String, run: Option<i64>, why: Withheld },
+    Withheld { target: String, run: Option<RunId>, why: Withheld },
 }
 
 /// Why the first target's plan was not handed on.

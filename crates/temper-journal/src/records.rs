@@ -11,6 +11,7 @@ use temper_scap::Severity;
 use temper_scap::oval::Evidence;
 
 use crate::Verdict;
+use crate::id::{AttemptId, RunId};
 
 /// What a new run is started with.
 #[derive(Debug, Clone)]
@@ -30,7 +31,7 @@ pub struct NewRun {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct Run {
-    pub id: i64,
+    pub id: RunId,
     pub started_at: String,
     pub ended_at: Option<String>,
     pub status: RunStatus,
@@ -78,7 +79,7 @@ impl Run {
 /// A rule as the first scan found it.
 #[derive(Debug, Clone)]
 pub struct NewRule {
-    pub run_id: i64,
+    pub run_id: RunId,
     pub rule_id: String,
     pub title: String,
     pub severity: Severity,
@@ -91,7 +92,7 @@ pub struct NewRule {
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct Rule {
     pub id: i64,
-    pub run_id: i64,
+    pub run_id: RunId,
     pub rule_id: String,
     pub title: String,
     /// Stored as its text; text outside the XCCDF values reads as `unknown`.
@@ -128,7 +129,7 @@ impl Escalation {
 /// Written (state `started`) before the fix touches the guest.
 #[derive(Debug, Clone)]
 pub struct NewAttempt {
-    pub run_id: i64,
+    pub run_id: RunId,
     pub rule_id: String,
     pub plan: String,
     pub source: FixSource,
@@ -191,7 +192,7 @@ impl Evaluation {
 /// One fix of a batch kept together ([`AttemptLog::record_fixes`](crate::AttemptLog::record_fixes)).
 #[derive(Debug, Clone)]
 pub struct KeptFix {
-    pub id: i64,
+    pub id: AttemptId,
     pub rule_id: String,
     pub evaluation: Evaluation,
 }
@@ -199,7 +200,7 @@ pub struct KeptFix {
 /// The fix a bisected batch blames for its regressions.
 #[derive(Debug, Clone)]
 pub struct Culprit {
-    pub id: i64,
+    pub id: AttemptId,
     /// `regression` from a batch check; `not_persistent`, `breaks_boot` and the rest from the
     /// reboot proof.
     pub verdict: crate::Verdict,
@@ -212,8 +213,8 @@ pub struct Culprit {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct Attempt {
-    pub id: i64,
-    pub run_id: i64,
+    pub id: AttemptId,
+    pub run_id: RunId,
     pub rule_id: String,
     pub n: i64,
     pub state: AttemptState,
@@ -301,8 +302,8 @@ impl Attempt {
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct Turn {
     pub id: i64,
-    pub run_id: i64,
-    pub attempt_id: Option<i64>,
+    pub run_id: RunId,
+    pub attempt_id: Option<AttemptId>,
     pub rule_id: Option<String>,
     pub role: TurnRole,
     pub model: String,
@@ -324,8 +325,8 @@ pub struct Turn {
 /// A turn to record: an LLM call's record, placed in its run.
 #[derive(Debug, Clone)]
 pub struct NewTurn<'a> {
-    pub run_id: i64,
-    pub attempt_id: Option<i64>,
+    pub run_id: RunId,
+    pub attempt_id: Option<AttemptId>,
     pub rule_id: Option<&'a str>,
     pub record: &'a crate::turn::TurnRecord,
 }
@@ -334,7 +335,7 @@ pub struct NewTurn<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
     pub id: i64,
-    pub run_id: i64,
+    pub run_id: RunId,
     pub ts: String,
     pub kind: EventKind,
     pub rule_id: Option<String>,
@@ -375,7 +376,7 @@ impl<'a> Recall<'a> {
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct Lesson {
     pub id: i64,
-    pub run_id: Option<i64>,
+    pub run_id: Option<RunId>,
     pub rule_id: Option<String>,
     pub lesson: String,
     pub preferred: String,
@@ -388,7 +389,7 @@ pub struct Lesson {
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct Ban {
     pub id: i64,
-    pub run_id: Option<i64>,
+    pub run_id: Option<RunId>,
     pub rule_id: Option<String>,
     pub pattern: String,
     pub reason: String,
@@ -400,7 +401,7 @@ pub struct Ban {
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct Tip {
     pub id: i64,
-    pub run_id: Option<i64>,
+    pub run_id: Option<RunId>,
     pub rule_id: Option<String>,
     pub text: String,
     pub kind: String,
@@ -421,8 +422,8 @@ pub struct RememberedFix {
     pub revert_script: String,
     pub description: String,
     /// The run and attempt it was first kept in.
-    pub run_id: i64,
-    pub attempt_id: i64,
+    pub run_id: RunId,
+    pub attempt_id: AttemptId,
     /// Tries on other targets, and how many of those kept it.
     pub tried: i64,
     pub kept: i64,
@@ -439,8 +440,8 @@ pub struct NewRememberedFix {
     pub fix_script: String,
     pub revert_script: String,
     pub description: String,
-    pub run_id: i64,
-    pub attempt_id: i64,
+    pub run_id: RunId,
+    pub attempt_id: AttemptId,
 }
 
 /// Failures in a row that retire a remembered fix.
@@ -451,7 +452,7 @@ pub const RETIRE_AFTER: i64 = 2;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunSummary {
-    pub run: i64,
+    pub run: RunId,
     pub exit_code: i64,
     /// Rules by final status: fixed, escalated, skipped, waived, deferred, still_failing, passing...
     pub statuses: BTreeMap<String, usize>,
@@ -493,7 +494,7 @@ pub struct QueueItem {
     #[cfg_attr(feature = "sqlx", sqlx(json))]
     pub args: Vec<String>,
     pub state: QueueState,
-    pub run_id: Option<i64>,
+    pub run_id: Option<RunId>,
     pub worker: Option<String>,
     /// How many times a worker took it.
     pub tries: i64,

@@ -1,6 +1,7 @@
 //! What can go wrong when a report is written.
 use crate::format::{Format, UnknownFormat};
 use crate::run::LoadError;
+use temper_journal::RunId;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -11,7 +12,7 @@ pub enum ReportError {
     #[error("a {0} checklist needs the run's datastream content (for DISA ids, check and fix text)")]
     NeedsContent(Format),
     #[error("run {0} has no rules yet (its first scan did not finish): nothing to put in a checklist")]
-    NoRules(i64),
+    NoRules(RunId),
     #[error("a fleet has no {0} file: each target has its own (`temper report RUN --format {0}`)")]
     FleetChecklist(Format),
     #[error("template: {0}")]
@@ -21,9 +22,9 @@ pub enum ReportError {
     #[error("writing JSON: {0}")]
     Json(#[from] serde_json::Error),
     #[error("run {0} has not finished: it has no proven plan yet")]
-    Unfinished(i64),
+    Unfinished(RunId),
     #[error("run {0} did not record its content's sha256, and the datastream is not on this host to compute it")]
-    NoContentSha(i64),
+    NoContentSha(RunId),
     #[error("{0} is not empty: give a new or empty folder for the plan")]
     NotEmpty(String),
     #[error("writing {0}: {1}")]

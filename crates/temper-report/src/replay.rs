@@ -7,13 +7,13 @@
 //! of its own `bash -s`. A step that exits non-zero stops the replay, unless the run kept that fix
 //! with that very exit code (its checks passed despite it).
 
-use temper_journal::Run;
 use temper_journal::plan::{Plan, Step, at_boot};
+use temper_journal::{Run, RunId};
 
 /// Where the steps came from, for the script's comments.
 #[derive(Debug, Clone)]
 pub struct Origin {
-    pub run: i64,
+    pub run: RunId,
     pub target: String,
     pub profile: String,
     pub content: String,
@@ -237,7 +237,7 @@ mod tests {
     /// A one-way step says so in its comment, with the skill's reason, on one line.
     #[test]
     fn a_one_way_step_says_so() {
-        let origin = Origin { run: 1, target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
+        let origin = Origin { run: RunId(1), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
         let mut one_way = step(2, false);
         one_way.one_way = Some("held until\nthe next boot".into());
         let script = replay(&origin, &[step(1, false), one_way]);
@@ -249,7 +249,7 @@ mod tests {
     /// find their rules failing.
     #[test]
     fn steps_that_need_a_reboot_are_named_at_the_end() {
-        let origin = Origin { run: 1, target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
+        let origin = Origin { run: RunId(1), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
         let script = replay(&origin, &[step(1, false), step(2, true), step(3, true)]);
         let tail: Vec<&str> = script.lines().rev().take(2).collect();
         assert_eq!(tail, ["echo \"== 2 step(s) take effect at boot (2 3): reboot before you scan\"", "echo \"== done: 3 steps\""]);

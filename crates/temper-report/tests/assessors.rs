@@ -11,6 +11,7 @@ use std::process::Command;
 use common::*;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use temper_journal::AttemptId;
 use temper_journal::PowerOff;
 use temper_journal::{Booted, EventData};
 use temper_report::{Format, RunData, load, render};
@@ -215,7 +216,7 @@ async fn assessed_run() -> (Fixture, RunData) {
         problem: None,
     };
     s.event(run, None, &reboot).await.unwrap();
-    s.event(run, None, &EventData::Booted(Booted { snapshot: "temper-r1-a1".into(), through: 1 })).await.unwrap();
+    s.event(run, None, &EventData::Booted(Booted { snapshot: "temper-r1-a1".into(), through: AttemptId(1) })).await.unwrap();
 
     for (short, _, after, status) in rules {
         let id = full(c, short);

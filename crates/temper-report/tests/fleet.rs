@@ -6,6 +6,7 @@ mod common;
 use std::process::Command;
 
 use common::*;
+use temper_journal::RunId;
 use temper_journal::target::Target;
 use temper_journal::{NewRule, RuleStatus, RunSummary, ScanResult};
 use temper_report::{Format, LoadError, ReportError, load_fleet, render_fleet};
@@ -15,12 +16,12 @@ const ONLY_B: &str = "xccdf_org.ssgproject.content_rule_package_audit_installed"
 const FIXED: &str = "xccdf_org.ssgproject.content_rule_sysctl_fs_suid_dumpable";
 
 /// A finished run of `fleet` on target `name`: one rule fixed, `escalated` escalated.
-async fn target_run(store: &temper_store::Store, fleet: &str, name: &str, escalated: &[&str], healthy: bool) -> i64 {
+async fn target_run(store: &temper_store::Store, fleet: &str, name: &str, escalated: &[&str], healthy: bool) -> RunId {
     target_run_with(store, serde_json::json!({"fleet": fleet}), name, escalated, healthy).await
 }
 
 /// The same, with these stored options.
-async fn target_run_with(store: &temper_store::Store, options: serde_json::Value, name: &str, escalated: &[&str], healthy: bool) -> i64 {
+async fn target_run_with(store: &temper_store::Store, options: serde_json::Value, name: &str, escalated: &[&str], healthy: bool) -> RunId {
     let run = NewRun { options_json: options.to_string(), ..new_run("debian12-anssi", ANSSI, "ssg-debian12-ds.xml", None, name, "stock") };
     let target = Target { name: name.into(), ..Target::default() };
     let id = store.create_run_on(&run, &target).await.unwrap();

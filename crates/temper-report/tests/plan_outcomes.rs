@@ -8,6 +8,7 @@ use std::path::Path;
 
 use common::*;
 use serde_json::{Value, json};
+use temper_journal::AttemptId;
 use temper_journal::{Culprit, EventData, Phase, Picked, PickedBy, RunStatus};
 use temper_report::plan::{NotApplied, StepOutcome};
 use temper_report::{Format, load, render};
@@ -33,7 +34,7 @@ const STEPS: [(&str, Option<(ScanResult, RuleStatus)>); 9] = [
     ("fixed_otherwise", Some((ScanResult::Fail, RuleStatus::Fixed))),
 ];
 
-async fn attempt(f: &Fixture, short: &str, source: FixSource) -> i64 {
+async fn attempt(f: &Fixture, short: &str, source: FixSource) -> AttemptId {
     let a = NewAttempt {
         run_id: f.run,
         rule_id: rule(short),
@@ -51,14 +52,14 @@ async fn attempt(f: &Fixture, short: &str, source: FixSource) -> i64 {
     id
 }
 
-async fn kept(f: &Fixture, short: &str, source: FixSource) -> i64 {
+async fn kept(f: &Fixture, short: &str, source: FixSource) -> AttemptId {
     let id = attempt(f, short, source).await;
     let e = Evaluation { rule_result: Some(ScanResult::Pass), ..Evaluation::new(Verdict::Fixed, "the rule passes") };
     f.store.record_fix(f.run, id, &e, &rule(short), &format!("temper-a{id}")).await.unwrap();
     id
 }
 
-async fn pending(f: &Fixture, short: &str) -> i64 {
+async fn pending(f: &Fixture, short: &str) -> AttemptId {
     let id = attempt(f, short, FixSource::Plan).await;
     let e = Evaluation { rule_result: Some(ScanResult::Pass), ..Evaluation::new(Verdict::Fixed, "the rule passes") };
     f.store.record_pending_fix(f.run, id, &e, &rule(short), &format!("temper-a{id}")).await.unwrap();

@@ -4,6 +4,7 @@ mod common;
 use std::process::Command;
 
 use common::*;
+use temper_journal::RunId;
 use temper_report::{Format, LoadError, ReportError, load, render, replay_script, resolve_run};
 
 #[tokio::test]
@@ -131,7 +132,7 @@ async fn runs_and_formats_resolve_with_clear_errors() {
     assert!(matches!(resolve_run(&empty.store, "latest").await, Err(LoadError::NoRuns)));
     let f = Fixture::rhel9_run().await;
     assert_eq!(resolve_run(&f.store, "latest").await.unwrap(), f.run);
-    assert_eq!(resolve_run(&f.store, "1").await.unwrap(), 1);
+    assert_eq!(resolve_run(&f.store, "1").await.unwrap(), RunId(1));
     assert!(matches!(resolve_run(&f.store, "99").await, Err(LoadError::Store(_))));
     let e = resolve_run(&f.store, "abc").await.unwrap_err();
     assert!(e.to_string().contains("give a run number or `latest`"), "{e}");

@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use temper_core::journal::prelude::*;
-use temper_core::journal::{Evaluation, EventData, FixSource, NewAttempt, NewRule, NewRun, RuleStatus, ScanResult};
+use temper_core::journal::{AttemptId, Evaluation, EventData, FixSource, NewAttempt, NewRule, NewRun, RuleStatus, RunId, ScanResult};
 use temper_core::verdict::Verdict;
 use temper_store::Store;
 
@@ -87,7 +87,7 @@ async fn measure(store: &Store, tasks: usize, n: usize) -> Vec<(&'static str, Du
     let share = move |t: usize| n / tasks + usize::from(t < n % tasks);
 
     let started = Instant::now();
-    let ids: Vec<Vec<i64>> = fan_out(store, &runs, |s, run, t| async move {
+    let ids: Vec<Vec<AttemptId>> = fan_out(store, &runs, |s, run, t| async move {
         let mut ids = Vec::with_capacity(share(t));
         for k in 0..share(t) {
             ids.push(s.start_attempt(&new_attempt(run, k % RULES)).await.unwrap().0);
@@ -127,10 +127,10 @@ async fn measure(store: &Store, tasks: usize, n: usize) -> Vec<(&'static str, Du
 }
 
 /// Runs `f(store, run, task)` for each task at once and collects their results in task order.
-async fn fan_out<T, F, Fut>(store: &Store, runs: &[i64], f: F) -> Vec<T>
+async fn fan_out<T, F, Fut>(store: &Store, runs: &[RunId], f: F) -> Vec<T>
 where
     T: Send + 'static,
-    F: Fn(Store, i64, usize) -> Fut,
+    F: Fn(Store, RunId, usize) -> Fut,
     Fut: std::future::Future<Output = T> + Send + 'static,
 {
     let handles: Vec<_> = runs.iter().enumerate().map(|(t, &run)| tokio::spawn(f(store.clone(), run, t))).collect();
@@ -154,7 +154,7 @@ fn new_run() -> NewRun {
     }
 }
 
-fn new_rule(run: i64, i: usize) -> NewRule {
+fn new_rule(run: RunId, i: usize) -> NewRule {
     NewRule {
         run_id: run,
         rule_id: format!("r{i}"),
@@ -166,7 +166,7 @@ fn new_rule(run: i64, i: usize) -> NewRule {
     }
 }
 
-fn new_attempt(run: i64, i: usize) -> NewAttempt {
+fn new_attempt(run: RunId, i: usize) -> NewAttempt {
     NewAttempt {
         run_id: run,
         rule_id: format!("r{i}"),

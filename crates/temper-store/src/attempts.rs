@@ -3,6 +3,7 @@ use temper_journal::Verdict;
 use temper_journal::{
     Attempt, AttemptLog, AttemptState, Culprit, Evaluation, JournalResult, KeptFix, KeptState, NewAttempt, RevertMethod, RuleStatus,
 };
+use temper_journal::{AttemptId, RunId};
 
 use crate::{BeginWrite, Store, now, with_db};
 
@@ -102,7 +103,7 @@ macro_rules! set_checkpoint {
 
 #[async_trait]
 impl AttemptLog for Store {
-    async fn start_attempt(&self, a: &NewAttempt) -> JournalResult<(i64, i64)> {
+    async fn start_attempt(&self, a: &NewAttempt) -> JournalResult<(AttemptId, i64)> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
             // The rule's counter first: its row lock (PostgreSQL), or the write lock taken up
@@ -118,7 +119,7 @@ impl AttemptLog for Store {
                 .bind(&a.rule_id)
                 .fetch_one(&mut *tx)
                 .await?;
-            let (id,): (i64,) = sqlx::query_as(
+            let (id,): (AttemptId,) = sqlx::query_as(
                 "INSERT INTO attempts (run_id, rule_id, n, state, plan, source, replayed, fix_script, revert_script, description,
                    checkpoint, started_at, evidence_before)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
@@ -143,15 +144,15 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn set_attempt_state(&self, id: i64, state: AttemptState) -> JournalResult<()> {
+    async fn set_attempt_state(&self, id: AttemptId, state: AttemptState) -> JournalResult<()> {
         with_db!(self, p => async { sqlx::query("UPDATE attempts SET state = $1 WHERE id = $2").bind(state).bind(id).execute(p).await.map(drop) })
     }
 
-    async fn finish_attempt(&self, id: i64, e: &Evaluation) -> JournalResult<()> {
+    async fn finish_attempt(&self, id: AttemptId, e: &Evaluation) -> JournalResult<()> {
         with_db!(self, p => async { finish!(p, id, e).map(drop) })
     }
 
-    async fn record_fix(&self, run: i64, id: i64, e: &Evaluation, rule_id: &str, checkpoint: &str) -> JournalResult<()> {
+    async fn record_fix(&self, run: RunId, id: AttemptId, e: &Evaluation, rule_id: &str, checkpoint: &str) -> JournalResult<()> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
             keep!(tx, run, id, e, rule_id, checkpoint, KeptState::Confirmed)?;
@@ -160,7 +161,7 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn record_fixes(&self, run: i64, fixes: &[KeptFix], checkpoint: &str) -> JournalResult<()> {
+    async fn record_fixes(&self, run: RunId, fixes: &[KeptFix], checkpoint: &str) -> JournalResult<()> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
             for f in fixes {
@@ -171,7 +172,7 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn record_pending_fix(&self, run: i64, id: i64, e: &Evaluation, rule_id: &str, snapshot: &str) -> JournalResult<()> {
+    async fn record_pending_fix(&self, run: RunId, id: AttemptId, e: &Evaluation, rule_id: &str, snapshot: &str) -> JournalResult<()> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
             keep!(tx, run, id, e, rule_id, snapshot, KeptState::Pending)?;
@@ -179,13 +180,13 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn pending_fixes(&self, run: i64) -> JournalResult<Vec<Attempt>> {
+    async fn pending_fixes(&self, run: RunId) -> JournalResult<Vec<Attempt>> {
         with_db!(self, p => async {
             sqlx::query_as("SELECT * FROM attempts WHERE run_id = $1 AND kept = $2 ORDER BY id").bind(run).bind(KeptState::Pending).fetch_all(p).await
         })
     }
 
-    async fn confirm_fixes(&self, run: i64, checkpoint: &str) -> JournalResult<()> {
+    async fn confirm_fixes(&self, run: RunId, checkpoint: &str) -> JournalResult<()> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
             sqlx::query("UPDATE attempts SET kept = $1 WHERE run_id = $2 AND kept = $3")
@@ -199,7 +200,7 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn prove_fix(&self, id: i64, why: &str) -> JournalResult<()> {
+    async fn prove_fix(&self, id: AttemptId, why: &str) -> JournalResult<()> {
         with_db!(self, p => async {
             sqlx::query("UPDATE attempts SET verdict = $1, verdict_reason = COALESCE(verdict_reason, '') || $2 WHERE id = $3")
                 .bind(Verdict::Fixed)
@@ -211,7 +212,7 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn roll_back_fixes(&self, run: i64, culprit: &Culprit, dropped: &[i64]) -> JournalResult<()> {
+    async fn roll_back_fixes(&self, run: RunId, culprit: &Culprit, dropped: &[AttemptId]) -> JournalResult<()> {
         let regressions = serde_json::to_string(&culprit.regressions).unwrap_or_else(|_| "[]".into());
         let note = format!(" [rolled back: kept after the fix for {} ({}); replayed]", culprit.rule_id, culprit.verdict);
         with_db!(self, p => async {
@@ -255,7 +256,7 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn fixes_to_replay(&self, run: i64) -> JournalResult<Vec<Attempt>> {
+    async fn fixes_to_replay(&self, run: RunId) -> JournalResult<Vec<Attempt>> {
         with_db!(self, p => async {
             sqlx::query_as(
                 "SELECT a.* FROM attempts a JOIN rules r ON r.run_id = a.run_id AND r.rule_id = a.rule_id
@@ -272,7 +273,7 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn interrupt_open_attempts(&self, run: i64) -> JournalResult<Vec<Attempt>> {
+    async fn interrupt_open_attempts(&self, run: RunId) -> JournalResult<Vec<Attempt>> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
             let open: Vec<Attempt> = sqlx::query_as("SELECT * FROM attempts WHERE run_id = $1 AND state IN ($2, $3) ORDER BY id")
@@ -289,7 +290,7 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn set_aside_attempts(&self, run: i64, ids: &[i64], reason: &str) -> JournalResult<()> {
+    async fn set_aside_attempts(&self, run: RunId, ids: &[AttemptId], reason: &str) -> JournalResult<()> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
             for id in ids {
@@ -299,11 +300,11 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn attempts(&self, run: i64) -> JournalResult<Vec<Attempt>> {
+    async fn attempts(&self, run: RunId) -> JournalResult<Vec<Attempt>> {
         with_db!(self, p => async { sqlx::query_as("SELECT * FROM attempts WHERE run_id = $1 ORDER BY id").bind(run).fetch_all(p).await })
     }
 
-    async fn rule_attempts(&self, run: i64, rule_id: &str) -> JournalResult<Vec<Attempt>> {
+    async fn rule_attempts(&self, run: RunId, rule_id: &str) -> JournalResult<Vec<Attempt>> {
         with_db!(self, p => async {
             sqlx::query_as("SELECT * FROM attempts WHERE run_id = $1 AND rule_id = $2 ORDER BY n").bind(run).bind(rule_id).fetch_all(p).await
         })

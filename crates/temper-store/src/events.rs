@@ -1,6 +1,7 @@
 use std::io::Write;
 
 use async_trait::async_trait;
+use temper_journal::RunId;
 use temper_journal::{Event, EventData, EventKind, EventLog, JournalError, JournalResult};
 
 use crate::{Store, now, with_db};
@@ -8,7 +9,7 @@ use crate::{Store, now, with_db};
 #[async_trait]
 impl EventLog for Store {
     /// Appends an event to the table and to `runs/<id>/events.jsonl`.
-    async fn event(&self, run: i64, rule_id: Option<&str>, data: &EventData) -> JournalResult<()> {
+    async fn event(&self, run: RunId, rule_id: Option<&str>, data: &EventData) -> JournalResult<()> {
         let ts = now();
         let kind = data.kind();
         let data = data.fields();
@@ -35,7 +36,7 @@ impl EventLog for Store {
         write().map_err(|e| JournalError::EventLog { path: path.display().to_string(), reason: e.to_string() })
     }
 
-    async fn events(&self, run: i64, after_id: i64) -> JournalResult<Vec<Event>> {
+    async fn events(&self, run: RunId, after_id: i64) -> JournalResult<Vec<Event>> {
         let rows: Vec<Row> = with_db!(self, p => async {
             sqlx::query_as("SELECT * FROM events WHERE run_id = $1 AND id > $2 ORDER BY id").bind(run).bind(after_id).fetch_all(p).await
         })?;
@@ -47,7 +48,7 @@ impl EventLog for Store {
 #[derive(sqlx::FromRow)]
 struct Row {
     id: i64,
-    run_id: i64,
+    run_id: RunId,
     ts: String,
     kind: EventKind,
     rule_id: Option<String>,

@@ -18,7 +18,7 @@ use std::str::FromStr;
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use temper_journal::{Journal, JournalError, JournalResult};
+use temper_journal::{Journal, JournalError, JournalResult, RunId};
 
 static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
@@ -207,7 +207,7 @@ impl Store {
     }
 
     /// Where a run's JSONL event log lives: `<runs dir>/<id>/`.
-    pub fn run_dir(&self, run_id: i64) -> PathBuf {
+    pub fn run_dir(&self, run_id: RunId) -> PathBuf {
         self.runs_dir.join(run_id.to_string())
     }
 

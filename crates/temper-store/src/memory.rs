@@ -1,5 +1,6 @@
 //! Semantic memory: lessons, bans, tips and verified fixes, kept across runs until forgotten.
 use async_trait::async_trait;
+use temper_journal::RunId;
 use temper_journal::turn::Tip as NewTip;
 use temper_journal::{
     Ban, JournalError, JournalResult, Lesson, MemoryKind, MemoryLog, NewRememberedFix, RETIRE_AFTER, Recall, RememberedFix, Tip,
@@ -23,7 +24,7 @@ macro_rules! recalled {
 
 #[async_trait]
 impl MemoryLog for Store {
-    async fn add_lesson(&self, run: i64, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<i64> {
+    async fn add_lesson(&self, run: RunId, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<i64> {
         with_db!(self, p => async {
             let (id,): (i64,) = sqlx::query_as(
                 "INSERT INTO lessons (run_id, rule_id, lesson, preferred, distilled, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
@@ -40,7 +41,7 @@ impl MemoryLog for Store {
         })
     }
 
-    async fn add_ban(&self, run: i64, rule: &str, pattern: &str, reason: &str) -> JournalResult<i64> {
+    async fn add_ban(&self, run: RunId, rule: &str, pattern: &str, reason: &str) -> JournalResult<i64> {
         with_db!(self, p => async {
             let (id,): (i64,) =
                 sqlx::query_as("INSERT INTO bans (run_id, rule_id, pattern, reason, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id")
@@ -55,7 +56,7 @@ impl MemoryLog for Store {
         })
     }
 
-    async fn add_tip(&self, run: i64, rule: &str, t: &NewTip) -> JournalResult<i64> {
+    async fn add_tip(&self, run: RunId, rule: &str, t: &NewTip) -> JournalResult<i64> {
         with_db!(self, p => async {
             let (id,): (i64,) = sqlx::query_as(
                 "INSERT INTO tips (run_id, rule_id, text, kind, mechanism, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",

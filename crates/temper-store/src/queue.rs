@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use sqlx::PgPool;
 use sqlx::types::Json;
+use temper_journal::RunId;
 use temper_journal::target::Target;
 use temper_journal::{Claim, JournalError, JournalResult, QueueItem, QueueState, RunStatus, now_ms};
 
@@ -110,7 +111,7 @@ impl Store {
     }
 
     /// The run started for `item`: from now on the run's lease says who drives it.
-    pub async fn set_queue_run(&self, item: i64, run: i64) -> JournalResult<()> {
+    pub async fn set_queue_run(&self, item: i64, run: RunId) -> JournalResult<()> {
         sqlx::query("UPDATE queue SET run_id = $1 WHERE id = $2").bind(run).bind(item).execute(self.pg()?).await.map_err(db_error)?;
         Ok(())
     }
@@ -118,7 +119,7 @@ impl Store {
     /// The run's driver holds its lease: from now on that lease (30 s, renewed) alone guards the
     /// run's queue item, not the worker's hold, so a killed worker's target is taken over as soon
     /// as the lease runs out. Nothing to do on SQLite (no queue).
-    pub async fn lease_guards_item(&self, run: i64) -> JournalResult<()> {
+    pub async fn lease_guards_item(&self, run: RunId) -> JournalResult<()> {
         let Db::Postgres(p) = &*self.db else { return Ok(()) };
         sqlx::query("UPDATE queue SET lease_until = $1 WHERE run_id = $2 AND state = $3")
             .bind(now_ms())

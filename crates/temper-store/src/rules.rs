@@ -1,4 +1,5 @@
 use async_trait::async_trait;
+use temper_journal::RunId;
 use temper_journal::{Escalation, JournalResult, NewRule, Rule, RuleLog, RuleStatus, ScanResult};
 use temper_scap::oval::Evidence;
 
@@ -25,45 +26,45 @@ impl RuleLog for Store {
         })
     }
 
-    async fn rules(&self, run: i64) -> JournalResult<Vec<Rule>> {
+    async fn rules(&self, run: RunId) -> JournalResult<Vec<Rule>> {
         with_db!(self, p => async { sqlx::query_as("SELECT * FROM rules WHERE run_id = $1 ORDER BY id").bind(run).fetch_all(p).await })
     }
 
-    async fn rule(&self, run: i64, rule_id: &str) -> JournalResult<Option<Rule>> {
+    async fn rule(&self, run: RunId, rule_id: &str) -> JournalResult<Option<Rule>> {
         with_db!(self, p => async {
             sqlx::query_as("SELECT * FROM rules WHERE run_id = $1 AND rule_id = $2").bind(run).bind(rule_id).fetch_optional(p).await
         })
     }
 
-    async fn set_rule_status(&self, run: i64, rule_id: &str, status: RuleStatus, reason: Option<&str>) -> JournalResult<()> {
+    async fn set_rule_status(&self, run: RunId, rule_id: &str, status: RuleStatus, reason: Option<&str>) -> JournalResult<()> {
         with_db!(self, p => async {
             sqlx::query("UPDATE rules SET status = $1, reason = $2 WHERE run_id = $3 AND rule_id = $4")
                 .bind(status).bind(reason).bind(run).bind(rule_id).execute(p).await.map(drop)
         })
     }
 
-    async fn escalate_rule(&self, run: i64, rule_id: &str, e: &Escalation) -> JournalResult<()> {
+    async fn escalate_rule(&self, run: RunId, rule_id: &str, e: &Escalation) -> JournalResult<()> {
         with_db!(self, p => async {
             sqlx::query("UPDATE rules SET status = $1, reason = $2, escalation_cause = $3 WHERE run_id = $4 AND rule_id = $5")
                 .bind(RuleStatus::Escalated).bind(&e.reason).bind(e.cause).bind(run).bind(rule_id).execute(p).await.map(drop)
         })
     }
 
-    async fn add_rule_time(&self, run: i64, rule_id: &str, ms: i64) -> JournalResult<()> {
+    async fn add_rule_time(&self, run: RunId, rule_id: &str, ms: i64) -> JournalResult<()> {
         with_db!(self, p => async {
             sqlx::query("UPDATE rules SET elapsed_ms = elapsed_ms + $1 WHERE run_id = $2 AND rule_id = $3")
                 .bind(ms).bind(run).bind(rule_id).execute(p).await.map(drop)
         })
     }
 
-    async fn set_final_result(&self, run: i64, rule_id: &str, result: ScanResult) -> JournalResult<()> {
+    async fn set_final_result(&self, run: RunId, rule_id: &str, result: ScanResult) -> JournalResult<()> {
         with_db!(self, p => async {
             sqlx::query("UPDATE rules SET final_result = $1 WHERE run_id = $2 AND rule_id = $3")
                 .bind(result).bind(run).bind(rule_id).execute(p).await.map(drop)
         })
     }
 
-    async fn set_final_evidence(&self, run: i64, rule_id: &str, evidence: &Evidence) -> JournalResult<()> {
+    async fn set_final_evidence(&self, run: RunId, rule_id: &str, evidence: &Evidence) -> JournalResult<()> {
         with_db!(self, p => async {
             sqlx::query("UPDATE rules SET final_evidence = $1 WHERE run_id = $2 AND rule_id = $3")
                 .bind(sqlx::types::Json(evidence)).bind(run).bind(rule_id).execute(p).await.map(drop)

@@ -71,21 +71,21 @@ async fn two_processes_write_one_postgres_database() {
     let written = started.elapsed();
 
     // Nothing lost, each run's rows exactly as its process wrote them.
-    let mut attempt_run: HashMap<i64, i64> = HashMap::new();
-    let mut returned_ids: Vec<i64> = Vec::new();
+    let mut attempt_run: HashMap<AttemptId, RunId> = HashMap::new();
+    let mut returned_ids: Vec<AttemptId> = Vec::new();
     let (mut total_attempts, mut total_events) = (0usize, 0usize);
     let mut event_ids: Vec<i64> = Vec::new();
     for (role, r) in &results {
         let runs = r["runs"].as_array().unwrap();
         assert_eq!(runs.len(), RUNS, "child {role}");
         for run_r in runs {
-            let run = run_r["run"].as_i64().unwrap();
+            let run = RunId(run_r["run"].as_i64().unwrap());
             assert_eq!(store.run(run).await.unwrap().agent, format!("conc-{role}"), "run {run} is child {role}'s");
-            let mine: BTreeMap<i64, (String, i64)> = run_r["attempts"]
+            let mine: BTreeMap<AttemptId, (String, i64)> = run_r["attempts"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|a| (a[0].as_i64().unwrap(), (a[1].as_str().unwrap().to_string(), a[2].as_i64().unwrap())))
+                .map(|a| (AttemptId(a[0].as_i64().unwrap()), (a[1].as_str().unwrap().to_string(), a[2].as_i64().unwrap())))
                 .collect();
             let rows = store.attempts(run).await.unwrap();
             assert_eq!(rows.len(), RULES * ATTEMPTS, "child {role} run {run}: attempts");
@@ -112,11 +112,11 @@ async fn two_processes_write_one_postgres_database() {
                 let data = tag(e);
                 assert_eq!(
                     (e.run_id, data["run"].as_i64(), data["child"].as_str()),
-                    (run, Some(run), Some(role.as_str())),
+                    (run, Some(run.0), Some(role.as_str())),
                     "event {}",
                     e.id
                 );
-                let attempt = data["attempt"].as_i64().unwrap();
+                let attempt = AttemptId(data["attempt"].as_i64().unwrap());
                 assert_eq!(attempt_run.get(&attempt), Some(&run), "event {}: its attempt {attempt} is in its run", e.id);
             }
             event_ids.extend(events.iter().map(|e| e.id));
@@ -132,10 +132,10 @@ async fn two_processes_write_one_postgres_database() {
     ns.sort_unstable();
     assert_eq!(ns, (1..=(ROLES.len() * SHARED) as i64).collect::<Vec<_>>(), "shared rule: numbered 1..n across processes");
     assert_eq!(store.rule(shared, "shared").await.unwrap().unwrap().attempts, (ROLES.len() * SHARED) as i64);
-    let in_db: BTreeMap<i64, i64> = rows.iter().map(|a| (a.id, a.n)).collect();
+    let in_db: BTreeMap<AttemptId, i64> = rows.iter().map(|a| (a.id, a.n)).collect();
     for (role, r) in &results {
         for a in r["shared"].as_array().unwrap() {
-            let (id, n) = (a[0].as_i64().unwrap(), a[1].as_i64().unwrap());
+            let (id, n) = (AttemptId(a[0].as_i64().unwrap()), a[1].as_i64().unwrap());
             assert_eq!(in_db.get(&id), Some(&n), "shared attempt {id} as returned to child {role}");
             attempt_run.insert(id, shared);
             returned_ids.push(id);
@@ -148,7 +148,7 @@ async fn two_processes_write_one_postgres_database() {
         assert_eq!(theirs, SHARED, "shared run: child {role}'s events");
     }
     for e in &events {
-        let attempt = tag(e)["attempt"].as_i64().unwrap();
+        let attempt = AttemptId(tag(e)["attempt"].as_i64().unwrap());
         assert_eq!(attempt_run.get(&attempt), Some(&shared), "event {}: its attempt {attempt} is in the shared run", e.id);
     }
     event_ids.extend(events.iter().map(|e| e.id));
@@ -156,7 +156,7 @@ async fn two_processes_write_one_postgres_database() {
     total_events += events.len();
 
     // No id collides.
-    let distinct: BTreeSet<i64> = returned_ids.iter().copied().collect();
+    let distinct: BTreeSet<AttemptId> = returned_ids.iter().copied().collect();
     assert_eq!(distinct.len(), returned_ids.len(), "attempt ids returned to the two processes are all distinct");
     assert_eq!(returned_ids.len(), total_attempts);
     let distinct: BTreeSet<i64> = event_ids.iter().copied().collect();
@@ -204,7 +204,7 @@ async fn count(store: &Store, table: &str) -> usize {
 async fn child(role: &str) {
     let env = |k: &str| std::env::var(k).unwrap_or_else(|_| panic!("{k} unset"));
     let dir = PathBuf::from(env("TEMPER_CONC_DIR"));
-    let (shared, contested): (i64, i64) = (env("TEMPER_CONC_SHARED").parse().unwrap(), env("TEMPER_CONC_CONTESTED").parse().unwrap());
+    let (shared, contested): (RunId, RunId) = (env("TEMPER_CONC_SHARED").parse().unwrap(), env("TEMPER_CONC_CONTESTED").parse().unwrap());
     let store = Store::open(env("TEMPER_CONC_URL")).await.unwrap().with_runs_dir(dir.join(format!("runs-{role}")));
     let journal: Arc<dyn Journal> = Arc::new(store.clone());
     let clock = Arc::new(temper_core::ports::Clock::default());

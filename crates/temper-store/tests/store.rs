@@ -289,9 +289,9 @@ async fn the_schemas_check_exactly_the_code_vocabulary() {
         let event = s.events(run, 0).await.unwrap()[0].id;
         for (table, column, values) in &columns {
             let id = match *table {
-                "runs" => run,
+                "runs" => run.0,
                 "rules" => s.rule(run, "r").await.unwrap().unwrap().id,
-                "attempts" => attempt,
+                "attempts" => attempt.0,
                 "turns" => turn,
                 _ => event,
             };
@@ -334,11 +334,11 @@ async fn an_older_sqlite_database_is_migrated_to_the_typed_states() {
     .unwrap();
     pool.close().await;
     let s = Store::open(path.to_str().unwrap()).await.unwrap();
-    let a = s.attempts(1).await.unwrap();
+    let a = s.attempts(RunId(1)).await.unwrap();
     assert_eq!(a[0].revert_method, Some(RevertMethod::ScriptThenSnapshot));
     assert_eq!((a[2].source, a[2].replayed), (FixSource::Stock, true), "the replay keeps the stock fix's source");
-    assert_eq!(s.rule(1, "r").await.unwrap().unwrap().attempts, 2, "the interrupted attempt no longer counts");
-    let run = s.run(1).await.unwrap();
+    assert_eq!(s.rule(RunId(1), "r").await.unwrap().unwrap().attempts, 2, "the interrupted attempt no longer counts");
+    let run = s.run(RunId(1)).await.unwrap();
     assert_eq!((run.status, run.baseline.as_str()), (RunStatus::Finished, "baseline"));
     assert_eq!(s.integrity_check().await.unwrap(), "ok");
 }

@@ -232,6 +232,7 @@ mod tests {
 #[cfg(test)]
 mod test_driver {
     use super::*;
+    use temper_core::journal::RunId;
 
     /// test:///default is one state per process: the tests take turns.
     static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -276,10 +277,10 @@ mod test_driver {
             until_ms: now_ms() + LEASE_FOR.as_millis() as i64,
         };
         // A driver on another host: its pid cannot be checked, so only its term frees the VM.
-        let first = mk("sqlite /a/temper.db", "a", 1, "elsewhere:1:0".into());
+        let first = mk("sqlite /a/temper.db", "a", RunId(1), "elsewhere:1:0".into());
         let held = TargetClaim::take(hv.clone(), first.clone(), Term::new(first.until_ms)).await.unwrap();
         assert_eq!(hv.read_claim().await.unwrap().as_ref(), Some(&first));
-        let second = mk("sqlite /b/temper.db", "b", 9, driver_id());
+        let second = mk("sqlite /b/temper.db", "b", RunId(9), driver_id());
         match claim::check(&*hv, &second).await {
             Err(e @ ClaimError::Held(_)) => {
                 let msg = e.to_string();
@@ -289,7 +290,7 @@ mod test_driver {
         }
         assert!(matches!(TargetClaim::take(hv.clone(), second.clone(), Term::new(second.until_ms)).await, Err(ClaimError::Held(_))));
         // The same run from another process (a resume), by another path to the same store.
-        claim::check(&*hv, &mk("sqlite /elsewhere/temper.db", "a", 1, driver_id())).await.unwrap();
+        claim::check(&*hv, &mk("sqlite /elsewhere/temper.db", "a", RunId(1), driver_id())).await.unwrap();
         held.release().await.unwrap();
         assert_eq!(hv.read_claim().await.unwrap(), None);
         claim::check(&*hv, &second).await.unwrap();

@@ -3,6 +3,7 @@ use std::net::SocketAddr;
 
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use temper_journal::RunId;
 use temper_journal::{JournalError, RuleStatus};
 use temper_report::{Format, LoadError, ReportError};
 
@@ -27,9 +28,9 @@ pub enum WebError {
     #[error("Host `{0}` is not this server: temper serve answers to IP literals and localhost, and to names given with --allow-host")]
     BadHost(String),
     #[error("no run {0}")]
-    NoRun(i64),
+    NoRun(RunId),
     #[error("run {run} has no rule {rule}")]
-    NoRule { run: i64, rule: String },
+    NoRule { run: RunId, rule: String },
     #[error("no such page")]
     NotFound,
     #[error("`{0}` is not a rule status: use one of {names}", names = rule_statuses())]

@@ -6,6 +6,7 @@ use temper_journal::{Event, Phase, Rule, RuleStatus, Run, RunStatus, Tally, now_
 
 use crate::state::AppState;
 use crate::{WebError, pages::duration};
+use temper_journal::RunId;
 
 /// What changes as the loop works; a change sends a `state` event.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -31,7 +32,7 @@ pub struct Count {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Progress {
-    pub run: i64,
+    pub run: RunId,
     #[serde(flatten)]
     pub state: State,
     /// The current rule's short id.
@@ -44,7 +45,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub async fn load(app: &AppState, run: i64) -> Result<Self, WebError> {
+    pub async fn load(app: &AppState, run: RunId) -> Result<Self, WebError> {
         let row = app.run(run).await?;
         let rules = app.journal.rules(run).await?;
         let events = if row.status == RunStatus::Running { app.journal.events(run, 0).await? } else { Vec::new() };

@@ -15,6 +15,7 @@ use crate::WebError;
 use crate::pages::EventView;
 use crate::progress::{self, Progress};
 use crate::state::AppState;
+use temper_journal::RunId;
 
 #[derive(Debug, Deserialize)]
 pub struct After {
@@ -25,7 +26,7 @@ pub struct After {
 
 pub async fn events(
     State(app): State<AppState>,
-    Path(run): Path<i64>,
+    Path(run): Path<RunId>,
     Query(q): Query<After>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, WebError> {
@@ -40,7 +41,7 @@ pub async fn events(
 /// One page's reading position in the journal.
 struct Feed {
     app: AppState,
-    run: i64,
+    run: RunId,
     /// The last journal event sent.
     after: i64,
     /// The last state sent.
@@ -64,7 +65,7 @@ impl Feed {
             }
             self.started = true;
             if let Err(e) = self.poll().await {
-                tracing::warn!(run = self.run, "live view: {e}");
+                tracing::warn!(run = %self.run, "live view: {e}");
             }
         }
     }

@@ -8,6 +8,7 @@ use temper_journal::{Journal, JournalError, Rule, Run};
 use crate::WebError;
 use crate::pages::Pages;
 use crate::server::WebConfig;
+use temper_journal::RunId;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -23,7 +24,7 @@ impl AppState {
     }
 
     /// Run `id`; unknown is a 404.
-    pub async fn run(&self, id: i64) -> Result<Run, WebError> {
+    pub async fn run(&self, id: RunId) -> Result<Run, WebError> {
         match self.journal.run(id).await {
             Err(JournalError::NotFound(_)) => Err(WebError::NoRun(id)),
             r => Ok(r?),
@@ -31,7 +32,7 @@ impl AppState {
     }
 
     /// Rule `rule_id` of run `run`; unknown is a 404.
-    pub async fn rule(&self, run: i64, rule_id: &str) -> Result<Rule, WebError> {
+    pub async fn rule(&self, run: RunId, rule_id: &str) -> Result<Rule, WebError> {
         self.journal.rule(run, rule_id).await?.ok_or_else(|| WebError::NoRule { run, rule: rule_id.to_string() })
     }
 

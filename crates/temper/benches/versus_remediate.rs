@@ -48,6 +48,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use temper_core::checks;
+use temper_core::journal::RunId;
 use temper_core::journal::prelude::*;
 use temper_core::journal::{Event, EventData, EventKind, RuleStatus, ScanKind};
 use temper_core::ports::{Exec, Guest, Hypervisor};
@@ -449,7 +450,7 @@ async fn main() {
     };
     let store = temper_store::Store::open(db.join("temper.db").to_str().unwrap()).await.unwrap();
     // None on oscap's side alone with the scope from the skill.
-    let run = store.latest_run().await.unwrap().map(|r| r.id).unwrap_or(0);
+    let run = store.latest_run().await.unwrap().map(|r| r.id).unwrap_or(RunId(0));
     let rows = store.rules(run).await.unwrap();
     let out_of_scope: Vec<String> = match skill_scope.exists() {
         true => serde_json::from_slice(&std::fs::read(&skill_scope).unwrap()).unwrap(),

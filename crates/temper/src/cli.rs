@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use temper_agents::AgentKind;
 use temper_core::journal::MemoryKind;
+use temper_core::journal::RunId;
 use temper_core::scan::Engine;
 use temper_report::Format;
 
@@ -64,7 +65,7 @@ pub enum Cmd {
     #[command(after_help = "Examples:\n  temper resume\n  temper resume 3 --llm http://127.0.0.1:8000/v1")]
     Resume {
         /// The run id; the newest unfinished run when omitted.
-        run: Option<i64>,
+        run: Option<RunId>,
         #[command(flatten)]
         agent: AgentArgs,
         /// No progress line.
@@ -77,7 +78,7 @@ pub enum Cmd {
     /// Show a run's progress, from the database (works while a run goes on).
     #[command(after_help = "Examples:\n  temper status\n  temper status 3 --json")]
     Status {
-        run: Option<i64>,
+        run: Option<RunId>,
         #[arg(long)]
         json: bool,
     },

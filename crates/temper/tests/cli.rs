@@ -4,10 +4,11 @@ mod support;
 
 use serde_json::{Value, json};
 use support::*;
+use temper_core::journal::RunId;
 use temper_core::journal::{Evaluation, FixSource, NewAttempt, NewRule, NewRun, RevertMethod, RuleStatus, RunSummary, ScanResult};
 use temper_core::verdict::Verdict;
 
-async fn seeded(w: &World) -> i64 {
+async fn seeded(w: &World) -> RunId {
     let s = w.store().await;
     let run = s
         .create_run(&NewRun {
@@ -85,7 +86,7 @@ async fn status_memory_and_reports_read_the_database() {
     let w = World::new();
     let run = seeded(&w).await;
     let st = json_of(&w.run(&["status", "--json"]).await);
-    assert_eq!((st["run"].as_i64(), st["fixed"].as_i64(), st["escalated"].as_i64()), (Some(run), Some(1), Some(1)));
+    assert_eq!((st["run"].as_i64(), st["fixed"].as_i64(), st["escalated"].as_i64()), (Some(run.0), Some(1), Some(1)));
     assert_eq!(st["status"], "finished");
 
     let mem = json_of(&w.run(&["memory", "list", "--json"]).await);

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use support::*;
+use temper_core::journal::RunId;
 use temper_core::journal::{Attempt, EventKind, FixSource, RevertMethod, RuleStatus, RunSummary, ScanResult};
 use temper_core::ports::Hypervisor;
 use temper_core::verdict::Verdict;
@@ -127,7 +128,7 @@ async fn evidence(w: &World, t: &str) -> BTreeMap<String, Vec<String>> {
 }
 
 /// `temper run --agent stock --engine oval` on the rules, from the broken snapshot.
-async fn run(w: &World, t: &str) -> (i64, Duration) {
+async fn run(w: &World, t: &str) -> (RunId, Duration) {
     let start = Instant::now();
     let rules = RULES.join(",");
     let args =
@@ -137,7 +138,7 @@ async fn run(w: &World, t: &str) -> (i64, Duration) {
     (w.store().await.latest_run().await.unwrap().unwrap().id, start.elapsed())
 }
 
-async fn attempts(w: &World, run: i64) -> BTreeMap<&'static str, Vec<Attempt>> {
+async fn attempts(w: &World, run: RunId) -> BTreeMap<&'static str, Vec<Attempt>> {
     let all = w.store().await.attempts(run).await.unwrap();
     RULES.iter().map(|r| (*r, all.iter().filter(|a| a.rule_id == full(r)).cloned().collect())).collect()
 }
@@ -198,7 +199,7 @@ async fn a_derived_fix_of_each_family_is_kept_on_every_check_and_the_reboot_proo
     let booted = store.events(run, 0).await.unwrap().into_iter().rfind(|e| e.kind == EventKind::Booted);
     let booted: serde_json::Value = serde_json::from_str(&booted.expect("a booted checkpoint").json()).unwrap();
     let last = tries.values().flatten().map(|a| a.id).max().unwrap();
-    assert_eq!(booted["through"], last, "{booted}");
+    assert_eq!(booted["through"], last.0, "{booted}");
 
     // Independent: oscap's own XCCDF evaluation, in the state the run ended in.
     assert_eq!(rescan(&w, &t).await, expect("pass"));

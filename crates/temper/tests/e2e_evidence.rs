@@ -9,7 +9,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::*;
-use temper_core::journal::RuleStatus;
+use temper_core::journal::{RuleStatus, RunId};
 use temper_core::ports::Hypervisor;
 
 const ANSSI: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";
@@ -27,7 +27,7 @@ fn mentions(text: &str) -> usize {
 }
 
 /// The rule's page on `temper serve`, bound to a free loopback port, for `run`.
-async fn rule_page(w: &World, run: i64) -> String {
+async fn rule_page(w: &World, run: RunId) -> String {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut serve = tokio::process::Command::from(w.temper());
     let mut child = serve.args(["serve", "--bind", &format!("127.0.0.1:{port}")]).kill_on_drop(true).spawn().unwrap();

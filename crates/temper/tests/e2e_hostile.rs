@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use support::*;
+use temper_core::journal::RunId;
 use temper_core::ports::{Exec, Guest};
 use temper_core::scan::{OvalSide, Scanner};
 use temper_scap::oval::{OvalContent, OvalEngine};
@@ -158,7 +159,7 @@ async fn a_hostile_guest_gets_nothing() {
             assert!(!text.contains("'pipe'") && !text.contains("alert(1)"), "a forged rule id is in the {what}");
         }
     }
-    let dropped = w.store().await.events(1, 0).await.unwrap().into_iter().filter(|e| e.kind.as_str() == "rules_unknown").count();
+    let dropped = w.store().await.events(RunId(1), 0).await.unwrap().into_iter().filter(|e| e.kind.as_str() == "rules_unknown").count();
     assert!(dropped > 0, "the forged rule ids were dropped at the scanner, with an event");
     let inv = ansible::inventory(&w.dir.path().join("inventory"), "temper-test");
     let check = std::process::Command::new("ansible-playbook")

@@ -7,10 +7,11 @@ mod support;
 use std::collections::BTreeSet;
 
 use support::*;
+use temper_core::journal::RunId;
 
 const CRON: &str = "xccdf_org.ssgproject.content_rule_package_cron_installed";
 
-async fn fixed(w: &World) -> (i64, BTreeSet<String>) {
+async fn fixed(w: &World) -> (RunId, BTreeSet<String>) {
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap();
     let rules = store.rules(run.id).await.unwrap();

@@ -6,6 +6,7 @@ mod support;
 use std::time::Duration;
 
 use support::*;
+use temper_core::journal::RunId;
 use temper_core::journal::{EventKind, ScanResult};
 use temper_core::ports::{Guest, Hypervisor};
 use temper_core::verdict::Verdict;
@@ -37,7 +38,7 @@ fn proof(w: &mut World) {
     );
 }
 
-async fn verdicts(w: &World, run: i64, rule: &str) -> Vec<Option<Verdict>> {
+async fn verdicts(w: &World, run: RunId, rule: &str) -> Vec<Option<Verdict>> {
     w.store().await.rule_attempts(run, rule).await.unwrap().iter().map(|a| a.verdict).collect()
 }
 
@@ -74,7 +75,7 @@ async fn a_fix_undone_at_boot_is_not_persistent_and_the_next_one_survives_the_re
 
 /// `temper image export` of the proven state: the manifest's sha256 is the file's; the image,
 /// booted as a throwaway domain on its own port, passes the same rules as the run's final scan.
-async fn exported_image_boots_with_the_runs_passing_rules(w: &World, run: i64) {
+async fn exported_image_boots_with_the_runs_passing_rules(w: &World, run: RunId) {
     let image = w.dir.path().join("hardened.qcow2");
     let out = w.run(&["image", "export", &run.to_string(), "-o", image.to_str().unwrap()]).await;
     assert!(out.status.success(), "export: {}", String::from_utf8_lossy(&out.stderr));
@@ -83,7 +84,7 @@ async fn exported_image_boots_with_the_runs_passing_rules(w: &World, run: i64) {
     let sum = String::from_utf8_lossy(&sum.stdout).split_whitespace().next().unwrap().to_string();
     assert_eq!(manifest["sha256"], sum, "{manifest}");
     assert_eq!(manifest["reboot_proven"], true);
-    assert_eq!(manifest["run"], run);
+    assert_eq!(manifest["run"], run.0);
     for ext in ["ckl", "cklb", "html"] {
         let f = w.dir.path().join(format!("hardened.{ext}"));
         assert!(f.metadata().is_ok_and(|m| m.len() > 0), "{} written beside it", f.display());

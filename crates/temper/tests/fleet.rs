@@ -6,6 +6,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::*;
+use temper_core::journal::RunId;
 
 const TWO: &str = r#"
 ssh_port = 1
@@ -76,7 +77,7 @@ async fn a_worker_takes_each_item_once_and_leaves_unfinished_runs_to_resume() {
     let out = w.run(&["worker", "--once", "--name", "w1"]).await;
     assert_eq!(out.status.code(), Some(1), "the worst run's exit code");
     let q = queue(&w).await;
-    let runs: Vec<i64> = q.iter().map(|i| i["run_id"].as_i64().expect("a run was started and recorded")).collect();
+    let runs: Vec<RunId> = q.iter().map(|i| RunId(i["run_id"].as_i64().expect("a run was started and recorded"))).collect();
     assert_ne!(runs[0], runs[1]);
     assert!(q.iter().all(|i| i["state"] == "claimed" && i["worker"] == "w1" && i["tries"] == 1), "{q:?}");
     let store = w.store().await;

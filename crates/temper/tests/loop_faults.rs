@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use sim::*;
+use temper_core::journal::RunId;
 use temper_core::journal::{AttemptState, EventData, Phase, RuleStatus, RunStatus};
 use temper_core::ports::Hypervisor;
 use temper_core::verdict::Verdict;
@@ -38,7 +39,7 @@ async fn sim(name: &str) -> Sim {
     sim
 }
 
-async fn end(sim: &Sim, run: i64) -> End {
+async fn end(sim: &Sim, run: RunId) -> End {
     let mut kept = BTreeMap::new();
     for r in THREE {
         let a = sim.attempts(run, r).await;
@@ -65,7 +66,7 @@ async fn kill_and_resume(at: At, want: &End) -> Phase {
 /// Resumes a killed run and checks it ends as `want`: finished, every attempt closed once with a
 /// verdict (at most one interrupted), the store sound, the guest booting healthy, its end proven
 /// by a reboot.
-async fn resumed_whole(sim: &Sim, run: i64, want: &End, what: &str) {
+async fn resumed_whole(sim: &Sim, run: RunId, want: &End, what: &str) {
     let summary = sim.stock(run).await.unwrap_or_else(|e| panic!("{what}: the resume failed: {e}"));
     assert_eq!(&end(sim, run).await, want, "{what}: {summary:?}");
     assert_eq!(sim.store.run(run).await.unwrap().status, RunStatus::Finished, "{what}");
@@ -78,7 +79,7 @@ async fn resumed_whole(sim: &Sim, run: i64, want: &End, what: &str) {
 }
 
 /// The uninterrupted run: its sim, run and end (the three rules fixed).
-async fn reference(name: &str) -> (Sim, i64, End) {
+async fn reference(name: &str) -> (Sim, RunId, End) {
     let sim = sim(name).await;
     let run = sim.new_run("stock").await;
     sim.stock(run).await.unwrap();

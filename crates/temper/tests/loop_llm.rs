@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use sim::*;
-use temper_core::journal::{EventKind, FixSource, Recall, RevertMethod, RuleStatus, RunStatus, TurnRole};
+use temper_core::journal::{AttemptId, EventKind, FixSource, Recall, RevertMethod, RuleStatus, RunStatus, TurnRole};
 use temper_core::ralph::LoopError;
 use temper_core::verdict::Verdict;
 use temper_mockllm::{MockLlm, Scripted};
@@ -72,7 +72,7 @@ async fn the_same_lesson_three_times_is_a_plateau_and_escalates() {
     assert_eq!(llm.remaining(), 0, "every scripted reply was asked for");
     // Each reflection is stored with the attempt it reflects on.
     let turns = sim.store.turns(run).await.unwrap();
-    let reflected: Vec<Option<i64>> = turns.iter().filter(|t| t.role == TurnRole::Reflector).map(|t| t.attempt_id).collect();
+    let reflected: Vec<Option<AttemptId>> = turns.iter().filter(|t| t.role == TurnRole::Reflector).map(|t| t.attempt_id).collect();
     assert_eq!(reflected, attempts.iter().map(|a| Some(a.id)).collect::<Vec<_>>());
     took("the_same_lesson_three_times_is_a_plateau_and_escalates", t);
 }
@@ -232,7 +232,7 @@ async fn a_ban_made_on_one_target_applies_on_the_next_and_is_recorded() {
     assert!(tries[0].fix_exit_code.is_none(), "nothing ran");
     let shared = b.events(run_b, EventKind::BanShared).await;
     assert_eq!(shared.len(), 1, "{shared:?}");
-    assert_eq!((shared[0]["ban"].as_i64(), shared[0]["from_run"].as_i64()), (Some(bans[0].id), Some(run_a)));
+    assert_eq!((shared[0]["ban"].as_i64(), shared[0]["from_run"].as_i64()), (Some(bans[0].id), Some(run_a.0)));
     took("a_ban_made_on_one_target_applies_on_the_next_and_is_recorded", t);
 }
 

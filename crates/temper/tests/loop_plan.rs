@@ -16,7 +16,7 @@ use std::time::Instant;
 use keys::signing_key;
 use serde_json::{Value, json};
 use sim::*;
-use temper_core::journal::{EventKind, FixSource, RuleStatus};
+use temper_core::journal::{EventKind, FixSource, RuleStatus, RunId};
 use temper_core::plan::{Plan, PlanError, sha256_file, sha256_hex};
 use temper_core::verdict::Verdict;
 use temper_mockllm::{MockLlm, Scripted};
@@ -34,7 +34,7 @@ fn fix(log: &Path, word: &str, rule: &str, exit: u32) -> String {
 /// A finished LLM run over `RULES` whose plan is exported to `dir/plan`; its fixes write to `dir/log`.
 struct Exported {
     sim: Sim,
-    run: i64,
+    run: RunId,
     plan: Plan,
     dir: PathBuf,
     log: PathBuf,

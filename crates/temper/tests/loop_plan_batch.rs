@@ -11,6 +11,7 @@ use std::time::Instant;
 use serde_json::json;
 use sim::*;
 use temper_core::agent::ApplyFix;
+use temper_core::journal::RunId;
 use temper_core::journal::{AttemptState, EventKind, FixSource, RuleStatus, RunStatus};
 use temper_core::plan::PlannedFix;
 use temper_core::verdict::Verdict;
@@ -44,7 +45,7 @@ async fn planned(name: &str, plan: Vec<PlannedFix>) -> Sim {
 type Seen = Vec<(String, FixSource, Verdict)>;
 
 /// Each attempt in order: its rule (short), source and verdict.
-async fn seen(sim: &Sim, run: i64) -> Seen {
+async fn seen(sim: &Sim, run: RunId) -> Seen {
     let attempts = sim.store.attempts(run).await.unwrap();
     attempts.into_iter().map(|a| (temper_scap::short_rule_id(&a.rule_id).to_string(), a.source, a.verdict.unwrap())).collect()
 }
@@ -55,7 +56,7 @@ fn want(rows: &[(usize, FixSource, Verdict)]) -> Seen {
 
 /// Checks what every finished plan run must show: every rule fixed by exactly one kept attempt,
 /// every attempt closed, none counted twice, the store consistent, the guest booting healthy.
-async fn ends_well(sim: &Sim, run: i64) {
+async fn ends_well(sim: &Sim, run: RunId) {
     assert_eq!(sim.store.run(run).await.unwrap().status, RunStatus::Finished);
     assert_eq!(sim.store.integrity_check().await.unwrap(), "ok");
     let attempts = sim.store.attempts(run).await.unwrap();

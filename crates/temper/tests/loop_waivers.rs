@@ -9,6 +9,7 @@ use chrono::{Days, NaiveDate};
 use sim::*;
 use temper_core::controls::RunControls;
 use temper_core::journal::RuleStatus;
+use temper_core::journal::RunId;
 use temper_core::waiver::Waiver;
 use temper_report::{Format, load, render};
 
@@ -26,7 +27,7 @@ fn waiver(expires: NaiveDate) -> Waiver {
 }
 
 /// Runs both rules with `w` as the run's only waiver; returns the sim and the run.
-async fn run_with(name: &str, w: Waiver) -> (Sim, i64) {
+async fn run_with(name: &str, w: Waiver) -> (Sim, RunId) {
     let mut sim = Sim::new(name).await;
     sim.settings.rules = vec![WAIVED.into(), OTHER.into()];
     let today = chrono::Local::now().date_naive();

@@ -225,7 +225,7 @@ async fn fire_resumes_an_unfinished_run_and_leaves_a_driven_one_alone() {
 
     store.finish_run(run, &temper_core::journal::RunSummary { run, exit_code: 0, ..Default::default() }).await.unwrap();
     let out = temper(&w, &["schedule", "fire", "--", "--quiet"]);
-    assert!(text(&out.stderr).contains(&format!("run {} started", run + 1)), "a finished run is not resumed");
+    assert!(text(&out.stderr).contains(&format!("run {} started", run.0 + 1)), "a finished run is not resumed");
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::ports::Clock;
-use temper_journal::{EventData, Journal, JournalError, driver_id, driver_is_dead, now_ms};
+use temper_journal::{EventData, Journal, JournalError, RunId, driver_id, driver_is_dead, now_ms};
 
 /// How long a lease holds without renewal, and how often it is renewed.
 pub const LEASE_FOR: Duration = Duration::from_secs(30);
@@ -16,7 +16,7 @@ const RENEW_EVERY: Duration = Duration::from_secs(10);
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
     #[error("run {run} is being driven by another process ({driver}, lease until {until}); wait for it, or for its lease to run out")]
-    Held { run: i64, driver: String, until: String },
+    Held { run: RunId, driver: String, until: String },
     #[error(transparent)]
     Journal(#[from] JournalError),
 }
@@ -52,7 +52,7 @@ impl Term {
 
 /// A held lease. Renewed in the background until [`Lease::release`].
 pub struct Lease {
-    pub run: i64,
+    pub run: RunId,
     pub driver: String,
     /// This segment's start, and the wall and guest time of the run's earlier segments.
     pub started: Instant,
@@ -66,7 +66,7 @@ pub struct Lease {
 
 impl Lease {
     /// Takes run `run` for this process, or says who holds it.
-    pub async fn take(journal: Arc<dyn Journal>, run: i64, clock: Arc<Clock>) -> Result<Lease, LeaseError> {
+    pub async fn take(journal: Arc<dyn Journal>, run: RunId, clock: Arc<Clock>) -> Result<Lease, LeaseError> {
         let row = journal.run(run).await?;
         let driver = driver_id();
         let dead = row.driver.as_deref().filter(|d| driver_is_dead(d));
@@ -100,7 +100,7 @@ impl Lease {
                             term.renewed(until);
                         }
                         Ok(false) => {
-                            tracing::error!(run, "the run's lease was taken by another process; stopping");
+                            tracing::error!(%run, "the run's lease was taken by another process; stopping");
                             term.lose();
                             return;
                         }
@@ -108,11 +108,11 @@ impl Lease {
                         // (the next try would come after it), since another process may take it
                         // then; this one must not touch the target again.
                         Err(e) if renewed.elapsed() + RENEW_EVERY >= LEASE_FOR => {
-                            tracing::error!(run, "the run's lease runs out unrenewed ({e}); another process may take the run: stopping");
+                            tracing::error!(%run, "the run's lease runs out unrenewed ({e}); another process may take the run: stopping");
                             term.lose();
                             return;
                         }
-                        Err(e) => tracing::warn!(run, "renewing the run's lease: {e}"),
+                        Err(e) => tracing::warn!(%run, "renewing the run's lease: {e}"),
                     }
                 }
             })

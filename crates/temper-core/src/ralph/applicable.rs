@@ -10,7 +10,7 @@ use crate::scan::Scan;
 impl Ralph<'_> {
     /// The rules still not applicable.
     pub(super) async fn not_applicable(&self) -> LoopResult<Vec<String>> {
-        let rules = self.store.rules(self.run).await?;
+        let rules = self.journal.rules().await?;
         Ok(rules.into_iter().filter(|r| r.status == RuleStatus::NotApplicable).map(|r| r.rule_id).collect())
     }
 
@@ -40,7 +40,7 @@ impl Ralph<'_> {
                 _ => continue,
             };
             reopened += usize::from(status == RuleStatus::Pending);
-            self.store.set_rule_status(self.run, rule, status, Some(&reason)).await?;
+            self.journal.set_rule_status(rule, status, Some(&reason)).await?;
             self.note(Some(rule), EventData::RuleApplicable { status }).await?;
         }
         Ok(reopened)

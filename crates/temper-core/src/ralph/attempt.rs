@@ -1,4 +1,6 @@
 //! Steps 3 to 5: the Worker's single `apply_fix`, checked, run, evaluated, then kept or reverted.
+use super::steps::{Attempter, Reflection};
+use super::trial::{Ended, Trial};
 use std::time::Instant;
 
 use super::evidence::Before;
@@ -13,32 +15,6 @@ use crate::scan::{Scan, tail};
 use crate::script::{self, ScriptError};
 use crate::verdict::{self, Checks, Exit, Guard, Reboot, Verdict};
 use temper_scap::oval::Evidence;
-
-/// One attempt's identity, from its start through the reflection and the escalation checks.
-#[derive(Debug, Clone)]
-pub(super) struct Trial {
-    pub id: i64,
-    /// Its number on its rule (1 for the first try).
-    pub n: u32,
-    pub rule: String,
-    pub plan: String,
-}
-
-impl Trial {
-    /// The trial an attempt's row records (a kept fix blamed later).
-    pub fn of(a: &crate::journal::Attempt) -> Self {
-        Self { id: a.id, n: a.n as u32, rule: a.rule_id.clone(), plan: a.plan.clone() }
-    }
-}
-
-/// How an attempt ended, for the reflection and the escalation checks.
-pub(super) struct Ended {
-    pub trial: Trial,
-    pub verdict: Verdict,
-    pub reason: String,
-    pub fix_script: String,
-    pub diagnostics: String,
-}
 
 /// What the fix script did.
 pub(super) struct Applied {
@@ -77,6 +53,24 @@ enum Proposal {
 pub(super) const OUTPUT_CAP: usize = 256 * 1024;
 
 impl Ralph<'_> {
+    /// The lockout guard, then the health check; cut short when the hypervisor says the guest
+    /// stopped running (a crash is not a lockout, and no login will come).
+    pub(super) async fn guard(&self) -> Result<checks::Health, GuardFailure> {
+        tokio::select! {
+            g = checks::access_then_health(self.guest, self.settings.ssh_ready, &self.settings.health_command) => g,
+            () = self.stopped() => Err(GuardFailure::GuestDown("the hypervisor says the guest is not running: it crashed or was powered off".into())),
+        }
+    }
+
+    /// Resolves once the hypervisor says the domain no longer runs; asked every 2 s.
+    async fn stopped(&self) {
+        while !matches!(self.hv.is_running().await, Ok(false)) {
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        }
+    }
+}
+
+impl Attempter<'_, '_> {
     /// Attempts one rule until it is fixed or escalated.
     #[tracing::instrument(name = "rule", skip_all, fields(rule = %pick.rule_id))]
     pub(super) async fn work_on(&self, state: &mut RunState, pick: Pick) -> LoopResult<()> {
@@ -84,24 +78,24 @@ impl Ralph<'_> {
         let mut plan = pick.plan;
         let mut preset = pick.preset;
         loop {
-            if let Some(e) = self.budget_spent(&rule).await? {
-                return self.escalate(&rule, &e).await;
+            if let Some(e) = Reflection::new(self.ralph).budget_spent(&rule).await? {
+                return Reflection::new(self.ralph).escalate(&rule, &e).await;
             }
             let started = Instant::now();
             let planned = preset.as_ref().is_some_and(|p| p.source == FixSource::Plan);
             let ended = self.attempt(state, &rule, &plan, preset.take()).await?;
-            self.store.add_rule_time(self.run, &rule, started.elapsed().as_millis() as i64).await?;
+            self.ralph.journal.add_rule_time(&rule, started.elapsed().as_millis() as i64).await?;
             let Some(ended) = ended else { return Ok(()) };
             if self.kept(ended.verdict) {
                 return Ok(());
             }
-            self.reflect(&ended).await?;
-            if planned && let Some(stock) = self.stock_after_plan(&rule, &ended.fix_script) {
+            Reflection::new(self.ralph).reflect(&ended).await?;
+            if planned && let Some(stock) = self.ralph.stock_after_plan(&rule, &ended.fix_script) {
                 preset = Some(stock);
                 continue;
             }
-            if let Some(e) = self.should_escalate(&rule, &mut plan).await? {
-                return self.escalate(&rule, &e).await;
+            if let Some(e) = Reflection::new(self.ralph).should_escalate(&rule, &mut plan).await? {
+                return Reflection::new(self.ralph).escalate(&rule, &e).await;
             }
         }
     }
@@ -109,26 +103,28 @@ impl Ralph<'_> {
     /// One attempt. `None` when the rule was escalated instead (no fix to try).
     #[tracing::instrument(name = "attempt", skip_all)]
     async fn attempt(&self, state: &mut RunState, rule: &str, plan: &str, preset: Option<Preset>) -> LoopResult<Option<Ended>> {
-        let n = self.store.rule(self.run, rule).await?.map_or(0, |r| r.attempts as u32) + 1;
-        self.phase(Phase::Fix, Some(rule), n).await?;
+        let n = self.ralph.journal.rule(rule).await?.map_or(0, |r| r.attempts as u32) + 1;
+        self.ralph.phase(Phase::Fix, Some(rule), n).await?;
         let Before { evidence, looked_ahead, rest } = self.evidence_before(state, rule).await;
         let ctx = self.fix_context(rule, plan, n, evidence).await?;
         let replayed = preset.as_ref().is_some_and(|p| p.replayed);
         let remembered = preset.as_ref().and_then(|p| p.remembered);
         let worker = match preset {
             Some(p) => Ok(crate::agent::Turn::bare((p.fix, p.source))),
-            None => self.agents.worker.propose(&ctx).await,
+            None => self.ralph.agents.worker.propose(&ctx).await,
         };
         let (proposal, records) = match worker {
             Ok(t) => (Proposal::Fix(t.value.0, t.value.1), t.records),
             Err(AgentError::Rejected { reason, records }) => (Proposal::Rejected(reason), records),
             Err(AgentError::NoFix(reason)) => (Proposal::NoFix(reason), Vec::new()),
-            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(Some(rule), reason, &records).await),
+            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.ralph.paused(Some(rule), reason, &records).await),
         };
         let (fix, source) = match proposal {
             Proposal::Fix(fix, source) => (fix, source),
             Proposal::NoFix(reason) => {
-                self.escalate(rule, &Escalation::new(EscalationCause::NoFix, format!("no fix to try: {reason}"))).await?;
+                Reflection::new(self.ralph)
+                    .escalate(rule, &Escalation::new(EscalationCause::NoFix, format!("no fix to try: {reason}")))
+                    .await?;
                 state.ahead = self.ahead_past(state, rest).await?;
                 return Ok(None);
             }
@@ -136,32 +132,32 @@ impl Ralph<'_> {
                 let empty = ApplyFix { fix_script: String::new(), revert_script: String::new(), description: String::new() };
                 let origin = Origin { source: FixSource::Rejected, replayed: false, looked_ahead };
                 let trial = self.start_attempt(state, &ctx, &empty, origin).await?;
-                self.record_turns(Some(trial.id), Some(rule), &records).await?;
+                self.ralph.record_turns(Some(trial.id), Some(rule), &records).await?;
                 return self.unexecuted(trial, Verdict::ApplyFailed, format!("the Worker's reply was rejected: {reason}"), "").await;
             }
         };
         let trial = self.start_attempt(state, &ctx, &fix, Origin { source, replayed, looked_ahead }).await?;
         let id = trial.id;
-        self.record_turns(Some(id), Some(rule), &records).await?;
+        self.ralph.record_turns(Some(id), Some(rule), &records).await?;
 
         // Step 3: the deny-list, before anything runs.
-        let bans = self.store.bans(self.recall()).await?;
+        let bans = self.ralph.journal.memory().bans(self.ralph.recall()).await?;
         self.note_shared_bans(state, rule, &bans).await?;
         let deny = self.deny_list(&bans).await?;
         for script in [&fix.fix_script, &fix.revert_script] {
             if let Err(refusal) = deny.check(script) {
                 let reason = refusal.to_string();
                 if let Some(id) = remembered {
-                    self.count_remembered(id, Verdict::Refused).await?;
+                    self.ralph.count_remembered(id, Verdict::Refused).await?;
                 }
                 return self.unexecuted(trial, Verdict::Refused, reason, &fix.fix_script).await;
             }
         }
         let applied = self.apply(&fix).await;
-        self.store.set_attempt_state(id, AttemptState::Applied).await?;
+        self.ralph.journal.set_attempt_state(id, AttemptState::Applied).await?;
 
         // Step 4: evaluate.
-        self.phase(Phase::Evaluate, Some(rule), n).await?;
+        self.ralph.phase(Phase::Evaluate, Some(rule), n).await?;
         let evaluated = Instant::now();
         let rescan = self.rescan_of(state, rule).await?;
         // The content's own fix: stock, or a plan's step that is the stock fix.
@@ -169,9 +165,9 @@ impl Ralph<'_> {
         let (mut e, scan) = self.evaluate(state, &rescan, stock, &applied).await?;
         e.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
-        self.note(Some(rule), EventData::Verdict { attempt: Some(i64::from(trial.n)), verdict, reason: reason.clone() }).await?;
+        self.ralph.note(Some(rule), EventData::Verdict { attempt: Some(i64::from(trial.n)), verdict, reason: reason.clone() }).await?;
         if let Some(id) = remembered {
-            self.count_remembered(id, verdict).await?;
+            self.ralph.count_remembered(id, verdict).await?;
         }
 
         // Step 5: keep or revert.
@@ -182,10 +178,10 @@ impl Ralph<'_> {
             }
         } else {
             e.diagnostics = Some(self.diagnostics(&e).await);
-            self.phase(Phase::Revert, Some(rule), n).await?;
+            self.ralph.phase(Phase::Revert, Some(rule), n).await?;
             let (method, ms) = self.revert(state, rule, &fix, e.access_ok == Some(true)).await?;
             (e.revert_method, e.revert_ms) = (method, Some(ms));
-            self.store.finish_attempt(id, &e).await?;
+            self.ralph.journal.finish_attempt(id, &e).await?;
         }
         Ok(Some(Ended { trial, verdict, reason, fix_script: fix.fix_script, diagnostics: e.diagnostics.unwrap_or_default() }))
     }
@@ -193,7 +189,7 @@ impl Ralph<'_> {
     /// Runs the fix script in the guest, on stdin, watched (`crate::script`).
     pub(super) async fn apply(&self, fix: &ApplyFix) -> Applied {
         let started = Instant::now();
-        let out = script::run(self.guest, &fix.fix_script, OUTPUT_CAP, self.settings.fix_watch).await;
+        let out = script::run(self.ralph.guest, &fix.fix_script, OUTPUT_CAP, self.ralph.settings.fix_watch).await;
         let ms = started.elapsed().as_millis() as i64;
         let unfinished = |exit| Applied { exit_code: None, stdout: None, stderr: None, ms, exit };
         match out {
@@ -222,10 +218,10 @@ impl Ralph<'_> {
         // The guard logs in afresh beside the live session, so the rescan runs alongside it; a
         // script that did not finish is never rescanned.
         let (guard, scan) = if applied.exit_code.is_some() {
-            let (g, s) = tokio::join!(self.guard(), self.scanner.scan(self.guest, &rules));
+            let (g, s) = tokio::join!(self.ralph.guard(), self.ralph.scanner.scan(self.ralph.guest, &rules));
             (g, Some(s))
         } else {
-            (self.guard().await, None)
+            (self.ralph.guard().await, None)
         };
         let exit = applied.exit();
         let (reading, scan) = match scan {
@@ -234,7 +230,7 @@ impl Ralph<'_> {
             Some(Ok(s)) => (verdict::Rescan::Read(ScanResult::from(s.outcome(rule))), Some(s)),
         };
         let needs_reboot = stock && self.stock_needs_reboot(rule);
-        let reboot = match (needs_reboot, self.settings.reboot.is_some()) {
+        let reboot = match (needs_reboot, self.ralph.settings.reboot.is_some()) {
             (false, _) => Reboot::No,
             (true, true) => Reboot::WithProof,
             (true, false) => Reboot::WithoutProof,
@@ -246,22 +242,6 @@ impl Ralph<'_> {
         Ok((e, scan))
     }
 
-    /// The lockout guard, then the health check; cut short when the hypervisor says the guest
-    /// stopped running (a crash is not a lockout, and no login will come).
-    pub(super) async fn guard(&self) -> Result<checks::Health, GuardFailure> {
-        tokio::select! {
-            g = checks::access_then_health(self.guest, self.settings.ssh_ready, &self.settings.health_command) => g,
-            () = self.stopped() => Err(GuardFailure::GuestDown("the hypervisor says the guest is not running: it crashed or was powered off".into())),
-        }
-    }
-
-    /// Resolves once the hypervisor says the domain no longer runs; asked every 2 s.
-    async fn stopped(&self) {
-        while !matches!(self.hv.is_running().await, Ok(false)) {
-            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-        }
-    }
-
     pub(super) async fn start_attempt(
         &self,
         state: &RunState,
@@ -271,9 +251,10 @@ impl Ralph<'_> {
     ) -> LoopResult<Trial> {
         let rule = ctx.rule_id.as_str();
         let (id, n) = self
-            .store
+            .ralph
+            .journal
             .start_attempt(&NewAttempt {
-                run_id: self.run,
+                run_id: self.ralph.journal.id(),
                 rule_id: rule.to_string(),
                 plan: ctx.plan.clone(),
                 source,
@@ -286,35 +267,38 @@ impl Ralph<'_> {
             })
             .await?;
         let data = EventData::Attempt { attempt: n, source, replayed, evidence_looked_ahead: looked_ahead };
-        self.note(Some(rule), data).await?;
+        self.ralph.note(Some(rule), data).await?;
         Ok(Trial { id, n: n as u32, rule: rule.to_string(), plan: ctx.plan.clone() })
     }
 
     /// An attempt that ran nothing (refused or rejected): recorded with its reason.
     pub(super) async fn unexecuted(&self, trial: Trial, verdict: Verdict, reason: String, script: &str) -> LoopResult<Option<Ended>> {
         let e = Evaluation { diagnostics: Some(reason.clone()), ..Evaluation::new(verdict, reason.clone()) };
-        self.store.finish_attempt(trial.id, &e).await?;
-        self.note(Some(&trial.rule), EventData::Verdict { attempt: None, verdict, reason: reason.clone() }).await?;
+        self.ralph.journal.finish_attempt(trial.id, &e).await?;
+        self.ralph.note(Some(&trial.rule), EventData::Verdict { attempt: None, verdict, reason: reason.clone() }).await?;
         Ok(Some(Ended { trial, verdict, reason: reason.clone(), fix_script: script.to_string(), diagnostics: reason }))
     }
 
     pub(super) async fn fix_context(&self, rule: &str, plan: &str, attempt: u32, evidence: Option<Evidence>) -> LoopResult<FixContext> {
-        let c = self.content.rule(rule);
+        let c = self.ralph.content.rule(rule);
         let text = |f: fn(&temper_scap::Rule) -> &str| c.map(f).unwrap_or("").to_string();
-        let episodes = self.episodes(rule).await?;
+        let episodes = Reflection::new(self.ralph).episodes(rule).await?;
         let lessons = self
-            .store
-            .lessons(self.recall())
+            .ralph
+            .journal
+            .memory()
+            .lessons(self.ralph.recall())
             .await?
             .into_iter()
             .filter(|l| l.rule_id.as_deref() != Some(rule))
             .take(8)
             .map(|l| format!("{} (prefer: {})", l.distilled, l.preferred))
             .collect();
-        let bans = self.store.bans(self.recall()).await?.into_iter().map(|b| b.pattern).collect();
+        let bans = self.ralph.journal.memory().bans(self.ralph.recall()).await?.into_iter().map(|b| b.pattern).collect();
         let tried = self
-            .store
-            .rule_attempts(self.run, rule)
+            .ralph
+            .journal
+            .rule_attempts(rule)
             .await?
             .into_iter()
             .filter(crate::journal::Attempt::is_try)
@@ -339,23 +323,23 @@ impl Ralph<'_> {
 
     /// A fix that is kept: verified, or a stock fix that needs a reboot, kept for the proof.
     pub(super) fn kept(&self, verdict: Verdict) -> bool {
-        verdict == Verdict::Fixed || (verdict == Verdict::NeedsReboot && self.settings.reboot.is_some())
+        verdict == Verdict::Fixed || (verdict == Verdict::NeedsReboot && self.ralph.settings.reboot.is_some())
     }
 
     fn stock_needs_reboot(&self, rule: &str) -> bool {
-        self.content.rule(rule).and_then(|r| r.fix.as_ref()).is_some_and(|f| f.reboot)
+        self.ralph.content.rule(rule).and_then(|r| r.fix.as_ref()).is_some_and(|f| f.reboot)
     }
 
     /// Built-in rules, the skill's, and `bans`: every active ban of the skill (this run's and
     /// any other run's, in another lane or on another worker).
     pub(super) async fn deny_list(&self, bans: &[Ban]) -> LoopResult<DenyList> {
-        let mut deny = DenyList::builtin(&self.settings.user);
-        for d in &self.skill.manifest.deny {
+        let mut deny = DenyList::builtin(&self.ralph.settings.user);
+        for d in &self.ralph.skill.manifest.deny {
             let _ = deny.add(&d.pattern, &d.reason, DenySource::Skill);
         }
         for b in bans {
             if deny.add(&b.pattern, &b.reason, DenySource::Ban).is_err() {
-                self.note(b.rule_id.as_deref(), EventData::BanInvalid { pattern: b.pattern.clone() }).await?;
+                self.ralph.note(b.rule_id.as_deref(), EventData::BanInvalid { pattern: b.pattern.clone() }).await?;
             }
         }
         Ok(deny)
@@ -363,7 +347,7 @@ impl Ralph<'_> {
 
     /// Records each ban made by another run the first time it is in force in this run.
     pub(super) async fn note_shared_bans(&self, state: &mut RunState, rule: &str, bans: &[Ban]) -> LoopResult<()> {
-        for b in bans.iter().filter(|b| b.run_id != Some(self.run)) {
+        for b in bans.iter().filter(|b| b.run_id != Some(self.ralph.journal.id())) {
             if state.shared_bans.contains(&b.id) {
                 continue;
             }
@@ -375,14 +359,14 @@ impl Ralph<'_> {
                 pattern: b.pattern.clone(),
                 made_at: b.created_at.clone(),
             };
-            self.note(Some(rule), data).await?;
+            self.ralph.note(Some(rule), data).await?;
         }
         Ok(())
     }
 
     /// What the Reflector sees, captured before the revert.
     pub(super) async fn diagnostics(&self, o: &Evaluation) -> String {
-        diagnostics(o, &checks::journal_errors(self.guest).await)
+        diagnostics(o, &checks::journal_errors(self.ralph.guest).await)
     }
 }
 

@@ -1,20 +1,22 @@
 //! Step 6b: escalate a rule on budget, on a plateau, or when the Architect says so.
 
-use super::{LoopResult, Ralph};
+use super::LoopResult;
+use super::steps::Reflection;
+use super::trial::Ended;
 use crate::agent::{AgentError, Decision, ReengageContext};
 use crate::journal::{Attempt, Escalation, EscalationCause, EventData};
 use crate::verdict::Verdict;
 
-impl Ralph<'_> {
+impl Reflection<'_, '_> {
     /// The attempt or wall-clock budget, checked before each attempt.
     pub(super) async fn budget_spent(&self, rule: &str) -> LoopResult<Option<Escalation>> {
-        let Some(r) = self.store.rule(self.run, rule).await? else { return Ok(None) };
-        let max = self.settings.max_attempts;
+        let Some(r) = self.ralph.journal.rule(rule).await? else { return Ok(None) };
+        let max = self.ralph.settings.max_attempts;
         if r.attempts as u32 >= max {
             let why = format!("attempt budget spent: {} of {max} attempts failed", r.attempts);
             return Ok(Some(Escalation::new(EscalationCause::AttemptBudget, why)));
         }
-        let budget = self.settings.rule_budget;
+        let budget = self.ralph.settings.rule_budget;
         if r.elapsed_ms as u128 >= budget.as_millis() {
             let why = format!("wall-clock budget spent: {}s of {}s", r.elapsed_ms / 1000, budget.as_secs());
             return Ok(Some(Escalation::new(EscalationCause::WallClockBudget, why)));
@@ -24,7 +26,7 @@ impl Ralph<'_> {
 
     /// A kept fix found wanting later (a batch's regression, the reboot proof): the Reflector's
     /// lesson, then the escalation checks.
-    pub(super) async fn reflect_or_escalate(&self, ended: &super::attempt::Ended) -> LoopResult<()> {
+    pub(super) async fn reflect_or_escalate(&self, ended: &Ended) -> LoopResult<()> {
         self.reflect(ended).await?;
         let (rule, mut plan) = (ended.trial.rule.as_str(), ended.trial.plan.clone());
         if let Some(e) = self.should_escalate(rule, &mut plan).await? {
@@ -39,16 +41,16 @@ impl Ralph<'_> {
             return Ok(Some(e));
         }
         // An interrupted attempt was never judged: it does not count.
-        let attempts: Vec<Attempt> = self.store.rule_attempts(self.run, rule).await?.into_iter().filter(Attempt::is_try).collect();
+        let attempts: Vec<Attempt> = self.ralph.journal.rule_attempts(rule).await?.into_iter().filter(Attempt::is_try).collect();
         let n = attempts.len();
         let plateau = self.plateau(rule, &attempts).await?;
-        let every = self.settings.reengage_every.max(1) as usize;
+        let every = self.ralph.settings.reengage_every.max(1) as usize;
         if plateau.is_none() && !n.is_multiple_of(every) {
             return Ok(None);
         }
         let ctx = ReengageContext {
             rule_id: rule.to_string(),
-            title: self.content.rule(rule).map(|r| r.title.clone()).unwrap_or_default(),
+            title: self.ralph.content.rule(rule).map(|r| r.title.clone()).unwrap_or_default(),
             plan: plan.clone(),
             episodes: self.episodes(rule).await?,
             attempts: n as u32,
@@ -57,20 +59,20 @@ impl Ralph<'_> {
             evidence: attempts.last().and_then(|a| a.evidence_before.clone()),
             last: attempts.last().and_then(|a| Some((a.verdict?, a.verdict_reason.clone().unwrap_or_default()))),
         };
-        let decision = match self.agents.architect.reengage(&ctx).await {
+        let decision = match self.ralph.agents.architect.reengage(&ctx).await {
             Ok(t) => {
-                self.record_turns(None, Some(rule), &t.records).await?;
+                self.ralph.record_turns(None, Some(rule), &t.records).await?;
                 t.value
             }
-            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(Some(rule), reason, &records).await),
+            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.ralph.paused(Some(rule), reason, &records).await),
             Err(e) => {
-                self.record_turns(None, Some(rule), e.records()).await?;
+                self.ralph.record_turns(None, Some(rule), e.records()).await?;
                 let default = Decision::Continue { plan: plan.clone() };
-                self.note(Some(rule), EventData::ReengageDefault { reason: e.to_string(), default: default.clone() }).await?;
+                self.ralph.note(Some(rule), EventData::ReengageDefault { reason: e.to_string(), default: default.clone() }).await?;
                 default
             }
         };
-        self.note(Some(rule), EventData::Reengage { decision: decision.clone(), plateau: plateau.clone() }).await?;
+        self.ralph.note(Some(rule), EventData::Reengage { decision: decision.clone(), plateau: plateau.clone() }).await?;
         match (decision, plateau) {
             (Decision::Escalate { reason }, _) => {
                 Ok(Some(Escalation::new(EscalationCause::Architect, format!("the Architect escalated: {reason}"))))
@@ -91,18 +93,20 @@ impl Ralph<'_> {
 
     /// The same verdict and the same lesson in the last few attempts.
     async fn plateau(&self, rule: &str, attempts: &[Attempt]) -> LoopResult<Option<String>> {
-        let w = self.settings.plateau_window;
+        let w = self.ralph.settings.plateau_window;
         if w < 2 || attempts.len() < w {
             return Ok(None);
         }
         let last = &attempts[attempts.len() - w..];
         let verdicts: Vec<Option<Verdict>> = last.iter().map(|a| a.verdict).collect();
         let lessons: Vec<String> = self
-            .store
-            .lessons(self.recall().rule(rule))
+            .ralph
+            .journal
+            .memory()
+            .lessons(self.ralph.recall().rule(rule))
             .await?
             .into_iter()
-            .filter(|l| l.run_id == Some(self.run))
+            .filter(|l| l.run_id == Some(self.ralph.journal.id()))
             .take(w)
             .map(|l| normalize(&l.distilled))
             .collect();
@@ -119,12 +123,12 @@ impl Ralph<'_> {
 
     /// The rule's episodic memory: its distilled lessons, oldest first.
     pub(super) async fn episodes(&self, rule: &str) -> LoopResult<Vec<String>> {
-        Ok(self.store.lessons(self.recall().rule(rule)).await?.into_iter().rev().map(|l| l.distilled).collect())
+        Ok(self.ralph.journal.memory().lessons(self.ralph.recall().rule(rule)).await?.into_iter().rev().map(|l| l.distilled).collect())
     }
 
     pub(super) async fn escalate(&self, rule: &str, e: &Escalation) -> LoopResult<()> {
-        self.store.escalate_rule(self.run, rule, e).await?;
-        self.note(Some(rule), EventData::Escalate { reason: e.reason.clone(), cause: Some(e.cause) }).await?;
+        self.ralph.journal.escalate_rule(rule, e).await?;
+        self.ralph.note(Some(rule), EventData::Escalate { reason: e.reason.clone(), cause: Some(e.cause) }).await?;
         Ok(())
     }
 }

@@ -7,6 +7,7 @@
 //!   kept the machine is just as the next attempt starts from;
 //! - a rule escalated with no fix to try ran nothing on the guest, and the rules likely to follow
 //!   it the same way (open, untried, no stock fix) are evaluated together, once (`ahead_past`).
+use super::steps::Attempter;
 use std::collections::BTreeMap;
 
 use temper_scap::Outcome;
@@ -51,40 +52,6 @@ pub(super) struct Before {
 }
 
 impl Ralph<'_> {
-    /// The evidence before a fix of `rule`: looked ahead when that is still the state, else
-    /// rescanned. `None` with the xccdf engine, when the rule passes, or when the scan fails
-    /// (the attempt goes on without it: evidence informs, the rescan after the fix judges).
-    pub(super) async fn evidence_before(&self, state: &mut RunState, rule: &str) -> Before {
-        let head = state.head().to_string();
-        let mut ahead = state.ahead.take().and_then(|a| a.at(&head));
-        match ahead.as_mut().and_then(|a| a.take(rule)) {
-            Some(evidence) => Before { evidence, looked_ahead: true, rest: ahead },
-            None => Before { evidence: self.evidence_now(rule).await, looked_ahead: false, rest: ahead },
-        }
-    }
-
-    /// After `rule` was escalated with nothing run on the guest: `rest`, with the evidence of the
-    /// open untried rules with no stock fix that it lacks, taken by one rescan (the stock Worker
-    /// derives their fixes from it, or escalates them as well). Tree walkers and rules that need
-    /// an `oscap xccdf eval` of their own are left to a rescan each. `None` with the xccdf engine.
-    pub(super) async fn ahead_past(&self, state: &RunState, rest: Option<Ahead>) -> LoopResult<Option<Ahead>> {
-        if self.scanner.engine() != Engine::Oval {
-            return Ok(None);
-        }
-        let head = state.head();
-        let mut ahead = rest.and_then(|a| a.at(head)).unwrap_or_else(|| Ahead { head: head.to_string(), evidence: BTreeMap::new() });
-        let alike: Vec<String> =
-            self.candidates().await?.into_iter().filter(|c| !c.has_stock_fix && c.attempts == 0).map(|c| c.rule_id).collect();
-        let missing = self.scanner.cheap_evidence(&alike.into_iter().filter(|r| !ahead.evidence.contains_key(r)).collect::<Vec<_>>());
-        if !missing.is_empty() {
-            match self.scanner.scan(self.guest, &missing).await {
-                Ok(scan) => ahead.evidence.extend(Ahead::of(head, &scan, &missing).evidence),
-                Err(e) => tracing::warn!(rules = missing.len(), error = %e, "no evidence looked ahead: the rescan failed"),
-            }
-        }
-        Ok((!ahead.evidence.is_empty()).then_some(ahead))
-    }
-
     async fn evidence_now(&self, rule: &str) -> Option<Evidence> {
         if self.scanner.engine() != Engine::Oval {
             return None;
@@ -107,7 +74,7 @@ impl Ralph<'_> {
         if self.scanner.engine() != Engine::Oval {
             return Ok(());
         }
-        let known: Vec<String> = self.store.rules(self.run).await?.into_iter().map(|r| r.rule_id).collect();
+        let known: Vec<String> = self.journal.rules().await?.into_iter().map(|r| r.rule_id).collect();
         let failing: Vec<String> = scan.with(Outcome::Fail).into_iter().filter(|r| known.contains(r)).collect();
         let without: Vec<String> = failing.iter().filter(|r| scan.evidence_of(r).is_none()).cloned().collect();
         let rest = self.scanner.without_own_xccdf(&without);
@@ -122,7 +89,7 @@ impl Ralph<'_> {
         };
         for rule in &failing {
             if let Some(e) = scan.evidence_of(rule).or_else(|| rescan.as_ref()?.evidence_of(rule)) {
-                self.store.set_final_evidence(self.run, rule, e).await?;
+                self.journal.set_final_evidence(rule, e).await?;
             }
         }
         Ok(())
@@ -142,6 +109,42 @@ impl Ralph<'_> {
         let pair = [rule.to_string(), next.clone()];
         let cheap = self.scanner.tree_walkers(&pair[1..]).is_empty() && self.scanner.without_own_xccdf(&pair).contains(&next);
         Ok(cheap.then_some(next))
+    }
+}
+
+impl Attempter<'_, '_> {
+    /// The evidence before a fix of `rule`: looked ahead when that is still the state, else
+    /// rescanned. `None` with the xccdf engine, when the rule passes, or when the scan fails
+    /// (the attempt goes on without it: evidence informs, the rescan after the fix judges).
+    pub(super) async fn evidence_before(&self, state: &mut RunState, rule: &str) -> Before {
+        let head = state.head().to_string();
+        let mut ahead = state.ahead.take().and_then(|a| a.at(&head));
+        match ahead.as_mut().and_then(|a| a.take(rule)) {
+            Some(evidence) => Before { evidence, looked_ahead: true, rest: ahead },
+            None => Before { evidence: self.ralph.evidence_now(rule).await, looked_ahead: false, rest: ahead },
+        }
+    }
+
+    /// After `rule` was escalated with nothing run on the guest: `rest`, with the evidence of the
+    /// open untried rules with no stock fix that it lacks, taken by one rescan (the stock Worker
+    /// derives their fixes from it, or escalates them as well). Tree walkers and rules that need
+    /// an `oscap xccdf eval` of their own are left to a rescan each. `None` with the xccdf engine.
+    pub(super) async fn ahead_past(&self, state: &RunState, rest: Option<Ahead>) -> LoopResult<Option<Ahead>> {
+        if self.ralph.scanner.engine() != Engine::Oval {
+            return Ok(None);
+        }
+        let head = state.head();
+        let mut ahead = rest.and_then(|a| a.at(head)).unwrap_or_else(|| Ahead { head: head.to_string(), evidence: BTreeMap::new() });
+        let alike: Vec<String> =
+            self.ralph.candidates().await?.into_iter().filter(|c| !c.has_stock_fix && c.attempts == 0).map(|c| c.rule_id).collect();
+        let missing = self.ralph.scanner.cheap_evidence(&alike.into_iter().filter(|r| !ahead.evidence.contains_key(r)).collect::<Vec<_>>());
+        if !missing.is_empty() {
+            match self.ralph.scanner.scan(self.ralph.guest, &missing).await {
+                Ok(scan) => ahead.evidence.extend(Ahead::of(head, &scan, &missing).evidence),
+                Err(e) => tracing::warn!(rules = missing.len(), error = %e, "no evidence looked ahead: the rescan failed"),
+            }
+        }
+        Ok((!ahead.evidence.is_empty()).then_some(ahead))
     }
 }
 

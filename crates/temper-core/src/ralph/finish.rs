@@ -1,4 +1,5 @@
 //! The end of a run: a final full scan, the summary and the exit code.
+use super::boot::Proof;
 use super::{End, LoopResult, Phase, Ralph, RunState};
 use crate::journal::{self, EventData, EventKind, RuleStatus, RunSummary, ScanKind, ScanResult, Tally, count_by};
 use crate::scan::Scan;
@@ -16,7 +17,7 @@ impl Ralph<'_> {
     pub(super) async fn final_scan(&self, state: &mut RunState) -> LoopResult<End<Scan>> {
         self.phase(Phase::Finish, None, 0).await?;
         state.ahead = None;
-        if let End::Reopened = self.proof(state).prove_boot().await? {
+        if let End::Reopened = Proof::new(self, state).prove_boot().await? {
             return Ok(End::Reopened);
         }
         let scan = self.scanner.scan(self.guest, &[]).await?;
@@ -24,7 +25,7 @@ impl Ralph<'_> {
         let secs = scan.took.as_secs_f64();
         let data = EventData::Scan { kind: ScanKind::Final, counts: scan.results.counts(false), score: None, secs, stalls: scan.stalls };
         self.note(None, data).await?;
-        if let End::Reopened = self.proof(state).persisted(&scan).await? {
+        if let End::Reopened = Proof::new(self, state).persisted(&scan).await? {
             return Ok(End::Reopened);
         }
         let watched = self.not_applicable().await?;
@@ -34,25 +35,25 @@ impl Ralph<'_> {
 
     #[tracing::instrument(name = "finish", skip_all)]
     pub(super) async fn finish(&self, state: &RunState, scan: &Scan) -> LoopResult<RunSummary> {
-        for r in self.store.rules(self.run).await? {
+        for r in self.journal.rules().await? {
             let after = ScanResult::from(scan.outcome(&r.rule_id));
-            self.store.set_final_result(self.run, &r.rule_id, after).await?;
+            self.journal.set_final_result(&r.rule_id, after).await?;
             let open = matches!(r.status, RuleStatus::Pending | RuleStatus::Escalated);
             if open && r.initial_result == ScanResult::Fail && after == ScanResult::Pass {
                 // Another rule's fix fixed it (installing a package enables its service).
                 let was = r.reason.as_deref().map(|x| format!("; it had been {}: {x}", r.status)).unwrap_or_default();
                 let why = format!("passes at the final scan, after other rules' fixes{was}");
-                self.store.set_rule_status(self.run, &r.rule_id, RuleStatus::Fixed, Some(&why)).await?;
+                self.journal.set_rule_status(&r.rule_id, RuleStatus::Fixed, Some(&why)).await?;
             } else if r.status == RuleStatus::Pending && !self.in_scope(&r.rule_id) {
                 // A run stored before scopes had their own status.
-                self.store.set_rule_status(self.run, &r.rule_id, RuleStatus::OutOfScope, Some(super::pick::OUT_OF_SCOPE)).await?;
+                self.journal.set_rule_status(&r.rule_id, RuleStatus::OutOfScope, Some(super::pick::OUT_OF_SCOPE)).await?;
             } else if r.status == RuleStatus::Pending {
                 let why = if r.attempts == 0 { "not attempted in this run" } else { "attempts ended without a fix" };
-                self.store.set_rule_status(self.run, &r.rule_id, RuleStatus::StillFailing, Some(why)).await?;
+                self.journal.set_rule_status(&r.rule_id, RuleStatus::StillFailing, Some(why)).await?;
             }
         }
         self.final_evidence(scan).await?;
-        let rules = self.store.rules(self.run).await?;
+        let rules = self.journal.rules().await?;
         let statuses = count_by(&rules, |r| Some(r.status));
         let before = count_by(&rules, |r| Some(r.initial_result));
         let failing_after: Vec<String> =
@@ -60,28 +61,28 @@ impl Ralph<'_> {
         let remaining = Tally::of(&rules).remaining() > 0;
         let exit_code = if remaining || !failing_after.is_empty() { EXIT_REMAINING } else { EXIT_DONE };
 
-        let attempts = self.store.attempts(self.run).await?;
+        let attempts = self.journal.attempts().await?;
         let reverts = journal::reverts(&attempts);
-        let turns = self.store.turns(self.run).await?;
+        let turns = self.journal.turns().await?;
         let prompt_tokens = turns.iter().map(|t| t.prompt_tokens.unwrap_or(t.prompt_tokens_est)).sum();
         let completion_tokens = turns.iter().filter_map(|t| t.completion_tokens).sum();
         let llm_secs = turns.iter().map(|t| t.latency_ms).sum::<i64>() as f64 / 1000.0;
         // Every segment of a resumed run counts: the lease carries the earlier ones.
         let (wall, guest) = self.lease.totals();
         let (wall_secs, guest_secs) = (wall.as_secs_f64(), guest.as_secs_f64());
-        let segments = self.store.events(self.run, 0).await?.iter().filter(|e| e.kind == EventKind::LeaseTaken).count().max(1);
+        let segments = self.journal.events(0).await?.iter().filter(|e| e.kind == EventKind::LeaseTaken).count().max(1);
         let harness_secs = (wall_secs - guest_secs - llm_secs).max(0.0);
         let score_after = scan.results.score().map(|s| s.value);
         // The target as the run leaves it: reachable with sudo, and healthy.
         let healthy = Some(self.guard().await.is_ok_and(|h| h.ok));
-        self.store.set_scores(self.run, None, score_after).await?;
+        self.journal.set_scores(None, score_after).await?;
         let summary = RunSummary {
-            run: self.run,
+            run: self.journal.id(),
             exit_code,
             statuses,
             before,
             after: scan.results.counts(false).into_iter().collect(),
-            score_before: self.store.run(self.run).await?.score_before,
+            score_before: self.journal.row().await?.score_before,
             score_after,
             attempts: attempts.len(),
             reverts,
@@ -98,7 +99,7 @@ impl Ralph<'_> {
             rebooted: self.settings.reboot.map(|_| state.checkpoint == state.booted.snapshot),
         };
         self.note(None, EventData::Finish(Box::new(summary.clone()))).await?;
-        self.store.finish_run(self.run, &summary).await?;
+        self.journal.finish(&summary).await?;
         Ok(summary)
     }
 }

@@ -1,34 +1,35 @@
 //! Step 5: keep a fix as a new checkpoint (or, in a batch, a pending snapshot); `revert.rs`
 //! undoes one that failed.
-use super::{Kept, LoopResult, Ralph, RunState};
-use crate::journal::{Evaluation, EventData};
+use super::steps::Attempter;
+use super::{Kept, LoopResult, RunState};
+use crate::journal::{AttemptId, Evaluation, EventData};
 
-impl Ralph<'_> {
+impl Attempter<'_, '_> {
     /// Keeps a fix: a snapshot with memory. When the regression set was scanned with the rule it
     /// is the new checkpoint and the old one is deleted; otherwise it waits for the batch check.
     #[tracing::instrument(name = "keep", skip_all)]
-    pub(super) async fn keep(&self, state: &mut RunState, id: i64, rule: &str, e: &Evaluation) -> LoopResult<()> {
+    pub(super) async fn keep(&self, state: &mut RunState, id: AttemptId, rule: &str, e: &Evaluation) -> LoopResult<()> {
         let name = format!("{}a{id}", state.prefix);
-        self.take_snapshot(&name, &format!("{rule} fixed")).await?;
+        self.ralph.take_snapshot(&name, &format!("{rule} fixed")).await?;
         // A fix awaiting its reboot joins the regression set once the proof sees its rule pass.
         if e.verdict == crate::verdict::Verdict::Fixed {
-            self.now_passes(state, rule);
+            self.ralph.now_passes(state, rule);
         }
         if state.batched() {
-            self.store.record_pending_fix(self.run, id, e, rule, &name).await?;
+            self.ralph.journal.record_pending_fix(id, e, rule, &name).await?;
             state.pending.push(Kept { attempt: id, rule: rule.to_string(), snapshot: name.clone() });
             let batch = EventData::KeptPending { snapshot: name, pending: state.pending.len(), every: state.regression_every };
-            return self.note(Some(rule), batch).await;
+            return self.ralph.note(Some(rule), batch).await;
         }
-        self.store.record_fix(self.run, id, e, rule, &name).await?;
-        let kept = self.store.rule_attempts(self.run, rule).await?.into_iter().filter(|a| a.id == id);
-        self.remember(kept).await?;
+        self.ralph.journal.record_fix(id, e, rule, &name).await?;
+        let kept = self.ralph.journal.rule_attempts(rule).await?.into_iter().filter(|a| a.id == id);
+        self.ralph.remember(kept).await?;
         let old = std::mem::replace(&mut state.checkpoint, name.clone());
         // The checkpoint proven to boot stays: the reboot proof replays fixes onto it.
         if !state.pinned(&old) {
-            self.drop_snapshot(&old).await?;
+            self.ralph.drop_snapshot(&old).await?;
         }
-        self.note(Some(rule), EventData::Checkpoint { snapshot: name, replaced: old, fixes: None }).await?;
+        self.ralph.note(Some(rule), EventData::Checkpoint { snapshot: name, replaced: old, fixes: None }).await?;
         Ok(())
     }
 }

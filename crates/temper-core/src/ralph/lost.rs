@@ -20,7 +20,7 @@ impl Ralph<'_> {
             self.restore(pending.last().map_or(checkpoint, |k| k.snapshot.as_str())).await?;
             return Ok(checkpoint.to_string());
         }
-        let attempts = self.store.attempts(self.run).await?;
+        let attempts = self.journal.attempts().await?;
         let lost_checkpoint = missing.iter().any(|m| m == checkpoint);
         let (from, confirmed): (&str, Vec<&Attempt>) = if lost_checkpoint {
             let since = attempts.iter().filter(|a| a.id > booted.through && a.in_force() && a.kept != Some(KeptState::Pending));
@@ -39,7 +39,7 @@ impl Ralph<'_> {
         } else if confirmed.is_empty() {
             from.to_string()
         } else {
-            let name = format!("{prefix}lost{}", confirmed.last().map_or(0, |a| a.id));
+            let name = format!("{prefix}lost{}", confirmed.last().map_or(0, |a| a.id.0));
             // One left by a rebuild a crash cut short is replaced.
             if have.contains(&name) {
                 self.hv.snapshot_delete(&name).await?;
@@ -49,7 +49,7 @@ impl Ralph<'_> {
         };
         if lost_checkpoint {
             // In force from here; the pending fixes stay pending.
-            self.store.record_fixes(self.run, &[], &head).await?;
+            self.journal.record_fixes(&[], &head).await?;
             let data = EventData::Checkpoint { snapshot: head.clone(), replaced: checkpoint.to_string(), fixes: Some(confirmed.len()) };
             self.note(None, data).await?;
         }

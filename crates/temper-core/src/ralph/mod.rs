@@ -1,16 +1,20 @@
-//! The Ralph loop: one run, as a plain sequence of steps over the port traits.
+//! The Ralph loop: one run, as a plain sequence of steps over the port traits. `Ralph` keeps the
+//! loop's order, the ports and the run's journal; each step is a type of its own, made for one
+//! call, with a small surface:
 //!
-//! 1. preflight: restore the checkpoint (rebuilt when it is gone: `lost.rs`), check access and
-//!    health, scan the profile;
-//! 2. pick: the Architect picks one failing rule the harness offers;
-//! 3. fix: the Worker's single `apply_fix`, checked against the deny-list;
-//! 4. evaluate: rescan, health, lockout guard, regression set;
-//! 5. keep (checkpoint) or revert (script, verified, else snapshot): `keep.rs`, `revert.rs`;
+//! 1. `Preflight` (`preflight.rs`): restore the checkpoint (rebuilt when it is gone: `lost.rs`),
+//!    check access and health, scan the profile;
+//! 2. `Picker` (`pick.rs`): the Architect picks one failing rule the harness offers;
+//! 3. `Attempter` (`attempt.rs`): the Worker's single `apply_fix`, checked against the deny-list;
+//! 4. evaluated: rescan, health, lockout guard, regression set;
+//! 5. kept (checkpoint) or reverted (script, verified, else snapshot): `keep.rs`, `revert.rs`;
 //!    every snapshot taken, restored or dropped: `snapshots.rs`;
-//!    on a large profile kept fixes wait in a batch for one regression rescan: `regress.rs`;
-//!    a proven plan's steps are applied and checked in batches: `plan_batch.rs`;
-//! 6. reflect on failure, escalate on budget, plateau or the Architect's word;
-//!    then finish: the reboot proof (`boot.rs`), a final scan, the summary and the exit code.
+//!    on a large profile kept fixes wait in a batch for one regression rescan: `Check`
+//!    (`regress.rs`); a proven plan's steps are applied and checked in batches: `Batch`
+//!    (`plan_batch.rs`), through the `Attempter`'s surface;
+//! 6. `Reflection` (`reflect.rs`, `escalate.rs`): reflect on failure, escalate on budget, plateau
+//!    or the Architect's word; then finish: the reboot proof (`Proof`, `boot/`), a final scan,
+//!    the summary and the exit code.
 mod applicable;
 mod attempt;
 mod boot;
@@ -32,8 +36,11 @@ mod second_pass;
 mod settings;
 mod snapshots;
 mod status;
+mod steps;
+mod trial;
 
 use std::time::{Duration, Instant};
+use steps::{Attempter, Batch, Check, Picker, Preflight};
 
 use temper_scap::Benchmark;
 
@@ -45,7 +52,7 @@ pub use settings::Settings;
 pub use status::{Observer, Quiet, Status};
 
 use crate::agent::{Architect, Reflector, Worker};
-use crate::journal::{EventData, Journal, JournalError, Lease, Recall, RunSummary};
+use crate::journal::{AttemptId, EventData, Journal, JournalError, Lease, Recall, RunId, RunJournal, RunSummary};
 use crate::ports::{Guest, Hypervisor, PortError};
 use crate::scan::{ScanError, Scanner};
 use crate::skill::Skill;
@@ -57,7 +64,7 @@ pub enum LoopError {
     #[error("preflight: {0}")]
     Preflight(String),
     #[error("the LLM is unavailable; run {run} is paused, `temper resume` continues it: {reason}")]
-    Paused { run: i64, reason: String },
+    Paused { run: RunId, reason: String },
     #[error("scan: {0}")]
     Scan(#[from] ScanError),
     #[error("target: {0}")]
@@ -65,7 +72,7 @@ pub enum LoopError {
     #[error("store: {0}")]
     Store(#[from] JournalError),
     #[error("another process took over run {0} (this one stalled past its lease); it stopped here")]
-    LeaseLost(i64),
+    LeaseLost(RunId),
     #[error("the guest could not be restored to checkpoint `{checkpoint}`: {reason}")]
     Restore { checkpoint: String, reason: String },
 }
@@ -98,9 +105,8 @@ pub struct Parts<'a> {
 /// the guest and hypervisor is summed on the lease's clock: wrap the ports in
 /// [`crate::ports::Timed`] over it.
 pub struct Ralph<'a> {
-    /// The run this loop drives: the lease's.
-    run: i64,
-    store: &'a dyn Journal,
+    /// The journal of the run this loop drives (the lease's run).
+    journal: RunJournal<'a>,
     hv: &'a dyn Hypervisor,
     guest: &'a dyn Guest,
     agents: Agents<'a>,
@@ -118,10 +124,10 @@ impl<'a> Ralph<'a> {
     /// The loop for the run `lease` holds: the one constructor, for the CLI and the tests alike.
     pub fn new(parts: Parts<'a>, lease: &'a Lease) -> Self {
         let Parts { store, hv, guest, agents, skill, content, scanner, settings, observer } = parts;
-        let (run, started) = (lease.run, Instant::now());
+        let (journal, started) = (RunJournal::new(store, lease.run), Instant::now());
         // The guest writes the results: a rule id the content lacks is dropped at the scanner.
         let scanner = scanner.with_known_rules(content.selected_rules.iter().map(|r| r.id.clone()));
-        Self { run, store, hv, guest, agents, skill, content, scanner, settings, observer, started, lease }
+        Self { journal, hv, guest, agents, skill, content, scanner, settings, observer, started, lease }
     }
 }
 
@@ -133,25 +139,25 @@ impl Ralph<'_> {
 
     /// Appends an event to the run's journal.
     async fn note(&self, rule: Option<&str>, data: EventData) -> LoopResult<()> {
-        Ok(self.store.event(self.run, rule, &data).await?)
+        Ok(self.journal.event(rule, &data).await?)
     }
 
     /// Runs the run (a new one, or one being resumed) to its end.
-    #[tracing::instrument(name = "run", skip_all, fields(run = self.run))]
+    #[tracing::instrument(name = "run", skip_all, fields(run = %self.journal.id()))]
     pub async fn run(&self) -> LoopResult<RunSummary> {
-        let mut state = self.preflight().await?;
+        let mut state = Preflight::new(self).run().await?;
         let last = loop {
             if state.batch_due() {
-                self.check_regressions(&mut state).await?;
+                Check::new(self, &mut state).run().await?;
             }
-            if self.plan_batch(&mut state).await? {
+            if Batch::new(self).run(&mut state).await? {
                 continue;
             }
-            if let Some(pick) = self.pick(&mut state).await? {
-                self.work_on(&mut state, pick).await?;
+            if let Some(pick) = Picker::new(self, &mut state).run().await? {
+                Attempter::new(self).work_on(&mut state, pick).await?;
             } else if !state.pending.is_empty() {
                 // The last batch; a regression reopens rules, so pick again after it.
-                self.check_regressions(&mut state).await?;
+                Check::new(self, &mut state).run().await?;
             } else if let End::Holds(scan) = self.final_scan(&mut state).await? {
                 break scan;
             }
@@ -203,7 +209,7 @@ pub use crate::journal::Booted;
 /// A fix verified on its own (rule, health, access) and kept with its snapshot.
 #[derive(Debug, Clone)]
 pub struct Kept {
-    pub attempt: i64,
+    pub attempt: AttemptId,
     pub rule: String,
     pub snapshot: String,
 }

@@ -1,10 +1,11 @@
 //! Step 2: the harness offers the open failing rules (skips, waivers, deferrals and
 //! ordering constraints enforced here, whatever a prompt says); the Architect picks one.
+use super::steps::{Picker, Reflection};
 use std::cmp::Reverse;
 
 use temper_scap::Severity;
 
-use super::{LoopResult, Phase, Ralph, RunState};
+use super::{LoopResult, Phase, Ralph};
 use crate::agent::{AgentError, ApplyFix, Candidate, FixSource, PickContext};
 use crate::journal::{Attempt, AttemptState, Escalation, EscalationCause, EventData, Picked, PickedBy, Replayed, Rule, RuleStatus};
 
@@ -33,82 +34,9 @@ pub struct Preset {
 pub(super) const OUT_OF_SCOPE: &str = "outside this run's scope (--rules): not worked on";
 
 impl Ralph<'_> {
-    #[tracing::instrument(name = "pick", skip_all)]
-    pub(super) async fn pick(&self, state: &mut RunState) -> LoopResult<Option<Pick>> {
-        self.phase(Phase::Pick, None, 0).await?;
-        // Fixes undone with a regressed batch go first; they were picked once already.
-        if let Some(a) = self.store.fixes_to_replay(self.run).await?.into_iter().find(|a| self.in_scope(&a.rule_id)) {
-            self.note(Some(&a.rule_id), EventData::Replay(Replayed::RolledBack { attempt: a.n, source: a.source })).await?;
-            let fix = ApplyFix { fix_script: a.fix_script, revert_script: a.revert_script, description: a.description };
-            let preset = Preset { fix, source: a.source, replayed: true, remembered: None };
-            return Ok(Some(Pick { rule_id: a.rule_id, plan: a.plan, preset: Some(preset) }));
-        }
-        // A rule whose last attempt a crash interrupted goes next: it was picked, and the
-        // interrupted attempt does not count as a try.
-        if let Some((rule_id, plan)) = self.interrupted().await? {
-            self.note(Some(&rule_id), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Interrupted { interrupted: true } }))
-                .await?;
-            state.worked += 1;
-            return Ok(Some(Pick { rule_id, plan, preset: None }));
-        }
-        if self.settings.max_rules.is_some_and(|m| state.worked >= m) {
-            return Ok(None);
-        }
-        let candidates = self.candidates().await?;
-        if candidates.is_empty() {
-            return self.second_pass().await;
-        }
-        if let Some(pick) = self.planned_pick(&candidates).await? {
-            state.worked += 1;
-            return Ok(Some(pick));
-        }
-        if let Some(pick) = self.remembered_pick(&candidates).await? {
-            state.worked += 1;
-            return Ok(Some(pick));
-        }
-        let lessons = self.store.lessons(self.recall()).await?.into_iter().take(10).map(|l| l.distilled).collect();
-        let ctx = PickContext { skill: self.skill.name().to_string(), profile: self.scanner.profile.clone(), candidates, lessons };
-        let first = &ctx.candidates[0];
-        let pick = match self.agents.architect.select(&ctx).await {
-            Ok(turn) => {
-                self.record_turns(None, Some(&turn.value.rule_id), &turn.records).await?;
-                Pick { rule_id: turn.value.rule_id, plan: turn.value.plan, preset: None }
-            }
-            Err(AgentError::Rejected { reason, records }) => {
-                self.record_turns(None, None, &records).await?;
-                let plan = "harness default: the first candidate in risk order".to_string();
-                self.note(Some(&first.rule_id), EventData::ArchitectRejected { reason: reason.clone(), default: Some(plan.clone()) })
-                    .await?;
-                Pick { rule_id: first.rule_id.clone(), plan, preset: None }
-            }
-            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.paused(None, reason, &records).await),
-            Err(AgentError::NoFix(reason)) => {
-                // Nothing this agent can try: every open candidate goes to a human, with what
-                // really happened to it.
-                for c in &ctx.candidates {
-                    let why = self.why_no_pick(c, &reason).await?;
-                    self.escalate(&c.rule_id, &Escalation::new(EscalationCause::NoFix, why)).await?;
-                }
-                // Rules the skill held back behind those are free now: offer them.
-                return Box::pin(self.pick(state)).await;
-            }
-        };
-        // Never trust the pick: it must be one of the offered ids, exactly.
-        let pick = if ctx.candidates.iter().any(|c| c.rule_id == pick.rule_id) {
-            pick
-        } else {
-            let reason = format!("picked `{}`, which was not offered", pick.rule_id);
-            self.note(Some(&first.rule_id), EventData::ArchitectRejected { reason: reason.clone(), default: None }).await?;
-            Pick { rule_id: first.rule_id.clone(), plan: "harness default: the first candidate in risk order".into(), preset: None }
-        };
-        self.note(Some(&pick.rule_id), EventData::Pick(Picked { plan: pick.plan.clone(), by: PickedBy::Architect {} })).await?;
-        state.worked += 1;
-        Ok(Some(pick))
-    }
-
     /// Open failing rules the harness allows now, in risk order, then severity.
     pub(super) async fn candidates(&self) -> LoopResult<Vec<Candidate>> {
-        let rules = self.store.rules(self.run).await?;
+        let rules = self.journal.rules().await?;
         let open: Vec<&Rule> = rules.iter().filter(|r| r.status == RuleStatus::Pending && self.in_scope(&r.rule_id)).collect();
         let shorts: Vec<&str> = open.iter().map(|r| temper_scap::short_rule_id(&r.rule_id)).collect();
         let mut out: Vec<((usize, Reverse<Severity>), usize, Candidate)> = Vec::new();
@@ -156,15 +84,93 @@ impl Ralph<'_> {
             None => (RuleStatus::Pending, None),
         }
     }
+}
+
+impl Picker<'_, '_> {
+    #[tracing::instrument(name = "pick", skip_all)]
+    pub(super) async fn run(&mut self) -> LoopResult<Option<Pick>> {
+        self.ralph.phase(Phase::Pick, None, 0).await?;
+        // Fixes undone with a regressed batch go first; they were picked once already.
+        if let Some(a) = self.ralph.journal.fixes_to_replay().await?.into_iter().find(|a| self.ralph.in_scope(&a.rule_id)) {
+            self.ralph.note(Some(&a.rule_id), EventData::Replay(Replayed::RolledBack { attempt: a.n, source: a.source })).await?;
+            let fix = ApplyFix { fix_script: a.fix_script, revert_script: a.revert_script, description: a.description };
+            let preset = Preset { fix, source: a.source, replayed: true, remembered: None };
+            return Ok(Some(Pick { rule_id: a.rule_id, plan: a.plan, preset: Some(preset) }));
+        }
+        // A rule whose last attempt a crash interrupted goes next: it was picked, and the
+        // interrupted attempt does not count as a try.
+        if let Some((rule_id, plan)) = self.interrupted().await? {
+            self.ralph
+                .note(Some(&rule_id), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Interrupted { interrupted: true } }))
+                .await?;
+            self.state.worked += 1;
+            return Ok(Some(Pick { rule_id, plan, preset: None }));
+        }
+        if self.ralph.settings.max_rules.is_some_and(|m| self.state.worked >= m) {
+            return Ok(None);
+        }
+        let candidates = self.ralph.candidates().await?;
+        if candidates.is_empty() {
+            return self.ralph.second_pass().await;
+        }
+        if let Some(pick) = self.planned_pick(&candidates).await? {
+            self.state.worked += 1;
+            return Ok(Some(pick));
+        }
+        if let Some(pick) = self.remembered_pick(&candidates).await? {
+            self.state.worked += 1;
+            return Ok(Some(pick));
+        }
+        let lessons = self.ralph.journal.memory().lessons(self.ralph.recall()).await?.into_iter().take(10).map(|l| l.distilled).collect();
+        let ctx =
+            PickContext { skill: self.ralph.skill.name().to_string(), profile: self.ralph.scanner.profile.clone(), candidates, lessons };
+        let first = &ctx.candidates[0];
+        let pick = match self.ralph.agents.architect.select(&ctx).await {
+            Ok(turn) => {
+                self.ralph.record_turns(None, Some(&turn.value.rule_id), &turn.records).await?;
+                Pick { rule_id: turn.value.rule_id, plan: turn.value.plan, preset: None }
+            }
+            Err(AgentError::Rejected { reason, records }) => {
+                self.ralph.record_turns(None, None, &records).await?;
+                let plan = "harness default: the first candidate in risk order".to_string();
+                self.ralph
+                    .note(Some(&first.rule_id), EventData::ArchitectRejected { reason: reason.clone(), default: Some(plan.clone()) })
+                    .await?;
+                Pick { rule_id: first.rule_id.clone(), plan, preset: None }
+            }
+            Err(AgentError::Unavailable { reason, records, .. }) => return Err(self.ralph.paused(None, reason, &records).await),
+            Err(AgentError::NoFix(reason)) => {
+                // Nothing this agent can try: every open candidate goes to a human, with what
+                // really happened to it.
+                for c in &ctx.candidates {
+                    let why = self.why_no_pick(c, &reason).await?;
+                    Reflection::new(self.ralph).escalate(&c.rule_id, &Escalation::new(EscalationCause::NoFix, why)).await?;
+                }
+                // Rules the skill held back behind those are free now: offer them.
+                return Box::pin(self.run()).await;
+            }
+        };
+        // Never trust the pick: it must be one of the offered ids, exactly.
+        let pick = if ctx.candidates.iter().any(|c| c.rule_id == pick.rule_id) {
+            pick
+        } else {
+            let reason = format!("picked `{}`, which was not offered", pick.rule_id);
+            self.ralph.note(Some(&first.rule_id), EventData::ArchitectRejected { reason: reason.clone(), default: None }).await?;
+            Pick { rule_id: first.rule_id.clone(), plan: "harness default: the first candidate in risk order".into(), preset: None }
+        };
+        self.ralph.note(Some(&pick.rule_id), EventData::Pick(Picked { plan: pick.plan.clone(), by: PickedBy::Architect {} })).await?;
+        self.state.worked += 1;
+        Ok(Some(pick))
+    }
 
     /// The open rule (in scope) whose last attempt was interrupted, with that attempt's plan.
     async fn interrupted(&self) -> LoopResult<Option<(String, String)>> {
-        let attempts = self.store.attempts(self.run).await?;
+        let attempts = self.ralph.journal.attempts().await?;
         // A plan step's interrupted attempt is the plan's to apply again (`plan_tried`).
-        let redo = |a: &&Attempt| a.state == AttemptState::Interrupted && a.source != FixSource::Plan && self.in_scope(&a.rule_id);
+        let redo = |a: &&Attempt| a.state == AttemptState::Interrupted && a.source != FixSource::Plan && self.ralph.in_scope(&a.rule_id);
         for a in attempts.iter().filter(redo) {
             let last = attempts.iter().rfind(|b| b.rule_id == a.rule_id).is_some_and(|b| b.id == a.id);
-            let open = self.store.rule(self.run, &a.rule_id).await?.is_some_and(|r| r.status == RuleStatus::Pending);
+            let open = self.ralph.journal.rule(&a.rule_id).await?.is_some_and(|r| r.status == RuleStatus::Pending);
             if last && open {
                 return Ok(Some((a.rule_id.clone(), a.plan.clone())));
             }
@@ -176,8 +182,9 @@ impl Ralph<'_> {
     /// ended in, or that there is no fix to try at all.
     async fn why_no_pick(&self, c: &Candidate, reason: &str) -> LoopResult<String> {
         let tried: Vec<String> = self
-            .store
-            .rule_attempts(self.run, &c.rule_id)
+            .ralph
+            .journal
+            .rule_attempts(&c.rule_id)
             .await?
             .into_iter()
             .filter(Attempt::is_try)

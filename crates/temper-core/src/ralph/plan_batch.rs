@@ -9,17 +9,19 @@
 //! A clean batch's check also takes the evidence of the rules the next batch is likely to take
 //! (`Ahead`): the guest stays as the check saw it until that batch starts, so the next batch
 //! rescans only the rules it lacks.
+use super::steps::{Attempter, Batch, Check, Reflection};
+use super::trial::{Ended, Trial};
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
 use temper_scap::oval::Evidence;
 
-use super::attempt::{Applied, Ended, Origin, Trial, diagnostics, evaluation};
+use super::attempt::{Applied, Origin, diagnostics, evaluation};
 use super::pick::Pick;
-use super::{Ahead, LoopResult, Phase, Ralph, RunState};
+use super::{Ahead, LoopResult, Phase, RunState};
 use crate::agent::FixSource;
 use crate::checks;
-use crate::journal::{AttemptState, Evaluation, EventData, KeptFix, Picked, PickedBy, PlanBatched, PlanBisected, ScanResult};
+use crate::journal::{AttemptId, AttemptState, Evaluation, EventData, KeptFix, Picked, PickedBy, PlanBatched, PlanBisected, ScanResult};
 use crate::plan::PlannedFix;
 use crate::policy::DenyList;
 use crate::scan::Scan;
@@ -63,11 +65,11 @@ impl Checked {
     }
 }
 
-impl Ralph<'_> {
+impl Batch<'_, '_> {
     /// Applies the next batch of plan steps when two or more are due; false when fewer are (a
     /// single step goes the way any pick goes, `planned.rs`).
     #[tracing::instrument(name = "plan_batch", skip_all)]
-    pub(super) async fn plan_batch(&self, state: &mut RunState) -> LoopResult<bool> {
+    pub(super) async fn run(&self, state: &mut RunState) -> LoopResult<bool> {
         let open = self.open_steps().await?;
         let due: Vec<PlannedFix> = open.iter().take(self.room(state)).cloned().collect();
         if due.len() < 2 {
@@ -75,17 +77,17 @@ impl Ralph<'_> {
         }
         if !state.pending.is_empty() {
             // A batch starts from a checkpoint: fixes kept since wait for their check first.
-            self.check_regressions(state).await?;
+            Check::new(self.ralph, state).run().await?;
             return Ok(true);
         }
-        self.phase(Phase::PlanBatch, Some(&due[0].rule), 0).await?;
+        self.ralph.phase(Phase::PlanBatch, Some(&due[0].rule), 0).await?;
         state.worked += due.len();
         let ahead = state.ahead.take().and_then(|a| a.at(state.head()));
         let mut evidence = self.evidence_of_all(&due, ahead).await;
-        let bans = self.store.bans(self.recall()).await?;
-        self.note_shared_bans(state, &due[0].rule, &bans).await?;
-        let deny = self.deny_list(&bans).await?;
-        let watched = self.watched().await?;
+        let bans = self.ralph.journal.memory().bans(self.ralph.recall()).await?;
+        Attempter::new(self.ralph).note_shared_bans(state, &due[0].rule, &bans).await?;
+        let deny = Attempter::new(self.ralph).deny_list(&bans).await?;
+        let watched = self.ralph.watched().await?;
         let next = self.next_evidence(state, &open[due.len()..], &watched);
         let mut steps = Vec::new();
         for fix in due {
@@ -106,17 +108,17 @@ impl Ralph<'_> {
 
     /// The plan steps in order whose rules are offered and untried.
     async fn open_steps(&self) -> LoopResult<Vec<PlannedFix>> {
-        if self.settings.plan.is_empty() {
+        if self.ralph.settings.plan.is_empty() {
             return Ok(Vec::new());
         }
         let tried = self.plan_tried().await?;
-        let offered: HashSet<String> = self.candidates().await?.into_iter().map(|c| c.rule_id).collect();
-        Ok(self.settings.plan.iter().filter(|s| offered.contains(&s.rule) && !tried.contains(&s.rule)).cloned().collect())
+        let offered: HashSet<String> = self.ralph.candidates().await?.into_iter().map(|c| c.rule_id).collect();
+        Ok(self.ralph.settings.plan.iter().filter(|s| offered.contains(&s.rule) && !tried.contains(&s.rule)).cloned().collect())
     }
 
     /// How many steps the next batch may take: [`PLAN_BATCH`], or what `--max-rules` leaves.
     fn room(&self, state: &RunState) -> usize {
-        self.settings.max_rules.map_or(PLAN_BATCH, |m| m.saturating_sub(state.worked).min(PLAN_BATCH))
+        self.ralph.settings.max_rules.map_or(PLAN_BATCH, |m| m.saturating_sub(state.worked).min(PLAN_BATCH))
     }
 
     /// The rules whose evidence the batch's check takes for the next batch: the first open steps
@@ -124,8 +126,8 @@ impl Ralph<'_> {
     /// the batch may make applicable. Cheap ones only, as for [`Self::evidence_of_all`].
     fn next_evidence(&self, state: &RunState, after: &[PlannedFix], watched: &[String]) -> Vec<String> {
         let next = after.iter().take(self.room(state)).map(|s| s.rule.clone());
-        let applicable_next = self.settings.plan.iter().filter(|s| watched.contains(&s.rule)).map(|s| s.rule.clone());
-        self.scanner.cheap_evidence(&next.chain(applicable_next).collect::<Vec<_>>())
+        let applicable_next = self.ralph.settings.plan.iter().filter(|s| watched.contains(&s.rule)).map(|s| s.rule.clone());
+        self.ralph.scanner.cheap_evidence(&next.chain(applicable_next).collect::<Vec<_>>())
     }
 
     /// The batch's rules as the scanner finds them before any step runs, for their evidence
@@ -144,11 +146,11 @@ impl Ralph<'_> {
                 None => missing.push(s.rule.clone()),
             }
         }
-        let rules = self.scanner.cheap_evidence(&missing);
+        let rules = self.ralph.scanner.cheap_evidence(&missing);
         if rules.is_empty() {
             return out;
         }
-        match self.scanner.scan(self.guest, &rules).await {
+        match self.ralph.scanner.scan(self.ralph.guest, &rules).await {
             Ok(scan) => out.extend(rules.iter().map(|r| (r.clone(), (scan.evidence_of(r).cloned(), false)))),
             Err(e) => tracing::warn!(error = %e, "no evidence before the plan batch"),
         }
@@ -166,15 +168,17 @@ impl Ralph<'_> {
     ) -> LoopResult<Option<Step>> {
         let (evidence, looked_ahead) = before;
         let plan = format!("step {} of the proven plan, in a batch", fix.n);
-        self.note(Some(&fix.rule), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Plan { plan_step: fix.n } })).await?;
-        let n = self.store.rule(self.run, &fix.rule).await?.map_or(0, |r| r.attempts as u32) + 1;
-        let ctx = self.fix_context(&fix.rule, &plan, n, evidence).await?;
+        self.ralph.note(Some(&fix.rule), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Plan { plan_step: fix.n } })).await?;
+        let n = self.ralph.journal.rule(&fix.rule).await?.map_or(0, |r| r.attempts as u32) + 1;
+        let ctx = Attempter::new(self.ralph).fix_context(&fix.rule, &plan, n, evidence).await?;
         let origin = Origin { source: FixSource::Plan, replayed: false, looked_ahead };
-        let trial = self.start_attempt(state, &ctx, &fix.fix, origin).await?;
+        let trial = Attempter::new(self.ralph).start_attempt(state, &ctx, &fix.fix, origin).await?;
         for script in [&fix.fix.fix_script, &fix.fix.revert_script] {
             if let Err(refusal) = deny.check(script) {
-                if let Some(ended) = self.unexecuted(trial, Verdict::Refused, refusal.to_string(), &fix.fix.fix_script).await? {
-                    self.reflect(&ended).await?;
+                if let Some(ended) =
+                    Attempter::new(self.ralph).unexecuted(trial, Verdict::Refused, refusal.to_string(), &fix.fix.fix_script).await?
+                {
+                    Reflection::new(self.ralph).reflect(&ended).await?;
                 }
                 return Ok(None);
             }
@@ -196,16 +200,16 @@ impl Ralph<'_> {
     ) -> LoopResult<Checked> {
         let mut applied = Vec::new();
         for s in steps {
-            applied.push(self.apply(&s.fix.fix).await);
+            applied.push(Attempter::new(self.ralph).apply(&s.fix.fix).await);
             if first {
-                self.store.set_attempt_state(s.trial.id, AttemptState::Applied).await?;
+                self.ralph.journal.set_attempt_state(s.trial.id, AttemptState::Applied).await?;
             }
         }
         let checked = self.check(state, steps, &applied, watched, ahead).await?;
         if first {
             let (rules, watched, secs) = (state.regression_set.len(), watched.len(), checked.secs);
             let (steps_n, failed, guard) = (steps.iter().map(|s| s.fix.n).collect(), checked.failed(steps), checked.guard.clone());
-            self.note(None, EventData::PlanBatch(PlanBatched { steps: steps_n, rules, watched, failed, guard, secs })).await?;
+            self.ralph.note(None, EventData::PlanBatch(PlanBatched { steps: steps_n, rules, watched, failed, guard, secs })).await?;
         }
         Ok(checked)
     }
@@ -225,7 +229,7 @@ impl Ralph<'_> {
             }
         }
         let started = Instant::now();
-        let (guard, scan) = tokio::join!(self.guard(), self.scanner.scan(self.guest, &rules));
+        let (guard, scan) = tokio::join!(self.ralph.guard(), self.ralph.scanner.scan(self.ralph.guest, &rules));
         let secs = started.elapsed().as_secs_f64();
         let guard = Guard::from(guard);
         let regressions = scan.as_ref().map(|s| s.failing(&state.regression_set)).unwrap_or_default();
@@ -239,7 +243,7 @@ impl Ralph<'_> {
                 };
                 // A step that takes effect at boot (its content says so, or the run kept it for its
                 // proof) is kept for the proof when its rule still fails live, as any fix is.
-                let reboot = match (s.fix.needs_reboot, self.settings.reboot.is_some()) {
+                let reboot = match (s.fix.needs_reboot, self.ralph.settings.reboot.is_some()) {
                     (false, _) => Reboot::No,
                     (true, true) => Reboot::WithProof,
                     (true, false) => Reboot::WithoutProof,
@@ -251,7 +255,7 @@ impl Ralph<'_> {
                 e
             })
             .collect::<Vec<Evaluation>>();
-        let kept = evaluations.iter().map(|e| self.kept(e.verdict)).collect();
+        let kept = evaluations.iter().map(|e| Attempter::new(self.ralph).kept(e.verdict)).collect();
         let problem = match &guard {
             Guard::Health { ok: true, .. } => None,
             Guard::Health { output, .. } => Some(format!("health check: {output}")),
@@ -259,7 +263,7 @@ impl Ralph<'_> {
         };
         let mut checked = Checked { evaluations, kept, regressions, guard: problem, scan: scan.ok(), secs, journal: String::new() };
         if !checked.clean() {
-            checked.journal = checks::journal_errors(self.guest).await;
+            checked.journal = checks::journal_errors(self.ralph.guest).await;
         }
         Ok(checked)
     }
@@ -268,33 +272,33 @@ impl Ralph<'_> {
     async fn keep_batch(&self, state: &mut RunState, steps: &[Step], checked: &Checked, watched: &[String]) -> LoopResult<()> {
         let name = format!("{}a{}", state.prefix, steps[0].trial.id);
         let (first, last) = (steps[0].fix.n, steps[steps.len() - 1].fix.n);
-        self.take_snapshot(&name, &format!("plan steps {first} to {last} fixed")).await?;
+        self.ralph.take_snapshot(&name, &format!("plan steps {first} to {last} fixed")).await?;
         let fixes: Vec<KeptFix> = steps
             .iter()
             .zip(&checked.evaluations)
             .map(|(s, evaluation)| KeptFix { id: s.trial.id, rule_id: s.fix.rule.clone(), evaluation: evaluation.clone() })
             .collect();
-        self.store.record_fixes(self.run, &fixes, &name).await?;
+        self.ralph.journal.record_fixes(&fixes, &name).await?;
         let share = (checked.secs * 1000.0) as i64 / steps.len() as i64;
         for f in &fixes {
             let (verdict, reason) = (f.evaluation.verdict, f.evaluation.verdict_reason.clone());
             let n = steps.iter().find(|s| s.trial.id == f.id).map_or(0, |s| i64::from(s.trial.n));
-            self.note(Some(&f.rule_id), EventData::Verdict { attempt: Some(n), verdict, reason }).await?;
-            self.store.add_rule_time(self.run, &f.rule_id, share).await?;
+            self.ralph.note(Some(&f.rule_id), EventData::Verdict { attempt: Some(n), verdict, reason }).await?;
+            self.ralph.journal.add_rule_time(&f.rule_id, share).await?;
             // One awaiting its reboot joins the regression set once the proof sees its rule pass.
             if verdict == Verdict::Fixed {
-                self.now_passes(state, &f.rule_id);
+                self.ralph.now_passes(state, &f.rule_id);
             }
         }
-        let ids: Vec<i64> = steps.iter().map(|s| s.trial.id).collect();
-        self.remember(self.store.attempts(self.run).await?.into_iter().filter(|a| ids.contains(&a.id))).await?;
+        let ids: Vec<AttemptId> = steps.iter().map(|s| s.trial.id).collect();
+        self.ralph.remember(self.ralph.journal.attempts().await?.into_iter().filter(|a| ids.contains(&a.id))).await?;
         let old = std::mem::replace(&mut state.checkpoint, name.clone());
         if !state.pinned(&old) {
-            self.drop_snapshot(&old).await?;
+            self.ralph.drop_snapshot(&old).await?;
         }
-        self.note(None, EventData::Checkpoint { snapshot: name, replaced: old, fixes: Some(steps.len()) }).await?;
+        self.ralph.note(None, EventData::Checkpoint { snapshot: name, replaced: old, fixes: Some(steps.len()) }).await?;
         if let Some(scan) = &checked.scan {
-            self.now_applicable(state, scan, watched).await?;
+            self.ralph.now_applicable(state, scan, watched).await?;
         }
         Ok(())
     }
@@ -303,19 +307,20 @@ impl Ralph<'_> {
     /// each applied again on the checkpoint; that step's rule goes to the normal loop.
     async fn bisect_batch(&self, state: &mut RunState, steps: &[Step], mut full: Checked) -> LoopResult<()> {
         // A regression-set rule that fails at the checkpoint too was not broken by the batch.
-        let unstable = self.failing_at(&state.checkpoint, &full.regressions).await?;
+        let unstable = self.ralph.failing_at(&state.checkpoint, &full.regressions).await?;
         for r in &unstable {
             state.regression_set.retain(|x| x != r);
-            self.mark_unstable(r, "failed a plan batch's check, and fails again at the checkpoint where it passed").await?;
+            self.ralph.mark_unstable(r, "failed a plan batch's check, and fails again at the checkpoint where it passed").await?;
         }
         full.regressions.retain(|r| !unstable.contains(r));
         if full.clean() {
-            self.restore(&state.checkpoint).await?;
+            self.ralph.restore(&state.checkpoint).await?;
             let why = "applied in a plan batch whose check failed only on rules that fail at the checkpoint too (unstable): \
                        applied again in the next batch";
             return self
-                .store
-                .set_aside_attempts(self.run, &steps.iter().map(|s| s.trial.id).collect::<Vec<_>>(), why)
+                .ralph
+                .journal
+                .set_aside_attempts(&steps.iter().map(|s| s.trial.id).collect::<Vec<_>>(), why)
                 .await
                 .map_err(Into::into);
         }
@@ -323,7 +328,7 @@ impl Ralph<'_> {
         while lo < hi {
             let mid = (lo + hi) / 2;
             probes += 1;
-            self.restore(&state.checkpoint).await?;
+            self.ralph.restore(&state.checkpoint).await?;
             let c = self.apply_and_check(state, &steps[..mid], &[], &[], false).await?;
             if c.clean() {
                 lo = mid + 1;
@@ -331,44 +336,46 @@ impl Ralph<'_> {
                 (hi, at_hi) = (mid, c);
             }
         }
-        self.restore(&state.checkpoint).await?;
+        self.ralph.restore(&state.checkpoint).await?;
         let culprit = &steps[lo - 1];
         let e = blamed(&steps[..lo], at_hi);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
-        self.store.finish_attempt(culprit.trial.id, &e).await?;
-        self.note(
-            Some(&culprit.fix.rule),
-            EventData::Verdict { attempt: Some(i64::from(culprit.trial.n)), verdict, reason: reason.clone() },
-        )
-        .await?;
+        self.ralph.journal.finish_attempt(culprit.trial.id, &e).await?;
+        self.ralph
+            .note(
+                Some(&culprit.fix.rule),
+                EventData::Verdict { attempt: Some(i64::from(culprit.trial.n)), verdict, reason: reason.clone() },
+            )
+            .await?;
         let again: Vec<&Step> = steps.iter().filter(|s| s.trial.id != culprit.trial.id).collect();
         let why = format!(
             "applied in a plan batch that failed its check; bisection found step {} ({}) failing it, so the batch was undone \
              and this step is applied again in a later batch",
             culprit.fix.n, culprit.fix.rule
         );
-        self.store.set_aside_attempts(self.run, &again.iter().map(|s| s.trial.id).collect::<Vec<_>>(), &why).await?;
+        self.ralph.journal.set_aside_attempts(&again.iter().map(|s| s.trial.id).collect::<Vec<_>>(), &why).await?;
         let (step, rule, again) = (culprit.fix.n, culprit.fix.rule.clone(), again.iter().map(|s| s.fix.n).collect());
-        self.note(
-            Some(&rule),
-            EventData::PlanBisected(PlanBisected { step, rule: rule.clone(), verdict, reason: reason.clone(), probes, again }),
-        )
-        .await?;
+        self.ralph
+            .note(
+                Some(&rule),
+                EventData::PlanBisected(PlanBisected { step, rule: rule.clone(), verdict, reason: reason.clone(), probes, again }),
+            )
+            .await?;
         let diagnostics = e.diagnostics.clone().unwrap_or_default();
         let ended = Ended { trial: culprit.trial.clone(), verdict, reason, fix_script: culprit.fix.fix.fix_script.clone(), diagnostics };
-        self.reflect(&ended).await?;
+        Reflection::new(self.ralph).reflect(&ended).await?;
         // The normal loop takes the rule up now, as after a single step: the content's fix first.
-        let preset = self.stock_after_plan(&rule, &culprit.fix.fix.fix_script);
+        let preset = self.ralph.stock_after_plan(&rule, &culprit.fix.fix.fix_script);
         if preset.is_some() {
             let plan = format!("step {} of the proven plan failed; the normal loop takes the rule up", culprit.fix.n);
-            self.work_on(state, Pick { rule_id: rule, plan, preset }).await?;
+            Attempter::new(self.ralph).work_on(state, Pick { rule_id: rule, plan, preset }).await?;
         }
         Ok(())
     }
 
     /// The rules with a plan attempt that counts (not one set aside or interrupted).
     pub(super) async fn plan_tried(&self) -> LoopResult<HashSet<String>> {
-        let attempts = self.store.attempts(self.run).await?;
+        let attempts = self.ralph.journal.attempts().await?;
         let counts = |a: &crate::journal::Attempt| a.source == FixSource::Plan && a.state != AttemptState::Interrupted;
         Ok(attempts.into_iter().filter(counts).map(|a| a.rule_id).collect())
     }

@@ -1,40 +1,43 @@
 //! Step 1: restore the checkpoint, check access and health, scan the whole profile.
+use super::steps::Preflight;
 use std::time::Duration;
 
 use temper_scap::Outcome;
 use temper_scap::oval::Evidence;
 
+use super::boot::Proof;
 use super::{Ahead, Booted, Kept, LoopError, LoopResult, Phase, Ralph, RunState};
 use crate::checks::GuardFailure;
-use crate::journal::{Cadence, Event, EventData, EventKind, NewRule, RuleStatus, ScanKind, ScanResult, Timed};
+use crate::journal::{AttemptId, Cadence, Event, EventData, EventKind, NewRule, RuleStatus, RunId, ScanKind, ScanResult, Timed};
 use crate::verdict::Verdict;
 
-impl Ralph<'_> {
+impl Preflight<'_, '_> {
     #[tracing::instrument(name = "preflight", skip_all)]
-    pub(super) async fn preflight(&self) -> LoopResult<RunState> {
-        self.phase(Phase::Preflight, None, 0).await?;
-        let row = self.store.run(self.run).await?;
-        if !self.hv.snapshot_exists(&row.baseline).await? {
+    pub(super) async fn run(&self) -> LoopResult<RunState> {
+        self.ralph.phase(Phase::Preflight, None, 0).await?;
+        let row = self.ralph.journal.row().await?;
+        if !self.ralph.hv.snapshot_exists(&row.baseline).await? {
             return Err(LoopError::NoBaseline(row.baseline.clone()));
         }
         // A crash may have left an attempt half-done: close it, never run it again. It does not
         // count as a try: its rule is picked again first.
-        for a in self.store.interrupt_open_attempts(self.run).await? {
-            self.note(Some(&a.rule_id), EventData::AttemptInterrupted { attempt: a.n, state: a.state }).await?;
+        for a in self.ralph.journal.interrupt_open_attempts().await? {
+            self.ralph.note(Some(&a.rule_id), EventData::AttemptInterrupted { attempt: a.n, state: a.state }).await?;
         }
         // Back to the newest kept state: the last checkpoint (the baseline at first), or a
         // pending fix's snapshot after it; rebuilt when it is gone (`lost.rs`).
-        let (checkpoint, prefix) = (row.checkpoint.clone(), checkpoint_prefix(self.run, &row.started_at));
+        let (checkpoint, prefix) = (row.checkpoint.clone(), checkpoint_prefix(self.ralph.journal.id(), &row.started_at));
         let pending: Vec<Kept> = self
-            .store
-            .pending_fixes(self.run)
+            .ralph
+            .journal
+            .pending_fixes()
             .await?
             .into_iter()
             .filter_map(|a| Some(Kept { attempt: a.id, rule: a.rule_id, snapshot: a.snapshot? }))
             .collect();
-        let events = self.store.events(self.run, 0).await?;
+        let events = self.ralph.journal.events(0).await?;
         let booted = self.booted(&events, &row.baseline).await?;
-        let checkpoint = self.restore_head(&checkpoint, &pending, &booted, &prefix).await?;
+        let checkpoint = self.ralph.restore_head(&checkpoint, &pending, &booted, &prefix).await?;
         let shared_bans = events
             .iter()
             .filter_map(|e| match e.data {
@@ -44,31 +47,36 @@ impl Ralph<'_> {
             .collect();
         let mut keep: Vec<&str> = pending.iter().map(|k| k.snapshot.as_str()).collect();
         keep.extend([checkpoint.as_str(), booted.snapshot.as_str()]);
-        self.drop_stale_checkpoints(&prefix, &keep).await?;
+        self.ralph.drop_stale_checkpoints(&prefix, &keep).await?;
 
-        match self.guard().await {
+        match self.ralph.guard().await {
             Ok(h) if h.ok => {}
             Ok(h) => return Err(LoopError::Preflight(format!("the health check fails before any change: {}", h.output))),
             Err(GuardFailure::Lockout(d)) => return Err(LoopError::Preflight(format!("the harness user has no working sudo: {d}"))),
             Err(GuardFailure::HealthError(e)) => return Err(LoopError::Preflight(format!("the health check could not run: {e}"))),
             Err(GuardFailure::GuestDown(d)) => return Err(LoopError::Preflight(format!("the guest does not run: {d}"))),
         }
-        let oscap = self.scanner.check(self.guest).await?;
-        let at =
-            EventData::Preflight { checkpoint: checkpoint.clone(), baseline: row.baseline.clone(), oscap, engine: self.scanner.engine() };
-        self.note(None, at).await?;
+        let oscap = self.ralph.scanner.check(self.ralph.guest).await?;
+        let at = EventData::Preflight {
+            checkpoint: checkpoint.clone(),
+            baseline: row.baseline.clone(),
+            oscap,
+            engine: self.ralph.scanner.engine(),
+        };
+        self.ralph.note(None, at).await?;
 
-        let new_run = self.store.rules(self.run).await?.is_empty();
+        let new_run = self.ralph.journal.rules().await?.is_empty();
         let first = if new_run { self.first_scan().await? } else { Vec::new() };
         // Fixed rules too: on a resume, a walker fixed mid-run stays with the final scan.
-        let passing = self.store.rules(self.run).await?.into_iter().filter(|r| r.status.passes()).map(|r| r.rule_id);
-        let walkers = self.scanner.tree_walkers(&passing.collect::<Vec<_>>());
+        let passing = self.ralph.journal.rules().await?.into_iter().filter(|r| r.status.passes()).map(|r| r.rule_id);
+        let walkers = self.ralph.scanner.tree_walkers(&passing.collect::<Vec<_>>());
         let (regression_every, one_rule) = self.regression_every(new_run, &walkers, &events).await?;
-        let rules = self.store.rules(self.run).await?;
+        let rules = self.ralph.journal.rules().await?;
         // A rule whose kept fix awaits the reboot proof still fails: not in the set until then.
         let awaiting: Vec<String> = self
-            .store
-            .attempts(self.run)
+            .ralph
+            .journal
+            .attempts()
             .await?
             .into_iter()
             .filter(|a| a.verdict == Some(Verdict::NeedsReboot) && a.in_force())
@@ -93,7 +101,7 @@ impl Ralph<'_> {
             shared_bans,
             ahead: None,
         };
-        self.proof(&mut state).replay_unproven().await?;
+        Proof::new(self.ralph, &mut state).replay_unproven().await?;
         // The first scan's evidence serves the first attempts: nothing has run on the guest since.
         if !first.is_empty() {
             state.ahead =
@@ -109,8 +117,8 @@ impl Ralph<'_> {
             _ => None,
         });
         match proven {
-            Some(b) if self.hv.snapshot_exists(&b.snapshot).await? => Ok(b),
-            _ => Ok(Booted { snapshot: baseline.to_string(), through: 0 }),
+            Some(b) if self.ralph.hv.snapshot_exists(&b.snapshot).await? => Ok(b),
+            _ => Ok(Booted { snapshot: baseline.to_string(), through: AttemptId(0) }),
         }
     }
 
@@ -120,11 +128,11 @@ impl Ralph<'_> {
     /// find a rule unstable there (`plan_batch.rs`), as the measurement does.
     /// `walkers` are left to the final scan, so neither their checks nor their cost count here.
     async fn regression_every(&self, new_run: bool, walkers: &[String], events: &[Event]) -> LoopResult<(u32, Option<Duration>)> {
-        let stored = self.store.run(self.run).await?.regression_every.map(|n| n.max(1) as u32);
-        let (every, how, one) = match (self.settings.regression_every, stored, new_run) {
+        let stored = self.ralph.journal.row().await?.regression_every.map(|n| n.max(1) as u32);
+        let (every, how, one) = match (self.ralph.settings.regression_every, stored, new_run) {
             (Some(n), ..) => (n.max(1), Cadence::Setting, None),
             (None, Some(n), _) => return Ok((n, measured_one_rule(events))),
-            (None, None, true) => match self.settings.plan_cadence {
+            (None, None, true) => match self.ralph.settings.plan_cadence {
                 Some(n) => (n.max(1), Cadence::Plan, None),
                 None => {
                     let (one, both) = self.measure_rescans(walkers).await?;
@@ -133,9 +141,9 @@ impl Ralph<'_> {
             },
             (None, None, false) => (1, Cadence::Default, None),
         };
-        self.store.set_regression_every(self.run, every).await?;
+        self.ralph.journal.set_regression_every(every).await?;
         let secs = one.map(|(one, both)| Timed { one_rule: one.as_secs_f64(), with_set: both.as_secs_f64() });
-        self.note(None, EventData::RegressionEvery { every, how, secs, final_scan_only: walkers.to_vec() }).await?;
+        self.ralph.note(None, EventData::RegressionEvery { every, how, secs, final_scan_only: walkers.to_vec() }).await?;
         Ok((every, one.map(|(one, _)| one)))
     }
 
@@ -143,18 +151,18 @@ impl Ralph<'_> {
     /// `evaluate` runs them. The second doubles as a stability check: a rule that passed the first
     /// scan and fails now, with nothing changed, is marked `unstable` and left out of the set.
     async fn measure_rescans(&self, walkers: &[String]) -> LoopResult<(Duration, Duration)> {
-        let rules = self.store.rules(self.run).await?;
+        let rules = self.ralph.journal.rules().await?;
         let Some(probe) = rules.iter().find(|r| r.status == RuleStatus::Pending).or(rules.first()) else {
             return Ok((Duration::ZERO, Duration::ZERO));
         };
-        let one = self.scanner.scan(self.guest, std::slice::from_ref(&probe.rule_id)).await?.took;
+        let one = self.ralph.scanner.scan(self.ralph.guest, std::slice::from_ref(&probe.rule_id)).await?.took;
         let set: Vec<String> =
             rules.iter().filter(|r| r.status == RuleStatus::Passing && !walkers.contains(&r.rule_id)).map(|r| r.rule_id.clone()).collect();
         let mut both = vec![probe.rule_id.clone()];
         both.extend(set.iter().filter(|r| **r != probe.rule_id).cloned());
-        let scan = self.scanner.scan(self.guest, &both).await?;
+        let scan = self.ralph.scanner.scan(self.ralph.guest, &both).await?;
         for r in scan.failing(&set) {
-            self.mark_unstable(&r, "passed the first scan and failed a rescan with nothing changed").await?;
+            self.ralph.mark_unstable(&r, "passed the first scan and failed a rescan with nothing changed").await?;
         }
         Ok((one, scan.took))
     }
@@ -163,20 +171,20 @@ impl Ralph<'_> {
     /// of the rules failing (OVAL engine).
     #[tracing::instrument(name = "first_scan", skip_all)]
     async fn first_scan(&self) -> LoopResult<Vec<Evidence>> {
-        let scan = self.scanner.scan(self.guest, &[]).await?;
-        self.note_unknown(&scan).await?;
+        let scan = self.ralph.scanner.scan(self.ralph.guest, &[]).await?;
+        self.ralph.note_unknown(&scan).await?;
         for r in &scan.results.rule_results {
             if r.result == Outcome::NotSelected {
                 continue;
             }
-            let title = self.content.rule(&r.idref).map(|c| c.title.as_str()).unwrap_or("");
+            let title = self.ralph.content.rule(&r.idref).map(|c| c.title.as_str()).unwrap_or("");
             let result = ScanResult::from(r.result);
             let (status, reason) = match result {
-                ScanResult::Fail => self.opening(&r.idref),
+                ScanResult::Fail => self.ralph.opening(&r.idref),
                 other => (RuleStatus::of_outcome(other), None),
             };
             let rule = NewRule {
-                run_id: self.run,
+                run_id: self.ralph.journal.id(),
                 rule_id: r.idref.clone(),
                 title: title.to_string(),
                 severity: r.severity,
@@ -184,13 +192,13 @@ impl Ralph<'_> {
                 status,
                 reason,
             };
-            self.store.add_rule(&rule).await?;
+            self.ralph.journal.add_rule(&rule).await?;
         }
         let score = scan.results.score().map(|s| s.value);
-        self.store.set_scores(self.run, score, None).await?;
+        self.ralph.journal.set_scores(score, None).await?;
         let counts = scan.results.counts(false);
         let secs = scan.took.as_secs_f64();
-        self.note(None, EventData::Scan { kind: ScanKind::Full, counts, score, secs, stalls: scan.stalls }).await?;
+        self.ralph.note(None, EventData::Scan { kind: ScanKind::Full, counts, score, secs, stalls: scan.stalls }).await?;
         Ok(scan.evidence)
     }
 }
@@ -215,21 +223,21 @@ fn measured_one_rule(events: &[Event]) -> Option<Duration> {
 
 /// The start of a run's snapshot names: its id and its start time to the millisecond, so that
 /// runs of different databases on one VM never take (or drop) each other's snapshots.
-pub fn checkpoint_prefix(run: i64, started_at: &str) -> String {
+pub fn checkpoint_prefix(run: RunId, started_at: &str) -> String {
     let stamp: String = started_at.chars().filter(char::is_ascii_digit).collect();
     format!("temper-r{run}-{stamp}-")
 }
 
 #[cfg(test)]
 mod tests {
-    use super::checkpoint_prefix;
+    use super::{RunId, checkpoint_prefix};
 
     #[test]
     fn runs_with_one_id_in_two_databases_have_distinct_snapshot_names() {
-        let a = checkpoint_prefix(1, "2026-11-22T07:01:22.123Z");
-        let b = checkpoint_prefix(1, "2026-11-22T07:01:22.124Z");
+        let a = checkpoint_prefix(RunId(1), "2026-11-22T07:01:22.123Z");
+        let b = checkpoint_prefix(RunId(1), "2026-11-22T07:01:22.124Z");
         assert_eq!(a, "temper-r1-20261122070122123-");
         assert!(!b.starts_with(&a) && !a.starts_with(&b), "neither run may take the other's snapshots: {a} {b}");
-        assert!(!checkpoint_prefix(12, "x").starts_with(&checkpoint_prefix(1, "x")), "run 1 never drops run 12's");
+        assert!(!checkpoint_prefix(RunId(12), "x").starts_with(&checkpoint_prefix(RunId(1), "x")), "run 1 never drops run 12's");
     }
 }

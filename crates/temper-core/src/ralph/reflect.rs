@@ -1,57 +1,58 @@
 //! Step 6a: on a failure the Reflector distills a lesson; bans, preferred approaches and
 //! tips go to semantic memory, the distilled line to the rule's episodic memory.
 
-use super::attempt::{Ended, Trial};
-use super::{LoopResult, Phase, Ralph};
+use super::steps::Reflection;
+use super::trial::{Ended, Trial};
+use super::{LoopResult, Phase};
 use crate::agent::{AgentError, ReflectContext};
 use crate::journal::EventData;
 
 /// The most a distilled line may hold.
 pub const DISTILLED_MAX: usize = 200;
 
-impl Ralph<'_> {
+impl Reflection<'_, '_> {
     #[tracing::instrument(name = "reflect", skip_all)]
     pub(super) async fn reflect(&self, ended: &Ended) -> LoopResult<()> {
         let Trial { id, n, rule, .. } = &ended.trial;
         let (rule, attempt, n) = (rule.as_str(), Some(*id), *n);
-        self.phase(Phase::Reflect, Some(rule), n).await?;
+        self.ralph.phase(Phase::Reflect, Some(rule), n).await?;
         let episodes = self.episodes(rule).await?;
         let ctx = ReflectContext {
             rule_id: rule.to_string(),
-            title: self.content.rule(rule).map(|r| r.title.clone()).unwrap_or_default(),
+            title: self.ralph.content.rule(rule).map(|r| r.title.clone()).unwrap_or_default(),
             fix_script: ended.fix_script.clone(),
             verdict: ended.verdict.to_string(),
             diagnostics: ended.diagnostics.clone(),
             episodes,
         };
         let fallback = || clip(&format!("attempt {n}: {}: {}", ended.verdict, ended.reason), DISTILLED_MAX);
-        match self.agents.reflector.reflect(&ctx).await {
+        match self.ralph.agents.reflector.reflect(&ctx).await {
             Ok(turn) => {
-                self.record_turns(attempt, Some(rule), &turn.records).await?;
+                self.ralph.record_turns(attempt, Some(rule), &turn.records).await?;
                 let r = turn.value;
                 let distilled = if r.distilled.trim().is_empty() { fallback() } else { clip(&r.distilled, DISTILLED_MAX) };
-                self.store.add_lesson(self.run, rule, &r.lesson, &r.preferred, &distilled).await?;
+                self.ralph.journal.add_lesson(rule, &r.lesson, &r.preferred, &distilled).await?;
                 if let Some(ban) = r.banned.as_deref().filter(|b| !b.trim().is_empty()) {
                     if regex::Regex::new(ban).is_ok() {
-                        self.store.add_ban(self.run, rule, ban, &r.lesson).await?;
+                        self.ralph.journal.add_ban(rule, ban, &r.lesson).await?;
                     } else {
-                        self.note(Some(rule), EventData::BanInvalid { pattern: ban.to_string() }).await?;
+                        self.ralph.note(Some(rule), EventData::BanInvalid { pattern: ban.to_string() }).await?;
                     }
                 }
                 for t in &r.tips {
-                    self.store.add_tip(self.run, rule, t).await?;
+                    self.ralph.journal.add_tip(rule, t).await?;
                 }
-                self.note(Some(rule), EventData::Reflect { distilled, banned: r.banned.clone(), tips: r.tips.len() }).await?;
+                self.ralph.note(Some(rule), EventData::Reflect { distilled, banned: r.banned.clone(), tips: r.tips.len() }).await?;
             }
             Err(AgentError::Unavailable { reason, records, .. }) => {
                 // Keep the episode before pausing, so the next attempt still learns from this one.
-                self.store.add_lesson(self.run, rule, &ended.reason, "", &fallback()).await?;
-                return Err(self.paused(Some(rule), reason, &records).await);
+                self.ralph.journal.add_lesson(rule, &ended.reason, "", &fallback()).await?;
+                return Err(self.ralph.paused(Some(rule), reason, &records).await);
             }
             Err(e) => {
-                self.record_turns(attempt, Some(rule), e.records()).await?;
-                self.store.add_lesson(self.run, rule, &ended.reason, "", &fallback()).await?;
-                self.note(Some(rule), EventData::ReflectFailed { reason: e.to_string() }).await?;
+                self.ralph.record_turns(attempt, Some(rule), e.records()).await?;
+                self.ralph.journal.add_lesson(rule, &ended.reason, "", &fallback()).await?;
+                self.ralph.note(Some(rule), EventData::ReflectFailed { reason: e.to_string() }).await?;
             }
         }
         Ok(())

@@ -2,6 +2,8 @@
 //! snapshot, for one regression rescan. A clean batch makes its newest snapshot the checkpoint.
 //! A batch that regressed is bisected over its snapshots (rescanning only the broken rules), the
 //! fix that broke them becomes a `regression` verdict, and the fixes kept after it are replayed.
+use super::steps::{Check, Reflection};
+use super::trial::{Ended, Trial};
 use std::time::{Duration, Instant};
 
 use crate::journal::{Culprit, EventData, Regressed, RuleStatus};
@@ -9,7 +11,6 @@ use temper_scap::Outcome;
 
 #[cfg(test)]
 use super::Booted;
-use super::attempt::{Ended, Trial};
 use super::{Kept, LoopResult, Phase, Ralph, RunState};
 use crate::verdict::Verdict;
 
@@ -44,144 +45,9 @@ impl Ralph<'_> {
         set.push(rule);
     }
 
-    /// Rescans the regression set once for the whole batch, with the rules not applicable so far
-    /// (`applicable.rs`); re-derives the cadence from the check's time (unless rules apply now);
-    /// promotes the batch (then takes up the rules that apply now), or bisects it.
-    #[tracing::instrument(name = "regression_check", skip_all, fields(fixes = state.pending.len()))]
-    pub(super) async fn check_regressions(&self, state: &mut RunState) -> LoopResult<()> {
-        if state.pending.is_empty() {
-            return Ok(());
-        }
-        self.phase(Phase::Regression, None, 0).await?;
-        let watched = self.watched().await?;
-        let rules: Vec<String> = state.regression_set.iter().chain(&watched).cloned().collect();
-        let started = Instant::now();
-        let scan = if rules.is_empty() { None } else { Some(self.scanner.scan(self.guest, &rules).await?) };
-        let took = started.elapsed();
-        let failed = scan.as_ref().map(|s| s.failing(&state.regression_set)).unwrap_or_default();
-        // Rules that apply now had their checks run once (a tree walk, say): not the set's cost.
-        let applies = scan.as_ref().is_some_and(|s| watched.iter().any(|r| s.outcome(r).is_some_and(|o| o != Outcome::NotApplicable)));
-        let every = if applies { state.regression_every } else { self.retime(state, took).await? };
-        let fixes = state.pending.len();
-        let stalls = scan.as_ref().map_or(0, |s| s.stalls);
-        let (rules, watched_n, secs) = (state.regression_set.len(), watched.len(), took.as_secs_f64());
-        let check = EventData::RegressionCheck { fixes, rules, watched: watched_n, failed: failed.clone(), secs, stalls, every };
-        self.note(None, check).await?;
-        if !failed.is_empty() {
-            return self.bisect(state, failed).await;
-        }
-        self.promote(state).await?;
-        if let Some(scan) = scan {
-            self.now_applicable(state, &scan, &watched).await?;
-        }
-        Ok(())
-    }
-
-    /// The cadence after a check that took `took`, when preflight measured it: the set grows as
-    /// fixes pass, and a rule that joins it may be slow, so the batch follows the set's cost.
-    async fn retime(&self, state: &mut RunState, took: Duration) -> LoopResult<u32> {
-        if let Some(every) = state.retimed(took)
-            && every != state.regression_every
-        {
-            state.regression_every = every;
-            self.store.set_regression_every(self.run, every).await?;
-        }
-        Ok(state.regression_every)
-    }
-
-    /// The batch is clean: its newest snapshot becomes the checkpoint; older snapshots go.
-    async fn promote(&self, state: &mut RunState) -> LoopResult<()> {
-        let head = state.head().to_string();
-        let confirmed = self.store.pending_fixes(self.run).await?;
-        self.store.confirm_fixes(self.run, &head).await?;
-        self.remember(confirmed).await?;
-        let old = std::mem::replace(&mut state.checkpoint, head.clone());
-        let fixes = state.pending.len();
-        for k in std::mem::take(&mut state.pending) {
-            if k.snapshot != head {
-                self.drop_snapshot(&k.snapshot).await?;
-            }
-        }
-        if old != head && !state.pinned(&old) {
-            self.drop_snapshot(&old).await?;
-        }
-        self.note(None, EventData::Checkpoint { snapshot: head, replaced: old, fixes: Some(fixes) }).await
-    }
-
-    /// Finds the first fix after which a regressed rule fails, by binary search over the batch's
-    /// snapshots (s0 is the checkpoint, si the snapshot after pending fix i).
-    async fn bisect(&self, state: &mut RunState, failed: Vec<String>) -> LoopResult<()> {
-        // A rule that fails at the checkpoint too was not broken by this batch.
-        let at_checkpoint = expected(state, &failed, 0);
-        let unstable = self.failing_at(&state.checkpoint, &at_checkpoint).await?;
-        for r in &unstable {
-            state.regression_set.retain(|x| x != r);
-            self.mark_unstable(r, "failed the batch check, and fails again at the checkpoint where it passed").await?;
-        }
-        let failed: Vec<String> = failed.into_iter().filter(|r| !unstable.contains(r)).collect();
-        if failed.is_empty() {
-            self.restore(state.head()).await?;
-            return self.promote(state).await;
-        }
-        let (mut lo, mut hi, mut probes) = (1, state.pending.len(), 0);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            probes += 1;
-            let snapshot = state.pending[mid - 1].snapshot.clone();
-            if self.failing_at(&snapshot, &expected(state, &failed, mid)).await?.is_empty() {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let broken = expected(state, &failed, lo);
-        let culprit = state.pending[lo - 1].clone();
-        let dropped = state.pending.split_off(lo);
-        state.pending.truncate(lo - 1);
-        self.restore(state.head()).await?;
-        self.settle(state, &culprit, &dropped, &broken, probes).await
-    }
-
-    /// Records the culprit and the dropped fixes, deletes their snapshots, reflects, and maybe
-    /// escalates. The dropped fixes' rules reopen; `pick` replays them first.
-    async fn settle(&self, state: &mut RunState, culprit: &Kept, dropped: &[Kept], broken: &[String], probes: usize) -> LoopResult<()> {
-        let row = self.store.pending_fixes(self.run).await?.into_iter().find(|a| a.id == culprit.attempt);
-        let trial =
-            row.as_ref().map_or_else(|| Trial { id: culprit.attempt, n: 0, rule: culprit.rule.clone(), plan: String::new() }, Trial::of);
-        let fix_script = row.map(|a| a.fix_script).unwrap_or_default();
-        let reason = format!("rules that passed now fail: {} (found by the batch's regression check)", broken.join(", "));
-        let diagnostics = format!(
-            "The fix passed its own rescan, the health check and the lockout guard. The batch's regression \
-             rescan then found {} failing; rescanning them on the batch's snapshots showed them passing \
-             before this fix and failing after it.\nregressions: {}",
-            broken.len(),
-            broken.join(", ")
-        );
-        let blame = Culprit {
-            id: culprit.attempt,
-            verdict: Verdict::Regression,
-            rule_id: culprit.rule.clone(),
-            reason: reason.clone(),
-            regressions: broken.to_vec(),
-            diagnostics: diagnostics.clone(),
-        };
-        self.store.roll_back_fixes(self.run, &blame, &dropped.iter().map(|k| k.attempt).collect::<Vec<_>>()).await?;
-        for k in std::iter::once(culprit).chain(dropped) {
-            state.regression_set.retain(|r| *r != k.rule);
-            self.drop_snapshot(&k.snapshot).await?;
-        }
-        let replays: Vec<&str> = dropped.iter().map(|k| k.rule.as_str()).collect();
-        let (regressions, replay) = (broken.to_vec(), replays.iter().map(|r| r.to_string()).collect());
-        let found = Regressed::Bisected { culprit: culprit.rule.clone(), regressions, probes, replay };
-        self.note(Some(&culprit.rule), EventData::RegressionFound(found)).await?;
-
-        let ended = Ended { trial, verdict: Verdict::Regression, reason, fix_script, diagnostics };
-        self.reflect_or_escalate(&ended).await
-    }
-
     /// A rule whose result flips with nothing changed: left out of the regression set from now on.
     pub(super) async fn mark_unstable(&self, rule: &str, why: &str) -> LoopResult<()> {
-        self.store.set_rule_status(self.run, rule, RuleStatus::Unstable, Some(why)).await?;
+        self.journal.set_rule_status(rule, RuleStatus::Unstable, Some(why)).await?;
         self.note(Some(rule), EventData::RegressionUnstable { reason: why.to_string() }).await?;
         Ok(())
     }
@@ -204,6 +70,143 @@ impl Ralph<'_> {
     }
 }
 
+impl Check<'_, '_> {
+    /// Rescans the regression set once for the whole batch, with the rules not applicable so far
+    /// (`applicable.rs`); re-derives the cadence from the check's time (unless rules apply now);
+    /// promotes the batch (then takes up the rules that apply now), or bisects it.
+    #[tracing::instrument(name = "regression_check", skip_all, fields(fixes = self.state.pending.len()))]
+    pub(super) async fn run(mut self) -> LoopResult<()> {
+        if self.state.pending.is_empty() {
+            return Ok(());
+        }
+        self.ralph.phase(Phase::Regression, None, 0).await?;
+        let watched = self.ralph.watched().await?;
+        let rules: Vec<String> = self.state.regression_set.iter().chain(&watched).cloned().collect();
+        let started = Instant::now();
+        let scan = if rules.is_empty() { None } else { Some(self.ralph.scanner.scan(self.ralph.guest, &rules).await?) };
+        let took = started.elapsed();
+        let failed = scan.as_ref().map(|s| s.failing(&self.state.regression_set)).unwrap_or_default();
+        // Rules that apply now had their checks run once (a tree walk, say): not the set's cost.
+        let applies = scan.as_ref().is_some_and(|s| watched.iter().any(|r| s.outcome(r).is_some_and(|o| o != Outcome::NotApplicable)));
+        let every = if applies { self.state.regression_every } else { self.retime(took).await? };
+        let fixes = self.state.pending.len();
+        let stalls = scan.as_ref().map_or(0, |s| s.stalls);
+        let (rules, watched_n, secs) = (self.state.regression_set.len(), watched.len(), took.as_secs_f64());
+        let check = EventData::RegressionCheck { fixes, rules, watched: watched_n, failed: failed.clone(), secs, stalls, every };
+        self.ralph.note(None, check).await?;
+        if !failed.is_empty() {
+            return self.bisect(failed).await;
+        }
+        self.promote().await?;
+        if let Some(scan) = scan {
+            self.ralph.now_applicable(self.state, &scan, &watched).await?;
+        }
+        Ok(())
+    }
+
+    /// The cadence after a check that took `took`, when preflight measured it: the set grows as
+    /// fixes pass, and a rule that joins it may be slow, so the batch follows the set's cost.
+    async fn retime(&mut self, took: Duration) -> LoopResult<u32> {
+        if let Some(every) = self.state.retimed(took)
+            && every != self.state.regression_every
+        {
+            self.state.regression_every = every;
+            self.ralph.journal.set_regression_every(every).await?;
+        }
+        Ok(self.state.regression_every)
+    }
+
+    /// The batch is clean: its newest snapshot becomes the checkpoint; older snapshots go.
+    async fn promote(&mut self) -> LoopResult<()> {
+        let head = self.state.head().to_string();
+        let confirmed = self.ralph.journal.pending_fixes().await?;
+        self.ralph.journal.confirm_fixes(&head).await?;
+        self.ralph.remember(confirmed).await?;
+        let old = std::mem::replace(&mut self.state.checkpoint, head.clone());
+        let fixes = self.state.pending.len();
+        for k in std::mem::take(&mut self.state.pending) {
+            if k.snapshot != head {
+                self.ralph.drop_snapshot(&k.snapshot).await?;
+            }
+        }
+        if old != head && !self.state.pinned(&old) {
+            self.ralph.drop_snapshot(&old).await?;
+        }
+        self.ralph.note(None, EventData::Checkpoint { snapshot: head, replaced: old, fixes: Some(fixes) }).await
+    }
+
+    /// Finds the first fix after which a regressed rule fails, by binary search over the batch's
+    /// snapshots (s0 is the checkpoint, si the snapshot after pending fix i).
+    async fn bisect(&mut self, failed: Vec<String>) -> LoopResult<()> {
+        // A rule that fails at the checkpoint too was not broken by this batch.
+        let at_checkpoint = expected(self.state, &failed, 0);
+        let unstable = self.ralph.failing_at(&self.state.checkpoint, &at_checkpoint).await?;
+        for r in &unstable {
+            self.state.regression_set.retain(|x| x != r);
+            self.ralph.mark_unstable(r, "failed the batch check, and fails again at the checkpoint where it passed").await?;
+        }
+        let failed: Vec<String> = failed.into_iter().filter(|r| !unstable.contains(r)).collect();
+        if failed.is_empty() {
+            self.ralph.restore(self.state.head()).await?;
+            return self.promote().await;
+        }
+        let (mut lo, mut hi, mut probes) = (1, self.state.pending.len(), 0);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            probes += 1;
+            let snapshot = self.state.pending[mid - 1].snapshot.clone();
+            if self.ralph.failing_at(&snapshot, &expected(self.state, &failed, mid)).await?.is_empty() {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let broken = expected(self.state, &failed, lo);
+        let culprit = self.state.pending[lo - 1].clone();
+        let dropped = self.state.pending.split_off(lo);
+        self.state.pending.truncate(lo - 1);
+        self.ralph.restore(self.state.head()).await?;
+        self.settle(&culprit, &dropped, &broken, probes).await
+    }
+
+    /// Records the culprit and the dropped fixes, deletes their snapshots, reflects, and maybe
+    /// escalates. The dropped fixes' rules reopen; `pick` replays them first.
+    async fn settle(&mut self, culprit: &Kept, dropped: &[Kept], broken: &[String], probes: usize) -> LoopResult<()> {
+        let row = self.ralph.journal.pending_fixes().await?.into_iter().find(|a| a.id == culprit.attempt);
+        let trial =
+            row.as_ref().map_or_else(|| Trial { id: culprit.attempt, n: 0, rule: culprit.rule.clone(), plan: String::new() }, Trial::of);
+        let fix_script = row.map(|a| a.fix_script).unwrap_or_default();
+        let reason = format!("rules that passed now fail: {} (found by the batch's regression check)", broken.join(", "));
+        let diagnostics = format!(
+            "The fix passed its own rescan, the health check and the lockout guard. The batch's regression \
+             rescan then found {} failing; rescanning them on the batch's snapshots showed them passing \
+             before this fix and failing after it.\nregressions: {}",
+            broken.len(),
+            broken.join(", ")
+        );
+        let blame = Culprit {
+            id: culprit.attempt,
+            verdict: Verdict::Regression,
+            rule_id: culprit.rule.clone(),
+            reason: reason.clone(),
+            regressions: broken.to_vec(),
+            diagnostics: diagnostics.clone(),
+        };
+        self.ralph.journal.roll_back_fixes(&blame, &dropped.iter().map(|k| k.attempt).collect::<Vec<_>>()).await?;
+        for k in std::iter::once(culprit).chain(dropped) {
+            self.state.regression_set.retain(|r| *r != k.rule);
+            self.ralph.drop_snapshot(&k.snapshot).await?;
+        }
+        let replays: Vec<&str> = dropped.iter().map(|k| k.rule.as_str()).collect();
+        let (regressions, replay) = (broken.to_vec(), replays.iter().map(|r| r.to_string()).collect());
+        let found = Regressed::Bisected { culprit: culprit.rule.clone(), regressions, probes, replay };
+        self.ralph.note(Some(&culprit.rule), EventData::RegressionFound(found)).await?;
+
+        let ended = Ended { trial, verdict: Verdict::Regression, reason, fix_script, diagnostics };
+        Reflection::new(self.ralph).reflect_or_escalate(&ended).await
+    }
+}
+
 impl RunState {
     /// The cadence a check that took `took` calls for; `None` when the cadence is set, not measured.
     fn retimed(&self, took: Duration) -> Option<u32> {
@@ -220,6 +223,7 @@ fn expected(state: &RunState, failed: &[String], i: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::journal::AttemptId;
 
     fn secs(s: f64) -> Duration {
         Duration::from_secs_f64(s)
@@ -255,7 +259,7 @@ mod tests {
     }
 
     fn kept(rule: &str) -> Kept {
-        Kept { attempt: 0, rule: rule.into(), snapshot: format!("s-{rule}") }
+        Kept { attempt: AttemptId(0), rule: rule.into(), snapshot: format!("s-{rule}") }
     }
 
     fn state(every: u32) -> RunState {
@@ -268,7 +272,7 @@ mod tests {
             one_rule: None,
             worked: 0,
             prefix: "temper-r1-".into(),
-            booted: Booted { snapshot: "baseline".into(), through: 0 },
+            booted: Booted { snapshot: "baseline".into(), through: AttemptId(0) },
             shared_bans: vec![],
             ahead: None,
         }

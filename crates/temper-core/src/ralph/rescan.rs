@@ -2,7 +2,8 @@
 //! enough to ride along (else it waits for the batch, `regress.rs`) and with it the rules not
 //! applicable so far (`applicable.rs`); and the rule likely next, for its evidence
 //! (`evidence.rs`). Once the fix is kept, the rescan's word on those is taken up.
-use super::{Ahead, LoopResult, Ralph, RunState};
+use super::steps::Attempter;
+use super::{Ahead, LoopResult, RunState};
 use crate::scan::Scan;
 
 /// The rules one rescan after a fix of `rule` covers.
@@ -26,17 +27,17 @@ impl Rescan {
     }
 }
 
-impl Ralph<'_> {
+impl Attempter<'_, '_> {
     pub(super) async fn rescan_of(&self, state: &RunState, rule: &str) -> LoopResult<Rescan> {
-        let watched = if state.batched() { Vec::new() } else { self.watched().await? };
-        Ok(Rescan { rule: rule.to_string(), next: self.next_up(rule).await?, watched })
+        let watched = if state.batched() { Vec::new() } else { self.ralph.watched().await? };
+        Ok(Rescan { rule: rule.to_string(), next: self.ralph.next_up(rule).await?, watched })
     }
 
     /// After the fix is kept: the next rule's evidence, and the rules that apply now.
     pub(super) async fn take_up(&self, state: &mut RunState, rescan: &Rescan, scan: &Scan) -> LoopResult<()> {
         let head = state.head().to_string();
         state.ahead = rescan.next.as_ref().map(|n| Ahead::of(&head, scan, std::slice::from_ref(n)));
-        self.now_applicable(state, scan, &rescan.watched).await?;
+        self.ralph.now_applicable(state, scan, &rescan.watched).await?;
         Ok(())
     }
 }

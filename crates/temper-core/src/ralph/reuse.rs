@@ -2,6 +2,7 @@
 //! regression check is remembered for its skill and rule; a run on another target tries it
 //! before the Architect or the Worker is asked (source `memory`), once per rule. Each try is
 //! counted, and two failures in a row retire the fix.
+use super::steps::Picker;
 use std::collections::HashSet;
 
 use super::pick::{Pick, Preset};
@@ -11,32 +12,9 @@ use crate::journal::{Attempt, EventData, NewRememberedFix, Picked, PickedBy};
 use crate::verdict::Verdict;
 
 impl Ralph<'_> {
-    /// The first candidate with a remembered fix this run has not tried yet, picked by the harness.
-    pub(super) async fn remembered_pick(&self, candidates: &[Candidate]) -> LoopResult<Option<Pick>> {
-        // Two reads, not two per candidate: the skill's rules with a fix in force (filtered in
-        // the database), and the rules this run has tried a remembered fix on.
-        let skill = self.skill.name();
-        let known: HashSet<String> = self.store.remembered_rules(skill).await?.into_iter().collect();
-        if known.is_empty() {
-            return Ok(None);
-        }
-        let tried: HashSet<String> =
-            self.store.attempts(self.run).await?.into_iter().filter(|a| a.source == FixSource::Memory).map(|a| a.rule_id).collect();
-        for c in candidates.iter().filter(|c| known.contains(&c.rule_id) && !tried.contains(&c.rule_id)) {
-            let Some(f) = self.store.remembered_fix(skill, &c.rule_id).await? else { continue };
-            let plan = format!("a remembered fix (#{}, kept on {} of {} other targets since it was first kept)", f.id, f.kept, f.tried);
-            let by = PickedBy::Memory { memory: f.id, from_run: f.run_id, tried: f.tried, kept: f.kept };
-            self.note(Some(&c.rule_id), EventData::Pick(Picked { plan: plan.clone(), by })).await?;
-            let fix = ApplyFix { fix_script: f.fix_script, revert_script: f.revert_script, description: f.description };
-            let preset = Preset { fix, source: FixSource::Memory, replayed: false, remembered: Some(f.id) };
-            return Ok(Some(Pick { rule_id: c.rule_id.clone(), plan, preset: Some(preset) }));
-        }
-        Ok(None)
-    }
-
     /// Counts a remembered fix's try: kept or not.
     pub(super) async fn count_remembered(&self, id: i64, verdict: Verdict) -> LoopResult<()> {
-        let f = self.store.count_remembered(id, verdict == Verdict::Fixed).await?;
+        let f = self.journal.memory().count_remembered(id, verdict == Verdict::Fixed).await?;
         if f.retired_at.is_some() && verdict != Verdict::Fixed {
             tracing::info!(fix = id, rule = %f.rule_id, "remembered fix retired after failing twice in a row");
         }
@@ -52,11 +30,36 @@ impl Ralph<'_> {
                 fix_script: a.fix_script,
                 revert_script: a.revert_script,
                 description: a.description,
-                run_id: self.run,
+                run_id: self.journal.id(),
                 attempt_id: a.id,
             };
-            self.store.remember_fix(&fix).await?;
+            self.journal.memory().remember_fix(&fix).await?;
         }
         Ok(())
+    }
+}
+
+impl Picker<'_, '_> {
+    /// The first candidate with a remembered fix this run has not tried yet, picked by the harness.
+    pub(super) async fn remembered_pick(&self, candidates: &[Candidate]) -> LoopResult<Option<Pick>> {
+        // Two reads, not two per candidate: the skill's rules with a fix in force (filtered in
+        // the database), and the rules this run has tried a remembered fix on.
+        let skill = self.ralph.skill.name();
+        let known: HashSet<String> = self.ralph.journal.memory().remembered_rules(skill).await?.into_iter().collect();
+        if known.is_empty() {
+            return Ok(None);
+        }
+        let tried: HashSet<String> =
+            self.ralph.journal.attempts().await?.into_iter().filter(|a| a.source == FixSource::Memory).map(|a| a.rule_id).collect();
+        for c in candidates.iter().filter(|c| known.contains(&c.rule_id) && !tried.contains(&c.rule_id)) {
+            let Some(f) = self.ralph.journal.memory().remembered_fix(skill, &c.rule_id).await? else { continue };
+            let plan = format!("a remembered fix (#{}, kept on {} of {} other targets since it was first kept)", f.id, f.kept, f.tried);
+            let by = PickedBy::Memory { memory: f.id, from_run: f.run_id, tried: f.tried, kept: f.kept };
+            self.ralph.note(Some(&c.rule_id), EventData::Pick(Picked { plan: plan.clone(), by })).await?;
+            let fix = ApplyFix { fix_script: f.fix_script, revert_script: f.revert_script, description: f.description };
+            let preset = Preset { fix, source: FixSource::Memory, replayed: false, remembered: Some(f.id) };
+            return Ok(Some(Pick { rule_id: c.rule_id.clone(), plan, preset: Some(preset) }));
+        }
+        Ok(None)
     }
 }

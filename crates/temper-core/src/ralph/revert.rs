@@ -1,26 +1,27 @@
 //! Step 5, when a fix fails its checks: the Worker's revert script, verified, else the newest
 //! kept snapshot. A fix the skill calls one way goes straight to the snapshot: its revert cannot
 //! undo what the kernel holds, though the rule's rescan may fail again (its file gone).
+use super::steps::Attempter;
 use std::time::Instant;
 
 use temper_scap::Outcome;
 
 use super::attempt::OUTPUT_CAP;
-use super::{LoopResult, Ralph, RunState};
+use super::{LoopResult, RunState};
 use crate::agent::ApplyFix;
 use crate::checks::GuardFailure;
 use crate::journal::{EventData, RevertMethod};
 use crate::scan::tail;
 use crate::script;
 
-impl Ralph<'_> {
+impl Attempter<'_, '_> {
     /// The Worker's revert script, verified; else (or when unreachable) the newest kept
     /// snapshot. Returns how, and how long it took in ms.
     #[tracing::instrument(name = "revert", skip_all)]
     pub(super) async fn revert(&self, state: &RunState, rule: &str, fix: &ApplyFix, reachable: bool) -> LoopResult<(RevertMethod, i64)> {
         let started = Instant::now();
         let mut method = RevertMethod::Snapshot;
-        let one_way = self.skill.one_way(temper_scap::short_rule_id(rule));
+        let one_way = self.ralph.skill.one_way(temper_scap::short_rule_id(rule));
         if let Some(why) = one_way {
             tracing::info!(rule, why, "one way: restored from the checkpoint, its revert script not run");
         }
@@ -28,22 +29,22 @@ impl Ralph<'_> {
             match self.revert_by_script(rule, fix).await {
                 Ok(()) => method = RevertMethod::Script,
                 Err(why) => {
-                    self.note(Some(rule), EventData::RevertScriptFailed { reason: why }).await?;
+                    self.ralph.note(Some(rule), EventData::RevertScriptFailed { reason: why }).await?;
                     method = RevertMethod::ScriptThenSnapshot;
                 }
             }
         }
         if method != RevertMethod::Script {
-            self.restore(state.head()).await?;
+            self.ralph.restore(state.head()).await?;
         }
         let ms = started.elapsed().as_millis() as i64;
-        self.note(Some(rule), EventData::Revert { method, ms, checkpoint: state.head().to_string() }).await?;
+        self.ralph.note(Some(rule), EventData::Revert { method, ms, checkpoint: state.head().to_string() }).await?;
         Ok((method, ms))
     }
 
     /// Runs the revert script and checks the rule and the health are as before (rule failing, healthy).
     async fn revert_by_script(&self, rule: &str, fix: &ApplyFix) -> Result<(), String> {
-        match script::run(self.guest, &fix.revert_script, OUTPUT_CAP, self.settings.fix_watch).await {
+        match script::run(self.ralph.guest, &fix.revert_script, OUTPUT_CAP, self.ralph.settings.fix_watch).await {
             Ok(out) if out.success() => {}
             Ok(out) => {
                 let stderr = temper_scap::secret::withhold(&out.stderr_str()).into_owned();
@@ -51,13 +52,13 @@ impl Ralph<'_> {
             }
             Err(e) => return Err(format!("revert script: {e}")),
         }
-        let health = self.guard().await.map_err(|e| match e {
+        let health = self.ralph.guard().await.map_err(|e| match e {
             GuardFailure::Lockout(d) | GuardFailure::HealthError(d) | GuardFailure::GuestDown(d) => d,
         })?;
         if !health.ok {
             return Err(format!("health after revert: {}", health.output));
         }
-        let scan = self.scanner.scan(self.guest, &[rule.to_string()]).await.map_err(|e| e.to_string())?;
+        let scan = self.ralph.scanner.scan(self.ralph.guest, &[rule.to_string()]).await.map_err(|e| e.to_string())?;
         match scan.outcome(rule) {
             Some(Outcome::Fail) => Ok(()),
             other => Err(format!("after revert the rule is {other:?}, before it was fail")),

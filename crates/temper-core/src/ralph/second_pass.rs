@@ -13,9 +13,9 @@ use crate::verdict::Verdict;
 impl Ralph<'_> {
     /// The next rule for the second pass, reopened; `None` when there is none.
     pub(super) async fn second_pass(&self) -> LoopResult<Option<Pick>> {
-        let attempts = self.store.attempts(self.run).await?;
+        let attempts = self.journal.attempts().await?;
         let mut due: Vec<(_, Rule, usize)> = Vec::new();
-        for r in self.store.rules(self.run).await? {
+        for r in self.journal.rules().await? {
             if r.status != RuleStatus::Escalated || !self.in_scope(&r.rule_id) {
                 continue;
             }
@@ -37,7 +37,7 @@ impl Ralph<'_> {
             return Ok(None);
         };
         let plan = format!("second pass: the stock fix again, after {kept_since} fixes kept since its first try");
-        self.store.set_rule_status(self.run, &rule.rule_id, RuleStatus::Pending, Some(&plan)).await?;
+        self.journal.set_rule_status(&rule.rule_id, RuleStatus::Pending, Some(&plan)).await?;
         let by = PickedBy::SecondPass { second_pass: true, kept_since };
         self.note(Some(&rule.rule_id), EventData::Pick(Picked { plan: plan.clone(), by })).await?;
         let fix = ApplyFix { fix_script: script, revert_script: String::new(), description: format!("stock fix for {}", rule.rule_id) };

@@ -6,7 +6,7 @@ use crate::journal::EventData;
 impl Ralph<'_> {
     /// A snapshot with memory of the guest as it runs now.
     pub(super) async fn take_snapshot(&self, name: &str, why: &str) -> LoopResult<()> {
-        Ok(self.hv.snapshot_create(name, &format!("temper run {}: {why}", self.run)).await?)
+        Ok(self.hv.snapshot_create(name, &format!("temper run {}: {why}", self.journal.id())).await?)
     }
 
     /// Reverts to a snapshot and waits for SSH.

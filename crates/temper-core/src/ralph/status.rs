@@ -4,11 +4,11 @@ use std::time::Duration;
 
 use super::{LoopError, LoopResult, Phase, Ralph};
 use crate::agent::TurnRecord;
-use crate::journal::{Eta, EventData, NewTurn, RunStatus, Tally, open_ids, predict_end};
+use crate::journal::{AttemptId, Eta, EventData, NewTurn, RunId, RunStatus, Tally, open_ids, predict_end};
 
 #[derive(Debug, Clone)]
 pub struct Status {
-    pub run: i64,
+    pub run: RunId,
     pub phase: Phase,
     pub rule: Option<String>,
     pub attempt: u32,
@@ -44,19 +44,19 @@ impl Ralph<'_> {
     /// stops the loop here: another process drives the run now.
     pub(super) async fn phase(&self, phase: Phase, rule: Option<&str>, attempt: u32) -> LoopResult<()> {
         if self.lease.lost() {
-            return Err(LoopError::LeaseLost(self.run));
+            return Err(LoopError::LeaseLost(self.journal.id()));
         }
-        self.store.set_phase(self.run, phase, rule).await?;
-        tracing::info!(run = self.run, phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
-        let rules = self.store.rules(self.run).await?;
+        self.journal.set_phase(phase, rule).await?;
+        tracing::info!(run = %self.journal.id(), phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
+        let rules = self.journal.rules().await?;
         let tally = Tally::of(&rules);
         let open = open_ids(&rules);
         let eta = match self.observer.shows_eta() {
-            true => predict_end(&self.store.events(self.run, 0).await?, &open, chrono::Utc::now().fixed_offset()),
+            true => predict_end(&self.journal.events(0).await?, &open, chrono::Utc::now().fixed_offset()),
             false => None,
         };
         self.observer.update(&Status {
-            run: self.run,
+            run: self.journal.id(),
             phase,
             rule: rule.map(str::to_string),
             attempt,
@@ -70,9 +70,9 @@ impl Ralph<'_> {
     }
 
     /// Stores each LLM call as a turn.
-    pub(super) async fn record_turns(&self, attempt: Option<i64>, rule: Option<&str>, records: &[TurnRecord]) -> LoopResult<()> {
+    pub(super) async fn record_turns(&self, attempt: Option<AttemptId>, rule: Option<&str>, records: &[TurnRecord]) -> LoopResult<()> {
         for record in records {
-            self.store.add_turn(&NewTurn { run_id: self.run, attempt_id: attempt, rule_id: rule, record }).await?;
+            self.journal.add_turn(&NewTurn { run_id: self.journal.id(), attempt_id: attempt, rule_id: rule, record }).await?;
             if !record.tool_calls_dropped.is_empty() {
                 let dropped = EventData::ToolCallCapped { role: record.role, dropped: record.tool_calls_dropped.clone() };
                 self.note(rule, dropped).await?;
@@ -87,10 +87,10 @@ impl Ralph<'_> {
         if let Err(e) = self.record_turns(None, rule, records).await {
             return e;
         }
-        if let Err(e) = self.store.set_status(self.run, RunStatus::Paused, Some(&reason)).await {
+        if let Err(e) = self.journal.set_status(RunStatus::Paused, Some(&reason)).await {
             return e.into();
         }
         let _ = self.note(None, EventData::Paused { reason: reason.clone() }).await;
-        LoopError::Paused { run: self.run, reason }
+        LoopError::Paused { run: self.journal.id(), reason }
     }
 }

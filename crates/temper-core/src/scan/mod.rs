@@ -22,6 +22,7 @@ pub use engine::{Engine, OvalSide, TWO_STAGE_FROM, two_stages};
 pub use files::{ScanFiles, random_tag};
 pub use trip::{TRIP, Trip};
 
+use crate::journal::RunId;
 use crate::ports::{Exec, Guest, PortError};
 
 #[derive(Debug, thiserror::Error)]
@@ -254,7 +255,7 @@ impl Scanner {
 
     /// Names this scanner's files after run `run` (and a random part: two databases can each
     /// have a run of that number on one guest).
-    pub fn for_run(mut self, run: i64) -> Self {
+    pub fn for_run(mut self, run: RunId) -> Self {
         self.tag = format!("r{run}-{}", &files::random_tag()[..8]);
         self
     }

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 
 use super::watch::parse_times;
 use super::*;
+use crate::journal::RunId;
 use crate::ports::{ExecOutput, PortResult};
 
 const RESULT: &str = r#"<TestResult id="t"><rule-result idref="r"><result>pass</result></rule-result></TestResult>"#;
@@ -140,7 +141,7 @@ async fn a_tailoring_goes_to_the_guest_as_data_with_each_scan() {
 #[tokio::test(start_paused = true)]
 async fn two_scanners_share_no_file_and_select_no_process_by_name() {
     let g = guest(1);
-    let (a, b) = (Scanner::new("ds.xml", "p").for_run(1), Scanner::new("ds.xml", "p").for_run(1));
+    let (a, b) = (Scanner::new("ds.xml", "p").for_run(RunId(1)), Scanner::new("ds.xml", "p").for_run(RunId(1)));
     assert_ne!(a.tag, b.tag, "one run number in two databases");
     a.scan(&g, &[]).await.unwrap();
     b.scan(&g, &[]).await.unwrap();

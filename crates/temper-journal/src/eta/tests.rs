@@ -1,7 +1,7 @@
 use chrono::{DateTime, Duration, FixedOffset};
 
 use super::*;
-use crate::{Event, EventData, ScanKind};
+use crate::{Event, EventData, RunId, ScanKind};
 
 const T0: &str = "2026-12-01T10:00:00+00:00";
 
@@ -10,7 +10,7 @@ fn at(secs: i64) -> DateTime<FixedOffset> {
 }
 
 fn event(secs: i64, rule: Option<&str>, data: EventData) -> Event {
-    Event { id: 0, run_id: 1, ts: at(secs).to_rfc3339(), kind: data.kind(), rule_id: rule.map(str::to_string), data }
+    Event { id: 0, run_id: RunId(1), ts: at(secs).to_rfc3339(), kind: data.kind(), rule_id: rule.map(str::to_string), data }
 }
 
 fn scan(secs: i64, took: f64) -> Event {

@@ -109,8 +109,8 @@ fn read_script(dir: &Path, n: usize, rule: &str, script: &mut Script) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::FixSource;
     use crate::plan::{ContentRef, Header, ScriptKind, SourceRun, Step, TailoringRef};
+    use crate::{FixSource, RunId};
 
     const SHA: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
@@ -137,7 +137,7 @@ mod tests {
             profile: "p".into(),
             tailoring,
             content: ContentRef { datastream: "ds.xml".into(), version: "0.1.76".into(), sha256: SHA.into() },
-            source: SourceRun { target: "t".into(), run: 1, started_at: "x".into(), ended_at: None, regression_every: None },
+            source: SourceRun { target: "t".into(), run: RunId(1), started_at: "x".into(), ended_at: None, regression_every: None },
             temper_version: "0.1.0".into(),
             reboot_proven: true,
             exported_at: "x".into(),

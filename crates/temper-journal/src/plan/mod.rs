@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use temper_scap::oval::Evidence;
 
-use crate::FixSource;
 use crate::turn::ApplyFix;
+use crate::{FixSource, RunId};
 
 pub use load::{Expect, PlanError};
 
@@ -71,7 +71,7 @@ pub struct ContentRef {
 pub struct SourceRun {
     /// The target's label (`domain@uri`).
     pub target: String,
-    pub run: i64,
+    pub run: RunId,
     pub started_at: String,
     pub ended_at: Option<String>,
     /// Fixes per regression check the run ended with: a run applying the plan takes it rather

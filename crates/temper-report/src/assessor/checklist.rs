@@ -2,7 +2,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
-use temper_journal::{self as journal, RuleStatus, ScanResult};
+use temper_journal::{self as journal, RuleStatus, RunId, ScanResult};
 use temper_scap::{Benchmark, Outcome, Rule, Severity};
 
 use crate::error::ReportError;
@@ -95,7 +95,7 @@ pub struct Vuln {
 
 #[derive(Debug, Clone)]
 pub struct Checklist {
-    pub run_id: i64,
+    pub run_id: RunId,
     pub target: String,
     /// The run and its tailoring, for the checklist's target comment.
     pub target_comment: String,

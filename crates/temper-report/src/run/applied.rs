@@ -2,16 +2,16 @@
 //! kept, redone by the loop (and why), not needed on this target, or escalated. The one place
 //! these outcomes are computed: the Markdown, HTML and JSON reports and the web view show them.
 use serde::{Deserialize, Serialize};
-use temper_journal::Verdict;
 use temper_journal::plan::PlannedFix;
 use temper_journal::{Attempt, Event, EventData, FixSource, PickedBy, Rule, RuleStatus, Run, RunStatus};
+use temper_journal::{RunId, Verdict};
 use temper_scap::short_rule_id;
 
 /// The plan a run applied, step by step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanView {
     /// The run the plan was exported from (absent when the run's options do not say).
-    pub from_run: Option<i64>,
+    pub from_run: Option<RunId>,
     /// The plan's folder, as the run was given it.
     pub dir: Option<String>,
     /// In the plan's order.
@@ -127,7 +127,7 @@ pub fn applied(run: &Run, rules: &[Rule], attempts: &[Attempt], events: &[Event]
 #[derive(Deserialize)]
 struct Stored {
     dir: String,
-    from_run: i64,
+    from_run: RunId,
     fixes: Vec<PlannedFix>,
 }
 

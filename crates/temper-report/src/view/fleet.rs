@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use temper_journal::RunId;
 use temper_journal::plan_from::PlanFrom;
 use temper_journal::{Journal, RuleStatus, Run};
 
@@ -26,7 +27,7 @@ pub struct FleetReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetRow {
     pub target: String,
-    pub run: i64,
+    pub run: RunId,
     pub status: String,
     pub fixed: usize,
     pub escalated: usize,
@@ -82,7 +83,7 @@ pub async fn load_fleet(store: &dyn Journal, name: Option<&str>) -> Result<Fleet
         Some(n) => n.to_string(),
         None => runs.iter().find_map(fleet_of).ok_or(LoadError::NoFleet(None))?,
     };
-    let mut ids: Vec<i64> = runs.iter().filter(|r| fleet_of(r).as_deref() == Some(fleet.as_str())).map(|r| r.id).collect();
+    let mut ids: Vec<RunId> = runs.iter().filter(|r| fleet_of(r).as_deref() == Some(fleet.as_str())).map(|r| r.id).collect();
     if ids.is_empty() {
         return Err(LoadError::NoFleet(Some(fleet)));
     }

@@ -1,6 +1,6 @@
 //! The run report as one value: what Markdown, HTML and JSON all show.
 use serde::Serialize;
-use temper_journal::{self as journal, RuleStatus};
+use temper_journal::{self as journal, RuleStatus, RunId};
 use temper_scap::{Benchmark, Severity};
 
 use super::controls::ControlsView;
@@ -73,7 +73,7 @@ impl Reboot {
 
 #[derive(Debug, Serialize)]
 pub struct RunInfo {
-    pub id: i64,
+    pub id: RunId,
     pub target: String,
     pub skill: String,
     pub profile: String,

@@ -9,6 +9,7 @@ use serde_json::json;
 pub use temper_journal::Verdict;
 pub use temper_journal::prelude::*;
 use temper_journal::turn::TurnRecord;
+use temper_journal::{AttemptId, RunId};
 pub use temper_journal::{
     AttemptState, Escalation, EscalationCause, Evaluation, FixSource, NewAttempt, NewRule, NewRun, NewTurn, RevertMethod, RuleStatus,
     RunSummary, ScanResult, TurnMode, TurnRole,
@@ -62,7 +63,7 @@ pub fn artifacts() -> PathBuf {
 pub struct Fixture {
     pub _dir: tempfile::TempDir,
     pub store: Store,
-    pub run: i64,
+    pub run: RunId,
 }
 
 /// Text a report must escape: markup, entities, quotes, a CDATA end, template braces, a
@@ -106,7 +107,7 @@ fn outcome(verdict: Verdict, reason: &str) -> Evaluation {
 
 /// A rule of the run as the first scan found it.
 pub fn new_rule(
-    run: i64,
+    run: RunId,
     rule_id: &str,
     title: &str,
     severity: &str,
@@ -140,7 +141,7 @@ pub fn new_run(skill: &str, profile: &str, datastream: &str, content_version: Op
 }
 
 /// Records one LLM call of the run.
-async fn turn(store: &Store, run: i64, attempt: Option<i64>, rule: &str, role: TurnRole, tokens: (u32, u32), ms: u64) {
+async fn turn(store: &Store, run: RunId, attempt: Option<AttemptId>, rule: &str, role: TurnRole, tokens: (u32, u32), ms: u64) {
     let record = TurnRecord {
         prompt_chars: tokens.0 as usize * 4,
         prompt_tokens_est: tokens.0,
@@ -158,10 +159,10 @@ impl Fixture {
     pub async fn open() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
-        Self { _dir: dir, store, run: 0 }
+        Self { _dir: dir, store, run: RunId(0) }
     }
 
-    async fn attempt(&self, rule: &str, source: FixSource, plan: &str, fix: &str, revert: &str, description: &str) -> i64 {
+    async fn attempt(&self, rule: &str, source: FixSource, plan: &str, fix: &str, revert: &str, description: &str) -> AttemptId {
         let (id, _) = self
             .store
             .start_attempt(&NewAttempt {

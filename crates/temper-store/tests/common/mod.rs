@@ -41,7 +41,7 @@ pub fn new_run() -> NewRun {
     }
 }
 
-pub fn rule(run: i64, id: &str, status: RuleStatus) -> NewRule {
+pub fn rule(run: RunId, id: &str, status: RuleStatus) -> NewRule {
     NewRule {
         run_id: run,
         rule_id: id.into(),
@@ -53,7 +53,7 @@ pub fn rule(run: i64, id: &str, status: RuleStatus) -> NewRule {
     }
 }
 
-pub fn attempt(run: i64, rule: &str) -> NewAttempt {
+pub fn attempt(run: RunId, rule: &str) -> NewAttempt {
     NewAttempt {
         run_id: run,
         rule_id: rule.into(),

@@ -9,8 +9,9 @@ use temper_report::{Format, RunData, load, render};
 
 use crate::WebError;
 use crate::state::AppState;
+use temper_journal::RunId;
 
-pub async fn download(State(app): State<AppState>, Path((id, ext)): Path<(i64, String)>) -> Result<Response, WebError> {
+pub async fn download(State(app): State<AppState>, Path((id, ext)): Path<(RunId, String)>) -> Result<Response, WebError> {
     let format = Format::from_str(&ext).map_err(|_| WebError::NotFound)?;
     let run = app.run(id).await?;
     let data = load(&*app.journal, run.id).await?;
@@ -29,7 +30,7 @@ fn build(data: &RunData, path: &std::path::Path, format: Format) -> Result<Strin
             return Err(WebError::NoContent { format, path: path.display().to_string(), reason: e.to_string() });
         }
         Err(e) => {
-            tracing::info!(run = data.run.id, "report without content details ({}: {e})", path.display());
+            tracing::info!(run = %data.run.id, "report without content details ({}: {e})", path.display());
             None
         }
     };

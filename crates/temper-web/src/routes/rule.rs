@@ -9,8 +9,9 @@ use temper_scap::oval::{Evidence, Finding};
 use crate::WebError;
 use crate::pages::AttemptView;
 use crate::state::AppState;
+use temper_journal::RunId;
 
-pub async fn show(State(app): State<AppState>, Path((id, rule_id)): Path<(i64, String)>) -> Result<Html<String>, WebError> {
+pub async fn show(State(app): State<AppState>, Path((id, rule_id)): Path<(RunId, String)>) -> Result<Html<String>, WebError> {
     let run = app.run(id).await?;
     let rule = app.rule(id, &rule_id).await?;
     let attempts = app.journal.rule_attempts(id, &rule_id).await?;

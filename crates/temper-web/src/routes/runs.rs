@@ -12,6 +12,7 @@ use crate::WebError;
 use crate::pages::{EventView, RunRow};
 use crate::progress::Progress;
 use crate::state::AppState;
+use temper_journal::RunId;
 
 /// The runs page lists this many, newest first.
 const RUNS: i64 = 100;
@@ -46,7 +47,7 @@ impl RunQuery {
     }
 }
 
-pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Query<RunQuery>) -> Result<Html<String>, WebError> {
+pub async fn show(State(app): State<AppState>, Path(id): Path<RunId>, Query(q): Query<RunQuery>) -> Result<Html<String>, WebError> {
     let filter = q.status()?;
     let run = app.run(id).await?;
     let mut rules = app.journal.rules(id).await?;
@@ -68,7 +69,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<i64>, Query(q): Qu
 
 /// The progress chart alone, as the run page has it: the live page fetches it again as the run
 /// goes on.
-pub async fn chart(State(app): State<AppState>, Path(id): Path<i64>) -> Result<Html<String>, WebError> {
+pub async fn chart(State(app): State<AppState>, Path(id): Path<RunId>) -> Result<Html<String>, WebError> {
     let run = app.run(id).await?;
     Ok(Html(chart_svg(&live_chart(&run, &app.journal.events(id, 0).await?))))
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use temper_journal::Verdict;
 pub use temper_journal::prelude::*;
+use temper_journal::{AttemptId, RunId};
 pub use temper_journal::{
     AttemptState, Evaluation, EventData, FixSource, NewAttempt, NewRule, NewRun, Phase, Picked, PickedBy, RuleStatus, RunSummary,
     ScanResult,
@@ -53,7 +54,7 @@ pub fn hostile() -> String {
 pub struct Fixture {
     _dir: tempfile::TempDir,
     pub store: Store,
-    pub run: i64,
+    pub run: RunId,
 }
 
 impl Fixture {
@@ -128,16 +129,16 @@ impl Fixture {
         f
     }
 
-    async fn attempt(&self, rule: &str, description: &str, fix: &str) -> i64 {
+    async fn attempt(&self, rule: &str, description: &str, fix: &str) -> AttemptId {
         self.attempt_with(rule, description, fix, FixSource::Stock).await
     }
 
     /// An applied attempt on `rule` whose fix came from `source`.
-    async fn attempt_from(&self, rule: &str, source: FixSource) -> i64 {
+    async fn attempt_from(&self, rule: &str, source: FixSource) -> AttemptId {
         self.attempt_with(rule, "from the plan", "true\n", source).await
     }
 
-    async fn attempt_with(&self, rule: &str, description: &str, fix: &str, source: FixSource) -> i64 {
+    async fn attempt_with(&self, rule: &str, description: &str, fix: &str, source: FixSource) -> AttemptId {
         let (id, _) = self
             .store
             .start_attempt(&NewAttempt {

@@ -12,6 +12,7 @@ use temper_report::{Format, load, render, resolve_run};
 use temper_target::{DirectBoot, LibvirtConfig, LibvirtHypervisor};
 
 use crate::config::Config;
+use temper_core::journal::RunId;
 
 #[derive(Debug, Subcommand)]
 pub enum ImageCmd {
@@ -43,7 +44,7 @@ struct Manifest {
     source_disk: String,
     /// Set when the domain boots a host kernel: the image is a root filesystem for it.
     direct_boot: Option<DirectBoot>,
-    run: i64,
+    run: RunId,
     target: String,
     skill: String,
     profile: String,

@@ -12,6 +12,7 @@ use temper_core::plan::{Expect, Plan, PlannedFix};
 use temper_report::{load, plan, resolve_run};
 
 use crate::config::Config;
+use temper_core::journal::RunId;
 
 #[derive(Debug, Subcommand)]
 pub enum PlanCmd {
@@ -61,7 +62,7 @@ pub async fn run(config: &Config, cmd: PlanCmd) -> anyhow::Result<u8> {
 
 /// Writes finished run `id`'s plan into `output` (new, or empty): `temper plan export`, and
 /// `temper fleet run --plan-from` once its first run has passed the reboot proof.
-pub async fn export(config: &Config, store: &dyn Journal, id: i64, output: &Path) -> anyhow::Result<Plan> {
+pub async fn export(config: &Config, store: &dyn Journal, id: RunId, output: &Path) -> anyhow::Result<Plan> {
     let data = load(store, id).await?;
     let content = super::report::content(config, &data.run);
     // Runs record their datastream's sha256 when they start; for older ones, the file's now.
@@ -83,7 +84,7 @@ pub async fn export(config: &Config, store: &dyn Journal, id: i64, output: &Path
 pub struct Applied {
     pub dir: String,
     /// The run it was exported from.
-    pub from_run: i64,
+    pub from_run: RunId,
     pub fixes: Vec<PlannedFix>,
     /// The source run's cadence.
     #[serde(default)]

@@ -24,6 +24,7 @@ use crate::config::Config;
 use crate::progress::{Progress, hms};
 use crate::telemetry::notice;
 use crate::wiring;
+use temper_core::journal::RunId;
 
 /// What a run was started with; stored so `resume` continues the same run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -122,7 +123,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
     };
     let store = crate::wiring::store(config).await?;
     // Another run on this VM, from any store, keeps this one off before anything is recorded.
-    let free = claim::check(&wiring::hypervisor(&target), &Claim::new(&store, 0, driver_id()).await?).await;
+    let free = claim::check(&wiring::hypervisor(&target), &Claim::new(&store, RunId(0), driver_id()).await?).await;
     if let Err(e) = free {
         notice(Level::ERROR, format_args!("target {} ({}): {e}", target.name, target.label()));
         return Ok(EXIT_ERROR);
@@ -159,7 +160,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
     execute(config, Arc::new(store), Job { run, target, kind, opts, resuming: false }).await
 }
 
-pub async fn resume(config: &Config, run: Option<i64>, agent: AgentArgs, quiet: bool, json: bool) -> anyhow::Result<u8> {
+pub async fn resume(config: &Config, run: Option<RunId>, agent: AgentArgs, quiet: bool, json: bool) -> anyhow::Result<u8> {
     let store = crate::wiring::store(config).await?;
     let row = match run {
         Some(id) => store.run(id).await?,
@@ -209,7 +210,7 @@ fn stored_target(config: &Config, row: &Run, opts: &Options) -> anyhow::Result<T
 
 /// One run to drive: on what, with which agent and options.
 struct Job {
-    run: i64,
+    run: RunId,
     target: Target,
     kind: AgentKind,
     opts: Options,

@@ -5,8 +5,9 @@ use temper_core::journal::{RunStatus, Tally, now_ms, open_ids, predict_end};
 
 use super::print_json;
 use crate::config::Config;
+use temper_core::journal::RunId;
 
-pub async fn run(config: &Config, run: Option<i64>, json_out: bool) -> anyhow::Result<u8> {
+pub async fn run(config: &Config, run: Option<RunId>, json_out: bool) -> anyhow::Result<u8> {
     let store = crate::wiring::store(config).await?;
     let row = match run {
         Some(id) => store.run(id).await?,

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use temper_core::journal::{FixSource, Journal};
+use temper_core::journal::{FixSource, Journal, RunId};
 use temper_core::verdict::Verdict;
 use temper_report::Format;
 use temper_report::plan::{PlanTry, StepOutcome};
@@ -15,13 +15,13 @@ use crate::sim::{Sim, content};
 pub const HOSTILE_DIR: &str = "/srv/plans/<img src=x onerror=alert(1)>&\"plan\"";
 
 /// The options `temper run --plan` stores for a plan from run `from`.
-pub fn options(from: i64, fixes: &[temper_core::plan::PlannedFix]) -> String {
+pub fn options(from: RunId, fixes: &[temper_core::plan::PlannedFix]) -> String {
     json!({"plan": {"dir": HOSTILE_DIR, "from_run": from, "fixes": fixes}}).to_string()
 }
 
 /// Run `run` applied run `from`'s plan: steps 1 and 3 kept, step 2 failed (`apply_failed`) and
 /// the loop fixed its rule with the stock fix (`rules`: the three steps' short ids).
-pub async fn plan_shown(sim: &Sim, run: i64, from: i64, rules: [&str; 3]) {
+pub async fn plan_shown(sim: &Sim, run: RunId, from: RunId, rules: [&str; 3]) {
     let data = temper_report::load(sim.store.as_ref(), run).await.unwrap();
     let plan = data.plan.as_ref().expect("a plan run has a plan");
     let kinds: Vec<&str> = plan.steps.iter().map(|s| s.outcome.kind()).collect();

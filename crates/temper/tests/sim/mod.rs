@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 pub use guest::Doing;
 pub use guest::{Effect, SimGuest, SimHypervisor, full};
 use temper_agents::{LlmAgent, LlmConfig, StockAgent};
-use temper_core::journal::RunSummary;
 pub use temper_core::journal::prelude::*;
 use temper_core::journal::{Attempt, EventKind, Lease, NewRun, Rule};
+use temper_core::journal::{RunId, RunSummary};
 use temper_core::ports::{Clock, Guest, Hypervisor, Timed};
 use temper_core::ralph::{Agents, LoopResult, Parts, Quiet, Ralph, Settings};
 use temper_core::scan::{OvalSide, SCAN_LANES, Scanner};
@@ -124,12 +124,12 @@ impl Sim {
         self.skill = Skill::load(&copy).unwrap();
     }
 
-    pub async fn new_run(&self, agent: &str) -> i64 {
+    pub async fn new_run(&self, agent: &str) -> RunId {
         self.new_run_with(agent, "{}").await
     }
 
     /// A run whose stored options are `options_json` (its controls, for the reports).
-    pub async fn new_run_with(&self, agent: &str, options_json: &str) -> i64 {
+    pub async fn new_run_with(&self, agent: &str, options_json: &str) -> RunId {
         let run = NewRun {
             skill: self.skill.name().to_string(),
             profile: STANDARD.into(),
@@ -144,7 +144,7 @@ impl Sim {
     }
 
     /// Drives `run` to its end (or its error) with the stock agent.
-    pub async fn stock(&self, run: i64) -> LoopResult<RunSummary> {
+    pub async fn stock(&self, run: RunId) -> LoopResult<RunSummary> {
         self.drive(run, &StockAgent, self.stock_settings()).await
     }
 
@@ -154,7 +154,7 @@ impl Sim {
     }
 
     /// Drives `run` with the LLM agent against the scripted server at `url`.
-    pub async fn llm(&self, run: i64, url: &str) -> LoopResult<RunSummary> {
+    pub async fn llm(&self, run: RunId, url: &str) -> LoopResult<RunSummary> {
         let mut cfg = LlmConfig::new(url, "scripted");
         cfg.max_retries = 0;
         cfg.timeout = Duration::from_secs(10);
@@ -163,7 +163,7 @@ impl Sim {
     }
 
     /// Takes the run's lease and drives it, as `temper run` and `temper resume` do.
-    pub async fn drive<A>(&self, run: i64, agent: &A, settings: Settings) -> LoopResult<RunSummary>
+    pub async fn drive<A>(&self, run: RunId, agent: &A, settings: Settings) -> LoopResult<RunSummary>
     where
         A: temper_core::agent::Architect + temper_core::agent::Worker + temper_core::agent::Reflector,
     {
@@ -179,19 +179,19 @@ impl Sim {
     /// Drives `run` with the stock agent until `script` has run in the guest, then drops the loop
     /// there, its answer never read (as kill -9 would stop it), and lets its lease go as a dead
     /// process's runs out.
-    pub async fn kill_during(&self, run: i64, script: &str) {
+    pub async fn kill_during(&self, run: RunId, script: &str) {
         self.kill_during_nth(run, script, 1).await
     }
 
     /// `kill_during`, on the `nth` run of `script` from now on.
-    pub async fn kill_during_nth(&self, run: i64, script: &str, nth: u32) {
+    pub async fn kill_during_nth(&self, run: RunId, script: &str, nth: u32) {
         self.guest.hang_on_nth(script, nth);
         self.kill_when_hung(run, script.lines().next().unwrap_or("")).await
     }
 
     /// Drives `run` with the stock agent until the guest hangs where a test told it to
     /// (`hang_on_*`), then drops the loop there, as kill -9 would stop it; `what` names the place.
-    pub async fn kill_when_hung(&self, run: i64, what: &str) {
+    pub async fn kill_when_hung(&self, run: RunId, what: &str) {
         let clock = Arc::new(Clock::default());
         let lease = Lease::take(self.store.clone(), run, clock.clone()).await.unwrap();
         let (hv, guest) = (Timed { inner: &self.hv, clock: &clock }, Timed { inner: &self.guest, clock: &clock });
@@ -232,26 +232,26 @@ impl Sim {
         Ralph::new(parts, lease)
     }
 
-    pub async fn rules(&self, run: i64) -> Vec<Rule> {
+    pub async fn rules(&self, run: RunId) -> Vec<Rule> {
         self.store.rules(run).await.unwrap()
     }
 
-    pub async fn rule(&self, run: i64, rule: &str) -> Rule {
+    pub async fn rule(&self, run: RunId, rule: &str) -> Rule {
         self.store.rule(run, &full(rule)).await.unwrap().unwrap_or_else(|| panic!("no rule {rule}"))
     }
 
     /// The data of `run`'s events of `kind`, in order, as the store keeps it.
-    pub async fn events(&self, run: i64, kind: EventKind) -> Vec<serde_json::Value> {
+    pub async fn events(&self, run: RunId, kind: EventKind) -> Vec<serde_json::Value> {
         let all = self.store.events(run, 0).await.unwrap();
         all.into_iter().filter(|e| e.kind == kind).map(|e| e.data.fields()).collect()
     }
 
-    pub async fn attempts(&self, run: i64, rule: &str) -> Vec<Attempt> {
+    pub async fn attempts(&self, run: RunId, rule: &str) -> Vec<Attempt> {
         self.store.rule_attempts(run, &full(rule)).await.unwrap()
     }
 
     /// Short ids of the rules with `status`, sorted.
-    pub async fn with_status(&self, run: i64, status: temper_core::journal::RuleStatus) -> Vec<String> {
+    pub async fn with_status(&self, run: RunId, status: temper_core::journal::RuleStatus) -> Vec<String> {
         let mut v: Vec<String> = self
             .rules(run)
             .await
@@ -264,7 +264,7 @@ impl Sim {
     }
 
     /// The run's Markdown report, as `temper report --format md` writes it.
-    pub async fn report(&self, run: i64) -> String {
+    pub async fn report(&self, run: RunId) -> String {
         let data = temper_report::load(self.store.as_ref(), run).await.unwrap();
         temper_report::render(&data, Some(content()), temper_report::Format::Md).unwrap()
     }

@@ -6,8 +6,8 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use temper_core::journal::AttemptState;
 pub use temper_core::journal::prelude::*;
+use temper_core::journal::{AttemptState, RunId};
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_mockllm::{MockLlm, Scripted};
 use temper_store::Store;
@@ -346,7 +346,7 @@ pub async fn llm_run(w: &World, llm: &MockLlm, rules: &str, extra: &[&str]) -> O
 /// A run on PostgreSQL killed mid-attempt, once resumed: every try counted once (the interrupted
 /// one not at all), two processes and their two leases, a wall time over both, its JSON report
 /// naming the interrupted rule, and every panel of the PostgreSQL dashboard reads it.
-pub async fn killed_run_is_whole(w: &World, store: &Store, run: i64) {
+pub async fn killed_run_is_whole(w: &World, store: &Store, run: RunId) {
     let attempts = store.attempts(run).await.unwrap();
     for r in store.rules(run).await.unwrap().iter().filter(|r| r.attempts > 0) {
         let done = attempts.iter().filter(|a| a.rule_id == r.rule_id && a.state.as_str() == "done").count() as i64;

@@ -59,10 +59,10 @@ pub(super) struct Proof<'r, 'a> {
     pub state: &'r mut RunState,
 }
 
-impl<'a> Ralph<'a> {
+impl<'r, 'a> Proof<'r, 'a> {
     /// The reboot proof over `state`.
-    pub(super) fn proof<'r>(&'r self, state: &'r mut RunState) -> Proof<'r, 'a> {
-        Proof { ralph: self, state }
+    pub(super) fn new(ralph: &'r Ralph<'a>, state: &'r mut RunState) -> Self {
+        Self { ralph, state }
     }
 }
 
@@ -110,7 +110,7 @@ impl Proof<'_, '_> {
         // Stock fixes kept until the reboot: their rule passes now, or the fix never worked.
         for a in fixes.iter().filter(|a| a.verdict == Some(Verdict::NeedsReboot)) {
             if scan.outcome(&a.rule_id) == Some(temper_scap::Outcome::Pass) {
-                self.ralph.store.prove_fix(a.id, "; the rule passes after the reboot proof").await?;
+                self.ralph.journal.prove_fix(a.id, "; the rule passes after the reboot proof").await?;
                 self.ralph.now_passes(self.state, &a.rule_id);
             } else {
                 let why = "the stock fix needs a reboot, and the rule still fails after the reboot proof's cold reboot";
@@ -198,13 +198,6 @@ impl Proof<'_, '_> {
 
     /// Fixes kept since the booted checkpoint, oldest first.
     async fn unproven(&self) -> LoopResult<Vec<Attempt>> {
-        Ok(self
-            .ralph
-            .store
-            .attempts(self.ralph.run)
-            .await?
-            .into_iter()
-            .filter(|a| a.id > self.state.booted.through && a.in_force())
-            .collect())
+        Ok(self.ralph.journal.attempts().await?.into_iter().filter(|a| a.id > self.state.booted.through && a.in_force()).collect())
     }
 }

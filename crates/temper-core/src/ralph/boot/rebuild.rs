@@ -1,9 +1,10 @@
 //! The reboot proof's repairs: bisect the fixes a failed reboot or final scan blames, then rebuild
 //! the booted checkpoint with the others and prove it again.
 use super::{Broken, Found, Probe, Proof};
-use crate::journal::{Attempt, Blamed, Booted, Culprit, EventData, EventKind, MemoryKind, Regressed, ReplayWhy};
+use crate::journal::{Attempt, AttemptId, Blamed, Booted, Culprit, EventData, EventKind, MemoryKind, Regressed, ReplayWhy};
 use crate::ralph::LoopResult;
-use crate::ralph::attempt::{Ended, Trial};
+use crate::ralph::steps::Reflection;
+use crate::ralph::trial::{Ended, Trial};
 use crate::scan::tail;
 use crate::verdict::Verdict;
 
@@ -58,7 +59,7 @@ impl Proof<'_, '_> {
         // From here the run's checkpoint is the booted one: a crash before the new one is taken
         // resumes there, and preflight replays the fixes kept since (`replay_unproven`).
         let head = std::mem::replace(&mut self.state.checkpoint, self.state.booted.snapshot.clone());
-        self.ralph.store.confirm_fixes(self.ralph.run, &self.state.booted.snapshot).await?;
+        self.ralph.journal.confirm_fixes(&self.state.booted.snapshot).await?;
         if head != self.state.booted.snapshot {
             self.ralph.drop_snapshot(&head).await?;
         }
@@ -105,29 +106,29 @@ impl Proof<'_, '_> {
             regressions: Vec::new(),
             diagnostics: diagnostics.clone(),
         };
-        self.ralph.store.roll_back_fixes(self.ralph.run, &culprit, &[]).await?;
+        self.ralph.journal.roll_back_fixes(&culprit, &[]).await?;
         self.state.regression_set.retain(|r| *r != a.rule_id);
         // A fix that does not survive a reboot is never offered to another target.
-        if let Some(f) = self.ralph.store.remembered_fix(self.ralph.skill.name(), &a.rule_id).await?
+        if let Some(f) = self.ralph.journal.memory().remembered_fix(self.ralph.skill.name(), &a.rule_id).await?
             && f.fix_script == a.fix_script
         {
-            self.ralph.store.forget(MemoryKind::Fixes, f.id).await?;
+            self.ralph.journal.memory().forget(MemoryKind::Fixes, f.id).await?;
         }
         let blamed = Blamed { attempt: a.n, verdict: *verdict, reason: reason.clone(), fix: tail(&a.description, 200).to_string() };
         let data = if proof { EventData::RebootBlamed(blamed) } else { EventData::RegressionFound(Regressed::AtFinalScan(blamed)) };
         self.ralph.note(Some(&a.rule_id), data).await?;
         let ended = Ended { trial: Trial::of(a), verdict: *verdict, reason: reason.clone(), fix_script: a.fix_script.clone(), diagnostics };
-        self.ralph.reflect_or_escalate(&ended).await
+        Reflection::new(self.ralph).reflect_or_escalate(&ended).await
     }
 
     /// The guest as it runs now, just rebooted, becomes the checkpoint and the booted one.
-    pub(super) async fn mark_booted(&mut self, through: i64) -> LoopResult<()> {
-        let n = self.ralph.store.events(self.ralph.run, 0).await?.iter().filter(|e| e.kind == EventKind::Booted).count() + 1;
+    pub(super) async fn mark_booted(&mut self, through: AttemptId) -> LoopResult<()> {
+        let n = self.ralph.journal.events(0).await?.iter().filter(|e| e.kind == EventKind::Booted).count() + 1;
         let name = format!("{}boot{n}", self.state.prefix);
         self.ralph.take_snapshot(&name, "proven to boot").await?;
         let booted = Booted { snapshot: name.clone(), through };
         self.ralph.note(None, EventData::Booted(booted.clone())).await?;
-        self.ralph.store.confirm_fixes(self.ralph.run, &name).await?;
+        self.ralph.journal.confirm_fixes(&name).await?;
         let old = std::mem::replace(&mut self.state.checkpoint, name);
         let was = std::mem::replace(&mut self.state.booted, booted);
         self.ralph.drop_snapshot(&old).await?;
@@ -139,9 +140,9 @@ impl Proof<'_, '_> {
 
     /// Without the proof: the guest as it runs now, rebuilt, becomes the checkpoint (not booted).
     pub(super) async fn checkpoint_here(&mut self, fixes: usize) -> LoopResult<()> {
-        let name = format!("{}rebuilt{}", self.state.prefix, self.ralph.store.attempts(self.ralph.run).await?.len());
+        let name = format!("{}rebuilt{}", self.state.prefix, self.ralph.journal.attempts().await?.len());
         self.ralph.take_snapshot(&name, "rebuilt after a final-scan regression").await?;
-        self.ralph.store.confirm_fixes(self.ralph.run, &name).await?;
+        self.ralph.journal.confirm_fixes(&name).await?;
         let old = std::mem::replace(&mut self.state.checkpoint, name.clone());
         if !self.state.pinned(&old) {
             self.ralph.drop_snapshot(&old).await?;
@@ -153,7 +154,7 @@ impl Proof<'_, '_> {
     pub(super) async fn back_to_booted(&mut self) -> LoopResult<()> {
         let booted = self.state.booted.snapshot.clone();
         self.ralph.restore(&booted).await?;
-        self.ralph.store.confirm_fixes(self.ralph.run, &booted).await?;
+        self.ralph.journal.confirm_fixes(&booted).await?;
         let old = std::mem::replace(&mut self.state.checkpoint, booted.clone());
         if old != booted {
             self.ralph.drop_snapshot(&old).await?;

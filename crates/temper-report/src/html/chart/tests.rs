@@ -5,10 +5,11 @@ use temper_journal::{Blamed, Event, EventData, ScanKind};
 
 use super::*;
 use crate::run::Progress;
+use temper_journal::RunId;
 
 fn event(id: i64, secs: i64, rule: Option<&str>, data: EventData) -> Event {
     let ts = chrono::DateTime::from_timestamp(1_700_000_000 + secs, 0).unwrap().to_rfc3339();
-    Event { id, run_id: 1, ts, kind: data.kind(), rule_id: rule.map(str::to_string), data }
+    Event { id, run_id: RunId(1), ts, kind: data.kind(), rule_id: rule.map(str::to_string), data }
 }
 
 fn scan(kind: ScanKind, score: f64) -> EventData {

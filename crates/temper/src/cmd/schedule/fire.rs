@@ -15,6 +15,7 @@ use crate::cli::RunArgs;
 use crate::cmd::run;
 use crate::config::Config;
 use crate::telemetry::notice;
+use temper_core::journal::RunId;
 
 pub fn parse_run_args(args: &[String]) -> Result<RunArgs, ScheduleError> {
     crate::cli::parse_run_args(args).map_err(ScheduleError::BadRunArgs)
@@ -25,12 +26,12 @@ pub fn parse_run_args(args: &[String]) -> Result<RunArgs, ScheduleError> {
 enum Plan {
     Start,
     Resume {
-        run: i64,
+        run: RunId,
         was: RunStatus,
     },
     /// A live process drives this run: the VM is in use.
     Busy {
-        run: i64,
+        run: RunId,
         driver: String,
     },
 }
@@ -48,7 +49,7 @@ pub async fn fire(config: &Config, name: &str, run_args: Vec<String>) -> anyhow:
             Ok(0)
         }
         Plan::Resume { run, was } => {
-            tracing::info!(schedule = name, run, was = was.as_str(), "scheduled run: resuming the unfinished run");
+            tracing::info!(schedule = name, %run, was = was.as_str(), "scheduled run: resuming the unfinished run");
             run::resume(config, Some(run), args.agent, args.quiet, args.json).await
         }
         Plan::Start => {

@@ -6,6 +6,7 @@ use temper_core::plan::Plan;
 use temper_core::verdict::Verdict;
 
 use super::*;
+use temper_core::journal::RunId;
 
 const RULE: &str = "xccdf_org.ssgproject.content_rule_sshd_set_keepalive";
 
@@ -25,7 +26,7 @@ async fn world() -> World {
 }
 
 /// A run of fleet `night` on `a` that kept one fix; finished with `rebooted` unless `None`.
-async fn first_run(w: &World, finished: Option<Option<bool>>) -> i64 {
+async fn first_run(w: &World, finished: Option<Option<bool>>) -> RunId {
     let options = serde_json::json!({"fleet": "night", "content_sha256": "a".repeat(64)}).to_string();
     let new = NewRun {
         skill: "debian12-anssi".into(),
@@ -107,7 +108,7 @@ async fn an_unproven_or_unfinished_run_hands_nothing_on_and_says_why() {
         assert!(!w.store.fleet_dir("night").join(format!("plan-from-run{run}")).exists(), "nothing exported");
     }
     // Stored with the other runs' options as a tagged value.
-    let d = PlanFrom::Withheld { target: "a".into(), run: Some(3), why: Withheld::NotProven { proof: RebootProof::NotRun } };
+    let d = PlanFrom::Withheld { target: "a".into(), run: Some(RunId(3)), why: Withheld::NotProven { proof: RebootProof::NotRun } };
     let v = serde_json::to_value(&d).unwrap();
     assert_eq!(v, serde_json::json!({"kind": "withheld", "target": "a", "run": 3, "why": {"kind": "not_proven", "proof": "not_run"}}));
     assert_eq!(serde_json::from_value::<PlanFrom>(v).unwrap(), d);
