@@ -153,7 +153,7 @@ impl Ralph<'_> {
             if Batch::new(self).run(&mut state).await? {
                 continue;
             }
-            if let Some(pick) = Picker::new(self, &mut state).run().await? {
+            if let Some(pick) = Picker::new(self, &mut state.worked).run().await? {
                 Attempter::new(self).work_on(&mut state, pick).await?;
             } else if !state.pending.is_empty() {
                 // The last batch; a regression reopens rules, so pick again after it.

@@ -103,10 +103,10 @@ impl Picker<'_, '_> {
             self.ralph
                 .note(Some(&rule_id), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Interrupted { interrupted: true } }))
                 .await?;
-            self.state.worked += 1;
+            *self.worked += 1;
             return Ok(Some(Pick { rule_id, plan, preset: None }));
         }
-        if self.ralph.settings.max_rules.is_some_and(|m| self.state.worked >= m) {
+        if self.ralph.settings.max_rules.is_some_and(|m| *self.worked >= m) {
             return Ok(None);
         }
         let candidates = self.ralph.candidates().await?;
@@ -114,11 +114,11 @@ impl Picker<'_, '_> {
             return self.ralph.second_pass().await;
         }
         if let Some(pick) = self.planned_pick(&candidates).await? {
-            self.state.worked += 1;
+            *self.worked += 1;
             return Ok(Some(pick));
         }
         if let Some(pick) = self.remembered_pick(&candidates).await? {
-            self.state.worked += 1;
+            *self.worked += 1;
             return Ok(Some(pick));
         }
         let lessons = self.ralph.journal.memory().lessons(self.ralph.recall()).await?.into_iter().take(10).map(|l| l.distilled).collect();
@@ -159,7 +159,7 @@ impl Picker<'_, '_> {
             Pick { rule_id: first.rule_id.clone(), plan: "harness default: the first candidate in risk order".into(), preset: None }
         };
         self.ralph.note(Some(&pick.rule_id), EventData::Pick(Picked { plan: pick.plan.clone(), by: PickedBy::Architect {} })).await?;
-        self.state.worked += 1;
+        *self.worked += 1;
         Ok(Some(pick))
     }
 

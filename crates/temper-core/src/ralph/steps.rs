@@ -1,6 +1,6 @@
 //! The loop's steps, each a type made for one call: what it holds is what it may touch. A step
-//! that moves the loop's state on holds it; the others hold only the loop (its ports, settings
-//! and the run's journal). Their methods live beside the work they do.
+//! that moves the loop's state on holds it, or the part of it that it moves; the others hold only
+//! the loop (its ports, settings and the run's journal). Their methods live beside their work.
 use super::{Ralph, RunState};
 
 /// Step 1, before the loop (`preflight.rs`): the checkpoint restored (or rebuilt), access
@@ -11,10 +11,10 @@ pub(super) struct Preflight<'r, 'a> {
 }
 
 /// Step 2, the pick (`pick.rs`, `planned.rs`, `reuse.rs`): the harness offers, the Architect
-/// picks; it moves on the count of rules worked on.
+/// picks. Of the loop's state it moves only the count of rules worked on (`--max-rules`).
 pub(super) struct Picker<'r, 'a> {
     pub ralph: &'r Ralph<'a>,
-    pub state: &'r mut RunState,
+    pub worked: &'r mut usize,
 }
 
 /// Steps 3 to 5, one attempt on one rule (`attempt.rs`, `evidence.rs`, `rescan.rs`, `keep.rs`,
@@ -71,8 +71,8 @@ impl<'r, 'a> Reflection<'r, 'a> {
 }
 
 impl<'r, 'a> Picker<'r, 'a> {
-    pub(super) fn new(ralph: &'r Ralph<'a>, state: &'r mut RunState) -> Self {
-        Self { ralph, state }
+    pub(super) fn new(ralph: &'r Ralph<'a>, worked: &'r mut usize) -> Self {
+        Self { ralph, worked }
     }
 }
 
