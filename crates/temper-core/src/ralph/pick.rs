@@ -87,6 +87,8 @@ impl Ralph<'_> {
 }
 
 impl Picker<'_, '_> {
+    /// The rule to work on next, with its plan (and a fix the harness chose, if any); none when
+    /// nothing is left to pick or `--max-rules` is reached.
     #[tracing::instrument(name = "pick", skip_all)]
     pub(super) async fn run(&mut self) -> LoopResult<Option<Pick>> {
         self.ralph.phase(Phase::Pick, None, 0).await?;

@@ -12,6 +12,7 @@ use crate::journal::{AttemptId, Cadence, Event, EventData, EventKind, NewRule, R
 use crate::verdict::Verdict;
 
 impl Preflight<'_, '_> {
+    /// The state the loop starts from: a new run's first scan, or what a resumed run left.
     #[tracing::instrument(name = "preflight", skip_all)]
     pub(super) async fn run(&self) -> LoopResult<RunState> {
         self.ralph.phase(Phase::Preflight, None, 0).await?;
