@@ -42,9 +42,6 @@ impl<'a> RunJournal<'a> {
     pub async fn set_scores(&self, before: Option<f64>, after: Option<f64>) -> JournalResult<()> {
         self.journal.set_scores(self.run, before, after).await
     }
-    pub async fn set_content_version(&self, version: &str) -> JournalResult<()> {
-        self.journal.set_content_version(self.run, version).await
-    }
     pub async fn finish(&self, summary: &RunSummary) -> JournalResult<()> {
         self.journal.finish_run(self.run, summary).await
     }
