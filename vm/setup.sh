@@ -15,4 +15,4 @@ profile=${TEMPER_CARGO_PROFILE:-release}
 log "building temper ($profile)"
 cargo build --profile "$profile" -q -p temper
 dir=$([ "$profile" = dev ] && echo debug || echo "$profile")
-"target/$dir/temper" doctor
+"${CARGO_TARGET_DIR:-target}/$dir/temper" doctor   # where cargo built it

@@ -91,6 +91,15 @@ if exists && [ "$(cur_hash)" = "$HASH" ] && [ "$(cat "$ID_FILE" 2>/dev/null)" = 
 fi
 
 if exists; then
+  # A run's checkpoints live in this domain's overlay: recreating it deletes them, and
+  # `temper resume` must then replay every kept fix from the baseline. Not without being asked.
+  held=$("${V[@]}" snapshot-list "$DOM" --name 2>/dev/null | grep '^temper-r' || true)
+  if [ -n "$held" ] && [ "$(cur_hash)" = "$HASH" ] && [ "${TEMPER_VM_RECREATE:-}" != 1 ]; then
+    why="image $HASH as before; recorded '$(cat "$ID_FILE" 2>/dev/null)', now '$IMG_ID'; baseline $(has_baseline && echo present || echo missing)"
+    log "domain $DOM holds $(wc -l <<<"$held") checkpoints of temper runs ($(head -1 <<<"$held") …), and would be recreated ($why)."
+    log "That deletes them. Start it as it is (virsh -c $LIBVIRT_URI start $DOM) and run \`temper resume\`, or set TEMPER_VM_RECREATE=1."
+    exit 1
+  fi
   t=$(ms); old=$(cur_hash || true)
   "${V[@]}" destroy "$DOM" >/dev/null 2>&1 || true
   "${V[@]}" undefine "$DOM" --snapshots-metadata >/dev/null
