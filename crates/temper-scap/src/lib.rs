@@ -6,6 +6,7 @@
 //! over their caps are errors.
 pub mod datastream;
 pub mod error;
+pub mod fswalk;
 pub mod json;
 pub mod oval;
 pub mod results;

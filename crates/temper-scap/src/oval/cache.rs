@@ -84,12 +84,24 @@ impl OvalEngine {
         self.staged(benchmark, rules, Stage::Platforms)
     }
 
+    /// The plan for `rules` with the one walk's part ([`Plan::build_walked`]).
+    pub fn plan_walked(&self, benchmark: &Benchmark, rules: &[String]) -> Result<Arc<Plan>> {
+        self.planned(benchmark, rules, Stage::Full, true)
+    }
+
     fn staged(&self, benchmark: &Benchmark, rules: &[String], stage: Stage) -> Result<Arc<Plan>> {
-        let key = PlanKey::staged(&self.content, benchmark, rules, stage);
+        self.planned(benchmark, rules, stage, false)
+    }
+
+    fn planned(&self, benchmark: &Benchmark, rules: &[String], stage: Stage, walk: bool) -> Result<Arc<Plan>> {
+        let mut key = PlanKey::staged(&self.content, benchmark, rules, stage);
+        if walk {
+            key.rules = Sha256::new().chain_update(key.rules).chain_update(b"walked").finalize().into();
+        }
         if let Some(p) = self.plans.lock().expect("plan cache lock").get(&key) {
             return Ok(p.clone());
         }
-        let plan = Arc::new(Plan::build_stage(&self.content, benchmark, rules, stage)?);
+        let plan = Arc::new(Plan::build_with(&self.content, benchmark, rules, stage, walk)?);
         self.plans.lock().expect("plan cache lock").insert(key, plan.clone());
         Ok(plan)
     }

@@ -11,6 +11,7 @@ use regex::{Captures, Regex};
 use super::content::OvalContent;
 use super::error::{OvalError, Result};
 use super::index::{Component, Section};
+use crate::fswalk::plan::{Element, WalkPart, cut};
 
 static OVAL_ID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"oval:([A-Za-z0-9_.\-]+):(def|tst|obj|ste|var):([0-9]+)").unwrap());
 
@@ -23,6 +24,8 @@ pub(crate) struct Built {
     /// External variables in the document: (id, datatype).
     pub externals: Vec<(String, String)>,
     pub counts: BTreeMap<Section, usize>,
+    /// What the walk judges, when the document was cut for it.
+    pub walk: Option<WalkPart>,
 }
 
 /// The ids reachable from `roots` in one component.
@@ -40,11 +43,16 @@ pub(crate) fn closure(comp: &Component, roots: &[String]) -> Result<HashSet<Stri
     Ok(seen)
 }
 
-/// Builds the document from (component index, root definition ids), components in order.
-pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)]) -> Result<Built> {
+/// One element picked for the document: its list, component position, offset, text, id (as
+/// in the document) and the ids it names.
+type Picked = (Section, usize, usize, String, String, Vec<String>);
+
+/// Builds the document from (component index, root definition ids), components in order; with
+/// `walk`, cut for the one walk ([`crate::fswalk::plan`]).
+pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], walk: bool) -> Result<Built> {
     let mut taken: HashSet<String> = HashSet::new();
     let mut renamed = Vec::new();
-    let mut picked: Vec<(Section, usize, usize, String)> = Vec::new();
+    let mut picked: Vec<Picked> = Vec::new();
     let mut externals = Vec::new();
     for (n, (ci, ids)) in roots.iter().enumerate() {
         let comp = &content.components[*ci];
@@ -54,7 +62,8 @@ pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)]) -> Re
             let e = &comp.entries[id];
             let text = std::str::from_utf8(&content.bytes[e.range.clone()]).expect("the datastream was read as UTF-8");
             let text = if map.is_empty() { text.to_string() } else { rewrite(text, &map) };
-            picked.push((e.section, n, e.range.start, text));
+            let named = |r: &String| map.get(r).unwrap_or(r).clone();
+            picked.push((e.section, n, e.range.start, text, named(id), e.refs.iter().map(named).collect()));
             if let Some(datatype) = &e.external {
                 externals.push((map.get(id).unwrap_or(id).clone(), datatype.clone()));
             }
@@ -62,6 +71,20 @@ pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)]) -> Re
         taken.extend(ids.iter().map(|id| map.get(id).unwrap_or(id).clone()));
         renamed.push(map);
     }
+    let walk = walk.then(|| {
+        let elements: Vec<Element> = picked
+            .iter()
+            .map(|p| Element { section: p.0, id: p.4.clone(), local: tag(&p.3), refs: p.5.clone(), text: p.3.clone() })
+            .collect();
+        let c = cut(&elements);
+        for p in picked.iter_mut() {
+            if let Some(t) = c.replace.get(&p.4) {
+                p.3 = t.clone();
+            }
+        }
+        picked.extend(c.add.into_iter().map(|(s, text)| (s, usize::MAX, 0, text, String::new(), Vec::new())));
+        c.part
+    });
     picked.sort_by_key(|a| (a.0, a.1, a.2));
     externals.sort();
     let first = &content.components[roots.first().map_or(0, |r| r.0)];
@@ -96,7 +119,13 @@ pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)]) -> Re
         writeln!(out, "</{name}>").unwrap();
     }
     writeln!(out, "</{}>", first.root_name).unwrap();
-    Ok(Built { bytes: out.into_bytes(), renamed, externals, counts })
+    Ok(Built { bytes: out.into_bytes(), renamed, externals, counts, walk })
+}
+
+/// An element's local name, from its text (`<unix:file_object id=...` -> `file_object`).
+fn tag(text: &str) -> String {
+    let name = text.trim_start().trim_start_matches('<').split(|c: char| c.is_whitespace() || c == '>' || c == '/').next().unwrap_or("");
+    name.rsplit(':').next().unwrap_or(name).to_string()
 }
 
 /// `oval:ns:def:1` -> `oval:ns.c1:def:1` for the component at position `n`.

@@ -21,7 +21,7 @@ mod cpe;
 mod doc;
 mod error;
 mod evidence;
-mod index;
+pub(crate) mod index;
 mod plan;
 mod results;
 mod route;
@@ -33,7 +33,8 @@ pub use cache::{OvalEngine, PlanKey};
 pub use content::OvalContent;
 pub use error::OvalError;
 pub use evidence::{
-    CollectedItem, Criterion, Evidence, Field, Filter, FilterAction, Finding, NamedReport, Operator, OvalReport, Spec, TestEvidence,
+    CollectedItem, Criterion, Evidence, Field, Filter, FilterAction, Finding, MAX_ITEMS, NamedReport, Operator, OvalReport, Spec,
+    TestEvidence,
 };
 pub use index::DefClass;
 pub use plan::{Plan, PlanStats, PlannedRule, Stage};

@@ -59,6 +59,9 @@ pub struct Plan {
     pub(crate) cpe: Cpe,
     /// Each CPE check the document evaluates -> its definition id there.
     pub(crate) cpe_defs: HashMap<CpeCheck, String>,
+    /// The tests the one walk judges ([`Plan::build_walked`]); their definitions' results come
+    /// from [`crate::fswalk::WalkPart::results`].
+    pub walk: Option<crate::fswalk::WalkPart>,
 }
 
 impl Plan {
@@ -72,7 +75,17 @@ impl Plan {
         Self::build_stage(content, benchmark, rules, Stage::Platforms)
     }
 
+    /// As [`Plan::build`], with the document cut for the one walk: the tree-walking tests it
+    /// implements are judged on the host over the walk ([`Plan::walk`]).
+    pub fn build_walked(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> Result<Self> {
+        Self::build_with(content, benchmark, rules, Stage::Full, true)
+    }
+
     pub fn build_stage(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage) -> Result<Self> {
+        Self::build_with(content, benchmark, rules, stage, false)
+    }
+
+    pub(crate) fn build_with(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage, walk: bool) -> Result<Self> {
         let router = Router::new(content, benchmark);
         let mut planned: Vec<PlannedRule> = Vec::new();
         let mut seen = HashSet::new();
@@ -110,7 +123,7 @@ impl Plan {
         if roots.is_empty() {
             return Ok(Plan::new(stage, planned, None, None, BTreeMap::new(), content, HashMap::new()));
         }
-        let built = build(content, &roots)?;
+        let built = build(content, &roots, walk && stage == Stage::Full)?;
         let doc_id = |ci: usize, id: &str| {
             let n = roots.iter().position(|r| r.0 == ci).expect("every root component is in the document");
             built.renamed[n].get(id).cloned().unwrap_or_else(|| id.to_string())
@@ -132,7 +145,9 @@ impl Plan {
         let generator = first.generator.clone().map(|g| String::from_utf8_lossy(&content.bytes[g]).into_owned()).unwrap_or_default();
         let variables = variables_document(&bindings, &generator);
         let cpe_defs = cpe_at.into_iter().map(|(c, ci)| (c.clone(), doc_id(ci, &c.id))).collect();
-        Ok(Plan::new(stage, planned, Some(built.bytes), variables, built.counts, content, cpe_defs))
+        let mut plan = Plan::new(stage, planned, Some(built.bytes), variables, built.counts, content, cpe_defs);
+        plan.walk = built.walk;
+        Ok(plan)
     }
 
     fn new(
@@ -153,7 +168,7 @@ impl Plan {
             document_bytes: document.as_ref().map_or(0, Vec::len),
             datastream_bytes: content.len(),
         };
-        Plan { stage, rules, document, variables, stats, cpe: content.xccdf.cpe.clone(), cpe_defs }
+        Plan { stage, rules, document, variables, stats, cpe: content.xccdf.cpe.clone(), cpe_defs, walk: None }
     }
 
     /// The rules left to `oscap xccdf eval`, with why.

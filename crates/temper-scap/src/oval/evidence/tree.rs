@@ -27,6 +27,61 @@ impl Operator {
             _ => Self::And,
         }
     }
+
+    /// The operator over its children's results, by OVAL's truth tables (oval-common-5): each
+    /// `not applicable` child is left out, and none left is `not applicable`.
+    pub fn combine(self, results: &[DefinitionResult]) -> DefinitionResult {
+        use DefinitionResult as R;
+        let n = |r: R| results.iter().filter(|&&x| x == r).count();
+        let (t, f, e, u, ne) = (n(R::True), n(R::False), n(R::Error), n(R::Unknown), n(R::NotEvaluated));
+        if t + f + e + u + ne == 0 {
+            return R::NotApplicable;
+        }
+        // What decides when the trues and falses do not: error, then unknown, then not evaluated.
+        let rest = || {
+            if e > 0 {
+                R::Error
+            } else if u > 0 {
+                R::Unknown
+            } else {
+                R::NotEvaluated
+            }
+        };
+        let open = e + u + ne > 0;
+        match self {
+            Self::And if f > 0 => R::False,
+            Self::And if !open => R::True,
+            Self::Or if t > 0 => R::True,
+            Self::Or if !open => R::False,
+            Self::One if t > 1 => R::False,
+            Self::One if !open => {
+                if t == 1 {
+                    R::True
+                } else {
+                    R::False
+                }
+            }
+            Self::Xor if !open => {
+                if t % 2 == 1 {
+                    R::True
+                } else {
+                    R::False
+                }
+            }
+            _ => rest(),
+        }
+    }
+}
+
+impl DefinitionResult {
+    /// `negate="true"`: true and false swap, the rest stay.
+    pub fn negated(self, negate: bool) -> Self {
+        match self {
+            Self::True if negate => Self::False,
+            Self::False if negate => Self::True,
+            r => r,
+        }
+    }
 }
 
 /// A node of a definition's criteria tree. An `extend_definition` is the extended definition's
@@ -47,6 +102,37 @@ pub enum Criterion {
         negate: bool,
         result: DefinitionResult,
     },
+}
+
+impl Criterion {
+    /// The tree with every node's result judged again as [`Criterion::recompute`] does.
+    pub fn rejudged(&self, over: &dyn Fn(&str) -> Option<DefinitionResult>) -> Criterion {
+        match self {
+            Self::Test { test, negate, .. } => Self::Test { test: test.clone(), negate: *negate, result: self.recompute(over) },
+            Self::Criteria { operator, negate, definition, children, .. } => Self::Criteria {
+                operator: *operator,
+                negate: *negate,
+                result: self.recompute(over),
+                definition: definition.clone(),
+                children: children.iter().map(|c| c.rejudged(over)).collect(),
+            },
+        }
+    }
+
+    /// The node's result again, with the results of some tests replaced (`over`; `None`
+    /// keeps oscap's): how tests judged on the host give their definitions' results.
+    pub fn recompute(&self, over: &dyn Fn(&str) -> Option<DefinitionResult>) -> DefinitionResult {
+        match self {
+            Self::Test { test, negate, result } => match over(test) {
+                Some(r) => r.negated(*negate),
+                None => *result,
+            },
+            Self::Criteria { operator, negate, children, .. } => {
+                let each: Vec<DefinitionResult> = children.iter().map(|c| c.recompute(over)).collect();
+                operator.combine(&each).negated(*negate)
+            }
+        }
+    }
 }
 
 /// Deepest nesting of extended definitions followed, and the most nodes a tree holds (hostile

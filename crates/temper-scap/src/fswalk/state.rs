@@ -1,0 +1,429 @@
+//! A `file_state` and a `file_test`, judged on the host against the walk's items, as oscap
+//! judges them: each entity of the state against the item's field (with `var_check` over a
+//! variable's values), the entities joined by the state's operator, the items by the test's
+//! `check`, and their number by its `check_existence`.
+use quick_xml::events::{BytesStart, Event};
+
+use crate::text::TextBuilder;
+use crate::xml::{Xml, local};
+
+use super::WalkError;
+use super::collect::{Collected, Flag, Item};
+use super::listing::{Entry, Listing};
+use super::pattern::Pattern;
+
+/// An item's field that a state can test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    UserId,
+    GroupId,
+    Type,
+    Filepath,
+    /// A mode bit (`suid` is 0o4000, `oexec` 0o1).
+    Bit(u32),
+}
+
+impl Field {
+    fn from_name(n: &str) -> Option<Self> {
+        Some(match n {
+            "user_id" => Self::UserId,
+            "group_id" => Self::GroupId,
+            "type" => Self::Type,
+            "filepath" => Self::Filepath,
+            "suid" => Self::Bit(0o4000),
+            "sgid" => Self::Bit(0o2000),
+            "sticky" => Self::Bit(0o1000),
+            "uread" => Self::Bit(0o400),
+            "uwrite" => Self::Bit(0o200),
+            "uexec" => Self::Bit(0o100),
+            "gread" => Self::Bit(0o40),
+            "gwrite" => Self::Bit(0o20),
+            "gexec" => Self::Bit(0o10),
+            "oread" => Self::Bit(0o4),
+            "owrite" => Self::Bit(0o2),
+            "oexec" => Self::Bit(0o1),
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Equals,
+    NotEqual,
+    Greater,
+    GreaterOrEqual,
+    Less,
+    LessOrEqual,
+    PatternMatch,
+}
+
+/// How an entity's result is drawn from a variable's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarCheck {
+    All,
+    AtLeastOne,
+    OnlyOne,
+    NoneSatisfy,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub field: Field,
+    pub cmp: Cmp,
+    /// The value written, or a variable's id.
+    pub value: String,
+    pub var: bool,
+    pub var_check: VarCheck,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileState {
+    pub id: String,
+    /// `operator="OR"`; AND otherwise.
+    pub or: bool,
+    pub checks: Vec<Check>,
+}
+
+/// OVAL's results of a test or a state: true, false, or error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Truth {
+    True,
+    False,
+    Error,
+}
+
+impl Truth {
+    fn of(b: bool) -> Self {
+        if b { Self::True } else { Self::False }
+    }
+}
+
+/// Values of a variable, by id; `None`: not known here (the construct is unsupported).
+pub type Vars<'a> = &'a dyn Fn(&str) -> Option<Vec<String>>;
+
+impl FileState {
+    pub fn read(xml: &[u8]) -> Result<Self, WalkError> {
+        let mut x = Xml::new(xml)?;
+        let root = first(&mut x)?;
+        let id = x.attr(&root.0, "id")?.unwrap_or_default();
+        let unsupported = |why: String| WalkError::Unsupported { object: id.clone(), why };
+        if local(&root.0) != "file_state" {
+            return Err(unsupported(format!("a {}", local(&root.0))));
+        }
+        let or = match x.attr(&root.0, "operator")?.as_deref() {
+            None | Some("AND") => false,
+            Some("OR") => true,
+            Some(o) => return Err(unsupported(format!("operator {o}"))),
+        };
+        let mut checks = Vec::new();
+        if !root.1 {
+            while let Some((e, empty)) = x.child("file_state")? {
+                checks.push(read_check(&mut x, &e, empty).map_err(unsupported)?);
+            }
+        }
+        Ok(Self { id, or, checks })
+    }
+
+    /// This state against one item.
+    pub fn judge(&self, item: &Item, e: &Entry, vars: Vars<'_>) -> Result<Truth, WalkError> {
+        let mut out = Vec::with_capacity(self.checks.len());
+        for c in &self.checks {
+            out.push(self.entity(c, item, e, vars)?);
+        }
+        Ok(if self.or { or(&out) } else { and(&out) })
+    }
+
+    fn entity(&self, c: &Check, item: &Item, e: &Entry, vars: Vars<'_>) -> Result<Truth, WalkError> {
+        let values = if c.var {
+            vars(&c.value)
+                .ok_or_else(|| WalkError::Unsupported { object: self.id.clone(), why: format!("variable {} has no value here", c.value) })?
+        } else {
+            vec![c.value.clone()]
+        };
+        let mut each = Vec::with_capacity(values.len());
+        for v in &values {
+            each.push(compare(c, v, item, e).map_err(|why| WalkError::Unsupported { object: self.id.clone(), why })?);
+        }
+        let t = each.iter().filter(|&&t| t == Truth::True).count();
+        if each.contains(&Truth::Error) {
+            return Ok(Truth::Error);
+        }
+        Ok(Truth::of(match c.var_check {
+            VarCheck::All => t == each.len(),
+            VarCheck::AtLeastOne => t >= 1,
+            VarCheck::OnlyOne => t == 1,
+            VarCheck::NoneSatisfy => t == 0,
+        }))
+    }
+}
+
+fn compare(c: &Check, v: &str, item: &Item, e: &Entry) -> Result<Truth, String> {
+    let int = |have: u32| -> Result<Truth, String> {
+        let want: i64 = v.trim().parse().map_err(|_| format!("an int {v:?}"))?;
+        let have = i64::from(have);
+        Ok(Truth::of(match c.cmp {
+            Cmp::Equals => have == want,
+            Cmp::NotEqual => have != want,
+            Cmp::Greater => have > want,
+            Cmp::GreaterOrEqual => have >= want,
+            Cmp::Less => have < want,
+            Cmp::LessOrEqual => have <= want,
+            Cmp::PatternMatch => return Err("a pattern on an int".into()),
+        }))
+    };
+    let text = |have: &[u8]| -> Result<Truth, String> {
+        Ok(match c.cmp {
+            Cmp::Equals => Truth::of(have == v.as_bytes()),
+            Cmp::NotEqual => Truth::of(have != v.as_bytes()),
+            Cmp::PatternMatch => match Pattern::new(v)?.is_match(have) {
+                Ok(b) => Truth::of(b),
+                Err(_) => Truth::Error,
+            },
+            _ => return Err(format!("{:?} on a string", c.cmp)),
+        })
+    };
+    match c.field {
+        Field::UserId => int(e.uid),
+        Field::GroupId => int(e.gid),
+        Field::Type => text(e.kind.oval().as_bytes()),
+        Field::Filepath => match &item.filename {
+            Some(_) => text(&e.path_as_item(item)),
+            None => Ok(Truth::Error), // a directory item has no filepath
+        },
+        Field::Bit(mask) => {
+            let want = match v.trim() {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                _ => return Err(format!("a boolean {v:?}")),
+            };
+            match c.cmp {
+                Cmp::Equals => Ok(Truth::of((e.mode & mask != 0) == want)),
+                Cmp::NotEqual => Ok(Truth::of((e.mode & mask != 0) != want)),
+                _ => Err(format!("{:?} on a boolean", c.cmp)),
+            }
+        }
+    }
+}
+
+impl Entry {
+    /// The item's file path as oscap writes it: its directory as shown, and its name.
+    fn path_as_item(&self, item: &Item) -> Vec<u8> {
+        let mut p = item.path.clone();
+        if let Some(n) = &item.filename {
+            if p.last() != Some(&b'/') {
+                p.push(b'/');
+            }
+            p.extend_from_slice(n);
+        }
+        p
+    }
+}
+
+fn and(v: &[Truth]) -> Truth {
+    if v.contains(&Truth::False) {
+        Truth::False
+    } else if v.contains(&Truth::Error) {
+        Truth::Error
+    } else {
+        Truth::True
+    }
+}
+
+fn or(v: &[Truth]) -> Truth {
+    if v.contains(&Truth::True) {
+        Truth::True
+    } else if v.contains(&Truth::Error) {
+        Truth::Error
+    } else {
+        Truth::False
+    }
+}
+
+pub(super) fn first<'a>(x: &mut Xml<'a>) -> Result<(BytesStart<'a>, bool), WalkError> {
+    loop {
+        match x.next()? {
+            Event::Start(e) => return Ok((e, false)),
+            Event::Empty(e) => return Ok((e, true)),
+            Event::Eof => return Err(crate::ScapError::NoRootElement.into()),
+            _ => {}
+        }
+    }
+}
+
+fn read_check(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<Check, String> {
+    let name = local(e).to_string();
+    let field = Field::from_name(&name).ok_or_else(|| format!("the state entity <{name}>"))?;
+    let (mut cmp, mut var, mut var_check) = (Cmp::Equals, None, VarCheck::All);
+    for (k, v) in x.all_attrs(e).map_err(|e| e.to_string())? {
+        match k.as_str() {
+            "operation" => {
+                cmp = match v.as_str() {
+                    "equals" => Cmp::Equals,
+                    "not equal" => Cmp::NotEqual,
+                    "greater than" => Cmp::Greater,
+                    "greater than or equal" => Cmp::GreaterOrEqual,
+                    "less than" => Cmp::Less,
+                    "less than or equal" => Cmp::LessOrEqual,
+                    "pattern match" => Cmp::PatternMatch,
+                    _ => return Err(format!("{name} operation {v:?}")),
+                }
+            }
+            "var_ref" => var = Some(v),
+            "var_check" => {
+                var_check = match v.as_str() {
+                    "all" => VarCheck::All,
+                    "at least one" => VarCheck::AtLeastOne,
+                    "only one" => VarCheck::OnlyOne,
+                    "none satisfy" => VarCheck::NoneSatisfy,
+                    _ => return Err(format!("{name} var_check {v:?}")),
+                }
+            }
+            "datatype" if matches!(v.as_str(), "int" | "boolean" | "string") => {}
+            other => return Err(format!("{name} {other}={v:?}")),
+        }
+    }
+    let text = if empty {
+        String::new()
+    } else {
+        let mut b = TextBuilder::raw(4096);
+        x.content(&name, &mut b).map_err(|e| e.to_string())?;
+        b.finish().plain()
+    };
+    Ok(match var {
+        Some(id) => Check { field, cmp, value: id, var: true, var_check },
+        None => Check { field, cmp, value: text, var: false, var_check },
+    })
+}
+
+/// A `file_test`'s `check` and `check_existence`, and its states' ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileTest {
+    pub id: String,
+    pub object: String,
+    pub states: Vec<String>,
+    pub check: VarCheck,
+    pub existence: Existence,
+    /// `state_operator="OR"`; AND otherwise.
+    pub states_or: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existence {
+    AllExist,
+    AnyExist,
+    AtLeastOneExists,
+    NoneExist,
+    OnlyOneExists,
+}
+
+impl FileTest {
+    pub fn read(xml: &[u8]) -> Result<Self, WalkError> {
+        let mut x = Xml::new(xml)?;
+        let (root, empty) = first(&mut x)?;
+        let id = x.attr(&root, "id")?.unwrap_or_default();
+        let unsupported = |why: String| WalkError::Unsupported { object: id.clone(), why };
+        let [check, existence, op] = x.attrs(&root, ["check", "check_existence", "state_operator"])?;
+        let check = match check.as_deref() {
+            Some("all") => VarCheck::All,
+            Some("at least one") => VarCheck::AtLeastOne,
+            Some("only one") => VarCheck::OnlyOne,
+            Some("none satisfy") => VarCheck::NoneSatisfy,
+            c => return Err(unsupported(format!("check {c:?}"))),
+        };
+        let existence = match existence.as_deref() {
+            None | Some("at_least_one_exists") => Existence::AtLeastOneExists,
+            Some("all_exist") => Existence::AllExist,
+            Some("any_exist") => Existence::AnyExist,
+            Some("none_exist") => Existence::NoneExist,
+            Some("only_one_exists") => Existence::OnlyOneExists,
+            Some(c) => return Err(unsupported(format!("check_existence {c:?}"))),
+        };
+        let states_or = match op.as_deref() {
+            None | Some("AND") => false,
+            Some("OR") => true,
+            Some(o) => return Err(unsupported(format!("state_operator {o}"))),
+        };
+        let (mut object, mut states) = (String::new(), Vec::new());
+        if !empty {
+            while let Some((e, empty)) = x.child("file_test")? {
+                match local(&e) {
+                    "object" => object = x.attr(&e, "object_ref")?.unwrap_or_default(),
+                    "state" => states.push(x.attr(&e, "state_ref")?.unwrap_or_default()),
+                    _ => {}
+                }
+                if !empty {
+                    x.skip(&e)?;
+                }
+            }
+        }
+        Ok(Self { id, object, states, check, existence, states_or })
+    }
+
+    /// The test's result over the object's items (already filtered).
+    pub fn judge(&self, c: &Collected, walk: &Listing, states: &[FileState], vars: Vars<'_>) -> Result<Truth, WalkError> {
+        if c.flag == Flag::Error {
+            // As oscap: an object in error is an error, but where neither the number of items
+            // nor their states are asked about.
+            let asks_nothing = self.existence == Existence::AnyExist && states.is_empty();
+            return Ok(if asks_nothing { Truth::True } else { Truth::Error });
+        }
+        let n = c.items.len();
+        let exists = match self.existence {
+            Existence::AllExist | Existence::AtLeastOneExists => n >= 1,
+            Existence::AnyExist => true,
+            Existence::NoneExist => n == 0,
+            Existence::OnlyOneExists => n == 1,
+        };
+        if !exists {
+            return Ok(Truth::False);
+        }
+        if states.is_empty() || n == 0 {
+            return Ok(Truth::True);
+        }
+        let mut each = Vec::with_capacity(n);
+        for item in &c.items {
+            each.push(self.item(item, walk.entry(item.entry), states, vars)?);
+        }
+        let t = each.iter().filter(|&&t| t == Truth::True).count();
+        let f = each.iter().filter(|&&t| t == Truth::False).count();
+        Ok(match self.check {
+            VarCheck::All if f > 0 => Truth::False,
+            VarCheck::All if t == n => Truth::True,
+            VarCheck::AtLeastOne if t > 0 => Truth::True,
+            VarCheck::AtLeastOne if f == n => Truth::False,
+            VarCheck::OnlyOne if t == 1 && f == n - 1 => Truth::True,
+            VarCheck::OnlyOne if t > 1 || f == n => Truth::False,
+            VarCheck::NoneSatisfy if t > 0 => Truth::False,
+            VarCheck::NoneSatisfy if f == n => Truth::True,
+            _ => Truth::Error,
+        })
+    }
+}
+
+impl FileTest {
+    /// One item against the test's states, joined by its `state_operator`.
+    pub fn item(&self, item: &Item, e: &Entry, states: &[FileState], vars: Vars<'_>) -> Result<Truth, WalkError> {
+        let mut per = Vec::with_capacity(states.len());
+        for s in states {
+            per.push(s.judge(item, e, vars)?);
+        }
+        Ok(if self.states_or { or(&per) } else { and(&per) })
+    }
+}
+
+/// The object's filters applied in order: an `include` keeps the items its state holds for,
+/// an `exclude` drops them.
+pub fn filter(c: &mut Collected, walk: &Listing, filters: &[(bool, &FileState)], vars: Vars<'_>) -> Result<(), WalkError> {
+    for (exclude, s) in filters {
+        let mut keep = Vec::with_capacity(c.items.len());
+        for item in c.items.drain(..) {
+            let hit = s.judge(&item, walk.entry(item.entry), vars)? == Truth::True;
+            if hit != *exclude {
+                keep.push(item);
+            }
+        }
+        c.items = keep;
+    }
+    Ok(())
+}
