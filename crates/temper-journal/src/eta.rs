@@ -2,9 +2,10 @@
 //! status`, the progress line and the web view.
 //!
 //! From the events: the time each settled rule took (from the rule settled before it, or from
-//! the end of the first scan), by kind of fix; each open rule is given its kind's median (the
-//! pooled median while a kind has fewer than [`MIN_SAMPLES`]), so that one long fix (aide's
-//! install, 20 minutes under TCG) weighs as the outlier it is. The range runs from the 25th
+//! the end of the first scan), by kind of fix; each open rule is given its kind's median (while a
+//! kind has fewer than [`MIN_SAMPLES`], that of the kinds like it: packages are like no other;
+//! while there are none, the prior below), so that one long fix (aide's install, 20 minutes
+//! under TCG) weighs as the outlier it is. The range runs from the 25th
 //! percentile of each kind to its 75th plus one more fix as long as the longest seen. After the
 //! rules: the final scan, taken to cost what the first did (up to 1.5 times), and the reboot
 //! proof unless it ran.
@@ -130,8 +131,8 @@ pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> O
     let reboot = if rebooted { 0.0 } else { (first_scan / 3.0).max(60.0) };
     let tail = first_scan + reboot;
     let secs = |x: f64| x.round() as i64;
+    let prior = cadence.unwrap_or(first_scan * SCAN_SHARE);
     if samples.len() < MIN_SAMPLES {
-        let prior = cadence.unwrap_or(first_scan * SCAN_SHARE);
         // The fix under way: what is left of a rule's prior, or as long again once past it.
         let left = if current < prior { prior - current } else { current };
         let rest = prior * (open.len() - 1) as f64;
@@ -142,11 +143,17 @@ pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> O
         });
     }
     let pooled: Vec<f64> = samples.iter().map(|s| s.1).collect();
-    // A kind's quartiles, once per kind: its own samples, or the pooled ones while it has few.
+    // A kind's quartiles, once per kind: its own samples; while it has few, those of the kinds
+    // like it (packages are like no other: a run that starts with its package installs, 150 s
+    // to 40 min each, must not give every sysctl as long); while there are none, the prior.
     let quartiles = |kind: &Kind| {
         let own: Vec<f64> = samples.iter().filter(|s| s.0 == *kind).map(|s| s.1).collect();
-        let xs = if own.len() >= MIN_SAMPLES { &own } else { &pooled };
-        (quantile(xs, 0.25), quantile(xs, 0.5), quantile(&typical(xs), 0.75))
+        let like: Vec<f64> = samples.iter().filter(|s| *kind == Kind::Package || s.0 != Kind::Package).map(|s| s.1).collect();
+        let xs = if own.len() >= MIN_SAMPLES { own } else { like };
+        if xs.is_empty() {
+            return (0.5 * prior, prior, 2.0 * prior);
+        }
+        (quantile(&xs, 0.25), quantile(&xs, 0.5), quantile(&typical(&xs), 0.75))
     };
     let mut by_kind: BTreeMap<Kind, (f64, f64, f64)> = BTreeMap::new();
     let (mut low, mut mid, mut high) = (0.0, 0.0, 0.0);

@@ -8,7 +8,7 @@ use crate::{
     Attempt, Culprit, Escalation, Event, EventData, Journal, JournalResult, KeptFix, MemoryLog, NewRule, Phase, Rule, RuleStatus, Run,
     RunId, RunStatus, RunSummary, ScanResult,
 };
-use crate::{AttemptId, AttemptState, Evaluation, NewAttempt, NewTurn, Turn};
+use crate::{AttemptId, AttemptSpec, AttemptState, Evaluation, NewTurn, Turn};
 
 #[derive(Clone, Copy)]
 pub struct RunJournal<'a> {
@@ -47,7 +47,7 @@ impl<'a> RunJournal<'a> {
     }
 
     pub async fn add_rule(&self, rule: &NewRule) -> JournalResult<()> {
-        self.journal.add_rule(rule).await
+        self.journal.add_rule(self.run, rule).await
     }
     pub async fn rules(&self) -> JournalResult<Vec<Rule>> {
         self.journal.rules(self.run).await
@@ -71,8 +71,8 @@ impl<'a> RunJournal<'a> {
         self.journal.set_final_evidence(self.run, rule_id, evidence).await
     }
 
-    pub async fn start_attempt(&self, a: &NewAttempt) -> JournalResult<(AttemptId, i64)> {
-        self.journal.start_attempt(a).await
+    pub async fn start_attempt(&self, a: &AttemptSpec) -> JournalResult<(AttemptId, i64)> {
+        self.journal.start_attempt(self.run, a).await
     }
     pub async fn set_attempt_state(&self, id: AttemptId, state: AttemptState) -> JournalResult<()> {
         self.journal.set_attempt_state(id, state).await
@@ -118,7 +118,7 @@ impl<'a> RunJournal<'a> {
     }
 
     pub async fn add_turn(&self, turn: &NewTurn<'_>) -> JournalResult<i64> {
-        self.journal.add_turn(turn).await
+        self.journal.add_turn(self.run, turn).await
     }
     pub async fn turns(&self) -> JournalResult<Vec<Turn>> {
         self.journal.turns(self.run).await

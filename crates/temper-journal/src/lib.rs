@@ -5,6 +5,7 @@
 //! these traits, `temper-store` implements them (SQLite, PostgreSQL), and the reports and the
 //! web view read them. Each call commits on its own; the calls that must be atomic (keeping a
 //! fix, settling a batch) are one call each.
+mod attempt;
 pub mod controls;
 mod driver;
 mod eta;
@@ -16,6 +17,7 @@ pub mod plan;
 pub mod plan_from;
 mod records;
 mod review;
+mod split;
 mod tally;
 pub mod target;
 pub mod turn;
@@ -25,6 +27,7 @@ pub mod waiver;
 
 use async_trait::async_trait;
 
+pub use attempt::{Attempt, AttemptSpec, Culprit, Evaluation, Findings, KeptFix};
 pub use driver::{driver_id, driver_is_dead, now_ms};
 pub use eta::{Eta, open_ids, predict as predict_end};
 pub use event::{
@@ -33,9 +36,10 @@ pub use event::{
 pub use handle::RunJournal;
 pub use id::{AttemptId, RunId};
 pub use records::{
-    Attempt, Ban, Claim, Culprit, Escalation, Evaluation, Event, KeptFix, Lesson, NewAttempt, NewRememberedFix, NewRule, NewRun, NewTurn,
-    QueueItem, RETIRE_AFTER, RebootProof, Recall, RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
+    Ban, Claim, Escalation, Event, Lesson, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem, RETIRE_AFTER, RebootProof, Recall,
+    RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
 };
+pub use split::{Part, Share, TimeSplit};
 pub use tally::{Tally, count_by, reverts};
 pub use verdict::Verdict;
 pub(crate) use vocab::text_enum;
@@ -99,7 +103,7 @@ pub trait RunLog: Send + Sync {
 #[async_trait]
 pub trait RuleLog: Send + Sync {
     /// Records a rule of the first scan; a rule already recorded keeps its row (resume).
-    async fn add_rule(&self, rule: &NewRule) -> JournalResult<()>;
+    async fn add_rule(&self, run: RunId, rule: &NewRule) -> JournalResult<()>;
     async fn rules(&self, run: RunId) -> JournalResult<Vec<Rule>>;
     async fn rule(&self, run: RunId, rule_id: &str) -> JournalResult<Option<Rule>>;
     async fn set_rule_status(&self, run: RunId, rule_id: &str, status: RuleStatus, reason: Option<&str>) -> JournalResult<()>;
@@ -115,7 +119,7 @@ pub trait RuleLog: Send + Sync {
 #[async_trait]
 pub trait AttemptLog: Send + Sync {
     /// Numbers the attempt and counts it on its rule, in one transaction. Returns (id, n).
-    async fn start_attempt(&self, a: &NewAttempt) -> JournalResult<(AttemptId, i64)>;
+    async fn start_attempt(&self, run: RunId, a: &AttemptSpec) -> JournalResult<(AttemptId, i64)>;
     async fn set_attempt_state(&self, id: AttemptId, state: AttemptState) -> JournalResult<()>;
     async fn finish_attempt(&self, id: AttemptId, e: &Evaluation) -> JournalResult<()>;
     /// Keeps a fix in one transaction: the evaluation, the rule `fixed`, and `checkpoint` in force.
@@ -150,7 +154,7 @@ pub trait AttemptLog: Send + Sync {
 /// LLM calls.
 #[async_trait]
 pub trait TurnLog: Send + Sync {
-    async fn add_turn(&self, turn: &NewTurn<'_>) -> JournalResult<i64>;
+    async fn add_turn(&self, run: RunId, turn: &NewTurn<'_>) -> JournalResult<i64>;
     async fn turns(&self, run: RunId) -> JournalResult<Vec<Turn>>;
 }
 

@@ -3,14 +3,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::{
-    AttemptState, EscalationCause, EventKind, FixSource, KeptState, Phase, QueueState, RevertMethod, RuleStatus, RunStatus, ScanResult,
-    TurnMode, TurnRole,
-};
+use crate::vocab::{EscalationCause, EventKind, Phase, QueueState, RuleStatus, RunStatus, ScanResult, TurnMode, TurnRole};
 use temper_scap::Severity;
 use temper_scap::oval::Evidence;
 
-use crate::Verdict;
 use crate::id::{AttemptId, RunId};
 
 /// What a new run is started with.
@@ -79,7 +75,6 @@ impl Run {
 /// A rule as the first scan found it.
 #[derive(Debug, Clone)]
 pub struct NewRule {
-    pub run_id: RunId,
     pub rule_id: String,
     pub title: String,
     pub severity: Severity,
@@ -126,177 +121,6 @@ impl Escalation {
     }
 }
 
-/// Written (state `started`) before the fix touches the guest.
-#[derive(Debug, Clone)]
-pub struct NewAttempt {
-    pub run_id: RunId,
-    pub rule_id: String,
-    pub plan: String,
-    pub source: FixSource,
-    /// A fix rolled back with its batch, run again.
-    pub replayed: bool,
-    pub fix_script: String,
-    pub revert_script: String,
-    pub description: String,
-    pub checkpoint: String,
-    /// What the scanner found wrong with the rule before the fix (OVAL engine only).
-    pub evidence_before: Option<Evidence>,
-}
-
-/// Everything the evaluation and the revert found about one attempt.
-#[derive(Debug, Clone)]
-pub struct Evaluation {
-    pub fix_exit_code: Option<i64>,
-    pub fix_stdout: Option<String>,
-    pub fix_stderr: Option<String>,
-    pub rule_result: Option<ScanResult>,
-    pub health_ok: Option<bool>,
-    pub health_output: Option<String>,
-    pub access_ok: Option<bool>,
-    pub regressions: Vec<String>,
-    pub verdict: Verdict,
-    pub verdict_reason: String,
-    pub revert_method: RevertMethod,
-    pub revert_ms: Option<i64>,
-    pub apply_ms: Option<i64>,
-    pub evaluate_ms: Option<i64>,
-    pub diagnostics: Option<String>,
-    /// What the rescan after the fix found wrong with the rule (OVAL engine, rule still failing).
-    pub evidence_after: Option<Evidence>,
-}
-
-impl Evaluation {
-    /// An evaluation that ends in `verdict`, with nothing measured yet.
-    pub fn new(verdict: Verdict, reason: impl Into<String>) -> Self {
-        Self {
-            fix_exit_code: None,
-            fix_stdout: None,
-            fix_stderr: None,
-            rule_result: None,
-            health_ok: None,
-            health_output: None,
-            access_ok: None,
-            regressions: Vec::new(),
-            verdict,
-            verdict_reason: reason.into(),
-            revert_method: RevertMethod::None,
-            revert_ms: None,
-            apply_ms: None,
-            evaluate_ms: None,
-            diagnostics: None,
-            evidence_after: None,
-        }
-    }
-}
-
-/// One fix of a batch kept together ([`AttemptLog::record_fixes`](crate::AttemptLog::record_fixes)).
-#[derive(Debug, Clone)]
-pub struct KeptFix {
-    pub id: AttemptId,
-    pub rule_id: String,
-    pub evaluation: Evaluation,
-}
-
-/// The fix a bisected batch blames for its regressions.
-#[derive(Debug, Clone)]
-pub struct Culprit {
-    pub id: AttemptId,
-    /// `regression` from a batch check; `not_persistent`, `breaks_boot` and the rest from the
-    /// reboot proof.
-    pub verdict: crate::Verdict,
-    pub rule_id: String,
-    pub reason: String,
-    pub regressions: Vec<String>,
-    pub diagnostics: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
-pub struct Attempt {
-    pub id: AttemptId,
-    pub run_id: RunId,
-    pub rule_id: String,
-    pub n: i64,
-    pub state: AttemptState,
-    pub plan: String,
-    pub source: FixSource,
-    pub fix_script: String,
-    pub revert_script: String,
-    pub description: String,
-    pub checkpoint: String,
-    pub fix_exit_code: Option<i64>,
-    pub fix_stdout: Option<String>,
-    pub fix_stderr: Option<String>,
-    pub rule_result: Option<ScanResult>,
-    pub health_ok: Option<bool>,
-    pub health_output: Option<String>,
-    pub access_ok: Option<bool>,
-    /// A JSON list of rule ids.
-    pub regressions: Option<String>,
-    pub verdict: Option<Verdict>,
-    pub verdict_reason: Option<String>,
-    pub revert_method: Option<RevertMethod>,
-    pub revert_ms: Option<i64>,
-    pub apply_ms: Option<i64>,
-    pub evaluate_ms: Option<i64>,
-    pub diagnostics: Option<String>,
-    pub started_at: String,
-    pub ended_at: Option<String>,
-    /// The snapshot taken after this fix was kept.
-    pub snapshot: Option<String>,
-    pub kept: Option<KeptState>,
-    pub replayed: bool,
-    /// The scanner's evidence on the rule before the fix and after it (OVAL engine only).
-    #[cfg_attr(feature = "sqlx", sqlx(json(nullable)))]
-    pub evidence_before: Option<Evidence>,
-    #[cfg_attr(feature = "sqlx", sqlx(json(nullable)))]
-    pub evidence_after: Option<Evidence>,
-}
-
-impl Attempt {
-    /// How it ended: its verdict, else its state (`started`, `interrupted`...).
-    pub fn outcome(&self) -> String {
-        self.verdict.map_or_else(|| self.state.to_string(), |v| v.to_string())
-    }
-    /// Its source, marked when it was a replay.
-    pub fn source_label(&self) -> String {
-        if self.replayed { format!("{} (replayed)", self.source) } else { self.source.to_string() }
-    }
-    /// A try on its rule: judged, not closed by a crash (an interrupted attempt never counts).
-    pub fn is_try(&self) -> bool {
-        self.state != AttemptState::Interrupted
-    }
-    /// A try of the content's stock fix, picked for itself (not a replay).
-    pub fn is_stock_try(&self) -> bool {
-        self.is_try() && self.source == FixSource::Stock && !self.replayed
-    }
-    /// The stock fix run again by the second pass: the same rule had a stock try before it.
-    /// `others` may hold any attempts of the run.
-    pub fn is_second_pass<'a>(&self, others: impl IntoIterator<Item = &'a Attempt>) -> bool {
-        self.is_stock_try() && others.into_iter().any(|b| b.rule_id == self.rule_id && b.id < self.id && b.is_stock_try())
-    }
-    /// The source, with `(replayed)` or `(second pass)` where it applies.
-    pub fn label<'a>(&self, others: impl IntoIterator<Item = &'a Attempt>) -> String {
-        if self.is_second_pass(others) { format!("{} (second pass)", self.source) } else { self.source_label() }
-    }
-    /// A kept fix whose script exited non-zero: the checks kept it, the exit code is a warning.
-    pub fn warning(&self) -> Option<String> {
-        let code = self.fix_exit_code.filter(|c| *c != 0 && self.verdict == Some(Verdict::Fixed))?;
-        let stderr = self.fix_stderr.as_deref().map(str::trim).filter(|e| !e.is_empty());
-        let said = stderr.map(|e| format!(": {}", e.lines().last().unwrap_or(e))).unwrap_or_default();
-        Some(format!("the fix exited {code}{said}; kept because the rule, the health check, access and the regression set all passed"))
-    }
-    /// Kept and still in force: `fixed`, or a `needs_reboot` stock fix kept for the reboot proof,
-    /// and not rolled back (by a batch's regression or the reboot proof).
-    pub fn in_force(&self) -> bool {
-        matches!(self.verdict, Some(Verdict::Fixed | Verdict::NeedsReboot)) && self.kept.is_some_and(|k| k != KeptState::RolledBack)
-    }
-    /// The rules this attempt broke, from the JSON list.
-    pub fn regression_list(&self) -> Vec<String> {
-        self.regressions.as_deref().and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default()
-    }
-}
-
 /// One LLM call. `tool_calls_dropped` and `sections` are JSON arrays.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
@@ -322,10 +146,9 @@ pub struct Turn {
     pub created_at: String,
 }
 
-/// A turn to record: an LLM call's record, placed in its run.
+/// A turn to record: an LLM call's record, with the attempt and rule it served.
 #[derive(Debug, Clone)]
 pub struct NewTurn<'a> {
-    pub run_id: RunId,
     pub attempt_id: Option<AttemptId>,
     pub rule_id: Option<&'a str>,
     pub record: &'a crate::turn::TurnRecord,

@@ -151,3 +151,33 @@ fn spans_read_as_a_person_reads_them() {
     assert_eq!(span(3600 + 5 * 60), "1 h 05 min");
     assert_eq!(Eta { secs: 3000, low: 2400, high: 4800 }.human(), "50 min (40 min to 1 h 20 min)");
 }
+
+/// The README's run of 2026-12-02, as it stood at 3544 s: a first scan of 559 s, then four
+/// package installs settled (aide 2528 s, then 146, 172 and 47 s) and 127 rules open, none of them
+/// a package. Every open rule was given the packages' median, 159 s: 22708 s left (26252 s in
+/// all). Packages are like no other kind: with no other kind settled, each open rule is given the
+/// prior (three 5 s rescans and a tenth of a 40 s check, 19 s), as before the first three.
+#[test]
+fn package_installs_first_do_not_set_every_other_rules_time() {
+    let mut events = vec![scan(559, 559.0), cadence(620, 5.0, 40.0, 10)];
+    let mut t = 620;
+    for (rule, took) in [
+        ("package_aide_installed", 2528),
+        ("package_pam_pwquality_installed", 146),
+        ("package_apparmor_installed", 172),
+        ("package_pam_apparmor_installed", 47),
+    ] {
+        t += took;
+        events.push(fixed(t, rule));
+    }
+    let open: Vec<String> = (0..127).map(|i| format!("audit_rules_{i}")).collect();
+    let open: Vec<&str> = open.iter().map(String::as_str).collect();
+    let tail = 559 + 186;
+    let eta = predict(&events, &open, at(t)).unwrap();
+    assert_eq!(eta.secs, 127 * 19 + tail, "{eta:?}");
+    assert!(eta.low < eta.secs && eta.secs < eta.high, "{eta:?}");
+    // An open package is still given the packages' own median (159 s, from its kind's samples).
+    let mut with_package = open.clone();
+    with_package.push("package_rsyslog-gnutls_installed");
+    assert_eq!(predict(&events, &with_package, at(t)).unwrap().secs, 127 * 19 + 172 + tail, "the median of four is its upper middle");
+}

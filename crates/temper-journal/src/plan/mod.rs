@@ -80,6 +80,18 @@ pub struct SourceRun {
     pub regression_every: Option<u32>,
 }
 
+/// How a run came to apply a plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanOrigin {
+    /// `temper run --plan DIR` (and `temper fleet run --plan-from`).
+    #[default]
+    Given,
+    /// By default: the plan of the target's last finished run of the same job, which passed its
+    /// reboot proof (`--no-plan` turns this off).
+    LastProven,
+}
+
 /// One kept fix.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {

@@ -1,0 +1,96 @@
+use super::*;
+use crate::{AttemptId, AttemptSpec, AttemptState, Cadence, Findings, FixSource, PlanBatched, PowerOff, RunId, Timed};
+
+fn event(data: EventData) -> Event {
+    Event { id: 0, run_id: RunId(1), ts: "2026-12-01T10:00:00+00:00".into(), kind: data.kind(), rule_id: None, data }
+}
+
+fn scan(kind: ScanKind, secs: f64) -> Event {
+    event(EventData::Scan { kind, counts: Default::default(), score: None, secs, stalls: 0 })
+}
+
+fn attempt(apply: i64, evaluate: Option<i64>, revert: Option<i64>) -> Attempt {
+    let spec = AttemptSpec {
+        rule_id: "xccdf_org.ssgproject.content_rule_r".into(),
+        plan: String::new(),
+        source: FixSource::Stock,
+        replayed: false,
+        fix_script: String::new(),
+        revert_script: String::new(),
+        description: String::new(),
+        checkpoint: "baseline".into(),
+        evidence_before: None,
+    };
+    let findings = Findings { apply_ms: Some(apply), evaluate_ms: evaluate, revert_ms: revert, ..Findings::default() };
+    Attempt {
+        id: AttemptId(1),
+        run_id: RunId(1),
+        n: 1,
+        state: AttemptState::Done,
+        spec,
+        findings,
+        verdict: None,
+        verdict_reason: None,
+        revert_method: None,
+        started_at: String::new(),
+        ended_at: None,
+        snapshot: None,
+        kept: None,
+    }
+}
+
+/// A run of 1000 s: each part from its own events or attempts, the rest what none accounts for,
+/// and the proof everything but the fix scripts.
+#[test]
+fn each_part_from_its_own_record_and_the_proof_is_the_rest_of_the_wall() {
+    let events = vec![
+        scan(ScanKind::Full, 100.0),
+        event(EventData::RegressionEvery {
+            every: 4,
+            how: Cadence::Measured,
+            secs: Some(Timed { one_rule: 5.0, with_set: 15.0 }),
+            final_scan_only: Vec::new(),
+        }),
+        event(EventData::RegressionCheck { fixes: 4, rules: 30, watched: 30, failed: Vec::new(), secs: 40.0, stalls: 0, every: 4 }),
+        event(EventData::RegressionCheck { fixes: 4, rules: 30, watched: 30, failed: Vec::new(), secs: 60.0, stalls: 0, every: 4 }),
+        event(EventData::PlanBatch(PlanBatched { steps: vec![1, 2], rules: 9, watched: 9, failed: Vec::new(), guard: None, secs: 30.0 })),
+        event(EventData::Reboot {
+            why: "proof".into(),
+            fixes: 3,
+            power_off: PowerOff::Clean,
+            down_secs: 10.0,
+            secs: 70.0,
+            up: true,
+            problem: None,
+        }),
+        scan(ScanKind::Final, 90.0),
+    ];
+    let attempts = [attempt(200_000, Some(50_000), None), attempt(100_000, Some(25_000), Some(5_000))];
+    let s = TimeSplit::of(&events, &attempts, 1000.0);
+    let got: Vec<(Part, usize, f64)> = s.parts.iter().map(|p| (p.part, p.count, p.secs)).collect();
+    assert_eq!(
+        got,
+        [
+            (Part::FirstScan, 1, 100.0),
+            (Part::Cadence, 1, 20.0),
+            (Part::FixScripts, 2, 300.0),
+            (Part::Evaluation, 2, 75.0),
+            (Part::Reverts, 1, 5.0),
+            (Part::RegressionChecks, 2, 100.0),
+            (Part::PlanBatchChecks, 1, 30.0),
+            (Part::Reboots, 1, 70.0),
+            (Part::FinalScan, 1, 90.0),
+        ]
+    );
+    assert_eq!(s.rest_secs, 1000.0 - 790.0);
+    assert_eq!(s.proof_secs, 700.0);
+    assert_eq!(s.proof_ratio, Some(700.0 / 300.0));
+    assert_eq!(s.secs(Part::Reboots), 70.0);
+}
+
+#[test]
+fn no_fix_script_no_ratio() {
+    let s = TimeSplit::of(&[scan(ScanKind::Full, 100.0)], &[], 120.0);
+    assert_eq!((s.proof_secs, s.proof_ratio, s.rest_secs), (120.0, None, 20.0));
+    assert!(s.secs(Part::Reboots) == 0.0 && s.secs(Part::Reboots).is_sign_positive(), "0, not -0: printed as `0 s`");
+}
