@@ -11,7 +11,9 @@
 use std::time::{Duration, Instant};
 
 use temper_core::journal::prelude::*;
-use temper_core::journal::{AttemptId, Evaluation, EventData, FixSource, NewAttempt, NewRule, NewRun, RuleStatus, RunId, ScanResult};
+use temper_core::journal::{
+    AttemptId, AttemptSpec, Evaluation, EventData, Findings, FixSource, NewRule, NewRun, RuleStatus, RunId, ScanResult,
+};
 use temper_core::verdict::Verdict;
 use temper_store::Store;
 
@@ -79,7 +81,7 @@ async fn measure(store: &Store, tasks: usize, n: usize) -> Vec<(&'static str, Du
     for _ in 0..tasks {
         let run = store.create_run(&new_run()).await.unwrap();
         for i in 0..RULES {
-            store.add_rule(&new_rule(run, i)).await.unwrap();
+            store.add_rule(run, &new_rule(i)).await.unwrap();
         }
         runs.push(run);
     }
@@ -90,7 +92,7 @@ async fn measure(store: &Store, tasks: usize, n: usize) -> Vec<(&'static str, Du
     let ids: Vec<Vec<AttemptId>> = fan_out(store, &runs, |s, run, t| async move {
         let mut ids = Vec::with_capacity(share(t));
         for k in 0..share(t) {
-            ids.push(s.start_attempt(&new_attempt(run, k % RULES)).await.unwrap().0);
+            ids.push(s.start_attempt(run, &new_attempt(k % RULES)).await.unwrap().0);
         }
         ids
     })
@@ -98,8 +100,12 @@ async fn measure(store: &Store, tasks: usize, n: usize) -> Vec<(&'static str, Du
     let start = started.elapsed();
 
     let started = Instant::now();
-    let eval =
-        Evaluation { revert_ms: Some(12), apply_ms: Some(345), evaluate_ms: Some(678), ..Evaluation::new(Verdict::StillFailing, "bench") };
+    let eval = Evaluation::new(Verdict::StillFailing, "bench").found(Findings {
+        revert_ms: Some(12),
+        apply_ms: Some(345),
+        evaluate_ms: Some(678),
+        ..Findings::default()
+    });
     let ids = std::sync::Arc::new(ids);
     fan_out(store, &runs, |s, _, t| {
         let (ids, eval) = (ids.clone(), eval.clone());
@@ -154,9 +160,8 @@ fn new_run() -> NewRun {
     }
 }
 
-fn new_rule(run: RunId, i: usize) -> NewRule {
+fn new_rule(i: usize) -> NewRule {
     NewRule {
-        run_id: run,
         rule_id: format!("r{i}"),
         title: format!("Rule {i}"),
         severity: "medium".into(),
@@ -166,9 +171,8 @@ fn new_rule(run: RunId, i: usize) -> NewRule {
     }
 }
 
-fn new_attempt(run: RunId, i: usize) -> NewAttempt {
-    NewAttempt {
-        run_id: run,
+fn new_attempt(i: usize) -> AttemptSpec {
+    AttemptSpec {
         rule_id: format!("r{i}"),
         plan: "plan".into(),
         source: FixSource::Stock,

@@ -1,7 +1,7 @@
 use async_trait::async_trait;
 use temper_journal::Verdict;
 use temper_journal::{
-    Attempt, AttemptLog, AttemptState, Culprit, Evaluation, JournalResult, KeptFix, KeptState, NewAttempt, RevertMethod, RuleStatus,
+    Attempt, AttemptLog, AttemptSpec, AttemptState, Culprit, Evaluation, JournalResult, KeptFix, KeptState, RevertMethod, RuleStatus,
 };
 use temper_journal::{AttemptId, RunId};
 
@@ -11,7 +11,7 @@ use crate::{BeginWrite, Store, now, with_db};
 macro_rules! finish {
     ($conn:expr, $id:expr, $e:expr) => {{
         let e: &Evaluation = $e;
-        let regressions = serde_json::to_string(&e.regressions).unwrap_or_else(|_| "[]".into());
+        let regressions = serde_json::to_string(&e.findings.regressions).unwrap_or_else(|_| "[]".into());
         sqlx::query(
             "UPDATE attempts SET state = $1, fix_exit_code = $2, fix_stdout = $3, fix_stderr = $4, rule_result = $5,
                health_ok = $6, health_output = $7, access_ok = $8, regressions = $9, verdict = $10, verdict_reason = $11,
@@ -20,23 +20,23 @@ macro_rules! finish {
              WHERE id = $19",
         )
         .bind(AttemptState::Done)
-        .bind(e.fix_exit_code)
-        .bind(&e.fix_stdout)
-        .bind(&e.fix_stderr)
-        .bind(e.rule_result)
-        .bind(e.health_ok)
-        .bind(&e.health_output)
-        .bind(e.access_ok)
+        .bind(e.findings.fix_exit_code)
+        .bind(&e.findings.fix_stdout)
+        .bind(&e.findings.fix_stderr)
+        .bind(e.findings.rule_result)
+        .bind(e.findings.health_ok)
+        .bind(&e.findings.health_output)
+        .bind(e.findings.access_ok)
         .bind(regressions)
         .bind(e.verdict)
         .bind(&e.verdict_reason)
         .bind(e.revert_method)
-        .bind(e.revert_ms)
-        .bind(e.apply_ms)
-        .bind(e.evaluate_ms)
-        .bind(&e.diagnostics)
+        .bind(e.findings.revert_ms)
+        .bind(e.findings.apply_ms)
+        .bind(e.findings.evaluate_ms)
+        .bind(&e.findings.diagnostics)
         .bind(now())
-        .bind(e.evidence_after.as_ref().map(sqlx::types::Json))
+        .bind(e.findings.evidence_after.as_ref().map(sqlx::types::Json))
         .bind($id)
         .execute($conn)
         .await
@@ -103,19 +103,19 @@ macro_rules! set_checkpoint {
 
 #[async_trait]
 impl AttemptLog for Store {
-    async fn start_attempt(&self, a: &NewAttempt) -> JournalResult<(AttemptId, i64)> {
+    async fn start_attempt(&self, run: RunId, a: &AttemptSpec) -> JournalResult<(AttemptId, i64)> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
             // The rule's counter first: its row lock (PostgreSQL), or the write lock taken up
             // front (SQLite), makes a second writer on the same rule wait until this one commits,
             // so its MAX(n) below sees this attempt. Read first, two writers got the same n.
             sqlx::query("UPDATE rules SET attempts = attempts + 1 WHERE run_id = $1 AND rule_id = $2")
-                .bind(a.run_id)
+                .bind(run)
                 .bind(&a.rule_id)
                 .execute(&mut *tx)
                 .await?;
             let (n,): (i64,) = sqlx::query_as("SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE run_id = $1 AND rule_id = $2")
-                .bind(a.run_id)
+                .bind(run)
                 .bind(&a.rule_id)
                 .fetch_one(&mut *tx)
                 .await?;
@@ -124,7 +124,7 @@ impl AttemptLog for Store {
                    checkpoint, started_at, evidence_before)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
             )
-            .bind(a.run_id)
+            .bind(run)
             .bind(&a.rule_id)
             .bind(n)
             .bind(AttemptState::Started)

@@ -7,13 +7,13 @@ use crate::{Store, with_db};
 
 #[async_trait]
 impl RuleLog for Store {
-    async fn add_rule(&self, r: &NewRule) -> JournalResult<()> {
+    async fn add_rule(&self, run: RunId, r: &NewRule) -> JournalResult<()> {
         with_db!(self, p => async {
             sqlx::query(
                 "INSERT INTO rules (run_id, rule_id, title, severity, initial_result, status, reason)
                  VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, rule_id) DO NOTHING",
             )
-            .bind(r.run_id)
+            .bind(run)
             .bind(&r.rule_id)
             .bind(&r.title)
             .bind(r.severity.as_str())

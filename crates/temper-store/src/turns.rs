@@ -6,7 +6,7 @@ use crate::{Store, now, with_db};
 
 #[async_trait]
 impl TurnLog for Store {
-    async fn add_turn(&self, t: &NewTurn<'_>) -> JournalResult<i64> {
+    async fn add_turn(&self, run: RunId, t: &NewTurn<'_>) -> JournalResult<i64> {
         let r = t.record;
         let dropped = serde_json::to_string(&r.tool_calls_dropped).unwrap_or_else(|_| "[]".into());
         let sections = serde_json::to_string(&r.sections).unwrap_or_else(|_| "[]".into());
@@ -16,7 +16,7 @@ impl TurnLog for Store {
                    completion_tokens, latency_ms, retries, tool_calls_seen, tool_calls_dropped, mode, finish_reason, sections, error, created_at)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id",
             )
-            .bind(t.run_id)
+            .bind(run)
             .bind(t.attempt_id)
             .bind(t.rule_id)
             .bind(r.role)

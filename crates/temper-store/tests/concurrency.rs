@@ -37,7 +37,7 @@ async fn two_processes_write_one_postgres_database() {
     // Migrated here, once, before the children open it.
     let store = Store::open(&url).await.unwrap().with_runs_dir(dir.path().join("runs"));
     let shared = store.create_run(&NewRun { agent: "shared".into(), ..new_run() }).await.unwrap();
-    store.add_rule(&rule(shared, "shared", RuleStatus::Pending)).await.unwrap();
+    store.add_rule(shared, &rule("shared", RuleStatus::Pending)).await.unwrap();
     let contested = store.create_run(&NewRun { agent: "contested".into(), ..new_run() }).await.unwrap();
     eprintln!("{TEST}: postgres ({}), shared run {shared}, contested run {contested}", store.describe());
 
@@ -90,7 +90,12 @@ async fn two_processes_write_one_postgres_database() {
             let rows = store.attempts(run).await.unwrap();
             assert_eq!(rows.len(), RULES * ATTEMPTS, "child {role} run {run}: attempts");
             for a in &rows {
-                assert_eq!(mine.get(&a.id), Some(&(a.rule_id.clone(), a.n)), "run {run}: attempt {} as returned to child {role}", a.id);
+                assert_eq!(
+                    mine.get(&a.id),
+                    Some(&(a.spec.rule_id.clone(), a.n)),
+                    "run {run}: attempt {} as returned to child {role}",
+                    a.id
+                );
                 assert_eq!((a.state, a.verdict), (AttemptState::Done, Some(Verdict::StillFailing)), "attempt {} finished", a.id);
                 attempt_run.insert(a.id, run);
             }
@@ -238,13 +243,13 @@ async fn child(role: &str) {
         tasks.spawn(async move {
             let run = s.create_run(&NewRun { agent: format!("conc-{role}"), ..new_run() }).await.unwrap();
             for i in 0..RULES {
-                s.add_rule(&rule(run, &format!("r{i}"), RuleStatus::Pending)).await.unwrap();
+                s.add_rule(run, &rule(&format!("r{i}"), RuleStatus::Pending)).await.unwrap();
             }
             let mut attempts = Vec::new();
             for k in 0..ATTEMPTS * RULES {
                 // Rules interleaved, as a loop that comes back to a rule.
                 let rule_id = format!("r{}", (k + t) % RULES);
-                let (id, n) = s.start_attempt(&attempt(run, &rule_id)).await.unwrap();
+                let (id, n) = s.start_attempt(run, &attempt(&rule_id)).await.unwrap();
                 let data = json!({"child": role, "run": run, "attempt": id, "n": n});
                 s.event(run, Some(&rule_id), &tagged(&data)).await.unwrap();
                 s.finish_attempt(id, &Evaluation::new(Verdict::StillFailing, "x")).await.unwrap();
@@ -261,7 +266,7 @@ async fn child(role: &str) {
         tokio::spawn(async move {
             let mut out = Vec::new();
             for _ in 0..SHARED {
-                let (id, n) = s.start_attempt(&attempt(shared, "shared")).await.unwrap();
+                let (id, n) = s.start_attempt(shared, &attempt("shared")).await.unwrap();
                 s.event(shared, Some("shared"), &tagged(&json!({"child": role, "run": shared, "attempt": id}))).await.unwrap();
                 s.finish_attempt(id, &Evaluation::new(Verdict::StillFailing, "x")).await.unwrap();
                 out.push(json!([id, n]));

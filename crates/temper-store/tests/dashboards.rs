@@ -9,12 +9,12 @@ async fn every_dashboard_query_runs_on_its_backend() {
     for b in backends("every_dashboard_query_runs_on_its_backend").await {
         let s = &b.store;
         let run = s.create_run(&new_run()).await.unwrap();
-        s.add_rule(&NewRule { reason: Some("budget".into()), ..rule(run, "r", RuleStatus::Escalated) }).await.unwrap();
-        let (id, _) = s.start_attempt(&attempt(run, "r")).await.unwrap();
+        s.add_rule(run, &NewRule { reason: Some("budget".into()), ..rule("r", RuleStatus::Escalated) }).await.unwrap();
+        let (id, _) = s.start_attempt(run, &attempt("r")).await.unwrap();
         let e = Evaluation { revert_method: RevertMethod::Snapshot, ..Evaluation::new(Verdict::StillFailing, "x") };
         s.finish_attempt(id, &e).await.unwrap();
         let record = temper_core::agent::TurnRecord::new(TurnRole::Worker, "m");
-        s.add_turn(&NewTurn { run_id: run, attempt_id: Some(id), rule_id: Some("r"), record: &record }).await.unwrap();
+        s.add_turn(run, &NewTurn { attempt_id: Some(id), rule_id: Some("r"), record: &record }).await.unwrap();
         s.event(run, None, &scan_event()).await.unwrap();
         s.add_ban(run, "r", "x", "y").await.unwrap();
 

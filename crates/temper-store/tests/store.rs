@@ -8,12 +8,12 @@ async fn attempts_are_numbered_per_rule_and_counted() {
     for b in backends("attempts_are_numbered_per_rule_and_counted").await {
         let s = &b.store;
         let run = s.create_run(&new_run()).await.unwrap();
-        s.add_rule(&rule(run, "r1", RuleStatus::Pending)).await.unwrap();
-        s.add_rule(&rule(run, "r2", RuleStatus::Pending)).await.unwrap();
-        s.add_rule(&rule(run, "r1", RuleStatus::Passing)).await.unwrap(); // a resume re-adds: kept as it was
-        let (_, n1) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
-        let (_, n2) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
-        let (_, m1) = s.start_attempt(&attempt(run, "r2")).await.unwrap();
+        s.add_rule(run, &rule("r1", RuleStatus::Pending)).await.unwrap();
+        s.add_rule(run, &rule("r2", RuleStatus::Pending)).await.unwrap();
+        s.add_rule(run, &rule("r1", RuleStatus::Passing)).await.unwrap(); // a resume re-adds: kept as it was
+        let (_, n1) = s.start_attempt(run, &attempt("r1")).await.unwrap();
+        let (_, n2) = s.start_attempt(run, &attempt("r1")).await.unwrap();
+        let (_, m1) = s.start_attempt(run, &attempt("r2")).await.unwrap();
         assert_eq!((n1, n2, m1), (1, 2, 1), "{}", b.name);
         let r1 = s.rule(run, "r1").await.unwrap().unwrap();
         assert_eq!((r1.attempts, r1.status, r1.initial_result), (2, RuleStatus::Pending, ScanResult::Fail), "{}", b.name);
@@ -41,10 +41,10 @@ async fn interrupted_attempts_are_closed_not_rerun_and_not_counted() {
     for b in backends("interrupted_attempts_are_closed_not_rerun_and_not_counted").await {
         let s = &b.store;
         let run = s.create_run(&new_run()).await.unwrap();
-        s.add_rule(&rule(run, "r1", RuleStatus::Pending)).await.unwrap();
-        let (done, _) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
+        s.add_rule(run, &rule("r1", RuleStatus::Pending)).await.unwrap();
+        let (done, _) = s.start_attempt(run, &attempt("r1")).await.unwrap();
         s.finish_attempt(done, &Evaluation::new(Verdict::StillFailing, "x")).await.unwrap();
-        let (open, _) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
+        let (open, _) = s.start_attempt(run, &attempt("r1")).await.unwrap();
         s.set_attempt_state(open, AttemptState::Applied).await.unwrap();
         assert_eq!(s.rule(run, "r1").await.unwrap().unwrap().attempts, 2);
         let closed = s.interrupt_open_attempts(run).await.unwrap();
@@ -54,7 +54,7 @@ async fn interrupted_attempts_are_closed_not_rerun_and_not_counted() {
         assert_eq!((all[1].state, all[1].verdict), (AttemptState::Interrupted, Some(Verdict::Interrupted)));
         assert_eq!(s.rule(run, "r1").await.unwrap().unwrap().attempts, 1, "an interrupted attempt is not a try");
         assert!(s.interrupt_open_attempts(run).await.unwrap().is_empty());
-        let (_, n) = s.start_attempt(&attempt(run, "r1")).await.unwrap();
+        let (_, n) = s.start_attempt(run, &attempt("r1")).await.unwrap();
         assert_eq!(n, 3, "attempt numbers are never reused");
     }
 }
@@ -137,8 +137,8 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
         let run = s.create_run(&new_run()).await.unwrap();
         let mut ids = Vec::new();
         for r in ["a", "b", "c"] {
-            s.add_rule(&rule(run, r, RuleStatus::Pending)).await.unwrap();
-            let (id, _) = s.start_attempt(&attempt(run, r)).await.unwrap();
+            s.add_rule(run, &rule(r, RuleStatus::Pending)).await.unwrap();
+            let (id, _) = s.start_attempt(run, &attempt(r)).await.unwrap();
             s.record_pending_fix(run, id, &fixed(), r, &format!("snap-{r}")).await.unwrap();
             ids.push(id);
         }
@@ -157,14 +157,14 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
         s.roll_back_fixes(run, &culprit, &[ids[2]]).await.unwrap();
         let a = s.attempts(run).await.unwrap();
         assert_eq!(a[1].verdict, Some(Verdict::Regression), "{}", b.name);
-        assert_eq!(a[1].regression_list(), ["x"], "the same JSON list as any attempt's");
+        assert_eq!(a[1].findings.regressions, ["x"], "the same JSON list as any attempt's");
         assert_eq!(a[1].kept, Some(KeptState::RolledBack));
         assert_eq!(a[2].verdict, Some(Verdict::Fixed), "the dropped fix keeps its verdict");
         assert!(a[2].verdict_reason.as_deref().unwrap().contains("rolled back"));
         assert_eq!(s.rule(run, "c").await.unwrap().unwrap().status, RuleStatus::Pending);
         let replay = s.fixes_to_replay(run).await.unwrap();
-        assert_eq!(replay.iter().map(|a| (a.rule_id.as_str(), a.source)).collect::<Vec<_>>(), [("c", FixSource::Stock)]);
-        let (id, n) = s.start_attempt(&NewAttempt { replayed: true, ..attempt(run, "c") }).await.unwrap();
+        assert_eq!(replay.iter().map(|a| (a.spec.rule_id.as_str(), a.spec.source)).collect::<Vec<_>>(), [("c", FixSource::Stock)]);
+        let (id, n) = s.start_attempt(run, &AttemptSpec { replayed: true, ..attempt("c") }).await.unwrap();
         assert_eq!(n, 2);
         assert!(s.fixes_to_replay(run).await.unwrap().is_empty(), "a replayed fix is not replayed again");
         s.record_pending_fix(run, id, &fixed(), "c", "snap-c2").await.unwrap();
@@ -174,7 +174,7 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
         let a = s.attempts(run).await.unwrap();
         let kept: Vec<_> = a.iter().map(|a| a.kept.unwrap()).collect();
         assert_eq!(kept, [KeptState::Confirmed, KeptState::RolledBack, KeptState::RolledBack, KeptState::Confirmed]);
-        assert_eq!((a[3].source, a[3].replayed), (FixSource::Stock, true), "a replay keeps its source");
+        assert_eq!((a[3].spec.source, a[3].spec.replayed), (FixSource::Stock, true), "a replay keeps its source");
     }
 }
 
@@ -187,11 +187,12 @@ async fn the_reboot_proof_proves_or_blames_kept_fixes() {
         let run = s.create_run(&new_run()).await.unwrap();
         let mut ids = Vec::new();
         for r in ["a", "b"] {
-            s.add_rule(&rule(run, r, RuleStatus::Pending)).await.unwrap();
-            let (id, _) = s.start_attempt(&attempt(run, r)).await.unwrap();
+            s.add_rule(run, &rule(r, RuleStatus::Pending)).await.unwrap();
+            let (id, _) = s.start_attempt(run, &attempt(r)).await.unwrap();
             ids.push(id);
         }
-        let awaiting = Evaluation { rule_result: Some(ScanResult::Fail), ..Evaluation::new(Verdict::NeedsReboot, "kept for the proof") };
+        let awaiting = Evaluation::new(Verdict::NeedsReboot, "kept for the proof")
+            .found(Findings { rule_result: Some(ScanResult::Fail), ..Findings::default() });
         s.record_fix(run, ids[0], &awaiting, "a", "snap-a").await.unwrap();
         s.record_fix(run, ids[1], &fixed(), "b", "snap-b").await.unwrap();
         s.prove_fix(ids[0], "; passes after the reboot").await.unwrap();
@@ -281,10 +282,10 @@ async fn the_schemas_check_exactly_the_code_vocabulary() {
     for b in backends("the_schemas_check_exactly_the_code_vocabulary").await {
         let s = &b.store;
         let run = s.create_run(&new_run()).await.unwrap();
-        s.add_rule(&rule(run, "r", RuleStatus::Pending)).await.unwrap();
-        let (attempt, _) = s.start_attempt(&attempt(run, "r")).await.unwrap();
+        s.add_rule(run, &rule("r", RuleStatus::Pending)).await.unwrap();
+        let (attempt, _) = s.start_attempt(run, &attempt("r")).await.unwrap();
         let record = temper_core::agent::TurnRecord::new(TurnRole::Worker, "m");
-        let turn = s.add_turn(&NewTurn { run_id: run, attempt_id: Some(attempt), rule_id: None, record: &record }).await.unwrap();
+        let turn = s.add_turn(run, &NewTurn { attempt_id: Some(attempt), rule_id: None, record: &record }).await.unwrap();
         s.event(run, None, &scan_event()).await.unwrap();
         let event = s.events(run, 0).await.unwrap()[0].id;
         for (table, column, values) in &columns {
@@ -336,7 +337,7 @@ async fn an_older_sqlite_database_is_migrated_to_the_typed_states() {
     let s = Store::open(path.to_str().unwrap()).await.unwrap();
     let a = s.attempts(RunId(1)).await.unwrap();
     assert_eq!(a[0].revert_method, Some(RevertMethod::ScriptThenSnapshot));
-    assert_eq!((a[2].source, a[2].replayed), (FixSource::Stock, true), "the replay keeps the stock fix's source");
+    assert_eq!((a[2].spec.source, a[2].spec.replayed), (FixSource::Stock, true), "the replay keeps the stock fix's source");
     assert_eq!(s.rule(RunId(1), "r").await.unwrap().unwrap().attempts, 2, "the interrupted attempt no longer counts");
     let run = s.run(RunId(1)).await.unwrap();
     assert_eq!((run.status, run.baseline.as_str()), (RunStatus::Finished, "baseline"));
@@ -350,15 +351,15 @@ async fn remembered_fixes_count_their_tries_and_retire_after_two_failures_in_a_r
     for b in backends("remembered_fixes_count_their_tries_and_retire_after_two_failures_in_a_row").await {
         let s = &b.store;
         let run = s.create_run(&new_run()).await.unwrap();
-        s.add_rule(&rule(run, "r", RuleStatus::Pending)).await.unwrap();
-        let (attempt, _) = s.start_attempt(&NewAttempt { source: FixSource::Memory, ..attempt(run, "r") }).await.unwrap();
+        s.add_rule(run, &rule("r", RuleStatus::Pending)).await.unwrap();
+        let (attempt, _) = s.start_attempt(run, &AttemptSpec { source: FixSource::Memory, ..attempt("r") }).await.unwrap();
         let new = |script: &str| NewRememberedFix {
+            run_id: run,
             skill: "debian12-anssi".into(),
             rule_id: "r".into(),
             fix_script: script.into(),
             revert_script: "undo".into(),
             description: "d".into(),
-            run_id: run,
             attempt_id: attempt,
         };
         s.remember_fix(&new("fix A")).await.unwrap();

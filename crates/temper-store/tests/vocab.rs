@@ -41,10 +41,10 @@ async fn the_lookup_tables_hold_exactly_the_code_vocabulary() {
     for b in backends("the_lookup_tables_hold_exactly_the_code_vocabulary").await {
         let s = &b.store;
         let run = s.create_run(&new_run()).await.unwrap();
-        s.add_rule(&rule(run, "r", RuleStatus::Pending)).await.unwrap();
-        let (attempt, _) = s.start_attempt(&attempt(run, "r")).await.unwrap();
+        s.add_rule(run, &rule("r", RuleStatus::Pending)).await.unwrap();
+        let (attempt, _) = s.start_attempt(run, &attempt("r")).await.unwrap();
         let record = temper_core::agent::TurnRecord::new(TurnRole::Worker, "m");
-        s.add_turn(&NewTurn { run_id: run, attempt_id: Some(attempt), rule_id: None, record: &record }).await.unwrap();
+        s.add_turn(run, &NewTurn { attempt_id: Some(attempt), rule_id: None, record: &record }).await.unwrap();
         s.raw_rows(&format!("INSERT INTO events (run_id, ts, kind) VALUES ({run}, 't', 'scan')")).await.unwrap();
         let queued = match b.name {
             "postgres" => s.enqueue("f", &temper_core::target::Target::default(), &[]).await.unwrap(),
@@ -167,9 +167,9 @@ async fn assert_rows_kept(s: &Store, tables: &[&str]) {
     }
     let run = s.latest_run().await.unwrap().unwrap().id;
     let a = &s.attempts(run).await.unwrap()[0];
-    assert_eq!((a.source, a.verdict, a.kept), (FixSource::Memory, Some(Verdict::BreaksBoot), Some(KeptState::RolledBack)), "{name}");
+    assert_eq!((a.spec.source, a.verdict, a.kept), (FixSource::Memory, Some(Verdict::BreaksBoot), Some(KeptState::RolledBack)), "{name}");
     assert_eq!(s.run(run).await.unwrap().status, RunStatus::Paused, "{name}");
-    let (_, n) = s.start_attempt(&attempt(run, "r")).await.unwrap();
+    let (_, n) = s.start_attempt(run, &attempt("r")).await.unwrap();
     assert_eq!(n, 2, "{name}: the store goes on writing");
     assert!(s.raw_rows("UPDATE events SET kind = 'no_such_value'").await.is_err(), "{name}: the new keys are in force");
 }

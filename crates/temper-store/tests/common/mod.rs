@@ -41,9 +41,8 @@ pub fn new_run() -> NewRun {
     }
 }
 
-pub fn rule(run: RunId, id: &str, status: RuleStatus) -> NewRule {
+pub fn rule(id: &str, status: RuleStatus) -> NewRule {
     NewRule {
-        run_id: run,
         rule_id: id.into(),
         title: format!("Rule {id}"),
         severity: "medium".into(),
@@ -53,9 +52,8 @@ pub fn rule(run: RunId, id: &str, status: RuleStatus) -> NewRule {
     }
 }
 
-pub fn attempt(run: RunId, rule: &str) -> NewAttempt {
-    NewAttempt {
-        run_id: run,
+pub fn attempt(rule: &str) -> AttemptSpec {
+    AttemptSpec {
         rule_id: rule.into(),
         plan: "plan".into(),
         source: FixSource::Stock,
@@ -69,12 +67,8 @@ pub fn attempt(run: RunId, rule: &str) -> NewAttempt {
 }
 
 pub fn fixed() -> Evaluation {
-    Evaluation {
-        rule_result: Some(ScanResult::Pass),
-        health_ok: Some(true),
-        access_ok: Some(true),
-        ..Evaluation::new(Verdict::Fixed, "ok")
-    }
+    let f = Findings { rule_result: Some(ScanResult::Pass), health_ok: Some(true), access_ok: Some(true), ..Findings::default() };
+    Evaluation::new(Verdict::Fixed, "ok").found(f)
 }
 
 /// A first full scan's event, with nothing counted.
