@@ -323,6 +323,20 @@ fn a_refusal_names_its_class() {
     assert_eq!(derive(&evidence("partition_for_tmp")).unwrap_err().class(), temper_derive::Class::Kind);
 }
 
+/// A state to avoid written as a negated criteria (ComplianceAsCode's
+/// `dir_perms_world_writable_root_owned`: no world-writable directory owned by a user): the check
+/// finds the item and the definition negates that, so no value makes the test pass; the tier still
+/// refuses it, and names the class.
+#[test]
+fn a_negated_criteria_state_to_avoid_is_still_refused() {
+    let e = evidence("dir_perms_world_writable_root_owned");
+    assert!(e.tests.iter().any(|t| t.items.iter().any(|i| i.fields.iter().any(|(_, v)| v == "/srv/drop"))), "the scenario's item");
+    let r = derive(&e).unwrap_err();
+    assert_eq!(r.class(), temper_derive::Class::Shape, "{r}");
+    assert!(r.to_string().contains("negated"), "{r}");
+    assert!(temper_derive::candidates(&e).is_err(), "no candidate either");
+}
+
 /// Set right in one file and otherwise in `/etc/sysctl.conf` (and Debian's link to it): the fix
 /// comments the other value out there, as the content's own fixes do, and writes its drop-in; a
 /// file outside the configuration directories is refused, with the reason.

@@ -8,6 +8,10 @@
 //! `uid gid mode` is still WAS, as the scan found it, or already WANT (compare, then set).
 //! `temper_link_to PATH OTHERS…` is true when PATH is a link to one of OTHERS, which is
 //! changed as itself (Debian's `/etc/sysctl.d/99-sysctl.conf` is `/etc/sysctl.conf`).
+//! `temper_alias PATH OTHERS…` is true when PATH resolves to one of OTHERS, another item of the
+//! same fix, by a folder above it that is a link (`/bin` is `/usr/bin` on a merged `/usr`): that
+//! item is checked and changed by its own name, and PATH is left to it. It is asked once, at the
+//! check, and the record and the change follow its answer.
 use std::sync::LazyLock;
 
 use crate::value::PROTECTED;
@@ -36,6 +40,14 @@ temper_link_to() {{
   [ -L "$p" ] || return 1
   real="$(realpath -e -- "$p")" || return 1
   for o in "$@"; do if [ "$o" != "$p" ] && [ "$real" = "$o" ]; then return 0; fi; done
+  return 1
+}}
+temper_alias() {{
+  local p="$1" real o
+  shift
+  real="$(realpath -e -- "$p")" || return 1
+  [ "$real" != "$p" ] || return 1
+  for o in "$@"; do if [ "$real" = "$o" ]; then return 0; fi; done
   return 1
 }}
 temper_meta() {{

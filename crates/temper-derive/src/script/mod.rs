@@ -50,7 +50,8 @@ pub fn render(rule: &str, actions: &[Action]) -> DerivedFix {
     let rule = slug(rule);
     let tail = format!(" for {rule} from its OVAL check and the items found.\nset -euo pipefail\n");
     let state = format!("state={}\n{}", q(&format!("{STATE_DIR}/{rule}")), guard::FUNCTION.as_str());
-    let parts: Vec<Part> = actions.iter().enumerate().map(|(n, a)| part(&rule, n, a)).collect();
+    let files: Vec<&str> = actions.iter().filter_map(|a| if let Action::File(x) = a { Some(x.path.as_str()) } else { None }).collect();
+    let parts: Vec<Part> = actions.iter().enumerate().map(|(n, a)| part(&rule, n, a, &files)).collect();
     let mut fix = format!("{HEADER}{tail}{state}");
     fix += "# 1. check: every item is the one the scan named, as the scan found it (or already fixed).\n";
     parts.iter().for_each(|p| fix += &p.check);
@@ -83,9 +84,10 @@ pub fn render(rule: &str, actions: &[Action]) -> DerivedFix {
     }
 }
 
-fn part(rule: &str, n: usize, a: &Action) -> Part {
+/// `files`: every file item of the fix, for the ones another names by a linked folder.
+fn part(rule: &str, n: usize, a: &Action, files: &[&str]) -> Part {
     match a {
-        Action::File(x) => file(x, &state_file(n, "meta")),
+        Action::File(x) => file(n, x, &state_file(n, "meta"), &aliases(&x.path, files)),
         Action::Sysctl(x) => sysctl(rule, n, x),
         Action::Unit(x) => unit(x, &state_file(n, "unit")),
         Action::Line(x) => line(x, &state_file(n, "orig")),
@@ -103,7 +105,30 @@ fn keep_first(rec: &str, command: &str) -> String {
     format!("[ -e {rec} ] || {command} > {rec}\n")
 }
 
-fn file(x: &FileFix, rec: &str) -> Part {
+/// The other items of the fix with `path`'s file name in another folder: what `path` may be
+/// another name of (`/bin/su` and `/usr/bin/su` on a merged `/usr`), as shell words.
+fn aliases(path: &str, files: &[&str]) -> Vec<String> {
+    let split = |p: &str| p.rsplit_once('/').map(|(d, f)| (d.to_string(), f.to_string()));
+    let Some((dir, name)) = split(path) else { return Vec::new() };
+    files.iter().filter(|f| split(f).is_some_and(|(d, n)| n == name && d != dir)).map(|f| q(f)).collect()
+}
+
+/// A file item's check, record and change when it may be another name of one of `aliases`: the
+/// check asks `temper_alias` once and keeps the answer (`alias_N`), and the record and the change
+/// follow that answer. Asked again later, a folder swapped in between could turn the answer and
+/// send the change to a name that was never checked.
+fn unless_alias(n: usize, p: &str, aliases: &[String], [check, record, change]: [String; 3]) -> [String; 3] {
+    if aliases.is_empty() {
+        return [check, record, change];
+    }
+    let v = format!("alias_{n}");
+    let indent = |s: &str| s.lines().map(|l| format!("  {l}\n")).collect::<String>();
+    let check = format!("{v}=0\nif temper_alias {p} {}; then\n  {v}=1\nelse\n{}fi\n", aliases.join(" "), indent(&check));
+    let only = |s: String| if s.is_empty() { s } else { format!("if [ \"${v}\" = 0 ]; then\n{}fi\n", indent(&s)) };
+    [check, only(record), only(change)]
+}
+
+fn file(n: usize, x: &FileFix, rec: &str, aliases: &[String]) -> Part {
     let p = q(&x.path);
     let meta = |m: &crate::action::Meta| format!("{} {} {:o}", m.uid, m.gid, m.mode);
     let mut check = format!("temper_path {p}\n");
@@ -122,7 +147,9 @@ fn file(x: &FileFix, rec: &str) -> Part {
     if let Some(why) = &x.chosen {
         step += &format!(" ({why})");
     }
-    Part { check, record: keep_first(rec, &format!("stat -c '%u %g %a' -- {p}")), change, restore: restore::file(&p, rec), step }
+    let record = keep_first(rec, &format!("stat -c '%u %g %a' -- {p}"));
+    let [check, record, change] = unless_alias(n, &p, aliases, [check, record, change]);
+    Part { check, record, change, restore: restore::file(&p, rec), step }
 }
 
 fn sysctl(rule: &str, n: usize, x: &SysctlFix) -> Part {

@@ -109,6 +109,58 @@ fn a_link_swapped_in_after_the_scan_is_refused_and_nothing_changes() {
     assert_eq!(mode(&shadow), 0o640);
 }
 
+/// A merged `/usr`: `/bin` is a link to `usr/bin`, and the scan names a command by both names.
+/// The fix changes it once, by its own name, and leaves the other name to it; a name reached by
+/// a linked folder that is not another item of the fix is still refused.
+#[test]
+fn an_item_named_again_by_a_linked_folder_is_changed_once_by_its_own_name() {
+    let root = Root::new("alias");
+    let tool = root.file("tool", 0o775);
+    std::os::unix::fs::symlink("bin", root.0.join("sbin")).unwrap();
+    let alias = root.0.join("sbin/tool").to_str().unwrap().to_string();
+    let f = render("r", &[chmod(&alias, 0o775, 0o755), chmod(&tool, 0o775, 0o755)]);
+    let (code, said) = root.run(&f.fix_script, "");
+    assert_eq!(code, 0, "{said}\n{}", f.fix_script);
+    assert_eq!(mode(&tool), 0o755, "changed by its own name");
+    assert!(!root.0.join("state/r/0.meta").exists() && root.0.join("state/r/1.meta").exists(), "one record, for its own name");
+    let (code, said) = root.run(&f.revert_script, "");
+    assert_eq!(code, 0, "{said}");
+    assert_eq!(mode(&tool), 0o775, "back");
+    // The other name alone (no item of the fix by its own name): refused, as any linked folder.
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o775)).unwrap();
+    let (code, said) = root.run(&render("r", &[chmod(&alias, 0o775, 0o755)]).fix_script, "");
+    assert!(code == 3 && said.contains("resolves to"), "{said}");
+    assert_eq!(mode(&tool), 0o775);
+}
+
+/// The other name is asked about once. Here `realpath` says, the first time only, that
+/// `sbin/tool` is `bin/tool` (as a folder swapped back between the sections would): the check
+/// leaves it to `bin/tool`, and the change does not ask again and chmod what it now is, a link to
+/// a file that must not change.
+#[test]
+fn whether_a_name_is_another_items_is_decided_once_at_the_check() {
+    let root = Root::new("alias-once");
+    let tool = root.file("tool", 0o775);
+    let shadow = root.file("shadow", 0o640);
+    std::fs::create_dir(root.0.join("sbin")).unwrap();
+    std::fs::set_permissions(root.0.join("sbin"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(&shadow, root.0.join("sbin/tool")).unwrap();
+    let alias = root.0.join("sbin/tool").to_str().unwrap().to_string();
+    let once = root.0.join("asked");
+    let prelude = format!(
+        "realpath() {{ if [ \"${{!#}}\" = {} ] && [ ! -e {} ]; then : > {}; echo {}; return 0; fi; command realpath \"$@\"; }}",
+        q(&alias),
+        q(once.to_str().unwrap()),
+        q(once.to_str().unwrap()),
+        q(&tool)
+    );
+    let f = render("r", &[chmod(&alias, 0o775, 0o755), chmod(&tool, 0o775, 0o755)]);
+    let (code, said) = root.run(&f.fix_script, &prelude);
+    assert_eq!(code, 0, "{said}\n{}", f.fix_script);
+    assert!(once.exists(), "the check asked");
+    assert_eq!((mode(&tool), mode(&shadow)), (0o755, 0o640), "the item by its own name; nothing through the link");
+}
+
 #[test]
 fn a_folder_others_may_write_above_the_item_is_refused() {
     let root = Root::new("parent");
