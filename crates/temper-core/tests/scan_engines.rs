@@ -119,6 +119,44 @@ async fn a_tree_walker_alone_goes_platforms_first() {
     assert!(trips.iter().all(|t| t.inputs.iter().all(|(_, b)| !walk(b))), "no document sent holds the walk");
 }
 
+/// The one walk (`scan_walk`): the tree walkers' results, judged on the host over one `find` of
+/// this machine, are those oscap gives walking for each, and no document sent to oscap walks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_one_walk_gives_oscaps_results_and_oscap_walks_no_more() {
+    let (ds, dir) = (datastream(), tempfile::tempdir().unwrap());
+    let side = side(&ds, "anssi_bp28_high");
+    let rules: Vec<String> = [
+        "dir_system_commands_root_owned",
+        "accounts_users_home_files_ownership",
+        "accounts_users_home_files_groupownership",
+        "accounts_users_home_files_permissions",
+    ]
+    .map(|r| format!("xccdf_org.ssgproject.content_rule_{r}"))
+    .to_vec();
+    assert_eq!(side.engine.tree_walkers(&side.benchmark, &rules).len(), rules.len(), "each walks a tree");
+    let mut plain = Scanner::new(&ds, format!("{PREFIX}anssi_bp28_high"));
+    plain.dir = dir.path().to_str().unwrap().into();
+    let plain = plain.with_oval(side);
+    let mut walked = plain.clone();
+    walked.walk = true;
+    let (oscap_walks, one_walk) = (Here::default(), Here::default());
+    let want = plain.scan(&oscap_walks, &rules).await.unwrap();
+    let got = walked.scan(&one_walk, &rules).await.unwrap();
+    let differ = want.differences(&got, &rules);
+    assert!(differ.is_empty(), "{} of {} rules differ:\n{}", differ.len(), rules.len(), differ.join("\n"));
+    let walks =
+        one_walk.log.lock().unwrap().iter().filter(|a| a.first().is_some_and(|c| c == "sh") && a.last().is_some_and(|r| r == "/")).count();
+    assert_eq!(walks, 1, "one walk of the file system");
+    let w = got.walk.as_ref().expect("the scan says what its walk did");
+    assert!(w.entries > 1000 && w.tests >= rules.len() && w.left.is_empty(), "{w:?}");
+    assert_eq!(want.walk, None, "no walk without scan_walk");
+    let down = |bytes: &[u8]| String::from_utf8_lossy(bytes).contains(r#"recurse_direction="down""#);
+    let sent = |g: &Here| g.trips.lock().unwrap().iter().any(|t| t.inputs.iter().any(|(_, b)| down(b)));
+    assert!(sent(&oscap_walks), "without the walk, oscap walks");
+    assert!(!sent(&one_walk), "with it, no document sent to oscap walks");
+    assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new(), "every scan file was removed");
+}
+
 #[tokio::test]
 async fn a_guest_with_other_content_is_refused() {
     let ds = datastream();

@@ -9,7 +9,7 @@ use super::rescan::Rescan;
 use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, FixContext, FixSource, Tried};
 use crate::checks::{self, GuardFailure};
-use crate::journal::{AttemptState, Ban, Escalation, EscalationCause, Evaluation, EventData, NewAttempt, ScanResult};
+use crate::journal::{AttemptSpec, AttemptState, Ban, Escalation, EscalationCause, Evaluation, EventData, Findings, ScanResult};
 use crate::policy::{DenyList, DenySource};
 use crate::scan::{Scan, tail};
 use crate::script::{self, ScriptError};
@@ -125,7 +125,8 @@ impl Attempter<'_, '_> {
                 Reflection::new(self.ralph)
                     .escalate(rule, &Escalation::new(EscalationCause::NoFix, format!("no fix to try: {reason}")))
                     .await?;
-                state.ahead = self.ahead_past(state, rest).await?;
+                let ahead = self.ahead_past(state, rest).await?;
+                state.look_ahead(ahead);
                 return Ok(None);
             }
             Proposal::Rejected(reason) => {
@@ -163,7 +164,7 @@ impl Attempter<'_, '_> {
         // The content's own fix: stock, or a plan's step that is the stock fix.
         let stock = ctx.stock_fix.as_deref().is_some_and(|f| source == FixSource::Stock || f == fix.fix_script);
         let (mut e, scan) = self.evaluate(state, &rescan, stock, &applied).await?;
-        e.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
+        e.findings.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
         self.ralph.note(Some(rule), EventData::Verdict { attempt: Some(i64::from(trial.n)), verdict, reason: reason.clone() }).await?;
         if let Some(id) = remembered {
@@ -177,13 +178,13 @@ impl Attempter<'_, '_> {
                 self.take_up(state, &rescan, scan).await?;
             }
         } else {
-            e.diagnostics = Some(self.diagnostics(&e).await);
+            e.findings.diagnostics = Some(self.diagnostics(&e).await);
             self.ralph.phase(Phase::Revert, Some(rule), n).await?;
-            let (method, ms) = self.revert(state, rule, &fix, e.access_ok == Some(true)).await?;
-            (e.revert_method, e.revert_ms) = (method, Some(ms));
+            let (method, ms) = self.revert(state, rule, &fix, e.findings.access_ok == Some(true)).await?;
+            (e.revert_method, e.findings.revert_ms) = (method, Some(ms));
             self.ralph.journal.finish_attempt(id, &e).await?;
         }
-        Ok(Some(Ended { trial, verdict, reason, fix_script: fix.fix_script, diagnostics: e.diagnostics.unwrap_or_default() }))
+        Ok(Some(Ended { trial, verdict, reason, fix_script: fix.fix_script, diagnostics: e.findings.diagnostics.unwrap_or_default() }))
     }
 
     /// Runs the fix script in the guest, on stdin, watched (`crate::script`).
@@ -235,10 +236,10 @@ impl Attempter<'_, '_> {
             (true, true) => Reboot::WithProof,
             (true, false) => Reboot::WithoutProof,
         };
-        let regressions = scan.as_ref().map(|s| s.failing(&state.regression_set)).unwrap_or_default();
+        let regressions = scan.as_ref().map(|s| s.failing(state.regression_set())).unwrap_or_default();
         let checks = Checks { exit, guard: Guard::from(guard), rescan: reading, regressions, reboot, batched: state.batched() };
         let e = evaluation(applied, &checks, scan.as_ref(), rule);
-        let scan = if e.rule_result.is_some() { scan } else { None };
+        let scan = if e.findings.rule_result.is_some() { scan } else { None };
         Ok((e, scan))
     }
 
@@ -253,8 +254,7 @@ impl Attempter<'_, '_> {
         let (id, n) = self
             .ralph
             .journal
-            .start_attempt(&NewAttempt {
-                run_id: self.ralph.journal.id(),
+            .start_attempt(&AttemptSpec {
                 rule_id: rule.to_string(),
                 plan: ctx.plan.clone(),
                 source,
@@ -273,7 +273,7 @@ impl Attempter<'_, '_> {
 
     /// An attempt that ran nothing (refused or rejected): recorded with its reason.
     pub(super) async fn unexecuted(&self, trial: Trial, verdict: Verdict, reason: String, script: &str) -> LoopResult<Option<Ended>> {
-        let e = Evaluation { diagnostics: Some(reason.clone()), ..Evaluation::new(verdict, reason.clone()) };
+        let e = Evaluation::new(verdict, reason.clone()).found(Findings { diagnostics: Some(reason.clone()), ..Findings::default() });
         self.ralph.journal.finish_attempt(trial.id, &e).await?;
         self.ralph.note(Some(&trial.rule), EventData::Verdict { attempt: None, verdict, reason: reason.clone() }).await?;
         Ok(Some(Ended { trial, verdict, reason: reason.clone(), fix_script: script.to_string(), diagnostics: reason }))
@@ -302,7 +302,12 @@ impl Attempter<'_, '_> {
             .await?
             .into_iter()
             .filter(crate::journal::Attempt::is_try)
-            .map(|a| Tried { source: a.source, verdict: a.verdict, reason: a.verdict_reason.unwrap_or_default(), fix_script: a.fix_script })
+            .map(|a| Tried {
+                source: a.spec.source,
+                verdict: a.verdict,
+                reason: a.verdict_reason.unwrap_or_default(),
+                fix_script: a.spec.fix_script,
+            })
             .collect();
         Ok(FixContext {
             rule_id: rule.to_string(),
@@ -348,10 +353,9 @@ impl Attempter<'_, '_> {
     /// Records each ban made by another run the first time it is in force in this run.
     pub(super) async fn note_shared_bans(&self, state: &mut RunState, rule: &str, bans: &[Ban]) -> LoopResult<()> {
         for b in bans.iter().filter(|b| b.run_id != Some(self.ralph.journal.id())) {
-            if state.shared_bans.contains(&b.id) {
+            if !state.note_shared_ban(b.id) {
                 continue;
             }
-            state.shared_bans.push(b.id);
             let data = EventData::BanShared {
                 ban: b.id,
                 from_run: b.run_id,
@@ -374,29 +378,35 @@ impl Attempter<'_, '_> {
 /// the rule's result, regressions and evidence only when the checks got that far.
 pub(super) fn evaluation(applied: &Applied, checks: &Checks, scan: Option<&Scan>, rule: &str) -> Evaluation {
     let j = verdict::judge(checks);
-    let mut e = Evaluation { access_ok: Some(checks.guard.access_ok()), ..Evaluation::new(j.verdict, j.reason) };
-    (e.fix_exit_code, e.fix_stdout, e.fix_stderr, e.apply_ms) =
-        (applied.exit_code, applied.stdout.clone(), applied.stderr.clone(), Some(applied.ms));
+    let mut f = Findings {
+        fix_exit_code: applied.exit_code,
+        fix_stdout: applied.stdout.clone(),
+        fix_stderr: applied.stderr.clone(),
+        apply_ms: Some(applied.ms),
+        access_ok: Some(checks.guard.access_ok()),
+        ..Findings::default()
+    };
     if let Guard::Health { ok, output } = &checks.guard {
-        (e.health_ok, e.health_output) = (Some(*ok), Some(output.clone()));
+        (f.health_ok, f.health_output) = (Some(*ok), Some(output.clone()));
     }
     if let (Some(scan), verdict::Rescan::Read(result), true) = (scan, &checks.rescan, j.read) {
-        (e.rule_result, e.regressions, e.evidence_after) = (Some(*result), checks.regressions.clone(), scan.evidence_of(rule).cloned());
+        (f.rule_result, f.regressions, f.evidence_after) = (Some(*result), checks.regressions.clone(), scan.evidence_of(rule).cloned());
     }
-    e
+    Evaluation::new(j.verdict, j.reason).found(f)
 }
 
 /// What the Reflector sees of a failed fix: its output, the checks, and the guest's journal errors.
 pub(super) fn diagnostics(o: &Evaluation, journal: &str) -> String {
-    let found = o.evidence_after.as_ref().map_or(String::new(), |e| format!("\nwhat the scanner found after the fix:\n{}", e.brief()));
+    let found =
+        o.findings.evidence_after.as_ref().map_or(String::new(), |e| format!("\nwhat the scanner found after the fix:\n{}", e.brief()));
     format!(
         "fix exit code: {:?}\nfix stdout:\n{}\nfix stderr:\n{}\nrule result: {}{found}\nhealth: {}\nregressions: {}\njournal errors:\n{}",
-        o.fix_exit_code,
-        tail(o.fix_stdout.as_deref().unwrap_or(""), 2000),
-        tail(o.fix_stderr.as_deref().unwrap_or(""), 2000),
-        o.rule_result.map_or("not scanned", ScanResult::as_str),
-        o.health_output.as_deref().unwrap_or("not run"),
-        o.regressions.join(", "),
+        o.findings.fix_exit_code,
+        tail(o.findings.fix_stdout.as_deref().unwrap_or(""), 2000),
+        tail(o.findings.fix_stderr.as_deref().unwrap_or(""), 2000),
+        o.findings.rule_result.map_or("not scanned", ScanResult::as_str),
+        o.findings.health_output.as_deref().unwrap_or("not run"),
+        o.findings.regressions.join(", "),
         tail(&temper_scap::secret::withhold(journal), 3000),
     )
 }

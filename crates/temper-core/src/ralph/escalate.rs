@@ -55,8 +55,8 @@ impl Reflection<'_, '_> {
             episodes: self.episodes(rule).await?,
             attempts: n as u32,
             plateau: plateau.is_some(),
-            tried: attempts.iter().map(|a| a.source).collect(),
-            evidence: attempts.last().and_then(|a| a.evidence_before.clone()),
+            tried: attempts.iter().map(|a| a.spec.source).collect(),
+            evidence: attempts.last().and_then(|a| a.spec.evidence_before.clone()),
             last: attempts.last().and_then(|a| Some((a.verdict?, a.verdict_reason.clone().unwrap_or_default()))),
         };
         let decision = match self.ralph.agents.architect.reengage(&ctx).await {
@@ -112,7 +112,7 @@ impl Reflection<'_, '_> {
             .collect();
         let same_verdict = verdicts.windows(2).all(|p| p[0] == p[1]);
         let same_lesson = lessons.len() == w && lessons.windows(2).all(|p| p[0] == p[1]);
-        let same_script = last.windows(2).all(|p| p[0].fix_script == p[1].fix_script);
+        let same_script = last.windows(2).all(|p| p[0].spec.fix_script == p[1].spec.fix_script);
         Ok((same_verdict && (same_lesson || same_script)).then(|| {
             format!(
                 "plateau: the last {w} attempts ended `{}` with the same lesson or script",

@@ -13,34 +13,8 @@ use std::collections::BTreeMap;
 use temper_scap::Outcome;
 use temper_scap::oval::Evidence;
 
-use super::{LoopResult, Ralph, RunState};
+use super::{Ahead, LoopResult, Ralph, RunState};
 use crate::scan::{Engine, Scan};
-
-/// Rules' evidence, taken by a rescan that looked ahead, valid while the guest is at `head` and
-/// nothing has run on it since.
-#[derive(Debug, Clone)]
-pub struct Ahead {
-    pub head: String,
-    pub evidence: BTreeMap<String, Option<Evidence>>,
-}
-
-impl Ahead {
-    /// What `scan` found for each of `rules`, with the guest at `head`.
-    pub fn of(head: &str, scan: &Scan, rules: &[String]) -> Self {
-        let evidence = rules.iter().map(|r| (r.clone(), scan.evidence_of(r).cloned())).collect();
-        Ahead { head: head.to_string(), evidence }
-    }
-
-    /// Still valid when the guest is at `head`, where the rescan saw it.
-    pub fn at(self, head: &str) -> Option<Self> {
-        (self.head == head).then_some(self)
-    }
-
-    /// The rule's evidence, when the rescan took it; the rest stays.
-    pub fn take(&mut self, rule: &str) -> Option<Option<Evidence>> {
-        self.evidence.remove(rule)
-    }
-}
 
 /// The evidence before an attempt.
 pub(super) struct Before {
@@ -118,7 +92,7 @@ impl Attempter<'_, '_> {
     /// (the attempt goes on without it: evidence informs, the rescan after the fix judges).
     pub(super) async fn evidence_before(&self, state: &mut RunState, rule: &str) -> Before {
         let head = state.head().to_string();
-        let mut ahead = state.ahead.take().and_then(|a| a.at(&head));
+        let mut ahead = state.take_ahead().and_then(|a| a.at(&head));
         match ahead.as_mut().and_then(|a| a.take(rule)) {
             Some(evidence) => Before { evidence, looked_ahead: true, rest: ahead },
             None => Before { evidence: self.ralph.evidence_now(rule).await, looked_ahead: false, rest: ahead },
@@ -145,21 +119,5 @@ impl Attempter<'_, '_> {
             }
         }
         Ok((!ahead.evidence.is_empty()).then_some(ahead))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Ahead;
-
-    #[test]
-    fn looked_ahead_evidence_serves_only_its_rules_at_that_head() {
-        let ahead = || Ahead { head: "s-a".into(), evidence: [("b".to_string(), None), ("d".to_string(), None)].into() };
-        let mut a = ahead().at("s-a").expect("valid where the rescan saw the guest");
-        assert_eq!(a.take("b"), Some(None), "a rule looked ahead to");
-        assert_eq!(a.take("b"), None, "taken once");
-        assert_eq!(a.take("d"), Some(None), "the other rule stays for its own attempt");
-        assert_eq!(ahead().take("c"), None, "another rule was picked: it gets a rescan");
-        assert!(ahead().at("s-z").is_none(), "the guest moved (a bisection restored another snapshot)");
     }
 }

@@ -16,7 +16,7 @@ impl Ralph<'_> {
     #[tracing::instrument(name = "final_scan", skip_all)]
     pub(super) async fn final_scan(&self, state: &mut RunState) -> LoopResult<End<Scan>> {
         self.phase(Phase::Finish, None, 0).await?;
-        state.ahead = None;
+        state.take_ahead();
         if let End::Reopened = Proof::new(self, state).prove_boot().await? {
             return Ok(End::Reopened);
         }
@@ -96,7 +96,7 @@ impl Ralph<'_> {
             segments,
             failing_after,
             healthy,
-            rebooted: self.settings.reboot.map(|_| state.checkpoint == state.booted.snapshot),
+            rebooted: self.settings.reboot.map(|_| state.checkpoint() == state.booted().snapshot),
         };
         self.note(None, EventData::Finish(Box::new(summary.clone()))).await?;
         self.journal.finish(&summary).await?;

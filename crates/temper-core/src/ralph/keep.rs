@@ -9,7 +9,7 @@ impl Attempter<'_, '_> {
     /// is the new checkpoint and the old one is deleted; otherwise it waits for the batch check.
     #[tracing::instrument(name = "keep", skip_all)]
     pub(super) async fn keep(&self, state: &mut RunState, id: AttemptId, rule: &str, e: &Evaluation) -> LoopResult<()> {
-        let name = format!("{}a{id}", state.prefix);
+        let name = format!("{}a{id}", state.prefix());
         self.ralph.take_snapshot(&name, &format!("{rule} fixed")).await?;
         // A fix awaiting its reboot joins the regression set once the proof sees its rule pass.
         if e.verdict == crate::verdict::Verdict::Fixed {
@@ -17,14 +17,14 @@ impl Attempter<'_, '_> {
         }
         if state.batched() {
             self.ralph.journal.record_pending_fix(id, e, rule, &name).await?;
-            state.pending.push(Kept { attempt: id, rule: rule.to_string(), snapshot: name.clone() });
-            let batch = EventData::KeptPending { snapshot: name, pending: state.pending.len(), every: state.regression_every };
+            state.keep(Kept { attempt: id, rule: rule.to_string(), snapshot: name.clone() });
+            let batch = EventData::KeptPending { snapshot: name, pending: state.pending().len(), every: state.regression_every() };
             return self.ralph.note(Some(rule), batch).await;
         }
         self.ralph.journal.record_fix(id, e, rule, &name).await?;
         let kept = self.ralph.journal.rule_attempts(rule).await?.into_iter().filter(|a| a.id == id);
         self.ralph.remember(kept).await?;
-        let old = std::mem::replace(&mut state.checkpoint, name.clone());
+        let old = state.set_checkpoint(name.clone());
         // The checkpoint proven to boot stays: the reboot proof replays fixes onto it.
         if !state.pinned(&old) {
             self.ralph.drop_snapshot(&old).await?;

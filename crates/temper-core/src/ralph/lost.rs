@@ -66,15 +66,15 @@ impl Ralph<'_> {
     /// restored to). A fix that fails is noted and left to the checks that follow.
     pub(super) async fn replay(&self, fixes: &[&Attempt], onto: &str, why: ReplayWhy) -> LoopResult<()> {
         for a in fixes {
-            let code = match script::run(self.guest, &a.fix_script, super::attempt::OUTPUT_CAP, self.settings.fix_watch).await {
+            let code = match script::run(self.guest, &a.spec.fix_script, super::attempt::OUTPUT_CAP, self.settings.fix_watch).await {
                 Ok(out) => out.exit_code,
                 Err(e) => {
-                    tracing::warn!(rule = %a.rule_id, error = %e, "replaying a kept fix failed");
+                    tracing::warn!(rule = %a.spec.rule_id, error = %e, "replaying a kept fix failed");
                     None
                 }
             };
             let data = Replayed::Onto { attempt: a.n, onto: onto.to_string(), exit_code: code, why };
-            self.note(Some(&a.rule_id), EventData::Replay(data)).await?;
+            self.note(Some(&a.spec.rule_id), EventData::Replay(data)).await?;
         }
         Ok(())
     }

@@ -15,6 +15,7 @@
 //! 6. `Reflection` (`reflect.rs`, `escalate.rs`): reflect on failure, escalate on budget, plateau
 //!    or the Architect's word; then finish: the reboot proof (`Proof`, `boot/`), a final scan,
 //!    the summary and the exit code.
+mod ahead;
 mod applicable;
 mod attempt;
 mod boot;
@@ -35,24 +36,25 @@ mod revert;
 mod second_pass;
 mod settings;
 mod snapshots;
+mod state;
 mod status;
 mod steps;
 mod trial;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use steps::{Attempter, Batch, Check, Picker, Preflight};
 
 use temper_scap::Benchmark;
 
 pub use crate::journal::Phase;
+pub use ahead::Ahead;
 pub use boot::RebootProof;
-pub use evidence::Ahead;
 pub use preflight::checkpoint_prefix;
 pub use settings::Settings;
 pub use status::{Observer, Quiet, Status};
 
 use crate::agent::{Architect, Reflector, Worker};
-use crate::journal::{AttemptId, EventData, Journal, JournalError, Lease, Recall, RunId, RunJournal, RunSummary};
+use crate::journal::{EventData, Journal, JournalError, Lease, Recall, RunId, RunJournal, RunSummary};
 use crate::ports::{Guest, Hypervisor, PortError};
 use crate::scan::{ScanError, Scanner};
 use crate::skill::Skill;
@@ -153,9 +155,9 @@ impl Ralph<'_> {
             if Batch::new(self).run(&mut state).await? {
                 continue;
             }
-            if let Some(pick) = Picker::new(self, &mut state.worked).run().await? {
+            if let Some(pick) = Picker::new(self, state.worked_mut()).run().await? {
                 Attempter::new(self).work_on(&mut state, pick).await?;
-            } else if !state.pending.is_empty() {
+            } else if !state.pending().is_empty() {
                 // The last batch; a regression reopens rules, so pick again after it.
                 Check::new(self, &mut state).run().await?;
             } else if let End::Holds(scan) = self.final_scan(&mut state).await? {
@@ -175,62 +177,5 @@ pub(super) enum End<T = ()> {
     Reopened,
 }
 
-/// What the loop carries between steps; all of it can be rebuilt from the store.
-#[derive(Debug, Clone)]
-pub struct RunState {
-    /// Rules that pass now (at the baseline, or fixed since): any of them failing is a regression.
-    pub regression_set: Vec<String>,
-    /// Rules that pass (at the baseline, or fixed since) and whose checks walk a directory tree
-    /// (minutes each under TCG): checked by the final scan only, where one that fails is bisected.
-    pub final_set: Vec<String>,
-    /// The last checkpoint: the regression set passed there.
-    pub checkpoint: String,
-    /// Fixes kept since the checkpoint, oldest first; they await the batch's regression check.
-    pub pending: Vec<Kept>,
-    /// Fixes per regression check; 1: the regression set rides in every rule rescan.
-    pub regression_every: u32,
-    /// The one-rule rescan preflight measured, when it measured the cadence: each check then
-    /// re-derives the cadence from its own time (`regress::batch_size`).
-    pub one_rule: Option<Duration>,
-    /// Rules worked on in this process (for `--max-rules`).
-    pub worked: usize,
-    /// The start of this run's snapshot names (`preflight::checkpoint_prefix`).
-    pub prefix: String,
-    /// The last checkpoint proven to boot (the baseline at first): the reboot proof starts there.
-    pub booted: Booted,
-    /// Bans made by other runs of the skill that this run has recorded as in force (`ban_shared`).
-    pub shared_bans: Vec<i64>,
-    /// Evidence looked ahead to by the last rescan (`evidence.rs`).
-    pub ahead: Option<Ahead>,
-}
-
 pub use crate::journal::Booted;
-
-/// A fix verified on its own (rule, health, access) and kept with its snapshot.
-#[derive(Debug, Clone)]
-pub struct Kept {
-    pub attempt: AttemptId,
-    pub rule: String,
-    pub snapshot: String,
-}
-
-impl RunState {
-    /// True when `name` must stay: the baseline, or the checkpoint proven to boot.
-    pub fn pinned(&self, name: &str) -> bool {
-        name == self.booted.snapshot
-    }
-
-    /// The newest kept state: the last pending fix's snapshot, else the checkpoint.
-    pub fn head(&self) -> &str {
-        self.pending.last().map_or(&self.checkpoint, |k| &k.snapshot)
-    }
-
-    /// The regression set waits for a batch of kept fixes, instead of riding in each rescan.
-    pub fn batched(&self) -> bool {
-        self.regression_every > 1
-    }
-
-    pub fn batch_due(&self) -> bool {
-        self.batched() && self.pending.len() >= self.regression_every as usize
-    }
-}
+pub use state::{Kept, RunState};

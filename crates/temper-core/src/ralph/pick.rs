@@ -93,11 +93,11 @@ impl Picker<'_, '_> {
     pub(super) async fn run(&mut self) -> LoopResult<Option<Pick>> {
         self.ralph.phase(Phase::Pick, None, 0).await?;
         // Fixes undone with a regressed batch go first; they were picked once already.
-        if let Some(a) = self.ralph.journal.fixes_to_replay().await?.into_iter().find(|a| self.ralph.in_scope(&a.rule_id)) {
-            self.ralph.note(Some(&a.rule_id), EventData::Replay(Replayed::RolledBack { attempt: a.n, source: a.source })).await?;
-            let fix = ApplyFix { fix_script: a.fix_script, revert_script: a.revert_script, description: a.description };
-            let preset = Preset { fix, source: a.source, replayed: true, remembered: None };
-            return Ok(Some(Pick { rule_id: a.rule_id, plan: a.plan, preset: Some(preset) }));
+        if let Some(a) = self.ralph.journal.fixes_to_replay().await?.into_iter().find(|a| self.ralph.in_scope(&a.spec.rule_id)) {
+            self.ralph.note(Some(&a.spec.rule_id), EventData::Replay(Replayed::RolledBack { attempt: a.n, source: a.spec.source })).await?;
+            let fix = ApplyFix { fix_script: a.spec.fix_script, revert_script: a.spec.revert_script, description: a.spec.description };
+            let preset = Preset { fix, source: a.spec.source, replayed: true, remembered: None };
+            return Ok(Some(Pick { rule_id: a.spec.rule_id, plan: a.spec.plan, preset: Some(preset) }));
         }
         // A rule whose last attempt a crash interrupted goes next: it was picked, and the
         // interrupted attempt does not count as a try.
@@ -169,12 +169,13 @@ impl Picker<'_, '_> {
     async fn interrupted(&self) -> LoopResult<Option<(String, String)>> {
         let attempts = self.ralph.journal.attempts().await?;
         // A plan step's interrupted attempt is the plan's to apply again (`plan_tried`).
-        let redo = |a: &&Attempt| a.state == AttemptState::Interrupted && a.source != FixSource::Plan && self.ralph.in_scope(&a.rule_id);
+        let redo =
+            |a: &&Attempt| a.state == AttemptState::Interrupted && a.spec.source != FixSource::Plan && self.ralph.in_scope(&a.spec.rule_id);
         for a in attempts.iter().filter(redo) {
-            let last = attempts.iter().rfind(|b| b.rule_id == a.rule_id).is_some_and(|b| b.id == a.id);
-            let open = self.ralph.journal.rule(&a.rule_id).await?.is_some_and(|r| r.status == RuleStatus::Pending);
+            let last = attempts.iter().rfind(|b| b.spec.rule_id == a.spec.rule_id).is_some_and(|b| b.id == a.id);
+            let open = self.ralph.journal.rule(&a.spec.rule_id).await?.is_some_and(|r| r.status == RuleStatus::Pending);
             if last && open {
-                return Ok(Some((a.rule_id.clone(), a.plan.clone())));
+                return Ok(Some((a.spec.rule_id.clone(), a.spec.plan.clone())));
             }
         }
         Ok(None)

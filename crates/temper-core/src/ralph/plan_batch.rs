@@ -9,7 +9,7 @@
 //! A clean batch's check also takes the evidence of the rules the next batch is likely to take
 //! (`Ahead`): the guest stays as the check saw it until that batch starts, so the next batch
 //! rescans only the rules it lacks.
-use super::steps::{Attempter, Batch, Check, Reflection};
+use super::steps::{Batch, Check, Reflection};
 use super::trial::{Ended, Trial};
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
@@ -75,18 +75,18 @@ impl Batch<'_, '_> {
         if due.len() < 2 {
             return Ok(false);
         }
-        if !state.pending.is_empty() {
+        if !state.pending().is_empty() {
             // A batch starts from a checkpoint: fixes kept since wait for their check first.
             Check::new(self.ralph, state).run().await?;
             return Ok(true);
         }
         self.ralph.phase(Phase::PlanBatch, Some(&due[0].rule), 0).await?;
-        state.worked += due.len();
-        let ahead = state.ahead.take().and_then(|a| a.at(state.head()));
+        *state.worked_mut() += due.len();
+        let ahead = state.take_ahead().and_then(|a| a.at(state.head()));
         let mut evidence = self.evidence_of_all(&due, ahead).await;
         let bans = self.ralph.journal.memory().bans(self.ralph.recall()).await?;
-        Attempter::new(self.ralph).note_shared_bans(state, &due[0].rule, &bans).await?;
-        let deny = Attempter::new(self.ralph).deny_list(&bans).await?;
+        self.attempt.note_shared_bans(state, &due[0].rule, &bans).await?;
+        let deny = self.attempt.deny_list(&bans).await?;
         let watched = self.ralph.watched().await?;
         let next = self.next_evidence(state, &open[due.len()..], &watched);
         let mut steps = Vec::new();
@@ -100,7 +100,8 @@ impl Batch<'_, '_> {
         let checked = self.apply_and_check(state, &steps, &watched, &next, true).await?;
         if checked.clean() {
             self.keep_batch(state, &steps, &checked, &watched).await?;
-            state.ahead = checked.scan.as_ref().map(|s| Ahead::of(state.head(), s, &next));
+            let ahead = checked.scan.as_ref().map(|s| Ahead::of(state.head(), s, &next));
+            state.look_ahead(ahead);
             return Ok(true);
         }
         self.bisect_batch(state, &steps, checked).await.map(|()| true)
@@ -118,7 +119,7 @@ impl Batch<'_, '_> {
 
     /// How many steps the next batch may take: [`PLAN_BATCH`], or what `--max-rules` leaves.
     fn room(&self, state: &RunState) -> usize {
-        self.ralph.settings.max_rules.map_or(PLAN_BATCH, |m| m.saturating_sub(state.worked).min(PLAN_BATCH))
+        self.ralph.settings.max_rules.map_or(PLAN_BATCH, |m| m.saturating_sub(state.worked()).min(PLAN_BATCH))
     }
 
     /// The rules whose evidence the batch's check takes for the next batch: the first open steps
@@ -170,14 +171,12 @@ impl Batch<'_, '_> {
         let plan = format!("step {} of the proven plan, in a batch", fix.n);
         self.ralph.note(Some(&fix.rule), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Plan { plan_step: fix.n } })).await?;
         let n = self.ralph.journal.rule(&fix.rule).await?.map_or(0, |r| r.attempts as u32) + 1;
-        let ctx = Attempter::new(self.ralph).fix_context(&fix.rule, &plan, n, evidence).await?;
+        let ctx = self.attempt.fix_context(&fix.rule, &plan, n, evidence).await?;
         let origin = Origin { source: FixSource::Plan, replayed: false, looked_ahead };
-        let trial = Attempter::new(self.ralph).start_attempt(state, &ctx, &fix.fix, origin).await?;
+        let trial = self.attempt.start_attempt(state, &ctx, &fix.fix, origin).await?;
         for script in [&fix.fix.fix_script, &fix.fix.revert_script] {
             if let Err(refusal) = deny.check(script) {
-                if let Some(ended) =
-                    Attempter::new(self.ralph).unexecuted(trial, Verdict::Refused, refusal.to_string(), &fix.fix.fix_script).await?
-                {
+                if let Some(ended) = self.attempt.unexecuted(trial, Verdict::Refused, refusal.to_string(), &fix.fix.fix_script).await? {
                     Reflection::new(self.ralph).reflect(&ended).await?;
                 }
                 return Ok(None);
@@ -200,14 +199,14 @@ impl Batch<'_, '_> {
     ) -> LoopResult<Checked> {
         let mut applied = Vec::new();
         for s in steps {
-            applied.push(Attempter::new(self.ralph).apply(&s.fix.fix).await);
+            applied.push(self.attempt.apply(&s.fix.fix).await);
             if first {
                 self.ralph.journal.set_attempt_state(s.trial.id, AttemptState::Applied).await?;
             }
         }
         let checked = self.check(state, steps, &applied, watched, ahead).await?;
         if first {
-            let (rules, watched, secs) = (state.regression_set.len(), watched.len(), checked.secs);
+            let (rules, watched, secs) = (state.regression_set().len(), watched.len(), checked.secs);
             let (steps_n, failed, guard) = (steps.iter().map(|s| s.fix.n).collect(), checked.failed(steps), checked.guard.clone());
             self.ralph.note(None, EventData::PlanBatch(PlanBatched { steps: steps_n, rules, watched, failed, guard, secs })).await?;
         }
@@ -223,7 +222,7 @@ impl Batch<'_, '_> {
         ahead: &[String],
     ) -> LoopResult<Checked> {
         let mut rules: Vec<String> = steps.iter().map(|s| s.fix.rule.clone()).collect();
-        for r in state.regression_set.iter().chain(watched).chain(ahead) {
+        for r in state.regression_set().iter().chain(watched).chain(ahead) {
             if !rules.contains(r) {
                 rules.push(r.clone());
             }
@@ -232,7 +231,7 @@ impl Batch<'_, '_> {
         let (guard, scan) = tokio::join!(self.ralph.guard(), self.ralph.scanner.scan(self.ralph.guest, &rules));
         let secs = started.elapsed().as_secs_f64();
         let guard = Guard::from(guard);
-        let regressions = scan.as_ref().map(|s| s.failing(&state.regression_set)).unwrap_or_default();
+        let regressions = scan.as_ref().map(|s| s.failing(state.regression_set())).unwrap_or_default();
         let evaluations = steps
             .iter()
             .zip(applied)
@@ -251,11 +250,11 @@ impl Batch<'_, '_> {
                 let checks = Checks { exit: a.exit(), guard: guard.clone(), rescan, regressions: Vec::new(), reboot, batched: false };
                 let mut e = evaluation(a, &checks, scan.as_ref().ok(), &s.fix.rule);
                 // The check is shared: each step is charged its share, so the run's times add up.
-                e.evaluate_ms = Some((secs * 1000.0 / steps.len() as f64) as i64);
+                e.findings.evaluate_ms = Some((secs * 1000.0 / steps.len() as f64) as i64);
                 e
             })
             .collect::<Vec<Evaluation>>();
-        let kept = evaluations.iter().map(|e| Attempter::new(self.ralph).kept(e.verdict)).collect();
+        let kept = evaluations.iter().map(|e| self.attempt.kept(e.verdict)).collect();
         let problem = match &guard {
             Guard::Health { ok: true, .. } => None,
             Guard::Health { output, .. } => Some(format!("health check: {output}")),
@@ -270,7 +269,7 @@ impl Batch<'_, '_> {
 
     /// A clean batch: one snapshot, the new checkpoint, with every step kept in one transaction.
     async fn keep_batch(&self, state: &mut RunState, steps: &[Step], checked: &Checked, watched: &[String]) -> LoopResult<()> {
-        let name = format!("{}a{}", state.prefix, steps[0].trial.id);
+        let name = format!("{}a{}", state.prefix(), steps[0].trial.id);
         let (first, last) = (steps[0].fix.n, steps[steps.len() - 1].fix.n);
         self.ralph.take_snapshot(&name, &format!("plan steps {first} to {last} fixed")).await?;
         let fixes: Vec<KeptFix> = steps
@@ -292,7 +291,7 @@ impl Batch<'_, '_> {
         }
         let ids: Vec<AttemptId> = steps.iter().map(|s| s.trial.id).collect();
         self.ralph.remember(self.ralph.journal.attempts().await?.into_iter().filter(|a| ids.contains(&a.id))).await?;
-        let old = std::mem::replace(&mut state.checkpoint, name.clone());
+        let old = state.set_checkpoint(name.clone());
         if !state.pinned(&old) {
             self.ralph.drop_snapshot(&old).await?;
         }
@@ -307,14 +306,14 @@ impl Batch<'_, '_> {
     /// each applied again on the checkpoint; that step's rule goes to the normal loop.
     async fn bisect_batch(&self, state: &mut RunState, steps: &[Step], mut full: Checked) -> LoopResult<()> {
         // A regression-set rule that fails at the checkpoint too was not broken by the batch.
-        let unstable = self.ralph.failing_at(&state.checkpoint, &full.regressions).await?;
+        let unstable = self.ralph.failing_at(state.checkpoint(), &full.regressions).await?;
         for r in &unstable {
-            state.regression_set.retain(|x| x != r);
+            state.unwatch(r);
             self.ralph.mark_unstable(r, "failed a plan batch's check, and fails again at the checkpoint where it passed").await?;
         }
         full.regressions.retain(|r| !unstable.contains(r));
         if full.clean() {
-            self.ralph.restore(&state.checkpoint).await?;
+            self.ralph.restore(state.checkpoint()).await?;
             let why = "applied in a plan batch whose check failed only on rules that fail at the checkpoint too (unstable): \
                        applied again in the next batch";
             return self
@@ -328,7 +327,7 @@ impl Batch<'_, '_> {
         while lo < hi {
             let mid = (lo + hi) / 2;
             probes += 1;
-            self.ralph.restore(&state.checkpoint).await?;
+            self.ralph.restore(state.checkpoint()).await?;
             let c = self.apply_and_check(state, &steps[..mid], &[], &[], false).await?;
             if c.clean() {
                 lo = mid + 1;
@@ -336,7 +335,7 @@ impl Batch<'_, '_> {
                 (hi, at_hi) = (mid, c);
             }
         }
-        self.ralph.restore(&state.checkpoint).await?;
+        self.ralph.restore(state.checkpoint()).await?;
         let culprit = &steps[lo - 1];
         let e = blamed(&steps[..lo], at_hi);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
@@ -361,14 +360,14 @@ impl Batch<'_, '_> {
                 EventData::PlanBisected(PlanBisected { step, rule: rule.clone(), verdict, reason: reason.clone(), probes, again }),
             )
             .await?;
-        let diagnostics = e.diagnostics.clone().unwrap_or_default();
+        let diagnostics = e.findings.diagnostics.clone().unwrap_or_default();
         let ended = Ended { trial: culprit.trial.clone(), verdict, reason, fix_script: culprit.fix.fix.fix_script.clone(), diagnostics };
         Reflection::new(self.ralph).reflect(&ended).await?;
         // The normal loop takes the rule up now, as after a single step: the content's fix first.
         let preset = self.ralph.stock_after_plan(&rule, &culprit.fix.fix.fix_script);
         if preset.is_some() {
             let plan = format!("step {} of the proven plan failed; the normal loop takes the rule up", culprit.fix.n);
-            Attempter::new(self.ralph).work_on(state, Pick { rule_id: rule, plan, preset }).await?;
+            self.attempt.work_on(state, Pick { rule_id: rule, plan, preset }).await?;
         }
         Ok(())
     }
@@ -376,8 +375,8 @@ impl Batch<'_, '_> {
     /// The rules with a plan attempt that counts (not one set aside or interrupted).
     pub(super) async fn plan_tried(&self) -> LoopResult<HashSet<String>> {
         let attempts = self.ralph.journal.attempts().await?;
-        let counts = |a: &crate::journal::Attempt| a.source == FixSource::Plan && a.state != AttemptState::Interrupted;
-        Ok(attempts.into_iter().filter(counts).map(|a| a.rule_id).collect())
+        let counts = |a: &crate::journal::Attempt| a.spec.source == FixSource::Plan && a.state != AttemptState::Interrupted;
+        Ok(attempts.into_iter().filter(counts).map(|a| a.spec.rule_id).collect())
     }
 }
 
@@ -393,9 +392,9 @@ fn blamed(steps: &[Step], at: Checked) -> Evaluation {
         e.verdict = Verdict::Regression;
         e.verdict_reason =
             format!("rules that passed now fail: {} (found by a plan batch's check, bisected to this step)", broken.join(", "));
-        e.regressions = broken;
+        e.findings.regressions = broken;
     }
     e.revert_method = crate::journal::RevertMethod::Snapshot;
-    e.diagnostics = Some(diagnostics(&e, &at.journal));
+    e.findings.diagnostics = Some(diagnostics(&e, &at.journal));
     e
 }

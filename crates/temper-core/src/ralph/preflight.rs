@@ -23,7 +23,7 @@ impl Preflight<'_, '_> {
         // A crash may have left an attempt half-done: close it, never run it again. It does not
         // count as a try: its rule is picked again first.
         for a in self.ralph.journal.interrupt_open_attempts().await? {
-            self.ralph.note(Some(&a.rule_id), EventData::AttemptInterrupted { attempt: a.n, state: a.state }).await?;
+            self.ralph.note(Some(&a.spec.rule_id), EventData::AttemptInterrupted { attempt: a.n, state: a.state }).await?;
         }
         // Back to the newest kept state: the last checkpoint (the baseline at first), or a
         // pending fix's snapshot after it; rebuilt when it is gone (`lost.rs`).
@@ -34,7 +34,7 @@ impl Preflight<'_, '_> {
             .pending_fixes()
             .await?
             .into_iter()
-            .filter_map(|a| Some(Kept { attempt: a.id, rule: a.rule_id, snapshot: a.snapshot? }))
+            .filter_map(|a| Some(Kept { attempt: a.id, rule: a.spec.rule_id, snapshot: a.snapshot? }))
             .collect();
         let events = self.ralph.journal.events(0).await?;
         let booted = self.booted(&events, &row.baseline).await?;
@@ -70,7 +70,7 @@ impl Preflight<'_, '_> {
         let first = if new_run { self.first_scan().await? } else { Vec::new() };
         // Fixed rules too: on a resume, a walker fixed mid-run stays with the final scan.
         let passing = self.ralph.journal.rules().await?.into_iter().filter(|r| r.status.passes()).map(|r| r.rule_id);
-        let walkers = self.ralph.scanner.tree_walkers(&passing.collect::<Vec<_>>());
+        let walkers = self.ralph.scanner.costly_walkers(&passing.collect::<Vec<_>>());
         let (regression_every, one_rule) = self.regression_every(new_run, &walkers, &events).await?;
         let rules = self.ralph.journal.rules().await?;
         // A rule whose kept fix awaits the reboot proof still fails: not in the set until then.
@@ -81,7 +81,7 @@ impl Preflight<'_, '_> {
             .await?
             .into_iter()
             .filter(|a| a.verdict == Some(Verdict::NeedsReboot) && a.in_force())
-            .map(|a| a.rule_id)
+            .map(|a| a.spec.rule_id)
             .collect();
         let (final_set, regression_set) = rules
             .iter()
@@ -89,24 +89,16 @@ impl Preflight<'_, '_> {
             .map(|r| r.rule_id.clone())
             .partition(|r| walkers.contains(r));
         let worked = rules.iter().filter(|r| r.attempts > 0 || r.status == RuleStatus::Escalated).count();
-        let mut state = RunState {
-            regression_set,
-            final_set,
-            checkpoint,
-            pending,
-            regression_every,
-            one_rule,
-            worked,
-            prefix,
-            booted,
-            shared_bans,
-            ahead: None,
-        };
+        let mut state = RunState::at(checkpoint, booted, prefix)
+            .watching(regression_set, final_set)
+            .with_pending(pending)
+            .with_cadence(regression_every, one_rule)
+            .with_history(worked, shared_bans);
         Proof::new(self.ralph, &mut state).replay_unproven().await?;
         // The first scan's evidence serves the first attempts: nothing has run on the guest since.
         if !first.is_empty() {
-            state.ahead =
-                Some(Ahead { head: state.head().to_string(), evidence: first.into_iter().map(|e| (e.rule.clone(), Some(e))).collect() });
+            let evidence = first.into_iter().map(|e| (e.rule.clone(), Some(e))).collect();
+            state.look_ahead(Some(Ahead { head: state.head().to_string(), evidence }));
         }
         Ok(state)
     }
@@ -185,7 +177,6 @@ impl Preflight<'_, '_> {
                 other => (RuleStatus::of_outcome(other), None),
             };
             let rule = NewRule {
-                run_id: self.ralph.journal.id(),
                 rule_id: r.idref.clone(),
                 title: title.to_string(),
                 severity: r.severity,

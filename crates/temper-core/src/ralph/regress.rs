@@ -34,15 +34,11 @@ pub fn batch_size(with_set: Duration, one_rule: Duration) -> u32 {
 
 impl Ralph<'_> {
     /// A rule that passes now joins the regression set; one whose check walks a directory tree
-    /// (made applicable by another fix, say) joins the final set instead.
+    /// at a cost of its own (made applicable by another fix, say) joins the final set instead.
     pub(super) fn now_passes(&self, state: &mut RunState, rule: &str) {
         let rule = rule.to_string();
-        let set = if self.scanner.tree_walkers(std::slice::from_ref(&rule)).is_empty() {
-            &mut state.regression_set
-        } else {
-            &mut state.final_set
-        };
-        set.push(rule);
+        let walks = !self.scanner.costly_walkers(std::slice::from_ref(&rule)).is_empty();
+        state.passes(rule, walks);
     }
 
     /// A rule whose result flips with nothing changed: left out of the regression set from now on.
@@ -74,24 +70,24 @@ impl Check<'_, '_> {
     /// Rescans the regression set once for the whole batch, with the rules not applicable so far
     /// (`applicable.rs`); re-derives the cadence from the check's time (unless rules apply now);
     /// promotes the batch (then takes up the rules that apply now), or bisects it.
-    #[tracing::instrument(name = "regression_check", skip_all, fields(fixes = self.state.pending.len()))]
+    #[tracing::instrument(name = "regression_check", skip_all, fields(fixes = self.state.pending().len()))]
     pub(super) async fn run(mut self) -> LoopResult<()> {
-        if self.state.pending.is_empty() {
+        if self.state.pending().is_empty() {
             return Ok(());
         }
         self.ralph.phase(Phase::Regression, None, 0).await?;
         let watched = self.ralph.watched().await?;
-        let rules: Vec<String> = self.state.regression_set.iter().chain(&watched).cloned().collect();
+        let rules: Vec<String> = self.state.regression_set().iter().chain(&watched).cloned().collect();
         let started = Instant::now();
         let scan = if rules.is_empty() { None } else { Some(self.ralph.scanner.scan(self.ralph.guest, &rules).await?) };
         let took = started.elapsed();
-        let failed = scan.as_ref().map(|s| s.failing(&self.state.regression_set)).unwrap_or_default();
+        let failed = scan.as_ref().map(|s| s.failing(self.state.regression_set())).unwrap_or_default();
         // Rules that apply now had their checks run once (a tree walk, say): not the set's cost.
         let applies = scan.as_ref().is_some_and(|s| watched.iter().any(|r| s.outcome(r).is_some_and(|o| o != Outcome::NotApplicable)));
-        let every = if applies { self.state.regression_every } else { self.retime(took).await? };
-        let fixes = self.state.pending.len();
+        let every = if applies { self.state.regression_every() } else { self.retime(took).await? };
+        let fixes = self.state.pending().len();
         let stalls = scan.as_ref().map_or(0, |s| s.stalls);
-        let (rules, watched_n, secs) = (self.state.regression_set.len(), watched.len(), took.as_secs_f64());
+        let (rules, watched_n, secs) = (self.state.regression_set().len(), watched.len(), took.as_secs_f64());
         let check = EventData::RegressionCheck { fixes, rules, watched: watched_n, failed: failed.clone(), secs, stalls, every };
         self.ralph.note(None, check).await?;
         if !failed.is_empty() {
@@ -107,13 +103,13 @@ impl Check<'_, '_> {
     /// The cadence after a check that took `took`, when preflight measured it: the set grows as
     /// fixes pass, and a rule that joins it may be slow, so the batch follows the set's cost.
     async fn retime(&mut self, took: Duration) -> LoopResult<u32> {
-        if let Some(every) = self.state.retimed(took)
-            && every != self.state.regression_every
+        if let Some(every) = retimed(self.state, took)
+            && every != self.state.regression_every()
         {
-            self.state.regression_every = every;
+            self.state.set_regression_every(every);
             self.ralph.journal.set_regression_every(every).await?;
         }
-        Ok(self.state.regression_every)
+        Ok(self.state.regression_every())
     }
 
     /// The batch is clean: its newest snapshot becomes the checkpoint; older snapshots go.
@@ -122,9 +118,9 @@ impl Check<'_, '_> {
         let confirmed = self.ralph.journal.pending_fixes().await?;
         self.ralph.journal.confirm_fixes(&head).await?;
         self.ralph.remember(confirmed).await?;
-        let old = std::mem::replace(&mut self.state.checkpoint, head.clone());
-        let fixes = self.state.pending.len();
-        for k in std::mem::take(&mut self.state.pending) {
+        let (old, pending) = self.state.promote();
+        let fixes = pending.len();
+        for k in pending {
             if k.snapshot != head {
                 self.ralph.drop_snapshot(&k.snapshot).await?;
             }
@@ -140,9 +136,9 @@ impl Check<'_, '_> {
     async fn bisect(&mut self, failed: Vec<String>) -> LoopResult<()> {
         // A rule that fails at the checkpoint too was not broken by this batch.
         let at_checkpoint = expected(self.state, &failed, 0);
-        let unstable = self.ralph.failing_at(&self.state.checkpoint, &at_checkpoint).await?;
+        let unstable = self.ralph.failing_at(self.state.checkpoint(), &at_checkpoint).await?;
         for r in &unstable {
-            self.state.regression_set.retain(|x| x != r);
+            self.state.unwatch(r);
             self.ralph.mark_unstable(r, "failed the batch check, and fails again at the checkpoint where it passed").await?;
         }
         let failed: Vec<String> = failed.into_iter().filter(|r| !unstable.contains(r)).collect();
@@ -150,11 +146,11 @@ impl Check<'_, '_> {
             self.ralph.restore(self.state.head()).await?;
             return self.promote().await;
         }
-        let (mut lo, mut hi, mut probes) = (1, self.state.pending.len(), 0);
+        let (mut lo, mut hi, mut probes) = (1, self.state.pending().len(), 0);
         while lo < hi {
             let mid = (lo + hi) / 2;
             probes += 1;
-            let snapshot = self.state.pending[mid - 1].snapshot.clone();
+            let snapshot = self.state.pending()[mid - 1].snapshot.clone();
             if self.ralph.failing_at(&snapshot, &expected(self.state, &failed, mid)).await?.is_empty() {
                 lo = mid + 1;
             } else {
@@ -162,9 +158,7 @@ impl Check<'_, '_> {
             }
         }
         let broken = expected(self.state, &failed, lo);
-        let culprit = self.state.pending[lo - 1].clone();
-        let dropped = self.state.pending.split_off(lo);
-        self.state.pending.truncate(lo - 1);
+        let (culprit, dropped) = self.state.blame(lo);
         self.ralph.restore(self.state.head()).await?;
         self.settle(&culprit, &dropped, &broken, probes).await
     }
@@ -175,7 +169,7 @@ impl Check<'_, '_> {
         let row = self.ralph.journal.pending_fixes().await?.into_iter().find(|a| a.id == culprit.attempt);
         let trial =
             row.as_ref().map_or_else(|| Trial { id: culprit.attempt, n: 0, rule: culprit.rule.clone(), plan: String::new() }, Trial::of);
-        let fix_script = row.map(|a| a.fix_script).unwrap_or_default();
+        let fix_script = row.map(|a| a.spec.fix_script).unwrap_or_default();
         let reason = format!("rules that passed now fail: {} (found by the batch's regression check)", broken.join(", "));
         let diagnostics = format!(
             "The fix passed its own rescan, the health check and the lockout guard. The batch's regression \
@@ -194,7 +188,7 @@ impl Check<'_, '_> {
         };
         self.ralph.journal.roll_back_fixes(&blame, &dropped.iter().map(|k| k.attempt).collect::<Vec<_>>()).await?;
         for k in std::iter::once(culprit).chain(dropped) {
-            self.state.regression_set.retain(|r| *r != k.rule);
+            self.state.unwatch(&k.rule);
             self.ralph.drop_snapshot(&k.snapshot).await?;
         }
         let replays: Vec<&str> = dropped.iter().map(|k| k.rule.as_str()).collect();
@@ -207,17 +201,15 @@ impl Check<'_, '_> {
     }
 }
 
-impl RunState {
-    /// The cadence a check that took `took` calls for; `None` when the cadence is set, not measured.
-    fn retimed(&self, took: Duration) -> Option<u32> {
-        self.one_rule.map(|one| batch_size(one + took, one))
-    }
+/// The cadence a check that took `took` calls for; `None` when the cadence is set, not measured.
+fn retimed(state: &RunState, took: Duration) -> Option<u32> {
+    state.one_rule().map(|one| batch_size(one + took, one))
 }
 
 /// The regressed rules expected to pass at snapshot `i`: all but those a later fix in the batch
 /// fixed (before that fix they failed, as they did at the baseline).
 fn expected(state: &RunState, failed: &[String], i: usize) -> Vec<String> {
-    failed.iter().filter(|r| !state.pending[i..].iter().any(|k| &k.rule == *r)).cloned().collect()
+    failed.iter().filter(|r| !state.pending()[i..].iter().any(|k| &k.rule == *r)).cloned().collect()
 }
 
 #[cfg(test)]
@@ -248,14 +240,13 @@ mod tests {
     #[test]
     fn the_cadence_follows_each_checks_time() {
         // ANSSI high: a one-rule rescan 2.6 s; the set's checks 11 s at first, 26 s later.
-        let mut state = RunState { one_rule: Some(secs(2.6)), ..state(4) };
-        assert_eq!(state.retimed(secs(5.0)), Some(4));
-        assert_eq!(state.retimed(secs(11.0)), Some(8));
-        assert_eq!(state.retimed(secs(26.0)), Some(MAX_BATCH));
-        assert_eq!(state.retimed(secs(95.0)), Some(MAX_BATCH), "a walker joined the set");
-        assert_eq!(state.retimed(secs(1.0)), Some(1), "a cheap set rides in every rescan again");
-        state.one_rule = None;
-        assert_eq!(state.retimed(secs(26.0)), None, "a cadence set by hand stays");
+        let state = state(4).with_cadence(4, Some(secs(2.6)));
+        assert_eq!(retimed(&state, secs(5.0)), Some(4));
+        assert_eq!(retimed(&state, secs(11.0)), Some(8));
+        assert_eq!(retimed(&state, secs(26.0)), Some(MAX_BATCH));
+        assert_eq!(retimed(&state, secs(95.0)), Some(MAX_BATCH), "a walker joined the set");
+        assert_eq!(retimed(&state, secs(1.0)), Some(1), "a cheap set rides in every rescan again");
+        assert_eq!(retimed(&state.with_cadence(4, None), secs(26.0)), None, "a cadence set by hand stays");
     }
 
     fn kept(rule: &str) -> Kept {
@@ -263,24 +254,13 @@ mod tests {
     }
 
     fn state(every: u32) -> RunState {
-        RunState {
-            regression_set: vec![],
-            final_set: vec![],
-            checkpoint: "c".into(),
-            pending: vec![],
-            regression_every: every,
-            one_rule: None,
-            worked: 0,
-            prefix: "temper-r1-".into(),
-            booted: Booted { snapshot: "baseline".into(), through: AttemptId(0) },
-            shared_bans: vec![],
-            ahead: None,
-        }
+        let booted = Booted { snapshot: "baseline".into(), through: AttemptId(0) };
+        RunState::at("c".into(), booted, "temper-r1-".into()).with_cadence(every, None)
     }
 
     #[test]
     fn a_rule_fixed_later_in_the_batch_is_not_expected_before_its_fix() {
-        let state = RunState { pending: vec![kept("a"), kept("b"), kept("c")], ..state(3) };
+        let state = state(3).with_pending(vec![kept("a"), kept("b"), kept("c")]);
         let failed = vec!["b".to_string(), "x".to_string()];
         assert_eq!(expected(&state, &failed, 0), ["x"], "b failed at the checkpoint: not yet fixed");
         assert_eq!(expected(&state, &failed, 1), ["x"]);

@@ -19,7 +19,7 @@ impl Rescan {
     pub fn rules(&self, state: &RunState) -> Vec<String> {
         let mut rules = vec![self.rule.clone()];
         if !state.batched() {
-            rules.extend(state.regression_set.iter().filter(|r| **r != self.rule).cloned());
+            rules.extend(state.regression_set().iter().filter(|r| **r != self.rule).cloned());
             rules.extend(self.watched.iter().cloned());
         }
         rules.extend(self.next.clone());
@@ -36,7 +36,7 @@ impl Attempter<'_, '_> {
     /// After the fix is kept: the next rule's evidence, and the rules that apply now.
     pub(super) async fn take_up(&self, state: &mut RunState, rescan: &Rescan, scan: &Scan) -> LoopResult<()> {
         let head = state.head().to_string();
-        state.ahead = rescan.next.as_ref().map(|n| Ahead::of(&head, scan, std::slice::from_ref(n)));
+        state.look_ahead(rescan.next.as_ref().map(|n| Ahead::of(&head, scan, std::slice::from_ref(n))));
         self.ralph.now_applicable(state, scan, &rescan.watched).await?;
         Ok(())
     }

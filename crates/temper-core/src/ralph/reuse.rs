@@ -23,13 +23,13 @@ impl Ralph<'_> {
 
     /// Remembers the LLM-written fixes among `kept` (kept, regression set clean).
     pub(super) async fn remember(&self, kept: impl IntoIterator<Item = Attempt>) -> LoopResult<()> {
-        for a in kept.into_iter().filter(|a| matches!(a.source, FixSource::Llm | FixSource::LlmText)) {
+        for a in kept.into_iter().filter(|a| matches!(a.spec.source, FixSource::Llm | FixSource::LlmText)) {
             let fix = NewRememberedFix {
                 skill: self.skill.name().to_string(),
-                rule_id: a.rule_id,
-                fix_script: a.fix_script,
-                revert_script: a.revert_script,
-                description: a.description,
+                rule_id: a.spec.rule_id,
+                fix_script: a.spec.fix_script,
+                revert_script: a.spec.revert_script,
+                description: a.spec.description,
                 run_id: self.journal.id(),
                 attempt_id: a.id,
             };
@@ -49,8 +49,15 @@ impl Picker<'_, '_> {
         if known.is_empty() {
             return Ok(None);
         }
-        let tried: HashSet<String> =
-            self.ralph.journal.attempts().await?.into_iter().filter(|a| a.source == FixSource::Memory).map(|a| a.rule_id).collect();
+        let tried: HashSet<String> = self
+            .ralph
+            .journal
+            .attempts()
+            .await?
+            .into_iter()
+            .filter(|a| a.spec.source == FixSource::Memory)
+            .map(|a| a.spec.rule_id)
+            .collect();
         for c in candidates.iter().filter(|c| known.contains(&c.rule_id) && !tried.contains(&c.rule_id)) {
             let Some(f) = self.ralph.journal.memory().remembered_fix(skill, &c.rule_id).await? else { continue };
             let plan = format!("a remembered fix (#{}, kept on {} of {} other targets since it was first kept)", f.id, f.kept, f.tried);

@@ -19,7 +19,7 @@ impl Ralph<'_> {
             if r.status != RuleStatus::Escalated || !self.in_scope(&r.rule_id) {
                 continue;
             }
-            let stock: Vec<&Attempt> = attempts.iter().filter(|a| a.rule_id == r.rule_id && a.is_stock_try()).collect();
+            let stock: Vec<&Attempt> = attempts.iter().filter(|a| a.spec.rule_id == r.rule_id && a.is_stock_try()).collect();
             // Once: the first pass's stock attempt, and no second one yet.
             let [first] = stock.as_slice() else { continue };
             if !matches!(first.verdict, Some(Verdict::ApplyFailed | Verdict::StillFailing)) {

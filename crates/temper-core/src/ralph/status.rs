@@ -72,7 +72,7 @@ impl Ralph<'_> {
     /// Stores each LLM call as a turn.
     pub(super) async fn record_turns(&self, attempt: Option<AttemptId>, rule: Option<&str>, records: &[TurnRecord]) -> LoopResult<()> {
         for record in records {
-            self.journal.add_turn(&NewTurn { run_id: self.journal.id(), attempt_id: attempt, rule_id: rule, record }).await?;
+            self.journal.add_turn(&NewTurn { attempt_id: attempt, rule_id: rule, record }).await?;
             if !record.tool_calls_dropped.is_empty() {
                 let dropped = EventData::ToolCallCapped { role: record.role, dropped: record.tool_calls_dropped.clone() };
                 self.note(rule, dropped).await?;

@@ -33,10 +33,11 @@ pub(super) struct Check<'r, 'a> {
 }
 
 /// A proven plan's batch (`plan_batch.rs`): its due steps applied together, checked once, kept
-/// together or bisected.
+/// together or bisected. It applies and judges each step through `attempt`.
 #[derive(Clone, Copy)]
 pub(super) struct Batch<'r, 'a> {
     pub ralph: &'r Ralph<'a>,
+    pub attempt: Attempter<'r, 'a>,
 }
 
 /// Step 6, after a fix failed (`reflect.rs`, `escalate.rs`): the Reflector's lesson and ban, and
@@ -60,7 +61,7 @@ impl<'r, 'a> Attempter<'r, 'a> {
 
 impl<'r, 'a> Batch<'r, 'a> {
     pub(super) fn new(ralph: &'r Ralph<'a>) -> Self {
-        Self { ralph }
+        Self { ralph, attempt: Attempter::new(ralph) }
     }
 }
 

@@ -16,7 +16,7 @@ pub(super) struct Trial {
 impl Trial {
     /// The trial an attempt's row records (a kept fix blamed later).
     pub fn of(a: &Attempt) -> Self {
-        Self { id: a.id, n: a.n as u32, rule: a.rule_id.clone(), plan: a.plan.clone() }
+        Self { id: a.id, n: a.n as u32, rule: a.spec.rule_id.clone(), plan: a.spec.plan.clone() }
     }
 }
 

@@ -15,8 +15,14 @@ use futures_util::future::join_all;
 use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalReport, OvalResults, Plan, XccdfReason};
 use temper_scap::{Benchmark, Outcome, RuleResult, TestResult};
 
-use super::{Call, ScanError, Scanner};
-use crate::ports::Guest;
+use temper_scap::fswalk::{COLLECT, Listing};
+
+use super::{Call, ScanError, Scanner, WalkSummary};
+use crate::ports::{Exec, Guest};
+
+/// Largest walk read back: about 80 bytes an entry, six million entries (a host with build
+/// trees walked 699,437 entries here).
+const MAX_WALK: usize = 512 * 1024 * 1024;
 
 pub use temper_journal::Engine;
 
@@ -58,6 +64,7 @@ pub(super) struct OvalScan {
     pub evidence: Vec<Evidence>,
     pub stalls: u32,
     pub routed: Vec<(String, XccdfReason)>,
+    pub walk: Option<WalkSummary>,
 }
 
 /// From this many rules a scan goes in two stages: the platforms first, so the checks of rules
@@ -107,18 +114,44 @@ impl Scanner {
                 evaluate = split.evaluate;
             }
         }
-        let plans =
-            lanes(&evaluate, self.lanes).iter().map(|part| side.engine.plan(&side.benchmark, part)).collect::<Result<Vec<_>, _>>()?;
+        let plan = |part: &Vec<String>| match self.walk {
+            true => side.engine.plan_walked(&side.benchmark, part),
+            false => side.engine.plan(&side.benchmark, part),
+        };
+        let plans = lanes(&evaluate, self.lanes).iter().map(plan).collect::<Result<Vec<_>, _>>()?;
         let evaluated: Vec<&Plan> = plans.iter().filter(|p| p.document.is_some()).map(|p| p.as_ref()).collect();
-        let runs = join_all(evaluated.iter().map(|p| self.oval_eval(guest, p))).await;
+        let walks = evaluated.iter().any(|p| p.walk.as_ref().is_some_and(|w| !w.tests.is_empty()));
+        // The walk goes beside the evaluations: neither waits for the other.
+        let (runs, walk) = tokio::join!(join_all(evaluated.iter().map(|p| self.oval_eval(guest, p))), async {
+            if walks { Some(self.walk_guest(guest).await) } else { None }
+        });
+        let walk = walk.transpose()?;
+        // Said whenever the plans had walking objects, taken over or left to oscap.
+        let parts: Vec<&temper_scap::fswalk::WalkPart> = evaluated.iter().filter_map(|p| p.walk.as_ref()).collect();
+        let summary = parts.iter().any(|w| !w.tests.is_empty() || !w.left.is_empty()).then(|| WalkSummary {
+            entries: walk.as_ref().map_or(0, |(l, _)| l.len()),
+            secs: walk.as_ref().map_or(0.0, |(_, s)| *s),
+            tests: parts.iter().map(|w| w.tests.len()).sum(),
+            left: parts.iter().flat_map(|w| w.left.clone()).collect(),
+        });
+        let walk = walk.map(|(listing, _)| listing);
         let mut evidence = Vec::new();
         for (plan, run) in evaluated.into_iter().zip(runs) {
             let (bytes, s) = run?;
             stalls += s;
             // One parse gives the outcomes and the evidence.
             let report = OvalReport::parse(&bytes)?;
-            let outcomes = plan.outcomes(&report.results());
-            evidence.extend(plan.evidence(&report, &outcomes));
+            let judged = match (&plan.walk, &walk) {
+                (Some(part), Some(listing)) => Some(part.judge(&bytes, &report, listing)?),
+                _ => None,
+            };
+            let results = judged.as_ref().map_or_else(|| report.results(), |j| j.results.clone());
+            let outcomes = plan.outcomes(&results);
+            let mut found_evidence = plan.evidence(&report, &outcomes);
+            if let Some(j) = &judged {
+                j.patch(&mut found_evidence);
+            }
+            evidence.extend(found_evidence);
             found.extend(outcomes.into_iter().map(|o| result(o.rule, o.outcome)));
         }
         let routed: Vec<(String, XccdfReason)> =
@@ -139,7 +172,25 @@ impl Scanner {
             rule_results: found,
             ..TestResult::default()
         };
-        Ok(OvalScan { results, evidence, stalls, routed })
+        Ok(OvalScan { results, evidence, stalls, routed, walk: summary })
+    }
+
+    /// The one walk of the guest's file system: [`COLLECT`] as data, as root, every entry
+    /// under `/` on one line each. Output cut short is an error, never a smaller tree.
+    async fn walk_guest(&self, guest: &dyn Guest) -> Result<(Listing, f64), ScanError> {
+        let exec = Exec::new(["sh", "-s", "--", "--", "/"]).stdin(COLLECT.as_bytes().to_vec()).timeout(self.timeout).max_output(MAX_WALK);
+        let started = std::time::Instant::now();
+        let out = guest.exec(exec).await?;
+        if out.stdout_truncated {
+            return Err(ScanError::WalkTooLarge(MAX_WALK));
+        }
+        if !out.success() {
+            return Err(ScanError::Failed { code: out.exit_code, stderr: out.stderr_str() });
+        }
+        let listing = Listing::parse(&out.stdout)?;
+        let secs = started.elapsed().as_secs_f64();
+        tracing::debug!(entries = listing.len(), bytes = out.stdout.len(), secs, "walked the guest");
+        Ok((listing, secs))
     }
 
     /// One `oscap oval eval` of a plan's document (and its variables), written to the guest as

@@ -18,11 +18,12 @@ use crate::ports::Guest;
 
 impl Scanner {
     /// The profile's tree walkers that the OVAL engine evaluates itself: those a full scan
-    /// splits off. None with the xccdf engine, nor with one lane (one oscap at a time): beside the
-    /// eval they would only share its CPU, and each walks its tree alone (with both TCG guests
-    /// busy on two cores, ANSSI high: 454 to 480 s split, 342 to 359 s whole).
+    /// splits off. None with the xccdf engine, nor with one lane (one oscap at a time) and no
+    /// walk: beside the eval they would only share its CPU, and each walks its tree alone (with
+    /// both TCG guests busy on two cores, ANSSI high: 454 to 480 s split, 342 to 359 s whole).
+    /// With the one walk they go in one scan, beside the eval.
     pub fn split_from_full(&self) -> Vec<String> {
-        let Some(side) = self.oval.as_ref().filter(|_| self.lanes > 1) else { return Vec::new() };
+        let Some(side) = self.oval.as_ref().filter(|_| self.lanes > 1 || self.walk) else { return Vec::new() };
         let selected: Vec<String> = side.benchmark.selected_rules.iter().map(|r| r.id.clone()).collect();
         self.without_own_xccdf(&self.tree_walkers(&selected))
     }
@@ -32,7 +33,17 @@ impl Scanner {
     pub(super) async fn full(&self, guest: &dyn Guest, side: &OvalSide, split: &[String]) -> Result<Scan, ScanError> {
         let start = Instant::now();
         tracing::debug!(walkers = split.len(), lanes = self.lanes, "full scan: tree walkers beside oscap xccdf eval");
-        let queue = Mutex::new(self.walk_costs.costliest_first(split));
+        // With the one walk, the walkers go in one scan beside the eval: one walk for them all.
+        let queue = match self.walk {
+            true => Mutex::new(VecDeque::new()),
+            false => Mutex::new(self.walk_costs.costliest_first(split)),
+        };
+        let walked_once = async {
+            match self.walk && !split.is_empty() {
+                true => Some(self.scan_oval(guest, side, split).await),
+                false => None,
+            }
+        };
         let lane = || async {
             let mut done = Vec::new();
             loop {
@@ -44,10 +55,12 @@ impl Scanner {
             }
             done
         };
-        let (xccdf, lanes) = tokio::join!(self.xccdf(guest, &[], split), join_all((0..self.lanes.max(1)).map(|_| lane())));
+        let (xccdf, lanes, once) =
+            tokio::join!(self.xccdf(guest, &[], split), join_all((0..self.lanes.max(1)).map(|_| lane())), walked_once);
         let xccdf = xccdf?;
         let (mut results, mut stalls, mut evidence) = (xccdf.results, xccdf.stalls, xccdf.evidence);
-        let walked: Vec<OvalScan> = lanes.into_iter().flatten().collect::<Result<_, _>>()?;
+        let walked: Vec<OvalScan> = lanes.into_iter().flatten().chain(once).collect::<Result<_, _>>()?;
+        let walk = walked.iter().find_map(|w| w.walk.clone());
         let ours = side.benchmark.score_tree.default_score(&results);
         let theirs = results.score().map(|s| s.value);
         if let (Some(a), Some(b)) = (ours, theirs)
@@ -66,7 +79,7 @@ impl Scanner {
             }
         }
         side.benchmark.score_tree.rescore(&mut results);
-        Ok(Scan { results, took: start.elapsed(), stalls, engine: Engine::Oval, evidence, routed: Vec::new(), unknown: Vec::new() })
+        Ok(Scan { results, took: start.elapsed(), stalls, engine: Engine::Oval, evidence, routed: Vec::new(), walk, unknown: Vec::new() })
     }
 }
 

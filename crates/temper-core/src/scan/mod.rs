@@ -43,6 +43,10 @@ pub enum ScanError {
     Port(#[from] PortError),
     #[error(transparent)]
     Oval(#[from] OvalError),
+    #[error("the walk of the guest's file system printed over {0} bytes: too large to read back")]
+    WalkTooLarge(usize),
+    #[error("the walk of the guest's file system: {0}")]
+    Walk(#[from] temper_scap::fswalk::WalkError),
     #[error(
         "the OVAL engine reads the host's datastream, and the guest's differs (host sha256 {host}, guest {guest}): \
          install the same content on both, or scan with --engine xccdf"
@@ -80,6 +84,9 @@ pub struct Scanner {
     /// OVAL engine: how many `oscap oval eval` a large set of rules is shared out to, side by
     /// side (the guest's vCPUs; oscap evaluates on one). See `engine.rs`.
     pub lanes: usize,
+    /// OVAL engine: the tree-walking tests are judged on the host over one walk of the guest's
+    /// file system (`temper_scap::fswalk`), so oscap no longer walks for them (`scan_walk`).
+    pub walk: bool,
     /// What each tree walker took in the last full scan, to start the costliest first (`full.rs`).
     walk_costs: full::WalkCosts,
     /// The content's rule ids: a result for any other is dropped at this edge ([`Scan::unknown`]).
@@ -87,6 +94,16 @@ pub struct Scanner {
 }
 
 pub const SCAN_TRIES: u32 = 3;
+
+/// What a scan's one walk did: the entries it listed and how long that took, the tests judged
+/// over it, and the walking objects left to oscap, each with why.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WalkSummary {
+    pub entries: usize,
+    pub secs: f64,
+    pub tests: usize,
+    pub left: Vec<(String, String)>,
+}
 
 /// An exit status that says oscap died of a crash (SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV), as
 /// the shell reports it (128 + the signal): worth another run, unlike SIGKILL or SIGTERM.
@@ -111,6 +128,8 @@ pub struct Scan {
     pub evidence: Vec<Evidence>,
     /// OVAL engine: the rules it left to `oscap xccdf eval`, and why.
     pub routed: Vec<(String, XccdfReason)>,
+    /// The one walk, when the scan took one.
+    pub walk: Option<WalkSummary>,
     /// Results the guest gave for rules the content does not have, dropped here: each id as a
     /// plain-character rendering (`?` for anything else, at most 80 characters), for the event.
     pub unknown: Vec<String>,
@@ -166,6 +185,7 @@ impl Scanner {
             oval: None,
             walkers: None,
             lanes: SCAN_LANES,
+            walk: false,
             walk_costs: full::WalkCosts::default(),
             known: None,
         }
@@ -239,13 +259,28 @@ impl Scanner {
         }
     }
 
-    /// The rules of `rules` one OVAL rescan takes evidence for cheaply: no tree walkers, none
-    /// sent to an `oscap xccdf eval` of their own (it gives no evidence). None with the xccdf engine.
+    /// The tree walkers of `rules` that still cost a walk of their own in each scan: all of
+    /// them, unless the one walk is on ([`Self::walk`]); then those with an object it leaves to
+    /// oscap. The loop checks these at the final scan only.
+    pub fn costly_walkers(&self, rules: &[String]) -> Vec<String> {
+        let walkers = self.tree_walkers(rules);
+        let Some(side) = self.oval.as_ref().filter(|_| self.walk) else { return walkers };
+        let left = |r: &String| {
+            side.engine
+                .plan_walked(&side.benchmark, std::slice::from_ref(r))
+                .map_or(true, |p| p.walk.as_ref().is_none_or(|w| !w.left.is_empty()))
+        };
+        walkers.into_iter().filter(left).collect()
+    }
+
+    /// The rules of `rules` one OVAL rescan takes evidence for cheaply: no costly tree walkers,
+    /// none sent to an `oscap xccdf eval` of their own (it gives no evidence). None with the
+    /// xccdf engine.
     pub fn cheap_evidence(&self, rules: &[String]) -> Vec<String> {
         if self.oval.is_none() {
             return Vec::new();
         }
-        let walkers = self.tree_walkers(rules);
+        let walkers = self.costly_walkers(rules);
         self.without_own_xccdf(&rules.iter().filter(|r| !walkers.contains(r)).cloned().collect::<Vec<_>>())
     }
 
@@ -304,6 +339,7 @@ impl Scanner {
                     engine: Engine::Oval,
                     evidence: o.evidence,
                     routed: o.routed,
+                    walk: o.walk,
                     unknown: Vec::new(),
                 }
             }
@@ -321,6 +357,7 @@ impl Scanner {
                     engine: Engine::Xccdf,
                     evidence: x.evidence,
                     routed: Vec::new(),
+                    walk: None,
                     unknown: Vec::new(),
                 }
             }

@@ -49,7 +49,7 @@ impl Probe<'_> {
     /// The fewest fixes worth probing: up to the last fix of a rule that must pass, since before
     /// its own fix that rule failed anyway (a walker fixed mid-run, say). 1 when there is none.
     fn shortest(&self) -> usize {
-        self.fixes.iter().rposition(|a| self.pass.contains(&a.rule_id)).map_or(1, |i| i + 1)
+        self.fixes.iter().rposition(|a| self.pass.contains(&a.spec.rule_id)).map_or(1, |i| i + 1)
     }
 }
 
@@ -100,18 +100,18 @@ impl Proof<'_, '_> {
     /// are rebuilt on the booted checkpoint: false.
     pub(super) async fn persisted(&mut self, scan: &Scan) -> LoopResult<End> {
         let proof = self.ralph.settings.reboot.is_some();
-        if !proof && self.state.final_set.is_empty() {
+        if !proof && self.state.final_set().is_empty() {
             return Ok(End::Holds(()));
         }
         let fixes = self.unproven().await?;
-        let checked = if proof { [&self.state.regression_set[..], &self.state.final_set].concat() } else { self.state.final_set.clone() };
+        let checked = if proof { [self.state.regression_set(), self.state.final_set()].concat() } else { self.state.final_set().to_vec() };
         let failing = scan.failing(&checked);
         let mut blamed: Vec<(Attempt, Broken)> = Vec::new();
         // Stock fixes kept until the reboot: their rule passes now, or the fix never worked.
         for a in fixes.iter().filter(|a| a.verdict == Some(Verdict::NeedsReboot)) {
-            if scan.outcome(&a.rule_id) == Some(temper_scap::Outcome::Pass) {
+            if scan.outcome(&a.spec.rule_id) == Some(temper_scap::Outcome::Pass) {
                 self.ralph.journal.prove_fix(a.id, "; the rule passes after the reboot proof").await?;
-                self.ralph.now_passes(self.state, &a.rule_id);
+                self.ralph.now_passes(self.state, &a.spec.rule_id);
             } else {
                 let why = "the stock fix needs a reboot, and the rule still fails after the reboot proof's cold reboot";
                 blamed.push((a.clone(), (Verdict::StillFailing, why.into())));
@@ -119,9 +119,9 @@ impl Proof<'_, '_> {
         }
         let mut orphans = Vec::new();
         for rule in &failing {
-            match fixes.iter().find(|a| &a.rule_id == rule) {
+            match fixes.iter().find(|a| &a.spec.rule_id == rule) {
                 // A walker skipped the batch checks: a later fix may have broken it, so bisect.
-                Some(a) if proof && !self.state.final_set.contains(rule) => {
+                Some(a) if proof && !self.state.final_set().contains(rule) => {
                     blamed.push((a.clone(), (Verdict::NotPersistent, NOT_PERSISTENT.into())));
                 }
                 _ => orphans.push(rule.clone()),
@@ -129,15 +129,14 @@ impl Proof<'_, '_> {
         }
         if !orphans.is_empty() && fixes.is_empty() {
             for r in &orphans {
-                self.state.regression_set.retain(|x| x != r);
-                self.state.final_set.retain(|x| x != r);
+                self.state.unwatch(r);
                 self.ralph.mark_unstable(r, "fails at the final scan, with no fix kept since the last checkpoint where it passed").await?;
             }
         } else if !orphans.is_empty() {
             let why = self.final_failure(&orphans);
             let mut found = self.bisect_boot(&Probe { fixes: &fixes, pass: &orphans }, (Verdict::Regression, why)).await?;
             // A walker's own fix, after which it fails across the reboot: that fix did not persist.
-            if proof && found.broken.0 == Verdict::Regression && orphans.contains(&found.culprit.rule_id) {
+            if proof && found.broken.0 == Verdict::Regression && orphans.contains(&found.culprit.spec.rule_id) {
                 found.broken = (Verdict::NotPersistent, NOT_PERSISTENT.into());
             }
             blamed.push((found.culprit, found.broken));
@@ -186,7 +185,7 @@ impl Proof<'_, '_> {
     /// On resume: a run cut off while it rebuilt on the booted checkpoint restores that checkpoint,
     /// without the fixes kept since it; they are replayed onto it, as the rebuild would have.
     pub(super) async fn replay_unproven(&self) -> LoopResult<()> {
-        if !self.state.pending.is_empty() || self.state.checkpoint != self.state.booted.snapshot {
+        if !self.state.pending().is_empty() || self.state.checkpoint() != self.state.booted().snapshot {
             return Ok(());
         }
         let fixes = self.unproven().await?;
@@ -198,6 +197,6 @@ impl Proof<'_, '_> {
 
     /// Fixes kept since the booted checkpoint, oldest first.
     async fn unproven(&self) -> LoopResult<Vec<Attempt>> {
-        Ok(self.ralph.journal.attempts().await?.into_iter().filter(|a| a.id > self.state.booted.through && a.in_force()).collect())
+        Ok(self.ralph.journal.attempts().await?.into_iter().filter(|a| a.id > self.state.booted().through && a.in_force()).collect())
     }
 }

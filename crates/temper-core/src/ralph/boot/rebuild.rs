@@ -47,7 +47,7 @@ impl Proof<'_, '_> {
 
     /// Reverts to the booted checkpoint and runs `fixes` again, in order.
     pub(super) async fn replay_on_booted(&self, fixes: &[Attempt]) -> LoopResult<()> {
-        let onto = &self.state.booted.snapshot;
+        let onto = &self.state.booted().snapshot;
         self.ralph.restore(onto).await?;
         self.ralph.replay(&fixes.iter().collect::<Vec<_>>(), onto, ReplayWhy::RebootProof).await
     }
@@ -58,9 +58,9 @@ impl Proof<'_, '_> {
     pub(super) async fn rebuild(&mut self, fixes: &[Attempt], blamed: &[(Attempt, Broken)], live: bool) -> LoopResult<()> {
         // From here the run's checkpoint is the booted one: a crash before the new one is taken
         // resumes there, and preflight replays the fixes kept since (`replay_unproven`).
-        let head = std::mem::replace(&mut self.state.checkpoint, self.state.booted.snapshot.clone());
-        self.ralph.journal.confirm_fixes(&self.state.booted.snapshot).await?;
-        if head != self.state.booted.snapshot {
+        let head = self.state.set_checkpoint(self.state.booted().snapshot.clone());
+        self.ralph.journal.confirm_fixes(&self.state.booted().snapshot).await?;
+        if head != self.state.booted().snapshot {
             self.ralph.drop_snapshot(&head).await?;
         }
         for (a, broken) in blamed {
@@ -86,7 +86,7 @@ impl Proof<'_, '_> {
         if self.ralph.settings.reboot.is_none() {
             return self.checkpoint_here(rest.len()).await;
         }
-        let through = rest.last().map_or(self.state.booted.through, |a| a.id);
+        let through = rest.last().map_or(self.state.booted().through, |a| a.id);
         self.mark_booted(through).await
     }
 
@@ -101,36 +101,37 @@ impl Proof<'_, '_> {
         let culprit = Culprit {
             id: a.id,
             verdict: *verdict,
-            rule_id: a.rule_id.clone(),
+            rule_id: a.spec.rule_id.clone(),
             reason: reason.clone(),
             regressions: Vec::new(),
             diagnostics: diagnostics.clone(),
         };
         self.ralph.journal.roll_back_fixes(&culprit, &[]).await?;
-        self.state.regression_set.retain(|r| *r != a.rule_id);
+        self.state.unwatch(&a.spec.rule_id);
         // A fix that does not survive a reboot is never offered to another target.
-        if let Some(f) = self.ralph.journal.memory().remembered_fix(self.ralph.skill.name(), &a.rule_id).await?
-            && f.fix_script == a.fix_script
+        if let Some(f) = self.ralph.journal.memory().remembered_fix(self.ralph.skill.name(), &a.spec.rule_id).await?
+            && f.fix_script == a.spec.fix_script
         {
             self.ralph.journal.memory().forget(MemoryKind::Fixes, f.id).await?;
         }
-        let blamed = Blamed { attempt: a.n, verdict: *verdict, reason: reason.clone(), fix: tail(&a.description, 200).to_string() };
+        let blamed = Blamed { attempt: a.n, verdict: *verdict, reason: reason.clone(), fix: tail(&a.spec.description, 200).to_string() };
         let data = if proof { EventData::RebootBlamed(blamed) } else { EventData::RegressionFound(Regressed::AtFinalScan(blamed)) };
-        self.ralph.note(Some(&a.rule_id), data).await?;
-        let ended = Ended { trial: Trial::of(a), verdict: *verdict, reason: reason.clone(), fix_script: a.fix_script.clone(), diagnostics };
+        self.ralph.note(Some(&a.spec.rule_id), data).await?;
+        let ended =
+            Ended { trial: Trial::of(a), verdict: *verdict, reason: reason.clone(), fix_script: a.spec.fix_script.clone(), diagnostics };
         Reflection::new(self.ralph).reflect_or_escalate(&ended).await
     }
 
     /// The guest as it runs now, just rebooted, becomes the checkpoint and the booted one.
     pub(super) async fn mark_booted(&mut self, through: AttemptId) -> LoopResult<()> {
         let n = self.ralph.journal.events(0).await?.iter().filter(|e| e.kind == EventKind::Booted).count() + 1;
-        let name = format!("{}boot{n}", self.state.prefix);
+        let name = format!("{}boot{n}", self.state.prefix());
         self.ralph.take_snapshot(&name, "proven to boot").await?;
         let booted = Booted { snapshot: name.clone(), through };
         self.ralph.note(None, EventData::Booted(booted.clone())).await?;
         self.ralph.journal.confirm_fixes(&name).await?;
-        let old = std::mem::replace(&mut self.state.checkpoint, name);
-        let was = std::mem::replace(&mut self.state.booted, booted);
+        let old = self.state.set_checkpoint(name);
+        let was = self.state.set_booted(booted);
         self.ralph.drop_snapshot(&old).await?;
         if was.snapshot != old {
             self.ralph.drop_snapshot(&was.snapshot).await?;
@@ -140,10 +141,10 @@ impl Proof<'_, '_> {
 
     /// Without the proof: the guest as it runs now, rebuilt, becomes the checkpoint (not booted).
     pub(super) async fn checkpoint_here(&mut self, fixes: usize) -> LoopResult<()> {
-        let name = format!("{}rebuilt{}", self.state.prefix, self.ralph.journal.attempts().await?.len());
+        let name = format!("{}rebuilt{}", self.state.prefix(), self.ralph.journal.attempts().await?.len());
         self.ralph.take_snapshot(&name, "rebuilt after a final-scan regression").await?;
         self.ralph.journal.confirm_fixes(&name).await?;
-        let old = std::mem::replace(&mut self.state.checkpoint, name.clone());
+        let old = self.state.set_checkpoint(name.clone());
         if !self.state.pinned(&old) {
             self.ralph.drop_snapshot(&old).await?;
         }
@@ -152,10 +153,10 @@ impl Proof<'_, '_> {
 
     /// The booted checkpoint, as it is, becomes the run's checkpoint again.
     pub(super) async fn back_to_booted(&mut self) -> LoopResult<()> {
-        let booted = self.state.booted.snapshot.clone();
+        let booted = self.state.booted().snapshot.clone();
         self.ralph.restore(&booted).await?;
         self.ralph.journal.confirm_fixes(&booted).await?;
-        let old = std::mem::replace(&mut self.state.checkpoint, booted.clone());
+        let old = self.state.set_checkpoint(booted.clone());
         if old != booted {
             self.ralph.drop_snapshot(&old).await?;
         }
