@@ -156,12 +156,11 @@ async fn assessed_run() -> (Fixture, RunData) {
     for (short, initial, _, status) in rules {
         let r = c.rule(short).unwrap();
         let reason = (status == S::Waived).then_some("waived by site-waivers.toml");
-        s.add_rule(&new_rule(run, &r.id, &r.title, r.severity.as_str(), initial, status, reason)).await.unwrap();
+        s.add_rule(run, &new_rule(&r.id, &r.title, r.severity.as_str(), initial, status, reason)).await.unwrap();
     }
-    s.add_rule(&new_rule(run, HOSTILE_RULE, &hostile(), "high", R::Fail, S::Pending, None)).await.unwrap();
+    s.add_rule(run, &new_rule(HOSTILE_RULE, &hostile(), "high", R::Fail, S::Pending, None)).await.unwrap();
 
-    let attempt = |rule: &str, fix: &str, evidence_before: Option<Evidence>| NewAttempt {
-        run_id: run,
+    let attempt = |rule: &str, fix: &str, evidence_before: Option<Evidence>| AttemptSpec {
         rule_id: rule.into(),
         plan: "apply the stock fix".into(),
         source: FixSource::Stock,
@@ -175,24 +174,28 @@ async fn assessed_run() -> (Fixture, RunData) {
     // Kept, then proven by the reboot.
     let root = full(c, FIXED_ROOT);
     let fix = format!("# {NASTY}\nprintf 'PermitRootLogin no\\n' > /etc/ssh/sshd_config.d/01-root.conf\n");
-    let (id, _) = s.start_attempt(&attempt(&root, &fix, Some(evidence(&root)))).await.unwrap();
+    let (id, _) = s.start_attempt(run, &attempt(&root, &fix, Some(evidence(&root)))).await.unwrap();
     let fixed = Evaluation {
-        fix_exit_code: Some(0),
-        rule_result: Some(R::Pass),
-        health_ok: Some(true),
-        access_ok: Some(true),
         revert_method: RevertMethod::None,
+        findings: Findings {
+            fix_exit_code: Some(0),
+            rule_result: Some(R::Pass),
+            health_ok: Some(true),
+            access_ok: Some(true),
+            ..Findings::default()
+        },
         ..Evaluation::new(Verdict::Fixed, "the rule passes, the health check is HEALTHY, access works, no regression")
     };
     s.record_fix(run, id, &fixed, &root, "temper-r1-a1").await.unwrap();
     // Tried, still failing, escalated: evidence before and after.
     let keep = full(c, ESC_KEEPALIVE);
-    let (id, _) =
-        s.start_attempt(&attempt(&keep, "echo 'ClientAliveCountMax 0' >> /etc/ssh/sshd_config\n", Some(evidence(&keep)))).await.unwrap();
+    let (id, _) = s
+        .start_attempt(run, &attempt(&keep, "echo 'ClientAliveCountMax 0' >> /etc/ssh/sshd_config\n", Some(evidence(&keep))))
+        .await
+        .unwrap();
     let still = Evaluation {
-        rule_result: Some(R::Fail),
-        evidence_after: Some(evidence(&keep)),
         revert_method: RevertMethod::Script,
+        findings: Findings { rule_result: Some(R::Fail), evidence_after: Some(evidence(&keep)), ..Findings::default() },
         ..Evaluation::new(Verdict::StillFailing, "the rule's result after the fix is fail")
     };
     s.finish_attempt(id, &still).await.unwrap();
@@ -201,8 +204,9 @@ async fn assessed_run() -> (Fixture, RunData) {
         .unwrap();
     s.escalate_rule(run, &full(c, ESC_NOFIX), &Escalation::new(EscalationCause::NoFix, "no fix to try")).await.unwrap();
     // The hostile rule: its evidence on an attempt that never passed.
-    let (id, _) = s.start_attempt(&attempt(HOSTILE_RULE, "true\n", Some(evidence(HOSTILE_RULE)))).await.unwrap();
-    let failed = Evaluation { rule_result: Some(R::Fail), ..Evaluation::new(Verdict::StillFailing, "still fails") };
+    let (id, _) = s.start_attempt(run, &attempt(HOSTILE_RULE, "true\n", Some(evidence(HOSTILE_RULE)))).await.unwrap();
+    let failed =
+        Evaluation::new(Verdict::StillFailing, "still fails").found(Findings { rule_result: Some(R::Fail), ..Findings::default() });
     s.finish_attempt(id, &failed).await.unwrap();
 
     // The reboot proof.
@@ -303,7 +307,7 @@ async fn trestle_reads_the_assessment_results_with_every_rule_fix_and_the_reboot
     assert_eq!(root["status"], "closed");
     let m = &root["remediations"][0];
     assert_eq!(m["lifecycle"], "completed");
-    let fix = &data.attempts.iter().find(|a| a.rule_id == full(c, FIXED_ROOT)).unwrap().fix_script;
+    let fix = &data.attempts.iter().find(|a| a.spec.rule_id == full(c, FIXED_ROOT)).unwrap().spec.fix_script;
     assert_eq!(m["props"]["fix-sha256"], sha256(fix));
     for (k, v) in
         [("verdict", "fixed"), ("rule-result", "pass"), ("health-check", "healthy"), ("access-check", "kept"), ("regressions", "0")]

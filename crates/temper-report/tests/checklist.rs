@@ -248,7 +248,7 @@ async fn a_whole_profile_checklist_has_one_entry_per_stig_id() {
     f.run = f.store.create_run(&new_run("s", STIG, "ds.xml", None, "libvirt:all", "a")).await.unwrap();
     for r in &c.selected_rules {
         f.store
-            .add_rule(&new_rule(f.run, &r.id, &r.title, r.severity.as_str(), ScanResult::Pass, RuleStatus::Passing, None))
+            .add_rule(f.run, &new_rule(&r.id, &r.title, r.severity.as_str(), ScanResult::Pass, RuleStatus::Passing, None))
             .await
             .unwrap();
     }

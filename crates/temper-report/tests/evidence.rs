@@ -51,9 +51,8 @@ async fn evidence_is_in_the_reports_and_the_checklist() {
     f.run = f.store.create_run(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await.unwrap();
     let (s, run) = (&f.store, f.run);
     let rule = &before.rule;
-    s.add_rule(&new_rule(run, rule, "", "medium", ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
-    let attempt = NewAttempt {
-        run_id: run,
+    s.add_rule(run, &new_rule(rule, "", "medium", ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
+    let attempt = AttemptSpec {
         rule_id: rule.clone(),
         plan: String::new(),
         source: FixSource::Stock,
@@ -64,12 +63,12 @@ async fn evidence_is_in_the_reports_and_the_checklist() {
         checkpoint: "baseline".into(),
         evidence_before: Some(before.clone()),
     };
-    let (id, _) = s.start_attempt(&attempt).await.unwrap();
-    let still = Evaluation {
+    let (id, _) = s.start_attempt(run, &attempt).await.unwrap();
+    let still = Evaluation::new(Verdict::StillFailing, "the rule's result after the fix is fail").found(Findings {
         rule_result: Some(ScanResult::Fail),
         evidence_after: Some(after.clone()),
-        ..Evaluation::new(Verdict::StillFailing, "the rule's result after the fix is fail")
-    };
+        ..Findings::default()
+    });
     s.finish_attempt(id, &still).await.unwrap();
     s.set_rule_status(run, rule, RuleStatus::Escalated, Some("the stock fix left it failing")).await.unwrap();
     s.set_final_result(run, rule, ScanResult::Fail).await.unwrap();
@@ -77,7 +76,11 @@ async fn evidence_is_in_the_reports_and_the_checklist() {
 
     let data = load(s, run).await.unwrap();
     let stored = &data.attempts[0];
-    assert_eq!((stored.evidence_before.as_ref(), stored.evidence_after.as_ref()), (Some(&before), Some(&after)), "stored whole");
+    assert_eq!(
+        (stored.spec.evidence_before.as_ref(), stored.findings.evidence_after.as_ref()),
+        (Some(&before), Some(&after)),
+        "stored whole"
+    );
 
     let md = render(&data, Some(c), Format::Md).unwrap();
     for want in ["What the scanner found before the fix", "What the scanner found after the fix", &before.definition, &shown, HOSTILE] {
@@ -160,8 +163,8 @@ async fn rules_never_attempted_carry_the_final_scans_evidence_into_every_format(
     let (s, run) = (&f.store, f.run);
     let ids: Vec<String> = c.selected_rules.iter().filter(|r| r.stig_ids.is_empty()).take(2).map(|r| r.id.clone()).collect();
     let (esc, out) = (&ids[0], &ids[1]);
-    s.add_rule(&new_rule(run, esc, "", "medium", ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
-    s.add_rule(&new_rule(run, out, "", "medium", ScanResult::Fail, RuleStatus::OutOfScope, Some("outside this run's scope (--rules)")))
+    s.add_rule(run, &new_rule(esc, "", "medium", ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
+    s.add_rule(run, &new_rule(out, "", "medium", ScanResult::Fail, RuleStatus::OutOfScope, Some("outside this run's scope (--rules)")))
         .await
         .unwrap();
     s.escalate_rule(run, esc, &Escalation::new(EscalationCause::NoFix, "no stock fix in the content, and the agent offers no other"))

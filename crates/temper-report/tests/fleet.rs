@@ -27,11 +27,11 @@ async fn target_run_with(store: &temper_store::Store, options: serde_json::Value
     let id = store.create_run_on(&run, &target).await.unwrap();
     let rule = |rule_id: &str, status, reason: Option<&str>| NewRule {
         reason: reason.map(Into::into),
-        ..new_rule(id, rule_id, "a title", "medium", ScanResult::Fail, status, None)
+        ..new_rule(rule_id, "a title", "medium", ScanResult::Fail, status, None)
     };
-    store.add_rule(&rule(FIXED, RuleStatus::Fixed, None)).await.unwrap();
+    store.add_rule(id, &rule(FIXED, RuleStatus::Fixed, None)).await.unwrap();
     for r in escalated {
-        store.add_rule(&rule(r, RuleStatus::Escalated, Some("attempt budget spent: 3 of 3 attempts failed"))).await.unwrap();
+        store.add_rule(id, &rule(r, RuleStatus::Escalated, Some("attempt budget spent: 3 of 3 attempts failed"))).await.unwrap();
     }
     store.set_scores(id, Some(40.0), Some(55.5)).await.unwrap();
     let summary = RunSummary { run: id, exit_code: 2, wall_secs: 754.0, healthy: Some(healthy), ..Default::default() };

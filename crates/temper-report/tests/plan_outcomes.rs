@@ -35,8 +35,7 @@ const STEPS: [(&str, Option<(ScanResult, RuleStatus)>); 9] = [
 ];
 
 async fn attempt(f: &Fixture, short: &str, source: FixSource) -> AttemptId {
-    let a = NewAttempt {
-        run_id: f.run,
+    let a = AttemptSpec {
         rule_id: rule(short),
         plan: "step of the proven plan".into(),
         source,
@@ -47,21 +46,23 @@ async fn attempt(f: &Fixture, short: &str, source: FixSource) -> AttemptId {
         checkpoint: "baseline".into(),
         evidence_before: None,
     };
-    let (id, _) = f.store.start_attempt(&a).await.unwrap();
+    let (id, _) = f.store.start_attempt(f.run, &a).await.unwrap();
     f.store.set_attempt_state(id, AttemptState::Applied).await.unwrap();
     id
 }
 
 async fn kept(f: &Fixture, short: &str, source: FixSource) -> AttemptId {
     let id = attempt(f, short, source).await;
-    let e = Evaluation { rule_result: Some(ScanResult::Pass), ..Evaluation::new(Verdict::Fixed, "the rule passes") };
+    let e =
+        Evaluation::new(Verdict::Fixed, "the rule passes").found(Findings { rule_result: Some(ScanResult::Pass), ..Findings::default() });
     f.store.record_fix(f.run, id, &e, &rule(short), &format!("temper-a{id}")).await.unwrap();
     id
 }
 
 async fn pending(f: &Fixture, short: &str) -> AttemptId {
     let id = attempt(f, short, FixSource::Plan).await;
-    let e = Evaluation { rule_result: Some(ScanResult::Pass), ..Evaluation::new(Verdict::Fixed, "the rule passes") };
+    let e =
+        Evaluation::new(Verdict::Fixed, "the rule passes").found(Findings { rule_result: Some(ScanResult::Pass), ..Findings::default() });
     f.store.record_pending_fix(f.run, id, &e, &rule(short), &format!("temper-a{id}")).await.unwrap();
     id
 }
@@ -73,6 +74,11 @@ async fn failed(f: &Fixture, short: &str, verdict: Verdict, reason: &str) {
 
 /// A finished plan run with every outcome; the plan has a tenth step on a rule not scanned.
 async fn plan_run() -> Fixture {
+    plan_run_with(json!({})).await
+}
+
+/// `plan_run`, with `more` added to the stored plan (`{"origin": "last_proven"}`).
+async fn plan_run_with(more: Value) -> Fixture {
     let mut f = Fixture::open().await;
     let mut run = new_run("debian12-anssi", ANSSI, "ssg-debian12-ds.xml", Some("0.1.76".into()), "libvirt:b", "stock");
     let mut steps: Vec<String> = STEPS.iter().map(|(s, _)| rule(s)).collect();
@@ -82,12 +88,14 @@ async fn plan_run() -> Fixture {
         .enumerate()
         .map(|(i, r)| json!({"n": i + 1, "rule": r, "fix": {"fix_script": "true", "revert_script": "", "description": ""}}))
         .collect();
-    run.options_json = json!({"plan": {"dir": HOSTILE_DIR, "from_run": 7, "fixes": fixes}}).to_string();
+    let mut plan = json!({"dir": HOSTILE_DIR, "from_run": 7, "fixes": fixes});
+    plan.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
+    run.options_json = json!({ "plan": plan }).to_string();
     f.run = f.store.create_run(&run).await.unwrap();
     for (short, scanned) in STEPS {
         let (initial, status) = scanned.unwrap();
         let pending = if initial == ScanResult::Fail { RuleStatus::Pending } else { status };
-        f.store.add_rule(&new_rule(f.run, &rule(short), short, "medium", initial, pending, None)).await.unwrap();
+        f.store.add_rule(f.run, &new_rule(&rule(short), short, "medium", initial, pending, None)).await.unwrap();
     }
     kept(&f, "kept", FixSource::Plan).await;
     // Its batch stopped by another step: closed as interrupted, then applied again and kept.
@@ -176,8 +184,11 @@ async fn each_step_has_its_outcome_and_the_json_keeps_to_its_schema() {
     assert_eq!(doc["plan"]["counts"], json!({"steps": 10, "kept": 2, "redone": 2, "escalated": 1, "open": 0, "not_applied": 5}));
     assert_eq!(doc["plan"]["steps"][7]["outcome"], json!({"kind": "not_applied", "why": {"kind": "set_aside", "status": "waived"}}));
 
+    assert_eq!(doc["plan"]["origin"], "given", "a plan stored before origins were: given with --plan");
+
     let md = render(&data, None, Format::Md).unwrap();
     assert!(md.contains("## Plan (10 steps, exported from run 7)"), "{md}");
+    assert!(md.contains("(`temper run --plan`) before the normal loop"), "{md}");
     assert!(md.contains("2 applied from the plan and kept, 2 redone by the loop, 1 escalated, 0 not fixed, 5 not applied."), "{md}");
     assert!(
         md.contains(
@@ -217,6 +228,23 @@ async fn the_plan_section_in_chromium() {
         .args(["--window-size=1280,2000", "--virtual-time-budget=3000"])
         .arg(&url));
     assert!(std::fs::read(&png).expect("chromium wrote the screenshot").starts_with(b"\x89PNG\r\n\x1a\n"));
+}
+
+/// A plan applied by default (the job's last proven one): each report says so, and how to turn
+/// it off, rather than naming a folder nobody gave.
+#[tokio::test]
+async fn a_plan_applied_by_default_says_so() {
+    let f = plan_run_with(json!({"origin": "last_proven"})).await;
+    let data = load(&f.store, f.run).await.unwrap();
+    let doc: Value = serde_json::from_str(&render(&data, None, Format::Json).unwrap()).unwrap();
+    assert_eq!(schema_errors(&doc), Vec::<String>::new());
+    assert_eq!(doc["plan"]["origin"], "last_proven");
+    let md = render(&data, None, Format::Md).unwrap();
+    assert!(md.contains("The proven plan of the last run of this job on this target, applied by default"), "{md}");
+    assert!(md.contains("`--no-plan` runs the full loop") && !md.contains("temper run --plan`)"), "{md}");
+    let html = render(&data, None, Format::Html).unwrap();
+    assert!(html.contains("the last proven plan of this job on this target, applied by default"), "{html}");
+    assert!(!html.contains("applied from <code>"), "{html}");
 }
 
 /// A run without a plan: `plan` is null, and no Plan section.

@@ -96,7 +96,7 @@ async fn json_carries_the_report() {
     let data = load(&f.store, f.run).await.unwrap();
     let v: serde_json::Value = serde_json::from_str(&render(&data, Some(rhel9()), Format::Json).unwrap()).unwrap();
     assert_eq!(
-        v["schema"], "temper-report/5",
+        v["schema"], "temper-report/6",
         "2: `reboot` is a value with its reason; 3: `plan`; 4: `interruptions`; 5: the verdicts `stalled` and `timed_out`"
     );
     assert_eq!(v["reboot"], serde_json::json!({"proof": "not_run", "reason": "not proven: the run skipped the reboot proof"}));
@@ -179,21 +179,23 @@ async fn replay_script_runs_the_fixes_verbatim() {
     ];
     for (short, script) in steps {
         let id = full(c, short);
-        f.store.add_rule(&new_rule(f.run, &id, "", "medium", ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
+        f.store.add_rule(f.run, &new_rule(&id, "", "medium", ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
         let (aid, _) = f
             .store
-            .start_attempt(&NewAttempt {
-                run_id: f.run,
-                rule_id: id.clone(),
-                plan: String::new(),
-                source: FixSource::Llm,
-                replayed: false,
-                fix_script: script.into(),
-                revert_script: String::new(),
-                description: "d".into(),
-                checkpoint: "baseline".into(),
-                evidence_before: None,
-            })
+            .start_attempt(
+                f.run,
+                &AttemptSpec {
+                    rule_id: id.clone(),
+                    plan: String::new(),
+                    source: FixSource::Llm,
+                    replayed: false,
+                    fix_script: script.into(),
+                    revert_script: String::new(),
+                    description: "d".into(),
+                    checkpoint: "baseline".into(),
+                    evidence_before: None,
+                },
+            )
             .await
             .unwrap();
         let o = Evaluation { revert_method: RevertMethod::None, ..Evaluation::new(Verdict::Fixed, "") };
@@ -246,4 +248,34 @@ async fn a_rule_with_no_fix_left_after_tries_gets_the_no_fix_step() {
     let section = md.split("\n### ").find(|s| s.lines().next().unwrap().ends_with(&format!("({ESC_KEEPALIVE})"))).unwrap();
     assert!(section.contains("deny-list refused"), "the tried attempt's own step stays");
     assert!(section.contains(&format!("No other automatic fix to try: {why}.")), "{section}");
+}
+
+/// Where a finished run's time went: each part from its own record, and the proof (all but the
+/// fix scripts) beside the fix scripts, in the Markdown, the HTML and the JSON.
+#[tokio::test]
+async fn the_time_split_gives_the_proofs_share_in_every_format() {
+    use temper_journal::Part;
+    let f = Fixture::rhel9_run().await;
+    let data = load(&f.store, f.run).await.unwrap();
+    let t = data.split.clone().expect("a finished run has its split");
+    let applied: Vec<i64> = data.attempts.iter().filter_map(|a| a.findings.apply_ms).collect();
+    let scripts = applied.iter().sum::<i64>() as f64 / 1000.0;
+    assert!(scripts > 0.0, "the fixture's fixes ran");
+    assert_eq!((t.wall_secs, t.secs(Part::FixScripts)), (1234.5, scripts));
+    assert_eq!(t.proof_secs, 1234.5 - scripts);
+    let ratio = (1234.5 - scripts) / scripts;
+    assert_eq!(t.proof_ratio, Some(ratio));
+
+    let md = render(&data, Some(rhel9()), Format::Md).unwrap();
+    assert!(md.contains(&format!("| fix scripts | {} | {scripts:.0} s |", applied.len())), "{md}");
+    let said =
+        format!("The proof (everything but the fix scripts): {:.0} s, {ratio:.2}× the fix scripts' {scripts:.0} s.", 1234.5 - scripts);
+    assert!(md.contains(&said), "{said}\n{md}");
+    let doc: serde_json::Value = serde_json::from_str(&render(&data, None, Format::Json).unwrap()).unwrap();
+    assert_eq!(doc["time_split"]["proof_ratio"].as_f64(), Some(ratio));
+    assert_eq!(doc["time_split"]["parts"][2], serde_json::json!({"part": "fix_scripts", "count": applied.len(), "secs": scripts}));
+    let html = render(&data, None, Format::Html).unwrap();
+    assert!(html.contains("<tr data-part=\"fix_scripts\"><td>fix scripts</td>"), "{html}");
+    assert!(html.contains(&format!("<td class=\"num\">{:.0} s</td>", (1234.5 - scripts).round())), "the proof's seconds: {html}");
+    assert!(html.contains("× the fix scripts</td>"), "{html}");
 }

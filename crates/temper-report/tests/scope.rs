@@ -17,7 +17,7 @@ async fn scoped_run() -> (Fixture, Vec<String>) {
     let statuses = [RuleStatus::Pending, RuleStatus::Pending, RuleStatus::OutOfScope, RuleStatus::OutOfScope];
     for (id, status) in ids.iter().zip(statuses) {
         let reason = (status == RuleStatus::OutOfScope).then_some("outside this run's scope (--rules): not worked on");
-        s.add_rule(&new_rule(run, id, "", "medium", ScanResult::Fail, status, reason)).await.unwrap();
+        s.add_rule(run, &new_rule(id, "", "medium", ScanResult::Fail, status, reason)).await.unwrap();
     }
     s.set_rule_status(run, &ids[0], RuleStatus::Fixed, None).await.unwrap();
     s.set_rule_status(run, &ids[1], RuleStatus::StillFailing, Some("attempts ended without a fix")).await.unwrap();

@@ -67,6 +67,7 @@ async fn pages_answer_and_escape_what_they_show() {
     let (status, rule) = text(&format!("{}/runs/{run}/rules/{HOSTILE}", web.base)).await;
     assert_eq!(status, StatusCode::OK);
     assert!(rule.contains("still_failing"), "the verdict");
+    assert!(rule.contains(&format!("<dt>regressions</dt><dd>{}</dd>", html(FIXED))), "the attempt's own regressions");
     assert!(rule.contains(&html("chown root: /etc/ssh/sshd_config.d/*.conf")), "the fix script");
     assert!(rule.contains(&html(&format!("# undo {HOSTILE}"))), "the revert script");
     assert!(rule.contains(&html(&format!("chown: {PWN_IMG}"))), "stderr, escaped");

@@ -220,7 +220,7 @@ fn vuln(
     let mut comments = String::new();
     for (r, c) in members {
         let attempts: Vec<String> =
-            data.attempts.iter().filter(|a| a.rule_id == r.rule_id).map(|a| format!("#{} {}", a.n, a.outcome())).collect();
+            data.attempts.iter().filter(|a| a.spec.rule_id == r.rule_id).map(|a| format!("#{} {}", a.n, a.outcome())).collect();
         let _ = write!(
             details,
             "\n{}: first scan {}, final scan {}; temper: {}",
@@ -327,7 +327,7 @@ fn comment(out: &mut String, data: &RunData, r: &journal::Rule, c: &Rule, fixes:
         }
         RuleStatus::Escalated => {
             let info = rule_info(r, Some(c));
-            let attempts: Vec<&journal::Attempt> = data.attempts.iter().filter(|a| &a.rule_id == name).collect();
+            let attempts: Vec<&journal::Attempt> = data.attempts.iter().filter(|a| &a.spec.rule_id == name).collect();
             let steps = next_steps(&info, r, &attempts, data);
             let _ = writeln!(
                 out,

@@ -149,7 +149,7 @@ fn control(data: &RunData, content: Option<&Benchmark>, d: &RuleDoc, started: &s
             "\nFixed by attempt {} ({} fix, sha256 {}): {}.",
             a.n,
             a.source_label(),
-            sha256(&a.fix_script),
+            sha256(&a.spec.fix_script),
             a.outcome()
         ));
     }
@@ -190,7 +190,7 @@ fn control(data: &RunData, content: Option<&Benchmark>, d: &RuleDoc, started: &s
             "first_scan": r.initial_result.as_str(),
             "attempts": r.attempts,
         },
-        "code": kept.last().map(|a| a.fix_script.clone()),
+        "code": kept.last().map(|a| a.spec.fix_script.clone()),
         "source_location": {"ref": data.run.datastream, "line": Value::Null},
         "results": [result],
     })

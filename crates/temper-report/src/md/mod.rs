@@ -114,6 +114,9 @@ pub fn render(r: &Report) -> String {
     if let Some(t) = &r.timing {
         let _ = writeln!(s, "Wall time {}: guest {}, LLM {}, harness {} ({}).", t.wall, t.guest, t.llm, t.harness, t.harness_pct);
     }
+    if let Some(t) = &r.time_split {
+        time_split(&mut s, t);
+    }
     let reverts: Vec<String> = r.reverts.iter().map(|c| format!("{} {}", c.after, md(&c.name, false))).collect();
     let _ = writeln!(s, "Reverts by method: {}.\n", if reverts.is_empty() { "none".into() } else { reverts.join(", ") });
 
@@ -340,4 +343,17 @@ fn escalated(s: &mut String, e: &RuleSection) {
         s.push_str(&md_code(fix, "bash"));
         let _ = writeln!(s, "\n</details>\n");
     }
+}
+
+/// Where a finished run's time went, and the proof's share beside its fix scripts.
+fn time_split(s: &mut String, t: &temper_journal::TimeSplit) {
+    let share = |secs: f64| if t.wall_secs > 0.0 { format!("{:.1}%", 100.0 * secs / t.wall_secs) } else { "-".into() };
+    let _ = writeln!(s, "\n| Where the time went | Count | Time | Share |\n|---|---:|---:|---:|");
+    for p in &t.parts {
+        let _ = writeln!(s, "| {} | {} | {:.0} s | {} |", p.part.says(), p.count, p.secs, share(p.secs));
+    }
+    let _ = writeln!(s, "| the rest (snapshots, restores, picks, the store) | | {:.0} s | {} |", t.rest_secs, share(t.rest_secs));
+    let ratio =
+        t.proof_ratio.map(|r| format!(", {r:.2}× the fix scripts' {:.0} s", t.secs(temper_journal::Part::FixScripts))).unwrap_or_default();
+    let _ = writeln!(s, "\nThe proof (everything but the fix scripts): {:.0} s{ratio}.\n", t.proof_secs);
 }

@@ -1,14 +1,25 @@
 //! The report's "Plan" section: each step of the proven plan the run applied, and its outcome.
 use std::fmt::Write;
 
+use temper_journal::plan::PlanOrigin;
+
 use crate::run::PlanView;
 use crate::text::md;
 
 pub(super) fn section(s: &mut String, p: &PlanView) {
     let from = p.from_run.map(|r| format!(", exported from run {r}")).unwrap_or_default();
     let _ = writeln!(s, "## Plan ({} steps{from})\n", p.counts.steps);
-    if let Some(dir) = &p.dir {
-        let _ = writeln!(s, "Applied from {} (`temper run --plan`) before the normal loop.\n", md(dir, false));
+    match (&p.dir, p.origin) {
+        (_, PlanOrigin::LastProven) => {
+            let _ = writeln!(
+                s,
+                "The proven plan of the last run of this job on this target, applied by default before the normal loop (`--no-plan` runs the full loop).\n"
+            );
+        }
+        (Some(dir), PlanOrigin::Given) => {
+            let _ = writeln!(s, "Applied from {} (`temper run --plan`) before the normal loop.\n", md(dir, false));
+        }
+        (None, PlanOrigin::Given) => {}
     }
     let c = &p.counts;
     let _ = writeln!(

@@ -2,7 +2,7 @@
 //! kept, redone by the loop (and why), not needed on this target, or escalated. The one place
 //! these outcomes are computed: the Markdown, HTML and JSON reports and the web view show them.
 use serde::{Deserialize, Serialize};
-use temper_journal::plan::PlannedFix;
+use temper_journal::plan::{PlanOrigin, PlannedFix};
 use temper_journal::{Attempt, Event, EventData, FixSource, PickedBy, Rule, RuleStatus, Run, RunStatus};
 use temper_journal::{RunId, Verdict};
 use temper_scap::short_rule_id;
@@ -14,6 +14,8 @@ pub struct PlanView {
     pub from_run: Option<RunId>,
     /// The plan's folder, as the run was given it.
     pub dir: Option<String>,
+    /// Given (`--plan`), or the job's last proven plan, applied by default.
+    pub origin: PlanOrigin,
     /// In the plan's order.
     pub steps: Vec<StepView>,
     pub counts: PlanCounts,
@@ -113,14 +115,15 @@ pub fn applied(run: &Run, rules: &[Rule], attempts: &[Attempt], events: &[Event]
     let steps: Vec<StepView> = steps
         .into_iter()
         .map(|(n, rule_id)| {
-            let mine: Vec<&Attempt> = attempts.iter().filter(|a| a.rule_id == rule_id).collect();
-            let interrupted = mine.iter().filter(|a| a.source == FixSource::Plan && interrupted(a)).count();
+            let mine: Vec<&Attempt> = attempts.iter().filter(|a| a.spec.rule_id == rule_id).collect();
+            let interrupted = mine.iter().filter(|a| a.spec.source == FixSource::Plan && interrupted(a)).count();
             let outcome = outcome(rules.iter().find(|r| r.rule_id == rule_id), &mine, finished);
             StepView { n, short_id: short_rule_id(&rule_id).to_string(), says: outcome.says(), outcome, interrupted, rule_id }
         })
         .collect();
     let counts = PlanCounts::of(&steps);
-    Some(PlanView { from_run: stored.as_ref().map(|p| p.from_run), dir: stored.map(|p| p.dir), steps, counts })
+    let origin = stored.as_ref().map(|p| p.origin).unwrap_or_default();
+    Some(PlanView { from_run: stored.as_ref().map(|p| p.from_run), dir: stored.map(|p| p.dir), origin, steps, counts })
 }
 
 /// What `temper run` stores of the plan in the run's options (`plan`).
@@ -129,6 +132,8 @@ struct Stored {
     dir: String,
     from_run: RunId,
     fixes: Vec<PlannedFix>,
+    #[serde(default)]
+    origin: PlanOrigin,
 }
 
 fn stored_plan(run: &Run) -> Option<Stored> {
@@ -142,7 +147,7 @@ fn stored_plan(run: &Run) -> Option<Stored> {
 /// A step's outcome from its rule and the rule's attempts (in the order they started).
 fn outcome(rule: Option<&Rule>, attempts: &[&Attempt], finished: bool) -> StepOutcome {
     let Some(rule) = rule else { return StepOutcome::NotApplied { why: NotApplied::NotScanned } };
-    let plan = attempts.iter().rev().find(|a| a.source == FixSource::Plan && !interrupted(a));
+    let plan = attempts.iter().rev().find(|a| a.spec.source == FixSource::Plan && !interrupted(a));
     let Some(plan) = plan else {
         let why = match rule.status {
             RuleStatus::Passing => NotApplied::PassedAlready,
@@ -159,7 +164,7 @@ fn outcome(rule: Option<&Rule>, attempts: &[&Attempt], finished: bool) -> StepOu
     let rolled_back = matches!(plan.verdict, Some(Verdict::Fixed | Verdict::NeedsReboot));
     let try_ = PlanTry { attempt: plan.n, verdict: plan.verdict, reason: plan.verdict_reason.clone().unwrap_or_default(), rolled_back };
     match (rule.status, attempts.iter().rev().find(|a| a.in_force())) {
-        (RuleStatus::Fixed, Some(by)) => StepOutcome::Redone { plan: try_, fixed_by: by.source, attempt: by.n },
+        (RuleStatus::Fixed, Some(by)) => StepOutcome::Redone { plan: try_, fixed_by: by.spec.source, attempt: by.n },
         (RuleStatus::Escalated, _) => StepOutcome::Escalated { plan: try_, reason: rule.reason.clone() },
         (status, _) => StepOutcome::Open { plan: try_, status },
     }

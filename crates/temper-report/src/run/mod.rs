@@ -7,7 +7,8 @@ mod progress;
 
 use serde::Serialize;
 use temper_journal::{
-    Attempt, Ban, Event, EventData, EventKind, Journal, Lesson, Recall, Regressed, Rule, RuleStatus, Run, RunId, RunSummary, Turn,
+    Attempt, Ban, Event, EventData, EventKind, Journal, Lesson, Recall, Regressed, Rule, RuleStatus, Run, RunId, RunSummary, TimeSplit,
+    Turn,
 };
 use temper_scap::oval::Evidence;
 
@@ -54,6 +55,8 @@ pub struct RunData {
     pub plan: Option<PlanView>,
     /// Each time the run stopped and was resumed, in order.
     pub interruptions: Vec<Interruption>,
+    /// Where its wall time went: the fix scripts and the proof around them (a finished run).
+    pub split: Option<TimeSplit>,
 }
 
 /// A kept fix rolled back once the run was ending, and what found it wrong.
@@ -81,16 +84,18 @@ impl RunData {
         if let Some(e) = self.rules.iter().find(|r| r.rule_id == rule).and_then(|r| r.final_evidence.as_ref()) {
             return Some(("at the final scan".into(), e));
         }
-        self.attempts.iter().rev().filter(|a| a.rule_id == rule).find_map(|a| match (&a.evidence_after, &a.evidence_before) {
-            (Some(e), _) => Some((format!("after attempt #{}", a.n), e)),
-            (None, Some(e)) => Some((format!("before attempt #{}", a.n), e)),
-            (None, None) => None,
+        self.attempts.iter().rev().filter(|a| a.spec.rule_id == rule).find_map(|a| {
+            match (&a.findings.evidence_after, &a.spec.evidence_before) {
+                (Some(e), _) => Some((format!("after attempt #{}", a.n), e)),
+                (None, Some(e)) => Some((format!("before attempt #{}", a.n), e)),
+                (None, None) => None,
+            }
         })
     }
 
     /// What rolled back `a`'s kept fix, when the reboot proof or the final scan did.
     pub fn blamed_by(&self, a: &Attempt) -> Option<BlamedBy> {
-        self.blamed.iter().rev().find(|b| b.rule_id == a.rule_id && b.attempt == a.n).map(|b| b.by)
+        self.blamed.iter().rev().find(|b| b.rule_id == a.spec.rule_id && b.attempt == a.n).map(|b| b.by)
     }
 }
 
@@ -138,6 +143,7 @@ pub async fn load(store: &dyn Journal, run_id: RunId) -> Result<RunData, LoadErr
     let plan = applied(&run, &rules, &attempts, &events);
     let interruptions = interruptions(&events);
     let reboot_kinds = [EventKind::Reboot, EventKind::Booted, EventKind::RebootBlamed];
+    let split = summary.as_ref().map(|s: &RunSummary| TimeSplit::of(&events, &attempts, s.wall_secs));
     let reboots = events.into_iter().filter(|e| reboot_kinds.contains(&e.kind)).collect();
-    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots, blamed, progress, plan, interruptions })
+    Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots, blamed, progress, plan, interruptions, split })
 }

@@ -125,7 +125,7 @@ fn build(fleet: String, runs: &[RunData]) -> FleetReport {
         for rule in d.rules.iter().filter(|r| r.status == RuleStatus::Escalated) {
             let e = by_rule.entry(rule.rule_id.clone()).or_insert_with(|| {
                 let info = rule_info(rule, None);
-                let attempts: Vec<_> = d.attempts.iter().filter(|a| a.rule_id == rule.rule_id).collect();
+                let attempts: Vec<_> = d.attempts.iter().filter(|a| a.spec.rule_id == rule.rule_id).collect();
                 let step = next_steps(&info, rule, &attempts, d).into_iter().next().expect("never empty");
                 Escalation {
                     rule_id: rule.rule_id.clone(),

@@ -10,7 +10,6 @@ mod report;
 mod rules;
 mod steps;
 
-pub use attempt::regressions;
 pub use controls::{ControlsView, WaiverView, target_comment};
 pub use counts::Count;
 pub use fleet::{Escalation, FleetReport, TargetRow, load_fleet};

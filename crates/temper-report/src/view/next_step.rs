@@ -7,7 +7,6 @@ use temper_journal::{self as journal, Attempt, AttemptState, EscalationCause, Sc
 
 use temper_scap::oval::Evidence;
 
-use super::attempt::regressions;
 use super::info::RuleInfo;
 use crate::run::RunData;
 use crate::text::short;
@@ -109,7 +108,7 @@ fn for_verdict(verdict: Verdict, a: &Attempt, info: &RuleInfo, data: &RunData) -
     match verdict {
         Verdict::Fixed => None,
         Verdict::HealthBroken => {
-            let out = a.health_output.as_deref().unwrap_or("");
+            let out = a.findings.health_output.as_deref().unwrap_or("");
             let what = health_culprit(out);
             step(
                 format!(
@@ -130,7 +129,7 @@ fn for_verdict(verdict: Verdict, a: &Attempt, info: &RuleInfo, data: &RunData) -
         Verdict::StillFailing => step(
             format!(
                 "The fix ran but the rule still reads `{}`. Compare what the check expects{} with the configuration after the fix: `oscap xccdf eval --profile {} --rule {} --oval-results` shows the objects the check looked at.",
-                a.rule_result.map_or("?", ScanResult::as_str),
+                a.findings.rule_result.map_or("?", ScanResult::as_str),
                 info.oval.as_deref().map(|o| format!(" (OVAL definition {o})")).unwrap_or_default(),
                 data.run.profile,
                 info.rule_id
@@ -170,7 +169,7 @@ fn for_verdict(verdict: Verdict, a: &Attempt, info: &RuleInfo, data: &RunData) -
             "Raise `fix_timeout_secs` in temper.toml (default 10800, 3 hours) and run temper again, or run the fix by hand in a maintenance window.".into(),
         ),
         Verdict::Regression => {
-            let broke: Vec<String> = regressions(a).iter().map(|r| short(r).to_string()).collect();
+            let broke: Vec<String> = a.findings.regressions.iter().map(|r| short(r).to_string()).collect();
             step(
                 format!("Attempt {}'s fix made rules that passed fail: {}.", a.n, if broke.is_empty() { "see the attempt".to_string() } else { broke.join(", ") }),
                 "Find the setting the rules disagree on and write one change that satisfies all of them; apply them together.".into(),

@@ -13,7 +13,7 @@ use crate::text::{ms, span_ms};
 
 /// The JSON report's schema name (`schemas/report.schema.json`): 2, `reboot` is a value with its
 /// reason; 3, `plan`; 4, `interruptions`.
-pub const SCHEMA: &str = "temper-report/5";
+pub const SCHEMA: &str = "temper-report/6";
 
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -35,6 +35,8 @@ pub struct Report {
     pub attempt_time: AttemptTime,
     pub reverts: Vec<Count>,
     pub timing: Option<Timing>,
+    /// Where a finished run's wall time went: its fix scripts, and the proof around them.
+    pub time_split: Option<journal::TimeSplit>,
     pub escalated: Vec<RuleSection>,
     /// The other rules the final scan found failing, with what it found (OVAL engine runs).
     pub left_failing: Vec<LeftFailing>,
@@ -184,9 +186,9 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         roles: roles(data),
         attempt_time: AttemptTime {
             attempts: data.attempts.len(),
-            apply: ms(data.attempts.iter().filter_map(|a| a.apply_ms).sum()),
-            evaluate: ms(data.attempts.iter().filter_map(|a| a.evaluate_ms).sum()),
-            revert: ms(data.attempts.iter().filter_map(|a| a.revert_ms).sum()),
+            apply: ms(data.attempts.iter().filter_map(|a| a.findings.apply_ms).sum()),
+            evaluate: ms(data.attempts.iter().filter_map(|a| a.findings.evaluate_ms).sum()),
+            revert: ms(data.attempts.iter().filter_map(|a| a.findings.revert_ms).sum()),
         },
         reverts: reverts(&data.attempts),
         timing: data.summary.as_ref().map(|s| Timing {
@@ -208,5 +210,6 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         replay: replay_script(data, content),
         plan: data.plan.clone(),
         interruptions: data.interruptions.clone(),
+        time_split: data.split.clone(),
     }
 }

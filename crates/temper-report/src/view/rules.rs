@@ -96,7 +96,7 @@ pub struct StatusGroup {
 }
 
 pub(super) fn section(data: &RunData, r: &journal::Rule, c: Option<&Rule>) -> RuleSection {
-    let attempts: Vec<&Attempt> = data.attempts.iter().filter(|a| a.rule_id == r.rule_id).collect();
+    let attempts: Vec<&Attempt> = data.attempts.iter().filter(|a| a.spec.rule_id == r.rule_id).collect();
     let info = rule_info(r, c);
     let next_steps = next_steps(&info, r, &attempts, data);
     RuleSection {
@@ -136,17 +136,17 @@ pub fn fixed_rules(data: &RunData, content: Option<&Benchmark>) -> Vec<FixedRule
         .iter()
         .enumerate()
         .filter_map(|(i, a)| {
-            let r = data.rules.iter().find(|r| r.rule_id == a.rule_id)?;
+            let r = data.rules.iter().find(|r| r.rule_id == a.spec.rule_id)?;
             Some(FixedRule {
                 order: i + 1,
                 info: rule_info(r, content.and_then(|c| c.rule(&r.rule_id))),
                 attempt: a.n,
                 source: a.label(&data.attempts),
-                description: a.description.clone(),
-                fix_script: a.fix_script.clone(),
+                description: a.spec.description.clone(),
+                fix_script: a.spec.fix_script.clone(),
                 final_result: r.final_result.map_or_else(|| "not scanned".into(), |r| r.to_string()),
                 warning: a.warning(),
-                evidence: a.evidence_before.as_ref().map(Evidence::to_text),
+                evidence: a.spec.evidence_before.as_ref().map(Evidence::to_text),
             })
         })
         .collect()

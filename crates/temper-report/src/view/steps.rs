@@ -15,25 +15,25 @@ pub fn steps(data: &RunData, content: Option<&Benchmark>) -> Vec<Step> {
 }
 
 fn step(n: usize, a: &Attempt, data: &RunData, content: Option<&Benchmark>) -> Step {
-    let c = content.and_then(|c| c.rule(&a.rule_id));
-    let title = data.rules.iter().find(|r| r.rule_id == a.rule_id).map(|r| rule_info(r, c).title).unwrap_or_default();
-    let stock_reboot = a.source == FixSource::Stock && c.and_then(|c| c.fix.as_ref()).is_some_and(|f| f.reboot);
-    let exit_code = a.fix_exit_code;
+    let c = content.and_then(|c| c.rule(&a.spec.rule_id));
+    let title = data.rules.iter().find(|r| r.rule_id == a.spec.rule_id).map(|r| rule_info(r, c).title).unwrap_or_default();
+    let stock_reboot = a.spec.source == FixSource::Stock && c.and_then(|c| c.fix.as_ref()).is_some_and(|f| f.reboot);
+    let exit_code = a.findings.fix_exit_code;
     Step {
         n,
-        rule: a.rule_id.clone(),
+        rule: a.spec.rule_id.clone(),
         title,
-        source: a.source,
+        source: a.spec.source,
         attempt: a.n,
-        description: a.description.clone(),
-        fix: Script::new(n, &a.rule_id, ScriptKind::Fix, &a.fix_script),
-        revert: Script::new(n, &a.rule_id, ScriptKind::Revert, &a.revert_script),
+        description: a.spec.description.clone(),
+        fix: Script::new(n, &a.spec.rule_id, ScriptKind::Fix, &a.spec.fix_script),
+        revert: Script::new(n, &a.spec.rule_id, ScriptKind::Revert, &a.spec.revert_script),
         exit_code,
         accepted_nonzero_exit: exit_code.is_some_and(|c| c != 0),
         needs_reboot: stock_reboot || a.verdict == Some(Verdict::NeedsReboot),
         one_way: None,
-        evidence_before: a.evidence_before.clone(),
-        evidence_after: a.evidence_after.clone(),
+        evidence_before: a.spec.evidence_before.clone(),
+        evidence_after: a.findings.evidence_after.clone(),
     }
 }
 

@@ -11,8 +11,8 @@ pub use temper_journal::prelude::*;
 use temper_journal::turn::TurnRecord;
 use temper_journal::{AttemptId, RunId};
 pub use temper_journal::{
-    AttemptState, Escalation, EscalationCause, Evaluation, FixSource, NewAttempt, NewRule, NewRun, NewTurn, RevertMethod, RuleStatus,
-    RunSummary, ScanResult, TurnMode, TurnRole,
+    AttemptSpec, AttemptState, Escalation, EscalationCause, Evaluation, Findings, FixSource, NewRule, NewRun, NewTurn, RevertMethod,
+    RuleStatus, RunSummary, ScanResult, TurnMode, TurnRole,
 };
 use temper_scap::Benchmark;
 use temper_store::Store;
@@ -106,17 +106,8 @@ fn outcome(verdict: Verdict, reason: &str) -> Evaluation {
 }
 
 /// A rule of the run as the first scan found it.
-pub fn new_rule(
-    run: RunId,
-    rule_id: &str,
-    title: &str,
-    severity: &str,
-    initial: ScanResult,
-    status: RuleStatus,
-    reason: Option<&str>,
-) -> NewRule {
+pub fn new_rule(rule_id: &str, title: &str, severity: &str, initial: ScanResult, status: RuleStatus, reason: Option<&str>) -> NewRule {
     NewRule {
-        run_id: run,
         rule_id: rule_id.into(),
         title: title.into(),
         severity: severity.into(),
@@ -152,7 +143,7 @@ async fn turn(store: &Store, run: RunId, attempt: Option<AttemptId>, rule: &str,
         finish_reason: Some("tool_calls".into()),
         ..TurnRecord::new(role, "qwen2.5-1.5b-instruct")
     };
-    store.add_turn(&NewTurn { run_id: run, attempt_id: attempt, rule_id: Some(rule), record: &record }).await.unwrap();
+    store.add_turn(run, &NewTurn { attempt_id: attempt, rule_id: Some(rule), record: &record }).await.unwrap();
 }
 
 impl Fixture {
@@ -165,18 +156,20 @@ impl Fixture {
     async fn attempt(&self, rule: &str, source: FixSource, plan: &str, fix: &str, revert: &str, description: &str) -> AttemptId {
         let (id, _) = self
             .store
-            .start_attempt(&NewAttempt {
-                run_id: self.run,
-                rule_id: rule.into(),
-                plan: plan.into(),
-                source,
-                replayed: false,
-                fix_script: fix.into(),
-                revert_script: revert.into(),
-                description: description.into(),
-                checkpoint: "baseline".into(),
-                evidence_before: None,
-            })
+            .start_attempt(
+                self.run,
+                &AttemptSpec {
+                    rule_id: rule.into(),
+                    plan: plan.into(),
+                    source,
+                    replayed: false,
+                    fix_script: fix.into(),
+                    revert_script: revert.into(),
+                    description: description.into(),
+                    checkpoint: "baseline".into(),
+                    evidence_before: None,
+                },
+            )
             .await
             .unwrap();
         turn(&self.store, self.run, Some(id), rule, TurnRole::Worker, (2400, 180), 5200).await;
@@ -188,16 +181,19 @@ impl Fixture {
         turn(&self.store, self.run, None, rule, TurnRole::Architect, (1800, 90), 3100).await;
         let id = self.attempt(rule, FixSource::Stock, "apply the stock fix", fix, "", description).await;
         let o = Evaluation {
-            fix_exit_code: Some(0),
-            fix_stdout: Some(String::new()),
-            fix_stderr: Some(String::new()),
-            rule_result: Some(ScanResult::Pass),
-            health_ok: Some(true),
-            health_output: Some("HEALTHY".into()),
-            access_ok: Some(true),
             revert_method: RevertMethod::None,
-            apply_ms: Some(1200),
-            evaluate_ms: Some(21_000),
+            findings: Findings {
+                fix_exit_code: Some(0),
+                fix_stdout: Some(String::new()),
+                fix_stderr: Some(String::new()),
+                rule_result: Some(ScanResult::Pass),
+                health_ok: Some(true),
+                health_output: Some("HEALTHY".into()),
+                access_ok: Some(true),
+                apply_ms: Some(1200),
+                evaluate_ms: Some(21_000),
+                ..Findings::default()
+            },
             ..outcome(Verdict::Fixed, "the rule passes, the health check is HEALTHY, access works, no regression")
         };
         self.store.record_fix(self.run, id, &o, rule, &format!("temper-r{}-a{id}", self.run)).await.unwrap();
@@ -235,11 +231,11 @@ impl Fixture {
         let fails = [FIXED_ROOT, FIXED_OWNER, FIXED_EMPTY, ESC_DROPIN, ESC_FAILLOCK, ESC_GRUB, ESC_KEEPALIVE, ESC_NOFIX];
         for short in fails {
             let r = c.rule(short).unwrap_or_else(|| panic!("{short} not in the stig profile"));
-            s.add_rule(&new_rule(run, &r.id, &r.title, r.severity.as_str(), ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
+            s.add_rule(run, &new_rule(&r.id, &r.title, r.severity.as_str(), ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
         }
         for (short, initial, _, status, reason) in QUIET {
             let r = c.rule(short).unwrap_or_else(|| panic!("{short} not in the stig profile"));
-            s.add_rule(&new_rule(run, &r.id, &r.title, r.severity.as_str(), *initial, *status, *reason)).await.unwrap();
+            s.add_rule(run, &new_rule(&r.id, &r.title, r.severity.as_str(), *initial, *status, *reason)).await.unwrap();
         }
 
         // Fixed, in this order.
@@ -263,17 +259,20 @@ impl Fixture {
             &format!("# {NASTY}\nchown root: /etc/ssh/sshd_config.d/*.conf && echo \"<done>\"\n"),
             "chown -R 1000 /etc/ssh/sshd_config.d # undo 'it'\n",
             Evaluation {
-                fix_exit_code: Some(0),
-                fix_stdout: Some(format!("{NASTY}\n<done>\n")),
-                fix_stderr: Some("chown: cannot access '/etc/ssh/sshd_config.d/*.conf': No such file or directory\n".into()),
-                rule_result: Some(ScanResult::Fail),
-                health_ok: Some(true),
-                health_output: Some("HEALTHY".into()),
-                access_ok: Some(true),
                 revert_method: RevertMethod::Script,
-                revert_ms: Some(28_000),
-                apply_ms: Some(900),
-                evaluate_ms: Some(24_000),
+                findings: Findings {
+                    fix_exit_code: Some(0),
+                    fix_stdout: Some(format!("{NASTY}\n<done>\n")),
+                    fix_stderr: Some("chown: cannot access '/etc/ssh/sshd_config.d/*.conf': No such file or directory\n".into()),
+                    rule_result: Some(ScanResult::Fail),
+                    health_ok: Some(true),
+                    health_output: Some("HEALTHY".into()),
+                    access_ok: Some(true),
+                    revert_ms: Some(28_000),
+                    apply_ms: Some(900),
+                    evaluate_ms: Some(24_000),
+                    ..Findings::default()
+                },
                 ..outcome(Verdict::StillFailing, "the rule's result after the fix is fail")
             },
         )
@@ -291,15 +290,18 @@ impl Fixture {
             "chown -R root:root /etc/ssh && systemctl restart sshd.service\n",
             "",
             Evaluation {
-                fix_exit_code: Some(0),
-                rule_result: None,
-                health_ok: Some(false),
-                health_output: Some("web: nginx.service failed: address already in use\nUNHEALTHY".into()),
-                access_ok: Some(true),
                 revert_method: RevertMethod::Snapshot,
-                revert_ms: Some(9_000),
-                apply_ms: Some(1_100),
-                evaluate_ms: Some(3_000),
+                findings: Findings {
+                    fix_exit_code: Some(0),
+                    rule_result: None,
+                    health_ok: Some(false),
+                    health_output: Some("web: nginx.service failed: address already in use\nUNHEALTHY".into()),
+                    access_ok: Some(true),
+                    revert_ms: Some(9_000),
+                    apply_ms: Some(1_100),
+                    evaluate_ms: Some(3_000),
+                    ..Findings::default()
+                },
                 ..outcome(Verdict::HealthBroken, "health check: web: nginx.service failed: address already in use")
             },
         )
@@ -322,12 +324,15 @@ impl Fixture {
             "authselect enable-feature with-faillock\n",
             "authselect disable-feature with-faillock\n",
             Evaluation {
-                fix_exit_code: Some(0),
-                access_ok: Some(false),
                 revert_method: RevertMethod::Snapshot,
-                revert_ms: Some(14_000),
-                apply_ms: Some(2_000),
-                evaluate_ms: Some(60_000),
+                findings: Findings {
+                    fix_exit_code: Some(0),
+                    access_ok: Some(false),
+                    revert_ms: Some(14_000),
+                    apply_ms: Some(2_000),
+                    evaluate_ms: Some(60_000),
+                    ..Findings::default()
+                },
                 ..outcome(Verdict::Lockout, "sudo -n true exited Some(1): sudo: account locked")
             },
         )
@@ -344,15 +349,18 @@ impl Fixture {
             "grubby --update-kernel=ALL --args=\"audit=1\"\n",
             "",
             Evaluation {
-                fix_exit_code: Some(0),
-                rule_result: Some(ScanResult::Fail),
-                health_ok: Some(true),
-                health_output: Some("HEALTHY".into()),
-                access_ok: Some(true),
                 revert_method: RevertMethod::ScriptThenSnapshot,
-                revert_ms: Some(12_000),
-                apply_ms: Some(1_500),
-                evaluate_ms: Some(22_000),
+                findings: Findings {
+                    fix_exit_code: Some(0),
+                    rule_result: Some(ScanResult::Fail),
+                    health_ok: Some(true),
+                    health_output: Some("HEALTHY".into()),
+                    access_ok: Some(true),
+                    revert_ms: Some(12_000),
+                    apply_ms: Some(1_500),
+                    evaluate_ms: Some(22_000),
+                    ..Findings::default()
+                },
                 ..outcome(Verdict::NeedsReboot, "the rule's result after the fix is fail")
             },
         )
@@ -363,11 +371,7 @@ impl Fixture {
 
         // Escalated: refused by the deny-list.
         let keep = full(c, ESC_KEEPALIVE);
-        f.failed(&keep, FixSource::Llm, "echo 'ClientAliveCountMax 1' >> /etc/ssh/sshd_config\nsystemctl stop sshd\n", "", Evaluation {
-            revert_method: RevertMethod::None,
-            diagnostics: Some("refused".into()),
-            ..outcome(Verdict::Refused, "refused by builtin rule `\\bsystemctl\\s+(--\\S+\\s+)*(stop|disable|mask|kill)\\s+(\\S+\\s+)*(ssh|sshd)\\b` (stops or disables sshd): systemctl stop sshd")
-        }).await;
+        f.failed(&keep, FixSource::Llm, "echo 'ClientAliveCountMax 1' >> /etc/ssh/sshd_config\nsystemctl stop sshd\n", "", Evaluation { revert_method: RevertMethod::None, findings: Findings { diagnostics: Some("refused".into()), ..Findings::default() }, ..outcome(Verdict::Refused, "refused by builtin rule `\\bsystemctl\\s+(--\\S+\\s+)*(stop|disable|mask|kill)\\s+(\\S+\\s+)*(ssh|sshd)\\b` (stops or disables sshd): systemctl stop sshd") }).await;
         let budget = Escalation::new(EscalationCause::AttemptBudget, "attempt budget spent: 1 of 1 attempts failed");
         s.escalate_rule(run, &keep, &budget).await.unwrap();
 
@@ -427,7 +431,7 @@ impl Fixture {
         assert_eq!(rules.len(), 6, "the ANSSI profile has rules");
         let results = [ScanResult::Fail, ScanResult::Fail, ScanResult::Pass, ScanResult::Pass, ScanResult::NotApplicable, ScanResult::Fail];
         for (r, res) in rules.iter().zip(results) {
-            s.add_rule(&new_rule(run, &r.id, &r.title, r.severity.as_str(), res, RuleStatus::of_outcome(res), None)).await.unwrap();
+            s.add_rule(run, &new_rule(&r.id, &r.title, r.severity.as_str(), res, RuleStatus::of_outcome(res), None)).await.unwrap();
         }
         f.fixed(&rules[0].id, "echo fixed\n", "stock fix").await;
         s.escalate_rule(run, &rules[1].id, &Escalation::new(EscalationCause::NoFix, "no fix to try: nothing safe")).await.unwrap();

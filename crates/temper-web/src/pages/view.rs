@@ -11,7 +11,8 @@ pub struct RunRow {
     pub p: Progress,
 }
 
-/// One attempt with what the report also derives: its label, outcome, warning, regressions.
+/// One attempt with what the report also derives: its label, outcome and warning. Its fields,
+/// the regressions among them, are the attempt's own.
 #[derive(Debug, Serialize)]
 pub struct AttemptView {
     #[serde(flatten)]
@@ -19,13 +20,12 @@ pub struct AttemptView {
     pub label: String,
     pub outcome: String,
     pub warning: Option<String>,
-    pub regressions: Vec<String>,
 }
 
 impl AttemptView {
     /// `all`: the rule's attempts, which tell a second pass from a first try.
     pub fn new(a: &Attempt, all: &[Attempt]) -> Self {
-        Self { attempt: a.clone(), label: a.label(all), outcome: a.outcome(), warning: a.warning(), regressions: a.regression_list() }
+        Self { attempt: a.clone(), label: a.label(all), outcome: a.outcome(), warning: a.warning() }
     }
 }
 

@@ -9,8 +9,8 @@ use temper_journal::Verdict;
 pub use temper_journal::prelude::*;
 use temper_journal::{AttemptId, RunId};
 pub use temper_journal::{
-    AttemptState, Evaluation, EventData, FixSource, NewAttempt, NewRule, NewRun, Phase, Picked, PickedBy, RuleStatus, RunSummary,
-    ScanResult,
+    AttemptSpec, AttemptState, Evaluation, EventData, Findings, FixSource, NewRule, NewRun, Phase, Picked, PickedBy, RuleStatus,
+    RunSummary, ScanResult,
 };
 use temper_journal::{RevertMethod, driver_id, now_ms};
 use temper_store::Store;
@@ -81,7 +81,6 @@ impl Fixture {
         let evil = hostile();
         for (id, title) in [(FIXED, "Disable SSH root login"), (HOSTILE, evil.as_str()), (OPEN, "Set SSH keepalive")] {
             let rule = NewRule {
-                run_id: run,
                 rule_id: id.into(),
                 title: title.into(),
                 severity: "medium".into(),
@@ -89,33 +88,37 @@ impl Fixture {
                 status: RuleStatus::Pending,
                 reason: None,
             };
-            store.add_rule(&rule).await.unwrap();
+            store.add_rule(run, &rule).await.unwrap();
         }
         let f = Self { _dir: dir, store, run };
         let fixed =
             f.attempt(FIXED, "PermitRootLogin no in a drop-in", "echo 'PermitRootLogin no' > /etc/ssh/sshd_config.d/01.conf\n").await;
-        let kept = Evaluation {
+        let kept = Evaluation::new(Verdict::Fixed, "the rule passes").found(Findings {
             fix_exit_code: Some(0),
             rule_result: Some(ScanResult::Pass),
             health_ok: Some(true),
             access_ok: Some(true),
             apply_ms: Some(1200),
             evaluate_ms: Some(21_000),
-            ..Evaluation::new(Verdict::Fixed, "the rule passes")
-        };
+            ..Findings::default()
+        });
         f.store.record_fix(run, fixed, &kept, FIXED, &format!("temper-r{run}-a{fixed}")).await.unwrap();
         f.store.add_rule_time(run, FIXED, 40_000).await.unwrap();
 
         let bad = f.attempt(HOSTILE, &evil, &format!("# {evil}\nchown root: /etc/ssh/sshd_config.d/*.conf\n")).await;
         let failed = Evaluation {
-            fix_exit_code: Some(1),
-            fix_stdout: Some(format!("{evil}\n")),
-            fix_stderr: Some(format!("chown: {PWN_IMG}\n")),
-            rule_result: Some(ScanResult::Fail),
-            health_ok: Some(true),
-            access_ok: Some(true),
             revert_method: RevertMethod::Script,
-            revert_ms: Some(9_000),
+            findings: Findings {
+                fix_exit_code: Some(1),
+                fix_stdout: Some(format!("{evil}\n")),
+                fix_stderr: Some(format!("chown: {PWN_IMG}\n")),
+                rule_result: Some(ScanResult::Fail),
+                health_ok: Some(true),
+                access_ok: Some(true),
+                regressions: vec![FIXED.to_string()],
+                revert_ms: Some(9_000),
+                ..Findings::default()
+            },
             ..Evaluation::new(Verdict::StillFailing, evil.clone())
         };
         f.store.finish_attempt(bad, &failed).await.unwrap();
@@ -141,18 +144,20 @@ impl Fixture {
     async fn attempt_with(&self, rule: &str, description: &str, fix: &str, source: FixSource) -> AttemptId {
         let (id, _) = self
             .store
-            .start_attempt(&NewAttempt {
-                run_id: self.run,
-                rule_id: rule.into(),
-                plan: "apply the fix".into(),
-                source,
-                replayed: false,
-                fix_script: fix.into(),
-                revert_script: format!("# undo {rule}\n"),
-                description: description.into(),
-                checkpoint: "baseline".into(),
-                evidence_before: None,
-            })
+            .start_attempt(
+                self.run,
+                &AttemptSpec {
+                    rule_id: rule.into(),
+                    plan: "apply the fix".into(),
+                    source,
+                    replayed: false,
+                    fix_script: fix.into(),
+                    revert_script: format!("# undo {rule}\n"),
+                    description: description.into(),
+                    checkpoint: "baseline".into(),
+                    evidence_before: None,
+                },
+            )
             .await
             .unwrap();
         self.store.set_attempt_state(id, AttemptState::Applied).await.unwrap();

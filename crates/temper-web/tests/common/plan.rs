@@ -30,19 +30,13 @@ impl Fixture {
             .unwrap();
         for (id, initial) in [(FIXED, ScanResult::Fail), (HOSTILE, ScanResult::Fail), (OPEN, ScanResult::Pass)] {
             let status = RuleStatus::of_outcome(initial);
-            let rule = NewRule {
-                run_id: run,
-                rule_id: id.into(),
-                title: id.into(),
-                severity: "medium".into(),
-                initial_result: initial,
-                status,
-                reason: None,
-            };
-            store.add_rule(&rule).await.unwrap();
+            let rule =
+                NewRule { rule_id: id.into(), title: id.into(), severity: "medium".into(), initial_result: initial, status, reason: None };
+            store.add_rule(run, &rule).await.unwrap();
         }
         let f = Self { _dir: dir, store, run };
-        let kept = Evaluation { rule_result: Some(ScanResult::Pass), ..Evaluation::new(Verdict::Fixed, "the rule passes") };
+        let kept = Evaluation::new(Verdict::Fixed, "the rule passes")
+            .found(Findings { rule_result: Some(ScanResult::Pass), ..Findings::default() });
         let a = f.attempt_from(FIXED, FixSource::Plan).await;
         f.store.record_fix(run, a, &kept, FIXED, "temper-a1").await.unwrap();
         let a = f.attempt_from(HOSTILE, FixSource::Plan).await;

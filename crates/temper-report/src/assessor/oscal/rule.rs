@@ -8,7 +8,7 @@ use temper_scap::Benchmark;
 use super::{Ids, Kind, Parties, code, failing, last_modified, last_result, oscal_start, prop, props, sha256, text, token};
 use crate::run::RunData;
 use crate::text::short;
-use crate::view::{next_steps, regressions, rule_info};
+use crate::view::{next_steps, rule_info};
 
 /// One rule, what the documents say of it.
 pub struct RuleDoc<'a> {
@@ -27,7 +27,7 @@ impl<'a> RuleDoc<'a> {
             title: info.title,
             severity: info.severity.as_str().to_string(),
             result: last_result(data, rule),
-            attempts: data.attempts.iter().filter(|a| a.rule_id == rule.rule_id).collect(),
+            attempts: data.attempts.iter().filter(|a| a.spec.rule_id == rule.rule_id).collect(),
         }
     }
 
@@ -96,12 +96,12 @@ fn attempt_text(a: &Attempt) -> String {
         "Attempt {} ({} fix, sha256 {}): {}; rule {}, health {}, access {}, regressions {}{}.",
         a.n,
         a.source_label(),
-        sha256(&a.fix_script),
+        sha256(&a.spec.fix_script),
         a.outcome(),
-        a.rule_result.map_or("not scanned", ScanResult::as_str),
-        said(a.health_ok, "healthy", "broken"),
-        said(a.access_ok, "kept", "lost"),
-        match regressions(a) {
+        a.findings.rule_result.map_or("not scanned", ScanResult::as_str),
+        said(a.findings.health_ok, "healthy", "broken"),
+        said(a.findings.access_ok, "kept", "lost"),
+        match &a.findings.regressions {
             v if v.is_empty() => "none".to_string(),
             v => v.join(", "),
         },
@@ -217,21 +217,21 @@ fn remediation(ids: &Ids, p: &Parties, a: &Attempt) -> Value {
     json!({
         "uuid": ids.of(Kind::Remediation, &a.id.to_string()),
         "lifecycle": "completed",
-        "title": text(&format!("Attempt {}: {}", a.n, a.description)),
+        "title": text(&format!("Attempt {}: {}", a.n, a.spec.description)),
         "description": attempt_text(a),
         "props": props([
             prop("attempt", &a.n.to_string()),
             prop("fix-source", &a.source_label()),
-            prop("fix-sha256", &sha256(&a.fix_script)),
+            prop("fix-sha256", &sha256(&a.spec.fix_script)),
             prop("verdict", verdict),
-            prop("rule-result", a.rule_result.map_or("not-scanned", ScanResult::as_str)),
-            prop("health-check", checks(a.health_ok, "healthy", "broken")),
-            prop("access-check", checks(a.access_ok, "kept", "lost")),
-            prop("regressions", &regressions(a).len().to_string()),
-            prop("exit-code", &a.fix_exit_code.map_or("none".into(), |c| c.to_string())),
+            prop("rule-result", a.findings.rule_result.map_or("not-scanned", ScanResult::as_str)),
+            prop("health-check", checks(a.findings.health_ok, "healthy", "broken")),
+            prop("access-check", checks(a.findings.access_ok, "kept", "lost")),
+            prop("regressions", &a.findings.regressions.len().to_string()),
+            prop("exit-code", &a.findings.fix_exit_code.map_or("none".into(), |c| c.to_string())),
             prop("snapshot", a.snapshot.as_deref().unwrap_or("")),
         ]),
         "origins": p.origins(),
-        "remarks": format!("The fix script:\n\n{}", code(&a.fix_script)),
+        "remarks": format!("The fix script:\n\n{}", code(&a.spec.fix_script)),
     })
 }
