@@ -5,8 +5,10 @@
 //!
 //! TEMPER_BENCH_STATES: snapshots, comma separated (default `baseline`; add a stock run's last
 //! checkpoint, e.g. from the versus_remediate bench's database, to cover rules that pass).
-//! TEMPER_BENCH_PROFILES: default `anssi_bp28_high,standard`. Needs the test VM and the host's
-//! copy of the datastream (`bash vm/up.sh`, `bash vm/fetch-ssg.sh`).
+//! TEMPER_BENCH_PROFILES: default `anssi_bp28_high,standard`. TEMPER_BENCH_WALK=1: a third scan,
+//! the OVAL engine with the one walk (`scan_walk`), compared and timed the same way; and the
+//! profile's tree walkers rescanned alone, by oscap walking and by the walk. Needs the test VM
+//! and the host's copy of the datastream (`bash vm/up.sh`, `bash vm/fetch-ssg.sh`).
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -74,6 +76,9 @@ async fn main() {
                 println!("  {d}");
             }
             mismatches += differ.len();
+            if std::env::var("TEMPER_BENCH_WALK").is_ok_and(|v| v == "1") {
+                mismatches += walked(&guest, &oval, &want, &rules).await;
+            }
         }
     }
     if let Err(e) = hv.snapshot_revert("baseline").await {
@@ -83,4 +88,33 @@ async fn main() {
     if mismatches > 0 {
         std::process::exit(1);
     }
+}
+
+/// The one walk against oscap's results (`want`): the whole rule set, then the tree walkers
+/// alone, each way timed. Returns how many results differ.
+async fn walked(guest: &SshGuest, oval: &Scanner, want: &temper_core::scan::Scan, rules: &[String]) -> usize {
+    let mut walk = oval.clone();
+    walk.walk = true;
+    let t = Instant::now();
+    let got = walk.scan(guest, rules).await.unwrap();
+    let all_secs = t.elapsed().as_secs_f64();
+    let walkers = oval.tree_walkers(rules);
+    let t = Instant::now();
+    let alone = oval.scan(guest, &walkers).await.unwrap();
+    let oscap_secs = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let walked = walk.scan(guest, &walkers).await.unwrap();
+    let walk_secs = t.elapsed().as_secs_f64();
+    let mut differ = want.differences(&got, rules);
+    differ.extend(alone.differences(&walked, &walkers));
+    println!(
+        "  with the walk: {} rules in {all_secs:.1}s; the {} tree walkers alone: oscap walking {oscap_secs:.1}s, the walk {walk_secs:.1}s; {} differ",
+        rules.len(),
+        walkers.len(),
+        differ.len()
+    );
+    for d in &differ {
+        println!("    {d}");
+    }
+    differ.len()
 }

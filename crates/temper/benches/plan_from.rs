@@ -1,5 +1,6 @@
 //! A fleet of two with `temper fleet run --plan-from a` (issue 31): `a` runs the full loop alone,
-//! then `b` applies `a`'s proven plan. Then `b` runs the full loop alone, from its baseline again.
+//! then `b` applies `a`'s proven plan. Then `b` runs the full loop alone (`--no-plan`), from its
+//! baseline again.
 //! Prints each run's wall time, what it fixed, escalated and left failing, how `b`'s plan steps
 //! ended, and `b`'s time with the plan over its time with the full loop, from `temper report
 //! fleet NAME --format json`.
@@ -66,9 +67,10 @@ async fn main() {
     let domains = guests::two_targets(dir.path());
     let run_args = ["--", "--agent", "stock", "--profile", profile.as_str()];
 
-    println!("a fleet of two (stock, {profile}): a's full loop, then b with a's plan; then b's full loop alone");
+    println!("a fleet of two (stock, {profile}): a's full loop, then b with a's plan; then b's full loop alone (--no-plan)");
     let with_plan = fleet(dir.path(), &db, &domains, &[&["--fleet", "plan", "--plan-from", "a"][..], &run_args].concat()).await;
-    let alone = fleet(dir.path(), &db, &domains, &[&["--fleet", "full", "--targets", "b"][..], &run_args].concat()).await;
+    // b's run with a's plan is b's last proven run of this job: --no-plan, or b would apply it.
+    let alone = fleet(dir.path(), &db, &domains, &[&["--fleet", "full", "--targets", "b"][..], &run_args, &["--no-plan"]].concat()).await;
 
     let a = row(dir.path(), &db, "plan", "a").await;
     let b_plan = row(dir.path(), &db, "plan", "b").await;

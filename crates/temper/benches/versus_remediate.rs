@@ -123,68 +123,28 @@ fn first_pass(started_at: &str, events: &[Event]) -> Option<(Duration, usize)> {
     (at(&events[i].ts)? - at(started_at)?).to_std().ok().map(|d| (d, reopened))
 }
 
-/// Where temper's wall time went, from the run's events and attempts; the rest is snapshots,
-/// restores, picks and the store.
+/// Where temper's wall time went (`journal::TimeSplit`, as the report gives it): each part, the
+/// rest (snapshots, restores, picks), and the proof (all but the fix scripts) over the fix scripts.
 fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], wall: Duration) {
-    let secs = |f: &dyn Fn(&EventData) -> Option<f64>| {
-        let v: Vec<f64> = events.iter().filter_map(|e| f(&e.data)).collect();
-        // Not `sum`: an empty one is -0.0, printed as such.
-        (v.len(), v.iter().fold(0.0, |a, b| a + b))
-    };
-    let scan = |which: ScanKind| {
-        move |d: &EventData| match d {
-            EventData::Scan { kind, secs, .. } if *kind == which => Some(*secs),
-            _ => None,
-        }
-    };
-    let ms = |f: fn(&temper_core::journal::Attempt) -> Option<i64>| {
-        let v: Vec<i64> = attempts.iter().filter_map(f).collect();
-        (v.len(), v.iter().sum::<i64>() as f64 / 1000.0)
-    };
-    let rows = [
-        ("first full scan", secs(&scan(ScanKind::Full))),
-        (
-            "batch cadence measurement",
-            secs(&|d| match d {
-                EventData::RegressionEvery { secs: Some(t), .. } => Some(t.one_rule + t.with_set),
-                _ => None,
-            }),
-        ),
-        ("fix scripts", ms(|a| a.apply_ms)),
-        ("evaluation (rescan, health, guard)", ms(|a| a.evaluate_ms)),
-        ("reverts", ms(|a| a.revert_ms)),
-        (
-            "regression checks",
-            secs(&|d| match d {
-                EventData::RegressionCheck { secs, .. } => Some(*secs),
-                _ => None,
-            }),
-        ),
-        (
-            "reboots (the proof)",
-            secs(&|d| match d {
-                EventData::Reboot { secs, .. } => Some(*secs),
-                _ => None,
-            }),
-        ),
-        ("final full scan", secs(&scan(ScanKind::Final))),
-    ];
-    let total = wall.as_secs_f64();
+    use temper_core::journal::{Part, TimeSplit};
+    let t = TimeSplit::of(events, attempts, wall.as_secs_f64());
+    let total = t.wall_secs;
     println!("where temper's {total:.0} s went:");
     println!("  {:<38} {:>6} {:>10} {:>9} {:>7}", "step", "count", "total", "each", "share");
-    for (name, (n, s)) in rows {
+    for p in &t.parts {
+        let (name, n, s) = (p.part.says(), p.count, p.secs);
         let each = if n > 0 { format!("{:.1}s", s / n as f64) } else { "-".into() };
         println!("  {name:<38} {n:>6} {s:>9.1}s {each:>9} {:>6.1}%", 100.0 * s / total);
     }
-    let known: f64 = rows.iter().map(|r| r.1.1).sum();
-    println!(
-        "  {:<38} {:>6} {:>9.1}s {:>9} {:>6.1}%",
-        "the rest (snapshots, restores, picks)",
-        "",
-        total - known,
-        "",
-        100.0 * (total - known) / total
-    );
+    let rest = "the rest (snapshots, restores, picks)";
+    println!("  {rest:<38} {:>6} {:>9.1}s {:>9} {:>6.1}%", "", t.rest_secs, "", 100.0 * t.rest_secs / total);
+    if let Some(r) = t.proof_ratio {
+        println!(
+            "the proof (all but the fix scripts): {:.1}s, {r:.2} times the fix scripts' {:.1}s",
+            t.proof_secs,
+            t.secs(Part::FixScripts)
+        );
+    }
 }
 
 /// One temper run's figures without oscap's side: its first pass and where its time went.
@@ -194,18 +154,29 @@ fn by_source(attempts: &[temper_core::journal::Attempt], rows: &[temper_core::jo
     let kept: Vec<_> = attempts.iter().filter(|a| a.in_force()).collect();
     let mut n: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for a in &kept {
-        *n.entry(a.source.as_str()).or_default() += 1;
+        *n.entry(a.spec.source.as_str()).or_default() += 1;
     }
     let counts: Vec<String> = n.iter().map(|(s, k)| format!("{s} {k}")).collect();
     println!("fixes in force at the end, by source: {}", counts.join(", "));
-    let derived = kept.iter().filter(|a| a.source == temper_core::journal::FixSource::Derived);
-    let derived: Vec<&str> = derived.map(|a| temper_scap::short_rule_id(&a.rule_id)).collect();
+    let derived = kept.iter().filter(|a| a.spec.source == temper_core::journal::FixSource::Derived);
+    let derived: Vec<&str> = derived.map(|a| temper_scap::short_rule_id(&a.spec.rule_id)).collect();
     println!("fixed by derived fixes ({}): {}", derived.len(), derived.join(", "));
     let escalated: Vec<_> = rows.iter().filter(|r| r.status == RuleStatus::Escalated).collect();
     println!("escalated ({}):", escalated.len());
+    let mut classes: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for r in escalated {
-        println!("  {}: {}", temper_scap::short_rule_id(&r.rule_id), r.reason.as_deref().unwrap_or(""));
+        let reason = r.reason.as_deref().unwrap_or("");
+        let class = derived_class(reason).unwrap_or("-");
+        *classes.entry(class).or_default() += 1;
+        println!("  {} [{class}]: {reason}", temper_scap::short_rule_id(&r.rule_id));
     }
+    let by_class: Vec<String> = classes.iter().map(|(c, k)| format!("{c} {k}")).collect();
+    println!("escalated by the derived tier's class: {}", by_class.join(", "));
+}
+
+/// The derived tier's class in an escalation's reason (`no derived fix (CLASS)`).
+fn derived_class(reason: &str) -> Option<&str> {
+    reason.split_once("no derived fix (").and_then(|(_, rest)| rest.split_once(')')).map(|(class, _)| class)
 }
 
 fn solo_figures(events: &[Event], attempts: &[temper_core::journal::Attempt], started_at: &str) {
@@ -426,7 +397,10 @@ async fn main() {
         println!("continuing temper's run with `temper resume`");
         cmd.args(["resume", "--quiet", "--json"]);
     } else {
-        cmd.args(["run", "--agent", "stock", "--profile", &profile, "--quiet", "--json"]);
+        // The full loop, as the README's first run on a fresh machine: this database's earlier
+        // run would otherwise hand on its proven plan (the default on a second run).
+        cmd.args(["run", "--agent", "stock", "--profile", &profile, "--no-plan", "--quiet", "--json"]);
+        println!("temper runs with --no-plan: the full loop, as a first run (no earlier run's plan)");
         if baseline_scope {
             let scope: Vec<&str> = failing.iter().map(String::as_str).collect();
             cmd.args(["--rules", &scope.join(",")]);

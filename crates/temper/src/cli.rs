@@ -268,6 +268,11 @@ pub struct RunArgs {
     /// Apply a plan without checking its signature (one that is not signed is refused without).
     #[arg(long, requires = "plan", conflicts_with = "allowed_signers")]
     pub unsigned: bool,
+    /// The full loop, no plan first. By default a run applies the proven plan of its target's
+    /// last finished run of the same job (skill, profile, rules, tailoring, waivers, content),
+    /// when that run passed its reboot proof, as `--plan` would.
+    #[arg(long, conflicts_with = "plan")]
+    pub no_plan: bool,
     /// No progress line (e.g. in CI logs).
     #[arg(long)]
     pub quiet: bool,

@@ -38,11 +38,12 @@ pub fn guest_datastream(config: &Config, skill: &Skill) -> String {
     format!("{}/{}", config.guest_content_dir.trim_end_matches('/'), skill.manifest.datastream)
 }
 
-/// A scanner of `profile` in the guest, with the configured timeout and lanes.
+/// A scanner of `profile` in the guest, with the configured timeout, lanes and walk.
 pub fn scanner(config: &Config, skill: &Skill, profile: &str) -> Scanner {
     let mut scanner = Scanner::new(guest_datastream(config, skill), profile);
     scanner.timeout = Duration::from_secs(config.scan_timeout_secs);
     scanner.lanes = config.scan_lanes;
+    scanner.walk = config.scan_walk;
     scanner
 }
 

@@ -5,7 +5,9 @@ mod support;
 use serde_json::{Value, json};
 use support::*;
 use temper_core::journal::RunId;
-use temper_core::journal::{Evaluation, FixSource, NewAttempt, NewRule, NewRun, RevertMethod, RuleStatus, RunSummary, ScanResult};
+use temper_core::journal::{
+    AttemptSpec, Evaluation, Findings, FixSource, NewRule, NewRun, RevertMethod, RuleStatus, RunSummary, ScanResult,
+};
 use temper_core::verdict::Verdict;
 
 async fn seeded(w: &World) -> RunId {
@@ -24,7 +26,6 @@ async fn seeded(w: &World) -> RunId {
         .await
         .unwrap();
     let rule = |rule_id: &str, title: &str, severity: &str| NewRule {
-        run_id: run,
         rule_id: rule_id.into(),
         title: title.into(),
         severity: severity.into(),
@@ -32,10 +33,9 @@ async fn seeded(w: &World) -> RunId {
         status: RuleStatus::Pending,
         reason: None,
     };
-    s.add_rule(&rule(SUID, "suid", "medium")).await.unwrap();
-    s.add_rule(&rule(SYSTEMMAP, "System.map", "low")).await.unwrap();
-    let new = |rule: &str, fix: &str| NewAttempt {
-        run_id: run,
+    s.add_rule(run, &rule(SUID, "suid", "medium")).await.unwrap();
+    s.add_rule(run, &rule(SYSTEMMAP, "System.map", "low")).await.unwrap();
+    let new = |rule: &str, fix: &str| AttemptSpec {
         rule_id: rule.into(),
         plan: "plan".into(),
         source: FixSource::Llm,
@@ -46,24 +46,27 @@ async fn seeded(w: &World) -> RunId {
         checkpoint: "baseline".into(),
         evidence_before: None,
     };
-    let (a, _) = s.start_attempt(&new(SUID, SUID_FIX)).await.unwrap();
-    let o = Evaluation { rule_result: Some(ScanResult::Pass), revert_method: RevertMethod::None, ..Evaluation::new(Verdict::Fixed, "") };
+    let (a, _) = s.start_attempt(run, &new(SUID, SUID_FIX)).await.unwrap();
+    let o = Evaluation {
+        revert_method: RevertMethod::None,
+        findings: Findings { rule_result: Some(ScanResult::Pass), ..Findings::default() },
+        ..Evaluation::new(Verdict::Fixed, "")
+    };
     s.record_fix(run, a, &o, SUID, "temper-r1-a1").await.unwrap();
     let remembered = temper_core::journal::NewRememberedFix {
+        run_id: run,
         skill: "debian12-anssi".into(),
         rule_id: SUID.into(),
         fix_script: SUID_FIX.into(),
         revert_script: "true".into(),
         description: "sysctl drop-in".into(),
-        run_id: run,
         attempt_id: a,
     };
     s.remember_fix(&remembered).await.unwrap();
-    let (b, _) = s.start_attempt(&new(SYSTEMMAP, "systemctl stop nginx")).await.unwrap();
+    let (b, _) = s.start_attempt(run, &new(SYSTEMMAP, "systemctl stop nginx")).await.unwrap();
     let o = Evaluation {
-        health_ok: Some(false),
-        health_output: Some("UNHEALTHY: nginx".into()),
         revert_method: RevertMethod::Snapshot,
+        findings: Findings { health_ok: Some(false), health_output: Some("UNHEALTHY: nginx".into()), ..Findings::default() },
         ..Evaluation::new(Verdict::HealthBroken, "")
     };
     s.finish_attempt(b, &o).await.unwrap();

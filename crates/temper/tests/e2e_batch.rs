@@ -52,9 +52,9 @@ async fn a_regression_in_a_batch_is_bisected_blamed_and_the_later_fix_replayed()
     let seen: Vec<_> = a
         .iter()
         .map(|a| {
-            let source = if a.replayed { "llm, replayed" } else { a.source.as_str() };
-            assert!(!a.replayed || a.source.as_str() == "llm", "a replay keeps its source");
-            (temper_scap::short_rule_id(&a.rule_id), source, a.verdict.map(|v| v.as_str()).unwrap(), a.kept.map(|v| v.as_str()))
+            let source = if a.spec.replayed { "llm, replayed" } else { a.spec.source.as_str() };
+            assert!(!a.spec.replayed || a.spec.source.as_str() == "llm", "a replay keeps its source");
+            (temper_scap::short_rule_id(&a.spec.rule_id), source, a.verdict.map(|v| v.as_str()).unwrap(), a.kept.map(|v| v.as_str()))
         })
         .collect();
     assert_eq!(
@@ -68,9 +68,9 @@ async fn a_regression_in_a_batch_is_bisected_blamed_and_the_later_fix_replayed()
             ("file_permissions_systemmap", "llm", "fixed", Some("confirmed")),
         ]
     );
-    assert_eq!(a[1].regressions.as_deref(), Some(format!("[\"{SUID}\"]").as_str()), "the culprit is blamed for what it broke");
+    assert_eq!(a[1].findings.regressions, [SUID], "the culprit is blamed for what it broke");
     assert_eq!(a[1].revert_method.map(|v| v.as_str()), Some("snapshot"));
-    assert_eq!(a[3].fix_script, ASLR_FIX, "the replay runs the same script");
+    assert_eq!(a[3].spec.fix_script, ASLR_FIX, "the replay runs the same script");
     // The Reflector saw the regression, and its ban is in force.
     assert!(store.bans(Recall::all()).await.unwrap().iter().any(|b| b.pattern.contains("60-temper-suid")));
     let events = store.events(run.id, 0).await.unwrap();

@@ -140,11 +140,11 @@ async fn run(w: &World, t: &str) -> (RunId, Duration) {
 
 async fn attempts(w: &World, run: RunId) -> BTreeMap<&'static str, Vec<Attempt>> {
     let all = w.store().await.attempts(run).await.unwrap();
-    RULES.iter().map(|r| (*r, all.iter().filter(|a| a.rule_id == full(r)).cloned().collect())).collect()
+    RULES.iter().map(|r| (*r, all.iter().filter(|a| a.spec.rule_id == full(r)).cloned().collect())).collect()
 }
 
 fn sources(tries: &[Attempt]) -> Vec<(FixSource, Option<Verdict>)> {
-    tries.iter().map(|a| (a.source, a.verdict)).collect()
+    tries.iter().map(|a| (a.spec.source, a.verdict)).collect()
 }
 
 /// Each rule fixed by its derived fix, kept on every check and proven by a cold reboot; the
@@ -156,15 +156,8 @@ async fn a_derived_fix_of_each_family_is_kept_on_every_check_and_the_reboot_proo
     let snap = broken().await;
     let mut w = World::new();
     let t = tailoring(w.dir.path());
-    w.env.extend(
-        [
-            ("TEMPER_BASELINE", snap.as_str()),
-            ("TEMPER_REBOOT_PROOF", "true"),
-            ("TEMPER_BOOT_TIMEOUT_SECS", "300"),
-            ("TEMPER_SHUTDOWN_GRACE_SECS", "60"),
-        ]
-        .map(|(k, v)| (k.to_string(), v.to_string())),
-    );
+    w.env.push(("TEMPER_BASELINE".into(), snap.clone()));
+    w.with_reboot_proof();
     assert_eq!(rescan(&w, &t).await, expect("fail"), "each rule fails in the broken snapshot, the others pass");
     let (run, took) = run(&w, &t).await;
     println!("run {run}: {:.0}s", took.as_secs_f64());
@@ -177,14 +170,14 @@ async fn a_derived_fix_of_each_family_is_kept_on_every_check_and_the_reboot_proo
     for (rule, t) in &tries {
         println!("{rule}: {:?}", sources(t));
         let a = t.last().unwrap_or_else(|| panic!("{rule}: no attempt"));
-        assert_eq!((a.source, a.verdict), (FixSource::Derived, Some(Verdict::Fixed)), "{rule}: {}", a.fix_script);
-        assert!(a.fix_script.starts_with(temper_derive::HEADER), "{rule}: {}", a.fix_script);
+        assert_eq!((a.spec.source, a.verdict), (FixSource::Derived, Some(Verdict::Fixed)), "{rule}: {}", a.spec.fix_script);
+        assert!(a.spec.fix_script.starts_with(temper_derive::HEADER), "{rule}: {}", a.spec.fix_script);
         // Every check: the rescan, the lockout guard, health, the regression set; still in force.
-        assert_eq!(a.rule_result, Some(ScanResult::Pass), "{rule}");
-        assert_eq!((a.access_ok, a.health_ok), (Some(true), Some(true)), "{rule}");
-        assert!(a.regression_list().is_empty(), "{rule}: {:?}", a.regressions);
+        assert_eq!(a.findings.rule_result, Some(ScanResult::Pass), "{rule}");
+        assert_eq!((a.findings.access_ok, a.findings.health_ok), (Some(true), Some(true)), "{rule}");
+        assert!(a.findings.regressions.is_empty(), "{rule}: {:?}", a.findings.regressions);
         assert!(a.in_force(), "{rule}: {:?}", a.kept);
-        assert!(a.evidence_before.is_some(), "{rule}: derived from the scanner's evidence");
+        assert!(a.spec.evidence_before.is_some(), "{rule}: derived from the scanner's evidence");
         assert_eq!(store.rule(run, &full(rule)).await.unwrap().unwrap().status, RuleStatus::Fixed, "{rule}");
     }
     for rule in [FILE, LINE, UNIT] {
@@ -227,11 +220,11 @@ async fn each_derived_fix_forced_to_fail_is_reverted_to_the_state_found_before()
     for (rule, t) in &tries {
         println!("{rule}: {:?}", sources(t));
         let a = t.last().unwrap_or_else(|| panic!("{rule}: no attempt"));
-        assert_eq!((a.source, a.verdict), (FixSource::Derived, Some(Verdict::HealthBroken)), "{rule}: {}", a.fix_script);
+        assert_eq!((a.spec.source, a.verdict), (FixSource::Derived, Some(Verdict::HealthBroken)), "{rule}: {}", a.spec.fix_script);
         // The fix did what the rule asks: the rule's own clause of the health check failed.
         let said = UNHEALTHY.iter().find(|(r, _)| r == rule).unwrap().1;
-        assert_eq!(a.health_ok, Some(false), "{rule}");
-        assert!(a.health_output.as_deref().unwrap_or("").contains(said), "{rule}: {:?}", a.health_output);
+        assert_eq!(a.findings.health_ok, Some(false), "{rule}");
+        assert!(a.findings.health_output.as_deref().unwrap_or("").contains(said), "{rule}: {:?}", a.findings.health_output);
         assert_eq!(a.revert_method, Some(RevertMethod::Script), "{rule}: its own revert script undid it, verified");
         let r = w.store().await.rule(run, &full(rule)).await.unwrap().unwrap();
         assert_eq!(r.status, RuleStatus::Escalated, "{rule}");

@@ -142,7 +142,7 @@ async fn a_fix_kept_on_one_target_is_reused_on_the_other_without_an_llm_turn() {
     assert_ne!(run_a, run_b);
     assert_eq!(store.rule(run_b, SUID).await.unwrap().unwrap().status.as_str(), "fixed");
     let tries = store.rule_attempts(run_b, SUID).await.unwrap();
-    assert_eq!(tries.iter().map(|a| a.source).collect::<Vec<_>>(), [FixSource::Memory]);
+    assert_eq!(tries.iter().map(|a| a.spec.source).collect::<Vec<_>>(), [FixSource::Memory]);
     let turns = store.turns(run_b).await.unwrap();
     assert!(turns.iter().all(|t| t.rule_id.as_deref() != Some(SUID)), "no LLM turn for the rule on B: {turns:?}");
     assert!(silent.requests().is_empty(), "the LLM was not called on B");
@@ -200,7 +200,7 @@ async fn workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_anoth
         let Some(a) = items.iter().find(|i| i.target.name == "a" && i.run_id.is_some()) else { continue };
         let attempts = store.attempts(a.run_id.unwrap()).await.unwrap();
         if let Some(x) = attempts.iter().find(|x| matches!(x.state.as_str(), "started" | "applied")) {
-            break (a.worker.clone().unwrap(), x.rule_id.clone(), a.run_id.unwrap());
+            break (a.worker.clone().unwrap(), x.spec.rule_id.clone(), a.run_id.unwrap());
         }
     };
     let killed = if victim == "w1" { &mut w1 } else { &mut w2 };
@@ -233,7 +233,7 @@ async fn workers_share_the_queue_and_a_killed_workers_target_is_resumed_by_anoth
                 .await
                 .unwrap()
                 .into_iter()
-                .filter(|x| temper_scap::short_rule_id(&x.rule_id) == rule)
+                .filter(|x| temper_scap::short_rule_id(&x.spec.rule_id) == rule)
                 .map(|x| x.verdict.map_or(x.state.as_str().to_string(), |v| v.as_str().to_string()))
                 .collect();
             let cut = i.target.name == "a" && temper_scap::short_rule_id(&cut_rule) == rule;

@@ -237,7 +237,7 @@ async fn a_plans_revert_on_another_guest_leaves_it_as_it_was() {
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap().id;
     let attempts = store.attempts(run).await.unwrap();
-    let step = attempts.iter().find(|a| a.source == temper_core::journal::FixSource::Plan).expect("the plan's step ran");
+    let step = attempts.iter().find(|a| a.spec.source == temper_core::journal::FixSource::Plan).expect("the plan's step ran");
     assert_eq!(
         step.verdict,
         Some(temper_core::verdict::Verdict::ApplyFailed),
@@ -245,11 +245,11 @@ async fn a_plans_revert_on_another_guest_leaves_it_as_it_was() {
         step.verdict,
         step.verdict_reason.clone().unwrap_or_default()
     );
-    let said = step.fix_stderr.clone().unwrap_or_default();
+    let said = step.findings.fix_stderr.clone().unwrap_or_default();
     assert!(said.contains("/usr/local/bin/tools is 65534 0 700 now, not 65534 0 755 as the scan found it: nothing was changed"), "{said}");
     if let Some(next) = attempts.iter().find(|a| a.n > step.n) {
         // The loop's own try on B: the evidence it collected after the step's revert is B's.
-        let items = next.evidence_before.as_ref().map(|e| serde_json::to_string(e).unwrap()).unwrap_or_default();
+        let items = next.spec.evidence_before.as_ref().map(|e| serde_json::to_string(e).unwrap()).unwrap_or_default();
         assert!(items.contains("65534") && items.contains("/usr/local/bin/tools"), "{items}");
     } else {
         assert_eq!(root("stat -c '%u %g %a' /usr/local/bin/tools").await.1, before, "B's item as B had it: {out:?}");

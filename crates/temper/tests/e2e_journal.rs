@@ -61,7 +61,7 @@ async fn a_stock_run_killed_on_postgres_and_resumed_fixes_the_recorded_set_of_an
     let store = pg.store().await;
     let attempts = store.attempts(run).await.unwrap();
     let cron: Vec<(&str, Option<&str>)> =
-        attempts.iter().filter(|a| a.rule_id == CRON).map(|a| (a.state.as_str(), a.verdict.map(|v| v.as_str()))).collect();
+        attempts.iter().filter(|a| a.spec.rule_id == CRON).map(|a| (a.state.as_str(), a.verdict.map(|v| v.as_str()))).collect();
     assert_eq!(cron, [("interrupted", Some("interrupted")), ("done", Some("fixed"))], "tried again after the resume, once");
     // Every rule temper calls fixed passes an independent rescan, and the guest is healthy.
     assert_eq!(rescan_all(&pg, &on_pg).await, vec!["pass"; on_pg.len()], "{on_pg:?}");

@@ -40,8 +40,8 @@ async fn first_try_fix_is_kept_and_verified() {
     let attempts = store.attempts(run.id).await.unwrap();
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0].verdict.map(|v| v.as_str()), Some("fixed"));
-    assert_eq!(attempts[0].rule_result.map(|v| v.as_str()), Some("pass"));
-    assert_eq!(attempts[0].health_ok, Some(true));
+    assert_eq!(attempts[0].findings.rule_result.map(|v| v.as_str()), Some("pass"));
+    assert_eq!(attempts[0].findings.health_ok, Some(true));
     let prefix = temper_core::ralph::checkpoint_prefix(run.id, &run.started_at);
     assert!(run.checkpoint.starts_with(&prefix), "a checkpoint was taken, named for this run: {}", run.checkpoint);
     assert!(hypervisor_has(&run.checkpoint).await);
@@ -77,8 +77,8 @@ async fn a_fix_that_breaks_health_is_reverted_and_the_vm_is_healthy() {
     let run = store.latest_run().await.unwrap().unwrap().id;
     let a = &store.attempts(run).await.unwrap()[0];
     assert_eq!(a.verdict.map(|v| v.as_str()), Some("health_broken"));
-    assert_eq!(a.health_ok, Some(false));
-    assert!(a.health_output.as_deref().unwrap_or("").contains("UNHEALTHY"));
+    assert_eq!(a.findings.health_ok, Some(false));
+    assert!(a.findings.health_output.as_deref().unwrap_or("").contains("UNHEALTHY"));
     assert_eq!(a.revert_method.map(|v| v.as_str()), Some("script_then_snapshot"));
     let rule = store.rule(run, SYSTEMMAP).await.unwrap().unwrap();
     assert!(rule.reason.unwrap().contains("attempt budget"));

@@ -87,17 +87,17 @@ async fn a_failed_fix_is_reverted_reflected_on_then_fixed_with_the_failing_items
     let a = store.attempts(run).await.unwrap();
     assert_eq!(a.iter().map(|a| a.outcome()).collect::<Vec<_>>(), ["still_failing", "fixed"]);
     assert_eq!(a[0].revert_method.map(|v| v.as_str()), Some("script"), "the revert script was run and verified");
-    assert!(a[0].diagnostics.as_deref().unwrap_or("").contains("rule result: fail"));
+    assert!(a[0].findings.diagnostics.as_deref().unwrap_or("").contains("rule result: fail"));
     let (code, _) = sh("test -e /root/not-sshd-config").await;
     assert_ne!(code, Some(0), "the failed fix was reverted");
 
     // Before each attempt, and after the one that left the rule failing: PermitRootLogin is absent.
-    for e in [&a[0].evidence_before, &a[0].evidence_after, &a[1].evidence_before] {
+    for e in [&a[0].spec.evidence_before, &a[0].findings.evidence_after, &a[1].spec.evidence_before] {
         let e = e.as_ref().expect("evidence recorded");
         assert_eq!(e.rule, ROOT);
         assert!(e.to_text().contains("PermitRootLogin"), "{}", e.to_text());
     }
-    assert!(a[1].evidence_after.is_none(), "the rule passes after the kept fix: nothing wrong to show");
+    assert!(a[1].findings.evidence_after.is_none(), "the rule passes after the kept fix: nothing wrong to show");
 
     // The lesson reached memory; the Worker's prompts and the Reflector's carry the evidence.
     assert_eq!(store.bans(Recall::all()).await.unwrap()[0].pattern, "/root/not-sshd-config");

@@ -65,11 +65,11 @@ async fn the_stock_run_fixed_each_rule_once(w: &World, fixed: &[String]) {
     let kept: Vec<Option<Verdict>> = attempts.iter().map(|a| a.verdict).collect();
     assert_eq!(kept, [Some(Verdict::Fixed); 4], "one attempt per rule, each kept");
     for a in &attempts {
-        assert_eq!(a.source, FixSource::Stock, "{}: the datastream's own fix", a.rule_id);
-        assert!(!a.fix_script.trim().is_empty(), "a fix was submitted");
+        assert_eq!(a.spec.source, FixSource::Stock, "{}: the datastream's own fix", a.spec.rule_id);
+        assert!(!a.spec.fix_script.trim().is_empty(), "a fix was submitted");
         // Each rule failed before its fix: what the scanner found is recorded, for the rule.
-        let before = a.evidence_before.as_ref().unwrap_or_else(|| panic!("{}: no evidence before the fix", a.rule_id));
-        assert_eq!(before.rule, a.rule_id);
+        let before = a.spec.evidence_before.as_ref().unwrap_or_else(|| panic!("{}: no evidence before the fix", a.spec.rule_id));
+        assert_eq!(before.rule, a.spec.rule_id);
     }
     let events = store.events(run.id, 0).await.unwrap();
     // The cadence was measured on the guest, as by default (the other VM tests are given one).
@@ -185,10 +185,12 @@ async fn a_step_that_fails_on_a_differing_guest_is_bisected_to_and_handed_to_the
     let systemmap = fixed.iter().find(|r| r.ends_with("file_permissions_systemmap")).unwrap().clone();
     let attempts = store.attempts(run.id).await.unwrap();
     for rule in fixed.iter().filter(|r| **r != systemmap) {
-        let kept = attempts.iter().find(|a| &a.rule_id == rule && a.verdict == Some(Verdict::Fixed));
-        assert_eq!(kept.map(|a| a.source), Some(FixSource::Plan), "{rule}: kept from the plan: {attempts:?}");
+        let kept = attempts.iter().find(|a| &a.spec.rule_id == rule && a.verdict == Some(Verdict::Fixed));
+        assert_eq!(kept.map(|a| a.spec.source), Some(FixSource::Plan), "{rule}: kept from the plan: {attempts:?}");
     }
-    let step = attempts.iter().find(|a| a.rule_id == systemmap && a.source == FixSource::Plan && a.verdict != Some(Verdict::Interrupted));
+    let step = attempts
+        .iter()
+        .find(|a| a.spec.rule_id == systemmap && a.spec.source == FixSource::Plan && a.verdict != Some(Verdict::Interrupted));
     let step = step.unwrap_or_else(|| panic!("the plan's step for {systemmap}: {attempts:?}"));
     assert!(matches!(step.verdict, Some(Verdict::ApplyFailed | Verdict::StillFailing)), "{step:?}");
     assert_eq!(store.rule(run.id, &systemmap).await.unwrap().unwrap().status, RuleStatus::Escalated);

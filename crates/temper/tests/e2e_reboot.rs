@@ -29,15 +29,6 @@ fn lesson(what: &str) -> Scripted {
     reflect(what, None, what)
 }
 
-/// Env for the proof: on, with bounds that fit TCG (a boot to SSH takes about 50 s alone, twice
-/// that with one vCPU beside the other guest).
-fn proof(w: &mut World) {
-    w.env.extend(
-        [("TEMPER_REBOOT_PROOF", "true"), ("TEMPER_BOOT_TIMEOUT_SECS", "300"), ("TEMPER_SHUTDOWN_GRACE_SECS", "60")]
-            .map(|(k, v)| (k.to_string(), v.to_string())),
-    );
-}
-
 async fn verdicts(w: &World, run: RunId, rule: &str) -> Vec<Option<Verdict>> {
     w.store().await.rule_attempts(run, rule).await.unwrap().iter().map(|a| a.verdict).collect()
 }
@@ -48,7 +39,7 @@ async fn verdicts(w: &World, run: RunId, rule: &str) -> Vec<Option<Verdict>> {
 async fn a_fix_undone_at_boot_is_not_persistent_and_the_next_one_survives_the_reboot() {
     require_vm().await;
     let mut w = World::new();
-    proof(&mut w);
+    w.with_reboot_proof();
     let llm = mock(vec![
         select(SYSTEMMAP, "chmod 0600 System.map"),
         apply_fix(MAP_UNDONE_AT_BOOT, MAP_REVERT, "chmod 0600, and a unit"),
@@ -120,7 +111,7 @@ async fn exported_image_boots_with_the_runs_passing_rules(w: &World, run: RunId)
 async fn fixes_that_break_health_or_boot_after_a_reboot_are_blamed_and_the_run_ends_bootable() {
     require_vm().await;
     let mut w = World::new();
-    proof(&mut w);
+    w.with_reboot_proof();
     let llm = mock(vec![
         select(SUID, "persist fs.suid_dumpable"),
         apply_fix(SUID_FIX, SUID_REVERT, "fs.suid_dumpable = 0"),

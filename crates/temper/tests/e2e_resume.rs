@@ -77,7 +77,7 @@ async fn kill_nine_mid_attempt_then_resume(mut w: World) {
         [(1, "interrupted", Some("interrupted")), (2, "done", Some("fixed")),]
     );
     assert_eq!(store.rule(run.id, SUID).await.unwrap().unwrap().attempts, 1, "the interrupted attempt is not a try; none lost or doubled");
-    assert_eq!(a.iter().map(|a| a.checkpoint.as_str()).collect::<Vec<_>>(), [other.as_str(); 2], "each from the other baseline");
+    assert_eq!(a.iter().map(|a| a.spec.checkpoint.as_str()).collect::<Vec<_>>(), [other.as_str(); 2], "each from the other baseline");
     let events = store.events(run.id, 0).await.unwrap();
     assert!(events.iter().any(|e| e.kind.as_str() == "attempt_interrupted"));
     assert!(events.iter().any(|e| e.kind.as_str() == "resume"));

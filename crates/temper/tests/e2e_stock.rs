@@ -41,7 +41,7 @@ async fn a_rule_another_fix_makes_applicable_is_reopened_and_fixed_in_the_same_r
     // The rules not applicable so far ride in each rescan: rsyslog's own found it, so one final scan.
     let finals = events.iter().filter(|e| e.kind.as_str() == "scan" && e.json().contains(r#""kind":"final""#)).count();
     assert_eq!(finals, 1, "reopened before any final scan");
-    let order: Vec<String> = store.attempts(run.id).await.unwrap().into_iter().map(|a| a.rule_id).collect();
+    let order: Vec<String> = store.attempts(run.id).await.unwrap().into_iter().map(|a| a.spec.rule_id).collect();
     assert_eq!(order.last().map(String::as_str), Some(LOGROTATE), "worked on after rsyslog's fix: {order:?}");
     assert_eq!(rescan(&w, LOGROTATE).await, "pass", "an independent rescan agrees");
     assert!(healthy().await);

@@ -71,7 +71,7 @@ async fn an_autotailor_file_changes_the_rules_offered_and_its_value_reaches_the_
     let rule = store.rule(run.id, IDLE).await.unwrap().unwrap();
     assert_eq!(rule.status.as_str(), "fixed", "{rule:?}");
     let attempts = store.rule_attempts(run.id, IDLE).await.unwrap();
-    assert!(attempts[0].fix_script.contains("sshd_idle_timeout_value='840'"), "{}", attempts[0].fix_script);
+    assert!(attempts[0].spec.fix_script.contains("sshd_idle_timeout_value='840'"), "{}", attempts[0].spec.fix_script);
     let (_, conf) = sh("grep -ri '^ClientAliveInterval' /etc/ssh/sshd_config /etc/ssh/sshd_config.d/ || true").await;
     assert!(conf.contains("840"), "sshd_config: {conf}");
     assert_eq!(rescan_with(&w, IDLE, &["--tailoring-file", t_arg, "--profile", STANDARD]).await, "pass", "840 passes the tailored check");

@@ -92,17 +92,18 @@ async fn from_a_broken_state_temper_fixes_at_least_what_oscap_remediate_fixes() 
 
     // The find over a missing home exits 1, and the checks keep it anyway, with a warning.
     let attempts = store.attempts(run.id).await.unwrap();
-    let home = attempts.iter().find(|a| a.rule_id.ends_with("accounts_users_home_files_ownership") && a.verdict == Some(Verdict::Fixed));
+    let home =
+        attempts.iter().find(|a| a.spec.rule_id.ends_with("accounts_users_home_files_ownership") && a.verdict == Some(Verdict::Fixed));
     let home = home.expect("the home files' ownership fix is kept");
-    assert_eq!(home.fix_exit_code, Some(1), "{:?}", home.fix_stderr);
+    assert_eq!(home.findings.fix_exit_code, Some(1), "{:?}", home.findings.fix_stderr);
     assert!(home.warning().is_some());
     let md = report(&w, "md", "broken-homes.md").await;
     assert!(md.contains("**Warning**: the fix exited 1"), "the report shows the warning");
 
     // The dotfile rule's own fix misses `.a`; the home files' fix covers it; the second pass
     // tries the dotfile fix again and it is fixed.
-    let dot: Vec<_> = attempts.iter().filter(|a| a.rule_id.ends_with("accounts_user_dot_user_ownership")).collect();
-    eprintln!("dotfile attempts: {:?}", dot.iter().map(|a| (a.n, a.verdict, a.plan.clone())).collect::<Vec<_>>());
+    let dot: Vec<_> = attempts.iter().filter(|a| a.spec.rule_id.ends_with("accounts_user_dot_user_ownership")).collect();
+    eprintln!("dotfile attempts: {:?}", dot.iter().map(|a| (a.n, a.verdict, a.spec.plan.clone())).collect::<Vec<_>>());
     assert_eq!(dot.last().and_then(|a| a.verdict), Some(Verdict::Fixed));
     assert!(dot.last().unwrap().is_second_pass(&attempts), "fixed by the second pass");
     assert!(md.contains("stock (second pass)"));

@@ -48,11 +48,11 @@ async fn a_rule_without_a_stock_fix_is_fixed_by_a_derived_fix_and_one_it_cannot_
     let summary = sim.stock(run).await.unwrap();
 
     let tries = sim.attempts(run, CRON).await;
-    assert_eq!(tries.iter().map(|a| (a.source, a.verdict)).collect::<Vec<_>>(), [(FixSource::Derived, Some(Verdict::Fixed))]);
+    assert_eq!(tries.iter().map(|a| (a.spec.source, a.verdict)).collect::<Vec<_>>(), [(FixSource::Derived, Some(Verdict::Fixed))]);
     let a = &tries[0];
-    assert_eq!((a.fix_script.as_str(), a.revert_script.as_str()), (derived.fix_script.as_str(), derived.revert_script.as_str()));
-    assert!(a.fix_script.contains("systemctl enable 'cron.service'") && a.fix_script.contains("systemctl start 'cron.service'"));
-    assert!(a.evidence_before.as_ref().is_some_and(|e| e.criteria.is_some()), "the evidence the fix came from is kept");
+    assert_eq!((a.spec.fix_script.as_str(), a.spec.revert_script.as_str()), (derived.fix_script.as_str(), derived.revert_script.as_str()));
+    assert!(a.spec.fix_script.contains("systemctl enable 'cron.service'") && a.spec.fix_script.contains("systemctl start 'cron.service'"));
+    assert!(a.spec.evidence_before.as_ref().is_some_and(|e| e.criteria.is_some()), "the evidence the fix came from is kept");
     assert!(sim.guest.scripts().contains(&derived.fix_script), "it ran in the guest");
     assert_eq!(sim.rule(run, CRON).await.status, RuleStatus::Fixed);
     assert_eq!(sim.guest.result(CRON), Some(Outcome::Pass));
@@ -107,9 +107,9 @@ async fn a_stock_fix_undone_at_boot_is_followed_by_the_derived_fix() {
     let summary = sim.stock(run).await.unwrap();
 
     let tries = sim.attempts(run, ASLR).await;
-    let got: Vec<_> = tries.iter().map(|a| (a.source, a.verdict)).collect();
+    let got: Vec<_> = tries.iter().map(|a| (a.spec.source, a.verdict)).collect();
     assert_eq!(got, [(FixSource::Stock, Some(Verdict::NotPersistent)), (FixSource::Derived, Some(Verdict::Fixed))], "{summary:?}");
-    assert!(tries[1].fix_script.contains("/etc/sysctl.d/99-temper-sysctl_kernel_randomize_va_space.conf"));
+    assert!(tries[1].spec.fix_script.contains("/etc/sysctl.d/99-temper-sysctl_kernel_randomize_va_space.conf"));
     assert_eq!(sim.rule(run, ASLR).await.status, RuleStatus::Fixed);
     assert_eq!(summary.rebooted, Some(true));
     assert_eq!(sim.guest.result(ASLR), Some(Outcome::Pass));
@@ -161,9 +161,9 @@ async fn rules_with_no_fix_to_try_share_one_rescan_for_their_evidence() {
     }
     // The derived fix came from that rescan's evidence, as from a rescan of its own.
     let tries = sim.attempts(run, CRON).await;
-    assert_eq!(tries.iter().map(|a| (a.source, a.verdict)).collect::<Vec<_>>(), [(FixSource::Derived, Some(Verdict::Fixed))]);
-    assert_eq!(tries[0].fix_script, derived.fix_script);
-    assert!(tries[0].evidence_before.as_ref().is_some_and(|e| e.criteria.is_some()), "the evidence it came from is kept");
+    assert_eq!(tries.iter().map(|a| (a.spec.source, a.verdict)).collect::<Vec<_>>(), [(FixSource::Derived, Some(Verdict::Fixed))]);
+    assert_eq!(tries[0].spec.fix_script, derived.fix_script);
+    assert!(tries[0].spec.evidence_before.as_ref().is_some_and(|e| e.criteria.is_some()), "the evidence it came from is kept");
     let attempts = sim.events(run, temper_core::journal::EventKind::Attempt).await;
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0]["evidence_looked_ahead"], true, "{attempts:?}");

@@ -126,7 +126,7 @@ async fn lose_snapshots(sim: &Sim) -> Vec<String> {
 async fn a_resume_whose_snapshots_are_gone_rebuilds_them_and_ends_as_an_uninterrupted_run() {
     let t = Instant::now();
     let (reference, run, want) = reference("lost-reference").await;
-    let order: Vec<String> = reference.store.attempts(run).await.unwrap().into_iter().map(|a| a.rule_id).collect();
+    let order: Vec<String> = reference.store.attempts(run).await.unwrap().into_iter().map(|a| a.spec.rule_id).collect();
     assert_eq!(order.len(), 3, "one kept attempt per rule: {order:?}");
 
     for (case, at) in [("second-fix", Some(&order[1])), ("third-fix", Some(&order[2])), ("boot", None)] {

@@ -58,7 +58,7 @@ async fn secrets_in_a_fixs_output_are_withheld_by_kind() {
     let run = sim.new_run("stock").await;
     sim.stock(run).await.unwrap();
     let a = sim.attempts(run, rule).await;
-    let out = a[0].fix_stdout.clone().unwrap_or_default();
+    let out = a[0].findings.fix_stdout.clone().unwrap_or_default();
     assert!(out.contains("root:[hash withheld]:19000") && out.contains("old:[hash withheld]:1001"), "{out}");
     assert!(out.contains("[private key withheld]") && out.contains("GRUB_PASSWORD=[hash withheld]"), "{out}");
     let data = temper_report::load(sim.store.as_ref(), run).await.unwrap();

@@ -137,8 +137,8 @@ async fn a_verified_fix_is_reused_on_other_targets_counted_and_retired() {
     b.llm(run_b, &silent.url()).await.unwrap();
     assert_eq!(b.rule(run_b, SUID).await.status, RuleStatus::Fixed);
     let tries = b.attempts(run_b, SUID).await;
-    assert_eq!(tries.iter().map(|a| a.source).collect::<Vec<_>>(), [FixSource::Memory]);
-    assert_eq!(tries[0].fix_script, good);
+    assert_eq!(tries.iter().map(|a| a.spec.source).collect::<Vec<_>>(), [FixSource::Memory]);
+    assert_eq!(tries[0].spec.fix_script, good);
     assert!(b.store.turns(run_b).await.unwrap().is_empty() && silent.requests().is_empty(), "no LLM turn on B");
     assert_eq!(b.guest.result(SUID), Some(Outcome::Pass));
     let f = &b.store.remembered_fixes().await.unwrap()[0];
@@ -153,7 +153,10 @@ async fn a_verified_fix_is_reused_on_other_targets_counted_and_retired() {
         let run = c.new_run("llm").await;
         c.llm(run, &llm.url()).await.unwrap();
         let tries = c.attempts(run, SUID).await;
-        assert_eq!(tries.iter().map(|a| (a.source, a.verdict)).collect::<Vec<_>>(), [(FixSource::Memory, Some(Verdict::StillFailing))]);
+        assert_eq!(
+            tries.iter().map(|a| (a.spec.source, a.verdict)).collect::<Vec<_>>(),
+            [(FixSource::Memory, Some(Verdict::StillFailing))]
+        );
         let f = &c.store.remembered_fixes().await.unwrap()[0];
         assert_eq!((f.tried, f.kept, f.failed_in_row, f.retired_at.is_some()), (1 + n, 1, n, n == 2), "{name}");
     }
@@ -163,7 +166,7 @@ async fn a_verified_fix_is_reused_on_other_targets_counted_and_retired() {
     let llm = MockLlm::start(vec![select(SUID), fix(&good)]).await.unwrap();
     let run_e = e.new_run("llm").await;
     e.llm(run_e, &llm.url()).await.unwrap();
-    assert_eq!(e.attempts(run_e, SUID).await.iter().map(|a| a.source).collect::<Vec<_>>(), [FixSource::Llm]);
+    assert_eq!(e.attempts(run_e, SUID).await.iter().map(|a| a.spec.source).collect::<Vec<_>>(), [FixSource::Llm]);
     assert_eq!(llm.remaining(), 0);
     took("a_verified_fix_is_reused_on_other_targets_counted_and_retired", t);
 }
@@ -229,7 +232,7 @@ async fn a_ban_made_on_one_target_applies_on_the_next_and_is_recorded() {
     assert_eq!(tries.len(), 1);
     assert_eq!(tries[0].verdict, Some(Verdict::Refused), "{tries:?}");
     assert!(tries[0].verdict_reason.as_deref().unwrap().contains("sysctl -w"), "{:?}", tries[0].verdict_reason);
-    assert!(tries[0].fix_exit_code.is_none(), "nothing ran");
+    assert!(tries[0].findings.fix_exit_code.is_none(), "nothing ran");
     let shared = b.events(run_b, EventKind::BanShared).await;
     assert_eq!(shared.len(), 1, "{shared:?}");
     assert_eq!((shared[0]["ban"].as_i64(), shared[0]["from_run"].as_i64()), (Some(bans[0].id), Some(run_a.0)));
@@ -251,7 +254,7 @@ async fn a_script_removing_the_harness_sudo_is_refused_before_it_runs() {
     assert_eq!(tries.len(), 1);
     assert_eq!(tries[0].verdict, Some(Verdict::Refused), "{tries:?}");
     assert!(tries[0].verdict_reason.as_deref().unwrap().contains("sudo"), "{:?}", tries[0].verdict_reason);
-    assert!(tries[0].fix_exit_code.is_none(), "nothing ran");
+    assert!(tries[0].findings.fix_exit_code.is_none(), "nothing ran");
     let ran = sim.guest.scripts();
     assert!(!ran.iter().any(|s| s.contains("sudoers.d/temper")), "the guest was sent the refused script: {ran:?}");
     assert_eq!(llm.remaining(), 0, "the Reflector was asked about the refusal");
@@ -279,7 +282,7 @@ async fn an_architect_pick_outside_the_offer_is_replaced_by_the_harness_default(
     let pick = events.iter().find(|e| e.kind == EventKind::Pick).expect("a pick event");
     assert_eq!(pick.rule_id.as_deref(), Some(full(SUID).as_str()), "the harness default, the offered rule");
     let tries = sim.attempts(run, SUID).await;
-    assert_eq!(tries[0].plan, "harness default: the first candidate in risk order");
+    assert_eq!(tries[0].spec.plan, "harness default: the first candidate in risk order");
     assert_eq!(tries[0].verdict, Some(Verdict::Fixed), "{tries:?}");
     assert_eq!(llm.remaining(), 0);
     took("an_architect_pick_outside_the_offer_is_replaced_by_the_harness_default", t);

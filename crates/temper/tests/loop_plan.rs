@@ -96,9 +96,9 @@ async fn the_plan_holds_the_kept_fixes_in_order_and_keeps_to_its_schema() {
     let rules: Vec<&str> = e.plan.steps.iter().map(|s| s.short_rule()).collect();
     assert_eq!(rules, RULES, "in the order kept");
     for (i, s) in e.plan.steps.iter().enumerate() {
-        let a = attempts.iter().find(|a| a.rule_id == s.rule).unwrap();
+        let a = attempts.iter().find(|a| a.spec.rule_id == s.rule).unwrap();
         assert_eq!((s.n, s.source, s.attempt), (i + 1, FixSource::Llm, a.n));
-        for (script, text) in [(&s.fix, &a.fix_script), (&s.revert, &a.revert_script)] {
+        for (script, text) in [(&s.fix, &a.spec.fix_script), (&s.revert, &a.spec.revert_script)] {
             assert_eq!(script.sha256, sha256_hex(text.as_bytes()));
             assert_eq!(sha256_file(&e.dir.join(&script.file)).unwrap(), script.sha256, "{}", script.file);
         }
@@ -262,7 +262,7 @@ async fn a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop() {
         .await
         .unwrap()
         .into_iter()
-        .map(|a| (temper_scap::short_rule_id(&a.rule_id).to_string(), a.source, a.verdict))
+        .map(|a| (temper_scap::short_rule_id(&a.spec.rule_id).to_string(), a.spec.source, a.verdict))
         .collect();
     // The three steps go in one batch; its check fails, bisection finds step 2, whose rule the
     // stock fix then fixes; steps 1 and 3 were set aside with the batch, and are kept together.
@@ -350,7 +350,7 @@ async fn temper_run_refuses_a_plan_that_does_not_fit_and_runs_nothing() {
 /// The plan's seal, each way it is applied: `temper run --plan`, replay.sh and the playbook each
 /// apply a plan signed by temper, and one signed by `ssh-keygen -Y sign`, with the allowed
 /// signers; each refuses, with nothing run, a changed script whose sha256 in plan.json was
-/// updated, a changed header, a key not in the allowed signers, and no signature without
+/// updated (and in SHA256SUMS too, which only the signature catches), a changed header, a key not in the allowed signers, and no signature without
 /// `--unsigned`.
 #[tokio::test]
 async fn a_signed_plan_is_checked_every_way_before_anything_runs() {
@@ -421,16 +421,21 @@ async fn a_signed_plan_is_checked_every_way_before_anything_runs() {
 
     // Each forgery: refused every way, nothing run.
     let script = e.dir.join(&e.plan.steps[0].fix.file);
-    let forgeries: [(&str, &dyn Fn(), &str); 4] = [
+    let evil = || {
+        let evil = "echo owned >> /dev/null\n";
+        std::fs::write(&script, evil).unwrap();
+        let json = std::fs::read_to_string(e.dir.join("plan.json")).unwrap();
+        std::fs::write(e.dir.join("plan.json"), json.replace(&e.plan.steps[0].fix.sha256, &sha256_hex(evil.as_bytes()))).unwrap();
+    };
+    let forgeries: [(&str, &dyn Fn(), &str); 5] = [
+        ("a changed script, its sha256 updated", &evil, "plan.json does not match its sha256 in SHA256SUMS"),
         (
-            "a changed script, its sha256 updated",
+            "a changed script, its sha256 updated in plan.json and in SHA256SUMS",
             &|| {
-                let evil = "echo owned >> /dev/null\n";
-                std::fs::write(&script, evil).unwrap();
-                let json = std::fs::read_to_string(e.dir.join("plan.json")).unwrap();
-                std::fs::write(e.dir.join("plan.json"), json.replace(&e.plan.steps[0].fix.sha256, &sha256_hex(evil.as_bytes()))).unwrap();
+                evil();
+                seal::write_manifest(&e.dir).unwrap();
             },
-            "plan.json does not match its sha256 in SHA256SUMS",
+            "the signature does not match SHA256SUMS",
         ),
         (
             "a changed header",

@@ -47,7 +47,7 @@ type Seen = Vec<(String, FixSource, Verdict)>;
 /// Each attempt in order: its rule (short), source and verdict.
 async fn seen(sim: &Sim, run: RunId) -> Seen {
     let attempts = sim.store.attempts(run).await.unwrap();
-    attempts.into_iter().map(|a| (temper_scap::short_rule_id(&a.rule_id).to_string(), a.source, a.verdict.unwrap())).collect()
+    attempts.into_iter().map(|a| (temper_scap::short_rule_id(&a.spec.rule_id).to_string(), a.spec.source, a.verdict.unwrap())).collect()
 }
 
 fn want(rows: &[(usize, FixSource, Verdict)]) -> Seen {
@@ -62,7 +62,7 @@ async fn ends_well(sim: &Sim, run: RunId) {
     let attempts = sim.store.attempts(run).await.unwrap();
     for r in RULES {
         assert_eq!(sim.rule(run, r).await.status, RuleStatus::Fixed, "{r}");
-        let mine: Vec<_> = attempts.iter().filter(|a| a.rule_id == full(r)).collect();
+        let mine: Vec<_> = attempts.iter().filter(|a| a.spec.rule_id == full(r)).collect();
         assert_eq!(mine.iter().filter(|a| a.verdict == Some(Verdict::Fixed)).count(), 1, "{r}: one kept fix: {mine:?}");
         let counted = mine.iter().filter(|a| a.state != AttemptState::Interrupted).count() as i64;
         assert_eq!(sim.rule(run, r).await.attempts, counted, "{r}: set-aside attempts are not tries");
@@ -169,7 +169,7 @@ async fn a_regression_and_a_broken_health_check_are_each_blamed_on_their_step() 
         .unwrap()
         .into_iter()
         .filter(|a| a.verdict == Some(Verdict::Fixed))
-        .map(|a| (temper_scap::short_rule_id(&a.rule_id).to_string(), a.source))
+        .map(|a| (temper_scap::short_rule_id(&a.spec.rule_id).to_string(), a.spec.source))
         .collect();
     let want: BTreeMap<String, FixSource> =
         RULES.iter().enumerate().map(|(i, r)| (r.to_string(), if i >= 2 { FixSource::Stock } else { FixSource::Plan })).collect();
@@ -257,7 +257,7 @@ async fn a_batch_takes_its_evidence_in_one_rescan_that_leaves_its_tree_walkers_o
     let before: Vec<Vec<&str>> = scans[..check].iter().map(named).filter(|n| n.contains(&RULES[0])).collect();
     assert_eq!(before, [[RULES[0], RULES[1], RULES[3]]], "one rescan for the evidence, the walker left out: {scans:?}");
     let walker = sim.attempts(run, RULES[2]).await;
-    assert!(walker.len() == 1 && walker[0].evidence_before.as_ref().is_some_and(|e| e.rule == full(RULES[2])), "{walker:?}");
+    assert!(walker.len() == 1 && walker[0].spec.evidence_before.as_ref().is_some_and(|e| e.rule == full(RULES[2])), "{walker:?}");
     let walk = scans.iter().position(|s| named(s) == [RULES[2]]);
     assert!(walk.is_some_and(|w| w < check), "walked on its own beside the first full scan, before the check: {scans:?}");
     took("a_batch_takes_its_evidence_in_one_rescan_that_leaves_its_tree_walkers_out", t);
@@ -288,7 +288,7 @@ async fn the_next_batch_takes_its_evidence_from_the_last_batchs_check() {
     for rule in LATER {
         assert_eq!(sim.rule(run, rule).await.status, RuleStatus::Fixed, "{rule}");
         let mine = sim.attempts(run, rule).await;
-        assert!(mine.len() == 1 && mine[0].evidence_before.is_some(), "{rule}: one attempt, with evidence: {mine:?}");
+        assert!(mine.len() == 1 && mine[0].spec.evidence_before.is_some(), "{rule}: one attempt, with evidence: {mine:?}");
     }
     let looked: Vec<_> = sim.events(run, EventKind::Attempt).await.into_iter().map(|a| a["evidence_looked_ahead"].clone()).collect();
     assert_eq!(looked, [false, false, false, false, true, true].map(|b| json!(b)), "steps 5 and 6 took the check's evidence");

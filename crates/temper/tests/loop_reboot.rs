@@ -290,7 +290,7 @@ async fn a_walker_fixed_mid_run_is_checked_at_the_final_scan_and_its_breaker_bla
         let first = |a: Vec<temper_core::journal::Attempt>| a[0].clone();
         let (w, b) = (first(sim.attempts(run, walker).await), first(sim.attempts(run, bad).await));
         let before = sim.attempts(run, earlier[0]).await[0].id.max(sim.attempts(run, earlier[1]).await[0].id);
-        let order = sim.store.attempts(run).await.unwrap().into_iter().map(|a| a.rule_id).collect::<Vec<_>>();
+        let order = sim.store.attempts(run).await.unwrap().into_iter().map(|a| a.spec.rule_id).collect::<Vec<_>>();
         assert!(before < w.id && w.id < b.id, "proof {proof}: the walker's fix comes after two others and before the breaker: {order:?}");
         assert_eq!(w.verdict, Some(Verdict::Fixed), "proof {proof}: {w:?}");
         assert_eq!(b.verdict, Some(Verdict::Regression), "proof {proof}: {b:?}");

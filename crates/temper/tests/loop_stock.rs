@@ -133,12 +133,12 @@ async fn bisect_finds_each_culprit_and_replays_keep_their_stock_source() {
         let last = sim.attempts(run, culprit).await.pop().unwrap();
         assert_eq!(last.verdict, Some(Verdict::Regression), "{culprit}: {last:?}");
     }
-    let mut broke = sim.attempts(run, b).await[0].regression_list();
+    let mut broke = sim.attempts(run, b).await[0].findings.regressions.clone();
     broke.sort();
     assert_eq!(broke, [full(P2), full(P1)], "both broke while B was the first bad snapshot");
     let xs = sim.attempts(run, x).await;
     assert_eq!(
-        xs.iter().map(|a| (a.source, a.replayed)).collect::<Vec<_>>(),
+        xs.iter().map(|a| (a.spec.source, a.spec.replayed)).collect::<Vec<_>>(),
         [(FixSource::Stock, false), (FixSource::Stock, true), (FixSource::Stock, true)]
     );
     assert_eq!(xs[2].verdict, Some(Verdict::NeedsReboot), "the stock fix asks for a reboot: {:?}", xs[2]);
@@ -233,7 +233,7 @@ async fn rules_made_applicable_mid_run_are_found_at_the_next_check() {
     assert_eq!(sim.rule(run, passes).await.status, RuleStatus::Passing);
     let blamed = sim.attempts(run, breaker).await;
     assert_eq!(blamed[0].verdict, Some(Verdict::Regression), "{blamed:?}");
-    assert_eq!(blamed[0].regression_list(), [full(passes)]);
+    assert_eq!(blamed[0].findings.regressions, [full(passes)]);
     assert_eq!(sim.guest.result(passes), Some(Outcome::Pass), "its breaker was rolled back");
     took("rules_made_applicable_mid_run_are_found_at_the_next_check", t);
 }

@@ -24,7 +24,7 @@ async fn a_fix_that_exits_non_zero_but_passes_every_check_is_kept_with_a_warning
     let a = sim.attempts(run, rule).await;
     assert_eq!(a.len(), 1);
     assert_eq!(a[0].verdict, Some(Verdict::Fixed), "{:?}", a[0].verdict_reason);
-    assert_eq!(a[0].fix_exit_code, Some(1));
+    assert_eq!(a[0].findings.fix_exit_code, Some(1));
     assert!(a[0].verdict_reason.as_deref().unwrap_or("").contains("warning: the fix exited 1"), "{:?}", a[0].verdict_reason);
     assert_eq!(sim.rule(run, rule).await.status, RuleStatus::Fixed);
     assert_eq!(sim.guest.result(rule), Some(Outcome::Pass), "kept: not reverted");
@@ -65,8 +65,8 @@ async fn a_stock_fix_that_needed_another_fix_is_fixed_in_the_second_pass() {
     sim.stock(run).await.unwrap();
     let a = sim.attempts(run, first).await;
     assert_eq!(a.iter().map(|a| a.verdict).collect::<Vec<_>>(), [Some(Verdict::StillFailing), Some(Verdict::Fixed)]);
-    assert!(a.iter().all(|a| a.source == FixSource::Stock && !a.replayed && a.state == AttemptState::Done));
-    assert!(a[1].plan.starts_with("second pass"), "{}", a[1].plan);
+    assert!(a.iter().all(|a| a.spec.source == FixSource::Stock && !a.spec.replayed && a.state == AttemptState::Done));
+    assert!(a[1].spec.plan.starts_with("second pass"), "{}", a[1].spec.plan);
     assert_eq!(sim.with_status(run, RuleStatus::Fixed).await, [first, later]);
     let events = sim.store.events(run, 0).await.unwrap();
     let second: Vec<_> = events.iter().filter(|e| e.kind == EventKind::Pick && e.json().contains("\"second_pass\":true")).collect();

@@ -32,7 +32,7 @@ async fn a_working_fix_runs_on_and_a_stalled_one_is_stopped_with_its_cause_named
 
     let working = sim.attempts(run, WORKING).await;
     assert_eq!(working[0].verdict, Some(Verdict::Fixed), "{:?}", working[0].verdict_reason);
-    assert!(working[0].apply_ms.unwrap_or(0) >= busy.as_millis() as i64, "it ran to its end: {:?}", working[0].apply_ms);
+    assert!(working[0].findings.apply_ms.unwrap_or(0) >= busy.as_millis() as i64, "it ran to its end: {:?}", working[0].findings.apply_ms);
     assert_eq!(sim.guest.result(WORKING), Some(Outcome::Pass));
 
     for (rule, cause) in
@@ -42,7 +42,7 @@ async fn a_working_fix_runs_on_and_a_stalled_one_is_stopped_with_its_cause_named
         let reason = a[0].verdict_reason.clone().unwrap_or_default();
         assert_eq!(a[0].verdict, Some(Verdict::Stalled), "{rule}: {reason}");
         assert!(reason.contains(cause) && reason.contains("fix_stall_secs"), "{rule}: {reason}");
-        assert!(a[0].apply_ms.unwrap() < 5_000, "{rule} was stopped, not waited for: {:?}", a[0].apply_ms);
+        assert!(a[0].findings.apply_ms.unwrap() < 5_000, "{rule} was stopped, not waited for: {:?}", a[0].findings.apply_ms);
         assert_eq!(sim.guest.result(rule), Some(Outcome::Fail), "{rule}: killed before its change");
         let r = sim.rule(run, rule).await;
         assert_eq!(r.status, RuleStatus::Escalated);

@@ -4,9 +4,12 @@ mod doctor;
 mod enroll;
 pub mod fleet;
 pub mod image;
+mod last_plan;
 mod llm;
 mod memory;
 pub mod plan;
+#[cfg(test)]
+mod recorded;
 mod report;
 pub mod run;
 mod scan;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use temper_core::controls::RunControls;
 use temper_core::journal::Journal;
 use temper_core::plan::seal::{self, Trust};
-use temper_core::plan::{Expect, Plan, PlannedFix};
+use temper_core::plan::{Expect, Plan, PlanOrigin, PlannedFix};
 use temper_report::{load, plan, resolve_run};
 
 use crate::config::Config;
@@ -92,11 +92,15 @@ pub struct Applied {
     /// Who signed it (`PRINCIPALS (SHA256:…)`); `None`: applied with `--unsigned`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signed_by: Option<String>,
+    /// Given (`--plan`), or the last proven plan of the job, applied by default.
+    #[serde(default)]
+    pub origin: PlanOrigin,
 }
 
 /// Checks the plan in `dir` as `trust` asks (its seal: signature, then every file), reads it
 /// (each script against its sha256) and refuses it unless it was made with this content, profile
-/// and tailoring. Nothing has touched the guest yet.
+/// and tailoring. Nothing has touched the guest yet. Applied as given (`--plan`): the caller says
+/// otherwise.
 pub fn for_run(dir: &Path, trust: &Trust, profile: &str, controls: &RunControls, content_sha256: Option<&str>) -> anyhow::Result<Applied> {
     let within = || format!("the plan in {}", dir.display());
     let signed_by = match trust {
@@ -111,17 +115,14 @@ pub fn for_run(dir: &Path, trust: &Trust, profile: &str, controls: &RunControls,
             );
             Some(format!("{} ({})", s.principals, s.fingerprint))
         }
-        Trust::Unsigned => {
-            eprintln!("temper: the signature of the plan in {} is not checked (--unsigned)", dir.display());
-            None
-        }
+        Trust::Unsigned => None,
     };
     let plan = Plan::load(dir).with_context(within)?;
     let content_sha256 = content_sha256.context("the datastream could not be read to check the plan's content against it")?;
     let tailoring = controls.tailoring.as_ref().map(|t| (t.file.as_str(), t.sha256.as_str()));
     plan.check(&Expect { profile, content_sha256, tailoring }).with_context(|| format!("the plan in {}", dir.display()))?;
     let (from_run, regression_every) = (plan.header.source.run, plan.header.source.regression_every);
-    Ok(Applied { dir: dir.display().to_string(), from_run, fixes: plan.fixes(), regression_every, signed_by })
+    Ok(Applied { dir: dir.display().to_string(), from_run, fixes: plan.fixes(), regression_every, signed_by, origin: PlanOrigin::Given })
 }
 
 /// What `temper run --plan` asks of the plan: `--unsigned`, or a signature by a key of

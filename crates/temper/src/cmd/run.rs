@@ -6,10 +6,10 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use temper_agents::AgentKind;
 use temper_core::claim::{self, Claim, TargetClaim};
-use temper_core::controls::RunControls;
 use temper_core::journal::RunSummary;
 use temper_core::journal::prelude::*;
 use temper_core::journal::{EventData, Lease, LeaseError, NewRun, Run, RunStatus, driver_id};
+use temper_core::plan::PlanOrigin;
 use temper_core::ports::{Clock, Hypervisor, Timed};
 use temper_core::ralph::{Agents, LoopError, Parts, Quiet, Ralph, RebootProof, Settings};
 use temper_core::scan::Engine;
@@ -18,6 +18,7 @@ use temper_core::target::Target;
 use temper_store::Store;
 use tracing::Level;
 
+use super::last_plan::{self, NoPlan};
 use super::{EXIT_ERROR, EXIT_PAUSED, print_json};
 use crate::cli::{AgentArgs, RunArgs};
 use crate::config::Config;
@@ -29,10 +30,9 @@ use temper_core::journal::RunId;
 /// What a run was started with; stored so `resume` continues the same run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Options {
-    skill: String,
-    profile: String,
-    rules: Vec<String>,
-    max_rules: Option<usize>,
+    /// Skill, profile, rules, controls and content: what makes two runs one job.
+    #[serde(flatten)]
+    job: last_plan::Job,
     rule_budget_secs: u64,
     max_attempts: u32,
     regression_every: Option<u32>,
@@ -40,9 +40,6 @@ struct Options {
     llm_model: Option<String>,
     quiet: bool,
     json: bool,
-    /// The tailoring and waivers, kept whole so that a resume uses the same ones.
-    #[serde(default)]
-    controls: RunControls,
     /// How rule rescans and regression checks are evaluated.
     #[serde(default)]
     engine: Engine,
@@ -52,13 +49,12 @@ struct Options {
     /// A cold reboot at the end proves the fixes (runs from before it have none).
     #[serde(default)]
     reboot_proof: bool,
-    /// The host datastream's sha256 when the run started (its plan names it; read by
-    /// `temper_report::plan::recorded_content_sha256`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    content_sha256: Option<String>,
-    /// The proven plan the run applies first (`--plan`).
+    /// The proven plan the run applies first (`--plan`, or the job's last proven one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     plan: Option<super::plan::Applied>,
+    /// Why it applies none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    no_plan: Option<NoPlan>,
     /// What `temper fleet run --plan-from` did with its first target's plan, for this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     plan_from: Option<temper_core::plan_from::PlanFrom>,
@@ -94,18 +90,36 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
     let llm_url = args.agent.llm.clone().or(config.llm_url.clone());
     let kind = args.agent.agent.unwrap_or(if llm_url.is_some() { AgentKind::Tiered } else { AgentKind::Stock });
     let content_sha256 = temper_core::plan::sha256_file(&wiring::host_datastream(config, &skill)).ok();
-    let plan = match &args.plan {
+    // A plan given is checked before anything is recorded: one that does not fit makes no run.
+    let given = match &args.plan {
         Some(dir) => {
             let trust = super::plan::trust(args.unsigned, args.allowed_signers.clone().or(config.allowed_signers_file.clone()), dir)?;
+            if args.unsigned {
+                eprintln!("temper: the signature of the plan in {} is not checked (--unsigned)", dir.display());
+            }
             Some(super::plan::for_run(dir, &trust, &profile, &controls, content_sha256.as_deref())?)
         }
         None => None,
     };
-    let opts = Options {
+    let job = last_plan::Job {
         skill: target.skill.clone(),
         profile: profile.clone(),
         rules: args.rules.clone(),
         max_rules: args.max_rules,
+        controls,
+        content_sha256,
+    };
+    let store = crate::wiring::store(config).await?;
+    let (plan, no_plan) = match given {
+        Some(p) => (Some(p), None),
+        None if args.no_plan => (None, Some(NoPlan::Off)),
+        None => match last_plan::take(config, &store, &target, &job).await? {
+            Ok(applied) => (Some(applied), None),
+            Err(why) => (None, Some(why)),
+        },
+    };
+    let opts = Options {
+        job,
         rule_budget_secs: args.rule_budget_secs.unwrap_or(config.rule_budget_secs),
         max_attempts: args.max_attempts.unwrap_or(config.max_attempts),
         regression_every: args.regression_every.or(config.regression_every),
@@ -113,15 +127,13 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
         llm_model: args.agent.model.clone().or(config.llm_model.clone()),
         quiet: args.quiet,
         json: args.json,
-        controls,
         engine: args.engine,
         fleet: origin.fleet,
         reboot_proof: config.reboot_proof && !args.no_reboot_proof,
-        content_sha256,
         plan,
+        no_plan,
         plan_from: origin.plan_from,
     };
-    let store = crate::wiring::store(config).await?;
     // Another run on this VM, from any store, keeps this one off before anything is recorded.
     let free = claim::check(&wiring::hypervisor(&target), &Claim::new(&store, RunId(0), driver_id()).await?).await;
     if let Err(e) = free {
@@ -153,9 +165,25 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
             store.describe()
         ),
     );
-    if let Some(p) = &opts.plan {
-        let (dir, from, steps) = (&p.dir, p.from_run, p.fixes.len());
-        notice(Level::INFO, format_args!("run {run} applies the plan in {dir} (run {from}'s, {steps} steps) before the normal loop"));
+    match (&opts.plan, &opts.no_plan) {
+        (Some(p), _) if p.origin == PlanOrigin::LastProven => notice(
+            Level::INFO,
+            format_args!(
+                "run {run} applies the proven plan of run {} (the last run of this job on target {}, {} steps) before the normal loop; --no-plan runs the full loop",
+                p.from_run,
+                target.name,
+                p.fixes.len()
+            ),
+        ),
+        (Some(p), _) => {
+            let (dir, from, steps) = (&p.dir, p.from_run, p.fixes.len());
+            notice(Level::INFO, format_args!("run {run} applies the plan in {dir} (run {from}'s, {steps} steps) before the normal loop"));
+        }
+        // A first run, or one told so, needs no word; a run that could have had one says why not.
+        (None, Some(why)) if !matches!(why, NoPlan::Off | NoPlan::NoEarlierRun) => {
+            notice(Level::INFO, format_args!("run {run} applies no plan first: {}", why.says()))
+        }
+        (None, _) => {}
     }
     execute(config, Arc::new(store), Job { run, target, kind, opts, resuming: false }).await
 }
@@ -203,7 +231,7 @@ fn stored_target(config: &Config, row: &Run, opts: &Options) -> anyhow::Result<T
     }
     let mut t = config.target(None)?;
     notice(Level::WARN, format_args!("run {} has no stored target (an older run): using the configured target `{}`", row.id, t.name));
-    t.skill = opts.skill.clone();
+    t.skill = opts.job.skill.clone();
     t.baseline = row.baseline.clone();
     Ok(t)
 }
@@ -260,20 +288,20 @@ async fn execute(config: &Config, store: Arc<Store>, job: Job) -> anyhow::Result
 
 async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyhow::Result<u8> {
     let Job { run, target, kind, opts, .. } = job;
-    let skill = wiring::skill(config, &opts.skill)?;
+    let skill = wiring::skill(config, &opts.job.skill)?;
     let ds = wiring::host_datastream(config, &skill);
-    let content = opts.controls.read_content(&opts.profile, &ds).with_context(|| format!("reading {}", ds.display()))?;
+    let content = opts.job.controls.read_content(&opts.job.profile, &ds).with_context(|| format!("reading {}", ds.display()))?;
     store.set_content_version(run, &content.version).await?;
     let llm = wiring::llm_config(config, opts.llm_url.clone(), opts.llm_model.clone());
     let agent = wiring::agents(kind, llm, &skill)?;
     let (hv, guest) = (wiring::hypervisor(&target), wiring::guest(&target)?);
     let clock = lease.clock();
     let progress = (!opts.quiet).then(Progress::new);
-    let mut scanner = wiring::scanner(config, &skill, &opts.profile).for_run(run);
+    let mut scanner = wiring::scanner(config, &skill, &opts.job.profile).for_run(run);
     if opts.engine == Engine::Oval {
         scanner = scanner.with_oval(wiring::oval(config, &skill, content.clone())?);
     }
-    let skill = crate::controls::apply(&opts.controls, skill, &mut scanner)?;
+    let skill = crate::controls::apply(&opts.job.controls, skill, &mut scanner)?;
     let parts = Parts {
         store,
         hv: &Timed { inner: &hv, clock },
@@ -286,8 +314,8 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
             user: target.ssh_user.clone(),
             health_command: target.health_command.clone(),
             baseline: target.baseline.clone(),
-            rules: opts.rules.clone(),
-            max_rules: opts.max_rules,
+            rules: opts.job.rules.clone(),
+            max_rules: opts.job.max_rules,
             rule_budget: Duration::from_secs(opts.rule_budget_secs),
             max_attempts: opts.max_attempts,
             // The stock agent has one fix per rule: ask the Architect after every failure.

@@ -52,6 +52,16 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
                     if routed.is_empty() { String::new() } else { format!(": {}", routed.join(", ")) }
                 );
             }
+            if let Some(w) = &scan.walk {
+                let left: Vec<String> = w.left.iter().map(|(o, why)| format!("{o} ({why})")).collect();
+                eprintln!(
+                    "one walk: {} entries in {:.1}s, {} tree-walking test(s) judged over it{}",
+                    w.entries,
+                    w.secs,
+                    w.tests,
+                    if left.is_empty() { String::new() } else { format!("; left to oscap: {}", left.join(", ")) }
+                );
+            }
             show(&scan.results, all, json, evidence.then_some(&scan.evidence[..]))?;
         }
     }

@@ -1,14 +1,10 @@
 //! `decide` on a real SQLite store: a proven first run's plan is exported and handed on; an
 //! unproven, unfinished or missing one is not, and says why.
-use temper_core::journal::prelude::*;
-use temper_core::journal::{AttemptState, Evaluation, FixSource, NewAttempt, NewRule, NewRun, RuleStatus, RunSummary, ScanResult};
+use temper_core::journal::NewRun;
 use temper_core::plan::Plan;
-use temper_core::verdict::Verdict;
 
 use super::*;
 use temper_core::journal::RunId;
-
-const RULE: &str = "xccdf_org.ssgproject.content_rule_sshd_set_keepalive";
 
 struct World {
     _dir: tempfile::TempDir,
@@ -38,37 +34,7 @@ async fn first_run(w: &World, finished: Option<Option<bool>>) -> RunId {
         options_json: options,
         baseline: "baseline".into(),
     };
-    let run = w.store.create_run_on(&new, &w.first).await.unwrap();
-    let rule = NewRule {
-        run_id: run,
-        rule_id: RULE.into(),
-        title: "keepalive".into(),
-        severity: "medium".into(),
-        initial_result: ScanResult::Fail,
-        status: RuleStatus::Pending,
-        reason: None,
-    };
-    w.store.add_rule(&rule).await.unwrap();
-    let a = NewAttempt {
-        run_id: run,
-        rule_id: RULE.into(),
-        plan: "p".into(),
-        source: FixSource::Stock,
-        replayed: false,
-        fix_script: "echo ClientAliveInterval 300\n".into(),
-        revert_script: String::new(),
-        description: "keepalive".into(),
-        checkpoint: "baseline".into(),
-        evidence_before: None,
-    };
-    let (id, _) = w.store.start_attempt(&a).await.unwrap();
-    w.store.set_attempt_state(id, AttemptState::Applied).await.unwrap();
-    let e = Evaluation { fix_exit_code: Some(0), rule_result: Some(ScanResult::Pass), ..Evaluation::new(Verdict::Fixed, "passes") };
-    w.store.record_fix(run, id, &e, RULE, "temper-kept").await.unwrap();
-    if let Some(rebooted) = finished {
-        w.store.finish_run(run, &RunSummary { rebooted, ..RunSummary::default() }).await.unwrap();
-    }
-    run
+    crate::cmd::recorded::run(&w.store, &w.first, &new, true, finished).await
 }
 
 fn args() -> RunArgs {
