@@ -8,7 +8,7 @@ use super::WalkError;
 use super::collect::{Flag, Item, collect};
 use super::listing::{Entry, Listing};
 use super::plan::WalkPart;
-use super::state::{Truth, filter};
+use super::state::filter;
 use crate::oval::{CollectedItem, Criterion, DefinitionResult, Evidence, OvalReport, OvalResults};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
@@ -81,11 +81,11 @@ impl WalkPart {
             let mut c = collect(&t.object, walk, &var)?;
             let filters: Vec<(bool, &super::FileState)> = t.filters.iter().map(|(x, s)| (*x, s)).collect();
             filter(&mut c, walk, &filters, &var)?;
-            let result = truth(t.test.judge(&c, walk, &t.states, &var)?);
+            let result = DefinitionResult::from(t.test.judge(&c, walk, &t.states, &var)?);
             let mut items = Vec::new();
             for i in c.items.iter().take(MAX_ITEMS) {
                 let e = walk.entry(i.entry);
-                let compared = if t.states.is_empty() { None } else { Some(truth(t.test.item(i, e, &t.states, &var)?)) };
+                let compared = if t.states.is_empty() { None } else { Some(DefinitionResult::from(t.test.item(i, e, &t.states, &var)?)) };
                 items.push(CollectedItem {
                     id: String::new(),
                     kind: "file_item".into(),
@@ -103,14 +103,6 @@ impl WalkPart {
             }
         }
         Ok(Judged { results, tests })
-    }
-}
-
-fn truth(t: Truth) -> DefinitionResult {
-    match t {
-        Truth::True => DefinitionResult::True,
-        Truth::False => DefinitionResult::False,
-        Truth::Error => DefinitionResult::Error,
     }
 }
 

@@ -5,7 +5,8 @@
 //! naming the construct, and that rule stays with oscap.
 //!
 //! Agreement with oscap is tested item for item against the host's oscap
-//! (`tests/fswalk.rs`). Not yet used by the scans: see docs/scan-engines.md.
+//! (`tests/fswalk.rs`, `tests/fswalk_ssg.rs`). The scanner uses it with `scan_walk` on
+//! (docs/scan-engines.md, "One walk").
 pub mod collect;
 pub mod judge;
 pub mod listing;

@@ -4,6 +4,7 @@
 //! `check`, and their number by its `check_existence`.
 use quick_xml::events::{BytesStart, Event};
 
+use crate::oval::{DefinitionResult, Operator};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
 
@@ -97,6 +98,37 @@ impl Truth {
     fn of(b: bool) -> Self {
         if b { Self::True } else { Self::False }
     }
+
+    /// `v` joined by OR or AND, by OVAL's truth tables ([`Operator::combine`]); none is true
+    /// (a state with no entities matches every item).
+    fn join(or: bool, v: &[Truth]) -> Truth {
+        if v.is_empty() {
+            return Truth::True;
+        }
+        let op = if or { Operator::Or } else { Operator::And };
+        op.combine(&v.iter().map(|&t| t.into()).collect::<Vec<_>>()).into()
+    }
+}
+
+impl From<Truth> for DefinitionResult {
+    fn from(t: Truth) -> Self {
+        match t {
+            Truth::True => Self::True,
+            Truth::False => Self::False,
+            Truth::Error => Self::Error,
+        }
+    }
+}
+
+impl From<DefinitionResult> for Truth {
+    /// Only true and false are decided here: anything else is an error.
+    fn from(r: DefinitionResult) -> Self {
+        match r {
+            DefinitionResult::True => Self::True,
+            DefinitionResult::False => Self::False,
+            _ => Self::Error,
+        }
+    }
 }
 
 /// Values of a variable, by id; `None`: not known here (the construct is unsupported).
@@ -131,7 +163,7 @@ impl FileState {
         for c in &self.checks {
             out.push(self.entity(c, item, e, vars)?);
         }
-        Ok(if self.or { or(&out) } else { and(&out) })
+        Ok(Truth::join(self.or, &out))
     }
 
     fn entity(&self, c: &Check, item: &Item, e: &Entry, vars: Vars<'_>) -> Result<Truth, WalkError> {
@@ -217,26 +249,6 @@ impl Entry {
             p.extend_from_slice(n);
         }
         p
-    }
-}
-
-fn and(v: &[Truth]) -> Truth {
-    if v.contains(&Truth::False) {
-        Truth::False
-    } else if v.contains(&Truth::Error) {
-        Truth::Error
-    } else {
-        Truth::True
-    }
-}
-
-fn or(v: &[Truth]) -> Truth {
-    if v.contains(&Truth::True) {
-        Truth::True
-    } else if v.contains(&Truth::Error) {
-        Truth::Error
-    } else {
-        Truth::False
     }
 }
 
@@ -408,7 +420,7 @@ impl FileTest {
         for s in states {
             per.push(s.judge(item, e, vars)?);
         }
-        Ok(if self.states_or { or(&per) } else { and(&per) })
+        Ok(Truth::join(self.states_or, &per))
     }
 }
 
