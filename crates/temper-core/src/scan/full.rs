@@ -33,33 +33,30 @@ impl Scanner {
     pub(super) async fn full(&self, guest: &dyn Guest, side: &OvalSide, split: &[String]) -> Result<Scan, ScanError> {
         let start = Instant::now();
         tracing::debug!(walkers = split.len(), lanes = self.lanes, "full scan: tree walkers beside oscap xccdf eval");
-        // With the one walk, the walkers go in one scan beside the eval: one walk for them all.
-        let queue = match self.walk {
-            true => Mutex::new(VecDeque::new()),
-            false => Mutex::new(self.walk_costs.costliest_first(split)),
+        // Each lane takes the next batch: with the one walk, every walker in one scan (one walk
+        // for them all); without it, one rule at a time, the costliest first.
+        let batches: VecDeque<Vec<String>> = match self.walk {
+            true => Some(split.to_vec()).filter(|s| !s.is_empty()).into_iter().collect(),
+            false => self.walk_costs.costliest_first(split).into_iter().map(|r| vec![r]).collect(),
         };
-        let walked_once = async {
-            match self.walk && !split.is_empty() {
-                true => Some(self.scan_oval(guest, side, split).await),
-                false => None,
-            }
-        };
+        let queue = Mutex::new(batches);
         let lane = || async {
             let mut done = Vec::new();
             loop {
-                let Some(rule) = queue.lock().expect("queue lock").pop_front() else { break };
+                let Some(batch) = queue.lock().expect("queue lock").pop_front() else { break };
                 let at = Instant::now();
-                let scan = self.scan_oval(guest, side, std::slice::from_ref(&rule)).await;
-                self.walk_costs.took(rule, at.elapsed().as_millis());
+                let scan = self.scan_oval(guest, side, &batch).await;
+                if let [rule] = batch.as_slice() {
+                    self.walk_costs.took(rule.clone(), at.elapsed().as_millis());
+                }
                 done.push(scan);
             }
             done
         };
-        let (xccdf, lanes, once) =
-            tokio::join!(self.xccdf(guest, &[], split), join_all((0..self.lanes.max(1)).map(|_| lane())), walked_once);
+        let (xccdf, lanes) = tokio::join!(self.xccdf(guest, &[], split), join_all((0..self.lanes.max(1)).map(|_| lane())));
         let xccdf = xccdf?;
         let (mut results, mut stalls, mut evidence) = (xccdf.results, xccdf.stalls, xccdf.evidence);
-        let walked: Vec<OvalScan> = lanes.into_iter().flatten().chain(once).collect::<Result<_, _>>()?;
+        let walked: Vec<OvalScan> = lanes.into_iter().flatten().collect::<Result<_, _>>()?;
         let walk = walked.iter().find_map(|w| w.walk.clone());
         let ours = side.benchmark.score_tree.default_score(&results);
         let theirs = results.score().map(|s| s.value);
