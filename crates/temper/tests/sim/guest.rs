@@ -134,6 +134,8 @@ struct State {
     running: Option<(std::time::Instant, Doing)>,
     /// Scripts the watch killed, in order.
     killed: Vec<String>,
+    /// Walks of the file system the scanner asked for (`scan_walk`).
+    walks: u32,
 }
 
 /// The scripted guest. Clone it to share; all clones see one machine.
@@ -249,6 +251,19 @@ impl SimGuest {
 
     pub fn scans(&self) -> u32 {
         self.lock().scans
+    }
+
+    /// Walks of the file system so far (the scanner's `COLLECT`, sent as data).
+    pub fn walks(&self) -> u32 {
+        self.lock().walks
+    }
+
+    /// `rule` passes on the machine, and in every snapshot taken so far (a rule the recorded
+    /// scan did not select, passing at the baseline).
+    pub fn passes(&self, rule: &str) {
+        let mut s = self.lock();
+        s.now.set(rule, Outcome::Pass);
+        s.snapshots.values_mut().for_each(|m| m.set(rule, Outcome::Pass));
     }
 
     pub fn reboots(&self) -> u32 {
@@ -368,7 +383,8 @@ impl SimGuest {
                 format!("{}\n{lines}{}", &b[..at], &b[at..])
             }
             None => format!(
-                "<?xml version=\"1.0\"?>\n<oval_results xmlns=\"http://oval.mitre.org/XMLSchema/oval-results-5\"><results><system><definitions>\n{lines}</definitions></system></results></oval_results>\n"
+                "<?xml version=\"1.0\"?>\n<oval_results xmlns=\"http://oval.mitre.org/XMLSchema/oval-results-5\"><results><system><definitions>\n{lines}</definitions>{}</system></results></oval_results>\n",
+                walk_probes(doc.as_deref().unwrap_or_default())
             ),
         };
         ok(xml.as_bytes(), 0)
@@ -447,6 +463,25 @@ fn definition_ids(doc: &str) -> Vec<String> {
     out
 }
 
+/// The system characteristics of the walk's variable probes (`oval:temper.walk:obj:N`) in
+/// `doc`: each variable's one value `/` (the sim's one mount point, user home and start).
+fn walk_probes(doc: &str) -> String {
+    let mut ids: Vec<&str> = doc.match_indices("id=\"oval:temper.walk:obj:").map(|(i, _)| &doc[i + 4..]).collect();
+    ids.iter_mut().for_each(|id| *id = &id[..id.find('"').unwrap_or(id.len())]);
+    ids.dedup();
+    if ids.is_empty() {
+        return String::new();
+    }
+    let (mut objects, mut items) = (String::new(), String::new());
+    for (n, id) in ids.iter().enumerate() {
+        objects += &format!("<object id=\"{id}\" version=\"1\" flag=\"complete\"><reference item_ref=\"{}\"/></object>", n + 1);
+        items += &format!("<variable_item id=\"{}\" status=\"exists\"><value>/</value></variable_item>", n + 1);
+    }
+    format!(
+        "<oval_system_characteristics xmlns=\"http://oval.mitre.org/XMLSchema/oval-system-characteristics-5\"><collected_objects>{objects}</collected_objects><system_data>{items}</system_data></oval_system_characteristics>"
+    )
+}
+
 /// An XCCDF TestResult for `rules`, with the recorded one's identity and a score over them.
 fn results_xml(template: &TestResult, rules: &[(String, String, Outcome)]) -> String {
     let mut x = format!(
@@ -517,6 +552,13 @@ impl Guest for SimGuest {
                     self.hang().await;
                 }
                 out
+            }
+            // The one walk: a listing of `/` alone. A walked rule's result stays the modelled
+            // machine's (the sim's `oscap oval eval` gives no criteria to judge again); the host's
+            // judgement over a real walk is `temper-core`'s `scan_engines` test, against oscap.
+            "sh" if arg(1) == "-s" && exec.stdin == temper_scap::fswalk::COLLECT.as_bytes() => {
+                self.lock().walks += 1;
+                ok(b"d 755 0 0 2049 ext4\0/\0\0", 0)
             }
             "test" | "true" | "pkill" | "ps" | "rm" | "journalctl" => ok(b"", 0),
             "sha256sum" => match self.lock().world.datastream_sha.clone() {

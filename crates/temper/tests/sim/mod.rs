@@ -33,11 +33,20 @@ fn repo() -> PathBuf {
 /// The datastream through the standard profile, read once per test binary.
 pub fn content() -> &'static Benchmark {
     static C: OnceLock<Benchmark> = OnceLock::new();
-    C.get_or_init(|| {
-        let ds = datastream();
-        assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
-        temper_scap::read_benchmark(&ds, Some(STANDARD)).unwrap()
-    })
+    C.get_or_init(|| read(STANDARD))
+}
+
+/// The datastream as ANSSI BP-028 high selects it: a profile with tree walkers (`standard` has
+/// none).
+pub fn anssi() -> &'static Benchmark {
+    static C: OnceLock<Benchmark> = OnceLock::new();
+    C.get_or_init(|| read("xccdf_org.ssgproject.content_profile_anssi_bp28_high"))
+}
+
+fn read(profile: &str) -> Benchmark {
+    let ds = datastream();
+    assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
+    temper_scap::read_benchmark(&ds, Some(profile)).unwrap()
 }
 
 /// SSG's Debian 12 datastream, the file `vm/fetch-ssg.sh` unpacks, as the real runs use.
@@ -64,6 +73,11 @@ pub struct Sim {
     pub lanes: usize,
     /// Scans of named rules through the OVAL engine (`with_oval`), with their evidence.
     pub oval: Option<OvalSide>,
+    /// The run's content: `standard` unless [`Self::with_profile`].
+    pub content: &'static Benchmark,
+    /// The one walk (`scan_walk`): the walkers it judges are no longer costly (see
+    /// `SimGuest`'s walk).
+    pub walk: bool,
     /// Keeps test:///default's state alive (it lives while one connection is open).
     _conn: virt::connect::Connect,
     _dir: tempfile::TempDir,
@@ -100,6 +114,8 @@ impl Sim {
             walkers: Vec::new(),
             lanes: SCAN_LANES,
             oval: None,
+            walk: false,
+            content: content(),
             _conn: conn,
             _dir: dir,
         }
@@ -111,7 +127,18 @@ impl Sim {
         let oval = temper_scap::oval::OvalContent::read(datastream()).unwrap();
         self.guest.datastream_sha(&oval.sha256_hex());
         let engine = Arc::new(temper_scap::oval::OvalEngine::new(oval));
-        self.oval = Some(OvalSide { engine, benchmark: Arc::new(content().clone()) });
+        self.oval = Some(OvalSide { engine, benchmark: Arc::new(self.content.clone()) });
+    }
+
+    /// The run's content is `benchmark` (its profile's rules are the known ones, its stock fixes
+    /// pass their rules); call before [`Self::with_oval`].
+    pub fn with_profile(&mut self, benchmark: &'static Benchmark) {
+        for r in benchmark.selected_rules.iter() {
+            if let Some(f) = &r.fix {
+                self.guest.stock_fix(&f.script, vec![Effect::Pass(r.id.clone())]);
+            }
+        }
+        self.content = benchmark;
     }
 
     /// The run's skill becomes a copy of it whose `skill.toml` is `edit`ed (kept in the sim's folder).
@@ -212,9 +239,12 @@ impl Sim {
         settings: Settings,
         lease: &'a Lease,
     ) -> Ralph<'a> {
-        let mut scanner = Scanner::new("/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", STANDARD)
-            .with_tree_walkers(self.walkers.clone())
-            .with_lanes(self.lanes);
+        let mut scanner = Scanner::new("/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", STANDARD).with_lanes(self.lanes);
+        // Named walkers stand in for the content's; none named, the OVAL content says.
+        if !self.walkers.is_empty() {
+            scanner = scanner.with_tree_walkers(self.walkers.clone());
+        }
+        scanner.walk = self.walk;
         if let Some(side) = &self.oval {
             scanner = scanner.with_oval(side.clone());
         }
@@ -224,7 +254,7 @@ impl Sim {
             guest,
             agents,
             skill: &self.skill,
-            content: content(),
+            content: self.content,
             scanner,
             settings,
             observer: &Quiet,
