@@ -13,7 +13,7 @@
 # that gets nothing (e2e_hostile); a derived fix of each class that chooses (a range, a state to
 # avoid with its second candidate kept when the first is rejected, a setting another file
 # contradicts, through a cold reboot; e2e_choices); two nightly runs of one job, the second
-applying the first's proven plan by default (e2e_nightly). Their logic runs in CI
+# applying the first's proven plan by default (e2e_nightly). Their logic runs in CI
 # in-process (loop_stock, loop_plan_batch, loop_faults, loop_reboot, loop_llm, loop_derived), and
 # e2e_fleet's workers test kills and resumes a run on PostgreSQL on the VMs; these prove the rest
 # on the real VM. Needs the VM
