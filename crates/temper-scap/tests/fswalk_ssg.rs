@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use temper_scap::fswalk::{COLLECT, Listing};
-use temper_scap::oval::{OvalContent, OvalEval, OvalReport, Plan};
+use temper_scap::oval::{OvalContent, OvalReport, Plan};
 use temper_scap::{Outcome, read_benchmark};
 
 const DS: &str = "ssg-debian12-ds.xml";
@@ -20,25 +20,10 @@ fn rule(short: &str) -> String {
     format!("xccdf_org.ssgproject.content_rule_{short}")
 }
 
+/// `oscap oval eval` of a plan, its schema checked: the results document, and oscap's seconds.
 fn oval_eval(dir: &Path, stem: &str, plan: &Plan) -> (Vec<u8>, f64) {
-    let doc = dir.join(format!("{stem}.xml"));
-    std::fs::write(&doc, plan.document.as_ref().expect("a document")).unwrap();
-    let vars = plan.variables.as_ref().map(|v| {
-        let p = dir.join(format!("{stem}-vars.xml"));
-        std::fs::write(&p, v).unwrap();
-        p
-    });
-    let results = dir.join(format!("{stem}-results.xml"));
-    let eval = OvalEval {
-        document: doc.to_str().unwrap(),
-        variables: vars.as_ref().and_then(|p| p.to_str()),
-        results: results.to_str().unwrap(),
-        skip_valid: false,
-    };
-    let t = Instant::now();
-    let out = Command::new("oscap").args(eval.args()).output().expect("oscap: install it with `bash vm/host-deps.sh`");
-    assert!(out.status.success(), "oscap: {}", String::from_utf8_lossy(&out.stderr));
-    (std::fs::read(&results).unwrap(), t.elapsed().as_secs_f64())
+    let (results, took) = common::oval::oval_eval_files(dir, stem, plan, false);
+    (std::fs::read(&results).unwrap(), took.as_secs_f64())
 }
 
 fn walk(roots: &[&str]) -> (Listing, f64) {
