@@ -12,7 +12,8 @@
 # swapped for a link to /etc/shadow, hostile names, a fix printing 1 GB, a hash in /etc/passwd)
 # that gets nothing (e2e_hostile); a derived fix of each class that chooses (a range, a state to
 # avoid with its second candidate kept when the first is rejected, a setting another file
-# contradicts, through a cold reboot; e2e_choices); two nightly runs of one job, the second
+# contradicts, through a cold reboot; e2e_choices); a plan step that makes a file world-writable,
+# blamed at its batch check by the one walk (e2e_walk); two nightly runs of one job, the second
 # applying the first's proven plan by default (e2e_nightly). Their logic runs in CI
 # in-process (loop_stock, loop_plan_batch, loop_faults, loop_reboot, loop_llm, loop_derived), and
 # e2e_fleet's workers test kills and resumes a run on PostgreSQL on the VMs; these prove the rest
@@ -25,7 +26,7 @@ cd "$(dirname "$0")/.."
 TEMPER_TEST_PG=${TEMPER_TEST_PG:-$(bash tests/pg/start.sh)}
 export TEMPER_TEST_PG
 t0=$SECONDS
-for t in e2e_batch e2e_reboot e2e_llm e2e_resume e2e_journal e2e_plan e2e_derived e2e_evidence e2e_hostile e2e_choices e2e_nightly; do
+for t in e2e_batch e2e_reboot e2e_llm e2e_resume e2e_journal e2e_plan e2e_derived e2e_evidence e2e_hostile e2e_choices e2e_walk e2e_nightly; do
   s=$SECONDS
   cargo test -p temper --test "$t" -- --ignored --test-threads=1
   echo "suite temper/$t (ignored tests): $((SECONDS - s))s"
