@@ -20,7 +20,6 @@ use temper_core::ports::Hypervisor;
 use temper_core::verdict::Verdict;
 
 const ANSSI: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";
-const PREFIX: &str = "xccdf_org.ssgproject.content_rule_";
 const RANGE: &str = "file_groupownership_system_commands_dirs";
 const STICKY: &str = "dir_perms_world_writable_sticky_bits";
 const SYSCTL: &str = "sysctl_kernel_kptr_restrict";
@@ -46,10 +45,6 @@ chmod 0755 /usr/local/sbin/e2e-choices-health
 "#;
 /// The health check of the second test: the sticky bit on `/srv/share` breaks its users.
 const HEALTH: &str = "/usr/local/sbin/e2e-choices-health";
-
-fn full(rule: &str) -> String {
-    format!("{PREFIX}{rule}")
-}
 
 fn tailoring(dir: &std::path::Path, rules: &[&str]) -> String {
     let keep: Vec<String> = rules.iter().chain(PASSING.iter()).map(|r| full(r)).collect();

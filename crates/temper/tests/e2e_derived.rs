@@ -25,7 +25,6 @@ use temper_core::verdict::Verdict;
 use temper_scap::oval::Evidence;
 
 const ANSSI: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";
-const PREFIX: &str = "xccdf_org.ssgproject.content_rule_";
 /// File metadata: a directory of commands owned by nobody.
 const FILE: &str = "dir_system_commands_root_owned";
 /// Sysctl: the runtime value, and nothing in `/etc/sysctl.d`.
@@ -79,10 +78,6 @@ echo "main.cf $(sha256sum < /etc/postfix/main.cf)"
 echo "rsyslog $(dpkg-query -W -f='${db:Status-Status}' rsyslog 2>/dev/null || echo not-installed)"
 echo "rsyslog.service enabled=[$(systemctl is-enabled rsyslog.service 2>/dev/null)] active=$(systemctl is-active rsyslog.service)"
 "#;
-
-fn full(rule: &str) -> String {
-    format!("{PREFIX}{rule}")
-}
 
 /// ANSSI high cut to `RULES` and `PASSING`; the profile's values (kptr_restrict 2, postfix on
 /// loopback-only) are the base profile's.

@@ -12,16 +12,11 @@ use temper_core::plan::{Plan, sha256_hex};
 use temper_core::verdict::Verdict;
 
 const ANSSI: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";
-const PREFIX: &str = "xccdf_org.ssgproject.content_rule_";
 /// Failing at the baseline, each with a stock fix.
 const RULES: [&str; 3] = ["sysctl_fs_suid_dumpable", "sysctl_kernel_kptr_restrict", "file_permissions_systemmap"];
 /// Passing at the baseline; it walks every local file system.
 const WALKER: &str = "file_permissions_unauthorized_world_writable";
 const LEAK: &str = "/usr/local/share/temper-e2e-world-writable";
-
-fn full(rule: &str) -> String {
-    format!("{PREFIX}{rule}")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long under TCG (two runs, each check with a walk of /), out of CI's hour: `bash tests/vm-long.sh` runs it"]

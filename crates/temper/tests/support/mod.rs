@@ -20,6 +20,11 @@ mod otlp;
 pub use otlp::{Attr, OtlpSink, Span, otlp_sink};
 
 pub const STANDARD: &str = "xccdf_org.ssgproject.content_profile_standard";
+/// A rule's full XCCDF id from its short one.
+pub fn full(rule: &str) -> String {
+    format!("xccdf_org.ssgproject.content_rule_{rule}")
+}
+
 pub const SUID: &str = "xccdf_org.ssgproject.content_rule_sysctl_fs_suid_dumpable";
 pub const SYSTEMMAP: &str = "xccdf_org.ssgproject.content_rule_file_permissions_systemmap";
 
