@@ -4,20 +4,28 @@
 //! routed there). Any rule whose result differs is listed, and the bench exits 1.
 //!
 //! TEMPER_BENCH_STATES: snapshots, comma separated (default `baseline`; add a stock run's last
-//! checkpoint, e.g. from the versus_remediate bench's database, to cover rules that pass).
+//! checkpoint, e.g. from the versus_remediate bench's database, to cover rules that pass). A
+//! state `SNAPSHOT+broken` or `SNAPSHOT+hostile` is the snapshot with `states/broken.sh` (every
+//! tree walker failing) or `states/hostile.sh` (names with spaces, newlines, non-UTF-8 bytes) run
+//! in the guest after its revert.
 //! TEMPER_BENCH_PROFILES: default `anssi_bp28_high,standard`. TEMPER_BENCH_WALK=1: a third scan,
 //! the OVAL engine with the one walk (`scan_walk`), compared and timed the same way; and the
-//! profile's tree walkers rescanned alone, by oscap walking and by the walk. Needs the test VM
+//! profile's tree walkers rescanned alone, by oscap walking and by the walk, their results and
+//! their failing tests' items compared. TEMPER_BENCH_ALONE=RULE,...: instead, each rule rescanned
+//! alone, twice each way in turn: `oscap xccdf eval --rule`, and the OVAL engine with the walk. Needs the test VM
 //! and the host's copy of the datastream (`bash vm/up.sh`, `bash vm/fetch-ssg.sh`).
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use temper_core::ports::{Guest, Hypervisor};
+use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::scan::{OvalSide, Scanner};
 use temper_scap::Outcome;
 use temper_scap::oval::{OvalContent, OvalEngine};
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
+
+#[path = "support/items.rs"]
+mod items;
 
 const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
 const PREFIX: &str = "xccdf_org.ssgproject.content_profile_";
@@ -38,14 +46,22 @@ async fn main() {
         "profile", "state", "rules", "results (oval = xccdf)", "xccdf", "oval", "routed", "differ"
     );
     for state in list("TEMPER_BENCH_STATES", "baseline") {
-        hv.snapshot_revert(&state).await.unwrap_or_else(|e| panic!("snapshot {state}: {e}"));
+        let (snapshot, script) = state.split_once('+').unwrap_or((&state, ""));
+        hv.snapshot_revert(snapshot).await.unwrap_or_else(|e| panic!("snapshot {snapshot}: {e}"));
         guest.reconnect(Duration::from_secs(180)).await.unwrap();
+        if !script.is_empty() {
+            set_up(&guest, script).await;
+        }
         for profile in list("TEMPER_BENCH_PROFILES", "anssi_bp28_high,standard") {
             let id = if profile.starts_with(PREFIX) { profile.clone() } else { format!("{PREFIX}{profile}") };
             let benchmark = Arc::new(temper_scap::read_benchmark(&host_ds, Some(&id)).unwrap());
             let xccdf = Scanner::new(DS, id.clone());
             let oval = xccdf.clone().with_oval(OvalSide { engine: engine.clone(), benchmark: benchmark.clone() });
             oval.check(&guest).await.expect("the guest's datastream is the host's");
+            if let Ok(alone) = std::env::var("TEMPER_BENCH_ALONE") {
+                mismatches += rescans(&guest, &xccdf, &oval, &alone, &state).await;
+                continue;
+            }
             let t = Instant::now();
             let want = xccdf.scan(&guest, &[]).await.unwrap();
             let xccdf_secs = t.elapsed().as_secs_f64();
@@ -90,6 +106,51 @@ async fn main() {
     }
 }
 
+/// Each rule of `alone` (short ids) rescanned alone by oscap (`xccdf`) and by the OVAL engine
+/// with the walk, twice each in turn. Returns how many results differ.
+async fn rescans(guest: &SshGuest, xccdf: &Scanner, oval: &Scanner, alone: &str, state: &str) -> usize {
+    let mut walk = oval.clone();
+    walk.walk = true;
+    let mut differ = 0;
+    for short in alone.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let rule = [format!("xccdf_org.ssgproject.content_rule_{short}")];
+        let (mut theirs, mut ours) = (Vec::new(), Vec::new());
+        for _ in 0..2 {
+            for (scanner, secs) in [(xccdf, &mut theirs), (&walk, &mut ours)] {
+                let t = Instant::now();
+                let scan = scanner.scan(guest, &rule).await.unwrap();
+                secs.push((t.elapsed().as_secs_f64(), scan.outcome(&rule[0])));
+            }
+        }
+        let mean = |v: &[(f64, Option<Outcome>)]| v.iter().map(|(s, _)| s).sum::<f64>() / v.len() as f64;
+        let same = theirs.iter().chain(&ours).all(|(_, o)| *o == theirs[0].1);
+        differ += usize::from(!same);
+        println!(
+            "  {short} alone at {state}: oscap {:?} {:.1}s, the walk {:?} {:.1}s: {:.2}x{}",
+            theirs.iter().map(|(_, o)| o).collect::<Vec<_>>(),
+            mean(&theirs),
+            ours.iter().map(|(_, o)| o).collect::<Vec<_>>(),
+            mean(&ours),
+            mean(&ours) / mean(&theirs),
+            if same { "" } else { "; results differ" }
+        );
+    }
+    differ
+}
+
+/// Runs a state's script (`states/NAME.sh`) in the guest as root, from stdin.
+async fn set_up(guest: &SshGuest, name: &str) {
+    let script = match name {
+        "broken" => include_str!("states/broken.sh"),
+        "hostile" => include_str!("states/hostile.sh"),
+        _ => panic!("no state script {name}: broken or hostile"),
+    };
+    let t = Instant::now();
+    let out = guest.exec(Exec::script(script).timeout(Duration::from_secs(1200))).await.unwrap();
+    assert!(out.success(), "states/{name}.sh: {:?}: {}", out.exit_code, out.stderr_str());
+    println!("  {} ({:.1}s)", out.stdout_str().trim(), t.elapsed().as_secs_f64());
+}
+
 /// The one walk against oscap's results (`want`): the whole rule set, then the tree walkers
 /// alone, each way timed. Returns how many results differ.
 async fn walked(guest: &SshGuest, oval: &Scanner, want: &temper_core::scan::Scan, rules: &[String]) -> usize {
@@ -107,12 +168,18 @@ async fn walked(guest: &SshGuest, oval: &Scanner, want: &temper_core::scan::Scan
     let walk_secs = t.elapsed().as_secs_f64();
     let mut differ = want.differences(&got, rules);
     differ.extend(alone.differences(&walked, &walkers));
+    let (compared, item_differ) = items::differences(&alone, &walked, &walkers);
+    differ.extend(item_differ);
+    let failing = alone.failing(&walkers).len();
     println!(
-        "  with the walk: {} rules in {all_secs:.1}s; the {} tree walkers alone: oscap walking {oscap_secs:.1}s, the walk {walk_secs:.1}s; {} differ",
+        "  with the walk: {} rules in {all_secs:.1}s; the {} tree walkers alone ({failing} failing): oscap walking {oscap_secs:.1}s, the walk {walk_secs:.1}s; {compared} failing tests' items compared; {} differ",
         rules.len(),
         walkers.len(),
         differ.len()
     );
+    for w in &walkers {
+        println!("    {:<60} {:?}", w.trim_start_matches("xccdf_org.ssgproject.content_rule_"), alone.outcome(w));
+    }
     for d in &differ {
         println!("    {d}");
     }
