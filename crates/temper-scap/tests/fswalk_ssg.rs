@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use temper_scap::fswalk::{COLLECT, Listing};
-use temper_scap::oval::{OvalContent, OvalReport, Plan};
+use temper_scap::oval::{CollectedItem, MAX_ITEMS, OvalContent, OvalReport, Plan};
 use temper_scap::{Outcome, read_benchmark};
 
 const DS: &str = "ssg-debian12-ds.xml";
@@ -34,8 +34,15 @@ fn walk(roots: &[&str]) -> (Listing, f64) {
     (Listing::parse(&out.stdout).expect("the walk parses"), t.elapsed().as_secs_f64())
 }
 
-/// Both ways for `rules`, the walk over `roots`: (rule, oscap's, the walk's), and the times.
-fn both(label: &str, rules: &[String], roots: &[&str]) -> Vec<(String, Outcome, Outcome)> {
+/// Each rule's result both ways, and how many walked tests' items were compared with oscap's.
+struct Both {
+    results: Vec<(String, Outcome, Outcome)>,
+    items_compared: usize,
+}
+
+/// Both ways for `rules`, the walk over `roots`: each rule's results and times, and each walked
+/// test's items (path, name, their result against the states) against those oscap lists.
+fn both(label: &str, rules: &[String], roots: &[&str]) -> Both {
     let content = OvalContent::read(common::ssg(DS)).unwrap();
     let bench = read_benchmark(common::ssg(DS), Some(PROFILE)).unwrap();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fswalk_ssg").join(label);
@@ -43,7 +50,8 @@ fn both(label: &str, rules: &[String], roots: &[&str]) -> Vec<(String, Outcome, 
 
     let plain = Plan::build(&content, &bench, rules).unwrap();
     let (xml, oscap_secs) = oval_eval(&dir, "plain", &plain);
-    let theirs = plain.outcomes(&OvalReport::parse(&xml).unwrap().results());
+    let plain_report = OvalReport::parse(&xml).unwrap();
+    let theirs = plain.outcomes(&plain_report.results());
 
     let walked = Plan::build_walked(&content, &bench, rules).unwrap();
     let part = walked.walk.as_ref().expect("a walk part");
@@ -52,15 +60,31 @@ fn both(label: &str, rules: &[String], roots: &[&str]) -> Vec<(String, Outcome, 
     let (xml, cut_secs) = oval_eval(&dir, "walked", &walked);
     let (listing, walk_secs) = walk(roots);
     let report = OvalReport::parse(&xml).unwrap();
-    let results = part.results(&xml, &report, &listing).expect("the walk judges");
-    let ours = walked.outcomes(&results);
+    let judged = part.judge(&xml, &report, &listing).expect("the walk judges");
+    let ours = walked.outcomes(&judged.results);
+    let mut items_compared = 0;
+    for (id, t) in &judged.tests {
+        let oscap = plain_report.test(id).expect("oscap's report has each walked test");
+        assert_eq!(t.total, oscap.items_total, "{id}: items");
+        if t.total <= MAX_ITEMS && t.total > 0 {
+            let key = |i: &CollectedItem| {
+                let f = |n: &str| i.fields.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+                (f("path"), f("filename").filter(|n| !n.is_empty()), i.result.map(|r| r.to_string()))
+            };
+            let (mut a, mut b): (Vec<_>, Vec<_>) = (oscap.items.iter().map(key).collect(), t.items.iter().map(key).collect());
+            a.sort();
+            b.sort();
+            assert_eq!(a, b, "{id}: oscap's items, then the walk's");
+            items_compared += 1;
+        }
+    }
     eprintln!(
         "[{label}] {} rules: oscap walking {oscap_secs:.1} s; cut {cut_secs:.1} s + walk {walk_secs:.1} s ({} entries), {} tests judged on the host",
         rules.len(),
         listing.len(),
         part.tests.len()
     );
-    theirs.iter().zip(&ours).map(|(t, o)| (t.rule.clone(), t.outcome, o.outcome)).collect()
+    Both { results: theirs.iter().zip(&ours).map(|(t, o)| (t.rule.clone(), t.outcome, o.outcome)).collect(), items_compared }
 }
 
 fn assert_agree(got: &[(String, Outcome, Outcome)]) {
@@ -80,7 +104,7 @@ fn the_walk_gives_oscaps_results_for_ssg_walkers_with_small_roots() {
     ]
     .map(rule)
     .to_vec();
-    let got = both("small", &rules, &["/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/home"]);
+    let got = both("small", &rules, &["/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/home"]).results;
     assert_agree(&got);
     assert!(got.iter().any(|(_, t, _)| *t == Outcome::Pass), "a rule passes here: {got:?}");
 }
@@ -102,5 +126,14 @@ fn the_walk_gives_oscaps_results_for_every_anssi_walker() {
     ]
     .map(rule)
     .to_vec();
-    assert_agree(&both("anssi", &rules, &["/"]));
+    // A world-writable file and an unowned one, so that those walkers list items (oscap's
+    // `not evaluated`: their tests have no state) and both sides' items are compared.
+    let t = tempfile::tempdir().unwrap();
+    let ww = t.path().join("world writable");
+    std::fs::write(&ww, b"x").unwrap();
+    std::fs::set_permissions(&ww, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
+    std::os::unix::fs::chown(&ww, Some(4242), Some(4242)).expect("chown: run as root, as CI does");
+    let got = both("anssi", &rules, &["/"]);
+    assert_agree(&got.results);
+    assert!(got.items_compared >= 3, "the walkers' items were compared: {}", got.items_compared);
 }

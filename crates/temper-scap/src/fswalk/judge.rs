@@ -82,15 +82,21 @@ impl WalkPart {
             let filters: Vec<(bool, &super::FileState)> = t.filters.iter().map(|(x, s)| (*x, s)).collect();
             filter(&mut c, walk, &filters, &var)?;
             let result = DefinitionResult::from(t.test.judge(&c, walk, &t.states, &var)?);
+            // As oscap: an item is compared with the states only when there are some and the
+            // items met the test's check_existence; otherwise it is `not evaluated`.
+            let compares = !t.states.is_empty() && c.flag != Flag::Error && t.test.exists(&c);
             let mut items = Vec::new();
             for i in c.items.iter().take(MAX_ITEMS) {
                 let e = walk.entry(i.entry);
-                let compared = if t.states.is_empty() { None } else { Some(DefinitionResult::from(t.test.item(i, e, &t.states, &var)?)) };
+                let compared = match compares {
+                    true => DefinitionResult::from(t.test.item(i, e, &t.states, &var)?),
+                    false => DefinitionResult::NotEvaluated,
+                };
                 items.push(CollectedItem {
                     id: String::new(),
                     kind: "file_item".into(),
                     status: "exists".into(),
-                    result: compared,
+                    result: Some(compared),
                     fields: fields(i, e),
                 });
             }

@@ -372,6 +372,18 @@ impl FileTest {
         Ok(Self { id, object, states, check, existence, states_or })
     }
 
+    /// Whether the object's items (already filtered) meet the test's `check_existence`: only
+    /// then are they compared with its states (oscap's items are otherwise `not evaluated`).
+    pub fn exists(&self, c: &Collected) -> bool {
+        let n = c.items.len();
+        match self.existence {
+            Existence::AllExist | Existence::AtLeastOneExists => n >= 1,
+            Existence::AnyExist => true,
+            Existence::NoneExist => n == 0,
+            Existence::OnlyOneExists => n == 1,
+        }
+    }
+
     /// The test's result over the object's items (already filtered).
     pub fn judge(&self, c: &Collected, walk: &Listing, states: &[FileState], vars: Vars<'_>) -> Result<Truth, WalkError> {
         if c.flag == Flag::Error {
@@ -381,13 +393,7 @@ impl FileTest {
             return Ok(if asks_nothing { Truth::True } else { Truth::Error });
         }
         let n = c.items.len();
-        let exists = match self.existence {
-            Existence::AllExist | Existence::AtLeastOneExists => n >= 1,
-            Existence::AnyExist => true,
-            Existence::NoneExist => n == 0,
-            Existence::OnlyOneExists => n == 1,
-        };
-        if !exists {
+        if !self.exists(c) {
             return Ok(Truth::False);
         }
         if states.is_empty() || n == 0 {
