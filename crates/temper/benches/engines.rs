@@ -11,7 +11,7 @@
 //! TEMPER_BENCH_PROFILES: default `anssi_bp28_high,standard`. TEMPER_BENCH_WALK=1: a third scan,
 //! the OVAL engine with the one walk (`scan_walk`), compared and timed the same way; and the
 //! profile's tree walkers rescanned alone, by oscap walking and by the walk, their results and
-//! their failing tests' items compared. TEMPER_BENCH_ALONE=RULE,...: instead, each rule rescanned
+//! their failing tests' items compared (TEMPER_BENCH_WALK=walkers: only that). TEMPER_BENCH_ALONE=RULE,...: instead, each rule rescanned
 //! alone, twice each way in turn: `oscap xccdf eval --rule`, and the OVAL engine with the walk. Needs the test VM
 //! and the host's copy of the datastream (`bash vm/up.sh`, `bash vm/fetch-ssg.sh`).
 use std::collections::BTreeMap;
@@ -60,6 +60,11 @@ async fn main() {
             oval.check(&guest).await.expect("the guest's datastream is the host's");
             if let Ok(alone) = std::env::var("TEMPER_BENCH_ALONE") {
                 mismatches += rescans(&guest, &xccdf, &oval, &alone, &state).await;
+                continue;
+            }
+            if std::env::var("TEMPER_BENCH_WALK").is_ok_and(|v| v == "walkers") {
+                let selected: Vec<String> = benchmark.selected_rules.iter().map(|r| r.id.clone()).collect();
+                mismatches += walkers_alone(&guest, &oval, &selected).await;
                 continue;
             }
             let t = Instant::now();
@@ -159,21 +164,36 @@ async fn walked(guest: &SshGuest, oval: &Scanner, want: &temper_core::scan::Scan
     let t = Instant::now();
     let got = walk.scan(guest, rules).await.unwrap();
     let all_secs = t.elapsed().as_secs_f64();
+    let differ = want.differences(&got, rules);
+    println!("  with the walk: {} rules in {all_secs:.1}s; {} differ", rules.len(), differ.len());
+    for d in &differ {
+        println!("    {d}");
+    }
+    differ.len() + walkers_alone(guest, oval, rules).await
+}
+
+/// The tree walkers of `rules` rescanned alone, by oscap walking and by the walk: their results
+/// and their failing tests' items compared. Returns how many differ.
+async fn walkers_alone(guest: &SshGuest, oval: &Scanner, rules: &[String]) -> usize {
+    let mut walk = oval.clone();
+    walk.walk = true;
     let walkers = oval.tree_walkers(rules);
+    if walkers.is_empty() {
+        println!("  no tree walkers");
+        return 0;
+    }
     let t = Instant::now();
     let alone = oval.scan(guest, &walkers).await.unwrap();
     let oscap_secs = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let walked = walk.scan(guest, &walkers).await.unwrap();
     let walk_secs = t.elapsed().as_secs_f64();
-    let mut differ = want.differences(&got, rules);
-    differ.extend(alone.differences(&walked, &walkers));
+    let mut differ = alone.differences(&walked, &walkers);
     let (compared, item_differ) = items::differences(&alone, &walked, &walkers);
     differ.extend(item_differ);
     let failing = alone.failing(&walkers).len();
     println!(
-        "  with the walk: {} rules in {all_secs:.1}s; the {} tree walkers alone ({failing} failing): oscap walking {oscap_secs:.1}s, the walk {walk_secs:.1}s; {compared} failing tests' items compared; {} differ",
-        rules.len(),
+        "  the {} tree walkers alone ({failing} failing): oscap walking {oscap_secs:.1}s, the walk {walk_secs:.1}s; {compared} failing tests' items compared; {} differ",
         walkers.len(),
         differ.len()
     );
