@@ -57,8 +57,7 @@ pub struct Config {
     /// side (the guest's vCPUs).
     pub scan_lanes: usize,
     /// OVAL engine: judge the tree-walking tests on the host over one walk of the guest's file
-    /// system (docs/scan-engines.md, "One walk"). Off until its agreement with oscap is shown
-    /// on the guest.
+    /// system (docs/scan-engines.md, "One walk"), instead of oscap walking it for each rule.
     pub scan_walk: bool,
     /// Reboot the guest cold at the end of each run and prove the fixes survive it.
     pub reboot_proof: bool,
@@ -105,7 +104,7 @@ impl Default for Config {
             fix_stall_secs: loop_.fix_watch.stall_after.as_secs(),
             scan_timeout_secs: SCAN_TIMEOUT.as_secs(),
             scan_lanes: SCAN_LANES,
-            scan_walk: false,
+            scan_walk: true,
             reboot_proof: loop_.reboot.is_some(),
             shutdown_grace_secs: proof.grace.as_secs(),
             boot_timeout_secs: proof.boot_timeout.as_secs(),
