@@ -11,9 +11,10 @@
 //! TEMPER_BENCH_PROFILES: default `anssi_bp28_high,standard`. TEMPER_BENCH_WALK=1: a third scan,
 //! the OVAL engine with the one walk (`scan_walk`), compared and timed the same way; and the
 //! profile's tree walkers rescanned alone, by oscap walking and by the walk, their results and
-//! their failing tests' items compared (TEMPER_BENCH_WALK=walkers: only that). TEMPER_BENCH_ALONE=RULE,...: instead, each rule rescanned
-//! alone, twice each way in turn: `oscap xccdf eval --rule`, and the OVAL engine with the walk. Needs the test VM
-//! and the host's copy of the datastream (`bash vm/up.sh`, `bash vm/fetch-ssg.sh`).
+//! their failing tests' items compared (TEMPER_BENCH_WALK=walkers: only that).
+//! TEMPER_BENCH_ALONE=RULE,...: instead, each rule rescanned alone, twice each way in turn:
+//! `oscap xccdf eval --rule`, and the OVAL engine with the walk. Needs the test VM and the host's
+//! copy of the datastream (`bash vm/up.sh`, `bash vm/fetch-ssg.sh`).
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,6 +30,7 @@ mod items;
 
 const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
 const PREFIX: &str = "xccdf_org.ssgproject.content_profile_";
+const RULE: &str = "xccdf_org.ssgproject.content_rule_";
 
 fn list(var: &str, default: &str) -> Vec<String> {
     std::env::var(var).unwrap_or_else(|_| default.into()).split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
@@ -114,11 +116,10 @@ async fn main() {
 /// Each rule of `alone` (short ids) rescanned alone by oscap (`xccdf`) and by the OVAL engine
 /// with the walk, twice each in turn. Returns how many results differ.
 async fn rescans(guest: &SshGuest, xccdf: &Scanner, oval: &Scanner, alone: &str, state: &str) -> usize {
-    let mut walk = oval.clone();
-    walk.walk = true;
+    let walk = walking(oval);
     let mut differ = 0;
     for short in alone.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let rule = [format!("xccdf_org.ssgproject.content_rule_{short}")];
+        let rule = [format!("{RULE}{short}")];
         let (mut theirs, mut ours) = (Vec::new(), Vec::new());
         for _ in 0..2 {
             for (scanner, secs) in [(xccdf, &mut theirs), (&walk, &mut ours)] {
@@ -143,6 +144,13 @@ async fn rescans(guest: &SshGuest, xccdf: &Scanner, oval: &Scanner, alone: &str,
     differ
 }
 
+/// `oval` with the one walk on.
+fn walking(oval: &Scanner) -> Scanner {
+    let mut walk = oval.clone();
+    walk.walk = true;
+    walk
+}
+
 /// Runs a state's script (`states/NAME.sh`) in the guest as root, from stdin.
 async fn set_up(guest: &SshGuest, name: &str) {
     let script = match name {
@@ -159,8 +167,7 @@ async fn set_up(guest: &SshGuest, name: &str) {
 /// The one walk against oscap's results (`want`): the whole rule set, then the tree walkers
 /// alone, each way timed. Returns how many results differ.
 async fn walked(guest: &SshGuest, oval: &Scanner, want: &temper_core::scan::Scan, rules: &[String]) -> usize {
-    let mut walk = oval.clone();
-    walk.walk = true;
+    let walk = walking(oval);
     let t = Instant::now();
     let got = walk.scan(guest, rules).await.unwrap();
     let all_secs = t.elapsed().as_secs_f64();
@@ -175,8 +182,7 @@ async fn walked(guest: &SshGuest, oval: &Scanner, want: &temper_core::scan::Scan
 /// The tree walkers of `rules` rescanned alone, by oscap walking and by the walk: their results
 /// and their failing tests' items compared. Returns how many differ.
 async fn walkers_alone(guest: &SshGuest, oval: &Scanner, rules: &[String]) -> usize {
-    let mut walk = oval.clone();
-    walk.walk = true;
+    let walk = walking(oval);
     let walkers = oval.tree_walkers(rules);
     if walkers.is_empty() {
         println!("  no tree walkers");
@@ -198,7 +204,7 @@ async fn walkers_alone(guest: &SshGuest, oval: &Scanner, rules: &[String]) -> us
         differ.len()
     );
     for w in &walkers {
-        println!("    {:<60} {:?}", w.trim_start_matches("xccdf_org.ssgproject.content_rule_"), alone.outcome(w));
+        println!("    {:<60} {:?}", w.trim_start_matches(RULE), alone.outcome(w));
     }
     for d in &differ {
         println!("    {d}");
