@@ -121,23 +121,33 @@ async fn rescans(guest: &SshGuest, xccdf: &Scanner, oval: &Scanner, alone: &str,
     for short in alone.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let rule = [format!("{RULE}{short}")];
         let (mut theirs, mut ours) = (Vec::new(), Vec::new());
+        let mut walked = None;
         for _ in 0..2 {
             for (scanner, secs) in [(xccdf, &mut theirs), (&walk, &mut ours)] {
                 let t = Instant::now();
                 let scan = scanner.scan(guest, &rule).await.unwrap();
                 secs.push((t.elapsed().as_secs_f64(), scan.outcome(&rule[0])));
+                walked = scan.walk.clone().or(walked);
             }
         }
         let mean = |v: &[(f64, Option<Outcome>)]| v.iter().map(|(s, _)| s).sum::<f64>() / v.len() as f64;
         let same = theirs.iter().chain(&ours).all(|(_, o)| *o == theirs[0].1);
         differ += usize::from(!same);
         println!(
-            "  {short} alone at {state}: oscap {:?} {:.1}s, the walk {:?} {:.1}s: {:.2}x{}",
+            "  {short} alone at {state}: oscap {:?} {:.1}s, the walk {:?} {:.1}s: {:.2}x{}{}",
             theirs.iter().map(|(_, o)| o).collect::<Vec<_>>(),
             mean(&theirs),
             ours.iter().map(|(_, o)| o).collect::<Vec<_>>(),
             mean(&ours),
             mean(&ours) / mean(&theirs),
+            walked.map_or(String::new(), |w| format!(
+                " (its walk {:.1}s, {} entries; {} test(s) judged, {} object(s) fed, {} left to oscap)",
+                w.secs,
+                w.entries,
+                w.tests,
+                w.fed,
+                w.left.len()
+            )),
             if same { "" } else { "; results differ" }
         );
     }

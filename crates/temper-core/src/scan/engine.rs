@@ -8,6 +8,7 @@
 //! and every rule's `notselected`. With the OVAL engine the tree walkers go beside it
 //! (`full.rs`). A large set of rules goes in two stages (platforms
 //! first), as oscap skips the checks of rules that are not applicable.
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures_util::future::join_all;
@@ -58,6 +59,12 @@ impl OvalSide {
     }
 }
 
+/// The one walk, started or to start: its listing and seconds.
+type Walking<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(Listing, f64), ScanError>> + Send + 'a>>;
+
+/// Each plan's `oscap oval eval` (its results and stalls), the walk, and the objects fed from it.
+type Evaluated = (Vec<Result<(Vec<u8>, u32), ScanError>>, Option<(Listing, f64)>, usize);
+
 /// What the OVAL path of one scan gave.
 pub(super) struct OvalScan {
     pub results: TestResult,
@@ -104,10 +111,28 @@ impl Scanner {
         let mut found: Vec<RuleResult> = Vec::new();
         let mut stalls = 0;
         let mut evaluate = rules.to_vec();
-        if two_stages(side, rules) {
+        // With tree walkers in a two-stage set, the walk starts beside the platforms' run: it is
+        // needed unless they all prove not applicable, and then it is dropped unread.
+        let two = two_stages(side, rules);
+        let early = self.walk && two && !side.engine.tree_walkers(&side.benchmark, rules).is_empty();
+        let walk_early = self.walk_guest(guest);
+        tokio::pin!(walk_early);
+        let mut walked: Option<Result<(Listing, f64), ScanError>> = None;
+        if two {
             let first = side.engine.platforms(&side.benchmark, rules)?;
-            if first.document.is_some() {
-                let (bytes, s) = self.oval_eval(guest, &first).await?;
+            if let Some(document) = first.document.clone() {
+                let platforms = self.oval_eval(guest, document, first.variables.as_ref());
+                tokio::pin!(platforms);
+                let (bytes, s) = match early {
+                    true => tokio::select! {
+                        r = &mut platforms => r?,
+                        w = &mut walk_early => {
+                            walked = Some(w);
+                            platforms.await?
+                        }
+                    },
+                    false => platforms.await?,
+                };
                 stalls += s;
                 let split = first.split(&OvalResults::parse(&bytes)?);
                 found.extend(split.not_applicable.into_iter().map(|o| result(o.rule, o.outcome)));
@@ -120,18 +145,21 @@ impl Scanner {
         };
         let plans = lanes(&evaluate, self.lanes).iter().map(plan).collect::<Result<Vec<_>, _>>()?;
         let evaluated: Vec<&Plan> = plans.iter().filter(|p| p.document.is_some()).map(|p| p.as_ref()).collect();
-        let walks = evaluated.iter().any(|p| p.walk.as_ref().is_some_and(|w| !w.tests.is_empty()));
-        // The walk goes beside the evaluations: neither waits for the other.
-        let (runs, walk) = tokio::join!(join_all(evaluated.iter().map(|p| self.oval_eval(guest, p))), async {
-            if walks { Some(self.walk_guest(guest).await) } else { None }
-        });
-        let walk = walk.transpose()?;
+        let walks = |p: &&Plan| p.walk.as_ref().is_some_and(|w| !w.tests.is_empty() || !w.feeds.is_empty());
+        let walk = match evaluated.iter().any(walks) {
+            false => None,
+            true if walked.is_some() => walked.map(|w| Box::pin(async { w }) as Walking<'_>),
+            true if early => Some(Box::pin(walk_early) as Walking<'_>),
+            true => Some(Box::pin(self.walk_guest(guest)) as Walking<'_>),
+        };
+        let (runs, walk, fed) = self.evaluate(guest, &evaluated, walk).await?;
         // Said whenever the plans had walking objects, taken over or left to oscap.
         let parts: Vec<&temper_scap::fswalk::WalkPart> = evaluated.iter().filter_map(|p| p.walk.as_ref()).collect();
-        let summary = parts.iter().any(|w| !w.tests.is_empty() || !w.left.is_empty()).then(|| WalkSummary {
+        let summary = parts.iter().any(|w| !w.tests.is_empty() || !w.feeds.is_empty() || !w.left.is_empty()).then(|| WalkSummary {
             entries: walk.as_ref().map_or(0, |(l, _)| l.len()),
             secs: walk.as_ref().map_or(0.0, |(_, s)| *s),
             tests: parts.iter().map(|w| w.tests.len()).sum(),
+            fed,
             left: parts.iter().flat_map(|w| w.left.clone()).collect(),
         });
         let walk = walk.map(|(listing, _)| listing);
@@ -175,6 +203,47 @@ impl Scanner {
         Ok(OvalScan { results, evidence, stalls, routed, walk: summary })
     }
 
+    /// The plans' `oscap oval eval`s beside `walk`, when they walk, unless an object feeds
+    /// variables ([`temper_scap::fswalk::feed`]): then the walk and the feeds' first runs go
+    /// first, and each document is filled from the walk before oscap evaluates it. Returns each
+    /// plan's run, the walk, and how many objects were fed from it.
+    async fn evaluate(&self, guest: &dyn Guest, plans: &[&Plan], walk: Option<Walking<'_>>) -> Result<Evaluated, ScanError> {
+        let walk = async move {
+            match walk {
+                Some(w) => Some(w.await),
+                None => None,
+            }
+        };
+        if !plans.iter().any(|p| p.walk.as_ref().is_some_and(|w| !w.feeds.is_empty())) {
+            let docs = plans.iter().map(|p| p.document.clone().expect("a plan with a document"));
+            let (runs, walk) =
+                tokio::join!(join_all(plans.iter().zip(docs).map(|(p, d)| self.oval_eval(guest, d, p.variables.as_ref()))), walk);
+            return Ok((runs, walk.transpose()?, 0));
+        }
+        let (pre, walk) = tokio::join!(join_all(plans.iter().map(|p| self.pre_eval(guest, p))), walk);
+        let walk = walk.expect("plans with feeds walk")?;
+        let mut docs = Vec::new();
+        let mut fed = 0;
+        for (p, vars) in plans.iter().zip(pre) {
+            let document = p.document.clone().expect("a plan with a document");
+            let (doc, n) = match &p.walk {
+                Some(w) => w.fill(&document, &vars?, &walk.0)?,
+                None => (document, 0),
+            };
+            fed += n;
+            docs.push(doc);
+        }
+        let runs = join_all(plans.iter().zip(docs).map(|(p, d)| self.oval_eval(guest, d, p.variables.as_ref()))).await;
+        Ok((runs, Some(walk), fed))
+    }
+
+    /// The first run of a plan whose feeds need variables: their values, by variable id.
+    async fn pre_eval(&self, guest: &dyn Guest, plan: &Plan) -> Result<HashMap<String, Vec<String>>, ScanError> {
+        let Some(pre) = plan.walk.as_ref().and_then(|w| w.pre.as_ref()) else { return Ok(HashMap::new()) };
+        let (bytes, _) = self.oval_eval(guest, pre.document.clone(), None).await?;
+        Ok(pre.values(&bytes)?)
+    }
+
     /// The one walk of the guest's file system: [`COLLECT`] as data, as root, every entry
     /// under `/` on one line each. Output cut short is an error, never a smaller tree.
     async fn walk_guest(&self, guest: &dyn Guest) -> Result<(Listing, f64), ScanError> {
@@ -193,12 +262,12 @@ impl Scanner {
         Ok((listing, secs))
     }
 
-    /// One `oscap oval eval` of a plan's document (and its variables), written to the guest as
-    /// data; its results document and the stalls it took.
-    async fn oval_eval(&self, guest: &dyn Guest, plan: &Plan) -> Result<(Vec<u8>, u32), ScanError> {
-        let document = plan.document.as_ref().expect("a plan with a document");
+    /// One `oscap oval eval` of `document` (a plan's, perhaps filled from the walk) and its
+    /// variables, written to the guest as data; its results document and the stalls it
+    /// took.
+    async fn oval_eval(&self, guest: &dyn Guest, document: Vec<u8>, variables: Option<&Vec<u8>>) -> Result<(Vec<u8>, u32), ScanError> {
         self.run(guest, |f| {
-            let variables = plan.variables.as_ref().map(|v| (f.variables.clone(), v.clone()));
+            let variables = variables.map(|v| (f.variables.clone(), v.clone()));
             let eval = OvalEval {
                 document: &f.document,
                 variables: variables.as_ref().map(|v| v.0.as_str()),

@@ -102,6 +102,8 @@ pub struct WalkSummary {
     pub entries: usize,
     pub secs: f64,
     pub tests: usize,
+    /// Walking objects that variables take values from, fed to them from the walk.
+    pub fed: usize,
     pub left: Vec<(String, String)>,
 }
 

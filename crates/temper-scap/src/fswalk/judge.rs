@@ -159,7 +159,7 @@ fn names_any<V>(c: &Criterion, tests: &HashMap<String, V>) -> bool {
 
 /// Each collected object's variable values, by the object's id: the `variable_item`s of the
 /// system characteristics, every `value` read whole.
-fn variable_values(xml: &[u8]) -> Result<HashMap<String, Vec<String>>, WalkError> {
+pub(super) fn variable_values(xml: &[u8]) -> Result<HashMap<String, Vec<String>>, WalkError> {
     let mut x = Xml::new(xml)?;
     // item id -> values; object id -> its items.
     let mut items: HashMap<String, Vec<String>> = HashMap::new();

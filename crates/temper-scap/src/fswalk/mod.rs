@@ -8,6 +8,7 @@
 //! (`tests/fswalk.rs`, `tests/fswalk_ssg.rs`). The scanner uses it with `scan_walk` on
 //! (docs/scan-engines.md, "One walk").
 pub mod collect;
+pub mod feed;
 pub mod judge;
 pub mod listing;
 pub mod object;
@@ -16,10 +17,11 @@ pub mod plan;
 pub mod state;
 
 pub use collect::{Collected, Flag, Item, collect};
+pub use feed::{Feed, ItemField};
 pub use judge::{Judged, JudgedTest};
 pub use listing::{COLLECT, Entry, Kind, Listing};
 pub use object::{Behaviors, Entity, FsScope, Op, StateFilter, Target, Value, WalkObject};
-pub use plan::{WalkPart, WalkedTest};
+pub use plan::{PrePass, WalkPart, WalkedTest};
 pub use state::{Existence, FileState, FileTest, Truth, filter};
 
 /// Why a walk or an object could not be used.

@@ -77,16 +77,56 @@ pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], walk:
             .map(|p| Element { section: p.0, id: p.4.clone(), local: tag(&p.3), refs: p.5.clone(), text: p.3.clone() })
             .collect();
         let c = cut(&elements);
+        // The first run's document: its probes, and what the variables they read need, as they
+        // were before the cut.
+        let pre: Vec<Picked> = match c.pre_vars.is_empty() {
+            true => Vec::new(),
+            false => {
+                let needed = reach(&elements, &c.pre_vars);
+                let mut pre: Vec<Picked> = picked.iter().filter(|p| needed.contains(&p.4)).cloned().collect();
+                pre.extend(c.pre.iter().cloned().map(added));
+                pre
+            }
+        };
         for p in picked.iter_mut() {
             if let Some(t) = c.replace.get(&p.4) {
                 p.3 = t.clone();
             }
         }
-        picked.extend(c.add.into_iter().map(|(s, text)| (s, usize::MAX, 0, text, String::new(), Vec::new())));
-        c.part
+        picked.extend(c.add.into_iter().map(added));
+        let mut part = c.part;
+        if let Some(first) = part.pre.as_mut() {
+            first.document = write(content, roots, pre)?.0.into_bytes();
+        }
+        Ok::<_, OvalError>(part)
     });
-    picked.sort_by_key(|a| (a.0, a.1, a.2));
+    let walk = walk.transpose()?;
     externals.sort();
+    let (out, counts) = write(content, roots, picked)?;
+    Ok(Built { bytes: out.into_bytes(), renamed, externals, counts, walk })
+}
+
+/// An element the walk adds.
+fn added((section, text): (Section, String)) -> Picked {
+    (section, usize::MAX, 0, text, String::new(), Vec::new())
+}
+
+/// The ids reachable from `roots` among `elements`.
+fn reach(elements: &[Element], roots: &[String]) -> HashSet<String> {
+    let by_id: HashMap<&str, &Element> = elements.iter().map(|e| (e.id.as_str(), e)).collect();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut stack: Vec<&str> = roots.iter().map(String::as_str).collect();
+    while let Some(id) = stack.pop() {
+        if let Some(e) = by_id.get(id).filter(|_| seen.insert(id.to_string())) {
+            stack.extend(e.refs.iter().map(String::as_str));
+        }
+    }
+    seen
+}
+
+/// The document of `picked`, with the root, namespaces and generator of `roots`' components.
+fn write(content: &OvalContent, roots: &[(usize, Vec<String>)], mut picked: Vec<Picked>) -> Result<(String, BTreeMap<Section, usize>)> {
+    picked.sort_by_key(|a| (a.0, a.1, a.2));
     let first = &content.components[roots.first().map_or(0, |r| r.0)];
     let used: Vec<&Component> = roots.iter().map(|(ci, _)| &content.components[*ci]).collect();
     let mut out = String::with_capacity(picked.iter().map(|p| p.3.len() + 8).sum::<usize>() + 4096);
@@ -119,7 +159,7 @@ pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], walk:
         writeln!(out, "</{name}>").unwrap();
     }
     writeln!(out, "</{}>", first.root_name).unwrap();
-    Ok(Built { bytes: out.into_bytes(), renamed, externals, counts, walk })
+    Ok((out, counts))
 }
 
 /// An element's local name, from its text (`<unix:file_object id=...` -> `file_object`).

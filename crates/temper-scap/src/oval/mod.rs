@@ -18,7 +18,7 @@
 mod cache;
 mod content;
 mod cpe;
-mod doc;
+pub(crate) mod doc;
 mod error;
 mod evidence;
 pub(crate) mod index;

@@ -55,10 +55,11 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
             if let Some(w) = &scan.walk {
                 let left: Vec<String> = w.left.iter().map(|(o, why)| format!("{o} ({why})")).collect();
                 eprintln!(
-                    "one walk: {} entries in {:.1}s, {} tree-walking test(s) judged over it{}",
+                    "one walk: {} entries in {:.1}s, {} tree-walking test(s) judged over it, {} object(s) fed to variables from it{}",
                     w.entries,
                     w.secs,
                     w.tests,
+                    w.fed,
                     if left.is_empty() { String::new() } else { format!("; left to oscap: {}", left.join(", ")) }
                 );
             }
