@@ -397,10 +397,15 @@ async fn main() {
         println!("continuing temper's run with `temper resume`");
         cmd.args(["resume", "--quiet", "--json"]);
     } else {
-        // The full loop, as the README's first run on a fresh machine: this database's earlier
-        // run would otherwise hand on its proven plan (the default on a second run).
-        cmd.args(["run", "--agent", "stock", "--profile", &profile, "--no-plan", "--quiet", "--json"]);
-        println!("temper runs with --no-plan: the full loop, as a first run (no earlier run's plan)");
+        cmd.args(["run", "--agent", "stock", "--profile", &profile, "--quiet", "--json"]);
+        if extra.iter().any(|a| a == "--plan") {
+            println!("temper runs with the plan in TEMPER_BENCH_ARGS");
+        } else {
+            // The full loop, as the README's first run on a fresh machine: this database's earlier
+            // run would otherwise hand on its proven plan (the default on a second run).
+            cmd.arg("--no-plan");
+            println!("temper runs with --no-plan: the full loop, as a first run (no earlier run's plan)");
+        }
         if baseline_scope {
             let scope: Vec<&str> = failing.iter().map(String::as_str).collect();
             cmd.args(["--rules", &scope.join(",")]);
@@ -418,13 +423,20 @@ async fn main() {
     if !oscap_only {
         sync_start().await;
     }
-    let summary: serde_json::Value = match oscap_only {
-        true => serde_json::Value::Null,
-        false => serde_json::from_slice(&cmd.output().await.unwrap().stdout).unwrap_or_default(),
+    let (summary, stderr) = match oscap_only {
+        true => (serde_json::Value::Null, String::new()),
+        false => {
+            let out = cmd.output().await.unwrap();
+            (serde_json::from_slice(&out.stdout).unwrap_or_default(), String::from_utf8_lossy(&out.stderr).into_owned())
+        }
     };
     let store = temper_store::Store::open(db.join("temper.db").to_str().unwrap()).await.unwrap();
     // None on oscap's side alone with the scope from the skill.
-    let run = store.latest_run().await.unwrap().map(|r| r.id).unwrap_or(RunId(0));
+    let run = match store.latest_run().await.unwrap() {
+        Some(r) => r.id,
+        None if oscap_only => RunId(0),
+        None => panic!("temper recorded no run: {stderr}"),
+    };
     let rows = store.rules(run).await.unwrap();
     let out_of_scope: Vec<String> = match skill_scope.exists() {
         true => serde_json::from_slice(&std::fs::read(&skill_scope).unwrap()).unwrap(),
