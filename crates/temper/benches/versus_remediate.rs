@@ -399,7 +399,7 @@ async fn main() {
     } else {
         cmd.args(["run", "--agent", "stock", "--profile", &profile, "--quiet", "--json"]);
         if extra.iter().any(|a| a == "--plan") {
-            println!("temper runs with the plan in TEMPER_BENCH_ARGS");
+            println!("temper runs with the plan in TEMPER_BENCH_ARGS: {}", extra.join(" "));
         } else {
             // The full loop, as the README's first run on a fresh machine: this database's earlier
             // run would otherwise hand on its proven plan (the default on a second run).
