@@ -114,7 +114,13 @@ fn share(part: Part, events: &[Event], attempts: &[Attempt]) -> Share {
             _ => None,
         }),
         Part::FixScripts => from_attempts(|a| a.findings.apply_ms),
-        Part::Evaluation => from_attempts(|a| a.findings.evaluate_ms),
+        Part::Evaluation => {
+            // A clean plan batch's check is charged to its steps in equal shares (so that each
+            // attempt shows one); it is counted once, as a plan batch check.
+            let (n, secs) = from_attempts(|a| a.findings.evaluate_ms);
+            let (steps, shared) = clean_batches(events);
+            (n.saturating_sub(steps), (secs - shared).max(0.0))
+        }
         Part::Reverts => from_attempts(|a| a.findings.revert_ms),
         Part::RegressionChecks => from_events(&|d| match d {
             EventData::RegressionCheck { secs, .. } => Some(*secs),
@@ -130,6 +136,14 @@ fn share(part: Part, events: &[Event], attempts: &[Attempt]) -> Share {
         }),
     };
     Share { part, count, secs }
+}
+
+/// The steps and seconds of the clean plan batches' checks.
+fn clean_batches(events: &[Event]) -> (usize, f64) {
+    events.iter().fold((0, 0.0), |(n, secs), e| match &e.data {
+        EventData::PlanBatch(b) if b.failed.is_empty() && b.guard.is_none() => (n + b.steps.len(), secs + b.secs),
+        _ => (n, secs),
+    })
 }
 
 #[cfg(test)]

@@ -53,7 +53,15 @@ fn each_part_from_its_own_record_and_the_proof_is_the_rest_of_the_wall() {
         }),
         event(EventData::RegressionCheck { fixes: 4, rules: 30, watched: 30, failed: Vec::new(), secs: 40.0, stalls: 0, every: 4 }),
         event(EventData::RegressionCheck { fixes: 4, rules: 30, watched: 30, failed: Vec::new(), secs: 60.0, stalls: 0, every: 4 }),
-        event(EventData::PlanBatch(PlanBatched { steps: vec![1, 2], rules: 9, watched: 9, failed: Vec::new(), guard: None, secs: 30.0 })),
+        // A failing batch's first check is charged to no step (they are set aside or bisected).
+        event(EventData::PlanBatch(PlanBatched {
+            steps: vec![1, 2],
+            rules: 9,
+            watched: 9,
+            failed: vec!["xccdf_org.ssgproject.content_rule_r".into()],
+            guard: None,
+            secs: 30.0,
+        })),
         event(EventData::Reboot {
             why: "proof".into(),
             fixes: 3,
@@ -93,4 +101,21 @@ fn no_fix_script_no_ratio() {
     let s = TimeSplit::of(&[scan(ScanKind::Full, 100.0)], &[], 120.0);
     assert_eq!((s.proof_secs, s.proof_ratio, s.rest_secs), (120.0, None, 20.0));
     assert!(s.secs(Part::Reboots) == 0.0 && s.secs(Part::Reboots).is_sign_positive(), "0, not -0: printed as `0 s`");
+}
+
+/// A clean plan batch's check is charged to its steps in shares, and counted once: as the batch's
+/// check, not again as their evaluations (goal1-e's split once summed to 270 s over its wall).
+#[test]
+fn a_clean_plan_batch_check_is_counted_once() {
+    let batch = PlanBatched { steps: vec![1, 2, 3], rules: 9, watched: 9, failed: Vec::new(), guard: None, secs: 30.0 };
+    let events = vec![scan(ScanKind::Full, 100.0), event(EventData::PlanBatch(batch)), scan(ScanKind::Final, 90.0)];
+    let mut attempts: Vec<Attempt> = (0..3).map(|_| attempt(100_000, Some(10_000), None)).collect();
+    attempts.push(attempt(50_000, Some(4_000), None));
+    let s = TimeSplit::of(&events, &attempts, 700.0);
+    let part = |p: Part| s.parts.iter().find(|x| x.part == p).map(|x| (x.count, x.secs)).unwrap();
+    assert_eq!(part(Part::PlanBatchChecks), (1, 30.0));
+    assert_eq!(part(Part::Evaluation), (1, 4.0), "the loop's own fix only");
+    assert_eq!(s.rest_secs, 700.0 - (100.0 + 350.0 + 4.0 + 30.0 + 90.0));
+    let known: f64 = s.parts.iter().map(|p| p.secs).sum();
+    assert!(known <= s.wall_secs, "the parts ({known} s) fit in the wall time");
 }
