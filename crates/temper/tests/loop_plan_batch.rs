@@ -388,3 +388,29 @@ async fn with_the_one_walk_a_step_that_breaks_a_walker_is_blamed_at_its_batch_ch
     }
     took("with_the_one_walk_a_step_that_breaks_a_walker_is_blamed_at_its_batch_check", t);
 }
+
+/// In two lanes, a lane whose plan feeds a variable from the walk (`audit_rules_privileged_commands`'
+/// setuid files) waits for the walk; the other lane's `oscap oval eval` starts beside it, not after.
+#[tokio::test]
+async fn in_two_lanes_only_the_lane_that_feeds_waits_for_the_walk() {
+    const FEEDS: &str = "audit_rules_privileged_commands";
+    let t = Instant::now();
+    let mut sim = Sim::new("lanes-feed").await;
+    sim.with_profile(anssi());
+    sim.with_oval();
+    sim.guest.walk_takes(std::time::Duration::from_millis(400));
+    let scanner = temper_core::scan::Scanner::new("ds", "profile").with_oval(sim.oval.clone().unwrap()).with_lanes(2);
+    let mut walked = scanner.clone();
+    walked.walk = true;
+    let feeds = full(FEEDS);
+    let mut rules: Vec<String> = anssi().selected_rules.iter().map(|r| r.id.clone()).filter(|r| *r != feeds).take(60).collect();
+    rules.push(feeds.clone());
+    let scan = walked.scan(&sim.guest, &rules).await.unwrap();
+    assert!(scan.outcome(&feeds).is_some() && scan.walk.is_some(), "{FEEDS} scanned, and the walk taken: {:?}", scan.walk);
+    let lanes: Vec<(Vec<String>, u32)> =
+        sim.guest.scanned_after_walks().into_iter().filter(|(s, _)| s.iter().filter(|r| rules.contains(r)).count() >= 10).collect();
+    let after = |fed: bool| lanes.iter().filter(|(s, _)| s.contains(&feeds) == fed).map(|(_, w)| *w).collect::<Vec<_>>();
+    assert_eq!(after(true), [1], "the lane that feeds started once the walk was done: {lanes:?}");
+    assert_eq!(after(false), [0], "the other lane started before the walk was done: {lanes:?}");
+    took("in_two_lanes_only_the_lane_that_feeds_waits_for_the_walk", t);
+}

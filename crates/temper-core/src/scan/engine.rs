@@ -62,8 +62,10 @@ impl OvalSide {
 /// The one walk, started or to start: its listing and seconds.
 type Walking<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(Listing, f64), ScanError>> + Send + 'a>>;
 
+/// One `oscap oval eval`: its results document and the stalls it took.
+type Run = Result<(Vec<u8>, u32), ScanError>;
 /// Each plan's `oscap oval eval` (its results and stalls), the walk, and the objects fed from it.
-type Evaluated = (Vec<Result<(Vec<u8>, u32), ScanError>>, Option<(Listing, f64)>, usize);
+type Evaluated = (Vec<Run>, Option<(Listing, f64)>, usize);
 
 /// What the OVAL path of one scan gave.
 pub(super) struct OvalScan {
@@ -205,8 +207,9 @@ impl Scanner {
 
     /// The plans' `oscap oval eval`s beside `walk`, when they walk, unless an object feeds
     /// variables ([`temper_scap::fswalk::feed`]): then the walk and the feeds' first runs go
-    /// first, and each document is filled from the walk before oscap evaluates it. Returns each
-    /// plan's run, the walk, and how many objects were fed from it.
+    /// first, and each such plan's document is filled from the walk before oscap evaluates it;
+    /// the plans that feed nothing (the other lane's) run at once, beside the walk. Returns each
+    /// plan's run, in `plans`' order, the walk, and how many objects were fed from it.
     async fn evaluate(&self, guest: &dyn Guest, plans: &[&Plan], walk: Option<Walking<'_>>) -> Result<Evaluated, ScanError> {
         let walk = async move {
             match walk {
@@ -214,27 +217,35 @@ impl Scanner {
                 None => None,
             }
         };
-        if !plans.iter().any(|p| p.walk.as_ref().is_some_and(|w| !w.feeds.is_empty())) {
-            let docs = plans.iter().map(|p| p.document.clone().expect("a plan with a document"));
-            let (runs, walk) =
-                tokio::join!(join_all(plans.iter().zip(docs).map(|(p, d)| self.oval_eval(guest, d, p.variables.as_ref()))), walk);
+        let feeds = |p: &Plan| p.walk.as_ref().is_some_and(|w| !w.feeds.is_empty());
+        let document = |p: &Plan| p.document.clone().expect("a plan with a document");
+        // Plans that feed nothing run at once, beside the walk; those that feed wait for it.
+        let (plain, fed): (Vec<usize>, Vec<usize>) = (0..plans.len()).partition(|&i| !feeds(plans[i]));
+        let now = join_all(plain.iter().map(|&i| self.oval_eval(guest, document(plans[i]), plans[i].variables.as_ref())));
+        if fed.is_empty() {
+            let (runs, walk) = tokio::join!(now, walk);
             return Ok((runs, walk.transpose()?, 0));
         }
-        let (pre, walk) = tokio::join!(join_all(plans.iter().map(|p| self.pre_eval(guest, p))), walk);
-        let walk = walk.expect("plans with feeds walk")?;
-        let mut docs = Vec::new();
-        let mut fed = 0;
-        for (p, vars) in plans.iter().zip(pre) {
-            let document = p.document.clone().expect("a plan with a document");
-            let (doc, n) = match &p.walk {
-                Some(w) => w.fill(&document, &vars?, &walk.0)?,
-                None => (document, 0),
-            };
-            fed += n;
-            docs.push(doc);
+        let later = async {
+            let (pre, walk) = tokio::join!(join_all(fed.iter().map(|&i| self.pre_eval(guest, plans[i]))), walk);
+            let walk = walk.expect("plans with feeds walk")?;
+            let (mut docs, mut n) = (Vec::new(), 0);
+            for (&i, vars) in fed.iter().zip(pre) {
+                let part = plans[i].walk.as_ref().expect("a plan that feeds walks");
+                let (doc, filled) = part.fill(&document(plans[i]), &vars?, &walk.0)?;
+                n += filled;
+                docs.push(doc);
+            }
+            let runs = join_all(fed.iter().zip(docs).map(|(&i, d)| self.oval_eval(guest, d, plans[i].variables.as_ref()))).await;
+            Ok::<_, ScanError>((runs, walk, n))
+        };
+        let (now, later) = tokio::join!(now, later);
+        let (later, walk, fed_n) = later?;
+        let mut runs: Vec<Option<Run>> = (0..plans.len()).map(|_| None).collect();
+        for (i, r) in plain.into_iter().zip(now).chain(fed.into_iter().zip(later)) {
+            runs[i] = Some(r);
         }
-        let runs = join_all(plans.iter().zip(docs).map(|(p, d)| self.oval_eval(guest, d, p.variables.as_ref()))).await;
-        Ok((runs, Some(walk), fed))
+        Ok((runs.into_iter().map(|r| r.expect("each plan ran")).collect(), Some(walk), fed_n))
     }
 
     /// The first run of a plan whose feeds need variables: their values, by variable id.

@@ -136,6 +136,12 @@ struct State {
     killed: Vec<String>,
     /// Walks of the file system the scanner asked for (`scan_walk`).
     walks: u32,
+    /// How long each walk takes (none: at once).
+    walk_takes: Option<Duration>,
+    /// Walks finished when each scan of `scanned` started.
+    walks_done: Vec<u32>,
+    /// Walks finished so far.
+    walked: u32,
 }
 
 /// The scripted guest. Clone it to share; all clones see one machine.
@@ -258,6 +264,31 @@ impl SimGuest {
         self.lock().walks
     }
 
+    /// Each walk takes `d` from now on.
+    pub fn walk_takes(&self, d: Duration) {
+        self.lock().walk_takes = Some(d);
+    }
+
+    /// The rules each scan named, with the walks finished when it started.
+    pub fn scanned_after_walks(&self) -> Vec<(Vec<String>, u32)> {
+        let s = self.lock();
+        s.scanned.iter().cloned().zip(s.walks_done.iter().copied()).collect()
+    }
+
+    /// The one walk: a listing of `/` alone, after `walk_takes`.
+    async fn walk(&self) -> ExecOutput {
+        let takes = {
+            let mut s = self.lock();
+            s.walks += 1;
+            s.walk_takes
+        };
+        if let Some(d) = takes {
+            tokio::time::sleep(d).await;
+        }
+        self.lock().walked += 1;
+        ok(b"d 755 0 0 2049 ext4\0/\0\0", 0)
+    }
+
     /// `rule` passes on the machine, and in every snapshot taken so far (a rule the recorded
     /// scan did not select, passing at the baseline).
     pub fn passes(&self, rule: &str) {
@@ -365,6 +396,8 @@ impl SimGuest {
         s.scans += 1;
         let rule_of = |id: &str| id.strip_prefix("oval:ssg-").and_then(|r| r.strip_suffix(":def:1")).map(full);
         s.scanned.push(ids.iter().filter_map(|id| rule_of(id)).collect());
+        let walked = s.walked;
+        s.walks_done.push(walked);
         let failing = |r: &String| s.now.results.get(r).is_some_and(|x| x.1 == Outcome::Fail);
         let base = ids.iter().filter_map(|id| rule_of(id)).filter(failing).find_map(|r| s.world.oval.get(&r).cloned());
         let mut lines = String::new();
@@ -399,6 +432,8 @@ impl SimGuest {
         let mut s = self.lock();
         s.scans += 1;
         s.scanned.push(rules.clone());
+        let walked = s.walked;
+        s.walks_done.push(walked);
         let selected: Vec<(String, String, Outcome)> = s
             .now
             .results
@@ -556,10 +591,7 @@ impl Guest for SimGuest {
             // The one walk: a listing of `/` alone. A walked rule's result stays the modelled
             // machine's (the sim's `oscap oval eval` gives no criteria to judge again); the host's
             // judgement over a real walk is `temper-core`'s `scan_engines` test, against oscap.
-            "sh" if arg(1) == "-s" && exec.stdin == temper_scap::fswalk::COLLECT.as_bytes() => {
-                self.lock().walks += 1;
-                ok(b"d 755 0 0 2049 ext4\0/\0\0", 0)
-            }
+            "sh" if arg(1) == "-s" && exec.stdin == temper_scap::fswalk::COLLECT.as_bytes() => self.walk().await,
             "test" | "true" | "pkill" | "ps" | "rm" | "journalctl" => ok(b"", 0),
             "sha256sum" => match self.lock().world.datastream_sha.clone() {
                 Some(sha) => ok(format!("{sha}  {}\n", arg(2)).as_bytes(), 0),
