@@ -399,13 +399,12 @@ async fn in_two_lanes_only_the_lane_that_feeds_waits_for_the_walk() {
     sim.with_profile(anssi());
     sim.with_oval();
     sim.guest.walk_takes(std::time::Duration::from_millis(400));
-    let scanner = temper_core::scan::Scanner::new("ds", "profile").with_oval(sim.oval.clone().unwrap()).with_lanes(2);
-    let mut walked = scanner.clone();
-    walked.walk = true;
+    let mut scanner = temper_core::scan::Scanner::new("ds", "profile").with_oval(sim.oval.clone().unwrap()).with_lanes(2);
+    scanner.walk = true;
     let feeds = full(FEEDS);
     let mut rules: Vec<String> = anssi().selected_rules.iter().map(|r| r.id.clone()).filter(|r| *r != feeds).take(60).collect();
     rules.push(feeds.clone());
-    let scan = walked.scan(&sim.guest, &rules).await.unwrap();
+    let scan = scanner.scan(&sim.guest, &rules).await.unwrap();
     assert!(scan.outcome(&feeds).is_some() && scan.walk.is_some(), "{FEEDS} scanned, and the walk taken: {:?}", scan.walk);
     let lanes: Vec<(Vec<String>, u32)> =
         sim.guest.scanned_after_walks().into_iter().filter(|(s, _)| s.iter().filter(|r| rules.contains(r)).count() >= 10).collect();

@@ -222,17 +222,17 @@ impl Scanner {
         // Plans that feed nothing run at once, beside the walk; those that feed wait for it.
         let (plain, fed): (Vec<usize>, Vec<usize>) = (0..plans.len()).partition(|&i| !feeds(plans[i]));
         let now = join_all(plain.iter().map(|&i| self.oval_eval(guest, document(plans[i]), plans[i].variables.as_ref())));
-        if fed.is_empty() {
-            let (runs, walk) = tokio::join!(now, walk);
-            return Ok((runs, walk.transpose()?, 0));
-        }
         let later = async {
             let (pre, walk) = tokio::join!(join_all(fed.iter().map(|&i| self.pre_eval(guest, plans[i]))), walk);
-            let walk = walk.expect("plans with feeds walk")?;
+            let walk = walk.transpose()?;
+            if fed.is_empty() {
+                return Ok((Vec::new(), walk, 0));
+            }
+            let listing = &walk.as_ref().expect("plans with feeds walk").0;
             let (mut docs, mut n) = (Vec::new(), 0);
             for (&i, vars) in fed.iter().zip(pre) {
                 let part = plans[i].walk.as_ref().expect("a plan that feeds walks");
-                let (doc, filled) = part.fill(&document(plans[i]), &vars?, &walk.0)?;
+                let (doc, filled) = part.fill(&document(plans[i]), &vars?, listing)?;
                 n += filled;
                 docs.push(doc);
             }
@@ -241,11 +241,9 @@ impl Scanner {
         };
         let (now, later) = tokio::join!(now, later);
         let (later, walk, fed_n) = later?;
-        let mut runs: Vec<Option<Run>> = (0..plans.len()).map(|_| None).collect();
-        for (i, r) in plain.into_iter().zip(now).chain(fed.into_iter().zip(later)) {
-            runs[i] = Some(r);
-        }
-        Ok((runs.into_iter().map(|r| r.expect("each plan ran")).collect(), Some(walk), fed_n))
+        let mut runs: Vec<(usize, Run)> = plain.into_iter().zip(now).chain(fed.into_iter().zip(later)).collect();
+        runs.sort_by_key(|(i, _)| *i);
+        Ok((runs.into_iter().map(|(_, r)| r).collect(), walk, fed_n))
     }
 
     /// The first run of a plan whose feeds need variables: their values, by variable id.

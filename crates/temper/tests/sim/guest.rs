@@ -141,7 +141,16 @@ struct State {
     /// Walks finished when each scan of `scanned` started.
     walks_done: Vec<u32>,
     /// Walks finished so far.
-    walked: u32,
+    walks_finished: u32,
+}
+
+impl State {
+    /// One more scan, naming `rules`, with the walks finished as it starts.
+    fn scan(&mut self, rules: Vec<String>) {
+        self.scans += 1;
+        self.scanned.push(rules);
+        self.walks_done.push(self.walks_finished);
+    }
 }
 
 /// The scripted guest. Clone it to share; all clones see one machine.
@@ -285,7 +294,7 @@ impl SimGuest {
         if let Some(d) = takes {
             tokio::time::sleep(d).await;
         }
-        self.lock().walked += 1;
+        self.lock().walks_finished += 1;
         ok(b"d 755 0 0 2049 ext4\0/\0\0", 0)
     }
 
@@ -393,11 +402,8 @@ impl SimGuest {
         let doc = trip.args.last().and_then(|d| trip.inputs.iter().find(|(p, _)| p == d)).map(|(_, b)| String::from_utf8_lossy(b));
         let ids = definition_ids(doc.as_deref().unwrap_or_default());
         let mut s = self.lock();
-        s.scans += 1;
         let rule_of = |id: &str| id.strip_prefix("oval:ssg-").and_then(|r| r.strip_suffix(":def:1")).map(full);
-        s.scanned.push(ids.iter().filter_map(|id| rule_of(id)).collect());
-        let walked = s.walked;
-        s.walks_done.push(walked);
+        s.scan(ids.iter().filter_map(|id| rule_of(id)).collect());
         let failing = |r: &String| s.now.results.get(r).is_some_and(|x| x.1 == Outcome::Fail);
         let base = ids.iter().filter_map(|id| rule_of(id)).filter(failing).find_map(|r| s.world.oval.get(&r).cloned());
         let mut lines = String::new();
@@ -430,10 +436,7 @@ impl SimGuest {
         let args = &trip.args;
         let rules: Vec<String> = args.windows(2).filter(|w| w[0] == "--rule").map(|w| w[1].clone()).collect();
         let mut s = self.lock();
-        s.scans += 1;
-        s.scanned.push(rules.clone());
-        let walked = s.walked;
-        s.walks_done.push(walked);
+        s.scan(rules.clone());
         let selected: Vec<(String, String, Outcome)> = s
             .now
             .results
