@@ -103,6 +103,9 @@ pub struct Culprit {
     pub reason: String,
     pub regressions: Vec<String>,
     pub diagnostics: String,
+    /// The rule's result where the check read it (a deferred stock fix's own rule); else the
+    /// attempt's stays.
+    pub rule_result: Option<crate::ScanResult>,
 }
 
 /// An attempt as the journal holds it: its spec, its findings once judged, and where it stands.

@@ -115,6 +115,7 @@ async fn plan_run_with(more: Value) -> Fixture {
         reason: "sshd_x now fails".into(),
         regressions: vec![rule("sshd_x")],
         diagnostics: String::new(),
+        rule_result: None,
     };
     f.store.roll_back_fixes(f.run, &c, &[dropped]).await.unwrap();
     kept(&f, "rolled_back", FixSource::Llm).await;

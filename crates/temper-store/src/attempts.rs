@@ -2,6 +2,7 @@ use async_trait::async_trait;
 use temper_journal::Verdict;
 use temper_journal::{
     Attempt, AttemptLog, AttemptSpec, AttemptState, Culprit, Evaluation, JournalResult, KeptFix, KeptState, RevertMethod, RuleStatus,
+    ScanResult,
 };
 use temper_journal::{AttemptId, RunId};
 
@@ -189,10 +190,12 @@ impl AttemptLog for Store {
     async fn confirm_fixes(&self, run: RunId, checkpoint: &str) -> JournalResult<()> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
-            sqlx::query("UPDATE attempts SET kept = $1 WHERE run_id = $2 AND kept = $3")
+            // A deferred fix's rule was scanned by the clean check that confirms it: it passed.
+            sqlx::query("UPDATE attempts SET kept = $1, rule_result = COALESCE(rule_result, $4) WHERE run_id = $2 AND kept = $3")
                 .bind(KeptState::Confirmed)
                 .bind(run)
                 .bind(KeptState::Pending)
+                .bind(ScanResult::Pass)
                 .execute(&mut *tx)
                 .await?;
             set_checkpoint!(&mut *tx, run, checkpoint)?;
@@ -219,7 +222,7 @@ impl AttemptLog for Store {
             let mut tx = p.begin_write().await?;
             sqlx::query(
                 "UPDATE attempts SET verdict = $1, verdict_reason = $2, regressions = $3, diagnostics = $4,
-                   revert_method = $5, kept = $6 WHERE id = $7",
+                   revert_method = $5, kept = $6, rule_result = COALESCE($8, rule_result) WHERE id = $7",
             )
             .bind(culprit.verdict)
             .bind(&culprit.reason)
@@ -228,6 +231,7 @@ impl AttemptLog for Store {
             .bind(RevertMethod::Snapshot)
             .bind(KeptState::RolledBack)
             .bind(culprit.id)
+            .bind(culprit.rule_result)
             .execute(&mut *tx)
             .await?;
             for id in std::iter::once(&culprit.id).chain(dropped) {

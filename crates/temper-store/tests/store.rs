@@ -153,11 +153,13 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
             reason: "broke x".into(),
             regressions: vec!["x".into()],
             diagnostics: "d".into(),
+            rule_result: Some(ScanResult::Fail),
         };
         s.roll_back_fixes(run, &culprit, &[ids[2]]).await.unwrap();
         let a = s.attempts(run).await.unwrap();
         assert_eq!(a[1].verdict, Some(Verdict::Regression), "{}", b.name);
         assert_eq!(a[1].findings.regressions, ["x"], "the same JSON list as any attempt's");
+        assert_eq!(a[1].findings.rule_result, Some(ScanResult::Fail), "the check's reading of its rule");
         assert_eq!(a[1].kept, Some(KeptState::RolledBack));
         assert_eq!(a[2].verdict, Some(Verdict::Fixed), "the dropped fix keeps its verdict");
         assert!(a[2].verdict_reason.as_deref().unwrap().contains("rolled back"));
@@ -167,7 +169,10 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
         let (id, n) = s.start_attempt(run, &AttemptSpec { replayed: true, ..attempt("c") }).await.unwrap();
         assert_eq!(n, 2);
         assert!(s.fixes_to_replay(run).await.unwrap().is_empty(), "a replayed fix is not replayed again");
-        s.record_pending_fix(run, id, &fixed(), "c", "snap-c2").await.unwrap();
+        // Deferred: judged on its exit and the guard, its rule left to the batch's check.
+        let mut deferred = fixed();
+        deferred.findings.rule_result = None;
+        s.record_pending_fix(run, id, &deferred, "c", "snap-c2").await.unwrap();
         s.confirm_fixes(run, "snap-c2").await.unwrap();
         assert!(s.pending_fixes(run).await.unwrap().is_empty());
         assert_eq!(s.run(run).await.unwrap().checkpoint, "snap-c2");
@@ -175,6 +180,8 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
         let kept: Vec<_> = a.iter().map(|a| a.kept.unwrap()).collect();
         assert_eq!(kept, [KeptState::Confirmed, KeptState::RolledBack, KeptState::RolledBack, KeptState::Confirmed]);
         assert_eq!((a[3].spec.source, a[3].spec.replayed), (FixSource::Stock, true), "a replay keeps its source");
+        assert_eq!(a[3].findings.rule_result, Some(ScanResult::Pass), "the clean check read its rule pass");
+        assert_eq!(a[0].findings.rule_result, Some(ScanResult::Pass));
     }
 }
 
@@ -203,6 +210,7 @@ async fn the_reboot_proof_proves_or_blames_kept_fixes() {
             reason: "no SSH".into(),
             regressions: vec![],
             diagnostics: "d".into(),
+            rule_result: None,
         };
         s.roll_back_fixes(run, &blame, &[]).await.unwrap();
         let a = s.attempts(run).await.unwrap();

@@ -26,6 +26,15 @@ impl Ahead {
         (self.head == head).then_some(self)
     }
 
+    /// Moved past a deferred stock fix, kept pending at `head` with no rescan of its own: the
+    /// evidence of the rules `keep` names stays, taken before that fix ran (as a plan batch's
+    /// evidence is taken before its steps run).
+    pub fn carried(mut self, head: &str, keep: impl Fn(&str) -> bool) -> Self {
+        self.evidence.retain(|r, _| keep(r));
+        self.head = head.to_string();
+        self
+    }
+
     /// The rule's evidence, when the rescan took it; the rest stays.
     pub fn take(&mut self, rule: &str) -> Option<Option<Evidence>> {
         self.evidence.remove(rule)
@@ -45,5 +54,7 @@ mod tests {
         assert_eq!(a.take("d"), Some(None), "the other rule stays for its own attempt");
         assert_eq!(ahead().take("c"), None, "another rule was picked: it gets a rescan");
         assert!(ahead().at("s-z").is_none(), "the guest moved (a bisection restored another snapshot)");
+        let mut moved = ahead().carried("s-b", |r| r == "d").at("s-b").expect("served at the pending fix's snapshot");
+        assert_eq!((moved.take("b"), moved.take("d")), (None, Some(None)), "only the rules it keeps");
     }
 }

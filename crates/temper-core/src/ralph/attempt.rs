@@ -160,7 +160,7 @@ impl Attempter<'_, '_> {
         // Step 4: evaluate.
         self.ralph.phase(Phase::Evaluate, Some(rule), n).await?;
         let evaluated = Instant::now();
-        let rescan = self.rescan_of(state, rule).await?;
+        let rescan = self.rescan_of(state, rule, self.defers(state, rule, source, &applied)).await?;
         // The content's own fix: stock, or a plan's step that is the stock fix.
         let stock = ctx.stock_fix.as_deref().is_some_and(|f| source == FixSource::Stock || f == fix.fix_script);
         let (mut e, scan) = self.evaluate(state, &rescan, stock, &applied).await?;
@@ -176,6 +176,8 @@ impl Attempter<'_, '_> {
             self.keep(state, id, rule, &e).await?;
             if let Some(scan) = &scan {
                 self.take_up(state, &rescan, scan).await?;
+            } else if rescan.deferred {
+                state.look_ahead(self.ralph.carry(state.head(), rest));
             }
         } else {
             e.findings.diagnostics = Some(self.diagnostics(&e).await);
@@ -218,7 +220,7 @@ impl Attempter<'_, '_> {
         let rules = rescan.rules(state);
         // The guard logs in afresh beside the live session, so the rescan runs alongside it; a
         // script that did not finish is never rescanned.
-        let (guard, scan) = if applied.exit_code.is_some() {
+        let (guard, scan) = if applied.exit_code.is_some() && !rescan.deferred {
             let (g, s) = tokio::join!(self.ralph.guard(), self.ralph.scanner.scan(self.ralph.guest, &rules));
             (g, Some(s))
         } else {
@@ -226,6 +228,7 @@ impl Attempter<'_, '_> {
         };
         let exit = applied.exit();
         let (reading, scan) = match scan {
+            None if rescan.deferred => (verdict::Rescan::Deferred, None),
             None => (verdict::Rescan::NotRun, None),
             Some(Err(e)) => (verdict::Rescan::Failed(e.to_string()), None),
             Some(Ok(s)) => (verdict::Rescan::Read(ScanResult::from(s.outcome(rule))), Some(s)),
@@ -329,6 +332,18 @@ impl Attempter<'_, '_> {
     /// A fix that is kept: verified, or a stock fix that needs a reboot, kept for the proof.
     pub(super) fn kept(&self, verdict: Verdict) -> bool {
         verdict == Verdict::Fixed || (verdict == Verdict::NeedsReboot && self.ralph.settings.reboot.is_some())
+    }
+
+    /// Whether the rule's rescan waits for the batch's check (`regress.rs`), which scans it with
+    /// the regression set: a stock fix that exited 0, while checks are batched, unless its rule
+    /// walks a tree at a cost of its own (checked at the final scan only) or the fix waits for a
+    /// reboot. The guard still runs after each fix, before the next one.
+    fn defers(&self, state: &RunState, rule: &str, source: FixSource, applied: &Applied) -> bool {
+        state.batched()
+            && source == FixSource::Stock
+            && applied.exit == Exit::Zero
+            && !self.stock_needs_reboot(rule)
+            && self.ralph.scanner.costly_walkers(&[rule.to_string()]).is_empty()
     }
 
     fn stock_needs_reboot(&self, rule: &str) -> bool {

@@ -86,6 +86,37 @@ impl Ralph<'_> {
     }
 }
 
+impl Ralph<'_> {
+    /// What is left of the evidence looked ahead (`rest`) past a deferred stock fix kept pending
+    /// at `head`: that of rules with a stock fix, which their own fix is likely to be next
+    /// (the stock Worker derives fixes from evidence, so a derived fix gets fresh evidence).
+    pub(super) fn carry(&self, head: &str, rest: Option<Ahead>) -> Option<Ahead> {
+        let stock = |r: &str| self.content.rule(r).is_some_and(|c| c.has_fix());
+        rest.map(|a| a.carried(head, stock)).filter(|a| !a.evidence.is_empty())
+    }
+
+    /// The next `n` open untried candidates with a stock fix (the stock Architect's next picks)
+    /// whose evidence a batch's check can take beside `rules` at no `oscap xccdf eval` of their
+    /// own, nor any more for `rules`. None with the xccdf engine.
+    pub(super) async fn next_stock(&self, n: usize, rules: &[String]) -> LoopResult<Vec<String>> {
+        if self.scanner.engine() != Engine::Oval || n == 0 {
+            return Ok(Vec::new());
+        }
+        let next: Vec<String> = self
+            .candidates()
+            .await?
+            .into_iter()
+            .filter(|c| c.has_stock_fix && c.attempts == 0 && !rules.contains(&c.rule_id))
+            .take(n)
+            .map(|c| c.rule_id)
+            .collect();
+        let next = self.scanner.cheap_evidence(&next);
+        let with: Vec<String> = rules.iter().chain(&next).cloned().collect();
+        let own = |rules: &[String]| rules.len() - self.scanner.without_own_xccdf(rules).len();
+        Ok(if own(&with) == own(rules) { next } else { Vec::new() })
+    }
+}
+
 impl Attempter<'_, '_> {
     /// The evidence before a fix of `rule`: looked ahead when that is still the state, else
     /// rescanned. `None` with the xccdf engine, when the rule passes, or when the scan fails
@@ -95,7 +126,30 @@ impl Attempter<'_, '_> {
         let mut ahead = state.take_ahead().and_then(|a| a.at(&head));
         match ahead.as_mut().and_then(|a| a.take(rule)) {
             Some(evidence) => Before { evidence, looked_ahead: true, rest: ahead },
+            None if state.batched() => self.evidence_with_next(state, rule).await,
             None => Before { evidence: self.ralph.evidence_now(rule).await, looked_ahead: false, rest: ahead },
+        }
+    }
+
+    /// The rule's evidence by one rescan that also looks ahead to the next stock fixes (a
+    /// batch's worth): while checks are batched those defer their rescans, so nothing else
+    /// would take it for them.
+    async fn evidence_with_next(&self, state: &RunState, rule: &str) -> Before {
+        let none = Before { evidence: None, looked_ahead: false, rest: None };
+        let own = [rule.to_string()];
+        let next = match self.ralph.next_stock(state.regression_every() as usize, &own).await {
+            Ok(next) if !next.is_empty() => next,
+            _ => return Before { evidence: self.ralph.evidence_now(rule).await, ..none },
+        };
+        let rules: Vec<String> = own.into_iter().chain(next.iter().cloned()).collect();
+        match self.ralph.scanner.scan(self.ralph.guest, &rules).await {
+            Ok(scan) => {
+                Before { evidence: scan.evidence_of(rule).cloned(), looked_ahead: false, rest: Some(Ahead::of(state.head(), &scan, &next)) }
+            }
+            Err(e) => {
+                tracing::warn!(rule, error = %e, "no evidence before the fix: the rescan failed");
+                none
+            }
         }
     }
 

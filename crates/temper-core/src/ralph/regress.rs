@@ -11,7 +11,7 @@ use temper_scap::Outcome;
 
 #[cfg(test)]
 use super::Booted;
-use super::{Kept, LoopResult, Phase, Ralph, RunState};
+use super::{Ahead, Kept, LoopResult, Phase, Ralph, RunState};
 use crate::verdict::Verdict;
 
 /// The most fixes a batch holds: the most work one regression can send back to replay.
@@ -77,7 +77,11 @@ impl Check<'_, '_> {
         }
         self.ralph.phase(Phase::Regression, None, 0).await?;
         let watched = self.ralph.watched().await?;
-        let rules: Vec<String> = self.state.regression_set().iter().chain(&watched).cloned().collect();
+        let mut rules: Vec<String> = self.state.regression_set().iter().chain(&watched).cloned().collect();
+        // The next stock fixes' evidence, for their attempts: they defer their rescans to the
+        // next check, so this one looks ahead for them.
+        let next = self.ralph.next_stock(self.state.regression_every() as usize, &rules).await?;
+        rules.extend(next.iter().cloned());
         let started = Instant::now();
         let scan = if rules.is_empty() { None } else { Some(self.ralph.scanner.scan(self.ralph.guest, &rules).await?) };
         let took = started.elapsed();
@@ -95,6 +99,7 @@ impl Check<'_, '_> {
         }
         self.promote().await?;
         if let Some(scan) = scan {
+            self.state.look_ahead(Some(Ahead::of(self.state.head(), &scan, &next)).filter(|a| !a.evidence.is_empty()));
             self.ralph.now_applicable(self.state, &scan, &watched).await?;
         }
         Ok(())
@@ -169,23 +174,10 @@ impl Check<'_, '_> {
         let row = self.ralph.journal.pending_fixes().await?.into_iter().find(|a| a.id == culprit.attempt);
         let trial =
             row.as_ref().map_or_else(|| Trial { id: culprit.attempt, n: 0, rule: culprit.rule.clone(), plan: String::new() }, Trial::of);
+        let deferred = row.as_ref().is_some_and(|a| a.findings.rule_result.is_none());
         let fix_script = row.map(|a| a.spec.fix_script).unwrap_or_default();
-        let reason = format!("rules that passed now fail: {} (found by the batch's regression check)", broken.join(", "));
-        let diagnostics = format!(
-            "The fix passed its own rescan, the health check and the lockout guard. The batch's regression \
-             rescan then found {} failing; rescanning them on the batch's snapshots showed them passing \
-             before this fix and failing after it.\nregressions: {}",
-            broken.len(),
-            broken.join(", ")
-        );
-        let blame = Culprit {
-            id: culprit.attempt,
-            verdict: Verdict::Regression,
-            rule_id: culprit.rule.clone(),
-            reason: reason.clone(),
-            regressions: broken.to_vec(),
-            diagnostics: diagnostics.clone(),
-        };
+        let blame = blame(culprit, broken, deferred);
+        let (reason, diagnostics) = (blame.reason.clone(), blame.diagnostics.clone());
         self.ralph.journal.roll_back_fixes(&blame, &dropped.iter().map(|k| k.attempt).collect::<Vec<_>>()).await?;
         for k in std::iter::once(culprit).chain(dropped) {
             self.state.unwatch(&k.rule);
@@ -196,9 +188,39 @@ impl Check<'_, '_> {
         let found = Regressed::Bisected { culprit: culprit.rule.clone(), regressions, probes, replay };
         self.ralph.note(Some(&culprit.rule), EventData::RegressionFound(found)).await?;
 
-        let ended = Ended { trial, verdict: Verdict::Regression, reason, fix_script, diagnostics };
+        let ended = Ended { trial, verdict: blame.verdict, reason, fix_script, diagnostics };
         Reflection::new(self.ralph).reflect_or_escalate(&ended).await
     }
+}
+
+/// The culprit's verdict: `still_failing` when its own rule fails right after it (a deferred
+/// stock fix, whose rule this check scanned first), else a regression of the rules it broke.
+fn blame(culprit: &Kept, broken: &[String], deferred: bool) -> Culprit {
+    let others: Vec<&str> = broken.iter().filter(|r| **r != culprit.rule).map(String::as_str).collect();
+    let own = broken.contains(&culprit.rule);
+    let (verdict, reason, how) = if own {
+        let also = if others.is_empty() { String::new() } else { format!("; these fail with it too: {}", others.join(", ")) };
+        let reason = format!("the rule's result after the fix is fail (found by the batch's regression check){also}");
+        (Verdict::StillFailing, reason, "its own rule failing right after it")
+    } else {
+        let reason = format!("rules that passed now fail: {} (found by the batch's regression check)", broken.join(", "));
+        (Verdict::Regression, reason, "them passing before this fix and failing after it")
+    };
+    let checked = if deferred {
+        "The fix exited 0 and passed the health check and the lockout guard; its rule was left to the batch's check."
+    } else {
+        "The fix passed its own rescan, the health check and the lockout guard."
+    };
+    let diagnostics = format!(
+        "{checked} The batch's regression rescan then found {} failing; rescanning them on the batch's snapshots \
+         showed {how}.\nrule result: {}\nregressions: {}",
+        broken.len(),
+        if own { "fail" } else { "pass" },
+        others.join(", ")
+    );
+    let rule_result = own.then_some(crate::journal::ScanResult::Fail);
+    let regressions = others.iter().map(|r| r.to_string()).collect();
+    Culprit { id: culprit.attempt, verdict, rule_id: culprit.rule.clone(), reason, regressions, diagnostics, rule_result }
 }
 
 /// The cadence a check that took `took` calls for; `None` when the cadence is set, not measured.

@@ -12,6 +12,8 @@ pub(super) struct Rescan {
     pub next: Option<String>,
     /// Rides along only when the regression set does.
     pub watched: Vec<String>,
+    /// Nothing is rescanned now: the batch's check scans the rule (`Attempter::defers`).
+    pub deferred: bool,
 }
 
 impl Rescan {
@@ -28,9 +30,10 @@ impl Rescan {
 }
 
 impl Attempter<'_, '_> {
-    pub(super) async fn rescan_of(&self, state: &RunState, rule: &str) -> LoopResult<Rescan> {
+    pub(super) async fn rescan_of(&self, state: &RunState, rule: &str, deferred: bool) -> LoopResult<Rescan> {
         let watched = if state.batched() { Vec::new() } else { self.ralph.watched().await? };
-        Ok(Rescan { rule: rule.to_string(), next: self.ralph.next_up(rule).await?, watched })
+        let next = if deferred { None } else { self.ralph.next_up(rule).await? };
+        Ok(Rescan { rule: rule.to_string(), next, watched, deferred })
     }
 
     /// After the fix is kept: the next rule's evidence, and the rules that apply now.

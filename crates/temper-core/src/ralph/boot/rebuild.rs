@@ -105,6 +105,7 @@ impl Proof<'_, '_> {
             reason: reason.clone(),
             regressions: Vec::new(),
             diagnostics: diagnostics.clone(),
+            rule_result: None,
         };
         self.ralph.journal.roll_back_fixes(&culprit, &[]).await?;
         self.state.unwatch(&a.spec.rule_id);
