@@ -7,7 +7,7 @@ mod support;
 use std::collections::BTreeSet;
 
 use support::*;
-use temper_core::journal::RuleStatus;
+use temper_core::journal::{RuleStatus, ScanResult};
 use temper_core::ports::{Guest, Hypervisor};
 use temper_core::verdict::Verdict;
 
@@ -100,13 +100,16 @@ async fn from_a_broken_state_temper_fixes_at_least_what_oscap_remediate_fixes() 
     let md = report(&w, "md", "broken-homes.md").await;
     assert!(md.contains("**Warning**: the fix exited 1"), "the report shows the warning");
 
-    // The dotfile rule's own fix misses `.a`; the home files' fix covers it; the second pass
-    // tries the dotfile fix again and it is fixed.
+    // The dotfile rule's own fix misses `.a`, and exits 0: its rescan waits for the batch's
+    // check. The home files' fix covers `.a` before that check, which finds the dotfile rule
+    // passing: kept on the first pass, its rule result read by the check. (Unbatched, it failed
+    // its own rescan and the second pass fixed it: `loop_verdict.rs` keeps that path.)
     let dot: Vec<_> = attempts.iter().filter(|a| a.spec.rule_id.ends_with("accounts_user_dot_user_ownership")).collect();
     eprintln!("dotfile attempts: {:?}", dot.iter().map(|a| (a.n, a.verdict, a.spec.plan.clone())).collect::<Vec<_>>());
-    assert_eq!(dot.last().and_then(|a| a.verdict), Some(Verdict::Fixed));
-    assert!(dot.last().unwrap().is_second_pass(&attempts), "fixed by the second pass");
-    assert!(md.contains("stock (second pass)"));
+    let [dot] = dot[..] else { panic!("one dotfile attempt: {dot:?}") };
+    assert_eq!((dot.verdict, dot.findings.rule_result), (Some(Verdict::Fixed), Some(ScanResult::Pass)), "{dot:?}");
+    assert!(dot.verdict_reason.as_deref().unwrap_or("").contains("checked with the batch"), "{dot:?}");
+    assert!(dot.in_force());
 
     w.cleanup().await;
     hv.snapshot_revert("baseline").await.unwrap();
