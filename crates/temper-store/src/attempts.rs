@@ -215,6 +215,19 @@ impl AttemptLog for Store {
         })
     }
 
+    async fn await_reboot(&self, id: AttemptId, reason: &str) -> JournalResult<()> {
+        with_db!(self, p => async {
+            sqlx::query("UPDATE attempts SET verdict = $1, verdict_reason = $2, rule_result = $3 WHERE id = $4")
+                .bind(Verdict::NeedsReboot)
+                .bind(reason)
+                .bind(ScanResult::Fail)
+                .bind(id)
+                .execute(p)
+                .await
+                .map(|_| ())
+        })
+    }
+
     async fn roll_back_fixes(&self, run: RunId, culprit: &Culprit, dropped: &[AttemptId]) -> JournalResult<()> {
         let regressions = serde_json::to_string(&culprit.regressions).unwrap_or_else(|_| "[]".into());
         let note = format!(" [rolled back: kept after the fix for {} ({}); replayed]", culprit.rule_id, culprit.verdict);

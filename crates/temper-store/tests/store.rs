@@ -198,9 +198,14 @@ async fn the_reboot_proof_proves_or_blames_kept_fixes() {
             let (id, _) = s.start_attempt(run, &attempt(r)).await.unwrap();
             ids.push(id);
         }
-        let awaiting = Evaluation::new(Verdict::NeedsReboot, "kept for the proof")
-            .found(Findings { rule_result: Some(ScanResult::Fail), ..Findings::default() });
-        s.record_fix(run, ids[0], &awaiting, "a", "snap-a").await.unwrap();
+        // Deferred (its rule left to the batch's check), then read failing there.
+        let mut deferred = fixed();
+        deferred.findings.rule_result = None;
+        s.record_fix(run, ids[0], &deferred, "a", "snap-a").await.unwrap();
+        s.await_reboot(ids[0], "kept for the proof").await.unwrap();
+        let a = s.attempts(run).await.unwrap();
+        assert_eq!((a[0].verdict, a[0].findings.rule_result), (Some(Verdict::NeedsReboot), Some(ScanResult::Fail)), "{}", b.name);
+        assert!(a[0].in_force(), "kept for the proof");
         s.record_fix(run, ids[1], &fixed(), "b", "snap-b").await.unwrap();
         s.prove_fix(ids[0], "; passes after the reboot").await.unwrap();
         let blame = Culprit {

@@ -149,3 +149,39 @@ async fn deferred_fixes_take_their_evidence_from_the_first_scan_and_each_check()
     assert!(alone.iter().all(|n| *n > 2), "no rescan of one or two rules: {alone:?}");
     took("deferred_fixes_take_their_evidence_from_the_first_scan_and_each_check", t);
 }
+
+/// Stock fixes the content marks `reboot` defer too when the run has its reboot proof. One whose
+/// rule passes live is confirmed `fixed` at the check; one whose rule passes only after a boot
+/// is read failing there and kept for the proof (`needs_reboot`), not blamed; the proof's reboot
+/// then proves it `fixed`.
+#[tokio::test]
+async fn deferred_fixes_that_take_effect_at_boot_are_kept_for_the_reboot_proof() {
+    let t = Instant::now();
+    let (live, boot) = ("sysctl_fs_suid_dumpable", "sysctl_kernel_randomize_va_space");
+    for r in [live, boot] {
+        assert!(content().rule(&full(r)).and_then(|c| c.fix.as_ref()).is_some_and(|f| f.reboot), "{r}: marked reboot");
+    }
+    let mut sim = batched("deferred-reboot").await;
+    sim.settings.rules = [live, boot, RULES[0], RULES[1]].map(String::from).to_vec();
+    sim.guest.stock_fix(&stock_fix(boot), vec![Effect::AtBoot(Box::new(Effect::Pass(full(boot))))]);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+
+    assert_eq!(sim.guest.reboots(), 1, "{summary:?}");
+    assert!(sim.events(run, EventKind::RegressionFound).await.is_empty(), "nothing blamed");
+    for r in [live, boot] {
+        let a = sim.attempts(run, r).await;
+        assert_eq!(a.len(), 1, "{r}: {a:?}");
+        assert_eq!((a[0].verdict, a[0].kept), (Some(Verdict::Fixed), Some(KeptState::Confirmed)), "{r}: {a:?}");
+        assert_eq!(sim.guest.result(r), Some(Outcome::Pass), "{r}");
+    }
+    let reason = sim.attempts(run, boot).await[0].verdict_reason.clone().unwrap_or_default();
+    assert!(reason.contains("reads fail at the batch's check until then: kept for the run's reboot proof"), "{reason}");
+    let verdicts = sim.events(run, EventKind::Verdict).await;
+    assert!(verdicts.iter().any(|v| v["verdict"] == "needs_reboot"), "{verdicts:?}");
+    let live_reason = sim.attempts(run, live).await[0].verdict_reason.clone().unwrap_or_default();
+    assert!(live_reason.contains("the rule and the regression set are checked with the batch"), "{live_reason}");
+    let sizes = scans_naming(&sim, &[live, boot]);
+    assert!(sizes.iter().all(|n| *n > 2), "both were scanned only with a check: {sizes:?}");
+    took("deferred_fixes_that_take_effect_at_boot_are_kept_for_the_reboot_proof", t);
+}

@@ -36,6 +36,9 @@ async fn sim(name: &str) -> Sim {
     let mut sim = Sim::new(name).await;
     sim.settings.rules = THREE.map(String::from).to_vec();
     sim.settings.regression_every = Some(2);
+    // It exits 1 and passes: rescanned at once (kept with a warning), where the other two stock
+    // fixes' rescans wait for the batch's check; so a kill hits a fix's own rescan too.
+    sim.guest.stock_fix(&stock_fix(THREE[0]), vec![Effect::Pass(full(THREE[0])), Effect::Exit(1)]);
     sim
 }
 

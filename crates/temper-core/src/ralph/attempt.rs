@@ -62,6 +62,11 @@ impl Ralph<'_> {
         }
     }
 
+    /// The content marks the rule's stock fix as taking effect after a reboot.
+    pub(super) fn stock_needs_reboot(&self, rule: &str) -> bool {
+        self.content.rule(rule).and_then(|r| r.fix.as_ref()).is_some_and(|f| f.reboot)
+    }
+
     /// Resolves once the hypervisor says the domain no longer runs; asked every 2 s.
     async fn stopped(&self) {
         while !matches!(self.hv.is_running().await, Ok(false)) {
@@ -233,7 +238,7 @@ impl Attempter<'_, '_> {
             Some(Err(e)) => (verdict::Rescan::Failed(e.to_string()), None),
             Some(Ok(s)) => (verdict::Rescan::Read(ScanResult::from(s.outcome(rule))), Some(s)),
         };
-        let needs_reboot = stock && self.stock_needs_reboot(rule);
+        let needs_reboot = stock && self.ralph.stock_needs_reboot(rule);
         let reboot = match (needs_reboot, self.ralph.settings.reboot.is_some()) {
             (false, _) => Reboot::No,
             (true, true) => Reboot::WithProof,
@@ -336,18 +341,15 @@ impl Attempter<'_, '_> {
 
     /// Whether the rule's rescan waits for the batch's check (`regress.rs`), which scans it with
     /// the regression set: a stock fix that exited 0, while checks are batched, unless its rule
-    /// walks a tree at a cost of its own (checked at the final scan only) or the fix waits for a
-    /// reboot. The guard still runs after each fix, before the next one.
+    /// walks a tree at a cost of its own (checked at the final scan only), or the fix waits for a
+    /// reboot and the run has no reboot proof (read failing, it is reverted at once). The guard
+    /// still runs after each fix, before the next one.
     fn defers(&self, state: &RunState, rule: &str, source: FixSource, applied: &Applied) -> bool {
         state.batched()
             && source == FixSource::Stock
             && applied.exit == Exit::Zero
-            && !self.stock_needs_reboot(rule)
+            && (!self.ralph.stock_needs_reboot(rule) || self.ralph.settings.reboot.is_some())
             && self.ralph.scanner.costly_walkers(&[rule.to_string()]).is_empty()
-    }
-
-    fn stock_needs_reboot(&self, rule: &str) -> bool {
-        self.ralph.content.rule(rule).and_then(|r| r.fix.as_ref()).is_some_and(|f| f.reboot)
     }
 
     /// Built-in rules, the skill's, and `bans`: every active ban of the skill (this run's and

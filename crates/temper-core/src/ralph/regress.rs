@@ -86,6 +86,7 @@ impl Check<'_, '_> {
         let scan = if rules.is_empty() { None } else { Some(self.ralph.scanner.scan(self.ralph.guest, &rules).await?) };
         let took = started.elapsed();
         let failed = scan.as_ref().map(|s| s.failing(self.state.regression_set())).unwrap_or_default();
+        let failed = self.await_reboot(failed).await?;
         // Rules that apply now had their checks run once (a tree walk, say): not the set's cost.
         let applies = scan.as_ref().is_some_and(|s| watched.iter().any(|r| s.outcome(r).is_some_and(|o| o != Outcome::NotApplicable)));
         let every = if applies { self.state.regression_every() } else { self.retime(took).await? };
@@ -103,6 +104,32 @@ impl Check<'_, '_> {
             self.ralph.now_applicable(self.state, &scan, &watched).await?;
         }
         Ok(())
+    }
+
+    /// The batch's deferred stock fixes that take effect after a reboot and whose rules the check
+    /// read failing: kept for the run's reboot proof (`needs_reboot`), as `judge` keeps such a fix
+    /// read failing live, and out of the regression set until the proof sees them pass. Returns
+    /// the rest of `failed`.
+    async fn await_reboot(&mut self, failed: Vec<String>) -> LoopResult<Vec<String>> {
+        if failed.is_empty() {
+            return Ok(failed);
+        }
+        let pending = self.ralph.journal.pending_fixes().await?;
+        let mut rest = Vec::new();
+        for rule in failed {
+            let deferred = |a: &&crate::journal::Attempt| a.spec.rule_id == rule && a.findings.rule_result.is_none();
+            let Some(a) = pending.iter().rfind(deferred).filter(|_| self.ralph.stock_needs_reboot(&rule)) else {
+                rest.push(rule);
+                continue;
+            };
+            let reason = "the stock fix takes effect after a reboot and the rule reads fail at the batch's check until then: \
+                          kept for the run's reboot proof";
+            self.ralph.journal.await_reboot(a.id, reason).await?;
+            self.state.unwatch(&rule);
+            let verdict = EventData::Verdict { attempt: Some(a.n), verdict: Verdict::NeedsReboot, reason: reason.into() };
+            self.ralph.note(Some(&rule), verdict).await?;
+        }
+        Ok(rest)
     }
 
     /// The cadence after a check that took `took`, when preflight measured it: the set grows as
