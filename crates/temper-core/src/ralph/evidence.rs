@@ -84,9 +84,7 @@ impl Ralph<'_> {
         let cheap = self.scanner.tree_walkers(&pair[1..]).is_empty() && self.scanner.without_own_xccdf(&pair).contains(&next);
         Ok(cheap.then_some(next))
     }
-}
 
-impl Ralph<'_> {
     /// What is left of the evidence looked ahead (`rest`) past a deferred stock fix kept pending
     /// at `head`: that of rules with a stock fix, which their own fix is likely to be next
     /// (the stock Worker derives fixes from evidence, so a derived fix gets fresh evidence).

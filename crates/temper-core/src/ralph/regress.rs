@@ -117,8 +117,8 @@ impl Check<'_, '_> {
         let pending = self.ralph.journal.pending_fixes().await?;
         let mut rest = Vec::new();
         for rule in failed {
-            let deferred = |a: &&crate::journal::Attempt| a.spec.rule_id == rule && a.findings.rule_result.is_none();
-            let Some(a) = pending.iter().rfind(deferred).filter(|_| self.ralph.stock_needs_reboot(&rule)) else {
+            let Some(a) = pending.iter().rfind(|a| a.spec.rule_id == rule && deferred(a)).filter(|_| self.ralph.stock_needs_reboot(&rule))
+            else {
                 rest.push(rule);
                 continue;
             };
@@ -201,7 +201,7 @@ impl Check<'_, '_> {
         let row = self.ralph.journal.pending_fixes().await?.into_iter().find(|a| a.id == culprit.attempt);
         let trial =
             row.as_ref().map_or_else(|| Trial { id: culprit.attempt, n: 0, rule: culprit.rule.clone(), plan: String::new() }, Trial::of);
-        let deferred = row.as_ref().is_some_and(|a| a.findings.rule_result.is_none());
+        let deferred = row.as_ref().is_some_and(deferred);
         let fix_script = row.map(|a| a.spec.fix_script).unwrap_or_default();
         let blame = blame(culprit, broken, deferred);
         let (reason, diagnostics) = (blame.reason.clone(), blame.diagnostics.clone());
@@ -218,6 +218,11 @@ impl Check<'_, '_> {
         let ended = Ended { trial, verdict: blame.verdict, reason, fix_script, diagnostics };
         Reflection::new(self.ralph).reflect_or_escalate(&ended).await
     }
+}
+
+/// A pending fix whose rescan waited for the batch's check: kept with no rule result yet.
+fn deferred(a: &crate::journal::Attempt) -> bool {
+    a.findings.rule_result.is_none()
 }
 
 /// The culprit's verdict: `still_failing` when its own rule fails right after it (a deferred
