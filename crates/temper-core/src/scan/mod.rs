@@ -66,6 +66,8 @@ pub struct Scanner {
     /// A scan whose CPU time has not grown for this long is killed and run again, up to
     /// [`SCAN_TRIES`] times (see `watch.rs`).
     pub stall_after: Duration,
+    /// Sooner, this long, when every thread of it is parked on a futex (oscap's deadlock).
+    pub parked_after: Duration,
     /// The watchdog's cadence; its first look comes after two of these.
     pub watch_every: Duration,
     /// A tailoring document (`temper_scap::Tailoring::for_oscap`), written to the guest as data
@@ -179,6 +181,7 @@ impl Scanner {
             timeout: SCAN_TIMEOUT,
             skip_valid_rescans: true,
             stall_after: Duration::from_secs(120),
+            parked_after: Duration::from_secs(30),
             watch_every: Duration::from_secs(15),
             tailoring: None,
             dir: "/var/tmp".into(),
@@ -412,10 +415,11 @@ impl Scanner {
         for tried in 1..=SCAN_TRIES {
             let files = ScanFiles::new(&self.dir, &self.tag, self.seq.fetch_add(1, Ordering::Relaxed) + 1);
             match self.run_once(guest, call(&files), &files).await {
-                Ok(Some(results)) => return Ok((results, stalls)),
-                Ok(None) => {
+                Ok(Ok(results)) => return Ok((results, stalls)),
+                Ok(Err(stall)) => {
                     stalls += 1;
-                    tracing::warn!(stalls, "oscap made no progress for {:?}: killed, scanning again", self.stall_after)
+                    let threads = if stall.parked { "every thread parked on a futex" } else { "its threads not all parked" };
+                    tracing::warn!(stalls, "oscap made no progress for {:?} ({threads}): killed, scanning again", stall.idle)
                 }
                 Err(ScanError::Failed { code: Some(code), stderr }) if crashed(code) && tried < SCAN_TRIES => {
                     tracing::warn!(code, %stderr, "oscap crashed (signal {}): scanning again", code - 128);
@@ -440,22 +444,22 @@ impl Scanner {
 
     /// One run of oscap with its own files, in one round trip (`trip.rs`); `None` when the
     /// watchdog killed it.
-    async fn run_once(&self, guest: &dyn Guest, call: Call, files: &ScanFiles) -> Result<Option<Vec<u8>>, ScanError> {
+    async fn run_once(&self, guest: &dyn Guest, call: Call, files: &ScanFiles) -> Result<Result<Vec<u8>, watch::Stall>, ScanError> {
         let trip =
             Trip { pid: files.pid.clone(), results: files.results.clone(), workdir: call.workdir, inputs: call.inputs, args: call.args };
         let (argv, stdin) = trip.argv_and_stdin();
         let exec = Exec::new(argv).stdin(stdin).timeout(self.timeout).max_output(MAX_RESULTS);
         let out = tokio::select! {
             out = guest.exec(exec) => out?,
-            () = self.watch(guest, files) => {
+            stall = self.watch(guest, files) => {
                 self.kill(guest, files).await?;
                 self.remove(guest, files).await;
-                return Ok(None);
+                return Ok(Err(stall));
             }
         };
         // 0: all pass, 2: some rule failed; anything else is an error.
         match out.exit_code {
-            Some(0) | Some(2) if !out.stdout_truncated => Ok(Some(out.stdout)),
+            Some(0) | Some(2) if !out.stdout_truncated => Ok(Ok(out.stdout)),
             Some(0) | Some(2) => Err(ScanError::Failed {
                 code: out.exit_code,
                 stderr: format!("the results of {} are over {MAX_RESULTS} bytes", files.results),

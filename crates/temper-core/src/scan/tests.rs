@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::watch::parse_times;
+use super::watch::{all_parked, parse_times};
 use super::*;
 use crate::journal::RunId;
 use crate::ports::{ExecOutput, PortResult};
@@ -15,9 +15,11 @@ const PID: &str = "4242";
 
 /// A guest whose first `hung` oscap runs deadlock: they never end, and their CPU time stays put.
 /// The `dropped` runs after those lose the SSH session, and the `crashed` runs after those
-/// die of SIGSEGV.
+/// die of SIGSEGV. `threads` is what `ps -L` lists of a hung run's threads (`None`: not read).
+#[derive(Default)]
 struct Deadlocking {
     hung: u32,
+    threads: Option<&'static str>,
     dropped: u32,
     crashed: u32,
     reconnects: Mutex<u32>,
@@ -58,6 +60,10 @@ impl Guest for Deadlocking {
             return Ok(ok(RESULT));
         }
         Ok(match exec.argv[0].as_str() {
+            "ps" if exec.argv[1] == "-L" => match self.threads {
+                Some(t) if exec.sudo => ok(t),
+                _ => ExecOutput { exit_code: Some(1), stderr: b"sudo: a password is required".to_vec(), ..Default::default() },
+            },
             "ps" => ok(" 12\n"),
             "cat" => ok(PID),
             _ => ok(""),
@@ -82,7 +88,7 @@ impl Deadlocking {
 }
 
 fn guest(hung: u32) -> Deadlocking {
-    Deadlocking { hung, dropped: 0, crashed: 0, reconnects: Mutex::default(), calls: Mutex::default(), oscap_runs: Mutex::default() }
+    Deadlocking { hung, ..Default::default() }
 }
 
 #[tokio::test(start_paused = true)]
@@ -101,13 +107,36 @@ async fn a_deadlocked_oscap_is_killed_by_its_own_pid_and_the_scan_run_again() {
     let kills: Vec<_> = argvs.iter().filter(|a| a[0] == "pkill").collect();
     assert_eq!(kills.len(), 1);
     assert_eq!(kills[0], &["pkill", "-KILL", "-x", "oscap", "-F", &first.pid], "only the stalled run's process");
-    let samples: Vec<_> = argvs.iter().filter(|a| a[0] == "ps").collect();
+    let (threads, samples): (Vec<_>, Vec<_>) = argvs.iter().filter(|a| a[0] == "ps").partition(|a| a[1] == "-L");
     assert!(samples.len() >= 8, "sampled for 120 s every 15 s: {argvs:?}");
     assert!(samples.iter().all(|a| a[1..] == ["-o", "times=", "-p", PID]), "its own PID only: {samples:?}");
+    assert!(threads.iter().all(|a| a.last().map(String::as_str) == Some(PID)), "its own threads only: {threads:?}");
     let removed = argvs.iter().find(|a| a[0] == "rm").expect("the killed run's files are removed");
     assert!(removed.contains(&first.pid) && removed.contains(&first.results));
     assert!(scan.took >= Duration::from_secs(150), "30 s before the first sample, then 120 s without progress");
-    assert_eq!(argvs.len(), runs.len() + kills.len() + samples.len() + 2, "one exec a run, plus the killed run's pid read and rm");
+    let execs = runs.len() + kills.len() + samples.len() + threads.len() + 2;
+    assert_eq!(argvs.len(), execs, "one exec a run, plus the killed run's pid read and rm");
+}
+
+/// A deadlock's own picture, every thread parked on a futex, is killed after 30 s without
+/// progress, not 120; a run whose CPU time stands still while one thread waits on a pipe (a
+/// probe reading a child's output) is given the whole 120 s.
+#[tokio::test(start_paused = true)]
+async fn an_oscap_with_every_thread_parked_on_a_futex_is_killed_sooner() {
+    let parked = "Ssl  futex_wait_queue\nSl   futex_wait_queue\nSl   futex_wait_queue_me\n";
+    let g = Deadlocking { threads: Some(parked), ..guest(1) };
+    let scan = Scanner::new("ds.xml", "p").scan(&g, &[]).await.unwrap();
+    assert_eq!((scan.stalls, scan.outcome("r")), (1, Some(Outcome::Pass)));
+    assert!(scan.took >= Duration::from_secs(60), "30 s before the first sample, then 30 s without progress: {:?}", scan.took);
+    assert!(scan.took < Duration::from_secs(90), "not the 120 s of a stall whose threads are not all parked: {:?}", scan.took);
+    let threads: Vec<_> = g.argvs().into_iter().filter(|a| a[0] == "ps" && a[1] == "-L").collect();
+    assert_eq!(threads, vec![["ps", "-L", "-o", "stat=,wchan:32=", "-p", PID]], "read once, when the CPU time had stood still 30 s");
+
+    let waiting = "Ssl  futex_wait_queue\nSl   pipe_read\n";
+    let g = Deadlocking { threads: Some(waiting), ..guest(1) };
+    let scan = Scanner::new("ds.xml", "p").scan(&g, &[]).await.unwrap();
+    assert_eq!(scan.stalls, 1);
+    assert!(scan.took >= Duration::from_secs(150), "a thread waits on a pipe: the whole 120 s: {:?}", scan.took);
 }
 
 #[tokio::test(start_paused = true)]
@@ -200,6 +229,32 @@ async fn a_crashed_oscap_is_run_again() {
     let e = Scanner::new("ds.xml", "p").scan(&g, &["r".into()]).await.unwrap_err();
     assert!(matches!(e, ScanError::Failed { code: Some(139), .. }), "{e}");
     assert_eq!(*g.oscap_runs.lock().unwrap(), SCAN_TRIES);
+}
+
+/// `all_parked` over what this machine's own `ps` and kernel print: a process whose every thread
+/// waits on a futex (Python threads joined and waiting on an event), one asleep in
+/// `nanosleep`, and one running.
+#[test]
+fn every_thread_parked_is_read_from_the_kernel_s_own_wait_channels() {
+    use std::process::{Command, Stdio};
+    let spawn = |args: &[&str]| Command::new(args[0]).args(&args[1..]).stdout(Stdio::null()).spawn().unwrap();
+    let parked = "import threading\nt = threading.Thread(target=threading.Event().wait)\nt.start()\nt.join()";
+    let mut kids = [spawn(&["python3", "-c", parked]), spawn(&["sleep", "60"]), spawn(&["sh", "-c", "while :; do :; done"])];
+    std::thread::sleep(Duration::from_millis(800));
+    let read = |pid: u32| {
+        let out = Command::new("ps").args(["-L", "-o", "stat=,wchan:32=", "-p", &pid.to_string()]).output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let seen: Vec<String> = kids.iter().map(|k| read(k.id())).collect();
+    for k in &mut kids {
+        k.kill().unwrap();
+        k.wait().unwrap();
+    }
+    assert_eq!(all_parked(&seen[0]), Some(true), "python's threads: {:?}", seen[0]);
+    assert_eq!(seen[0].lines().count(), 2, "two threads: {:?}", seen[0]);
+    assert_eq!(all_parked(&seen[1]), Some(false), "sleep: {:?}", seen[1]);
+    assert_eq!(all_parked(&seen[2]), Some(false), "a busy loop: {:?}", seen[2]);
+    assert_eq!(all_parked(""), None, "a gone process");
 }
 
 #[test]
