@@ -41,19 +41,35 @@ pub struct Eta {
 }
 
 impl Eta {
-    /// `1 h 05 min (50 min to 1 h 20 min)`.
+    /// `1 h 05 min (50 min to 1 h 20 min)`. The range is widened to whole minutes, never
+    /// narrowed: its low end rounded down, its high end up.
     pub fn human(&self) -> String {
-        format!("{} ({} to {})", span(self.secs), span(self.low), span(self.high))
+        format!("{} ({} to {})", span(self.secs, Round::Nearest), span(self.low, Round::Down), span(self.high, Round::Up))
     }
 }
 
+/// How a span is rounded to whole minutes.
+#[derive(Debug, Clone, Copy)]
+enum Round {
+    Nearest,
+    Down,
+    Up,
+}
+
 /// Seconds as a person reads them: `45 s`, `12 min`, `1 h 05 min`.
-fn span(secs: i64) -> String {
+fn span(secs: i64, round: Round) -> String {
     let s = secs.max(0);
-    match s {
-        0..60 => format!("{s} s"),
-        60..3600 => format!("{} min", (s + 30) / 60),
-        _ => format!("{} h {:02} min", s / 3600, (s % 3600 + 30) / 60 % 60),
+    if s < 60 {
+        return format!("{s} s");
+    }
+    let mins = match round {
+        Round::Nearest => (s + 30) / 60,
+        Round::Down => s / 60,
+        Round::Up => (s + 59) / 60,
+    };
+    match mins {
+        0..60 => format!("{mins} min"),
+        _ => format!("{} h {:02} min", mins / 60, mins % 60),
     }
 }
 

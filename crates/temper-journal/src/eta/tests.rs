@@ -146,10 +146,14 @@ fn the_rule_under_way_and_a_reboot_done_count() {
 
 #[test]
 fn spans_read_as_a_person_reads_them() {
-    assert_eq!(span(45), "45 s");
-    assert_eq!(span(12 * 60 + 10), "12 min");
-    assert_eq!(span(3600 + 5 * 60), "1 h 05 min");
+    assert_eq!(span(45, Round::Nearest), "45 s");
+    assert_eq!(span(12 * 60 + 10, Round::Nearest), "12 min");
+    assert_eq!(span(3600 + 5 * 60, Round::Nearest), "1 h 05 min");
+    assert_eq!(span(2 * 3600 - 20, Round::Nearest), "2 h 00 min", "not 1 h 00 min");
+    assert_eq!(span(3600 - 20, Round::Nearest), "1 h 00 min", "not 60 min");
     assert_eq!(Eta { secs: 3000, low: 2400, high: 4800 }.human(), "50 min (40 min to 1 h 20 min)");
+    // The range shown holds the range predicted: 9 min 50 s to 29 min 10 s is 9 to 30 min.
+    assert_eq!(Eta { secs: 1000, low: 590, high: 1750 }.human(), "17 min (9 min to 30 min)");
 }
 
 /// The README's run of 2026-12-02, as it stood at 3544 s: a first scan of 559 s, then four
