@@ -51,7 +51,6 @@ async fn failing(w: &World) -> BTreeSet<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "18 minutes under TCG (two full ANSSI scans and oscap's side): a measurement run by hand with --ignored; the in-process loop_verdict tests cover the logic in CI"]
 async fn from_a_broken_state_temper_fixes_at_least_what_oscap_remediate_fixes() {
     require_vm().await;
     let snap = format!("temper-e2e-broken-homes-{}", std::process::id());
