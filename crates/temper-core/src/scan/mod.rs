@@ -442,8 +442,8 @@ impl Scanner {
         Err(ScanError::Stalled(stalls))
     }
 
-    /// One run of oscap with its own files, in one round trip (`trip.rs`); `None` when the
-    /// watchdog killed it.
+    /// One run of oscap with its own files, in one round trip (`trip.rs`); the watchdog's
+    /// [`watch::Stall`] when it killed the run.
     async fn run_once(&self, guest: &dyn Guest, call: Call, files: &ScanFiles) -> Result<Result<Vec<u8>, watch::Stall>, ScanError> {
         let trip =
             Trip { pid: files.pid.clone(), results: files.results.clone(), workdir: call.workdir, inputs: call.inputs, args: call.args };
