@@ -413,3 +413,47 @@ async fn in_two_lanes_only_the_lane_that_feeds_waits_for_the_walk() {
     assert_eq!(after(false), [0], "the other lane started before the walk was done: {lanes:?}");
     took("in_two_lanes_only_the_lane_that_feeds_waits_for_the_walk", t);
 }
+
+/// The skill holds step 4's rule back until every other rule is done (`last`). Two rules outside
+/// the plan are open as well: one whose stock fix `kept` or not, one with no fix at all. The
+/// plan's last batch waits for the loop to settle those, then takes step 4 with the others: one
+/// batch, after the other rules' attempts, and no check of step 4's own.
+async fn last_step_joins_the_last_batch(kept: bool) {
+    let t = Instant::now();
+    let (stock, nofix, last) = ("package_cron_installed", "service_cron_enabled", RULES[3]);
+    let mut sim = planned(&format!("batch-last-{kept}"), steps(["", "", "", ""])).await;
+    sim.edit_skill(|toml| toml + &format!("\n[[order]]\nrule = \"{last}\"\nlast = true\nreason = \"after everything else\"\n"));
+    sim.settings.rules.extend([stock.to_string(), nofix.to_string()]);
+    let effects = if kept { vec![Effect::Pass(full(stock))] } else { Vec::new() };
+    sim.guest.stock_fix(&stock_fix(stock), effects);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+    ends_well(&sim, run).await;
+    assert_eq!(sim.rule(run, nofix).await.status, RuleStatus::Escalated, "{summary:?}");
+    let want = if kept { RuleStatus::Fixed } else { RuleStatus::Escalated };
+    assert_eq!(sim.rule(run, stock).await.status, want, "{summary:?}");
+
+    let batches = sim.events(run, EventKind::PlanBatch).await;
+    assert_eq!(batches.len(), 1, "{batches:?}");
+    assert_eq!((&batches[0]["steps"], &batches[0]["failed"]), (&json!([1, 2, 3, 4]), &json!([])));
+    // The order holds: every other rule was settled before step 4 ran.
+    let events = sim.store.events(run, 0).await.unwrap();
+    let at = |kind: EventKind, rule: &str| events.iter().position(|e| e.kind == kind && e.rule_id.as_deref() == Some(&full(rule)));
+    let step4 = at(EventKind::Attempt, last).expect("step 4 was attempted");
+    assert!(at(EventKind::Escalate, nofix).is_some_and(|i| i < step4), "{events:?}");
+    assert!(at(EventKind::Verdict, stock).is_some_and(|i| i < step4), "{events:?}");
+    // Nothing is checked after the batch: step 4 has no check of its own.
+    let batch = events.iter().position(|e| e.kind == EventKind::PlanBatch).unwrap();
+    assert!(!events[batch..].iter().any(|e| e.kind == EventKind::RegressionCheck), "{events:?}");
+    took(&format!("last_step_joins_the_last_batch({kept})"), t);
+}
+
+#[tokio::test]
+async fn a_last_step_joins_the_last_batch_after_the_loop_settles_the_other_rules() {
+    last_step_joins_the_last_batch(false).await;
+}
+
+#[tokio::test]
+async fn a_last_step_joins_the_last_batch_after_a_fix_the_loop_kept_is_checked() {
+    last_step_joins_the_last_batch(true).await;
+}

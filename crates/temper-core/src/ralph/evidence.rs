@@ -27,10 +27,12 @@ pub(super) struct Before {
 
 impl Ralph<'_> {
     async fn evidence_now(&self, rule: &str) -> Option<Evidence> {
-        if self.scanner.engine() != Engine::Oval {
+        // A rule the OVAL engine sends to an `oscap xccdf eval` of its own gives none.
+        let rules = [rule.to_string()];
+        if self.scanner.engine() != Engine::Oval || self.scanner.without_own_xccdf(&rules).is_empty() {
             return None;
         }
-        match self.scanner.scan(self.guest, &[rule.to_string()]).await {
+        match self.scanner.scan(self.guest, &rules).await {
             Ok(scan) => scan.evidence_of(rule).cloned(),
             Err(e) => {
                 tracing::warn!(rule, error = %e, "no evidence before the fix: the rescan failed");
@@ -77,7 +79,7 @@ impl Ralph<'_> {
             return Ok(None);
         }
         // Candidates are open (pending) rules in scope.
-        let next = self.candidates().await?.into_iter().find(|c| c.rule_id != rule && c.has_stock_fix && c.attempts == 0);
+        let next = self.offered().await?.into_iter().find(|c| c.rule_id != rule && c.has_stock_fix && c.attempts == 0);
         let Some(next) = next.map(|c| c.rule_id) else { return Ok(None) };
         // Planned with the rule: a variable the two bind differently would send it to xccdf.
         let pair = [rule.to_string(), next.clone()];
@@ -101,7 +103,7 @@ impl Ralph<'_> {
             return Ok(Vec::new());
         }
         let next: Vec<String> = self
-            .candidates()
+            .offered()
             .await?
             .into_iter()
             .filter(|c| c.has_stock_fix && c.attempts == 0 && !rules.contains(&c.rule_id))
@@ -162,7 +164,7 @@ impl Attempter<'_, '_> {
         let head = state.head();
         let mut ahead = rest.and_then(|a| a.at(head)).unwrap_or_else(|| Ahead { head: head.to_string(), evidence: BTreeMap::new() });
         let alike: Vec<String> =
-            self.ralph.candidates().await?.into_iter().filter(|c| !c.has_stock_fix && c.attempts == 0).map(|c| c.rule_id).collect();
+            self.ralph.offered().await?.into_iter().filter(|c| !c.has_stock_fix && c.attempts == 0).map(|c| c.rule_id).collect();
         let missing = self.ralph.scanner.cheap_evidence(&alike.into_iter().filter(|r| !ahead.evidence.contains_key(r)).collect::<Vec<_>>());
         if !missing.is_empty() {
             match self.ralph.scanner.scan(self.ralph.guest, &missing).await {

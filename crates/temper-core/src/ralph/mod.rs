@@ -41,6 +41,7 @@ mod status;
 mod steps;
 mod trial;
 
+use pick::Next;
 use std::time::Instant;
 use steps::{Attempter, Batch, Check, Picker, Preflight};
 
@@ -155,13 +156,16 @@ impl Ralph<'_> {
             if Batch::new(self).run(&mut state).await? {
                 continue;
             }
-            if let Some(pick) = Picker::new(self, state.worked_mut()).run().await? {
-                Attempter::new(self).work_on(&mut state, pick).await?;
-            } else if !state.pending().is_empty() {
+            match Picker::new(self, state.worked_mut()).run().await? {
+                Next::Work(pick) => Attempter::new(self).work_on(&mut state, pick).await?,
+                Next::Again => {}
                 // The last batch; a regression reopens rules, so pick again after it.
-                Check::new(self, &mut state).run().await?;
-            } else if let End::Holds(scan) = self.final_scan(&mut state).await? {
-                break scan;
+                Next::Done if !state.pending().is_empty() => Check::new(self, &mut state).run().await?,
+                Next::Done => {
+                    if let End::Holds(scan) = self.final_scan(&mut state).await? {
+                        break scan;
+                    }
+                }
             }
         };
         self.finish(&state, &last).await

@@ -30,6 +30,18 @@ pub struct Preset {
     pub remembered: Option<i64>,
 }
 
+/// What a pick leaves the loop with.
+#[derive(Debug)]
+pub(super) enum Next {
+    /// A rule to work on.
+    Work(Pick),
+    /// Rules were escalated, which may free those held back behind them: the loop offers again
+    /// (a plan batch may be due).
+    Again,
+    /// Nothing is left to pick.
+    Done,
+}
+
 /// Why a rule is `out_of_scope`.
 pub(super) const OUT_OF_SCOPE: &str = "outside this run's scope (--rules): not worked on";
 
@@ -87,17 +99,17 @@ impl Ralph<'_> {
 }
 
 impl Picker<'_, '_> {
-    /// The rule to work on next, with its plan (and a fix the harness chose, if any); none when
+    /// The rule to work on next, with its plan (and a fix the harness chose, if any); `Done` when
     /// nothing is left to pick or `--max-rules` is reached.
     #[tracing::instrument(name = "pick", skip_all)]
-    pub(super) async fn run(&mut self) -> LoopResult<Option<Pick>> {
+    pub(super) async fn run(&mut self) -> LoopResult<Next> {
         self.ralph.phase(Phase::Pick, None, 0).await?;
         // Fixes undone with a regressed batch go first; they were picked once already.
         if let Some(a) = self.ralph.journal.fixes_to_replay().await?.into_iter().find(|a| self.ralph.in_scope(&a.spec.rule_id)) {
             self.ralph.note(Some(&a.spec.rule_id), EventData::Replay(Replayed::RolledBack { attempt: a.n, source: a.spec.source })).await?;
             let fix = ApplyFix { fix_script: a.spec.fix_script, revert_script: a.spec.revert_script, description: a.spec.description };
             let preset = Preset { fix, source: a.spec.source, replayed: true, remembered: None };
-            return Ok(Some(Pick { rule_id: a.spec.rule_id, plan: a.spec.plan, preset: Some(preset) }));
+            return Ok(Next::Work(Pick { rule_id: a.spec.rule_id, plan: a.spec.plan, preset: Some(preset) }));
         }
         // A rule whose last attempt a crash interrupted goes next: it was picked, and the
         // interrupted attempt does not count as a try.
@@ -106,22 +118,22 @@ impl Picker<'_, '_> {
                 .note(Some(&rule_id), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Interrupted { interrupted: true } }))
                 .await?;
             *self.worked += 1;
-            return Ok(Some(Pick { rule_id, plan, preset: None }));
+            return Ok(Next::Work(Pick { rule_id, plan, preset: None }));
         }
         if self.ralph.settings.max_rules.is_some_and(|m| *self.worked >= m) {
-            return Ok(None);
+            return Ok(Next::Done);
         }
-        let candidates = self.ralph.candidates().await?;
+        let candidates = self.ralph.offered().await?;
         if candidates.is_empty() {
-            return self.ralph.second_pass().await;
+            return Ok(self.ralph.second_pass().await?.map_or(Next::Done, Next::Work));
         }
         if let Some(pick) = self.planned_pick(&candidates).await? {
             *self.worked += 1;
-            return Ok(Some(pick));
+            return Ok(Next::Work(pick));
         }
         if let Some(pick) = self.remembered_pick(&candidates).await? {
             *self.worked += 1;
-            return Ok(Some(pick));
+            return Ok(Next::Work(pick));
         }
         let lessons = self.ralph.journal.memory().lessons(self.ralph.recall()).await?.into_iter().take(10).map(|l| l.distilled).collect();
         let ctx =
@@ -148,8 +160,8 @@ impl Picker<'_, '_> {
                     let why = self.why_no_pick(c, &reason).await?;
                     Reflection::new(self.ralph).escalate(&c.rule_id, &Escalation::new(EscalationCause::NoFix, why)).await?;
                 }
-                // Rules the skill held back behind those are free now: offer them.
-                return Box::pin(self.run()).await;
+                // Rules the skill held back behind those are free now: the loop offers them.
+                return Ok(Next::Again);
             }
         };
         // Never trust the pick: it must be one of the offered ids, exactly.
@@ -162,7 +174,7 @@ impl Picker<'_, '_> {
         };
         self.ralph.note(Some(&pick.rule_id), EventData::Pick(Picked { plan: pick.plan.clone(), by: PickedBy::Architect {} })).await?;
         *self.worked += 1;
-        Ok(Some(pick))
+        Ok(Next::Work(pick))
     }
 
     /// The open rule (in scope) whose last attempt was interrupted, with that attempt's plan.

@@ -67,14 +67,15 @@ impl Checked {
 
 impl Batch<'_, '_> {
     /// Applies the next batch of plan steps when two or more are due; false when fewer are (a
-    /// single step goes the way any pick goes, `planned.rs`).
+    /// single step goes the way any pick goes, `planned.rs`), or while the batch waits for the
+    /// loop's other rules (`Tail`).
     #[tracing::instrument(name = "plan_batch", skip_all)]
     pub(super) async fn run(&self, state: &mut RunState) -> LoopResult<bool> {
-        let open = self.open_steps().await?;
-        let due: Vec<PlannedFix> = open.iter().take(self.room(state)).cloned().collect();
-        if due.len() < 2 {
+        let tail = self.ralph.plan_tail(self.room(state)).await?;
+        if tail.waits || tail.due.len() < 2 {
             return Ok(false);
         }
+        let due = tail.due;
         if !state.pending().is_empty() {
             // A batch starts from a checkpoint: fixes kept since wait for their check first.
             Check::new(self.ralph, state).run().await?;
@@ -88,7 +89,7 @@ impl Batch<'_, '_> {
         self.attempt.note_shared_bans(state, &due[0].rule, &bans).await?;
         let deny = self.attempt.deny_list(&bans).await?;
         let watched = self.ralph.watched().await?;
-        let next = self.next_evidence(state, &open[due.len()..], &watched);
+        let next = self.next_evidence(state, &tail.after, &watched);
         let mut steps = Vec::new();
         for fix in due {
             let before = evidence.remove(&fix.rule).unwrap_or((None, false));
@@ -105,16 +106,6 @@ impl Batch<'_, '_> {
             return Ok(true);
         }
         self.bisect_batch(state, &steps, checked).await.map(|()| true)
-    }
-
-    /// The plan steps in order whose rules are offered and untried.
-    async fn open_steps(&self) -> LoopResult<Vec<PlannedFix>> {
-        if self.ralph.settings.plan.is_empty() {
-            return Ok(Vec::new());
-        }
-        let tried = self.plan_tried().await?;
-        let offered: HashSet<String> = self.ralph.candidates().await?.into_iter().map(|c| c.rule_id).collect();
-        Ok(self.ralph.settings.plan.iter().filter(|s| offered.contains(&s.rule) && !tried.contains(&s.rule)).cloned().collect())
     }
 
     /// How many steps the next batch may take: [`PLAN_BATCH`], or what `--max-rules` leaves.

@@ -3,15 +3,80 @@
 //! attempt (source `plan`), checked like any fix. A step that fails is reflected on and its rule
 //! goes to the normal loop: the content's own fix next (unless the step was that fix), then
 //! whatever the agent offers. A rule the target passes already is never offered.
+//!
+//! The skill's order holds a step back while other rules are open (`last`, `after`). In a batch,
+//! the steps before it count as done. When the held steps wait only on the loop's other rules,
+//! and all the plan's untried steps would fit in one batch, that batch waits: the loop works
+//! the other rules first, so the held steps join the batch and need no check of their own.
 use super::steps::{Batch, Picker};
 use std::collections::HashSet;
 
 use super::pick::{Pick, Preset};
 use super::{LoopResult, Ralph};
 use crate::agent::{ApplyFix, Candidate, FixSource};
-use crate::journal::{EventData, Picked, PickedBy};
+use crate::journal::{EventData, Picked, PickedBy, RuleStatus};
+use crate::plan::PlannedFix;
+
+/// The plan's untried steps whose rules are open and in scope, as the next batch may take them.
+#[derive(Debug, Default)]
+pub(super) struct Tail {
+    /// The next batch's steps, in the plan's order: those the skill's order lets go now.
+    pub due: Vec<PlannedFix>,
+    /// The untried steps left for later: held back, or past the batch's room.
+    pub after: Vec<PlannedFix>,
+    /// The batch waits for the loop's other rules, which hold steps back (see above).
+    pub waits: bool,
+}
+
+impl Tail {
+    /// Whether `rule` is an untried step's, which the Architect is not offered while it waits.
+    fn holds(&self, rule: &str) -> bool {
+        self.due.iter().chain(&self.after).any(|s| s.rule == rule)
+    }
+}
 
 impl Ralph<'_> {
+    /// The plan's tail, for a batch of at most `room` steps.
+    pub(super) async fn plan_tail(&self, room: usize) -> LoopResult<Tail> {
+        if self.settings.plan.is_empty() {
+            return Ok(Tail::default());
+        }
+        let tried = Batch::new(self).plan_tried().await?;
+        let rules = self.journal.rules().await?;
+        let open: Vec<&str> =
+            rules.iter().filter(|r| r.status == RuleStatus::Pending && self.in_scope(&r.rule_id)).map(|r| r.rule_id.as_str()).collect();
+        let mut tail = Tail::default();
+        let mut held = false;
+        for step in self.settings.plan.iter().filter(|s| open.contains(&s.rule.as_str()) && !tried.contains(&s.rule)) {
+            let others: Vec<&str> =
+                open.iter().filter(|r| !tail.due.iter().any(|d| d.rule == **r)).map(|r| temper_scap::short_rule_id(r)).collect();
+            let holds = self.skill.held_back(temper_scap::short_rule_id(&step.rule), &others).is_some();
+            held |= holds;
+            if holds || tail.due.len() == room {
+                tail.after.push(step.clone());
+            } else {
+                tail.due.push(step.clone());
+            }
+        }
+        let fits = tail.due.len() + tail.after.len() <= room;
+        if held && fits && self.settings.max_rules.is_none() {
+            let others = self.candidates().await?.into_iter().filter(|c| !tail.holds(&c.rule_id)).count();
+            tail.waits = others > 0;
+        }
+        Ok(tail)
+    }
+
+    /// The open rules the Architect is offered now: [`Self::candidates`], less the plan's steps
+    /// while their batch waits for the others.
+    pub(super) async fn offered(&self) -> LoopResult<Vec<Candidate>> {
+        let mut candidates = self.candidates().await?;
+        let tail = self.plan_tail(super::plan_batch::PLAN_BATCH).await?;
+        if tail.waits {
+            candidates.retain(|c| !tail.holds(&c.rule_id));
+        }
+        Ok(candidates)
+    }
+
     /// After a plan step on `rule` failed: the content's own fix as the next attempt, unless the
     /// step was that fix (`tried`) or there is none.
     pub(super) fn stock_after_plan(&self, rule: &str, tried: &str) -> Option<Preset> {
