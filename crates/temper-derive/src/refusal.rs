@@ -19,6 +19,8 @@ pub enum Refusal {
     Truncated { test: String, named: usize, total: usize },
     #[error("{path} is a protected path: a derived fix never touches it")]
     DeniedPath { path: String },
+    #[error("{path} may not be the file's own name (a byte that is not UTF-8 is written as another character): a fix would be a guess")]
+    UnsureName { path: String },
     #[error("{what} is protected: a derived fix never changes it")]
     Protected { what: String },
     #[error("test {test} is {result}, not false: nothing certain to fix")]
@@ -92,7 +94,7 @@ impl Refusal {
             {
                 Class::NeedsAnotherKernel
             }
-            Self::NoEvidence | Self::MissingTest { .. } | Self::Truncated { .. } => Class::Evidence,
+            Self::NoEvidence | Self::MissingTest { .. } | Self::Truncated { .. } | Self::UnsureName { .. } => Class::Evidence,
             Self::UnknownFamily { .. } => Class::Kind,
             Self::RegexState { .. } | Self::RangeState { .. } | Self::ManyValues { .. } | Self::Variable { .. } => Class::NotExact,
             Self::DeniedPath { .. } | Self::Protected { .. } => Class::Protected,

@@ -82,14 +82,19 @@ pub fn failing_items(t: &TestEvidence) -> Result<Vec<&CollectedItem>, Refusal> {
 /// rules, home directories), boot. The fix checks them again in the guest, on the resolved path.
 pub const PROTECTED: &[&str] = &["/proc", "/sys", "/dev", "/run", "/home", "/root", "/etc/sudoers", "/boot"];
 
-/// Paths a derived fix never touches: the [`PROTECTED`] trees, SSH keys anywhere, and anything
-/// not plainly absolute.
+/// Paths a derived fix never touches: the [`PROTECTED`] trees, SSH keys anywhere, anything not
+/// plainly absolute, and a name that may not be the file's own: oscap and the walk write a byte
+/// that is not UTF-8 as the character of its value (U+0080 to U+00FF), or as U+FFFD.
 pub fn check_path(path: &str) -> Result<(), Refusal> {
+    let unsure = |c: char| ('\u{80}'..='\u{ff}').contains(&c) || c == '\u{fffd}';
     let denied = !path.starts_with('/')
         || path.split('/').any(|c| c == ".." || c == "." || c == ".ssh")
         || PROTECTED.iter().any(|p| path == *p || path.starts_with(&format!("{p}/")) || path.starts_with(&format!("{p}.")))
         || !safe_text(path);
-    if denied { Err(Refusal::DeniedPath { path: path.to_string() }) } else { Ok(()) }
+    if denied {
+        return Err(Refusal::DeniedPath { path: path.to_string() });
+    }
+    if path.chars().any(unsure) { Err(Refusal::UnsureName { path: path.to_string() }) } else { Ok(()) }
 }
 
 /// Text that may reach a script (single-quoted): printable, one line.
@@ -126,5 +131,9 @@ mod tests {
         }
         assert!(check_path("/usr/bin/a\nrm -rf /").is_err(), "a newline never reaches a script");
         assert!(check_path("/usr/../home/x").is_err());
+        for p in ["/usr/local/sbin/cmd dir\u{fe}", "/srv/not\u{fffd}utf8", "/srv/caf\u{e9}"] {
+            assert!(matches!(check_path(p), Err(Refusal::UnsureName { .. })), "{p}: maybe not the file's own name");
+        }
+        assert!(check_path("/srv/\u{65e5}\u{672c}").is_ok(), "UTF-8 past Latin-1 is written as it is");
     }
 }

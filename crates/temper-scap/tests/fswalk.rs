@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use quick_xml::events::Event;
 use quick_xml::{Reader, XmlVersion};
-use temper_scap::fswalk::{COLLECT, Flag, Listing, WalkObject, collect};
+use temper_scap::fswalk::{COLLECT, Flag, Listing, WalkObject, collect, name_text};
 
 /// (path, filename, type) of each item, and the flag.
 type Found = (BTreeSet<(String, Option<String>, String)>, String);
@@ -249,6 +249,22 @@ fn a_name_that_is_not_utf8_is_oscaps_error_for_a_pattern_and_no_item() {
     let w = walk(t.path());
     let o = WalkObject::read(objects[1].1.as_bytes()).unwrap();
     assert_eq!(collect(&o, &w, &|_| None).unwrap().flag, Flag::Error);
+}
+
+/// A directory whose name is not UTF-8 is an item for oscap, the byte written as libxml2 writes
+/// one that is not UTF-8 (`&#254;`, the character of its value). The walk's item says it so too.
+#[test]
+fn a_directory_named_in_bytes_that_are_not_utf8_reads_as_oscap_writes_it() {
+    let t = tree();
+    std::fs::create_dir(t.path().join(std::ffi::OsStr::from_bytes(b"cmd dir\xfe"))).unwrap();
+    let root = t.path().to_str().unwrap().to_string();
+    let objects: Vec<String> = cases(&root).into_iter().filter(|(n, _)| *n == "every directory").map(|(_, x)| x).collect();
+    let out = tempfile::tempdir().unwrap();
+    let theirs: BTreeSet<String> = oscap(&objects, out.path())[0].0.iter().map(|(p, _, _)| p.clone()).collect();
+    let c = collect(&WalkObject::read(objects[0].as_bytes()).unwrap(), &walk(t.path()), &|_| None).unwrap();
+    let mine: BTreeSet<String> = c.items.iter().map(|i| name_text(&i.path)).collect();
+    assert!(theirs.contains(&format!("{root}/cmd dir\u{fe}")), "{theirs:?}");
+    assert_eq!(theirs, mine);
 }
 
 #[test]

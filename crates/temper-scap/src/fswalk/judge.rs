@@ -112,9 +112,21 @@ impl WalkPart {
     }
 }
 
+/// A name as oscap's results give it: UTF-8 as it is, and a byte that is not UTF-8 as the
+/// character of its value, as libxml2 writes it (`&#254;`, the document then said to be
+/// ISO-8859-1).
+pub fn name_text(name: &[u8]) -> String {
+    let mut out = String::with_capacity(name.len());
+    for chunk in name.utf8_chunks() {
+        out.push_str(chunk.valid());
+        out.extend(chunk.invalid().iter().map(|b| char::from(*b)));
+    }
+    out
+}
+
 /// An item's fields, named and ordered as oscap's `file_item`s (times and size are not walked).
 fn fields(i: &Item, e: &Entry) -> Vec<(String, String)> {
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let text = name_text;
     let mut f = Vec::with_capacity(17);
     if let Some(name) = &i.filename {
         let mut p = i.path.clone();

@@ -18,7 +18,7 @@ pub mod state;
 
 pub use collect::{Collected, Flag, Item, collect};
 pub use feed::{Feed, ItemField};
-pub use judge::{Judged, JudgedTest};
+pub use judge::{Judged, JudgedTest, name_text};
 pub use listing::{COLLECT, Entry, Kind, Listing};
 pub use object::{Behaviors, Entity, FsScope, Op, StateFilter, Target, Value, WalkObject};
 pub use plan::{PrePass, WalkPart, WalkedTest};
