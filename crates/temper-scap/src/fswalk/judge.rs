@@ -126,7 +126,6 @@ pub fn name_text(name: &[u8]) -> String {
 
 /// An item's fields, named and ordered as oscap's `file_item`s (times and size are not walked).
 fn fields(i: &Item, e: &Entry) -> Vec<(String, String)> {
-    let text = name_text;
     let mut f = Vec::with_capacity(17);
     if let Some(name) = &i.filename {
         let mut p = i.path.clone();
@@ -134,10 +133,10 @@ fn fields(i: &Item, e: &Entry) -> Vec<(String, String)> {
             p.push(b'/');
         }
         p.extend_from_slice(name);
-        f.push(("filepath".to_string(), text(&p)));
+        f.push(("filepath".to_string(), name_text(&p)));
     }
-    f.push(("path".into(), text(&i.path)));
-    f.push(("filename".into(), i.filename.as_deref().map(text).unwrap_or_default()));
+    f.push(("path".into(), name_text(&i.path)));
+    f.push(("filename".into(), i.filename.as_deref().map(name_text).unwrap_or_default()));
     f.push(("type".into(), e.kind.oval().into()));
     f.push(("group_id".into(), e.gid.to_string()));
     f.push(("user_id".into(), e.uid.to_string()));
