@@ -135,6 +135,10 @@ pub enum EventData {
         #[serde(default)]
         stalls: u32,
         every: u32,
+        /// What else the check found wrong: the guard's failure, or the scan's error (the batch
+        /// is bisected for it as for a rule that fails).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        problem: Option<String>,
     },
     RegressionEvery {
         every: u32,
@@ -163,6 +167,10 @@ pub enum EventData {
     },
     RuleApplicable {
         status: RuleStatus,
+    },
+    /// An open rule read pass at `head` before its own fix ran: other rules' fixes fixed it.
+    RulePasses {
+        head: String,
     },
     /// Results for rules the content does not have, dropped before anything read them: the
     /// guest writes the results document. Each id in plain characters (`?` for any other).
@@ -240,6 +248,7 @@ impl EventData {
             D::Revert { .. } => EventKind::Revert,
             D::RevertScriptFailed { .. } => EventKind::RevertScriptFailed,
             D::RuleApplicable { .. } => EventKind::RuleApplicable,
+            D::RulePasses { .. } => EventKind::RulePasses,
             D::RulesUnknown { .. } => EventKind::RulesUnknown,
             D::Scan { .. } => EventKind::Scan,
             D::ToolCallCapped { .. } => EventKind::ToolCallCapped,

@@ -7,6 +7,9 @@ text_enum! {
         /// The rule passes, health and access are intact, no regression.
         Fixed = "fixed",
         StillFailing = "still_failing",
+        /// The rule's check could not run with the fix in force: the scan failed after it (its
+        /// own rescan, or a batch's check bisected to it). The fix is reverted.
+        ScanBroken = "scan_broken",
         /// The fix script exited non-zero, did not finish, or the agent's call was invalid.
         ApplyFailed = "apply_failed",
         /// The fix's processes made no progress (no CPU, nothing written, or a lock waited on)

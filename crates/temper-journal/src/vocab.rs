@@ -353,6 +353,9 @@ text_enum! {
         Revert = "revert",
         RevertScriptFailed = "revert_script_failed",
         RuleApplicable = "rule_applicable",
+        /// An open rule read pass before its own fix ran: other rules' fixes fixed it, and no fix
+        /// of its own is tried or credited.
+        RulePasses = "rule_passes",
         /// A full scan's results named rules the content does not have: dropped at the scanner.
         RulesUnknown = "rules_unknown",
         Scan = "scan",

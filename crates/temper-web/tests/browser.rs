@@ -49,7 +49,11 @@ async fn a_live_run_page_and_a_rule_page_in_chromium() {
     let verdict = EventData::Verdict { attempt: Some(1), verdict: Verdict::Fixed, reason: "the rule passes".into() };
     f.store.event(f.run, Some(FIXED), &verdict).await.unwrap();
     f.store
-        .event(f.run, None, &EventData::RegressionCheck { fixes: 1, rules: 2, watched: 0, failed: vec![], secs: 1.0, stalls: 0, every: 1 })
+        .event(
+            f.run,
+            None,
+            &EventData::RegressionCheck { fixes: 1, rules: 2, watched: 0, failed: vec![], secs: 1.0, stalls: 0, every: 1, problem: None },
+        )
         .await
         .unwrap();
 

@@ -192,7 +192,11 @@ async fn the_event_stream_sends_state_and_events_as_the_run_moves() {
     seen.clear();
     f.store.set_phase(f.run, Phase::Regression, Some(FIXED)).await.unwrap();
     f.store
-        .event(f.run, None, &EventData::RegressionCheck { fixes: 1, rules: 2, watched: 0, failed: vec![], secs: 1.0, stalls: 0, every: 1 })
+        .event(
+            f.run,
+            None,
+            &EventData::RegressionCheck { fixes: 1, rules: 2, watched: 0, failed: vec![], secs: 1.0, stalls: 0, every: 1, problem: None },
+        )
         .await
         .unwrap();
     read_until(&mut r, &mut seen, |s| s.contains("\"phase\":\"regression\"") && s.contains("regression_check")).await;

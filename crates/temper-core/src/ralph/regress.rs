@@ -93,7 +93,7 @@ impl Check<'_, '_> {
         let fixes = self.state.pending().len();
         let stalls = scan.as_ref().map_or(0, |s| s.stalls);
         let (rules, watched_n, secs) = (self.state.regression_set().len(), watched.len(), took.as_secs_f64());
-        let check = EventData::RegressionCheck { fixes, rules, watched: watched_n, failed: failed.clone(), secs, stalls, every };
+        let check = EventData::RegressionCheck { fixes, rules, watched: watched_n, failed: failed.clone(), secs, stalls, every, problem: None };
         self.ralph.note(None, check).await?;
         if !failed.is_empty() {
             return self.bisect(failed).await;

@@ -51,8 +51,26 @@ fn each_part_from_its_own_record_and_the_proof_is_the_rest_of_the_wall() {
             secs: Some(Timed { one_rule: 5.0, with_set: 15.0 }),
             final_scan_only: Vec::new(),
         }),
-        event(EventData::RegressionCheck { fixes: 4, rules: 30, watched: 30, failed: Vec::new(), secs: 40.0, stalls: 0, every: 4 }),
-        event(EventData::RegressionCheck { fixes: 4, rules: 30, watched: 30, failed: Vec::new(), secs: 60.0, stalls: 0, every: 4 }),
+        event(EventData::RegressionCheck {
+            fixes: 4,
+            rules: 30,
+            watched: 30,
+            failed: Vec::new(),
+            secs: 40.0,
+            stalls: 0,
+            every: 4,
+            problem: None,
+        }),
+        event(EventData::RegressionCheck {
+            fixes: 4,
+            rules: 30,
+            watched: 30,
+            failed: Vec::new(),
+            secs: 60.0,
+            stalls: 0,
+            every: 4,
+            problem: None,
+        }),
         // A failing batch's first check is charged to no step (they are set aside or bisected).
         event(EventData::PlanBatch(PlanBatched {
             steps: vec![1, 2],

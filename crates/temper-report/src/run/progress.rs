@@ -48,7 +48,7 @@ impl Progress {
         let mut p = Self::default();
         for (i, e) in events.iter().enumerate() {
             let change = match &e.data {
-                EventData::Verdict { verdict: Verdict::Fixed, .. } => e.rule_id.clone().map(|r| (r, true)),
+                EventData::Verdict { verdict: Verdict::Fixed, .. } | EventData::RulePasses { .. } => e.rule_id.clone().map(|r| (r, true)),
                 EventData::Verdict { verdict: Verdict::Regression | Verdict::NotPersistent | Verdict::BreaksBoot, .. } => {
                     e.rule_id.clone().map(|r| (r, false))
                 }

@@ -136,6 +136,17 @@ fn for_verdict(verdict: Verdict, a: &Attempt, info: &RuleInfo, data: &RunData) -
             ),
             "Change the setting where the check reads it (a drop-in file may override the main one, a later line may win), or use the content's stock fix as a reference.".into(),
         ),
+        Verdict::ScanBroken => step(
+            format!(
+                "After attempt {}'s fix the rule's check could not run ({}): temper reverted the fix.",
+                a.n,
+                a.verdict_reason.as_deref().unwrap_or("the scan failed")
+            ),
+            format!(
+                "Apply the fix on a snapshot and run `oscap xccdf eval --profile {} --rule {}` by hand: a fix that removes a file, a library or a package the scanner's probes need (or fills the disk) must be changed so the check can still run.",
+                data.run.profile, info.rule_id
+            ),
+        ),
         Verdict::NeedsReboot => step(
             format!("Attempt {}'s fix takes effect only after a reboot, and this run did not reboot (its reboot proof was off).", a.n),
             "Run again with the reboot proof on (the default), or apply the fix in a maintenance window, reboot, check the machine comes back healthy, then rescan.".into(),
