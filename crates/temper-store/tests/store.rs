@@ -169,10 +169,11 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
         let (id, n) = s.start_attempt(run, &AttemptSpec { replayed: true, ..attempt("c") }).await.unwrap();
         assert_eq!(n, 2);
         assert!(s.fixes_to_replay(run).await.unwrap().is_empty(), "a replayed fix is not replayed again");
-        // Deferred: judged on its exit and the guard, its rule left to the batch's check.
-        let mut deferred = fixed();
-        deferred.findings.rule_result = None;
-        s.record_pending_fix(run, id, &deferred, "c", "snap-c2").await.unwrap();
+        // A fix with no rule result of its own: the batch's check confirms the batch broke
+        // nothing, never that this rule passes, so it makes up no result for it.
+        let mut unread = fixed();
+        unread.findings.rule_result = None;
+        s.record_pending_fix(run, id, &unread, "c", "snap-c2").await.unwrap();
         s.confirm_fixes(run, "snap-c2").await.unwrap();
         assert!(s.pending_fixes(run).await.unwrap().is_empty());
         assert_eq!(s.run(run).await.unwrap().checkpoint, "snap-c2");
@@ -180,8 +181,8 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
         let kept: Vec<_> = a.iter().map(|a| a.kept.unwrap()).collect();
         assert_eq!(kept, [KeptState::Confirmed, KeptState::RolledBack, KeptState::RolledBack, KeptState::Confirmed]);
         assert_eq!((a[3].spec.source, a[3].spec.replayed), (FixSource::Stock, true), "a replay keeps its source");
-        assert_eq!(a[3].findings.rule_result, Some(ScanResult::Pass), "the clean check read its rule pass");
-        assert_eq!(a[0].findings.rule_result, Some(ScanResult::Pass));
+        assert_eq!(a[3].findings.rule_result, None, "{}: no pass made up for a rule no check read", b.name);
+        assert_eq!(a[0].findings.rule_result, Some(ScanResult::Pass), "its own rescan's");
     }
 }
 
@@ -198,11 +199,11 @@ async fn the_reboot_proof_proves_or_blames_kept_fixes() {
             let (id, _) = s.start_attempt(run, &attempt(r)).await.unwrap();
             ids.push(id);
         }
-        // Deferred (its rule left to the batch's check), then read failing there.
-        let mut deferred = fixed();
-        deferred.findings.rule_result = None;
-        s.record_fix(run, ids[0], &deferred, "a", "snap-a").await.unwrap();
-        s.await_reboot(ids[0], "kept for the proof").await.unwrap();
+        // A stock fix that takes effect after a reboot, its rule read failing right after it.
+        let mut awaiting = fixed();
+        (awaiting.verdict, awaiting.verdict_reason) = (Verdict::NeedsReboot, "kept for the proof".into());
+        awaiting.findings.rule_result = Some(ScanResult::Fail);
+        s.record_fix(run, ids[0], &awaiting, "a", "snap-a").await.unwrap();
         let a = s.attempts(run).await.unwrap();
         assert_eq!((a[0].verdict, a[0].findings.rule_result), (Some(Verdict::NeedsReboot), Some(ScanResult::Fail)), "{}", b.name);
         assert!(a[0].in_force(), "kept for the proof");

@@ -133,9 +133,11 @@ async fn bisect_finds_each_culprit_and_replays_keep_their_stock_source() {
         let last = sim.attempts(run, culprit).await.pop().unwrap();
         assert_eq!(last.verdict, Some(Verdict::Regression), "{culprit}: {last:?}");
     }
-    let mut broke = sim.attempts(run, b).await[0].findings.regressions.clone();
-    broke.sort();
-    assert_eq!(broke, [full(P2), full(P1)], "both broke while B was the first bad snapshot");
+    // The bisection probes what failed at the head: at B's snapshot only P1 fails (P2 still
+    // passes there), so B is blamed for P1 alone; Y's replay breaks P2 again, and the next check
+    // blames Y for it.
+    assert_eq!(sim.attempts(run, b).await[0].findings.regressions, [full(P1)], "B broke P1, not P2");
+    assert_eq!(sim.attempts(run, y).await.pop().unwrap().findings.regressions, [full(P2)], "Y broke P2");
     let xs = sim.attempts(run, x).await;
     assert_eq!(
         xs.iter().map(|a| (a.spec.source, a.spec.replayed)).collect::<Vec<_>>(),

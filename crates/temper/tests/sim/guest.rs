@@ -39,6 +39,17 @@ pub enum Effect {
     Takes(Duration, Doing),
     /// The script prints this on its stdout.
     Prints(String),
+    /// The rule's check reads this from now on (`notapplicable`, `unknown`...).
+    Reads(String, Outcome),
+    /// The rule's check gives no result from now on: it is missing from the results document.
+    Vanishes(String),
+    /// Every scan fails from now on (a fix that removes what oscap's probes need).
+    BreaksScan,
+    /// Every scan that names this rule fails from now on.
+    BreaksScanOf(String),
+    /// This happens once the guard has read the health check after the fix: damage that shows
+    /// late (a timer, a service that dies a while after its restart).
+    Later(Box<Effect>),
 }
 
 /// What a script's processes look like to the watch's probe while it runs.
@@ -60,6 +71,14 @@ pub struct Machine {
     pub healthy: bool,
     pub at_boot: Vec<Effect>,
     pub breaks_boot: bool,
+    /// Every scan fails.
+    pub breaks_scan: bool,
+    /// Scans naming any of these rules fail.
+    pub breaks_scan_of: Vec<String>,
+    /// Effects due after the next health read (`Effect::Later`).
+    pub later: Vec<Effect>,
+    /// Rules whose checks give no result (`Effect::Vanishes`).
+    pub vanished: Vec<String>,
 }
 
 impl Machine {
@@ -77,7 +96,29 @@ impl Machine {
             Effect::AtBoot(e) => self.at_boot.push((**e).clone()),
             Effect::NoBoot => self.breaks_boot = true,
             Effect::Takes(..) | Effect::Prints(_) => {}
+            Effect::Reads(r, o) => self.set(r, *o),
+            Effect::Vanishes(r) => {
+                self.results.remove(&full(r));
+                self.vanished.push(full(r));
+            }
+            Effect::BreaksScan => self.breaks_scan = true,
+            Effect::BreaksScanOf(r) => self.breaks_scan_of.push(full(r)),
+            Effect::Later(e) => self.later.push((**e).clone()),
         }
+    }
+
+    /// Whether a scan naming `rules` (none: the whole profile) fails on this machine.
+    fn scan_fails(&self, rules: &[String]) -> bool {
+        self.breaks_scan || self.breaks_scan_of.iter().any(|r| rules.is_empty() || rules.contains(r))
+    }
+
+    /// The health check as the guard reads it; then the damage due after it shows.
+    fn read_health(&mut self) -> bool {
+        let healthy = self.healthy;
+        for e in std::mem::take(&mut self.later) {
+            self.apply(&e);
+        }
+        healthy
     }
 
     /// A cold boot: the boot-time effects run; false when it does not come up.
@@ -88,6 +129,7 @@ impl Machine {
         !self.breaks_boot
     }
     fn set(&mut self, rule: &str, o: Outcome) {
+        self.vanished.retain(|r| *r != full(rule));
         let entry = self.results.entry(full(rule)).or_insert_with(|| ("medium".into(), o));
         entry.1 = o;
     }
@@ -403,11 +445,17 @@ impl SimGuest {
         let ids = definition_ids(doc.as_deref().unwrap_or_default());
         let mut s = self.lock();
         let rule_of = |id: &str| id.strip_prefix("oval:ssg-").and_then(|r| r.strip_suffix(":def:1")).map(full);
-        s.scan(ids.iter().filter_map(|id| rule_of(id)).collect());
+        let named: Vec<String> = ids.iter().filter_map(|id| rule_of(id)).collect();
+        if s.now.scan_fails(&named) {
+            s.scan(named);
+            return scan_error();
+        }
+        s.scan(named);
         let failing = |r: &String| s.now.results.get(r).is_some_and(|x| x.1 == Outcome::Fail);
         let base = ids.iter().filter_map(|id| rule_of(id)).filter(failing).find_map(|r| s.world.oval.get(&r).cloned());
         let mut lines = String::new();
-        for id in ids.iter().filter(|id| !base.as_ref().is_some_and(|b| b.contains(&format!("definition_id=\"{id}\"")))) {
+        let vanished = |id: &String| rule_of(id).is_some_and(|r| s.now.vanished.contains(&r));
+        for id in ids.iter().filter(|id| !base.as_ref().is_some_and(|b| b.contains(&format!("definition_id=\"{id}\""))) && !vanished(id)) {
             let result = match rule_of(id).and_then(|r| s.now.results.get(&r).map(|x| x.1)) {
                 Some(Outcome::Pass) | None => "true",
                 Some(Outcome::Fail) => "false",
@@ -437,6 +485,9 @@ impl SimGuest {
         let rules: Vec<String> = args.windows(2).filter(|w| w[0] == "--rule").map(|w| w[1].clone()).collect();
         let mut s = self.lock();
         s.scan(rules.clone());
+        if s.now.scan_fails(&rules) {
+            return scan_error();
+        }
         let selected: Vec<(String, String, Outcome)> = s
             .now
             .results
@@ -537,6 +588,11 @@ fn results_xml(template: &TestResult, rules: &[(String, String, Outcome)]) -> St
     x
 }
 
+/// What oscap gives when it cannot run the check: an error exit, no results.
+fn scan_error() -> ExecOutput {
+    ExecOutput { exit_code: Some(1), stderr: b"OpenSCAP Error: probe failed to start (sim)\n".to_vec(), ..Default::default() }
+}
+
 fn ok(stdout: &[u8], code: u32) -> ExecOutput {
     ExecOutput { exit_code: Some(code), stdout: stdout.to_vec(), ..Default::default() }
 }
@@ -601,7 +657,7 @@ impl Guest for SimGuest {
                 None => ok(b"", 1),
             },
             cmd if cmd == self.health_command => {
-                let healthy = self.lock().now.healthy;
+                let healthy = self.lock().now.read_health();
                 if healthy { ok(b"HEALTHY\n", 0) } else { ok(b"mission service down\n", 1) }
             }
             other => ok(format!("sim: {other}: command not found\n").as_bytes(), 127),
