@@ -96,15 +96,15 @@ pub struct KeptFix {
 #[derive(Debug, Clone)]
 pub struct Culprit {
     pub id: AttemptId,
-    /// `regression` from a batch check; `not_persistent`, `breaks_boot` and the rest from the
-    /// reboot proof.
+    /// From a batch check: `regression`, `still_failing`, `scan_broken`, or the guard's
+    /// (`lockout`, `guest_down`, `health_broken`); `not_persistent`, `breaks_boot` and the rest
+    /// from the reboot proof.
     pub verdict: crate::Verdict,
     pub rule_id: String,
     pub reason: String,
     pub regressions: Vec<String>,
     pub diagnostics: String,
-    /// The rule's result where the check read it (a deferred stock fix's own rule); else the
-    /// attempt's stays.
+    /// The rule's own result where the check read it not passing; else the attempt's stays.
     pub rule_result: Option<crate::ScanResult>,
 }
 

@@ -83,9 +83,6 @@ impl<'a> RunJournal<'a> {
     pub async fn prove_fix(&self, id: AttemptId, why: &str) -> JournalResult<()> {
         self.journal.prove_fix(id, why).await
     }
-    pub async fn await_reboot(&self, id: AttemptId, reason: &str) -> JournalResult<()> {
-        self.journal.await_reboot(id, reason).await
-    }
     pub async fn record_fix(&self, id: AttemptId, e: &Evaluation, rule_id: &str, checkpoint: &str) -> JournalResult<()> {
         self.journal.record_fix(self.run, id, e, rule_id, checkpoint).await
     }

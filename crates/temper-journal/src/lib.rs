@@ -136,9 +136,6 @@ pub trait AttemptLog: Send + Sync {
     /// A fix kept until the reboot proof (`needs_reboot`) whose rule passes after the reboot: its
     /// verdict becomes `fixed`, `why` appended to its reason.
     async fn prove_fix(&self, id: AttemptId, why: &str) -> JournalResult<()>;
-    /// A deferred stock fix that takes effect after a reboot, whose rule the batch's check read
-    /// failing: its verdict becomes `needs_reboot` (rule result `fail`), kept for the proof.
-    async fn await_reboot(&self, id: AttemptId, reason: &str) -> JournalResult<()>;
     /// A regressed batch: `culprit` gets the `regression` verdict, `dropped` (kept on top of it)
     /// are rolled back; their rules reopen. One transaction.
     async fn roll_back_fixes(&self, run: RunId, culprit: &Culprit, dropped: &[AttemptId]) -> JournalResult<()>;

@@ -2,7 +2,6 @@ use async_trait::async_trait;
 use temper_journal::Verdict;
 use temper_journal::{
     Attempt, AttemptLog, AttemptSpec, AttemptState, Culprit, Evaluation, JournalResult, KeptFix, KeptState, RevertMethod, RuleStatus,
-    ScanResult,
 };
 use temper_journal::{AttemptId, RunId};
 
@@ -190,12 +189,12 @@ impl AttemptLog for Store {
     async fn confirm_fixes(&self, run: RunId, checkpoint: &str) -> JournalResult<()> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
-            // A deferred fix's rule was scanned by the clean check that confirms it: it passed.
-            sqlx::query("UPDATE attempts SET kept = $1, rule_result = COALESCE(rule_result, $4) WHERE run_id = $2 AND kept = $3")
+            // Each fix's rule result is its own rescan's, right after it: the check confirms
+            // only that the batch broke nothing since.
+            sqlx::query("UPDATE attempts SET kept = $1 WHERE run_id = $2 AND kept = $3")
                 .bind(KeptState::Confirmed)
                 .bind(run)
                 .bind(KeptState::Pending)
-                .bind(ScanResult::Pass)
                 .execute(&mut *tx)
                 .await?;
             set_checkpoint!(&mut *tx, run, checkpoint)?;
@@ -208,19 +207,6 @@ impl AttemptLog for Store {
             sqlx::query("UPDATE attempts SET verdict = $1, verdict_reason = COALESCE(verdict_reason, '') || $2 WHERE id = $3")
                 .bind(Verdict::Fixed)
                 .bind(why)
-                .bind(id)
-                .execute(p)
-                .await
-                .map(|_| ())
-        })
-    }
-
-    async fn await_reboot(&self, id: AttemptId, reason: &str) -> JournalResult<()> {
-        with_db!(self, p => async {
-            sqlx::query("UPDATE attempts SET verdict = $1, verdict_reason = $2, rule_result = $3 WHERE id = $4")
-                .bind(Verdict::NeedsReboot)
-                .bind(reason)
-                .bind(ScanResult::Fail)
                 .bind(id)
                 .execute(p)
                 .await

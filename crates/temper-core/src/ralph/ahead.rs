@@ -1,24 +1,45 @@
-//! Evidence taken ahead: what a rescan found for rules other than its own, kept for their
-//! attempts while the guest stays where the rescan saw it (`evidence.rs` serves it).
+//! What a rescan saw of rules other than its own, kept for their attempts while the guest stays
+//! where the rescan saw it (`evidence.rs` serves it): each rule's result, so an attempt knows its
+//! rule still fails right before its fix runs, and the scanner's evidence of what is wrong.
 use std::collections::BTreeMap;
 
+use temper_scap::Outcome;
 use temper_scap::oval::Evidence;
 
 use crate::scan::Scan;
 
-/// Rules' evidence, taken by a rescan that looked ahead, valid while the guest is at `head` and
-/// nothing has run on it since.
+/// One rule as a scan saw it: its result (none when the scan gave none) and, when it fails,
+/// what the scanner found wrong (OVAL engine).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Seen {
+    pub outcome: Option<Outcome>,
+    pub evidence: Option<Evidence>,
+}
+
+impl Seen {
+    /// What `scan` saw of `rule`.
+    pub fn of(scan: &Scan, rule: &str) -> Self {
+        Self { outcome: scan.outcome(rule), evidence: scan.evidence_of(rule).cloned() }
+    }
+    /// The rule reads exactly `pass`: there is nothing for a fix of its own to do.
+    pub fn passes(&self) -> bool {
+        self.outcome == Some(Outcome::Pass)
+    }
+}
+
+/// Rules as a rescan that looked ahead saw them, valid while the guest is at `head` and nothing
+/// has run on it since.
 #[derive(Debug, Clone)]
 pub struct Ahead {
     pub head: String,
-    pub evidence: BTreeMap<String, Option<Evidence>>,
+    pub seen: BTreeMap<String, Seen>,
 }
 
 impl Ahead {
-    /// What `scan` found for each of `rules`, with the guest at `head`.
+    /// What `scan` saw of each of `rules`, with the guest at `head`.
     pub fn of(head: &str, scan: &Scan, rules: &[String]) -> Self {
-        let evidence = rules.iter().map(|r| (r.clone(), scan.evidence_of(r).cloned())).collect();
-        Ahead { head: head.to_string(), evidence }
+        let seen = rules.iter().map(|r| (r.clone(), Seen::of(scan, r))).collect();
+        Ahead { head: head.to_string(), seen }
     }
 
     /// Still valid when the guest is at `head`, where the rescan saw it.
@@ -26,35 +47,35 @@ impl Ahead {
         (self.head == head).then_some(self)
     }
 
-    /// Moved past a deferred stock fix, kept pending at `head` with no rescan of its own: the
-    /// evidence of the rules `keep` names stays, taken before that fix ran (as a plan batch's
-    /// evidence is taken before its steps run).
-    pub fn carried(mut self, head: &str, keep: impl Fn(&str) -> bool) -> Self {
-        self.evidence.retain(|r, _| keep(r));
-        self.head = head.to_string();
-        self
+    /// The rule as the rescan saw it, when it took it; the rest stays.
+    pub fn take(&mut self, rule: &str) -> Option<Seen> {
+        self.seen.remove(rule)
     }
 
-    /// The rule's evidence, when the rescan took it; the rest stays.
-    pub fn take(&mut self, rule: &str) -> Option<Option<Evidence>> {
-        self.evidence.remove(rule)
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Ahead;
+    use super::{Ahead, Seen};
+    use temper_scap::Outcome;
 
     #[test]
-    fn looked_ahead_evidence_serves_only_its_rules_at_that_head() {
-        let ahead = || Ahead { head: "s-a".into(), evidence: [("b".to_string(), None), ("d".to_string(), None)].into() };
+    fn looked_ahead_rules_serve_only_their_attempts_at_that_head() {
+        let fail = Seen { outcome: Some(Outcome::Fail), evidence: None };
+        let ahead = || Ahead { head: "s-a".into(), seen: [("b".to_string(), fail.clone()), ("d".to_string(), Seen::default())].into() };
         let mut a = ahead().at("s-a").expect("valid where the rescan saw the guest");
-        assert_eq!(a.take("b"), Some(None), "a rule looked ahead to");
+        assert_eq!(a.take("b"), Some(fail.clone()), "a rule looked ahead to");
         assert_eq!(a.take("b"), None, "taken once");
-        assert_eq!(a.take("d"), Some(None), "the other rule stays for its own attempt");
+        assert_eq!(a.take("d"), Some(Seen::default()), "the other rule stays for its own attempt");
         assert_eq!(ahead().take("c"), None, "another rule was picked: it gets a rescan");
         assert!(ahead().at("s-z").is_none(), "the guest moved (a bisection restored another snapshot)");
-        let mut moved = ahead().carried("s-b", |r| r == "d").at("s-b").expect("served at the pending fix's snapshot");
-        assert_eq!((moved.take("b"), moved.take("d")), (None, Some(None)), "only the rules it keeps");
+        assert!(!fail.passes() && !Seen::default().passes(), "only a read pass passes");
+        assert!(Seen { outcome: Some(Outcome::Pass), evidence: None }.passes());
+        for o in [Outcome::NotApplicable, Outcome::Unknown, Outcome::Error, Outcome::NotChecked] {
+            assert!(!Seen { outcome: Some(o), evidence: None }.passes(), "{o:?} is not a pass");
+        }
     }
 }

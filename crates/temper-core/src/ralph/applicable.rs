@@ -1,7 +1,8 @@
-//! Rules not applicable at the first scan that other rules' fixes made applicable (installing
-//! auditd makes the `audit_rules_*` rules apply). Each batch's regression check scans them too:
-//! their platforms cost little, and one that applies now is worked on in this pass, not after
-//! the final scan and its reboot. The final scan catches the rest.
+//! Rules that other rules' fixes changed. Rules not applicable at the first scan that other
+//! fixes made applicable (installing auditd makes the `audit_rules_*` rules apply): each batch's
+//! regression check scans them too (their platforms cost little), and one that applies now is
+//! worked on in this pass, not after the final scan and its reboot; the final scan catches the
+//! rest. And open rules read passing before their own fix ran: fixed by the others.
 
 use super::{LoopResult, Ralph, RunState};
 use crate::journal::{EventData, RuleStatus, ScanResult};
@@ -18,6 +19,17 @@ impl Ralph<'_> {
     /// to every check (a rule with no check, say); the final scan covers those.
     pub(super) async fn watched(&self) -> LoopResult<Vec<String>> {
         Ok(self.scanner.without_own_xccdf(&self.not_applicable().await?))
+    }
+
+    /// `rule`, open, reads pass right before its own fix would run (a look-ahead or a rescan at
+    /// the guest as it stands): other rules' fixes fixed it. It is fixed with no fix of its own
+    /// (none is tried, so none is credited or exported) and joins the regression set.
+    pub(super) async fn passes_already(&self, state: &mut RunState, rule: &str) -> LoopResult<()> {
+        let why = "reads pass before its own fix ran: other rules' fixes fixed it (no fix of its own tried or credited)";
+        self.journal.set_rule_status(rule, RuleStatus::Fixed, Some(why)).await?;
+        self.note(Some(rule), EventData::RulePasses { head: state.head().to_string() }).await?;
+        self.now_passes(state, rule);
+        Ok(())
     }
 
     /// Of `watched`, those `scan` finds applicable: one that fails reopens as pending (or takes

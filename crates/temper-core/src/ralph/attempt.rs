@@ -1,9 +1,9 @@
 //! Steps 3 to 5: the Worker's single `apply_fix`, checked, run, evaluated, then kept or reverted.
-use super::steps::{Attempter, Reflection};
+use super::steps::{Attempter, Check, Reflection};
 use super::trial::{Ended, Trial};
 use std::time::Instant;
 
-use super::evidence::Before;
+use super::ahead::Seen;
 use super::pick::{Pick, Preset};
 use super::rescan::Rescan;
 use super::{LoopResult, Phase, Ralph, RunState};
@@ -62,6 +62,12 @@ impl Ralph<'_> {
         }
     }
 
+    /// The guard's failure on the guest as it stands (the verdict it gives, and what it saw);
+    /// `None` when it holds.
+    pub(super) async fn guard_fails_now(&self) -> Option<(Verdict, String)> {
+        Guard::from(self.guard().await).failure()
+    }
+
     /// The content marks the rule's stock fix as taking effect after a reboot.
     pub(super) fn stock_needs_reboot(&self, rule: &str) -> bool {
         self.content.rule(rule).and_then(|r| r.fix.as_ref()).is_some_and(|f| f.reboot)
@@ -110,7 +116,15 @@ impl Attempter<'_, '_> {
     async fn attempt(&self, state: &mut RunState, rule: &str, plan: &str, preset: Option<Preset>) -> LoopResult<Option<Ended>> {
         let n = self.ralph.journal.rule(rule).await?.map_or(0, |r| r.attempts as u32) + 1;
         self.ralph.phase(Phase::Fix, Some(rule), n).await?;
-        let Before { evidence, looked_ahead, rest } = self.evidence_before(state, rule).await;
+        let before = self.before(state, rule).await;
+        // Read passing right before its fix: other rules' fixes fixed it, and no fix of its own
+        // runs, so none is credited with their work.
+        if before.seen.as_ref().is_some_and(Seen::passes) {
+            self.ralph.passes_already(state, rule).await?;
+            state.look_ahead(before.rest);
+            return Ok(None);
+        }
+        let (evidence, looked_ahead, rest) = (before.evidence(), before.looked_ahead, before.rest);
         let ctx = self.fix_context(rule, plan, n, evidence).await?;
         let replayed = preset.as_ref().is_some_and(|p| p.replayed);
         let remembered = preset.as_ref().and_then(|p| p.remembered);
@@ -165,7 +179,7 @@ impl Attempter<'_, '_> {
         // Step 4: evaluate.
         self.ralph.phase(Phase::Evaluate, Some(rule), n).await?;
         let evaluated = Instant::now();
-        let rescan = self.rescan_of(state, rule, self.defers(state, rule, source, &applied)).await?;
+        let rescan = self.rescan_of(state, rule).await?;
         // The content's own fix: stock, or a plan's step that is the stock fix.
         let stock = ctx.stock_fix.as_deref().is_some_and(|f| source == FixSource::Stock || f == fix.fix_script);
         let (mut e, scan) = self.evaluate(state, &rescan, stock, &applied).await?;
@@ -181,14 +195,30 @@ impl Attempter<'_, '_> {
             self.keep(state, id, rule, &e).await?;
             if let Some(scan) = &scan {
                 self.take_up(state, &rescan, scan).await?;
-            } else if rescan.deferred {
-                state.look_ahead(self.ralph.carry(state.head(), rest));
             }
         } else {
             e.findings.diagnostics = Some(self.diagnostics(&e).await);
             self.ralph.phase(Phase::Revert, Some(rule), n).await?;
             let (method, ms) = self.revert(state, rule, &fix, e.findings.access_ok == Some(true)).await?;
             (e.revert_method, e.findings.revert_ms) = (method, Some(ms));
+            if guarded(verdict)
+                && let Some(broken) = self.ralph.guard_fails_now().await
+            {
+                // The guard fails without this fix too: the damage came before it (a kept fix's,
+                // showing late), so this attempt does not count, and the kept fixes are checked.
+                e.verdict = Verdict::Interrupted;
+                e.verdict_reason = format!(
+                    "the guard failed after this fix ({reason}), and again once it was undone ({}): the damage came before \
+                     it; the fixes kept before it are bisected for it, and this rule is tried again",
+                    broken.1
+                );
+                self.ralph.journal.finish_attempt(id, &e).await?;
+                self.ralph.journal.set_aside_attempts(&[id], &e.verdict_reason).await?;
+                let set_aside = EventData::AttemptInterrupted { attempt: i64::from(trial.n), state: AttemptState::Done };
+                self.ralph.note(Some(rule), set_aside).await?;
+                Check::new(self.ralph, state).after_guard_failure(broken).await?;
+                return Ok(None);
+            }
             self.ralph.journal.finish_attempt(id, &e).await?;
         }
         Ok(Some(Ended { trial, verdict, reason, fix_script: fix.fix_script, diagnostics: e.findings.diagnostics.unwrap_or_default() }))
@@ -225,7 +255,7 @@ impl Attempter<'_, '_> {
         let rules = rescan.rules(state);
         // The guard logs in afresh beside the live session, so the rescan runs alongside it; a
         // script that did not finish is never rescanned.
-        let (guard, scan) = if applied.exit_code.is_some() && !rescan.deferred {
+        let (guard, scan) = if applied.exit_code.is_some() {
             let (g, s) = tokio::join!(self.ralph.guard(), self.ralph.scanner.scan(self.ralph.guest, &rules));
             (g, Some(s))
         } else {
@@ -233,7 +263,6 @@ impl Attempter<'_, '_> {
         };
         let exit = applied.exit();
         let (reading, scan) = match scan {
-            None if rescan.deferred => (verdict::Rescan::Deferred, None),
             None => (verdict::Rescan::NotRun, None),
             Some(Err(e)) => (verdict::Rescan::Failed(e.to_string()), None),
             Some(Ok(s)) => (verdict::Rescan::Read(ScanResult::from(s.outcome(rule))), Some(s)),
@@ -244,7 +273,7 @@ impl Attempter<'_, '_> {
             (true, true) => Reboot::WithProof,
             (true, false) => Reboot::WithoutProof,
         };
-        let regressions = scan.as_ref().map(|s| s.failing(state.regression_set())).unwrap_or_default();
+        let regressions = scan.as_ref().map(|s| s.not_passing(&rescan.regression_rules(state))).unwrap_or_default();
         let checks = Checks { exit, guard: Guard::from(guard), rescan: reading, regressions, reboot, batched: state.batched() };
         let e = evaluation(applied, &checks, scan.as_ref(), rule);
         let scan = if e.findings.rule_result.is_some() { scan } else { None };
@@ -339,19 +368,6 @@ impl Attempter<'_, '_> {
         verdict == Verdict::Fixed || (verdict == Verdict::NeedsReboot && self.ralph.settings.reboot.is_some())
     }
 
-    /// Whether the rule's rescan waits for the batch's check (`regress.rs`), which scans it with
-    /// the regression set: a stock fix that exited 0, while checks are batched, unless its rule
-    /// walks a tree at a cost of its own (checked at the final scan only), or the fix waits for a
-    /// reboot and the run has no reboot proof (read failing, it is reverted at once). The guard
-    /// still runs after each fix, before the next one.
-    fn defers(&self, state: &RunState, rule: &str, source: FixSource, applied: &Applied) -> bool {
-        state.batched()
-            && source == FixSource::Stock
-            && applied.exit == Exit::Zero
-            && (!self.ralph.stock_needs_reboot(rule) || self.ralph.settings.reboot.is_some())
-            && self.ralph.scanner.costly_walkers(&[rule.to_string()]).is_empty()
-    }
-
     /// Built-in rules, the skill's, and `bans`: every active ban of the skill (this run's and
     /// any other run's, in another lane or on another worker).
     pub(super) async fn deny_list(&self, bans: &[Ban]) -> LoopResult<DenyList> {
@@ -389,6 +405,11 @@ impl Attempter<'_, '_> {
     pub(super) async fn diagnostics(&self, o: &Evaluation) -> String {
         diagnostics(o, &checks::journal_errors(self.ralph.guest).await)
     }
+}
+
+/// A verdict the guard gave: the guest's state, not the rule's, was found wrong.
+fn guarded(verdict: Verdict) -> bool {
+    matches!(verdict, Verdict::Lockout | Verdict::HealthBroken | Verdict::GuestDown)
 }
 
 /// The verdict on one fix from its checks (`verdict::judge`), with what was measured on the way;

@@ -1,6 +1,7 @@
-//! The rule's evidence before a fix: with the OVAL engine, what the scanner finds wrong now,
-//! after every fix kept since the first scan, for the Worker, the journal and the report. At the
-//! end, the same for every rule left failing (`final_evidence`).
+//! The rule before a fix: its result now, after every fix kept since the first scan (an attempt
+//! runs only on a rule that still reads failing then, so no fix is credited with another's
+//! work), and with the OVAL engine what the scanner finds wrong, for the Worker, the journal and
+//! the report. At the end, the evidence of every rule left failing (`final_evidence`).
 //!
 //! It costs a one-rule rescan, unless a rescan looked ahead to the rule:
 //! - the rescan after a fix also evaluates the rule likely to be picked next, and once the fix is
@@ -13,27 +14,39 @@ use std::collections::BTreeMap;
 use temper_scap::Outcome;
 use temper_scap::oval::Evidence;
 
+use super::ahead::Seen;
 use super::{Ahead, LoopResult, Ralph, RunState};
 use crate::scan::{Engine, Scan};
 
-/// The evidence before an attempt.
+/// The rule before an attempt, as the guest stands now.
 pub(super) struct Before {
-    pub evidence: Option<Evidence>,
+    /// Its result and evidence; `None` when the rescan failed (the attempt goes on: the rescan
+    /// after the fix judges it).
+    pub seen: Option<Seen>,
     /// Taken by a rescan that looked ahead, not one of its own.
     pub looked_ahead: bool,
     /// What that rescan took for other rules, still valid while nothing runs on the guest.
     pub rest: Option<Ahead>,
 }
 
+impl Before {
+    pub fn evidence(&self) -> Option<Evidence> {
+        self.seen.as_ref().and_then(|s| s.evidence.clone())
+    }
+}
+
 impl Ralph<'_> {
-    async fn evidence_now(&self, rule: &str) -> Option<Evidence> {
-        if self.scanner.engine() != Engine::Oval {
+    /// The rule as a rescan of its own sees it now. Not with the xccdf engine for a rule that
+    /// walks a directory tree (minutes under TCG, and no evidence): its attempt goes without.
+    async fn seen_now(&self, rule: &str) -> Option<Seen> {
+        let rules = [rule.to_string()];
+        if self.scanner.engine() == Engine::Xccdf && !self.scanner.costly_walkers(&rules).is_empty() {
             return None;
         }
-        match self.scanner.scan(self.guest, &[rule.to_string()]).await {
-            Ok(scan) => scan.evidence_of(rule).cloned(),
+        match self.scanner.scan(self.guest, &rules).await {
+            Ok(scan) => Some(Seen::of(&scan, rule)),
             Err(e) => {
-                tracing::warn!(rule, error = %e, "no evidence before the fix: the rescan failed");
+                tracing::warn!(rule, error = %e, "no result before the fix: the rescan failed");
                 None
             }
         }
@@ -71,11 +84,8 @@ impl Ralph<'_> {
 
     /// The rule to look ahead to while `rule` is rescanned: the first other open candidate with a
     /// stock fix (the stock Architect's next pick), when it adds little to the rescan (one OVAL
-    /// definition, not a tree walk). `None` with the xccdf engine.
+    /// definition, not a tree walk; with the xccdf engine, one more `--rule`).
     pub(super) async fn next_up(&self, rule: &str) -> LoopResult<Option<String>> {
-        if self.scanner.engine() != Engine::Oval {
-            return Ok(None);
-        }
         // Candidates are open (pending) rules in scope.
         let next = self.offered().await?.into_iter().find(|c| c.rule_id != rule && c.has_stock_fix && c.attempts == 0);
         let Some(next) = next.map(|c| c.rule_id) else { return Ok(None) };
@@ -83,14 +93,6 @@ impl Ralph<'_> {
         let pair = [rule.to_string(), next.clone()];
         let cheap = self.scanner.tree_walkers(&pair[1..]).is_empty() && self.scanner.without_own_xccdf(&pair).contains(&next);
         Ok(cheap.then_some(next))
-    }
-
-    /// What is left of the evidence looked ahead (`rest`) past a deferred stock fix kept pending
-    /// at `head`: that of rules with a stock fix, which their own fix is likely to be next
-    /// (the stock Worker derives fixes from evidence, so a derived fix gets fresh evidence).
-    pub(super) fn carry(&self, head: &str, rest: Option<Ahead>) -> Option<Ahead> {
-        let stock = |r: &str| self.content.rule(r).is_some_and(|c| c.has_fix());
-        rest.map(|a| a.carried(head, stock)).filter(|a| !a.evidence.is_empty())
     }
 
     /// The next `n` open untried candidates with a stock fix (the stock Architect's next picks)
@@ -116,38 +118,13 @@ impl Ralph<'_> {
 }
 
 impl Attempter<'_, '_> {
-    /// The evidence before a fix of `rule`: looked ahead when that is still the state, else
-    /// rescanned. `None` with the xccdf engine, when the rule passes, or when the scan fails
-    /// (the attempt goes on without it: evidence informs, the rescan after the fix judges).
-    pub(super) async fn evidence_before(&self, state: &mut RunState, rule: &str) -> Before {
+    /// The rule before a fix: looked ahead when that is still the state, else rescanned.
+    pub(super) async fn before(&self, state: &mut RunState, rule: &str) -> Before {
         let head = state.head().to_string();
         let mut ahead = state.take_ahead().and_then(|a| a.at(&head));
         match ahead.as_mut().and_then(|a| a.take(rule)) {
-            Some(evidence) => Before { evidence, looked_ahead: true, rest: ahead },
-            None if state.batched() => self.evidence_with_next(state, rule).await,
-            None => Before { evidence: self.ralph.evidence_now(rule).await, looked_ahead: false, rest: ahead },
-        }
-    }
-
-    /// The rule's evidence by one rescan that also looks ahead to the next stock fixes (a
-    /// batch's worth): while checks are batched those defer their rescans, so nothing else
-    /// would take it for them.
-    async fn evidence_with_next(&self, state: &RunState, rule: &str) -> Before {
-        let none = Before { evidence: None, looked_ahead: false, rest: None };
-        let own = [rule.to_string()];
-        let next = match self.ralph.next_stock(state.regression_every() as usize, &own).await {
-            Ok(next) if !next.is_empty() => next,
-            _ => return Before { evidence: self.ralph.evidence_now(rule).await, ..none },
-        };
-        let rules: Vec<String> = own.into_iter().chain(next.iter().cloned()).collect();
-        match self.ralph.scanner.scan(self.ralph.guest, &rules).await {
-            Ok(scan) => {
-                Before { evidence: scan.evidence_of(rule).cloned(), looked_ahead: false, rest: Some(Ahead::of(state.head(), &scan, &next)) }
-            }
-            Err(e) => {
-                tracing::warn!(rule, error = %e, "no evidence before the fix: the rescan failed");
-                none
-            }
+            Some(seen) => Before { seen: Some(seen), looked_ahead: true, rest: ahead },
+            None => Before { seen: self.ralph.seen_now(rule).await, looked_ahead: false, rest: ahead },
         }
     }
 
@@ -160,16 +137,16 @@ impl Attempter<'_, '_> {
             return Ok(None);
         }
         let head = state.head();
-        let mut ahead = rest.and_then(|a| a.at(head)).unwrap_or_else(|| Ahead { head: head.to_string(), evidence: BTreeMap::new() });
+        let mut ahead = rest.and_then(|a| a.at(head)).unwrap_or_else(|| Ahead { head: head.to_string(), seen: BTreeMap::new() });
         let alike: Vec<String> =
             self.ralph.offered().await?.into_iter().filter(|c| !c.has_stock_fix && c.attempts == 0).map(|c| c.rule_id).collect();
-        let missing = self.ralph.scanner.cheap_evidence(&alike.into_iter().filter(|r| !ahead.evidence.contains_key(r)).collect::<Vec<_>>());
+        let missing = self.ralph.scanner.cheap_evidence(&alike.into_iter().filter(|r| !ahead.seen.contains_key(r)).collect::<Vec<_>>());
         if !missing.is_empty() {
             match self.ralph.scanner.scan(self.ralph.guest, &missing).await {
-                Ok(scan) => ahead.evidence.extend(Ahead::of(head, &scan, &missing).evidence),
+                Ok(scan) => ahead.seen.extend(Ahead::of(head, &scan, &missing).seen),
                 Err(e) => tracing::warn!(rules = missing.len(), error = %e, "no evidence looked ahead: the rescan failed"),
             }
         }
-        Ok((!ahead.evidence.is_empty()).then_some(ahead))
+        Ok((!ahead.is_empty()).then_some(ahead))
     }
 }

@@ -78,6 +78,11 @@ pub enum LoopError {
     LeaseLost(RunId),
     #[error("the guest could not be restored to checkpoint `{checkpoint}`: {reason}")]
     Restore { checkpoint: String, reason: String },
+    #[error(
+        "a batch's check failed, and fails at checkpoint `{checkpoint}` too, where it held before ({problem}): no fix of the \
+         batch is to blame; the fixes stay pending, and `temper resume` checks again"
+    )]
+    CheckpointFails { checkpoint: String, problem: String },
 }
 
 pub type LoopResult<T> = Result<T, LoopError>;

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use temper_scap::oval::Evidence;
 
+use super::ahead::Seen;
 use super::attempt::{Applied, Origin, diagnostics, evaluation};
 use super::pick::Pick;
 use super::{Ahead, LoopResult, Phase, RunState};
@@ -84,7 +85,7 @@ impl Batch<'_, '_> {
         self.ralph.phase(Phase::PlanBatch, Some(&due[0].rule), 0).await?;
         *state.worked_mut() += due.len();
         let ahead = state.take_ahead().and_then(|a| a.at(state.head()));
-        let mut evidence = self.evidence_of_all(&due, ahead).await;
+        let mut before = self.before_all(&due, ahead).await;
         let bans = self.ralph.journal.memory().bans(self.ralph.recall()).await?;
         self.attempt.note_shared_bans(state, &due[0].rule, &bans).await?;
         let deny = self.attempt.deny_list(&bans).await?;
@@ -92,8 +93,14 @@ impl Batch<'_, '_> {
         let next = self.next_evidence(state, &tail.after, &watched);
         let mut steps = Vec::new();
         for fix in due {
-            let before = evidence.remove(&fix.rule).unwrap_or((None, false));
-            steps.extend(self.start_step(state, fix, before, &deny).await?);
+            let (seen, looked_ahead) = before.remove(&fix.rule).unwrap_or((None, false));
+            // Read passing before the batch: other rules' fixes fixed it, and its step, which
+            // would do nothing here, is not applied.
+            if seen.as_ref().is_some_and(Seen::passes) {
+                self.ralph.passes_already(state, &fix.rule).await?;
+                continue;
+            }
+            steps.extend(self.start_step(state, fix, (seen.and_then(|s| s.evidence), looked_ahead), &deny).await?);
         }
         if steps.is_empty() {
             return Ok(true);
@@ -115,25 +122,26 @@ impl Batch<'_, '_> {
 
     /// The rules whose evidence the batch's check takes for the next batch: the first open steps
     /// `after` it, and those of rules not applicable so far (`watched`, rescanned anyway), which
-    /// the batch may make applicable. Cheap ones only, as for [`Self::evidence_of_all`].
+    /// the batch may make applicable. Cheap ones only, as for [`Self::before_all`].
     fn next_evidence(&self, state: &RunState, after: &[PlannedFix], watched: &[String]) -> Vec<String> {
         let next = after.iter().take(self.room(state)).map(|s| s.rule.clone());
         let applicable_next = self.ralph.settings.plan.iter().filter(|s| watched.contains(&s.rule)).map(|s| s.rule.clone());
         self.ralph.scanner.cheap_evidence(&next.chain(applicable_next).collect::<Vec<_>>())
     }
 
-    /// The batch's rules as the scanner finds them before any step runs, for their evidence
-    /// (OVAL engine only), each with whether the last batch's check looked ahead to it (`ahead`,
-    /// valid at the guest's head); the rest in one rescan. Tree walkers are left out (each takes
-    /// minutes under TCG, and the batch's check walks them again), as are rules the OVAL engine
-    /// sends to an `oscap xccdf eval` of their own (it gives no evidence): their steps go without.
-    async fn evidence_of_all(&self, due: &[PlannedFix], mut ahead: Option<Ahead>) -> BTreeMap<String, (Option<Evidence>, bool)> {
+    /// The batch's rules as the scanner finds them before any step runs (their results, and
+    /// their evidence with the OVAL engine), each with whether the last batch's check looked ahead
+    /// to it (`ahead`, valid at the guest's head); the rest in one rescan. Tree walkers are left
+    /// out (each takes minutes under TCG, and the batch's check walks them again), as are rules
+    /// the OVAL engine sends to an `oscap xccdf eval` of their own (it gives no evidence): their
+    /// steps go without.
+    async fn before_all(&self, due: &[PlannedFix], mut ahead: Option<Ahead>) -> BTreeMap<String, (Option<Seen>, bool)> {
         let mut out = BTreeMap::new();
         let mut missing = Vec::new();
         for s in due {
             match ahead.as_mut().and_then(|a| a.take(&s.rule)) {
-                Some(e) => {
-                    out.insert(s.rule.clone(), (e, true));
+                Some(seen) => {
+                    out.insert(s.rule.clone(), (Some(seen), true));
                 }
                 None => missing.push(s.rule.clone()),
             }
@@ -143,7 +151,7 @@ impl Batch<'_, '_> {
             return out;
         }
         match self.ralph.scanner.scan(self.ralph.guest, &rules).await {
-            Ok(scan) => out.extend(rules.iter().map(|r| (r.clone(), (scan.evidence_of(r).cloned(), false)))),
+            Ok(scan) => out.extend(rules.iter().map(|r| (r.clone(), (Some(Seen::of(&scan, r)), false)))),
             Err(e) => tracing::warn!(error = %e, "no evidence before the plan batch"),
         }
         out
@@ -222,7 +230,7 @@ impl Batch<'_, '_> {
         let (guard, scan) = tokio::join!(self.ralph.guard(), self.ralph.scanner.scan(self.ralph.guest, &rules));
         let secs = started.elapsed().as_secs_f64();
         let guard = Guard::from(guard);
-        let regressions = scan.as_ref().map(|s| s.failing(state.regression_set())).unwrap_or_default();
+        let regressions = scan.as_ref().map(|s| s.not_passing(state.regression_set())).unwrap_or_default();
         let evaluations = steps
             .iter()
             .zip(applied)
@@ -246,11 +254,7 @@ impl Batch<'_, '_> {
             })
             .collect::<Vec<Evaluation>>();
         let kept = evaluations.iter().map(|e| self.attempt.kept(e.verdict)).collect();
-        let problem = match &guard {
-            Guard::Health { ok: true, .. } => None,
-            Guard::Health { output, .. } => Some(format!("health check: {output}")),
-            Guard::Lockout(d) | Guard::Down(d) | Guard::HealthError(d) => Some(d.clone()),
-        };
+        let problem = guard.failure().map(|(_, d)| d);
         let mut checked = Checked { evaluations, kept, regressions, guard: problem, scan: scan.ok(), secs, journal: String::new() };
         if !checked.clean() {
             checked.journal = checks::journal_errors(self.ralph.guest).await;
@@ -297,7 +301,7 @@ impl Batch<'_, '_> {
     /// each applied again on the checkpoint; that step's rule goes to the normal loop.
     async fn bisect_batch(&self, state: &mut RunState, steps: &[Step], mut full: Checked) -> LoopResult<()> {
         // A regression-set rule that fails at the checkpoint too was not broken by the batch.
-        let unstable = self.ralph.failing_at(state.checkpoint(), &full.regressions).await?;
+        let unstable = self.ralph.not_passing_at(state.checkpoint(), &full.regressions).await?;
         for r in &unstable {
             state.unwatch(r);
             self.ralph.mark_unstable(r, "failed a plan batch's check, and fails again at the checkpoint where it passed").await?;

@@ -3,12 +3,13 @@ use super::steps::Preflight;
 use std::time::Duration;
 
 use temper_scap::Outcome;
-use temper_scap::oval::Evidence;
 
 use super::boot::Proof;
 use super::{Ahead, Booted, Kept, LoopError, LoopResult, Phase, Ralph, RunState};
 use crate::checks::GuardFailure;
 use crate::journal::{AttemptId, Cadence, Event, EventData, EventKind, NewRule, RuleStatus, RunId, ScanKind, ScanResult, Timed};
+use crate::scan::{Engine, Scan};
+use crate::verdict::Guard;
 use crate::verdict::Verdict;
 
 impl Preflight<'_, '_> {
@@ -50,24 +51,26 @@ impl Preflight<'_, '_> {
         keep.extend([checkpoint.as_str(), booted.snapshot.as_str()]);
         self.ralph.drop_stale_checkpoints(&prefix, &keep).await?;
 
-        match self.ralph.guard().await {
-            Ok(h) if h.ok => {}
+        // A guard that fails where fixes were kept since the last booted checkpoint is a kept
+        // fix's damage, showing late (a resume after the run stopped on it): those fixes are
+        // bisected below, once the state is built, and the run goes on. With none kept since, the
+        // guest was broken before any change of this run's: nothing to blame, and no run.
+        let guard = self.ralph.guard().await;
+        let kept_since = self.ralph.journal.attempts().await?.iter().any(|a| a.id > booted.through && a.in_force());
+        let broken = match guard {
+            Ok(h) if h.ok => None,
+            g if kept_since => Guard::from(g).failure(),
             Ok(h) => return Err(LoopError::Preflight(format!("the health check fails before any change: {}", h.output))),
             Err(GuardFailure::Lockout(d)) => return Err(LoopError::Preflight(format!("the harness user has no working sudo: {d}"))),
             Err(GuardFailure::HealthError(e)) => return Err(LoopError::Preflight(format!("the health check could not run: {e}"))),
             Err(GuardFailure::GuestDown(d)) => return Err(LoopError::Preflight(format!("the guest does not run: {d}"))),
-        }
-        let oscap = self.ralph.scanner.check(self.ralph.guest).await?;
-        let at = EventData::Preflight {
-            checkpoint: checkpoint.clone(),
-            baseline: row.baseline.clone(),
-            oscap,
-            engine: self.ralph.scanner.engine(),
         };
-        self.ralph.note(None, at).await?;
+        if broken.is_none() {
+            self.scanner_checked(&checkpoint, &row.baseline).await?;
+        }
 
         let new_run = self.ralph.journal.rules().await?.is_empty();
-        let first = if new_run { self.first_scan().await? } else { Vec::new() };
+        let first = if new_run { Some(self.first_scan().await?) } else { None };
         // Fixed rules too: on a resume, a walker fixed mid-run stays with the final scan.
         let passing = self.ralph.journal.rules().await?.into_iter().filter(|r| r.status.passes()).map(|r| r.rule_id);
         let walkers = self.ralph.scanner.costly_walkers(&passing.collect::<Vec<_>>());
@@ -95,12 +98,28 @@ impl Preflight<'_, '_> {
             .with_cadence(regression_every, one_rule)
             .with_history(worked, shared_bans);
         Proof::new(self.ralph, &mut state).replay_unproven().await?;
-        // The first scan's evidence serves the first attempts: nothing has run on the guest since.
-        if !first.is_empty() {
-            let evidence = first.into_iter().map(|e| (e.rule.clone(), Some(e))).collect();
-            state.look_ahead(Some(Ahead { head: state.head().to_string(), evidence }));
+        if broken.is_some() {
+            if let Some(broken) = self.ralph.guard_fails_now().await {
+                Proof::new(self.ralph, &mut state).guard_fails(broken).await?;
+            }
+            self.scanner_checked(state.checkpoint(), &row.baseline).await?;
+        }
+        // The first scan serves the first attempts (each rule's result, and its evidence): nothing
+        // has run on the guest since. With the OVAL engine, a failing rule it took no evidence of
+        // gets a rescan of its own, which may (a derived fix needs it).
+        if let Some(scan) = first {
+            let oval = self.ralph.scanner.engine() == Engine::Oval;
+            let failing: Vec<String> = scan.with(Outcome::Fail).into_iter().filter(|r| !oval || scan.evidence_of(r).is_some()).collect();
+            state.look_ahead(Some(Ahead::of(state.head(), &scan, &failing)));
         }
         Ok(state)
+    }
+
+    /// The guest's scanner works: the preflight event, with its version.
+    async fn scanner_checked(&self, checkpoint: &str, baseline: &str) -> LoopResult<()> {
+        let oscap = self.ralph.scanner.check(self.ralph.guest).await?;
+        let engine = self.ralph.scanner.engine();
+        self.ralph.note(None, EventData::Preflight { checkpoint: checkpoint.into(), baseline: baseline.into(), oscap, engine }).await
     }
 
     /// The last checkpoint proven to boot, from the run's events; the baseline before any.
@@ -154,16 +173,15 @@ impl Preflight<'_, '_> {
         let mut both = vec![probe.rule_id.clone()];
         both.extend(set.iter().filter(|r| **r != probe.rule_id).cloned());
         let scan = self.ralph.scanner.scan(self.ralph.guest, &both).await?;
-        for r in scan.failing(&set) {
+        for r in scan.not_passing(&set) {
             self.ralph.mark_unstable(&r, "passed the first scan and failed a rescan with nothing changed").await?;
         }
         Ok((one, scan.took))
     }
 
-    /// The full scan that sets each rule's starting point and disposition; the evidence it took
-    /// of the rules failing (OVAL engine).
+    /// The full scan that sets each rule's starting point and disposition.
     #[tracing::instrument(name = "first_scan", skip_all)]
-    async fn first_scan(&self) -> LoopResult<Vec<Evidence>> {
+    async fn first_scan(&self) -> LoopResult<Scan> {
         let scan = self.ralph.scanner.scan(self.ralph.guest, &[]).await?;
         self.ralph.note_unknown(&scan).await?;
         for r in &scan.results.rule_results {
@@ -191,7 +209,7 @@ impl Preflight<'_, '_> {
         let counts = scan.results.counts(false);
         let secs = scan.took.as_secs_f64();
         self.ralph.note(None, EventData::Scan { kind: ScanKind::Full, counts, score, secs, stalls: scan.stalls }).await?;
-        Ok(scan.evidence)
+        Ok(scan)
     }
 }
 

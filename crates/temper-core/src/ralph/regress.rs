@@ -1,18 +1,26 @@
 //! Step 4, the regression set, for large profiles: kept fixes wait in a batch, each with its own
-//! snapshot, for one regression rescan. A clean batch makes its newest snapshot the checkpoint.
-//! A batch that regressed is bisected over its snapshots (rescanning only the broken rules), the
-//! fix that broke them becomes a `regression` verdict, and the fixes kept after it are replayed.
+//! snapshot, for one check: the regression set rescanned with the rules not applicable so far,
+//! beside the lockout guard and the health check. Each fix was proven on its own already (its
+//! rule read `pass` right after it, beside the guard); the check proves the batch broke nothing
+//! since. A clean batch makes its newest snapshot the checkpoint. A check that finds a rule that
+//! passed not reading `pass`, the guard failing or the scan unable to run is bisected over the
+//! batch's snapshots, probing only what went wrong: the first fix after which it goes wrong is
+//! blamed (`regression`, `scan_broken`, `health_broken`, `lockout`, `guest_down`), and the fixes
+//! kept after it are replayed. A check that cannot run is blamed, never a stop: only one that
+//! fails at the checkpoint too, where it held before, has no fix to blame.
+use super::boot::Proof;
 use super::steps::{Check, Reflection};
 use super::trial::{Ended, Trial};
 use std::time::{Duration, Instant};
 
-use crate::journal::{Culprit, EventData, Regressed, RuleStatus};
+use crate::journal::{Culprit, EventData, Regressed, RuleStatus, ScanResult};
+use crate::scan::{Scan, ScanError};
 use temper_scap::Outcome;
 
 #[cfg(test)]
 use super::Booted;
-use super::{Ahead, Kept, LoopResult, Phase, Ralph, RunState};
-use crate::verdict::Verdict;
+use super::{Ahead, Kept, LoopError, LoopResult, Phase, Ralph, RunState};
+use crate::verdict::{Guard, Verdict};
 
 /// The most fixes a batch holds: the most work one regression can send back to replay.
 pub const MAX_BATCH: u32 = 16;
@@ -48,28 +56,71 @@ impl Ralph<'_> {
         Ok(())
     }
 
-    /// The rules of `rules` that fail or error now, in one oscap call.
-    async fn failing(&self, rules: &[String]) -> LoopResult<Vec<String>> {
-        if rules.is_empty() {
-            return Ok(Vec::new());
-        }
-        Ok(self.scanner.scan(self.guest, rules).await?.failing(rules))
-    }
-
-    /// `failing`, at a snapshot.
-    pub(super) async fn failing_at(&self, snapshot: &str, rules: &[String]) -> LoopResult<Vec<String>> {
+    /// The rules of `rules` that do not read `pass` at a snapshot, in one oscap call.
+    pub(super) async fn not_passing_at(&self, snapshot: &str, rules: &[String]) -> LoopResult<Vec<String>> {
         if rules.is_empty() {
             return Ok(Vec::new());
         }
         self.restore(snapshot).await?;
-        self.failing(rules).await
+        Ok(self.scanner.scan(self.guest, rules).await?.not_passing(rules))
+    }
+
+    /// The guard beside a scan of `rules` (none when they are none), on the guest as it stands.
+    pub(super) async fn check_now(&self, rules: &[String]) -> (Guard, Result<Option<Scan>, ScanError>) {
+        let (guard, scan) = tokio::join!(self.guard(), self.scan_some(rules));
+        (Guard::from(guard), scan)
+    }
+
+    /// A scan of `rules`; none when they are none.
+    async fn scan_some(&self, rules: &[String]) -> Result<Option<Scan>, ScanError> {
+        if rules.is_empty() { Ok(None) } else { self.scanner.scan(self.guest, rules).await.map(Some) }
+    }
+}
+
+/// What a check, or a probe of its bisection, found wrong with the guest as it stood.
+#[derive(Debug, Clone, Default)]
+struct Found {
+    /// The guard failed: the verdict it gives a fix, and what it saw.
+    guard: Option<(Verdict, String)>,
+    /// The scan could not run: its error.
+    scan: Option<String>,
+    /// Rules expected to pass that do not read `pass`, each with what it read.
+    rules: Vec<(String, ScanResult)>,
+}
+
+impl Found {
+    /// What `guard` (when it ran) and `scan` found, of the rules `expected` to pass.
+    fn read(guard: Option<Guard>, scan: &Result<Option<Scan>, ScanError>, expected: &[String]) -> Self {
+        let guard = guard.and_then(|g| g.failure());
+        match scan {
+            Ok(Some(s)) => {
+                let rules = s.not_passing(expected).into_iter().map(|r| (r.clone(), ScanResult::from(s.outcome(&r)))).collect();
+                Found { guard, scan: None, rules }
+            }
+            Ok(None) => Found { guard, ..Found::default() },
+            Err(e) => Found { guard, scan: Some(e.to_string()), rules: Vec::new() },
+        }
+    }
+    fn clean(&self) -> bool {
+        self.guard.is_none() && self.scan.is_none() && self.rules.is_empty()
+    }
+    /// The guard's failure or the scan's error, in words.
+    fn problem(&self) -> Option<String> {
+        match (&self.guard, &self.scan) {
+            (Some((v, d)), _) => Some(format!("{v}: {d}")),
+            (None, Some(e)) => Some(format!("the scan could not run: {e}")),
+            (None, None) => None,
+        }
+    }
+    fn rule_ids(&self) -> Vec<String> {
+        self.rules.iter().map(|(r, _)| r.clone()).collect()
     }
 }
 
 impl Check<'_, '_> {
     /// Rescans the regression set once for the whole batch, with the rules not applicable so far
-    /// (`applicable.rs`); re-derives the cadence from the check's time (unless rules apply now);
-    /// promotes the batch (then takes up the rules that apply now), or bisects it.
+    /// (`applicable.rs`), beside the guard; re-derives the cadence from the check's time (unless
+    /// rules apply now); promotes the batch (then takes up the rules that apply now), or bisects it.
     #[tracing::instrument(name = "regression_check", skip_all, fields(fixes = self.state.pending().len()))]
     pub(super) async fn run(mut self) -> LoopResult<()> {
         if self.state.pending().is_empty() {
@@ -78,58 +129,44 @@ impl Check<'_, '_> {
         self.ralph.phase(Phase::Regression, None, 0).await?;
         let watched = self.ralph.watched().await?;
         let mut rules: Vec<String> = self.state.regression_set().iter().chain(&watched).cloned().collect();
-        // The next stock fixes' evidence, for their attempts: they defer their rescans to the
-        // next check, so this one looks ahead for them.
+        // The next stock fixes' result and evidence before their fixes, for their attempts.
         let next = self.ralph.next_stock(self.state.regression_every() as usize, &rules).await?;
         rules.extend(next.iter().cloned());
         let started = Instant::now();
-        let scan = if rules.is_empty() { None } else { Some(self.ralph.scanner.scan(self.ralph.guest, &rules).await?) };
+        let (guard, scan) = self.ralph.check_now(&rules).await;
         let took = started.elapsed();
-        let failed = scan.as_ref().map(|s| s.failing(self.state.regression_set())).unwrap_or_default();
-        let failed = self.await_reboot(failed).await?;
+        let found = Found::read(Some(guard), &scan, self.state.regression_set());
+        let scan = scan.ok().flatten();
         // Rules that apply now had their checks run once (a tree walk, say): not the set's cost.
         let applies = scan.as_ref().is_some_and(|s| watched.iter().any(|r| s.outcome(r).is_some_and(|o| o != Outcome::NotApplicable)));
-        let every = if applies { self.state.regression_every() } else { self.retime(took).await? };
+        let every = if applies || scan.is_none() { self.state.regression_every() } else { self.retime(took).await? };
         let fixes = self.state.pending().len();
         let stalls = scan.as_ref().map_or(0, |s| s.stalls);
-        let (rules, watched_n, secs) = (self.state.regression_set().len(), watched.len(), took.as_secs_f64());
-        let check = EventData::RegressionCheck { fixes, rules, watched: watched_n, failed: failed.clone(), secs, stalls, every, problem: None };
+        let (set, watched_n, secs) = (self.state.regression_set().len(), watched.len(), took.as_secs_f64());
+        let failed = found.rule_ids();
+        let check =
+            EventData::RegressionCheck { fixes, rules: set, watched: watched_n, failed, secs, stalls, every, problem: found.problem() };
         self.ralph.note(None, check).await?;
-        if !failed.is_empty() {
-            return self.bisect(failed).await;
+        if !found.clean() {
+            return self.bisect(found, &rules).await;
         }
         self.promote().await?;
         if let Some(scan) = scan {
-            self.state.look_ahead(Some(Ahead::of(self.state.head(), &scan, &next)).filter(|a| !a.evidence.is_empty()));
+            self.state.look_ahead(Some(Ahead::of(self.state.head(), &scan, &next)).filter(|a| !a.is_empty()));
             self.ralph.now_applicable(self.state, &scan, &watched).await?;
         }
         Ok(())
     }
 
-    /// The batch's deferred stock fixes that take effect after a reboot and whose rules the check
-    /// read failing: kept for the run's reboot proof (`needs_reboot`), as `judge` keeps such a fix
-    /// read failing live, and out of the regression set until the proof sees them pass. Returns
-    /// the rest of `failed`.
-    async fn await_reboot(&mut self, failed: Vec<String>) -> LoopResult<Vec<String>> {
-        if failed.is_empty() {
-            return Ok(failed);
+    /// After a fix's guard failed, and failed again once the fix was undone: the damage is a
+    /// kept fix's. With fixes pending, the batch is checked now (its guard fails at the head, so
+    /// it is bisected over its snapshots); with none, the fixes kept since the last booted
+    /// checkpoint are bisected by replays (`Proof::guard_fails`).
+    pub(super) async fn after_guard_failure(self, broken: (Verdict, String)) -> LoopResult<()> {
+        if self.state.pending().is_empty() {
+            return Proof::new(self.ralph, self.state).guard_fails(broken).await;
         }
-        let pending = self.ralph.journal.pending_fixes().await?;
-        let mut rest = Vec::new();
-        for rule in failed {
-            let Some(a) = pending.iter().rfind(|a| a.spec.rule_id == rule && deferred(a)).filter(|_| self.ralph.stock_needs_reboot(&rule))
-            else {
-                rest.push(rule);
-                continue;
-            };
-            let reason = "the stock fix takes effect after a reboot and the rule reads fail at the batch's check until then: \
-                          kept for the run's reboot proof";
-            self.ralph.journal.await_reboot(a.id, reason).await?;
-            self.state.unwatch(&rule);
-            let verdict = EventData::Verdict { attempt: Some(a.n), verdict: Verdict::NeedsReboot, reason: reason.into() };
-            self.ralph.note(Some(&rule), verdict).await?;
-        }
-        Ok(rest)
+        self.run().await
     }
 
     /// The cadence after a check that took `took`, when preflight measured it: the set grows as
@@ -163,56 +200,83 @@ impl Check<'_, '_> {
         self.ralph.note(None, EventData::Checkpoint { snapshot: head, replaced: old, fixes: Some(fixes) }).await
     }
 
-    /// Finds the first fix after which a regressed rule fails, by binary search over the batch's
-    /// snapshots (s0 is the checkpoint, si the snapshot after pending fix i).
-    async fn bisect(&mut self, failed: Vec<String>) -> LoopResult<()> {
-        // A rule that fails at the checkpoint too was not broken by this batch.
-        let at_checkpoint = expected(self.state, &failed, 0);
-        let unstable = self.ralph.failing_at(self.state.checkpoint(), &at_checkpoint).await?;
+    /// Finds the first fix after which what the check `found` goes wrong, by binary search over
+    /// the batch's snapshots (s0 is the checkpoint, si the snapshot after pending fix i), probing
+    /// only that: the rules that do not pass, the guard, or the whole scan of `scanned`.
+    async fn bisect(&mut self, mut found: Found, scanned: &[String]) -> LoopResult<()> {
+        // At the checkpoint the set passed and access and health held. A rule that fails there
+        // too was not broken by this batch (unstable); a guard or a scan that fails there too is
+        // not the batch's doing either, and no fix is there to blame.
+        let at_checkpoint = self.probe(0, &found, scanned).await?;
+        if let Some(broken) = at_checkpoint.guard.clone() {
+            // Damage from a fix kept before the batch, showing late: those are bisected.
+            return Proof::new(self.ralph, self.state).guard_fails(broken).await;
+        }
+        if let Some(problem) = at_checkpoint.problem() {
+            return Err(LoopError::CheckpointFails { checkpoint: self.state.checkpoint().to_string(), problem });
+        }
+        let unstable = at_checkpoint.rule_ids();
         for r in &unstable {
             self.state.unwatch(r);
             self.ralph.mark_unstable(r, "failed the batch check, and fails again at the checkpoint where it passed").await?;
         }
-        let failed: Vec<String> = failed.into_iter().filter(|r| !unstable.contains(r)).collect();
-        if failed.is_empty() {
+        found.rules.retain(|(r, _)| !unstable.contains(r));
+        if found.clean() {
             self.ralph.restore(self.state.head()).await?;
             return self.promote().await;
         }
         let (mut lo, mut hi, mut probes) = (1, self.state.pending().len(), 0);
+        let mut at_hi = found.clone();
         while lo < hi {
             let mid = (lo + hi) / 2;
             probes += 1;
-            let snapshot = self.state.pending()[mid - 1].snapshot.clone();
-            if self.ralph.failing_at(&snapshot, &expected(self.state, &failed, mid)).await?.is_empty() {
+            let at_mid = self.probe(mid, &found, scanned).await?;
+            if at_mid.clean() {
                 lo = mid + 1;
             } else {
-                hi = mid;
+                (hi, at_hi) = (mid, at_mid);
             }
         }
-        let broken = expected(self.state, &failed, lo);
         let (culprit, dropped) = self.state.blame(lo);
         self.ralph.restore(self.state.head()).await?;
-        self.settle(&culprit, &dropped, &broken, probes).await
+        self.settle(&culprit, &dropped, &at_hi, probes).await
+    }
+
+    /// The guest at snapshot `i` of the batch (0: the checkpoint), checked for what `wanted`
+    /// found at the head: the guard when it failed there; the whole scan of `scanned` when it
+    /// could not run there; else only the rules that did not pass there and are expected to pass
+    /// at `i`.
+    async fn probe(&self, i: usize, wanted: &Found, scanned: &[String]) -> LoopResult<Found> {
+        let snapshot = if i == 0 { self.state.checkpoint().to_string() } else { self.state.pending()[i - 1].snapshot.clone() };
+        self.ralph.restore(&snapshot).await?;
+        let expected = expected(self.state, &wanted.rule_ids(), i);
+        let rules = if wanted.scan.is_some() { scanned.to_vec() } else { expected.clone() };
+        let (guard, scan) = match wanted.guard {
+            Some(_) => {
+                let (g, s) = self.ralph.check_now(&rules).await;
+                (Some(g), s)
+            }
+            None => (None, self.ralph.scan_some(&rules).await),
+        };
+        Ok(Found::read(guard, &scan, &expected))
     }
 
     /// Records the culprit and the dropped fixes, deletes their snapshots, reflects, and maybe
     /// escalates. The dropped fixes' rules reopen; `pick` replays them first.
-    async fn settle(&mut self, culprit: &Kept, dropped: &[Kept], broken: &[String], probes: usize) -> LoopResult<()> {
+    async fn settle(&mut self, culprit: &Kept, dropped: &[Kept], found: &Found, probes: usize) -> LoopResult<()> {
         let row = self.ralph.journal.pending_fixes().await?.into_iter().find(|a| a.id == culprit.attempt);
         let trial =
             row.as_ref().map_or_else(|| Trial { id: culprit.attempt, n: 0, rule: culprit.rule.clone(), plan: String::new() }, Trial::of);
-        let deferred = row.as_ref().is_some_and(deferred);
         let fix_script = row.map(|a| a.spec.fix_script).unwrap_or_default();
-        let blame = blame(culprit, broken, deferred);
+        let blame = blame(culprit, found);
         let (reason, diagnostics) = (blame.reason.clone(), blame.diagnostics.clone());
         self.ralph.journal.roll_back_fixes(&blame, &dropped.iter().map(|k| k.attempt).collect::<Vec<_>>()).await?;
         for k in std::iter::once(culprit).chain(dropped) {
             self.state.unwatch(&k.rule);
             self.ralph.drop_snapshot(&k.snapshot).await?;
         }
-        let replays: Vec<&str> = dropped.iter().map(|k| k.rule.as_str()).collect();
-        let (regressions, replay) = (broken.to_vec(), replays.iter().map(|r| r.to_string()).collect());
-        let found = Regressed::Bisected { culprit: culprit.rule.clone(), regressions, probes, replay };
+        let replay = dropped.iter().map(|k| k.rule.clone()).collect();
+        let found = Regressed::Bisected { culprit: culprit.rule.clone(), regressions: found.rule_ids(), probes, replay };
         self.ralph.note(Some(&culprit.rule), EventData::RegressionFound(found)).await?;
 
         let ended = Ended { trial, verdict: blame.verdict, reason, fix_script, diagnostics };
@@ -220,39 +284,44 @@ impl Check<'_, '_> {
     }
 }
 
-/// A pending fix whose rescan waited for the batch's check: kept with no rule result yet.
-fn deferred(a: &crate::journal::Attempt) -> bool {
-    a.findings.rule_result.is_none()
-}
-
-/// The culprit's verdict: `still_failing` when its own rule fails right after it (a deferred
-/// stock fix, whose rule this check scanned first), else a regression of the rules it broke.
-fn blame(culprit: &Kept, broken: &[String], deferred: bool) -> Culprit {
-    let others: Vec<&str> = broken.iter().filter(|r| **r != culprit.rule).map(String::as_str).collect();
-    let own = broken.contains(&culprit.rule);
-    let (verdict, reason, how) = if own {
-        let also = if others.is_empty() { String::new() } else { format!("; these fail with it too: {}", others.join(", ")) };
-        let reason = format!("the rule's result after the fix is fail (found by the batch's regression check){also}");
-        (Verdict::StillFailing, reason, "its own rule failing right after it")
-    } else {
-        let reason = format!("rules that passed now fail: {} (found by the batch's regression check)", broken.join(", "));
-        (Verdict::Regression, reason, "them passing before this fix and failing after it")
+/// The culprit's verdict from what its probe found: the guard's (`lockout`, `guest_down`,
+/// `health_broken`), `scan_broken` when the scan could not run, `still_failing` when its own rule
+/// no longer reads `pass` right after it, else a regression of the rules it broke.
+fn blame(culprit: &Kept, found: &Found) -> Culprit {
+    const BY: &str = "found by the batch's regression check, bisected to this fix";
+    let others: Vec<&(String, ScanResult)> = found.rules.iter().filter(|(r, _)| *r != culprit.rule).collect();
+    let own = found.rules.iter().find(|(r, _)| *r == culprit.rule).map(|(_, result)| *result);
+    let listed = |rules: &[&(String, ScanResult)]| rules.iter().map(|(r, o)| format!("{r} ({o})")).collect::<Vec<_>>().join(", ");
+    let (verdict, reason, how) = match (&found.guard, &found.scan, own) {
+        (Some((v, detail)), ..) => (*v, format!("{detail} ({BY})"), "the guard failing right after it"),
+        (None, Some(e), _) => (Verdict::ScanBroken, format!("the scan could not run: {e} ({BY})"), "the scan failing right after it"),
+        (None, None, Some(result)) => {
+            let also = if others.is_empty() { String::new() } else { format!("; these do not pass with it either: {}", listed(&others)) };
+            (
+                Verdict::StillFailing,
+                format!("the rule's result after the fix is {result} ({BY}){also}"),
+                "its own rule not passing right after it",
+            )
+        }
+        (None, None, None) => (
+            Verdict::Regression,
+            format!("rules that passed now do not read pass: {} ({BY})", listed(&others)),
+            "them passing before this fix and not after it",
+        ),
     };
-    let checked = if deferred {
-        "The fix exited 0 and passed the health check and the lockout guard; its rule was left to the batch's check."
+    let regressions: Vec<String> = if verdict == Verdict::Regression || verdict == Verdict::StillFailing {
+        others.iter().map(|(r, _)| r.clone()).collect()
     } else {
-        "The fix passed its own rescan, the health check and the lockout guard."
+        Vec::new()
     };
+    let what = found.problem().unwrap_or_else(|| format!("{} rule(s) not passing", found.rules.len()));
     let diagnostics = format!(
-        "{checked} The batch's regression rescan then found {} failing; rescanning them on the batch's snapshots \
-         showed {how}.\nrule result: {}\nregressions: {}",
-        broken.len(),
-        if own { "fail" } else { "pass" },
-        others.join(", ")
+        "The fix passed its own rescan, the health check and the lockout guard. The batch's regression check then found {what}; \
+         probing the batch's snapshots showed {how}.\nrule result: {}\nregressions: {}",
+        own.map_or("pass", ScanResult::as_str),
+        regressions.join(", ")
     );
-    let rule_result = own.then_some(crate::journal::ScanResult::Fail);
-    let regressions = others.iter().map(|r| r.to_string()).collect();
-    Culprit { id: culprit.attempt, verdict, rule_id: culprit.rule.clone(), reason, regressions, diagnostics, rule_result }
+    Culprit { id: culprit.attempt, verdict, rule_id: culprit.rule.clone(), reason, regressions, diagnostics, rule_result: own }
 }
 
 /// The cadence a check that took `took` calls for; `None` when the cadence is set, not measured.

@@ -1,7 +1,9 @@
-//! What the rescan after a fix covers: the fixed rule; the regression set when it is cheap
+//! What the rescan after a fix covers: the fixed rule, read right after its fix, before any
+//! other fix runs (so its result is its own fix's doing); the regression set when it is cheap
 //! enough to ride along (else it waits for the batch, `regress.rs`) and with it the rules not
-//! applicable so far (`applicable.rs`); and the rule likely next, for its evidence
-//! (`evidence.rs`). Once the fix is kept, the rescan's word on those is taken up.
+//! applicable so far (`applicable.rs`); and the rule likely next, for its result and evidence
+//! before its own fix (`evidence.rs`). Once the fix is kept, the rescan's word on those is taken
+//! up.
 use super::steps::Attempter;
 use super::{Ahead, LoopResult, RunState};
 use crate::scan::Scan;
@@ -12,31 +14,38 @@ pub(super) struct Rescan {
     pub next: Option<String>,
     /// Rides along only when the regression set does.
     pub watched: Vec<String>,
-    /// Nothing is rescanned now: the batch's check scans the rule (`Attempter::defers`).
-    pub deferred: bool,
 }
 
 impl Rescan {
     /// Every rule to scan, the fixed one first.
     pub fn rules(&self, state: &RunState) -> Vec<String> {
         let mut rules = vec![self.rule.clone()];
+        rules.extend(self.regression_rules(state));
         if !state.batched() {
-            rules.extend(state.regression_set().iter().filter(|r| **r != self.rule).cloned());
             rules.extend(self.watched.iter().cloned());
         }
         rules.extend(self.next.clone());
         rules
     }
+
+    /// The regression set's rules this rescan covers: all of them, unless the set waits for the
+    /// batch's check.
+    pub fn regression_rules(&self, state: &RunState) -> Vec<String> {
+        if state.batched() {
+            return Vec::new();
+        }
+        state.regression_set().iter().filter(|r| **r != self.rule).cloned().collect()
+    }
 }
 
 impl Attempter<'_, '_> {
-    pub(super) async fn rescan_of(&self, state: &RunState, rule: &str, deferred: bool) -> LoopResult<Rescan> {
+    pub(super) async fn rescan_of(&self, state: &RunState, rule: &str) -> LoopResult<Rescan> {
         let watched = if state.batched() { Vec::new() } else { self.ralph.watched().await? };
-        let next = if deferred { None } else { self.ralph.next_up(rule).await? };
-        Ok(Rescan { rule: rule.to_string(), next, watched, deferred })
+        let next = self.ralph.next_up(rule).await?;
+        Ok(Rescan { rule: rule.to_string(), next, watched })
     }
 
-    /// After the fix is kept: the next rule's evidence, and the rules that apply now.
+    /// After the fix is kept: the next rule as the rescan saw it, and the rules that apply now.
     pub(super) async fn take_up(&self, state: &mut RunState, rescan: &Rescan, scan: &Scan) -> LoopResult<()> {
         let head = state.head().to_string();
         state.look_ahead(rescan.next.as_ref().map(|n| Ahead::of(&head, scan, std::slice::from_ref(n))));

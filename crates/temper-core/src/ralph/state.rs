@@ -150,6 +150,11 @@ impl RunState {
         let culprit = self.pending.pop().expect("the blamed fix is pending");
         (culprit, dropped)
     }
+    /// The fixes pending leave the batch for a bisection over every fix kept since the booted
+    /// checkpoint (the journal still holds them in force); returns them.
+    pub fn fold_pending(&mut self) -> Vec<Kept> {
+        std::mem::take(&mut self.pending)
+    }
     /// `booted` is the checkpoint proven to boot now; returns the one it replaced.
     pub fn set_booted(&mut self, booted: Booted) -> Booted {
         std::mem::replace(&mut self.booted, booted)

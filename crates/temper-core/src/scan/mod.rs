@@ -143,9 +143,15 @@ impl Scan {
     pub fn outcome(&self, rule_id: &str) -> Option<Outcome> {
         self.results.result_of(rule_id)
     }
-    /// Those of `rules` that fail or error in this scan: a regression when they passed before.
+    /// Those of `rules` that fail or error in this scan.
     pub fn failing(&self, rules: &[String]) -> Vec<String> {
         rules.iter().filter(|r| self.outcome(r).is_some_and(|o| matches!(o, Outcome::Fail | Outcome::Error))).cloned().collect()
+    }
+    /// Those of `rules` that do not read exactly `pass` in this scan: `fail`, `error`,
+    /// `notapplicable`, `unknown`, `notchecked`, ... or no result at all. For rules that passed
+    /// before, each is a regression: only `pass` proves a rule.
+    pub fn not_passing(&self, rules: &[String]) -> Vec<String> {
+        rules.iter().filter(|r| self.outcome(r) != Some(Outcome::Pass)).cloned().collect()
     }
     /// The evidence of a rule (full id), when the scan has some.
     pub fn evidence_of(&self, rule_id: &str) -> Option<&Evidence> {

@@ -36,9 +36,6 @@ pub enum Rescan {
     Failed(String),
     /// A fix that did not finish is never rescanned.
     NotRun,
-    /// Left to the batch's regression check, which scans the rule with the set: a stock fix
-    /// that exited 0, kept pending (`regress.rs` blames it there if its rule still fails).
-    Deferred,
 }
 
 /// Whether the fix takes effect only after a reboot.
@@ -88,6 +85,18 @@ impl Guard {
     pub fn access_ok(&self) -> bool {
         !matches!(self, Guard::Lockout(_) | Guard::Down(_))
     }
+
+    /// The guard's failure, as the verdict it gives a fix and its reason (as `judge` gives them);
+    /// `None` when access works and the guest is healthy.
+    pub fn failure(&self) -> Option<(Verdict, String)> {
+        match self {
+            Guard::Lockout(detail) => Some((Verdict::Lockout, detail.clone())),
+            Guard::Down(detail) => Some((Verdict::GuestDown, detail.clone())),
+            Guard::HealthError(e) => Some((Verdict::HealthBroken, format!("the health check could not run: {e}"))),
+            Guard::Health { ok: false, output } => Some((Verdict::HealthBroken, format!("health check: {output}"))),
+            Guard::Health { ok: true, .. } => None,
+        }
+    }
 }
 
 /// The verdict on a fix from the checks after it, in order: access, health, the exit, the
@@ -96,10 +105,8 @@ pub fn judge(c: &Checks) -> Judgement {
     let done = |(verdict, reason): (Verdict, String)| Judgement { verdict, reason, read: false };
     // A check that cannot run after a fix is a failed fix (it gets reverted), not a stopped run.
     let (healthy, output) = match &c.guard {
-        Guard::Lockout(detail) => return done((Verdict::Lockout, detail.clone())),
-        Guard::Down(detail) => return done((Verdict::GuestDown, detail.clone())),
-        Guard::HealthError(e) => return done((Verdict::HealthBroken, format!("the health check could not run: {e}"))),
         Guard::Health { ok, output } => (*ok, output),
+        g => return done(g.failure().expect("a guard that is not a health reading failed")),
     };
     // A script that did not finish was cut off mid-way: never judged by the checks. One that
     // exited non-zero is: its exit code is evidence, and the checks give the verdict.
@@ -124,13 +131,9 @@ pub fn judge(c: &Checks) -> Judgement {
     }
     let result = match &c.rescan {
         Rescan::Read(result) => *result,
-        Rescan::Failed(e) => return done(failed(Verdict::StillFailing, format!("the rescan failed after the fix: {e}"))),
+        // A check that cannot run proves nothing: the fix is blamed for it and reverted.
+        Rescan::Failed(e) => return done(failed(Verdict::ScanBroken, format!("the rule's check could not run after the fix: {e}"))),
         Rescan::NotRun => return done(failed(Verdict::StillFailing, "the rule was not rescanned after the fix".into())),
-        Rescan::Deferred => {
-            let checks =
-                "the fix exited 0, the health check is HEALTHY, access works; the rule and the regression set are checked with the batch";
-            return done(failed(Verdict::Fixed, checks.into()));
-        }
     };
     let regressed = !c.regressions.is_empty();
     let (verdict, reason) = match (result, c.reboot) {

@@ -12,7 +12,7 @@ mod rebuild;
 
 use std::time::{Duration, Instant};
 
-use super::{End, LoopResult, Ralph, RunState};
+use super::{End, LoopError, LoopResult, Ralph, RunState};
 use crate::checks::GuardFailure;
 use crate::journal::{Attempt, EventData};
 use crate::scan::Scan;
@@ -105,7 +105,7 @@ impl Proof<'_, '_> {
         }
         let fixes = self.unproven().await?;
         let checked = if proof { [self.state.regression_set(), self.state.final_set()].concat() } else { self.state.final_set().to_vec() };
-        let failing = scan.failing(&checked);
+        let failing = scan.not_passing(&checked);
         let mut blamed: Vec<(Attempt, Broken)> = Vec::new();
         // Stock fixes kept until the reboot: their rule passes now, or the fix never worked.
         for a in fixes.iter().filter(|a| a.verdict == Some(Verdict::NeedsReboot)) {
@@ -149,6 +149,27 @@ impl Proof<'_, '_> {
         }
         self.rebuild(&fixes, &blamed, false).await?;
         Ok(End::Reopened)
+    }
+
+    /// The guard fails at the run's head where it held when each fix was kept: a kept fix's
+    /// damage, showing late. The fixes kept since the last booted checkpoint (those pending a
+    /// batch's check with them) are bisected as for a failed reboot, each probe replayed onto
+    /// that checkpoint and guarded (rebooted, with the proof on); the culprit is blamed and the
+    /// rest rebuilt. With none kept since, nothing is left to blame.
+    pub(super) async fn guard_fails(&mut self, broken: Broken) -> LoopResult<()> {
+        let fixes = self.unproven().await?;
+        if fixes.is_empty() {
+            let checkpoint = self.state.checkpoint().to_string();
+            return Err(LoopError::CheckpointFails { checkpoint, problem: format!("{}: {}", broken.0, broken.1) });
+        }
+        for k in self.state.fold_pending() {
+            if k.snapshot != self.state.checkpoint() {
+                self.ralph.drop_snapshot(&k.snapshot).await?;
+            }
+        }
+        let found = self.bisect_boot(&Probe { fixes: &fixes, pass: &[] }, broken).await?;
+        let live = found.live == Some(fixes.len() - 1);
+        self.rebuild(&fixes, &[(found.culprit, found.broken)], live).await
     }
 
     /// A cold reboot, then access and health. The guest is up and healthy, or broken.

@@ -23,19 +23,21 @@ impl Proof<'_, '_> {
         Ok(Found { culprit: probe.fixes[lo - 1].clone(), broken, live })
     }
 
-    /// The booted checkpoint with `fixes` replayed, rebooted (with the proof on): up, healthy,
-    /// and `pass` passing?
+    /// The booted checkpoint with `fixes` replayed, rebooted (with the proof on): up, healthy
+    /// (the guard, after the reboot or after the replay), and `pass` passing?
     pub(super) async fn probe(&self, fixes: &[Attempt], pass: &[String]) -> LoopResult<Result<(), Broken>> {
         self.replay_on_booted(fixes).await?;
-        if self.ralph.settings.reboot.is_some()
-            && let Err(b) = self.reboot("a bisection probe", fixes.len()).await?
-        {
+        if self.ralph.settings.reboot.is_some() {
+            if let Err(b) = self.reboot("a bisection probe", fixes.len()).await? {
+                return Ok(Err(b));
+            }
+        } else if let Some(b) = self.ralph.guard_fails_now().await {
             return Ok(Err(b));
         }
         if pass.is_empty() {
             return Ok(Ok(()));
         }
-        let failing = self.ralph.scanner.scan(self.ralph.guest, pass).await?.failing(pass);
+        let failing = self.ralph.scanner.scan(self.ralph.guest, pass).await?.not_passing(pass);
         Ok(if failing.is_empty() { Ok(()) } else { Err((Verdict::Regression, self.final_failure(&failing))) })
     }
 
