@@ -287,6 +287,28 @@ async fn damage_a_kept_fix_shows_late_is_blamed_on_it_not_on_the_next_fix() {
     took("damage_a_kept_fix_shows_late_is_blamed_on_it_not_on_the_next_fix", t);
 }
 
+/// Killed (as kill -9 would) while the next fix ran, with a kept fix's late damage in the guest:
+/// the resumed run finds the guard failing at its head with fixes kept since the booted
+/// checkpoint, so it bisects them, blames the culprit and goes on; it does not stop there.
+#[tokio::test]
+async fn a_resume_that_finds_a_kept_fixs_damage_blames_it_and_goes_on() {
+    let t = Instant::now();
+    let order = stock_order(2, "proof-late-resume").await;
+    let (culprit, next) = (order[0].as_str(), order[1].as_str());
+    let sim = batched("proof-late-resume").await;
+    sim.guest.stock_fix(&stock_fix(culprit), vec![Effect::Pass(full(culprit)), Effect::Later(Box::new(Effect::Unhealthy))]);
+    let run = sim.new_run("stock").await;
+    sim.kill_during(run, &stock_fix(next)).await;
+    assert!(!sim.guest.boots_healthy(), "the culprit's damage is in the guest");
+
+    let summary = sim.stock(run).await.expect("the resumed run does not stop at the damage");
+    let a = sim.attempts(run, culprit).await;
+    assert_eq!((a[0].verdict, a[0].kept), (Some(Verdict::HealthBroken), Some(KeptState::RolledBack)), "{a:?}");
+    assert_eq!(kept_fixes(&sim.attempts(run, next).await), 1);
+    assert_eq!(summary.healthy, Some(true), "{summary:?}");
+    took("a_resume_that_finds_a_kept_fixs_damage_blames_it_and_goes_on", t);
+}
+
 /// Killed during the second fix of a batch: the first is pending with its own rule result. The
 /// resumed run restores its snapshot, and the next check confirms it.
 #[tokio::test]
