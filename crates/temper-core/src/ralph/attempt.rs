@@ -112,6 +112,17 @@ impl Attempter<'_, '_> {
         self.ralph.phase(Phase::Fix, Some(rule), n).await?;
         let Before { evidence, looked_ahead, rest } = self.evidence_before(state, rule).await;
         let ctx = self.fix_context(rule, plan, n, evidence).await?;
+        // A plan's derived step: derived again from this target's evidence, never the source's.
+        let preset = match preset {
+            Some(p) if let Some(step) = p.derived => match self.ralph.derive_step(step, &ctx) {
+                Ok(fix) => Some(Preset { fix, ..p }),
+                Err(why) => {
+                    let trial = self.start_attempt(state, &ctx, &p.fix, Origin { source: p.source, replayed: false, looked_ahead }).await?;
+                    return self.unexecuted(trial, Verdict::Refused, why, &p.fix.fix_script).await;
+                }
+            },
+            p => p,
+        };
         let replayed = preset.as_ref().is_some_and(|p| p.replayed);
         let remembered = preset.as_ref().and_then(|p| p.remembered);
         let worker = match preset {
