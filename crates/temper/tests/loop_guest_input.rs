@@ -177,3 +177,43 @@ async fn a_failing_test_a_guest_adds_under_an_and_leads_to_no_change_of_its_choo
     let kept = tries[0].spec.evidence_before.as_ref().unwrap();
     assert!(kept.tests.iter().all(|t| t.id != "oval:ssg-forged:tst:1"), "the forged test is not in the evidence: {kept:?}");
 }
+
+/// An item the guest adds to cron's "cron is running" test that its object (units named
+/// `^cron\.(socket|service)$`) could not have collected, `debug-shell.service` (a root shell on
+/// tty9), to aim the derived fix, which starts the test's units, at it: refused with why, an
+/// `evidence_refused` event, and no fix derived from the test; the rule is escalated saying so,
+/// nothing having run for it.
+#[tokio::test]
+async fn an_item_its_object_could_not_have_collected_is_refused_with_why_and_an_event() {
+    let mut sim = Sim::new("foreign-item").await;
+    sim.with_oval();
+    sim.settings.rules = vec![CRON.into()];
+    let doc = recorded(CRON);
+    let doc = after(&doc, r#"<tested_item item_id="1002" result="false" />"#, r#"<tested_item item_id="9003" result="false"/>"#);
+    let doc = after(&doc, r#"<oval-sc:reference item_ref="1002" />"#, r#"<oval-sc:reference item_ref="9003"/>"#);
+    let doc = after(
+        &doc,
+        "<oval-sc:system_data>",
+        r#"<lin-sys:systemdunitproperty_item id="9003" status="exists"><lin-sys:unit>debug-shell.service</lin-sys:unit><lin-sys:property>ActiveState</lin-sys:property><lin-sys:value>inactive</lin-sys:value></lin-sys:systemdunitproperty_item>"#,
+    );
+    sim.guest.oval_results(CRON, &doc);
+    let run = sim.new_run("stock").await;
+    sim.stock(run).await.unwrap();
+
+    let scripts = sim.guest.scripts();
+    assert!(scripts.iter().all(|s| !s.contains("debug-shell") && !s.contains("cron.service")), "nothing ran for it: {scripts:#?}");
+    let rule = sim.rule(run, CRON).await;
+    let reason = rule.reason.unwrap_or_default();
+    assert!(
+        reason.contains("no derived fix (evidence the host refuses)")
+            && reason.contains("\"debug-shell.service\"")
+            && reason.contains("unit"),
+        "{reason}"
+    );
+    let events = sim.events(run, EventKind::EvidenceRefused).await;
+    assert!(!events.is_empty(), "an evidence_refused event");
+    let refused: Vec<&str> = events[0]["refused"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    let want = "\"unit=debug-shell.service\" of test oval:ssg-test_service_running_cron:tst:1: its unit \"debug-shell.service\" is not";
+    assert!(refused[0].starts_with(want), "{refused:?}");
+}

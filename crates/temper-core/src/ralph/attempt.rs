@@ -299,6 +299,9 @@ impl Attempter<'_, '_> {
     }
 
     pub(super) async fn fix_context(&self, rule: &str, plan: &str, attempt: u32, evidence: Option<Evidence>) -> LoopResult<FixContext> {
+        if let Some(refused) = evidence.as_ref().map(Evidence::refused).filter(|r| !r.is_empty()) {
+            self.ralph.note(Some(rule), EventData::EvidenceRefused { refused }).await?;
+        }
         let c = self.ralph.content.rule(rule);
         let text = |f: fn(&temper_scap::Rule) -> &str| c.map(f).unwrap_or("").to_string();
         let episodes = Reflection::new(self.ralph).episodes(rule).await?;

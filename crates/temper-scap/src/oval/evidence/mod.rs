@@ -212,6 +212,16 @@ impl Plan {
     }
 }
 
+impl Evidence {
+    /// Each item refused from it ([`TestEvidence::refused`]): `"ITEM" of test TEST: WHY`.
+    pub fn refused(&self) -> Vec<String> {
+        let each = |t: &TestEvidence| {
+            t.refused.iter().map(|r| format!("{:?} of test {}: {}", r.item, one_line(&t.id), one_line(&r.why))).collect::<Vec<_>>()
+        };
+        self.tests.iter().flat_map(each).collect()
+    }
+}
+
 /// What [`Evidence::brief`] keeps of the text.
 pub const BRIEF: usize = 6000;
 
