@@ -16,6 +16,17 @@ pub fn candidates(evidence: Option<&Evidence>) -> Result<Vec<ApplyFix>, Refusal>
     Ok(all.into_iter().map(|d| ApplyFix { fix_script: d.fix_script, revert_script: d.revert_script, description: d.description }).collect())
 }
 
+/// A plan's derived step, derived again from this target's own evidence (`temper_core::agent::Derive`):
+/// the first fix it calls for that `tried` has not run, or why there is none.
+pub fn again(evidence: Option<&Evidence>, tried: &[Tried]) -> Result<ApplyFix, String> {
+    match candidates(evidence) {
+        Ok(all) => {
+            all.into_iter().find(|f| !Tried::ran(tried, &f.fix_script)).ok_or_else(|| "every fix its evidence calls for was tried".into())
+        }
+        Err(r) => Err(format!("no derived fix ({}): {r}", r.class())),
+    }
+}
+
 /// The next derived fix for this attempt: the first candidate not tried on the rule yet (a
 /// rejected one was reverted before this attempt). A plan step that was this very script (made
 /// on another target) counts as tried. `None` once every candidate was tried.

@@ -82,6 +82,11 @@ impl Tried {
 }
 
 pub use crate::journal::{FixSource, TurnMode, TurnRole};
+
+/// The derived tier as a function (`temper_agents::derived::again`): the first fix the rule's
+/// check and `evidence` (this target's) call for that is not among `tried`, or why there is
+/// none. A plan's derived step is derived again so on each target, never run as its source's.
+pub type Derive = fn(evidence: Option<&Evidence>, tried: &[Tried]) -> Result<ApplyFix, String>;
 pub use temper_journal::turn::{ApplyFix, Decision, Fate, SectionFate, Tip, TurnRecord};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -31,6 +31,8 @@ pub enum Refusal {
     Variable { test: String, var: String },
     #[error("variable {var} of test {test} has {n} values, any of which meets it: which one to set is a guess")]
     ManyValues { test: String, var: String, n: usize },
+    #[error("test {test}: the guest gave an item its object could not have collected, {item:?} ({why}): the host refuses its evidence")]
+    ForeignItem { test: String, item: String, why: String },
     #[error("test {test} is not in the evidence (cut at its cap)")]
     MissingTest { test: String },
     #[error("test {test}: {why}")]
@@ -58,6 +60,8 @@ pub enum Class {
     Nothing,
     /// The same change as a try that failed.
     Repeat,
+    /// Evidence the host's definitions refuse: an item its object could not have collected.
+    Refused,
 }
 
 impl Class {
@@ -71,6 +75,7 @@ impl Class {
             Self::Shape => "the check's shape",
             Self::Nothing => "nothing failing",
             Self::Repeat => "a failed try again",
+            Self::Refused => "evidence the host refuses",
         }
     }
 }
@@ -101,6 +106,7 @@ impl Refusal {
             Self::Undecided { .. } | Self::Negated { .. } | Self::Unsupported { .. } => Class::Shape,
             Self::NothingFailing | Self::NoItems { .. } => Class::Nothing,
             Self::Repeats { .. } => Class::Repeat,
+            Self::ForeignItem { .. } => Class::Refused,
         }
     }
 }

@@ -73,6 +73,12 @@ pub enum EventData {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cause: Option<EscalationCause>,
     },
+    /// Items of the evidence before an attempt that their objects (the host's definitions)
+    /// could not have collected: left out, each as `"ITEM" of test TEST: WHY`. No fix is derived
+    /// from those tests.
+    EvidenceRefused {
+        refused: Vec<String>,
+    },
     Finish(Box<RunSummary>),
     KeptPending {
         snapshot: String,
@@ -224,6 +230,7 @@ impl EventData {
             D::CheckpointLost { .. } => EventKind::CheckpointLost,
             D::Error { .. } => EventKind::Error,
             D::Escalate { .. } => EventKind::Escalate,
+            D::EvidenceRefused { .. } => EventKind::EvidenceRefused,
             D::Finish(_) => EventKind::Finish,
             D::KeptPending { .. } => EventKind::KeptPending,
             D::LeaseTaken { .. } => EventKind::LeaseTaken,

@@ -324,6 +324,9 @@ text_enum! {
         CheckpointLost = "checkpoint_lost",
         Error = "error",
         Escalate = "escalate",
+        /// The evidence a fix was to start from held items the guest gave that their objects, as
+        /// the host defines them, could not have collected: refused, each with why.
+        EvidenceRefused = "evidence_refused",
         Finish = "finish",
         KeptPending = "kept_pending",
         LeaseTaken = "lease_taken",

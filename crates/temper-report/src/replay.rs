@@ -120,6 +120,9 @@ pub fn replay(origin: &Origin, steps: &[Step]) -> String {
         if let Some(note) = st.one_way_note() {
             line(&format!("#   one way: {}", one_line(&note)));
         }
+        if let Some(note) = st.derived_note() {
+            line(&format!("#   derived: {note}"));
+        }
         line(&format!("cat >\"$work/{}\" <<'{delim}'", file(st)));
         s_push(&mut line, &st.fix.text);
         line(&delim);
@@ -229,6 +232,7 @@ mod tests {
             accepted_nonzero_exit: false,
             needs_reboot,
             one_way: None,
+            derived: false,
             evidence_before: None,
             evidence_after: None,
         }
@@ -243,6 +247,18 @@ mod tests {
         let script = replay(&origin, &[step(1, false), one_way]);
         let said: Vec<&str> = script.lines().filter(|l| l.contains("one way")).collect();
         assert_eq!(said, ["#   one way: no revert undoes it on a running system (held until the next boot); undoing it takes a reboot"]);
+    }
+
+    /// A derived step says so in its comment: temper derives it again on each target.
+    #[test]
+    fn a_derived_step_says_so() {
+        let origin = Origin { run: RunId(1), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
+        let mut derived = step(2, false);
+        derived.source = temper_journal::FixSource::Derived;
+        let script = replay(&origin, &[step(1, false), derived]);
+        let said: Vec<&str> = script.lines().filter(|l| l.starts_with("#   derived: ")).collect();
+        assert_eq!(said.len(), 1, "{script}");
+        assert!(said[0].contains("temper derives it again on each target from that target's own evidence"), "{}", said[0]);
     }
 
     /// Steps that take effect at boot are named once all ran: rescanning before a reboot would

@@ -76,7 +76,7 @@ fn sha256(s: &str) -> String {
 
 /// What the scanner found: a file with the wrong owner, the hostile text among its values.
 fn evidence(rule: &str) -> Evidence {
-    let field = |name: &str, value: &str| Field { name: name.into(), value: value.into(), operation: None, datatype: None, var_ref: None };
+    let field = |name: &str, value: &str| Field { name: name.into(), value: value.into(), ..Field::default() };
     Evidence {
         rule: rule.into(),
         outcome: Outcome::Fail,
@@ -117,6 +117,7 @@ fn evidence(rule: &str) -> Evidence {
             }],
             items_total: 1,
             filters: vec![],
+            refused: vec![],
         }],
         criteria: None,
     }

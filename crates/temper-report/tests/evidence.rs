@@ -139,6 +139,7 @@ fn kernel_config(rule: &str, found: &str) -> Evidence {
         }],
         items_total: 1,
         filters: vec![],
+        refused: vec![],
     };
     Evidence {
         rule: rule.into(),

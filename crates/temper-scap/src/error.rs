@@ -19,6 +19,8 @@ pub enum ScapError {
     NotUtf8 { offset: usize },
     #[error("input ends at byte {offset} inside <{element}>: truncated?")]
     Truncated { offset: u64, element: String },
+    #[error("<{element}> at byte {offset} is nested deeper than {limit} elements: refused (no SCAP document needs that many)")]
+    TooDeep { limit: usize, element: String, offset: u64 },
     #[error("input is empty")]
     Empty,
     #[error("no XML element found: not XML?")]

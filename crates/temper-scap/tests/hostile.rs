@@ -119,18 +119,64 @@ fn invalid_values() {
     assert!(matches!(e, ScapError::Invalid { what: "Profile position", .. }), "{e}");
 }
 
+/// Nesting far deeper than any SCAP document's (SSG's datastream nests 12 deep) is a clear error
+/// from every reader, never a stack overflow: here 100,000 levels of prose, of Groups (whose
+/// scores the loop computes again over the tree), of OVAL `set`s in a results document's
+/// definitions, and of `criteria` in its results.
+const DEEP: usize = 100_000;
+
+fn deep(what: &str) {
+    assert!(what.contains("nested deeper than"), "not the depth's error: {what}");
+}
+
 #[test]
-fn deep_nesting_is_no_stack_risk() {
-    let n = 200_000;
-    let doc = format!(
-        r#"<Benchmark id="b"><Rule id="r"><description>{}deep{}</description></Rule><Group id="g">{}{}</Group></Benchmark>"#,
-        "<b>".repeat(n),
-        "</b>".repeat(n),
-        "<Group id=\"g\">".repeat(n),
-        "</Group>".repeat(n),
+fn deep_prose_is_a_clear_error() {
+    let prose = format!(
+        r#"<Benchmark id="b"><Rule id="r"><description>{}deep{}</description></Rule></Benchmark>"#,
+        "<b>".repeat(DEEP),
+        "</b>".repeat(DEEP)
     );
-    let b = read_benchmark_bytes(doc.as_bytes(), None).unwrap();
-    assert_eq!(b.selected_rules[0].description, "deep");
+    deep(&ds_err(prose.as_bytes()).to_string());
+}
+
+#[test]
+fn deep_groups_are_a_clear_error() {
+    let groups = format!(
+        r#"<Benchmark id="b"><Rule id="r"/>{}<Rule id="in"/>{}</Benchmark>"#,
+        "<Group id=\"g\">".repeat(DEEP),
+        "</Group>".repeat(DEEP)
+    );
+    match read_benchmark_bytes(groups.as_bytes(), None) {
+        Err(e) => deep(&e.to_string()),
+        Ok(b) => {
+            // Accepted: the default score recurses over the Groups, as the loop computes it.
+            let results =
+                parse_results_bytes(br#"<TestResult id="t"><rule-result idref="in"><result>pass</result></rule-result></TestResult>"#);
+            let score = b.score_tree.default_score(&results.unwrap());
+            panic!("100,000 nested Groups read, and scored {score:?}");
+        }
+    }
+}
+
+#[test]
+fn deep_sets_are_a_clear_error() {
+    let sets = format!(
+        r#"<oval_results><oval_definitions><objects><textfilecontent54_object id="o">{}<object_reference>x</object_reference>{}</textfilecontent54_object></objects></oval_definitions><results/></oval_results>"#,
+        "<set>".repeat(DEEP),
+        "</set>".repeat(DEEP)
+    );
+    deep(&temper_scap::oval::OvalReport::parse(sets.as_bytes()).map(|r| r.results()).unwrap_err().to_string());
+}
+
+#[test]
+fn deep_criteria_are_a_clear_error() {
+    let criteria = format!(
+        "<oval_results><results><system><definitions><definition definition_id='d' result='false'>{}{}</definition></definitions></system></results></oval_results>",
+        "<criteria result='false'>".repeat(DEEP),
+        "</criteria>".repeat(DEEP)
+    );
+    deep(&temper_scap::oval::OvalReport::parse(criteria.as_bytes()).map(|r| r.results()).unwrap_err().to_string());
+    deep(&temper_scap::oval::OvalResults::parse(criteria.as_bytes()).unwrap_err().to_string());
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> usize {

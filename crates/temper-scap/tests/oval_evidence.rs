@@ -46,6 +46,52 @@ fn evaluate(rules: &[&str]) -> (Plan, Vec<temper_scap::oval::RuleOutcome>, OvalR
     (plan, outcomes, report)
 }
 
+/// On real oscap results, the host's definitions (the datastream's) give the evidence the
+/// document's own definitions would, and refuse none of its items: every ANSSI high check that
+/// does not walk the whole tree, evaluated on this host.
+#[test]
+fn the_hosts_definitions_read_real_results_as_their_own_and_refuse_no_real_item() {
+    let ds = ssg("ssg-debian12-ds.xml");
+    let bench = read_benchmark(&ds, Some("anssi_bp28_high")).unwrap();
+    let engine = OvalEngine::new(OvalContent::read(&ds).unwrap());
+    let all: Vec<String> = bench.selected_rules.iter().map(|r| r.id.clone()).collect();
+    let walkers = engine.tree_walkers(&bench, &all);
+    let rules: Vec<&str> = all.iter().filter(|r| !walkers.contains(r)).map(String::as_str).collect();
+    let (plan, outcomes, report) = evaluate(&rules);
+    let evidence = plan.evidence(&report, &outcomes);
+    let items: usize = evidence.iter().flat_map(|e| &e.tests).map(|t| t.items.len()).sum();
+    eprintln!("{} rules, {} with evidence, {items} items", rules.len(), evidence.len());
+    assert!(evidence.len() >= 30 && items >= 30, "this host fails a few dozen of them: {} with evidence, {items} items", evidence.len());
+    for e in &evidence {
+        for t in &e.tests {
+            assert!(t.refused.is_empty(), "{}: {} refused {:?}", e.rule, t.id, t.refused);
+        }
+        let own = report.evidence(&e.rule, e.outcome, &e.definition).expect("the document has the definition");
+        let (a, b) = (serde_json::to_string(&as_written(own)).unwrap(), serde_json::to_string(&as_written(e.clone())).unwrap());
+        let at = a.bytes().zip(b.bytes()).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+        let around = |s: &str| s.get(at.saturating_sub(300)..(at + 300).min(s.len())).unwrap_or_default().to_string();
+        assert!(a == b, "{}: the document's own definitions read\n{}\nthe host's\n{}", e.rule, around(&a), around(&b));
+    }
+}
+
+/// Evidence without the defaults either copy of the definitions may write or leave out (a
+/// state's `operator="AND"`, an entity's `datatype="string"` and `operation="equals"`).
+fn as_written(mut e: temper_scap::oval::Evidence) -> temper_scap::oval::Evidence {
+    fn spec(s: &mut temper_scap::oval::Spec) {
+        s.operator = s.operator.take().filter(|o| o != "AND");
+        for f in &mut s.fields {
+            f.datatype = f.datatype.take().filter(|d| d != "string");
+            f.operation = f.operation.take().filter(|o| o != "equals");
+        }
+        s.members.iter_mut().for_each(spec);
+    }
+    for t in &mut e.tests {
+        t.object.iter_mut().chain(&mut t.states).for_each(spec);
+        t.filters.iter_mut().for_each(|f| spec(&mut f.state));
+    }
+    e
+}
+
 fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
     fields.iter().find(|(k, _)| k == name).map_or_else(|| panic!("no `{name}` in {fields:?}"), |(_, v)| v.as_str())
 }

@@ -188,12 +188,73 @@ async fn the_full_scans_own_oval_results_are_the_evidence_first_and_last() {
     let rule = sim.rule(run, RSYSLOG).await;
     assert_eq!(rule.status, RuleStatus::Escalated);
     assert!(rule.reason.as_deref().unwrap_or_default().contains("is error"), "derived from the first scan's evidence: {:?}", rule.reason);
-    assert_eq!(
-        rule.final_evidence.as_ref().map(|e| (&e.definition, &e.tests)),
-        Some((&evidence(RSYSLOG).definition, &evidence(RSYSLOG).tests))
-    );
+    // The final scan's results and items, read against the host's definitions (which write a
+    // few defaults oscap's copy spells out, so the tests are compared by what was found).
+    let found =
+        |e: &Evidence| (e.definition.clone(), e.tests.iter().map(|t| (t.id.clone(), t.result, t.items.clone())).collect::<Vec<_>>());
+    assert_eq!(rule.final_evidence.as_ref().map(found), Some(found(&evidence(RSYSLOG))));
     let named: Vec<Vec<String>> = sim.guest.scanned().into_iter().filter(|s| s.contains(&full(RSYSLOG))).collect();
     assert!(named.is_empty(), "no rescan named it: {named:?}");
     assert_eq!(sim.guest.scanned().iter().filter(|s| s.is_empty()).count(), 2, "the first and the final scan");
     took("the_full_scans_own_oval_results_are_the_evidence_first_and_last", t);
+}
+
+/// A plan step as the source exported it: derived there, from the source's items (this script
+/// names `atd`, which the target's evidence does not call for), marked so.
+fn derived_step(n: usize, rule: &str) -> temper_core::plan::PlannedFix {
+    let fix_script = format!("{} for {rule} on the source target\nsystemctl enable 'atd.service'\n", temper_derive::HEADER);
+    let fix =
+        temper_core::agent::ApplyFix { fix_script, revert_script: "true\n".into(), description: format!("the source's fix for {rule}") };
+    temper_core::plan::PlannedFix { n, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false, derived: true }
+}
+
+/// A plan's derived steps are derived again on each target, from that target's own evidence:
+/// the source's scripts never run, in a batch (`batch`) or alone. A derived step the target's
+/// evidence gives no fix for is refused with why, nothing run, and its rule goes to the normal
+/// loop. The plan this run exports marks the step derived.
+async fn derived_again(name: &str, rules: &[&str]) {
+    let t = Instant::now();
+    let mut sim = Sim::new(name).await;
+    sim.with_oval();
+    sim.settings.rules = rules.iter().map(|r| r.to_string()).collect();
+    sim.settings.plan = rules.iter().enumerate().map(|(i, r)| derived_step(i + 1, r)).collect();
+    for r in rules {
+        sim.guest.oval_results(r, &recorded(r));
+    }
+    let derived = temper_derive::derive(&evidence(CRON)).unwrap();
+    sim.guest.stock_fix(&derived.fix_script, vec![Effect::Pass(full(CRON))]);
+    let run = sim.new_run("stock").await;
+    sim.stock(run).await.unwrap();
+
+    let scripts = sim.guest.scripts();
+    assert!(!scripts.iter().any(|s| s.contains("atd.service")), "a source's script ran: {scripts:#?}");
+    assert!(scripts.contains(&derived.fix_script), "the target's own derived fix ran");
+    let cron = sim.attempts(run, CRON).await;
+    assert_eq!((cron[0].spec.source, cron[0].verdict), (FixSource::Plan, Some(Verdict::Fixed)), "{cron:?}");
+    assert_eq!(cron[0].spec.fix_script, derived.fix_script);
+    assert!(cron[0].spec.description.starts_with("derived again on this target from its own evidence"), "{}", cron[0].spec.description);
+    assert_eq!(sim.rule(run, CRON).await.status, RuleStatus::Fixed);
+    if rules.contains(&RSYSLOG) {
+        let rsyslog = sim.attempts(run, RSYSLOG).await;
+        assert_eq!((rsyslog[0].spec.source, rsyslog[0].verdict), (FixSource::Plan, Some(Verdict::Refused)), "{rsyslog:?}");
+        let why = rsyslog[0].verdict_reason.clone().unwrap_or_default();
+        assert!(why.contains("is derived, and derived again on this target: no derived fix (the check's shape)"), "{why}");
+        assert_eq!(sim.rule(run, RSYSLOG).await.status, RuleStatus::Escalated, "the normal loop took it up, and had no fix either");
+    }
+    let data = temper_report::load(sim.store.as_ref(), run).await.unwrap();
+    let plan = temper_report::plan::build(&data, Some(content()), Some("0".repeat(64))).unwrap();
+    let step = plan.steps.iter().find(|s| s.rule == full(CRON)).unwrap();
+    assert!(step.derived && step.source == FixSource::Plan, "exported again, the step is still derived: {step:?}");
+    assert!(temper_report::plan::readme(&plan).contains("derives each again on its target"));
+    took(name, t);
+}
+
+#[tokio::test]
+async fn a_plans_derived_steps_in_a_batch_are_derived_again_from_this_targets_evidence() {
+    derived_again("derived-plan-batch", &[CRON, RSYSLOG]).await;
+}
+
+#[tokio::test]
+async fn a_plans_derived_step_alone_is_derived_again_from_this_targets_evidence() {
+    derived_again("derived-plan-single", &[CRON]).await;
 }

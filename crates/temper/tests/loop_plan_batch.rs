@@ -27,7 +27,7 @@ fn step(n: usize, more: &str) -> PlannedFix {
     let rule = RULES[n - 1];
     let fix_script = format!("echo plan step {n}\n# sim pass {rule}\n{more}");
     let fix = ApplyFix { fix_script, revert_script: "true\n".into(), description: format!("step {n}") };
-    PlannedFix { n, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false }
+    PlannedFix { n, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false, derived: false }
 }
 
 /// The four steps, with `more[i]` added to step i + 1.
@@ -275,7 +275,7 @@ async fn the_next_batch_takes_its_evidence_from_the_last_batchs_check() {
         let n = 5 + i;
         let fix_script = format!("echo plan step {n}\n# sim pass {rule}\n");
         let fix = ApplyFix { fix_script, revert_script: "true\n".into(), description: format!("step {n}") };
-        plan.push(PlannedFix { n, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false });
+        plan.push(PlannedFix { n, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false, derived: false });
     }
     let mut sim = planned("batch-ahead", plan).await;
     sim.settings.rules.extend(LATER.map(String::from));
@@ -344,7 +344,7 @@ async fn with_the_one_walk_a_step_that_breaks_a_walker_is_blamed_at_its_batch_ch
                 let more = if i == 1 { format!("# sim fail {WALKER}\n") } else { String::new() };
                 let fix_script = format!("echo plan step {}\n# sim pass {rule}\n{more}", i + 1);
                 let fix = ApplyFix { fix_script, revert_script: "true\n".into(), description: format!("step {}", i + 1) };
-                PlannedFix { n: i + 1, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false }
+                PlannedFix { n: i + 1, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false, derived: false }
             })
             .collect();
         let mut sim = Sim::new(&format!("batch-walk-{walk}")).await;

@@ -126,6 +126,17 @@ impl Attempter<'_, '_> {
         }
         let (evidence, looked_ahead, rest) = (before.evidence(), before.looked_ahead, before.rest);
         let ctx = self.fix_context(rule, plan, n, evidence).await?;
+        // A plan's derived step: derived again from this target's evidence, never the source's.
+        let preset = match preset {
+            Some(p) if let Some(step) = p.derived => match self.ralph.derive_step(step, &ctx) {
+                Ok(fix) => Some(Preset { fix, ..p }),
+                Err(why) => {
+                    let trial = self.start_attempt(state, &ctx, &p.fix, Origin { source: p.source, replayed: false, looked_ahead }).await?;
+                    return self.unexecuted(trial, Verdict::Refused, why, &p.fix.fix_script).await;
+                }
+            },
+            p => p,
+        };
         let replayed = preset.as_ref().is_some_and(|p| p.replayed);
         let remembered = preset.as_ref().and_then(|p| p.remembered);
         let worker = match preset {
@@ -317,6 +328,9 @@ impl Attempter<'_, '_> {
     }
 
     pub(super) async fn fix_context(&self, rule: &str, plan: &str, attempt: u32, evidence: Option<Evidence>) -> LoopResult<FixContext> {
+        if let Some(refused) = evidence.as_ref().map(Evidence::refused).filter(|r| !r.is_empty()) {
+            self.ralph.note(Some(rule), EventData::EvidenceRefused { refused }).await?;
+        }
         let c = self.ralph.content.rule(rule);
         let text = |f: fn(&temper_scap::Rule) -> &str| c.map(f).unwrap_or("").to_string();
         let episodes = Reflection::new(self.ralph).episodes(rule).await?;

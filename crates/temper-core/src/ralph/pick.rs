@@ -28,6 +28,9 @@ pub struct Preset {
     pub replayed: bool,
     /// The remembered fix it is, whose try is counted.
     pub remembered: Option<i64>,
+    /// A plan's derived step (its number): `fix` is the source's, and the attempt derives its
+    /// own from this target's evidence (`planned.rs`).
+    pub derived: Option<usize>,
 }
 
 /// What a pick leaves the loop with.
@@ -108,7 +111,7 @@ impl Picker<'_, '_> {
         if let Some(a) = self.ralph.journal.fixes_to_replay().await?.into_iter().find(|a| self.ralph.in_scope(&a.spec.rule_id)) {
             self.ralph.note(Some(&a.spec.rule_id), EventData::Replay(Replayed::RolledBack { attempt: a.n, source: a.spec.source })).await?;
             let fix = ApplyFix { fix_script: a.spec.fix_script, revert_script: a.spec.revert_script, description: a.spec.description };
-            let preset = Preset { fix, source: a.spec.source, replayed: true, remembered: None };
+            let preset = Preset { fix, source: a.spec.source, replayed: true, remembered: None, derived: None };
             return Ok(Next::Work(Pick { rule_id: a.spec.rule_id, plan: a.spec.plan, preset: Some(preset) }));
         }
         // A rule whose last attempt a crash interrupted goes next: it was picked, and the

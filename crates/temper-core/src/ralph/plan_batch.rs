@@ -171,8 +171,20 @@ impl Batch<'_, '_> {
         self.ralph.note(Some(&fix.rule), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Plan { plan_step: fix.n } })).await?;
         let n = self.ralph.journal.rule(&fix.rule).await?.map_or(0, |r| r.attempts as u32) + 1;
         let ctx = self.attempt.fix_context(&fix.rule, &plan, n, evidence).await?;
+        // A derived step: derived again from this target's evidence, never the source's.
+        let mut fix = fix;
+        let derived = fix.derived.then(|| self.ralph.derive_step(fix.n, &ctx));
+        if let Some(Ok(again)) = &derived {
+            fix.fix = again.clone();
+        }
         let origin = Origin { source: FixSource::Plan, replayed: false, looked_ahead };
         let trial = self.attempt.start_attempt(state, &ctx, &fix.fix, origin).await?;
+        if let Some(Err(why)) = derived {
+            if let Some(ended) = self.attempt.unexecuted(trial, Verdict::Refused, why, &fix.fix.fix_script).await? {
+                Reflection::new(self.ralph).reflect(&ended).await?;
+            }
+            return Ok(None);
+        }
         for script in [&fix.fix.fix_script, &fix.fix.revert_script] {
             if let Err(refusal) = deny.check(script) {
                 if let Some(ended) = self.attempt.unexecuted(trial, Verdict::Refused, refusal.to_string(), &fix.fix.fix_script).await? {

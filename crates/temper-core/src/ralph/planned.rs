@@ -13,7 +13,7 @@ use std::collections::HashSet;
 
 use super::pick::{Pick, Preset};
 use super::{LoopResult, Ralph};
-use crate::agent::{ApplyFix, Candidate, FixSource};
+use crate::agent::{ApplyFix, Candidate, FixContext, FixSource};
 use crate::journal::{EventData, Picked, PickedBy, RuleStatus};
 use crate::plan::PlannedFix;
 
@@ -77,6 +77,15 @@ impl Ralph<'_> {
         Ok(candidates)
     }
 
+    /// A plan's derived step `n`, derived again from this target's own evidence and tries (the
+    /// ones `ctx` holds): its fix, or why there is none (the step is then refused, nothing run).
+    pub(super) fn derive_step(&self, n: usize, ctx: &FixContext) -> Result<ApplyFix, String> {
+        let derive = self.settings.derive.ok_or("this run derives no fixes")?;
+        let refused = |why: String| format!("step {n} of the proven plan is derived, and derived again on this target: {why}");
+        let fix = derive(ctx.evidence.as_ref(), &ctx.tried).map_err(refused)?;
+        Ok(ApplyFix { description: format!("derived again on this target from its own evidence: {}", fix.description), ..fix })
+    }
+
     /// After a plan step on `rule` failed: the content's own fix as the next attempt, unless the
     /// step was that fix (`tried`) or there is none.
     pub(super) fn stock_after_plan(&self, rule: &str, tried: &str) -> Option<Preset> {
@@ -85,7 +94,7 @@ impl Ralph<'_> {
             return None;
         }
         let fix = ApplyFix { fix_script: script, revert_script: String::new(), description: format!("stock fix for {rule}") };
-        Some(Preset { fix, source: FixSource::Stock, replayed: false, remembered: None })
+        Some(Preset { fix, source: FixSource::Stock, replayed: false, remembered: None, derived: None })
     }
 }
 
@@ -102,7 +111,13 @@ impl Picker<'_, '_> {
         };
         let plan = format!("step {} of the proven plan", step.n);
         self.ralph.note(Some(&step.rule), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Plan { plan_step: step.n } })).await?;
-        let preset = Preset { fix: step.fix.clone(), source: FixSource::Plan, replayed: false, remembered: None };
+        let preset = Preset {
+            fix: step.fix.clone(),
+            source: FixSource::Plan,
+            replayed: false,
+            remembered: None,
+            derived: step.derived.then_some(step.n),
+        };
         Ok(Some(Pick { rule_id: step.rule.clone(), plan, preset: Some(preset) }))
     }
 }

@@ -64,7 +64,7 @@ impl Picker<'_, '_> {
             let by = PickedBy::Memory { memory: f.id, from_run: f.run_id, tried: f.tried, kept: f.kept };
             self.ralph.note(Some(&c.rule_id), EventData::Pick(Picked { plan: plan.clone(), by })).await?;
             let fix = ApplyFix { fix_script: f.fix_script, revert_script: f.revert_script, description: f.description };
-            let preset = Preset { fix, source: FixSource::Memory, replayed: false, remembered: Some(f.id) };
+            let preset = Preset { fix, source: FixSource::Memory, replayed: false, remembered: Some(f.id), derived: None };
             return Ok(Some(Pick { rule_id: c.rule_id.clone(), plan, preset: Some(preset) }));
         }
         Ok(None)

@@ -44,7 +44,7 @@ impl Ralph<'_> {
         Ok(Some(Pick {
             rule_id: rule.rule_id,
             plan,
-            preset: Some(Preset { fix, source: FixSource::Stock, replayed: false, remembered: None }),
+            preset: Some(Preset { fix, source: FixSource::Stock, replayed: false, remembered: None, derived: None }),
         }))
     }
 }

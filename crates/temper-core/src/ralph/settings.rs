@@ -29,6 +29,9 @@ pub struct Settings {
     /// The plan's cadence (its source run's), taken instead of measuring one when
     /// `regression_every` is not set.
     pub plan_cadence: Option<u32>,
+    /// How a plan's derived step is derived again from this target's evidence; `None`: such a
+    /// step is refused (nothing run) and its rule goes to the normal loop.
+    pub derive: Option<crate::agent::Derive>,
 }
 
 impl Default for Settings {
@@ -52,6 +55,7 @@ impl Default for Settings {
             reboot: Some(super::boot::RebootProof::default()),
             plan: Vec::new(),
             plan_cadence: None,
+            derive: None,
         }
     }
 }

@@ -37,8 +37,9 @@ pub struct OvalSide {
 
 impl OvalSide {
     /// The evidence of each rule failing in a profile's `oscap xccdf eval`, from the OVAL results
-    /// `documents` it wrote (by file name). A document that does not parse gives none: evidence
-    /// informs, the results judge.
+    /// `documents` it wrote (by file name): their results and items, read against the host's
+    /// definitions. A document that does not parse gives none: evidence informs, the results
+    /// judge.
     pub(super) fn profile_evidence(&self, results: &TestResult, documents: &[(String, &[u8])]) -> Vec<Evidence> {
         let failing: Vec<(String, Outcome)> = results
             .rule_results
@@ -48,7 +49,7 @@ impl OvalSide {
             .collect();
         let mut reports = Vec::new();
         for (name, bytes) in documents {
-            match OvalReport::parse(bytes) {
+            match OvalReport::from_guest(bytes) {
                 Ok(r) => reports.push((name.clone(), r)),
                 Err(e) => {
                     tracing::warn!(name, error = %e, "an OVAL results document of the profile's eval does not parse: no evidence from it")
@@ -169,8 +170,9 @@ impl Scanner {
         for (plan, run) in evaluated.into_iter().zip(runs) {
             let (bytes, s) = run?;
             stalls += s;
-            // One parse gives the outcomes and the evidence.
-            let report = OvalReport::parse(&bytes)?;
+            // One parse gives the outcomes and the evidence: the guest's results and items, its
+            // copy of the definitions unread (the evidence reads the host's: `Plan::evidence`).
+            let report = OvalReport::from_guest(&bytes)?;
             let judged = match (&plan.walk, &walk) {
                 (Some(part), Some(listing)) => Some(part.judge(&bytes, &report, listing)?),
                 _ => None,
@@ -180,6 +182,11 @@ impl Scanner {
             let mut found_evidence = plan.evidence(&report, &outcomes);
             if let Some(j) = &judged {
                 j.patch(&mut found_evidence);
+                // A walked test's items are the walk's, collected on the host by its own object:
+                // what the guest gave for the stand-in is gone, and so is any item it refused.
+                for t in found_evidence.iter_mut().flat_map(|e| e.tests.iter_mut()).filter(|t| j.tests.contains_key(&t.id)) {
+                    t.refused.clear();
+                }
             }
             evidence.extend(found_evidence);
             found.extend(outcomes.into_iter().map(|o| result(o.rule, o.outcome)));

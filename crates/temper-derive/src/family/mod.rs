@@ -15,8 +15,12 @@ pub fn choices(t: &TestEvidence) -> usize {
     if t.kind == "file_test" { file::choices(t) } else { 1 }
 }
 
-/// The actions of fix `choice` of a failing test (0: the least disruptive).
+/// The actions of fix `choice` of a failing test (0: the least disruptive). None from a test with
+/// an item the host refused (`TestEvidence::refused`): its evidence is the guest's word alone.
 pub fn actions(t: &TestEvidence, choice: usize) -> Result<Vec<Action>, Refusal> {
+    if let Some(r) = t.refused.first() {
+        return Err(Refusal::ForeignItem { test: t.id.clone(), item: r.item.clone(), why: r.why.clone() });
+    }
     match t.kind.as_str() {
         "file_test" => file::actions(t, choice),
         "sysctl_test" => sysctl::runtime(t),

@@ -129,6 +129,7 @@ mod tests {
             accepted_nonzero_exit: false,
             needs_reboot: false,
             one_way: None,
+            derived: false,
             evidence_before: None,
             evidence_after: None,
         };
@@ -150,6 +151,25 @@ mod tests {
     }
 
     /// The skill's own parsing and whole-id matching: `temper_core::skill`'s tests.
+    /// A derived step is marked so in `plan.json`, and is derived again on each target: so is a
+    /// step a plan exported before the mark calls `derived`; a plan without the field reads as
+    /// having no derived step.
+    #[test]
+    fn a_derived_step_is_marked_and_derived_again_on_each_target() {
+        let mut p = plan(None);
+        assert!(!p.fixes()[0].derived, "a stock step runs as it is");
+        p.steps[0].source = FixSource::Derived;
+        assert!(p.fixes()[0].derived && p.steps[0].derived_note().is_some());
+        p.steps[0].source = FixSource::Plan;
+        p.steps[0].derived = true;
+        assert!(p.fixes()[0].derived, "a derived step of a plan run, exported again");
+        let mut json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["steps"][0]["derived"], true);
+        json["steps"][0].as_object_mut().unwrap().remove("derived");
+        let old: Plan = serde_json::from_value(json).unwrap();
+        assert!(!old.steps[0].derived);
+    }
+
     #[test]
     fn mark_one_way_takes_the_reason_given_and_survives_the_json() {
         let mut p = plan(None);

@@ -117,6 +117,12 @@ pub struct Step {
     /// takes the revert and a reboot. `None` in plans exported before temper wrote it.
     #[serde(default)]
     pub one_way: Option<String>,
+    /// Derived from the rule's check and the items the scanner found on the source target
+    /// (`temper-derive`): `temper run --plan` derives it again on each target, from that
+    /// target's own evidence, and never runs these scripts; `replay.sh` and the playbook run
+    /// them as they are (a file step stops where a file is not as the source's scan found it).
+    #[serde(default)]
+    pub derived: bool,
     /// What the scanner found wrong with the rule before the fix, and after it (OVAL engine).
     pub evidence_before: Option<Evidence>,
     pub evidence_after: Option<Evidence>,
@@ -141,6 +147,21 @@ impl Step {
     pub fn short_rule(&self) -> &str {
         temper_scap::short_rule_id(&self.rule)
     }
+
+    /// Whether a target derives the step again: marked so, or a derived fix by its source (a
+    /// plan exported before temper marked them).
+    pub fn derives_again(&self) -> bool {
+        self.derived || self.source == FixSource::Derived
+    }
+
+    /// What the exports say of a derived step.
+    pub fn derived_note(&self) -> Option<&'static str> {
+        self.derives_again().then_some(
+            "derived from the rule's check and the items found on the source target: temper derives it again on each target \
+             from that target's own evidence; run as it is, a file step stops with nothing changed where a file's owner, \
+             group or mode is not as the source's scan found it",
+        )
+    }
 }
 
 /// The steps that take effect at boot, in order: the exports reboot, or say to, after them.
@@ -162,6 +183,10 @@ pub struct PlannedFix {
     /// reboot proof, as any such fix is.
     #[serde(default)]
     pub needs_reboot: bool,
+    /// Derived on the source target (`Step::derived`): the run derives its fix again from this
+    /// target's own evidence, and `fix` (the source's) never runs.
+    #[serde(default)]
+    pub derived: bool,
 }
 
 impl PlannedFix {
@@ -190,6 +215,7 @@ impl Plan {
                 fix: ApplyFix { fix_script: s.fix.text.clone(), revert_script: s.revert.text.clone(), description: s.description.clone() },
                 accepted_exits: s.accepted_exit_codes(),
                 needs_reboot: s.needs_reboot,
+                derived: s.derives_again(),
             })
             .collect()
     }

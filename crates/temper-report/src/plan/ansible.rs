@@ -68,6 +68,9 @@ pub fn playbook(plan: &Plan) -> String {
         if let Some(note) = s.one_way_note() {
             about += &format!(" One way: {note}.");
         }
+        if let Some(note) = s.derived_note() {
+            about += &format!(" Derived: {note}.");
+        }
         comment("    ", &about).iter().for_each(|l| line(l));
         line(&format!("    - name: {}", q(&format!("Step {}: {}", s.n, plain(s.short_rule())))));
         line("      ansible.builtin.script:");

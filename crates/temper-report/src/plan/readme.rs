@@ -76,7 +76,18 @@ pub fn readme(plan: &Plan) -> String {
             one_way.join(", ")
         );
     }
-    r += "## Steps\n\n| # | rule | source | exit code | reboot | one way |\n|---|---|---|---|---|---|\n";
+    let derived: Vec<String> = plan.steps.iter().filter(|s| s.derives_again()).map(|s| s.n.to_string()).collect();
+    if !derived.is_empty() {
+        r += &format!(
+            "Steps {} are derived from the rule's check and the items the scanner found on `{}`: `temper run --plan` \
+             derives each again on its target, from that target's own evidence, and never runs these scripts. `replay.sh` \
+             and the playbook run them as they are: a file step checks each file first and stops, with nothing changed, \
+             where its owner, group or mode is not as the source's scan found it; the others set what the check wants.\n\n",
+            derived.join(", "),
+            h.source.target
+        );
+    }
+    r += "## Steps\n\n| # | rule | source | exit code | reboot | one way | derived |\n|---|---|---|---|---|---|---|\n";
     for s in &plan.steps {
         let exit = match (s.exit_code, s.accepted_nonzero_exit) {
             (Some(c), true) => format!("{c} (kept: its checks passed)"),
@@ -84,14 +95,15 @@ pub fn readme(plan: &Plan) -> String {
             (None, _) => "-".into(),
         };
         r += &format!(
-            "| {} | {} {} | {} | {} | {} | {} |\n",
+            "| {} | {} {} | {} | {} | {} | {} | {} |\n",
             s.n,
             crate::text::md_code_id(s.short_rule(), true),
             cell(&s.title),
             s.source,
             exit,
             if s.needs_reboot { "needs one" } else { "" },
-            cell(s.one_way.as_deref().unwrap_or(""))
+            cell(s.one_way.as_deref().unwrap_or("")),
+            if s.derives_again() { "again on each target" } else { "" }
         );
     }
     r

@@ -32,9 +32,16 @@ fn step(n: usize, a: &Attempt, data: &RunData, content: Option<&Benchmark>) -> S
         accepted_nonzero_exit: exit_code.is_some_and(|c| c != 0),
         needs_reboot: stock_reboot || a.verdict == Some(Verdict::NeedsReboot),
         one_way: None,
+        derived: derived(a),
         evidence_before: a.spec.evidence_before.clone(),
         evidence_after: a.findings.evidence_after.clone(),
     }
+}
+
+/// A fix derived from the rule's check: by this run (source `derived`), or a plan's derived step
+/// this run derived again (source `plan`, with a derived fix's header).
+fn derived(a: &Attempt) -> bool {
+    a.spec.source == FixSource::Derived || (a.spec.source == FixSource::Plan && a.spec.fix_script.starts_with(temper_derive::HEADER))
 }
 
 /// The run's kept fixes as one bash script (the plan's `replay.sh`), for the reports.

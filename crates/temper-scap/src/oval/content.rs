@@ -3,6 +3,7 @@
 //! OVAL component indexed by id. The bytes are kept: documents are cut from them.
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use quick_xml::events::{BytesStart, Event};
 use sha2::{Digest, Sha256};
@@ -17,9 +18,10 @@ use super::xccdf::{Xccdf, walk_benchmark};
 /// A SCAP source datastream, indexed for the OVAL engine. Independent of any profile.
 #[derive(Debug)]
 pub struct OvalContent {
-    pub(crate) bytes: Vec<u8>,
+    pub(crate) bytes: Arc<[u8]>,
     sha256: [u8; 32],
-    pub(crate) components: Vec<Component>,
+    /// Shared with each plan cut from it: the host's definitions its evidence is read against.
+    pub(crate) components: Arc<[Component]>,
     /// Catalog name (a check's `href`) -> index in `components`.
     pub(crate) hrefs: HashMap<String, usize>,
     pub(crate) xccdf: Xccdf,
@@ -35,11 +37,11 @@ impl OvalContent {
             bytes.drain(..3);
         }
         let sha256 = Sha256::digest(&bytes).into();
-        let mut c = OvalContent { bytes: Vec::new(), sha256, components: Vec::new(), hrefs: HashMap::new(), xccdf: Xccdf::default() };
-        let catalog = c.walk(&bytes)?;
-        c.resolve(catalog);
-        c.bytes = bytes;
-        Ok(c)
+        let mut components = Vec::new();
+        let mut xccdf = Xccdf::default();
+        let catalog = walk(&bytes, &mut components, &mut xccdf)?;
+        let hrefs = resolve(&components, catalog);
+        Ok(OvalContent { bytes: bytes.into(), sha256, components: components.into(), hrefs, xccdf })
     }
 
     /// The datastream's SHA-256, hex.
@@ -63,77 +65,88 @@ impl OvalContent {
     pub(crate) fn component(&self, href: &str) -> Option<&Component> {
         self.hrefs.get(href).map(|&i| &self.components[i])
     }
+}
 
-    fn walk(&mut self, bytes: &[u8]) -> Result<Catalog> {
-        let mut x = Xml::new(bytes)?;
-        let root = loop {
-            match x.next()? {
-                Event::Start(e) => break e,
-                Event::Empty(e) => return Err(OvalError::NotADatastream(local(&e).to_string())),
-                Event::Eof => return Err(crate::ScapError::NoRootElement.into()),
-                _ => {}
+/// Reads the datastream: its OVAL components into `components`, its Benchmark (the first) and
+/// CPE dictionary into `xccdf`; returns the catalog.
+fn walk(bytes: &[u8], components: &mut Vec<Component>, xccdf: &mut Xccdf) -> Result<Catalog> {
+    let mut x = Xml::new(bytes)?;
+    let root = loop {
+        match x.next()? {
+            Event::Start(e) => break e,
+            Event::Empty(e) => return Err(OvalError::NotADatastream(local(&e).to_string())),
+            Event::Eof => return Err(crate::ScapError::NoRootElement.into()),
+            _ => {}
+        }
+    };
+    if local(&root) != "data-stream-collection" {
+        return Err(OvalError::NotADatastream(local(&root).to_string()));
+    }
+    let root_ns = ns_decls(&x, &root)?;
+    let mut catalog = Catalog::default();
+    let mut benchmark = false;
+    while let Some((e, empty)) = x.child("data-stream-collection")? {
+        match local(&e) {
+            "data-stream" if !empty && catalog.refs.is_empty() => read_catalog(&mut x, &mut catalog)?,
+            "component" if !empty => {
+                let id = x.attr(&e, "id")?.unwrap_or_default();
+                let mut ns = root_ns.clone();
+                ns.extend(ns_decls(&x, &e)?);
+                benchmark |= component_body(&mut x, &id, ns, benchmark, components, xccdf)?;
             }
+            _ if !empty => x.skip(&e)?,
+            _ => {}
+        }
+    }
+    if !benchmark {
+        return Err(OvalError::NoBenchmark);
+    }
+    Ok(catalog)
+}
+
+/// Reads one component's content up to its end; true when it was the (first) Benchmark.
+fn component_body(
+    x: &mut Xml<'_>,
+    id: &str,
+    ns: Vec<(String, String)>,
+    have_benchmark: bool,
+    components: &mut Vec<Component>,
+    xccdf: &mut Xccdf,
+) -> Result<bool> {
+    let mut was_benchmark = false;
+    loop {
+        let Some((e, empty)) = x.child("component")? else {
+            return Ok(was_benchmark);
         };
-        if local(&root) != "data-stream-collection" {
-            return Err(OvalError::NotADatastream(local(&root).to_string()));
-        }
-        let root_ns = ns_decls(&x, &root)?;
-        let mut catalog = Catalog::default();
-        let mut benchmark = false;
-        while let Some((e, empty)) = x.child("data-stream-collection")? {
-            match local(&e) {
-                "data-stream" if !empty && catalog.refs.is_empty() => read_catalog(&mut x, &mut catalog)?,
-                "component" if !empty => {
-                    let id = x.attr(&e, "id")?.unwrap_or_default();
-                    let mut ns = root_ns.clone();
-                    ns.extend(ns_decls(&x, &e)?);
-                    benchmark |= self.component_body(&mut x, &id, ns, benchmark)?;
-                }
-                _ if !empty => x.skip(&e)?,
-                _ => {}
+        match local(&e) {
+            "oval_definitions" if !empty => {
+                let mut ns = ns.clone();
+                ns.extend(ns_decls(x, &e)?);
+                components.push(read_component(x, &e, id, ns)?);
             }
+            "Benchmark" if !empty && !have_benchmark && !was_benchmark => {
+                walk_benchmark(x, xccdf)?;
+                was_benchmark = true;
+            }
+            "cpe-list" if !empty => read_dictionary(x, &mut xccdf.cpe)?,
+            _ if !empty => x.skip(&e)?,
+            _ => {}
         }
-        if !benchmark {
-            return Err(OvalError::NoBenchmark);
-        }
-        Ok(catalog)
     }
+}
 
-    /// Reads one component's content up to its end; true when it was the (first) Benchmark.
-    fn component_body(&mut self, x: &mut Xml<'_>, id: &str, ns: Vec<(String, String)>, have_benchmark: bool) -> Result<bool> {
-        let mut was_benchmark = false;
-        loop {
-            let Some((e, empty)) = x.child("component")? else {
-                return Ok(was_benchmark);
-            };
-            match local(&e) {
-                "oval_definitions" if !empty => {
-                    let mut ns = ns.clone();
-                    ns.extend(ns_decls(x, &e)?);
-                    self.components.push(read_component(x, &e, id, ns)?);
-                }
-                "Benchmark" if !empty && !have_benchmark && !was_benchmark => {
-                    walk_benchmark(x, &mut self.xccdf)?;
-                    was_benchmark = true;
-                }
-                "cpe-list" if !empty => read_dictionary(x, &mut self.xccdf.cpe)?,
-                _ if !empty => x.skip(&e)?,
-                _ => {}
-            }
+/// Maps each catalog name to its component: name -> `#cref` -> component-ref -> `#component`.
+fn resolve(components: &[Component], catalog: Catalog) -> HashMap<String, usize> {
+    let by_id: HashMap<&str, usize> = components.iter().enumerate().map(|(i, c)| (c.id.as_str(), i)).collect();
+    let mut hrefs = HashMap::new();
+    for (name, uri) in catalog.uris {
+        let cref = uri.trim_start_matches('#');
+        let Some(target) = catalog.refs.get(cref) else { continue };
+        if let Some(&i) = target.strip_prefix('#').and_then(|t| by_id.get(t)) {
+            hrefs.insert(name, i);
         }
     }
-
-    /// Maps each catalog name to its component: name -> `#cref` -> component-ref -> `#component`.
-    fn resolve(&mut self, catalog: Catalog) {
-        let by_id: HashMap<&str, usize> = self.components.iter().enumerate().map(|(i, c)| (c.id.as_str(), i)).collect();
-        for (name, uri) in catalog.uris {
-            let cref = uri.trim_start_matches('#');
-            let Some(target) = catalog.refs.get(cref) else { continue };
-            if let Some(&i) = target.strip_prefix('#').and_then(|t| by_id.get(t)) {
-                self.hrefs.insert(name, i);
-            }
-        }
-    }
+    hrefs
 }
 
 /// The first data-stream's `component-ref`s and catalog entries.

@@ -173,7 +173,7 @@ fn rename(id: &str, n: usize) -> String {
     OVAL_ID.replace(id, |c: &Captures| format!("oval:{}.c{n}:{}:{}", &c[1], &c[2], &c[3])).into_owned()
 }
 
-fn rewrite(text: &str, map: &HashMap<String, String>) -> String {
+pub(crate) fn rewrite(text: &str, map: &HashMap<String, String>) -> String {
     OVAL_ID.replace_all(text, |c: &Captures| map.get(&c[0]).cloned().unwrap_or_else(|| c[0].to_string())).into_owned()
 }
 

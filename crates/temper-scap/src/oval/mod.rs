@@ -33,8 +33,8 @@ pub use cache::{OvalEngine, PlanKey};
 pub use content::OvalContent;
 pub use error::OvalError;
 pub use evidence::{
-    CollectedItem, Criterion, Evidence, Field, Filter, FilterAction, Finding, MAX_ITEMS, NamedReport, Operator, OvalReport, Spec,
-    TestEvidence,
+    CollectedItem, Criterion, Definitions, Evidence, Field, Filter, FilterAction, Finding, MAX_ITEMS, NamedReport, Operator, OvalReport,
+    Reading, RefusedItem, Spec, TestEvidence,
 };
 pub use index::DefClass;
 pub use plan::{Plan, PlanStats, PlannedRule, Stage};

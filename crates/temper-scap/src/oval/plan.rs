@@ -62,6 +62,8 @@ pub struct Plan {
     /// The tests the one walk judges ([`Plan::build_walked`]); their definitions' results come
     /// from [`crate::fswalk::WalkPart::results`].
     pub walk: Option<crate::fswalk::WalkPart>,
+    /// The host's definitions the document was cut from, for the evidence ([`Plan::evidence`]).
+    pub(crate) source: Option<super::evidence::Source>,
 }
 
 impl Plan {
@@ -145,8 +147,11 @@ impl Plan {
         let generator = first.generator.clone().map(|g| String::from_utf8_lossy(&content.bytes[g]).into_owned()).unwrap_or_default();
         let variables = variables_document(&bindings, &generator);
         let cpe_defs = cpe_at.into_iter().map(|(c, ci)| (c.clone(), doc_id(ci, &c.id))).collect();
+        let mut source = content.source();
+        source.renamed = roots.iter().zip(built.renamed).filter(|(_, m)| !m.is_empty()).map(|((ci, _), m)| (*ci, m)).collect();
         let mut plan = Plan::new(stage, planned, Some(built.bytes), variables, built.counts, content, cpe_defs);
         plan.walk = built.walk;
+        plan.source = Some(source);
         Ok(plan)
     }
 
@@ -168,7 +173,7 @@ impl Plan {
             document_bytes: document.as_ref().map_or(0, Vec::len),
             datastream_bytes: content.len(),
         };
-        Plan { stage, rules, document, variables, stats, cpe: content.xccdf.cpe.clone(), cpe_defs, walk: None }
+        Plan { stage, rules, document, variables, stats, cpe: content.xccdf.cpe.clone(), cpe_defs, walk: None, source: None }
     }
 
     /// The rules left to `oscap xccdf eval`, with why.

@@ -332,6 +332,8 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
             }),
             plan: opts.plan.as_ref().map(|p| p.fixes.clone()).unwrap_or_default(),
             plan_cadence: opts.plan.as_ref().and_then(|p| p.regression_every),
+            // A plan's derived step, derived again from this target's own evidence.
+            derive: Some(temper_agents::derived::again),
             ..Settings::default()
         },
         observer: progress.as_ref().map_or(&Quiet as &dyn temper_core::ralph::Observer, |p| p),

@@ -104,7 +104,12 @@ impl Sim {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
         let skill = Skill::load(repo().join("skills/debian12-anssi")).unwrap();
-        let settings = Settings { health_command: HEALTH.into(), ssh_ready: Duration::from_secs(1), ..Settings::default() };
+        let settings = Settings {
+            health_command: HEALTH.into(),
+            ssh_ready: Duration::from_secs(1),
+            derive: Some(temper_agents::derived::again),
+            ..Settings::default()
+        };
         Self {
             guest,
             hv,

@@ -1,9 +1,14 @@
-//! Evidence: what the scanner found, per failing rule, from an OVAL results document with
-//! system characteristics. For each test that made the definition fail: the object looked at
-//! (path, key, package...), the state it should be in, and the items collected.
+//! Evidence: what the scanner found, per failing rule. For each test that made the definition
+//! fail: the object looked at (path, key, package...), the state it should be in, and the items
+//! collected. The definitions (criteria, tests, objects, states, variables) are the host's own
+//! (`host.rs`); the guest's results document gives only results and items (`parse.rs`), each
+//! item checked against its object (`items.rs`), and the two are read together in `read.rs`.
+mod host;
+mod items;
 mod parse;
 mod parts;
 mod profile;
+mod read;
 mod tree;
 
 use std::fmt::Write;
@@ -19,9 +24,11 @@ use super::plan::Plan;
 use super::results::{DefinitionResult, OvalResults};
 use super::route::Route;
 
+pub use host::Definitions;
+pub(crate) use host::Source;
 use parse::Parsed;
-use parts::Node;
 pub use profile::NamedReport;
+pub use read::Reading;
 pub use tree::{Criterion, Filter, FilterAction, Operator};
 
 /// Caps: a value's length, tests per rule, items per test.
@@ -40,6 +47,9 @@ pub struct Field {
     pub datatype: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub var_ref: Option<String>,
+    /// `xsi:nil="true"`: no value at all (a `filename` so: the directories themselves).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nil: bool,
 }
 
 /// An object or a state, as the definitions give it.
@@ -89,27 +99,18 @@ pub struct TestEvidence {
     /// The states the object's filters (and its members') name, in their order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filters: Vec<Filter>,
+    /// Items the guest gave that the object, as the host defines it, could not have collected:
+    /// left out of `items` (and `items_total`), each with why. No fix is derived from the test.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<RefusedItem>,
 }
 
-/// How deep a set object's members are followed, and how many of each.
-const MAX_SET_DEPTH: usize = 3;
-const MAX_MEMBERS: usize = 8;
-
-impl Parsed {
-    /// An object or state, with its set members `depth` levels down.
-    fn spec(&self, sid: &str, depth: usize) -> Option<Spec> {
-        let e = self.elements.get(sid)?;
-        let members =
-            if depth == 0 { Vec::new() } else { e.set_refs.iter().take(MAX_MEMBERS).filter_map(|m| self.spec(m, depth - 1)).collect() };
-        Some(Spec {
-            id: sid.into(),
-            kind: e.kind.clone(),
-            comment: e.comment.clone(),
-            fields: e.fields.clone(),
-            operator: e.operator.clone(),
-            members,
-        })
-    }
+/// An item the host refused: its id, what it names (its file, or its first field), and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusedItem {
+    pub id: String,
+    pub item: String,
+    pub why: String,
 }
 
 /// One rule's evidence.
@@ -126,19 +127,34 @@ pub struct Evidence {
     pub criteria: Option<Criterion>,
 }
 
-/// A parsed OVAL results document, for evidence.
+/// A parsed OVAL results document: each definition's and test's result, and the objects and
+/// items the probes collected. Its evidence is read against definitions ([`OvalReport::against`]):
+/// the host's own for a guest's document; its own only for one this host's oscap wrote.
 #[derive(Debug, Clone)]
 pub struct OvalReport {
     parsed: Parsed,
+    /// The definitions the document carries, read only by [`OvalReport::parse`].
+    own: Option<Definitions>,
 }
 
 impl OvalReport {
+    /// A results file this host's oscap wrote, with the definitions it carries.
     pub fn read(path: impl AsRef<Path>) -> Result<Self> {
         Self::parse(&read_file(path.as_ref())?)
     }
 
+    /// A results document this host's oscap wrote (a test's, `temper scan parse`): its
+    /// results, and the definitions it carries for [`OvalReport::test`] and
+    /// [`OvalReport::definition`]. A guest's document is read with [`OvalReport::from_guest`].
     pub fn parse(input: &[u8]) -> Result<Self> {
-        Ok(Self { parsed: parse::parse(input)? })
+        Ok(Self { parsed: parse::parse(input)?, own: Some(Definitions::parse(input)?) })
+    }
+
+    /// A results document a guest wrote: its results and what its probes collected. The
+    /// definitions it carries are never read: its evidence comes from the host's
+    /// ([`Plan::evidence`], [`super::OvalEngine::profile_evidence`]).
+    pub fn from_guest(input: &[u8]) -> Result<Self> {
+        Ok(Self { parsed: parse::parse(input)?, own: None })
     }
 
     /// Each definition's result: what [`OvalResults::parse`] reads from the same document.
@@ -146,111 +162,63 @@ impl OvalReport {
         OvalResults { definitions: self.parsed.definitions.iter().map(|(id, (r, _))| (id.clone(), *r)).collect() }
     }
 
-    /// The tests that decided a definition's result: those not `true` under criteria not
-    /// `true`, through extended definitions; every test when negation hides them all.
+    /// The document read against `definitions`.
+    pub fn against<'a>(&'a self, definitions: &'a Definitions) -> Reading<'a> {
+        Reading { guest: &self.parsed, defs: definitions }
+    }
+
+    /// Read against its own definitions (none for a guest's document).
+    fn own(&self) -> Option<Reading<'_>> {
+        self.own.as_ref().map(|d| self.against(d))
+    }
+
+    /// [`Reading::decisive_tests`], by the document's own definitions.
     pub fn decisive_tests(&self, definition: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        self.walk(definition, false, &mut out, 0);
-        if out.is_empty() {
-            self.walk(definition, true, &mut out, 0);
-        }
-        out
+        self.own().map(|r| r.decisive_tests(definition)).unwrap_or_default()
     }
 
-    fn walk(&self, definition: &str, all: bool, out: &mut Vec<String>, depth: usize) {
-        let Some((_, nodes)) = self.parsed.definitions.get(definition) else { return };
-        if depth > 32 {
-            return;
-        }
-        let mut stack: Vec<&Node> = nodes.iter().rev().collect();
-        while let Some(n) = stack.pop() {
-            match n {
-                Node::Criteria { result, children, .. } if all || *result != DefinitionResult::True => {
-                    stack.extend(children.iter().rev());
-                }
-                Node::Test { id, result, .. } if (all || *result != DefinitionResult::True) && !out.contains(id) => out.push(id.clone()),
-                Node::Extend { id, result, .. } if all || *result != DefinitionResult::True => self.walk(id, all, out, depth + 1),
-                _ => {}
-            }
-        }
-    }
-
-    /// The evidence of one test.
+    /// [`Reading::test`], by the document's own definitions.
     pub fn test(&self, id: &str) -> Option<TestEvidence> {
-        let p = &self.parsed;
-        let el = p.elements.get(id)?;
-        let r = p.tests.get(id);
-        let plain = |sid: &str| p.spec(sid, 0);
-        let spec = |sid: &str| p.spec(sid, MAX_SET_DEPTH);
-        let collected = el.object_ref.as_deref().and_then(|o| p.collected.get(o));
-        let tested: Vec<(String, Option<DefinitionResult>)> = match r {
-            Some(t) if !t.items.is_empty() => t.items.clone(),
-            _ => collected.map(|(_, refs)| refs.iter().map(|i| (i.clone(), None)).collect()).unwrap_or_default(),
-        };
-        let items = tested
-            .iter()
-            .take(MAX_ITEMS)
-            .filter_map(|(iid, result)| {
-                p.items.get(iid).map(|i| CollectedItem {
-                    id: iid.clone(),
-                    kind: i.kind.clone(),
-                    status: i.status.clone(),
-                    result: *result,
-                    fields: i.fields.clone(),
-                })
-            })
-            .collect();
-        let object = el.object_ref.as_deref().and_then(spec);
-        let filters = object
-            .iter()
-            .flat_map(|o| o.fields.iter().chain(o.members.iter().flat_map(|m| m.fields.iter())))
-            .filter_map(|f| Filter::named(&f.name, &f.value))
-            .filter_map(|(action, sid)| plain(&sid).map(|state| Filter { action, state }))
-            .collect();
-        Some(TestEvidence {
-            id: id.into(),
-            kind: el.kind.clone(),
-            comment: el.comment.clone(),
-            result: r.and_then(|t| t.result).unwrap_or(DefinitionResult::Unknown),
-            check: el.check.clone(),
-            check_existence: el.check_existence.clone(),
-            object,
-            flag: collected.map(|(f, _)| f.clone()),
-            states: el.state_refs.iter().filter_map(|s| spec(s)).collect(),
-            variables: r.map(|t| t.variables.clone()).unwrap_or_default(),
-            items,
-            items_total: tested.len(),
-            filters,
-        })
+        self.own()?.test(id)
     }
 
-    /// The evidence of a definition (its decisive tests, at most [`MAX_TESTS`]).
+    /// [`Reading::definition`], by the document's own definitions.
     pub fn definition(&self, id: &str) -> Option<(DefinitionResult, String, Vec<TestEvidence>)> {
-        let (result, _) = self.parsed.definitions.get(id)?;
-        let tests = self.decisive_tests(id).iter().take(MAX_TESTS).filter_map(|t| self.test(t)).collect();
-        Some((*result, self.parsed.titles.get(id).cloned().unwrap_or_default(), tests))
+        self.own()?.definition(id)
+    }
+
+    /// A rule's evidence ([`Reading::evidence`]), by the document's own definitions.
+    pub fn evidence(&self, rule: &str, outcome: Outcome, definition: &str) -> Option<Evidence> {
+        self.own()?.evidence(rule, outcome, definition, definition)
     }
 }
 
 impl Plan {
-    /// Evidence for each OVAL-path rule whose outcome is fail or error.
+    /// Evidence for each OVAL-path rule whose outcome is fail or error: `report`'s results and
+    /// items read against the rule's check as the host's datastream defines it.
     pub fn evidence(&self, report: &OvalReport, outcomes: &[super::results::RuleOutcome]) -> Vec<Evidence> {
+        let Some(source) = &self.source else { return Vec::new() };
         let mut out = Vec::new();
         for o in outcomes.iter().filter(|o| matches!(o.outcome, Outcome::Fail | Outcome::Error)) {
             let Some(r) = self.rules.iter().find(|r| r.id == o.rule) else { continue };
             let (Route::Oval(c), Some(doc_id)) = (&r.route, r.document_id.as_deref()) else { continue };
-            out.extend(Evidence::in_report(&r.id, o.outcome, &c.definition, report, doc_id));
+            let Some(&ci) = source.hrefs.get(&c.href) else { continue };
+            // The plan was cut from these very definitions, so they read: none is a bug, and the
+            // rule goes without evidence rather than with the guest's.
+            let Ok(defs) = Definitions::of_check(source, ci, &c.definition, &c.exports) else { continue };
+            out.extend(report.against(&defs).evidence(&r.id, o.outcome, &c.definition, doc_id));
         }
         out
     }
 }
 
 impl Evidence {
-    /// A rule's evidence from `report`, where its check's `definition` has the id `id`.
-    pub(crate) fn in_report(rule: &str, outcome: Outcome, definition: &str, report: &OvalReport, id: &str) -> Option<Self> {
-        let (result, title, tests) = report.definition(id)?;
-        let criteria = report.criteria(id);
-        Some(Evidence { rule: rule.to_string(), outcome, definition: definition.to_string(), title, result, tests, criteria })
+    /// Each item refused from it ([`TestEvidence::refused`]): `"ITEM" of test TEST: WHY`.
+    pub fn refused(&self) -> Vec<String> {
+        let each = |t: &TestEvidence| {
+            t.refused.iter().map(|r| format!("{:?} of test {}: {}", r.item, one_line(&t.id), one_line(&r.why))).collect::<Vec<_>>()
+        };
+        self.tests.iter().flat_map(each).collect()
     }
 }
 
@@ -293,6 +261,9 @@ impl Evidence {
             }
             if t.items_total > t.items.len() {
                 writeln!(s, "  ... {} more items", t.items_total - t.items.len()).unwrap();
+            }
+            for r in &t.refused {
+                writeln!(s, "  refused {:?} (not an item of its object: {})", r.item, l(&r.why)).unwrap();
             }
         }
         s
@@ -427,6 +398,7 @@ mod tests {
             items_total: items.len(),
             items,
             filters: vec![],
+            refused: vec![],
         }
     }
 

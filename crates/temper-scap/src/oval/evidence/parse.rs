@@ -1,5 +1,7 @@
-//! One streaming pass over an OVAL results document (`--results`, with its embedded
-//! definitions and system characteristics) into flat maps by id.
+//! One streaming pass over an OVAL results document (`--results`, with system
+//! characteristics) into flat maps by id: what the guest may say, its results and what its
+//! probes collected. The definitions the document carries are skipped: the host's decide
+//! (`host.rs`).
 use std::collections::HashMap;
 
 use quick_xml::events::{BytesStart, Event};
@@ -8,40 +10,28 @@ use crate::xml::{Xml, local};
 
 use super::super::error::{OvalError, Result};
 use super::super::results::DefinitionResult;
-use super::Field;
-use super::parts::{Node, TestResult, children, criteria, definition_title, result_of, test_result, text};
-
-/// A test, object or state as the definitions give it.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Element {
-    pub kind: String,
-    pub comment: String,
-    pub check: String,
-    pub check_existence: String,
-    /// A state's `operator` (how its fields combine), when given.
-    pub operator: Option<String>,
-    pub object_ref: Option<String>,
-    pub state_refs: Vec<String>,
-    pub fields: Vec<Field>,
-    /// A set object's `object_reference`s (nested sets included).
-    pub set_refs: Vec<String>,
-}
+use super::parts::{Node, TestResult, children, criteria, result_of, test_result, text};
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Item {
     pub kind: String,
     pub status: String,
+    /// Each field, its secrets withheld: what evidence keeps.
     pub fields: Vec<(String, String)>,
+    /// Each field as the document gives it, only to check the item against its object (an id
+    /// the secret filter takes for a hash is still an id); never kept.
+    pub raw: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Parsed {
-    pub elements: HashMap<String, Element>,
-    pub titles: HashMap<String, String>,
+    /// Each definition's result, and its criteria with their results, as the guest gives them.
     pub definitions: HashMap<String, (DefinitionResult, Vec<Node>)>,
     pub tests: HashMap<String, TestResult>,
     /// Collected object id -> (flag, item ids).
     pub collected: HashMap<String, (String, Vec<String>)>,
+    /// Collected object id -> the values its variables had (`variable_value`).
+    pub object_variables: HashMap<String, Vec<(String, String)>>,
     pub items: HashMap<String, Item>,
 }
 
@@ -72,16 +62,9 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
             continue;
         }
         let parent = path.last().map(String::as_str).unwrap_or("");
-        let in_results = path.iter().any(|n| n == "results");
         match (parent, name.as_str()) {
-            ("tests" | "objects" | "states", _) if !in_results => element(&mut x, &e, empty, &mut p)?,
-            ("definitions", "definition") if !in_results => {
-                let id = x.attr(&e, "id")?.unwrap_or_default();
-                if !empty {
-                    let title = definition_title(&mut x)?;
-                    p.titles.insert(id, title);
-                }
-            }
+            // The guest's copy of the definitions: never read.
+            ("oval_results", "oval_definitions") if !empty => x.skip(&e)?,
             ("definitions", "definition") => {
                 // As strict as `OvalResults::parse`: the outcomes come from here too.
                 let [id, result] = x.attrs(&e, ["definition_id", "result"])?;
@@ -103,24 +86,36 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
             }
             ("collected_objects", "object") => {
                 let [id, flag] = x.attrs(&e, ["id", "flag"])?;
+                let id = id.unwrap_or_default();
                 let mut refs = Vec::new();
+                let mut variables = Vec::new();
                 if !empty {
-                    children(&mut x, |x, c, _| {
-                        refs.extend(x.attr(c, "item_ref")?);
-                        Ok(false)
+                    children(&mut x, |x, c, c_empty| match (local(c), c_empty) {
+                        ("variable_value", false) => {
+                            let var = x.attr(c, "variable_id")?.unwrap_or_default();
+                            variables.push((var, text(x)?));
+                            Ok(true)
+                        }
+                        _ => {
+                            refs.extend(x.attr(c, "item_ref")?);
+                            Ok(false)
+                        }
                     })?;
                 }
-                p.collected.insert(id.unwrap_or_default(), (flag.unwrap_or_default(), refs));
+                if !variables.is_empty() {
+                    p.object_variables.insert(id.clone(), variables);
+                }
+                p.collected.insert(id, (flag.unwrap_or_default(), refs));
             }
             ("system_data", _) => {
                 let [id, status] = x.attrs(&e, ["id", "status"])?;
-                let mut item = Item { kind: name.clone(), status: status.unwrap_or_default(), fields: Vec::new() };
+                let mut item = Item { kind: name.clone(), status: status.unwrap_or_default(), ..Item::default() };
                 if !empty {
                     children(&mut x, |x, c, c_empty| {
                         let n = x.attr(c, "name")?.filter(|_| local(c) == "field").unwrap_or_else(|| local(c).to_string());
                         let v = if c_empty { String::new() } else { text(x)? };
-                        let v = withhold(&n, v);
-                        item.fields.push((n, v));
+                        item.raw.push((n.clone(), v.clone()));
+                        item.fields.push((n.clone(), withhold(&n, v)));
                         Ok(!c_empty)
                     })?;
                 }
@@ -151,80 +146,6 @@ fn skip_unnamed(empty: bool, x: &mut Xml<'_>, e: &BytesStart<'_>) -> Result<()> 
         x.skip(e)?;
     }
     Ok(())
-}
-
-fn element(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool, p: &mut Parsed) -> Result<()> {
-    let [id, comment, check, existence, operator] = x.attrs(e, ["id", "comment", "check", "check_existence", "operator"])?;
-    let mut el = Element {
-        kind: local(e).to_string(),
-        comment: comment.unwrap_or_default(),
-        check: check.unwrap_or_default(),
-        // The schema's default, for tests.
-        check_existence: existence
-            .unwrap_or_else(|| if local(e).ends_with("_test") { "at_least_one_exists".into() } else { String::new() }),
-        operator,
-        ..Element::default()
-    };
-    if !empty {
-        read_fields(x, &mut el)?;
-    }
-    p.elements.insert(id.unwrap_or_default(), el);
-    Ok(())
-}
-
-fn read_fields(x: &mut Xml<'_>, el: &mut Element) -> Result<()> {
-    loop {
-        let Some((c, empty)) = x.child("OVAL element")? else {
-            return Ok(());
-        };
-        let [object_ref, state_ref, operation, datatype, var_ref] =
-            x.attrs(&c, ["object_ref", "state_ref", "operation", "datatype", "var_ref"])?;
-        match local(&c) {
-            "object" if object_ref.is_some() => el.object_ref = object_ref,
-            "state" if state_ref.is_some() => el.state_refs.extend(state_ref),
-            "notes" | "signature" => {}
-            name => {
-                let value = match (empty, name) {
-                    (true, _) => String::new(),
-                    (false, "set") => {
-                        let operator = x.attr(&c, "set_operator")?.unwrap_or_else(|| "UNION".into());
-                        read_set(x, &mut el.set_refs)?;
-                        format!("{operator} of {}", el.set_refs.join(", "))
-                    }
-                    (false, "behaviors") => {
-                        x.skip(&c)?;
-                        String::new()
-                    }
-                    (false, _) => text(x)?,
-                };
-                let name = if name == "filter" {
-                    format!("filter ({})", x.attr(&c, "action")?.unwrap_or_else(|| "exclude".into()))
-                } else {
-                    name.to_string()
-                };
-                el.fields.push(Field { name, value, operation, datatype, var_ref });
-                continue;
-            }
-        }
-        if !empty {
-            x.skip(&c)?;
-        }
-    }
-}
-
-/// The `object_reference`s of a `set`, through nested sets; filters are skipped.
-fn read_set(x: &mut Xml<'_>, refs: &mut Vec<String>) -> Result<()> {
-    loop {
-        let Some((c, empty)) = x.child("set")? else {
-            return Ok(());
-        };
-        match (local(&c), empty) {
-            ("object_reference", false) => refs.push(text(x)?.trim().to_string()),
-            ("set", false) => read_set(x, refs)?,
-            (_, false) => x.skip(&c)?,
-            (_, true) => {}
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! Small readers of an OVAL results document: a definition's criteria tree, a test's
-//! tested items and variables, an embedded definition's title.
+//! Small readers of OVAL documents: a definition's criteria tree, a test's tested items and
+//! variables, a definition's title.
 use quick_xml::events::BytesStart;
 
 use crate::text::TextBuilder;
@@ -98,21 +98,15 @@ pub(crate) fn test_result(x: &mut Xml<'_>, t: &mut TestResult) -> Result<()> {
     })
 }
 
-/// The `metadata/title` of an embedded definition, up to the definition's end tag.
-pub(crate) fn definition_title(x: &mut Xml<'_>) -> Result<String> {
+/// The `title` of a definition's `metadata`, whose start tag was just read, up to its end tag.
+pub(crate) fn metadata_title(x: &mut Xml<'_>) -> Result<String> {
     let mut title = String::new();
-    children(x, |x, c, empty| {
-        if local(c) != "metadata" || empty {
-            return Ok(false);
+    children(x, |x, m, m_empty| {
+        if local(m) == "title" && !m_empty {
+            title = x.plain("title", MAX_VALUE)?;
+            return Ok(true);
         }
-        children(x, |x, m, m_empty| {
-            if local(m) == "title" && !m_empty {
-                title = x.plain("title", MAX_VALUE)?;
-                return Ok(true);
-            }
-            Ok(false)
-        })?;
-        Ok(true)
+        Ok(false)
     })?;
     Ok(title)
 }

@@ -6,7 +6,7 @@ use crate::results::Outcome;
 
 use super::super::cache::OvalEngine;
 use super::super::route::{Route, Router};
-use super::{Evidence, OvalReport};
+use super::{Definitions, Evidence, OvalReport};
 
 /// One results document oscap wrote, by its file name.
 pub type NamedReport = (String, OvalReport);
@@ -20,12 +20,17 @@ impl OvalEngine {
             return Vec::new();
         }
         let router = Router::new(self.content(), benchmark);
+        let source = self.content().source();
         let mut out = Vec::new();
         for (rule, outcome) in failing {
             let Some(Route::Oval(c)) = router.route(rule) else { continue };
+            let Some(&ci) = source.hrefs.get(&c.href) else { continue };
+            // The host's definitions of the check, the profile's values bound: the reports give
+            // only results and items.
+            let Ok(defs) = Definitions::of_check(&source, ci, &c.definition, &c.exports) else { continue };
             let named = format!("{}.result.xml", c.href.rsplit('/').next().unwrap_or(&c.href));
             let mut order = reports.iter().filter(|(n, _)| *n == named).chain(reports.iter().filter(|(n, _)| *n != named));
-            out.extend(order.find_map(|(_, r)| Evidence::in_report(rule, *outcome, &c.definition, r, &c.definition)));
+            out.extend(order.find_map(|(_, r)| r.against(&defs).evidence(rule, *outcome, &c.definition, &c.definition)));
         }
         out
     }

@@ -1,6 +1,7 @@
 # kernel.kptr_restrict = 1 live and in /etc/sysctl.d/60-kptr.conf, but 0 in /etc/sysctl.conf, which
 # Debian's /etc/sysctl.d/99-sysctl.conf links to: the setting holds live and is lost at boot.
-pat = r'^[\s]*kernel.kptr_restrict[\s]*=[\s]*(.*)[\s]*$'
+# As oscap writes it: the object's own pattern.
+pat = r'^[\s]*kernel.kptr_restrict[\s]*=[\s]*(.*\S)[\s]*$'
 def conf(path, value, res):
     d, f = path.rsplit('/', 1)
     return ('ind', 'textfilecontent_item', [('filepath', path), ('path', d), ('filename', f), ('pattern', pat), ('instance', '1', 'int'), ('text', 'kernel.kptr_restrict = ' + value), ('subexpression', value)], res)
