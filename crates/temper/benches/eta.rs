@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Duration, FixedOffset};
 use temper_core::journal::prelude::*;
-use temper_core::journal::{Event, EventData, Rule, RuleStatus, ScanResult, predict_end};
+use temper_core::journal::{Event, EventData, Outlook, Rule, RuleStatus, ScanResult, predict_end};
 use temper_core::verdict::Verdict;
 
 const CUTS: [f64; 3] = [0.10, 0.25, 0.50];
@@ -104,7 +104,7 @@ async fn main() {
             let seen: Vec<Event> = events.iter().filter(|e| stamp(e) <= at).cloned().collect();
             let open: Vec<&str> =
                 worked.iter().filter(|w| w.known <= at && w.settled.is_none_or(|s| s > at)).map(|w| w.id.as_str()).collect();
-            let Some(eta) = predict_end(&seen, &open, at) else {
+            let Some(eta) = predict_end(&Outlook::new(&seen, &open), at) else {
                 println!("  at {:>3.0}%: no prediction ({} open)", cut * 100.0, open.len());
                 if cut == 0.25 {
                     misses.push(format!("{}: no prediction at 25%", gz.display()));

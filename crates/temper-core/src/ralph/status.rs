@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::{LoopError, LoopResult, Phase, Ralph};
 use crate::agent::TurnRecord;
-use crate::journal::{AttemptId, Eta, EventData, NewTurn, RunId, RunStatus, Tally, open_ids, predict_end};
+use crate::journal::{AttemptId, Eta, EventData, NewTurn, Outlook, RunId, RunStatus, Tally, predict_end, standing};
 
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -50,9 +50,13 @@ impl Ralph<'_> {
         tracing::info!(run = %self.journal.id(), phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
         let rules = self.journal.rules().await?;
         let tally = Tally::of(&rules);
-        let open = open_ids(&rules);
         let eta = match self.observer.shows_eta() {
-            true => predict_end(&self.journal.events(0).await?, &open, chrono::Utc::now().fixed_offset()),
+            true => {
+                let (open, not_applicable) = standing(&rules);
+                let memory = self.journal.remembered().await?;
+                let events = self.journal.events(0).await?;
+                predict_end(&Outlook::new(&events, &open).remembering(&not_applicable, &memory), chrono::Utc::now().fixed_offset())
+            }
             false => None,
         };
         self.observer.update(&Status {
