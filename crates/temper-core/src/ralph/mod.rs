@@ -121,6 +121,8 @@ pub struct Ralph<'a> {
     started: Instant,
     /// Its loss stops the loop; it carries the earlier segments' times.
     lease: &'a Lease,
+    /// What `phase` keeps for the ETA (`status.rs`).
+    eta_books: status::EtaBooks,
 }
 
 impl<'a> Ralph<'a> {
@@ -130,7 +132,7 @@ impl<'a> Ralph<'a> {
         let (journal, started) = (RunJournal::new(store, lease.run), Instant::now());
         // The guest writes the results: a rule id the content lacks is dropped at the scanner.
         let scanner = scanner.with_known_rules(content.selected_rules.iter().map(|r| r.id.clone()));
-        Self { journal, hv, guest, agents, skill, content, scanner, settings, observer, started, lease }
+        Self { journal, hv, guest, agents, skill, content, scanner, settings, observer, started, lease, eta_books: Default::default() }
     }
 }
 

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use super::{LoopError, LoopResult, Phase, Ralph};
 use crate::agent::TurnRecord;
-use crate::journal::{AttemptId, Eta, EventData, NewTurn, Outlook, RunId, RunStatus, Tally, predict_end, standing};
+use crate::journal::{
+    AttemptId, Eta, Event, EventData, NewTurn, Outlook, Remembered, Rule, RunId, RunStatus, Tally, predict_end, standing,
+};
 
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -29,6 +31,15 @@ pub trait Observer: Send + Sync {
     }
 }
 
+/// What [`Ralph::phase`] keeps for the ETA between phases: the run's events so far, read again
+/// from the last one seen (not all of them at each phase), and what the skill remembers, read
+/// once.
+#[derive(Default)]
+pub(super) struct EtaBooks {
+    events: std::sync::Mutex<Vec<Event>>,
+    memory: tokio::sync::OnceCell<Remembered>,
+}
+
 /// An observer that ignores updates.
 pub struct Quiet;
 
@@ -51,12 +62,7 @@ impl Ralph<'_> {
         let rules = self.journal.rules().await?;
         let tally = Tally::of(&rules);
         let eta = match self.observer.shows_eta() {
-            true => {
-                let (open, not_applicable) = standing(&rules);
-                let memory = self.journal.remembered().await?;
-                let events = self.journal.events(0).await?;
-                predict_end(&Outlook::new(&events, &open).remembering(&not_applicable, &memory), chrono::Utc::now().fixed_offset())
-            }
+            true => self.eta(&rules).await?,
             false => None,
         };
         self.observer.update(&Status {
@@ -71,6 +77,20 @@ impl Ralph<'_> {
             eta,
         });
         Ok(())
+    }
+
+    /// The time left (`journal::predict_end`), from the run's events so far and what its skill
+    /// remembers.
+    async fn eta(&self, rules: &[Rule]) -> LoopResult<Option<Eta>> {
+        let books = &self.eta_books;
+        let memory = books.memory.get_or_try_init(|| self.journal.remembered()).await?;
+        let seen = books.events.lock().unwrap_or_else(|e| e.into_inner()).last().map_or(0, |e| e.id);
+        let new = self.journal.events(seen).await?;
+        let mut events = books.events.lock().unwrap_or_else(|e| e.into_inner());
+        events.extend(new.into_iter().filter(|e| e.id > seen));
+        let (open, not_applicable) = standing(rules);
+        let outlook = Outlook::new(&events, &open).remembering(&not_applicable, memory);
+        Ok(predict_end(&outlook, chrono::Utc::now().fixed_offset()))
     }
 
     /// Stores each LLM call as a turn.
