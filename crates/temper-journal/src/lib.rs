@@ -39,7 +39,7 @@ pub use records::{
     Ban, Claim, Escalation, Event, Lesson, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem, RETIRE_AFTER, RebootProof, Recall,
     RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
 };
-pub use split::{Part, Share, TimeSplit};
+pub use split::{Overhead, Part, Share, Spend, Spending, TimeSplit};
 pub use tally::{Tally, count_by, reverts};
 pub use verdict::Verdict;
 pub(crate) use vocab::text_enum;
