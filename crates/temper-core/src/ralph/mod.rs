@@ -36,6 +36,7 @@ mod revert;
 mod second_pass;
 mod settings;
 mod snapshots;
+mod spent;
 mod state;
 mod status;
 mod steps;
@@ -123,6 +124,8 @@ pub struct Ralph<'a> {
     lease: &'a Lease,
     /// What `phase` keeps for the ETA (`status.rs`).
     eta_books: status::EtaBooks,
+    /// What the rest of the run's time went to since the last `spent` event (`spent.rs`).
+    spent: spent::Spent,
 }
 
 impl<'a> Ralph<'a> {
@@ -132,7 +135,21 @@ impl<'a> Ralph<'a> {
         let (journal, started) = (RunJournal::new(store, lease.run), Instant::now());
         // The guest writes the results: a rule id the content lacks is dropped at the scanner.
         let scanner = scanner.with_known_rules(content.selected_rules.iter().map(|r| r.id.clone()));
-        Self { journal, hv, guest, agents, skill, content, scanner, settings, observer, started, lease, eta_books: Default::default() }
+        Self {
+            journal,
+            hv,
+            guest,
+            agents,
+            skill,
+            content,
+            scanner,
+            settings,
+            observer,
+            started,
+            lease,
+            eta_books: Default::default(),
+            spent: Default::default(),
+        }
     }
 }
 

@@ -1,11 +1,11 @@
 //! Live status for a progress line (`temper status` reads the same from the store), and the
 //! records of LLM calls.
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{LoopError, LoopResult, Phase, Ralph};
 use crate::agent::TurnRecord;
 use crate::journal::{
-    AttemptId, Eta, Event, EventData, NewTurn, Outlook, Remembered, Rule, RunId, RunStatus, Tally, predict_end, standing,
+    AttemptId, Eta, Event, EventData, NewTurn, Outlook, Overhead, Remembered, Rule, RunId, RunStatus, Tally, predict_end, standing,
 };
 
 #[derive(Debug, Clone)]
@@ -52,8 +52,11 @@ impl Observer for Quiet {
 
 impl Ralph<'_> {
     /// Records the phase in the store (for `temper status`) and tells the observer. A lost lease
-    /// stops the loop here: another process drives the run now.
+    /// stops the loop here: another process drives the run now. Its own time is the rest's
+    /// bookkeeping (`spent.rs`), which it notes once a minute.
     pub(super) async fn phase(&self, phase: Phase, rule: Option<&str>, attempt: u32) -> LoopResult<()> {
+        let started = Instant::now();
+        self.spent.set_phase(phase);
         if self.lease.lost() {
             return Err(LoopError::LeaseLost(self.journal.id()));
         }
@@ -76,6 +79,8 @@ impl Ralph<'_> {
             elapsed: self.started.elapsed(),
             eta,
         });
+        self.note_spent(false).await?;
+        self.spent.add(Overhead::Bookkeeping, started.elapsed());
         Ok(())
     }
 
