@@ -81,11 +81,12 @@ rm -f "$uplog"
 target/debug/temper doctor
 # suite PKG NAME [ARGS]: runs test binary NAME of package PKG from the package's directory, as
 # `cargo test` would (default one test at a time), and prints its time as `suite PKG/NAME: Ns`.
+# `kind=bench suite PKG NAME`: its bench NAME instead (one that needs no VM), with no arguments.
 suite() {
-  local pkg=$1 name=$2 exe dir s=$SECONDS rc=0 f=""
+  local pkg=$1 name=$2 exe dir s=$SECONDS rc=0 f="" k=${kind:-test}
   shift 2
-  [ $# -gt 0 ] || set -- --test-threads=1
-  read -r exe dir < <(awk -F'\t' -v p="$pkg" -v n="$name" '$1 == p && $2 == n { print $3, $4; exit }' "$bins")
+  [ $# -gt 0 ] || [ "$k" = bench ] || set -- --test-threads=1
+  read -r exe dir < <(awk -F'\t' -v p="$pkg" -v n="$name" -v k="$k" '$1 == p && $2 == n && $5 == k { print $3, $4; exit }' "$bins")
   if [ -z "$exe" ]; then echo "no test binary $pkg/$name in the build" >&2; return 1; fi
   echo "=== suite $pkg/$name"
   (cd "$dir" && "$exe" "$@" </dev/null) || rc=1 f=" (failed)"
@@ -102,7 +103,8 @@ suites() {
 # The other crates' binaries, then their doc tests.
 crate_tests() {
   local rc=0 pkg name
-  while IFS=$'\t' read -r pkg name _; do
+  while IFS=$'\t' read -r pkg name _ _ k; do
+    [ "$k" = test ] || continue
     [ "$pkg" = temper ] || [ "$pkg/$name" = temper-agents/real_model ] || suite "$pkg" "$name" || rc=1
   done < <(sort "$bins")
   cargo test --workspace "${features[@]}" --doc || rc=1
@@ -125,6 +127,8 @@ log=$(mktemp)
 pid=$!
 status=0
 crate_tests || failed
+# The ETA against the recorded journals (no VM): exits 1 when a run misses its goal.
+kind=bench suite temper eta || failed
 phase temper-tests
 suites temper "${first[@]}" || failed
 phase

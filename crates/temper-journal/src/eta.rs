@@ -1,5 +1,5 @@
-//! When a run will end, predicted from what it has measured so far: one place for `temper
-//! status`, the progress line and the web view.
+//! When a run will end, predicted from what it has measured so far and from what the earlier runs
+//! of its skill remember: one place for `temper status`, the progress line and the web view.
 //!
 //! From the events: the time each settled rule took (from the rule settled before it, or from
 //! the end of the first scan), by kind of fix; each open rule is given its kind's median (while a
@@ -16,6 +16,15 @@
 //! and its share of a regression check, both timed by the cadence's measurement; without it, a
 //! share of the first scan. A fix under way longer than any rule so far is an outlier in
 //! progress: it is given as long again as it has run.
+//!
+//! **What the skill remembers** (`memory.rs`): each finished run leaves each rule's time, as
+//! measured above, for its skill. A later run gives each open rule it remembers that time (the
+//! median over the runs remembered; its range, their least to their most), at this run's pace:
+//! this run's time over the remembered time of the rules of the same kind settled so far (a
+//! fix under way past its remembered time counts with what it has taken), 1 before any settles.
+//! And the rules not applicable so far that the earlier runs worked on are counted too: other
+//! fixes made them apply there (installing auditd makes the 48 `audit_rules_*` rules apply), and
+//! will here. A rule nothing remembers is given what the run's own times give it.
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, FixedOffset};
@@ -23,6 +32,11 @@ use serde::Serialize;
 
 use crate::Verdict;
 use crate::{Event, EventData, Rule, RuleStatus, ScanKind};
+
+mod memory;
+
+use memory::Spread;
+pub use memory::{RECALL_RUNS, Remembered, RuleTime, rule_times};
 
 /// Settled rules needed before the run's own times replace the prior.
 const MIN_SAMPLES: usize = 3;
@@ -105,94 +119,219 @@ impl Kind {
     }
 }
 
-/// The prediction at `now` for a run whose `events` (oldest first) are those up to `now`, and
-/// whose rules in `open` are still to be worked on. `None` before the first scan ends, or when
-/// nothing is open.
-pub fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> Option<Eta> {
-    if open.is_empty() {
-        return None;
-    }
-    let stamp = |e: &Event| DateTime::parse_from_rfc3339(&e.ts).ok();
-    let (first_scan, work_from) = events.iter().find_map(|e| match &e.data {
-        EventData::Scan { kind: ScanKind::Full, secs, .. } => Some((*secs, stamp(e)?)),
-        _ => None,
-    })?;
-    let mut samples: Vec<(Kind, f64)> = Vec::new();
-    let mut last = work_from;
-    let mut rebooted = false;
-    let mut cadence = None;
-    for e in events {
-        let Some(at) = stamp(e) else { continue };
-        let settled = match &e.data {
-            EventData::Escalate { .. } | EventData::Verdict { verdict: Verdict::Fixed | Verdict::NeedsReboot, .. } => e.rule_id.as_deref(),
-            EventData::Reboot { .. } => {
-                rebooted = true;
-                None
-            }
-            EventData::RegressionEvery { every, secs: Some(t), .. } => {
-                cadence = Some(3.0 * t.one_rule + t.with_set / f64::from((*every).max(1)));
-                // The cadence's rescans are preflight, not a rule's time.
-                last = last.max(at);
-                None
-            }
-            _ => None,
-        };
-        if let Some(rule) = settled.filter(|_| at >= last) {
-            samples.push((Kind::of(rule), (at - last).num_milliseconds() as f64 / 1000.0));
-            last = at;
-        }
-    }
-    // The rule under way has had its time since the last one settled.
-    let current = ((now - last).num_milliseconds() as f64 / 1000.0).max(0.0);
-    let reboot = if rebooted { 0.0 } else { (first_scan / 3.0).max(60.0) };
-    let tail = first_scan + reboot;
-    let secs = |x: f64| x.round() as i64;
-    let prior = cadence.unwrap_or(first_scan * SCAN_SHARE);
-    if samples.len() < MIN_SAMPLES {
-        // The fix under way: what is left of a rule's prior, or as long again once past it.
-        let left = if current < prior { prior - current } else { current };
-        let rest = prior * (open.len() - 1) as f64;
-        return Some(Eta {
-            secs: secs(rest + left + tail),
-            low: secs(0.5 * (rest + left) + tail),
-            high: secs(2.0 * (rest + left) + tail * 1.5),
-        });
-    }
-    let pooled: Vec<f64> = samples.iter().map(|s| s.1).collect();
-    // A kind's quartiles, once per kind: its own samples; while it has few, those of the kinds
-    // like it (packages are like no other: a run that starts with its package installs, 150 s
-    // to 40 min each, must not give every sysctl as long); while there are none, the prior.
-    let quartiles = |kind: &Kind| {
-        let own: Vec<f64> = samples.iter().filter(|s| s.0 == *kind).map(|s| s.1).collect();
-        let like: Vec<f64> = samples.iter().filter(|s| *kind == Kind::Package || s.0 != Kind::Package).map(|s| s.1).collect();
-        let xs = if own.len() >= MIN_SAMPLES { own } else { like };
-        if xs.is_empty() {
-            return (0.5 * prior, prior, 2.0 * prior);
-        }
-        (quantile(&xs, 0.25), quantile(&xs, 0.5), quantile(&typical(&xs), 0.75))
-    };
-    let mut by_kind: BTreeMap<Kind, (f64, f64, f64)> = BTreeMap::new();
-    let (mut low, mut mid, mut high) = (0.0, 0.0, 0.0);
-    for rule in open {
-        let (l, m, h) = *by_kind.entry(Kind::of(rule)).or_insert_with_key(quartiles);
-        (low, mid, high) = (low + l, mid + m, high + h);
-    }
-    // One more long fix, as long as the longest so far.
-    high += quantile(&pooled, 1.0);
-    // The rule under way: at most a median's worth is taken off (it may be a long one); past
-    // the longest so far, it is an outlier in progress, given as long again as it has run.
-    let median = quantile(&pooled, 0.5);
-    let under_way = if current > quantile(&pooled, 1.0) { median - current } else { current.min(median) };
-    Some(Eta {
-        secs: secs((mid - under_way).max(0.0) + tail),
-        low: secs((low - under_way).max(0.0) + tail),
-        high: secs((high - under_way).max(0.0) + tail * 1.5),
-    })
+/// What a prediction reads: the run's events up to the moment predicted from (oldest first), its
+/// open rules, its rules not applicable so far, and what its skill remembers.
+#[derive(Debug, Clone, Copy)]
+pub struct Outlook<'a> {
+    pub events: &'a [Event],
+    /// The rules still to be worked on (pending), the one under way among them.
+    pub open: &'a [&'a str],
+    /// The rules not applicable so far: other fixes may make them apply, as in earlier runs.
+    pub not_applicable: &'a [&'a str],
+    pub memory: &'a Remembered,
 }
 
-/// The ids of `rules` still open (pending): what [`predict`] takes for a live run.
+impl<'a> Outlook<'a> {
+    /// A run's `open` rules, with nothing else known: no memory, nothing waiting to apply.
+    pub fn new(events: &'a [Event], open: &'a [&'a str]) -> Self {
+        Self { events, open, not_applicable: &[], memory: Remembered::none() }
+    }
+    /// The same, with the rules not applicable so far and what the skill remembers.
+    pub fn remembering(self, not_applicable: &'a [&'a str], memory: &'a Remembered) -> Self {
+        Self { not_applicable, memory, ..self }
+    }
+}
+
+/// The ids of a live run's open rules (pending) and of its rules not applicable so far, as an
+/// [`Outlook`] takes them.
+pub fn standing(rules: &[Rule]) -> (Vec<&str>, Vec<&str>) {
+    let ids = |s: RuleStatus| rules.iter().filter(move |r| r.status == s).map(|r| r.rule_id.as_str());
+    (ids(RuleStatus::Pending).collect(), ids(RuleStatus::NotApplicable).collect())
+}
+
+/// The ids of `rules` still open (pending).
 pub fn open_ids(rules: &[Rule]) -> Vec<&str> {
-    rules.iter().filter(|r| r.status == RuleStatus::Pending).map(|r| r.rule_id.as_str()).collect()
+    standing(rules).0
+}
+
+/// The prediction at `now` for a run as `o` has it. `None` before the first scan ends, or when
+/// nothing is open.
+pub fn predict(o: &Outlook, now: DateTime<FixedOffset>) -> Option<Eta> {
+    if o.open.is_empty() {
+        return None;
+    }
+    let m = Measured::of(o.events)?;
+    let current = ((now - m.last).num_milliseconds() as f64 / 1000.0).max(0.0);
+    let reboot = if m.rebooted { 0.0 } else { (m.first_scan / 3.0).max(60.0) };
+    let tail = m.first_scan + reboot;
+    let remembered = o.open.iter().chain(o.not_applicable).any(|r| o.memory.get(r).is_some());
+    let (low, mid, high) = if remembered { m.remembered(o, current) } else { m.alone(o.open, current) };
+    let secs = |work: f64, tail: f64| (work.max(0.0) + tail).round() as i64;
+    Some(Eta { secs: secs(mid, tail), low: secs(low, tail), high: secs(high, tail * 1.5) })
+}
+
+/// One settled rule's time.
+#[derive(Debug, Clone)]
+struct Sample {
+    rule: String,
+    kind: Kind,
+    secs: f64,
+}
+
+/// What a run's events measured.
+struct Measured {
+    first_scan: f64,
+    /// Each rule settled, in order, with its time.
+    samples: Vec<Sample>,
+    /// When the last rule settled (or the loop's work began).
+    last: DateTime<FixedOffset>,
+    /// A rule's time before [`MIN_SAMPLES`] have settled.
+    prior: f64,
+    rebooted: bool,
+    /// The rule picked since the last one settled, if any: the one under way.
+    under_way: Option<String>,
+}
+
+impl Measured {
+    /// `None` before the first scan ends.
+    fn of(events: &[Event]) -> Option<Self> {
+        let stamp = |e: &Event| DateTime::parse_from_rfc3339(&e.ts).ok();
+        let (first_scan, work_from) = events.iter().find_map(|e| match &e.data {
+            EventData::Scan { kind: ScanKind::Full, secs, .. } => Some((*secs, stamp(e)?)),
+            _ => None,
+        })?;
+        let mut m =
+            Measured { first_scan, samples: Vec::new(), last: work_from, prior: first_scan * SCAN_SHARE, rebooted: false, under_way: None };
+        for e in events {
+            let Some(at) = stamp(e) else { continue };
+            let settled = match &e.data {
+                EventData::Escalate { .. } | EventData::Verdict { verdict: Verdict::Fixed | Verdict::NeedsReboot, .. } => {
+                    e.rule_id.as_deref()
+                }
+                EventData::Pick(_) | EventData::Attempt { .. } => {
+                    m.under_way = e.rule_id.clone();
+                    None
+                }
+                EventData::Reboot { .. } => {
+                    m.rebooted = true;
+                    None
+                }
+                EventData::RegressionEvery { every, secs: Some(t), .. } => {
+                    m.prior = 3.0 * t.one_rule + t.with_set / f64::from((*every).max(1));
+                    // The cadence's rescans are preflight, not a rule's time.
+                    m.last = m.last.max(at);
+                    None
+                }
+                _ => None,
+            };
+            if let Some(rule) = settled.filter(|_| at >= m.last) {
+                let secs = (at - m.last).num_milliseconds() as f64 / 1000.0;
+                m.samples.push(Sample { rule: rule.to_string(), kind: Kind::of(rule), secs });
+                m.last = at;
+                if m.under_way.as_deref() == Some(rule) {
+                    m.under_way = None;
+                }
+            }
+        }
+        Some(m)
+    }
+
+    /// Low, middle and high of the work left on `open` from the run's own times alone.
+    fn alone(&self, open: &[&str], current: f64) -> (f64, f64, f64) {
+        let prior = self.prior;
+        if self.samples.len() < MIN_SAMPLES {
+            // The fix under way: what is left of a rule's prior, or as long again once past it.
+            let left = if current < prior { prior - current } else { current };
+            let rest = prior * (open.len() - 1) as f64;
+            return (0.5 * (rest + left), rest + left, 2.0 * (rest + left));
+        }
+        let mut by_kind: BTreeMap<Kind, Spread> = BTreeMap::new();
+        let (mut low, mut mid, mut high) = (0.0, 0.0, 0.0);
+        for rule in open {
+            let s = *by_kind.entry(Kind::of(rule)).or_insert_with_key(|k| self.quartiles(*k));
+            (low, mid, high) = (low + s.low, mid + s.mid, high + s.high);
+        }
+        // One more long fix, as long as the longest so far.
+        let longest = self.longest();
+        high += longest;
+        // The rule under way: at most a median's worth is taken off (it may be a long one); past
+        // the longest so far, it is an outlier in progress, given as long again as it has run.
+        let median = quantile(&self.pooled(), 0.5);
+        let under_way = if current > longest { median - current } else { current.min(median) };
+        (low - under_way, mid - under_way, high - under_way)
+    }
+
+    /// A kind's quartiles: its own samples; while it has few, those of the kinds like it
+    /// (packages are like no other: a run that starts with its package installs, 150 s to 40 min
+    /// each, must not give every sysctl as long); while there are none, the prior.
+    fn quartiles(&self, kind: Kind) -> Spread {
+        let own: Vec<f64> = self.samples.iter().filter(|s| s.kind == kind).map(|s| s.secs).collect();
+        let like: Vec<f64> = self.samples.iter().filter(|s| kind == Kind::Package || s.kind != Kind::Package).map(|s| s.secs).collect();
+        let xs = if own.len() >= MIN_SAMPLES { own } else { like };
+        if xs.is_empty() {
+            return Spread { low: 0.5 * self.prior, mid: self.prior, high: 2.0 * self.prior };
+        }
+        Spread { low: quantile(&xs, 0.25), mid: quantile(&xs, 0.5), high: quantile(&typical(&xs), 0.75) }
+    }
+
+    /// Low, middle and high of the work left, the rules the skill remembers given their
+    /// remembered times at this run's pace, the others what the run's own times give them.
+    fn remembered(&self, o: &Outlook, current: f64) -> (f64, f64, f64) {
+        let under_way = self.under_way.as_deref().filter(|r| o.open.contains(r));
+        let estimate = |rule: &str, pace: &Pace| match o.memory.get(rule) {
+            Some(s) => s.times(pace.of(Kind::of(rule))),
+            None if self.samples.len() < MIN_SAMPLES => Spread { low: 0.5 * self.prior, mid: self.prior, high: 2.0 * self.prior },
+            None => self.quartiles(Kind::of(rule)),
+        };
+        let settled = Pace::measured(self, o.memory, None);
+        let pace = Pace::measured(self, o.memory, under_way.map(|r| (r, current)));
+        let waiting = o.open.iter().filter(|r| Some(**r) != under_way);
+        // Rules not applicable so far count only as earlier runs worked on them.
+        let applying = o.not_applicable.iter().filter(|r| o.memory.get(r).is_some());
+        let (mut low, mut mid, mut high) = (0.0, 0.0, 0.0);
+        for s in waiting.chain(applying).map(|r| estimate(r, &pace)) {
+            (low, mid, high) = (low + s.low, mid + s.mid, high + s.high);
+        }
+        // One more long fix, as long as the longest so far.
+        high += self.longest();
+        // The rule under way: what is left of its time at the pace of the rules settled before
+        // it; past that, an outlier in progress, given as long again as it has run.
+        let s = under_way.map_or(Spread { low: 0.0, mid: 0.0, high: 0.0 }, |r| estimate(r, &settled));
+        let left = |x: f64| if current < s.mid { (x - current).max(0.0) } else { current };
+        (low + left(s.low), mid + left(s.mid), high + left(s.high))
+    }
+
+    fn pooled(&self) -> Vec<f64> {
+        self.samples.iter().map(|s| s.secs).collect()
+    }
+
+    fn longest(&self) -> f64 {
+        quantile(&self.pooled(), 1.0)
+    }
+}
+
+/// This run's pace against what the skill remembers, by kind: its time over the remembered time
+/// of the rules of the kind settled so far (and of the rule under way, once past its remembered
+/// time); 1 for a kind none of whose rules has settled. By kind, since a run's package installs
+/// (downloads) may go slower or faster than its other fixes (the processor).
+struct Pace(BTreeMap<Kind, f64>);
+
+impl Pace {
+    /// From the rules settled, and `under_way` (a rule and the time it has run so far) when given.
+    fn measured(m: &Measured, memory: &Remembered, under_way: Option<(&str, f64)>) -> Self {
+        let mut sums: BTreeMap<Kind, (f64, f64)> = BTreeMap::new();
+        let remembered = m.samples.iter().filter_map(|s| Some((s.kind, s.secs, memory.get(&s.rule)?.mid)));
+        let overrun = under_way.and_then(|(r, current)| Some((Kind::of(r), current, memory.get(r)?.mid))).filter(|(_, c, t)| c > t);
+        for (kind, took, then) in remembered.chain(overrun) {
+            let e = sums.entry(kind).or_default();
+            (e.0, e.1) = (e.0 + took, e.1 + then);
+        }
+        Self(sums.into_iter().filter(|(_, (_, then))| *then > 0.0).map(|(k, (now, then))| (k, now / then)).collect())
+    }
+
+    fn of(&self, kind: Kind) -> f64 {
+        self.0.get(&kind).copied().unwrap_or(1.0)
+    }
 }
 
 /// `xs` without its outliers (more than [`OUTLIER`] times its median). With three samples, one

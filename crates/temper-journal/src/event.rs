@@ -183,6 +183,8 @@ pub enum EventData {
     RulesUnknown {
         ids: Vec<String>,
     },
+    /// What the loop measured of the rest of the run's time since its last `spent` event.
+    Spent(crate::Spending),
     Scan {
         kind: ScanKind,
         counts: BTreeMap<String, usize>,
@@ -258,6 +260,7 @@ impl EventData {
             D::RulePasses { .. } => EventKind::RulePasses,
             D::RulesUnknown { .. } => EventKind::RulesUnknown,
             D::Scan { .. } => EventKind::Scan,
+            D::Spent(_) => EventKind::Spent,
             D::ToolCallCapped { .. } => EventKind::ToolCallCapped,
             D::Verdict { .. } => EventKind::Verdict,
         }

@@ -42,8 +42,19 @@ impl<'a> RunJournal<'a> {
     pub async fn set_scores(&self, before: Option<f64>, after: Option<f64>) -> JournalResult<()> {
         self.journal.set_scores(self.run, before, after).await
     }
+    /// Finishes the run: each settled rule's time remembered for its skill (the ETA of the
+    /// skill's later runs reads it), then its summary.
     pub async fn finish(&self, summary: &RunSummary) -> JournalResult<()> {
+        let times = crate::rule_times(self.run, &self.events(0).await?);
+        self.journal.remember_times(self.run, &times).await?;
         self.journal.finish_run(self.run, summary).await
+    }
+    /// What the runs of this run's skill remember for the ETA (this run's own times come when it
+    /// finishes).
+    pub async fn remembered(&self) -> JournalResult<crate::Remembered> {
+        let skill = self.row().await?.skill;
+        let times = self.journal.recalled_times(&skill).await?;
+        Ok(crate::Remembered::of(&times.into_iter().filter(|t| t.run_id != self.run).collect::<Vec<_>>()))
     }
 
     pub async fn add_rule(&self, rule: &NewRule) -> JournalResult<()> {

@@ -29,7 +29,7 @@ use async_trait::async_trait;
 
 pub use attempt::{Attempt, AttemptSpec, Culprit, Evaluation, Findings, KeptFix};
 pub use driver::{driver_id, driver_is_dead, now_ms};
-pub use eta::{Eta, open_ids, predict as predict_end};
+pub use eta::{Eta, Outlook, RECALL_RUNS, Remembered, RuleTime, open_ids, predict as predict_end, rule_times, standing};
 pub use event::{
     Blamed, Booted, Cadence, EventData, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, ScanKind, Timed,
 };
@@ -39,7 +39,7 @@ pub use records::{
     Ban, Claim, Escalation, Event, Lesson, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem, RETIRE_AFTER, RebootProof, Recall,
     RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
 };
-pub use split::{Part, Share, TimeSplit};
+pub use split::{Overhead, Part, Share, Spend, Spending, TimeSplit};
 pub use tally::{Tally, count_by, reverts};
 pub use verdict::Verdict;
 pub(crate) use vocab::text_enum;
@@ -191,6 +191,12 @@ pub trait MemoryLog: Send + Sync {
     /// Counts one try of fix `id`: kept, or failed ([`RETIRE_AFTER`] in a row retire it).
     /// Returns the fix as it now stands.
     async fn count_remembered(&self, id: i64, kept: bool) -> JournalResult<RememberedFix>;
+    /// Remembers each rule's time in finished run `run` (`eta::rule_times`), for its skill; a
+    /// run remembered again has its times replaced.
+    async fn remember_times(&self, run: RunId, times: &[RuleTime]) -> JournalResult<()>;
+    /// The rule times of the newest [`RECALL_RUNS`] runs of `skill` that remembered any, for
+    /// `Remembered::of`.
+    async fn recalled_times(&self, skill: &str) -> JournalResult<Vec<RuleTime>>;
 }
 
 /// The whole journal.

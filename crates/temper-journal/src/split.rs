@@ -1,10 +1,15 @@
 //! Where a run's wall time went: its fix scripts, the work every tool pays, and the proof around
 //! them (scans, each fix's checks, reverts, regression and plan batch checks, the reboot proof,
-//! and the rest: snapshots, restores, picks, the store). One place for the reports and the
-//! benches.
-use serde::Serialize;
+//! and the rest). The rest is named in its parts as far as they were measured ([`Overhead`]):
+//! the snapshots taken and dropped, the restores outside a revert and the loop's bookkeeping
+//! (the loop's `spent` events), and the LLM's calls (its turns); what none names is left
+//! unnamed (picks, each fix's evidence and context, the store's writes, the final summary). One
+//! place for the reports and the benches.
+use std::collections::BTreeMap;
 
-use crate::{Attempt, Event, EventData, ScanKind};
+use serde::{Deserialize, Serialize};
+
+use crate::{Attempt, Event, EventData, ScanKind, Turn};
 
 /// A part of a run's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -52,10 +57,57 @@ impl Part {
     }
 }
 
+/// A part of "the rest" of a run's time, measured where it is spent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Overhead {
+    /// Snapshots taken (with memory): each kept fix's, a rebuilt or proven checkpoint's.
+    SnapshotsTaken,
+    /// Snapshots deleted once no longer in force: a batch's older ones, the checkpoint replaced.
+    SnapshotsDropped,
+    /// The guest restored to a snapshot, SSH back, outside a revert (which counts its own): at
+    /// preflight, in a bisection, in the reboot proof's rebuilds.
+    Restores,
+    /// The loop's bookkeeping at each phase change: the lease, the run's phase in the store, the
+    /// tally and the ETA for the progress line.
+    Bookkeeping,
+    /// The LLM's calls (the Architect's, the Worker's and the Reflector's turns). Read from the
+    /// turns, never recorded in a `spent` event.
+    Llm,
+}
+
+impl Overhead {
+    pub const ALL: [Overhead; 5] =
+        [Overhead::SnapshotsTaken, Overhead::SnapshotsDropped, Overhead::Restores, Overhead::Bookkeeping, Overhead::Llm];
+
+    pub fn says(self) -> &'static str {
+        match self {
+            Overhead::SnapshotsTaken => "snapshots taken",
+            Overhead::SnapshotsDropped => "snapshots dropped",
+            Overhead::Restores => "restores (outside reverts)",
+            Overhead::Bookkeeping => "bookkeeping (phase, tally, ETA)",
+            Overhead::Llm => "LLM calls",
+        }
+    }
+}
+
+/// How many times a part of the rest ran, and its seconds in all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spend {
+    pub count: u32,
+    pub secs: f64,
+}
+
+/// What the loop measured of the rest since its last `spent` event, by part.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spending {
+    pub parts: BTreeMap<Overhead, Spend>,
+}
+
 /// One part: how many times it ran and its seconds in all.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Share {
-    pub part: Part,
+pub struct Share<P = Part> {
+    pub part: P,
     pub count: usize,
     pub secs: f64,
 }
@@ -66,8 +118,12 @@ pub struct TimeSplit {
     pub wall_secs: f64,
     /// In [`Part::ALL`]'s order.
     pub parts: Vec<Share>,
-    /// The wall time no part accounts for: snapshots, restores, picks, the store.
+    /// The wall time no part accounts for: snapshots, restores, picks, the store, the LLM.
     pub rest_secs: f64,
+    /// The rest's measured parts, in [`Overhead::ALL`]'s order.
+    pub rest: Vec<Share<Overhead>>,
+    /// The rest that none of them names.
+    pub unnamed_secs: f64,
     /// Everything but the fix scripts.
     pub proof_secs: f64,
     /// The proof over the fix scripts' time (`None` while no fix script has run).
@@ -75,19 +131,50 @@ pub struct TimeSplit {
 }
 
 impl TimeSplit {
-    /// From a run's events and attempts; `wall_secs` is its wall time over all its segments.
-    pub fn of(events: &[Event], attempts: &[Attempt], wall_secs: f64) -> Self {
+    /// From a run's events, attempts and turns; `wall_secs` is its wall time over all its
+    /// segments.
+    pub fn of(events: &[Event], attempts: &[Attempt], turns: &[Turn], wall_secs: f64) -> Self {
         let parts: Vec<Share> = Part::ALL.iter().map(|&part| share(part, events, attempts)).collect();
         let known: f64 = parts.iter().map(|s| s.secs).sum();
         let scripts = parts.iter().find(|s| s.part == Part::FixScripts).map_or(0.0, |s| s.secs);
         let proof_secs = (wall_secs - scripts).max(0.0);
         let proof_ratio = (scripts > 0.0).then(|| proof_secs / scripts);
-        TimeSplit { wall_secs, parts, rest_secs: (wall_secs - known).max(0.0), proof_secs, proof_ratio }
+        let rest_secs = (wall_secs - known).max(0.0);
+        let rest = rest_shares(events, turns);
+        let unnamed_secs = (rest_secs - rest.iter().map(|s| s.secs).sum::<f64>()).max(0.0);
+        TimeSplit { wall_secs, parts, rest_secs, rest, unnamed_secs, proof_secs, proof_ratio }
     }
 
     pub fn secs(&self, part: Part) -> f64 {
         self.parts.iter().find(|s| s.part == part).map_or(0.0, |s| s.secs)
     }
+
+    /// The seconds of one part of the rest.
+    pub fn rest_secs_of(&self, part: Overhead) -> f64 {
+        self.rest.iter().find(|s| s.part == part).map_or(0.0, |s| s.secs)
+    }
+}
+
+/// The rest's parts: the `spent` events' sums, and the LLM's turns.
+fn rest_shares(events: &[Event], turns: &[Turn]) -> Vec<Share<Overhead>> {
+    let mut sums: BTreeMap<Overhead, Spend> = BTreeMap::new();
+    for e in events {
+        if let EventData::Spent(s) = &e.data {
+            for (part, spend) in s.parts.iter().filter(|(p, _)| **p != Overhead::Llm) {
+                let sum = sums.entry(*part).or_default();
+                (sum.count, sum.secs) = (sum.count + spend.count, sum.secs + spend.secs);
+            }
+        }
+    }
+    let llm = Spend { count: turns.len() as u32, secs: turns.iter().map(|t| t.latency_ms).sum::<i64>() as f64 / 1000.0 };
+    sums.insert(Overhead::Llm, llm);
+    Overhead::ALL
+        .iter()
+        .map(|&part| {
+            let s = sums.get(&part).copied().unwrap_or_default();
+            Share { part, count: s.count as usize, secs: s.secs }
+        })
+        .collect()
 }
 
 fn share(part: Part, events: &[Event], attempts: &[Attempt]) -> Share {

@@ -362,6 +362,9 @@ text_enum! {
         /// A full scan's results named rules the content does not have: dropped at the scanner.
         RulesUnknown = "rules_unknown",
         Scan = "scan",
+        /// What the loop measured of the rest of the run's time (snapshots, restores, its
+        /// bookkeeping) since the last such event.
+        Spent = "spent",
         ToolCallCapped = "tool_call_capped",
         Verdict = "verdict",
     }

@@ -96,7 +96,7 @@ async fn json_carries_the_report() {
     let data = load(&f.store, f.run).await.unwrap();
     let v: serde_json::Value = serde_json::from_str(&render(&data, Some(rhel9()), Format::Json).unwrap()).unwrap();
     assert_eq!(
-        v["schema"], "temper-report/6",
+        v["schema"], "temper-report/7",
         "2: `reboot` is a value with its reason; 3: `plan`; 4: `interruptions`; 5: the verdicts `stalled` and `timed_out`"
     );
     assert_eq!(v["reboot"], serde_json::json!({"proof": "not_run", "reason": "not proven: the run skipped the reboot proof"}));
@@ -278,4 +278,32 @@ async fn the_time_split_gives_the_proofs_share_in_every_format() {
     assert!(html.contains("<tr data-part=\"fix_scripts\"><td>fix scripts</td>"), "{html}");
     assert!(html.contains(&format!("<td class=\"num\">{:.0} s</td>", (1234.5 - scripts).round())), "the proof's seconds: {html}");
     assert!(html.contains("× the fix scripts</td>"), "{html}");
+}
+
+/// The rest of a finished run's time in its measured parts (the loop's `spent` events, the LLM's
+/// turns) and what none names, in the Markdown, the HTML and the JSON.
+#[tokio::test]
+async fn the_rest_is_named_in_its_parts_in_every_format() {
+    use temper_journal::prelude::*;
+    use temper_journal::{EventData, Overhead, Spend, Spending};
+    let f = Fixture::rhel9_run().await;
+    let parts = [(Overhead::SnapshotsTaken, Spend { count: 3, secs: 4.6 }), (Overhead::Restores, Spend { count: 1, secs: 7.0 })];
+    f.store.event(f.run, None, &EventData::Spent(Spending { parts: parts.into_iter().collect() })).await.unwrap();
+    let data = load(&f.store, f.run).await.unwrap();
+    let t = data.split.clone().expect("a finished run has its split");
+    assert_eq!((t.rest_secs_of(Overhead::SnapshotsTaken), t.rest_secs_of(Overhead::Restores)), (4.6, 7.0));
+    let llm = t.rest_secs_of(Overhead::Llm);
+    assert_eq!(llm, data.turns.iter().map(|x| x.latency_ms).sum::<i64>() as f64 / 1000.0);
+    assert_eq!(t.unnamed_secs, (t.rest_secs - 4.6 - 7.0 - llm).max(0.0));
+
+    let md = render(&data, Some(rhel9()), Format::Md).unwrap();
+    assert!(md.contains("| … of it, snapshots taken | 3 | 5 s |"), "{md}");
+    assert!(md.contains("| … of it, restores (outside reverts) | 1 | 7 s |"), "{md}");
+    assert!(!md.contains("snapshots dropped"), "a part never measured is not shown: {md}");
+    let html = render(&data, None, Format::Html).unwrap();
+    assert!(html.contains("<tr data-rest=\"snapshots_taken\"><td>… of it, snapshots taken</td><td class=\"num\">3</td>"), "{html}");
+    assert!(html.contains("<tr data-rest=\"unnamed\">"), "{html}");
+    let doc: serde_json::Value = serde_json::from_str(&render(&data, None, Format::Json).unwrap()).unwrap();
+    assert_eq!(doc["time_split"]["rest"][0], serde_json::json!({"part": "snapshots_taken", "count": 3, "secs": 4.6}));
+    assert_eq!(doc["time_split"]["unnamed_secs"].as_f64(), Some(t.unnamed_secs));
 }

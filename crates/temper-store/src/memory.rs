@@ -3,10 +3,11 @@ use async_trait::async_trait;
 use temper_journal::RunId;
 use temper_journal::turn::Tip as NewTip;
 use temper_journal::{
-    Ban, JournalError, JournalResult, Lesson, MemoryKind, MemoryLog, NewRememberedFix, RETIRE_AFTER, Recall, RememberedFix, Tip,
+    Ban, JournalError, JournalResult, Lesson, MemoryKind, MemoryLog, NewRememberedFix, RECALL_RUNS, RETIRE_AFTER, Recall, RememberedFix,
+    RuleTime, Tip,
 };
 
-use crate::{Store, now, with_db};
+use crate::{BeginWrite, Store, now, with_db};
 
 /// The active rows of a memory table a [`Recall`] selects: `$1` the rule, `$2` the skill (of the
 /// run that made the row; a row made outside a run belongs to every skill).
@@ -164,6 +165,39 @@ impl MemoryLog for Store {
             .bind(RETIRE_AFTER)
             .bind(now())
             .fetch_one(p)
+            .await
+        })
+    }
+
+    async fn remember_times(&self, run: RunId, times: &[RuleTime]) -> JournalResult<()> {
+        with_db!(self, p => async {
+            let mut tx = p.begin_write().await?;
+            sqlx::query("DELETE FROM rule_times WHERE run_id = $1").bind(run).execute(&mut *tx).await?;
+            let at = now();
+            for t in times {
+                sqlx::query("INSERT INTO rule_times (run_id, rule_id, secs, created_at) VALUES ($1, $2, $3, $4)")
+                    .bind(run)
+                    .bind(&t.rule_id)
+                    .bind(t.secs.max(0.0))
+                    .bind(&at)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await
+        })
+    }
+
+    async fn recalled_times(&self, skill: &str) -> JournalResult<Vec<RuleTime>> {
+        with_db!(self, p => async {
+            sqlx::query_as(
+                "SELECT t.run_id, t.rule_id, t.secs FROM rule_times t WHERE t.run_id IN (
+                   SELECT r.id FROM runs r WHERE r.skill = $1 AND EXISTS (SELECT 1 FROM rule_times x WHERE x.run_id = r.id)
+                   ORDER BY r.id DESC LIMIT $2)
+                 ORDER BY t.run_id, t.rule_id",
+            )
+            .bind(skill)
+            .bind(RECALL_RUNS)
+            .fetch_all(p)
             .await
         })
     }

@@ -405,3 +405,41 @@ async fn remembered_fixes_count_their_tries_and_retire_after_two_failures_in_a_r
         assert!(s.remembered_rules("debian12-anssi").await.unwrap().is_empty(), "{}: both retired, none in force", b.name);
     }
 }
+
+/// The ETA's memory: a finished run leaves each settled rule's time for its skill
+/// (`RunJournal::finish`); the skill's newest five runs are recalled, another skill's never; a
+/// run remembered again has its times replaced.
+#[tokio::test]
+async fn a_finished_run_leaves_its_rule_times_for_its_skill() {
+    for b in backends("a_finished_run_leaves_its_rule_times_for_its_skill").await {
+        let s = &b.store;
+        let times = |run: RunId, secs: f64| vec![RuleTime { run_id: run, rule_id: "r".into(), secs }];
+        let mut runs = Vec::new();
+        for i in 0..7 {
+            let run = s.create_run(&new_run()).await.unwrap();
+            s.remember_times(run, &times(run, f64::from(i))).await.unwrap();
+            runs.push(run);
+        }
+        let other = s.create_run(&NewRun { skill: "another".into(), ..new_run() }).await.unwrap();
+        s.remember_times(other, &times(other, 99.0)).await.unwrap();
+        let recalled = s.recalled_times("debian12-anssi").await.unwrap();
+        let got: Vec<(RunId, f64)> = recalled.iter().map(|t| (t.run_id, t.secs)).collect();
+        assert_eq!(got, runs[2..].iter().zip(2..).map(|(r, i)| (*r, f64::from(i))).collect::<Vec<_>>(), "{}: the newest five", b.name);
+        s.remember_times(runs[6], &[]).await.unwrap();
+        let again: Vec<RunId> = s.recalled_times("debian12-anssi").await.unwrap().iter().map(|t| t.run_id).collect();
+        assert_eq!(again, runs[1..6], "{}: the last remembered again with nothing, the five before it", b.name);
+        assert_eq!(s.recalled_times("another").await.unwrap().len(), 1);
+
+        // A run finished through its journal remembers its settled rules' times.
+        let run = s.create_run(&new_run()).await.unwrap();
+        let journal = RunJournal::new(s, run);
+        journal.event(None, &scan_event()).await.unwrap();
+        journal.event(Some("r2"), &EventData::Escalate { reason: "x".into(), cause: None }).await.unwrap();
+        assert!(!journal.remembered().await.unwrap().is_empty(), "the runs before it");
+        journal.finish(&RunSummary { run, ..RunSummary::default() }).await.unwrap();
+        let mine: Vec<String> =
+            s.recalled_times("debian12-anssi").await.unwrap().into_iter().filter(|t| t.run_id == run).map(|t| t.rule_id).collect();
+        assert_eq!(mine, ["r2"], "{}", b.name);
+        assert_eq!(s.run(run).await.unwrap().status, RunStatus::Finished);
+    }
+}

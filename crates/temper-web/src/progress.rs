@@ -2,7 +2,7 @@
 //! The run page shows it and the event stream sends it again whenever its [`State`] changes.
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use temper_journal::{Event, Phase, Rule, RuleStatus, Run, RunStatus, Tally, now_ms, open_ids, predict_end};
+use temper_journal::{Event, Outlook, Phase, Remembered, Rule, RuleStatus, Run, RunStatus, Tally, now_ms, predict_end, standing};
 
 use crate::state::AppState;
 use crate::{WebError, pages::duration};
@@ -49,11 +49,12 @@ impl Progress {
         let row = app.run(run).await?;
         let rules = app.journal.rules(run).await?;
         let events = if row.status == RunStatus::Running { app.journal.events(run, 0).await? } else { Vec::new() };
-        Ok(Self::of(&row, &rules, &events))
+        Ok(Self::of(&row, &rules, &events, &remembered(app, &row).await?))
     }
 
-    /// `events`: the run's, for the ETA of a running run (none for one that is over).
-    pub fn of(run: &Run, rules: &[Rule], events: &[Event]) -> Self {
+    /// `events`: the run's, for the ETA of a running run (none for one that is over), with what
+    /// its skill remembers ([`remembered`]).
+    pub fn of(run: &Run, rules: &[Rule], events: &[Event], memory: &Remembered) -> Self {
         let count = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
         let counts = RuleStatus::REVIEW_ORDER.iter().map(|&status| Count { status, n: count(status) }).filter(|c| c.n > 0).collect();
         // Rules the loop has settled after working on them; their mean time predicts the rest.
@@ -64,8 +65,9 @@ impl Progress {
             .collect();
         let tally = Tally::of(rules);
         let open = tally.open;
-        let pending = open_ids(rules);
-        let eta = (run.status == RunStatus::Running).then(|| predict_end(events, &pending, Utc::now().fixed_offset())).flatten();
+        let (pending, not_applicable) = standing(rules);
+        let outlook = Outlook::new(events, &pending).remembering(&not_applicable, memory);
+        let eta = (run.status == RunStatus::Running).then(|| predict_end(&outlook, Utc::now().fixed_offset())).flatten();
         let elapsed_secs = elapsed_secs(run);
         let status = if run.driver_gone(now_ms()) { RunStatus::Interrupted } else { run.status };
         Self {
@@ -94,6 +96,15 @@ impl Progress {
     pub fn is_over(&self) -> bool {
         matches!(self.state.status, RunStatus::Finished | RunStatus::Failed)
     }
+}
+
+/// What the runs of `run`'s skill remember, for the ETA of a running run (nothing for one that
+/// is over).
+pub async fn remembered(app: &AppState, run: &Run) -> Result<Remembered, WebError> {
+    Ok(match run.status {
+        RunStatus::Running => Remembered::of(&app.journal.recalled_times(&run.skill).await?),
+        _ => Remembered::default(),
+    })
 }
 
 /// From the start to the end, or to now while the run goes on.

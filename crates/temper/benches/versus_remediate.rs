@@ -50,7 +50,7 @@ use std::time::Duration;
 use temper_core::checks;
 use temper_core::journal::RunId;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{Event, EventData, EventKind, RuleStatus, ScanKind};
+use temper_core::journal::{Event, EventData, EventKind, RuleStatus, ScanKind, Turn};
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::scan::Scanner;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
@@ -125,9 +125,9 @@ fn first_pass(started_at: &str, events: &[Event]) -> Option<(Duration, usize)> {
 
 /// Where temper's wall time went (`journal::TimeSplit`, as the report gives it): each part, the
 /// rest (snapshots, restores, picks), and the proof (all but the fix scripts) over the fix scripts.
-fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], wall: Duration) {
+fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], turns: &[Turn], wall: Duration) {
     use temper_core::journal::{Part, TimeSplit};
-    let t = TimeSplit::of(events, attempts, wall.as_secs_f64());
+    let t = TimeSplit::of(events, attempts, turns, wall.as_secs_f64());
     let total = t.wall_secs;
     println!("where temper's {total:.0} s went:");
     println!("  {:<38} {:>6} {:>10} {:>9} {:>7}", "step", "count", "total", "each", "share");
@@ -136,8 +136,15 @@ fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], wall
         let each = if n > 0 { format!("{:.1}s", s / n as f64) } else { "-".into() };
         println!("  {name:<38} {n:>6} {s:>9.1}s {each:>9} {:>6.1}%", 100.0 * s / total);
     }
-    let rest = "the rest (snapshots, restores, picks)";
+    let rest = "the rest";
     println!("  {rest:<38} {:>6} {:>9.1}s {:>9} {:>6.1}%", "", t.rest_secs, "", 100.0 * t.rest_secs / total);
+    for p in &t.rest {
+        let (name, n, s) = (format!("  {}", p.part.says()), p.count, p.secs);
+        let each = if n > 0 { format!("{:.2}s", s / n as f64) } else { "-".into() };
+        println!("  {name:<38} {n:>6} {s:>9.1}s {each:>9} {:>6.1}%", 100.0 * s / total);
+    }
+    let unnamed = "  unnamed (picks, evidence, the store)";
+    println!("  {unnamed:<38} {:>6} {:>9.1}s {:>9} {:>6.1}%", "", t.unnamed_secs, "", 100.0 * t.unnamed_secs / total);
     if let Some(r) = t.proof_ratio {
         println!(
             "the proof (all but the fix scripts): {:.1}s, {r:.2} times the fix scripts' {:.1}s",
@@ -179,11 +186,11 @@ fn derived_class(reason: &str) -> Option<&str> {
     reason.split_once("no derived fix (").and_then(|(_, rest)| rest.split_once(')')).map(|(class, _)| class)
 }
 
-fn solo_figures(events: &[Event], attempts: &[temper_core::journal::Attempt], started_at: &str) {
+fn solo_figures(events: &[Event], attempts: &[temper_core::journal::Attempt], turns: &[Turn], started_at: &str) {
     if let Some((d, reopened)) = first_pass(started_at, events) {
         println!("temper's first pass (to its first final scan): {:.1}s; that scan reopened {reopened} rules", d.as_secs_f64());
     }
-    time_table(events, attempts, active_time(started_at, events));
+    time_table(events, attempts, turns, active_time(started_at, events));
 }
 
 fn flag(name: &str) -> bool {
@@ -358,7 +365,7 @@ async fn main() {
         let events = store.events(run.id, 0).await.unwrap();
         println!("run {} in {}", run.id, db.display());
         let attempts = store.attempts(run.id).await.unwrap();
-        solo_figures(&events, &attempts, &run.started_at);
+        solo_figures(&events, &attempts, &store.turns(run.id).await.unwrap(), &run.started_at);
         by_source(&attempts, &store.rules(run.id).await.unwrap());
         return;
     }
@@ -466,7 +473,7 @@ async fn main() {
     if flag("TEMPER_BENCH_TEMPER_ONLY") {
         println!("temper statuses: {}; rebooted: {}", summary["statuses"], summary["rebooted"]);
         let attempts = store.attempts(run).await.unwrap();
-        solo_figures(&events, &attempts, &store.run(run).await.unwrap().started_at);
+        solo_figures(&events, &attempts, &store.turns(run).await.unwrap(), &store.run(run).await.unwrap().started_at);
         by_source(&attempts, &rows);
         return;
     }
@@ -498,7 +505,7 @@ async fn main() {
         db.join("temper.db").display()
     );
     let attempts = store.attempts(run).await.unwrap();
-    time_table(&events, &attempts, temper_wall);
+    time_table(&events, &attempts, &store.turns(run).await.unwrap(), temper_wall);
     by_source(&attempts, &rows);
     let status =
         |r: &String| rows.iter().find(|x| &x.rule_id == r).map(|x| format!("{} {}", x.status, x.reason.clone().unwrap_or_default()));

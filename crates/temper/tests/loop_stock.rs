@@ -5,7 +5,7 @@ mod sim;
 use std::time::Instant;
 
 use sim::*;
-use temper_core::journal::{AttemptState, EventKind, FixSource, RuleStatus, ScanResult, Tally, open_ids, predict_end};
+use temper_core::journal::{AttemptState, EventKind, FixSource, Outlook, RuleStatus, ScanResult, Tally, open_ids, predict_end};
 use temper_core::verdict::Verdict;
 use temper_scap::Outcome;
 
@@ -99,7 +99,7 @@ async fn a_rules_run_counts_only_its_scope() {
     );
     let open = open_ids(&rules);
     let events = sim.store.events(run, 0).await.unwrap();
-    assert_eq!(predict_end(&events, &open, chrono::Utc::now().fixed_offset()), None, "nothing left to estimate");
+    assert_eq!(predict_end(&Outlook::new(&events, &open), chrono::Utc::now().fixed_offset()), None, "nothing left to estimate");
     let md = sim.report(run).await;
     assert!(md.contains(&format!("Scope: {out} failing rules were outside this run's scope")), "{md}");
     took("a_rules_run_counts_only_its_scope", t);

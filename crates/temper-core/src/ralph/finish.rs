@@ -98,6 +98,7 @@ impl Ralph<'_> {
             healthy,
             rebooted: self.settings.reboot.map(|_| state.checkpoint() == state.booted().snapshot),
         };
+        self.note_spent(true).await?;
         self.note(None, EventData::Finish(Box::new(summary.clone()))).await?;
         self.journal.finish(&summary).await?;
         Ok(summary)

@@ -36,6 +36,7 @@ mod revert;
 mod second_pass;
 mod settings;
 mod snapshots;
+mod spent;
 mod state;
 mod status;
 mod steps;
@@ -126,6 +127,10 @@ pub struct Ralph<'a> {
     started: Instant,
     /// Its loss stops the loop; it carries the earlier segments' times.
     lease: &'a Lease,
+    /// What `phase` keeps for the ETA (`status.rs`).
+    eta_books: status::EtaBooks,
+    /// What the rest of the run's time went to since the last `spent` event (`spent.rs`).
+    spent: spent::Spent,
 }
 
 impl<'a> Ralph<'a> {
@@ -135,7 +140,21 @@ impl<'a> Ralph<'a> {
         let (journal, started) = (RunJournal::new(store, lease.run), Instant::now());
         // The guest writes the results: a rule id the content lacks is dropped at the scanner.
         let scanner = scanner.with_known_rules(content.selected_rules.iter().map(|r| r.id.clone()));
-        Self { journal, hv, guest, agents, skill, content, scanner, settings, observer, started, lease }
+        Self {
+            journal,
+            hv,
+            guest,
+            agents,
+            skill,
+            content,
+            scanner,
+            settings,
+            observer,
+            started,
+            lease,
+            eta_books: Default::default(),
+            spent: Default::default(),
+        }
     }
 }
 

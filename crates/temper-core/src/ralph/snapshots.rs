@@ -1,28 +1,36 @@
 //! The run's snapshots, all in one place: taken when a fix is kept or a state proven, restored to
 //! undo or resume, dropped once no longer in force.
+use std::time::Instant;
+
 use super::{LoopError, LoopResult, Ralph};
-use crate::journal::EventData;
+use crate::journal::{EventData, Overhead};
 
 impl Ralph<'_> {
     /// A snapshot with memory of the guest as it runs now.
     pub(super) async fn take_snapshot(&self, name: &str, why: &str) -> LoopResult<()> {
-        Ok(self.hv.snapshot_create(name, &format!("temper run {}: {why}", self.journal.id())).await?)
+        let description = format!("temper run {}: {why}", self.journal.id());
+        Ok(self.spending(Overhead::SnapshotsTaken, self.hv.snapshot_create(name, &description)).await?)
     }
 
     /// Reverts to a snapshot and waits for SSH.
     #[tracing::instrument(name = "restore", skip(self))]
     pub(super) async fn restore(&self, checkpoint: &str) -> LoopResult<()> {
         let fail = |reason: String| LoopError::Restore { checkpoint: checkpoint.to_string(), reason };
-        self.hv.snapshot_revert(checkpoint).await.map_err(|e| fail(e.to_string()))?;
-        self.guest.reconnect(self.settings.ssh_ready).await.map_err(|e| fail(e.to_string()))?;
-        Ok(())
+        let started = Instant::now();
+        let restored = async {
+            self.hv.snapshot_revert(checkpoint).await.map_err(|e| fail(e.to_string()))?;
+            self.guest.reconnect(self.settings.ssh_ready).await.map_err(|e| fail(e.to_string()))
+        }
+        .await;
+        self.spent.restored(started.elapsed());
+        restored
     }
 
     /// Deletes this run's snapshots other than those in force (a crash can leave one).
     pub(super) async fn drop_stale_checkpoints(&self, prefix: &str, keep: &[&str]) -> LoopResult<()> {
         for name in self.hv.snapshot_list().await? {
             if name.starts_with(prefix) && !keep.contains(&name.as_str()) {
-                self.hv.snapshot_delete(&name).await?;
+                self.spending(Overhead::SnapshotsDropped, self.hv.snapshot_delete(&name)).await?;
                 self.note(None, EventData::CheckpointDropped { snapshot: name }).await?;
             }
         }
@@ -32,7 +40,7 @@ impl Ralph<'_> {
     /// Deletes a snapshot the run no longer needs; the run's baseline is never deleted.
     pub(super) async fn drop_snapshot(&self, name: &str) -> LoopResult<()> {
         if name != self.settings.baseline {
-            self.hv.snapshot_delete(name).await?;
+            self.spending(Overhead::SnapshotsDropped, self.hv.snapshot_delete(name)).await?;
         }
         Ok(())
     }

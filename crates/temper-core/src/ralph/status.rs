@@ -1,10 +1,12 @@
 //! Live status for a progress line (`temper status` reads the same from the store), and the
 //! records of LLM calls.
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{LoopError, LoopResult, Phase, Ralph};
 use crate::agent::TurnRecord;
-use crate::journal::{AttemptId, Eta, EventData, NewTurn, RunId, RunStatus, Tally, open_ids, predict_end};
+use crate::journal::{
+    AttemptId, Eta, Event, EventData, NewTurn, Outlook, Overhead, Remembered, Rule, RunId, RunStatus, Tally, predict_end, standing,
+};
 
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -29,6 +31,15 @@ pub trait Observer: Send + Sync {
     }
 }
 
+/// What [`Ralph::phase`] keeps for the ETA between phases: the run's events so far, read again
+/// from the last one seen (not all of them at each phase), and what the skill remembers, read
+/// once.
+#[derive(Default)]
+pub(super) struct EtaBooks {
+    events: std::sync::Mutex<Vec<Event>>,
+    memory: tokio::sync::OnceCell<Remembered>,
+}
+
 /// An observer that ignores updates.
 pub struct Quiet;
 
@@ -41,8 +52,11 @@ impl Observer for Quiet {
 
 impl Ralph<'_> {
     /// Records the phase in the store (for `temper status`) and tells the observer. A lost lease
-    /// stops the loop here: another process drives the run now.
+    /// stops the loop here: another process drives the run now. Its own time is the rest's
+    /// bookkeeping (`spent.rs`), which it notes once a minute.
     pub(super) async fn phase(&self, phase: Phase, rule: Option<&str>, attempt: u32) -> LoopResult<()> {
+        let started = Instant::now();
+        self.spent.set_phase(phase);
         if self.lease.lost() {
             return Err(LoopError::LeaseLost(self.journal.id()));
         }
@@ -50,9 +64,8 @@ impl Ralph<'_> {
         tracing::info!(run = %self.journal.id(), phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
         let rules = self.journal.rules().await?;
         let tally = Tally::of(&rules);
-        let open = open_ids(&rules);
         let eta = match self.observer.shows_eta() {
-            true => predict_end(&self.journal.events(0).await?, &open, chrono::Utc::now().fixed_offset()),
+            true => self.eta(&rules).await?,
             false => None,
         };
         self.observer.update(&Status {
@@ -66,7 +79,23 @@ impl Ralph<'_> {
             elapsed: self.started.elapsed(),
             eta,
         });
+        self.note_spent(false).await?;
+        self.spent.add(Overhead::Bookkeeping, started.elapsed());
         Ok(())
+    }
+
+    /// The time left (`journal::predict_end`), from the run's events so far and what its skill
+    /// remembers.
+    async fn eta(&self, rules: &[Rule]) -> LoopResult<Option<Eta>> {
+        let books = &self.eta_books;
+        let memory = books.memory.get_or_try_init(|| self.journal.remembered()).await?;
+        let seen = books.events.lock().unwrap_or_else(|e| e.into_inner()).last().map_or(0, |e| e.id);
+        let new = self.journal.events(seen).await?;
+        let mut events = books.events.lock().unwrap_or_else(|e| e.into_inner());
+        events.extend(new.into_iter().filter(|e| e.id > seen));
+        let (open, not_applicable) = standing(rules);
+        let outlook = Outlook::new(&events, &open).remembering(&not_applicable, memory);
+        Ok(predict_end(&outlook, chrono::Utc::now().fixed_offset()))
     }
 
     /// Stores each LLM call as a turn.

@@ -3,6 +3,11 @@ use chrono::{DateTime, Duration, FixedOffset};
 use super::*;
 use crate::{Event, EventData, RunId, ScanKind};
 
+/// The prediction from the run's own events alone, nothing remembered.
+fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> Option<Eta> {
+    super::predict(&Outlook::new(events, open), now)
+}
+
 const T0: &str = "2026-12-01T10:00:00+00:00";
 
 fn at(secs: i64) -> DateTime<FixedOffset> {
@@ -184,4 +189,95 @@ fn package_installs_first_do_not_set_every_other_rules_time() {
     let mut with_package = open.clone();
     with_package.push("package_rsyslog-gnutls_installed");
     assert_eq!(predict(&events, &with_package, at(t)).unwrap().secs, 127 * 19 + 172 + tail, "the median of four is its upper middle");
+}
+
+fn attempt(secs: i64, rule: &str) -> Event {
+    let data = EventData::Attempt { attempt: 1, source: crate::FixSource::Stock, replayed: false, evidence_looked_ahead: false };
+    event(secs, Some(rule), data)
+}
+
+fn remembered(times: &[(&str, f64)]) -> Remembered {
+    let rows: Vec<RuleTime> = times.iter().map(|(r, s)| RuleTime { run_id: RunId(1), rule_id: r.to_string(), secs: *s }).collect();
+    Remembered::of(&rows)
+}
+
+/// A run's rule times are the ETA's samples: from the first scan's end (or the cadence's
+/// measurement) to each settlement; a rule settled twice has both.
+#[test]
+fn a_runs_rule_times_are_its_samples() {
+    let (mut events, t) = run(&[("package_aide_installed", 900), ("sshd_a", 10)]);
+    events.push(fixed(t + 5, "package_aide_installed"));
+    let times = rule_times(RunId(7), &events);
+    let got: Vec<(&str, f64)> = times.iter().map(|t| (t.rule_id.as_str(), t.secs)).collect();
+    assert_eq!(got, [("package_aide_installed", 905.0), ("sshd_a", 10.0)]);
+    assert!(times.iter().all(|t| t.run_id == RunId(7)));
+    assert!(rule_times(RunId(7), &events[1..]).is_empty(), "no first scan, no times");
+}
+
+/// Over several runs, each rule's median (the mean of the middle two for an even count), its
+/// least and its most.
+#[test]
+fn a_skill_remembers_each_rules_spread_over_its_runs() {
+    let rows: Vec<RuleTime> = [(1, "a", 10.0), (2, "a", 30.0), (3, "a", 20.0), (1, "b", 4.0), (2, "b", 8.0)]
+        .into_iter()
+        .map(|(run, rule, secs)| RuleTime { run_id: RunId(run), rule_id: rule.into(), secs })
+        .collect();
+    let m = Remembered::of(&rows);
+    assert_eq!((m.len(), m.secs("a"), m.secs("b"), m.secs("c")), (2, Some(20.0), Some(6.0), None));
+    assert_eq!(m.get("a"), Some(Spread { low: 10.0, mid: 20.0, high: 30.0 }));
+    let once = Remembered::of(&rows[..1]);
+    assert_eq!(once.get("a"), Some(Spread { low: 5.0, mid: 10.0, high: 20.0 }), "one run's time is a prior: half to twice it");
+    assert!(Remembered::none().is_empty());
+}
+
+/// The skill's second run, 60 s into aide's install: alone, the run knows only its prior (12 s
+/// a rule) and gives aide as long again as it has run; what the first run remembers gives aide
+/// its 1000 s, each open rule its own time, and the 50 audit rules that applied there once
+/// auditd was in (not applicable here yet) theirs.
+#[test]
+fn a_later_run_predicts_from_what_its_skill_remembers() {
+    let sysctls: Vec<String> = (0..100).map(|i| format!("sysctl_{i}")).collect();
+    let audits: Vec<String> = (0..50).map(|i| format!("audit_rules_{i}")).collect();
+    let mut first: Vec<(&str, f64)> = vec![("package_aide_installed", 1000.0)];
+    first.extend(sysctls.iter().map(|r| (r.as_str(), 8.0)));
+    first.extend(audits.iter().map(|r| (r.as_str(), 20.0)));
+    let memory = remembered(&first);
+    let events = vec![scan(300, 300.0), cadence(340, 3.0, 30.0, 10), attempt(340, "package_aide_installed")];
+    let mut open: Vec<&str> = vec!["package_aide_installed"];
+    open.extend(sysctls.iter().map(String::as_str));
+    let waiting: Vec<&str> = audits.iter().map(String::as_str).chain(["never_applies"]).collect();
+    let now = at(340 + 60);
+    let tail = 300 + 100;
+    let alone = predict(&events, &open, now).unwrap();
+    assert_eq!(alone.secs, 100 * 12 + 60 + tail, "the prior, and aide as long again: {alone:?}");
+    let o = Outlook::new(&events, &open).remembering(&waiting, &memory);
+    let eta = super::predict(&o, now).unwrap();
+    assert_eq!(eta.secs, (1000 - 60) + 100 * 8 + 50 * 20 + tail, "{eta:?}");
+    assert!(eta.low <= eta.secs && eta.secs <= eta.high, "{eta:?}");
+}
+
+/// Remembered times are taken at this run's pace, kind by kind: its audit rules took twice what
+/// the skill remembers, so the open audit rules are given twice theirs; the sysctls, none of
+/// which has settled, theirs as remembered.
+#[test]
+fn remembered_times_go_at_this_runs_pace_by_kind() {
+    let memory = remembered(&[("audit_rules_a", 10.0), ("audit_rules_b", 10.0), ("audit_rules_c", 10.0), ("sysctl_a", 5.0)]);
+    let (events, t) = run(&[("audit_rules_a", 20), ("audit_rules_b", 20)]);
+    let open = ["audit_rules_c", "sysctl_a"];
+    let eta = super::predict(&Outlook::new(&events, &open).remembering(&[], &memory), at(t)).unwrap();
+    assert_eq!(eta.secs, 2 * 10 + 5 + 300 + 100, "{eta:?}");
+}
+
+/// A fix under way past its remembered time is evidence of the pace: aide, remembered at 1000 s,
+/// has run 1500 s; the other packages are given 1.5 times theirs, the sysctl its own. Past its
+/// remembered time, aide is an outlier in progress, given as long again as it has run.
+#[test]
+fn a_fix_under_way_past_its_remembered_time_sets_its_kinds_pace() {
+    let memory = remembered(&[("package_aide_installed", 1000.0), ("package_b_installed", 100.0), ("sysctl_a", 5.0)]);
+    let events = vec![scan(300, 300.0), attempt(300, "package_aide_installed")];
+    let open = ["package_aide_installed", "package_b_installed", "sysctl_a"];
+    let eta = super::predict(&Outlook::new(&events, &open).remembering(&[], &memory), at(300 + 1500)).unwrap();
+    assert_eq!(eta.secs, 1500 + 150 + 5 + 300 + 100, "{eta:?}");
+    let before = super::predict(&Outlook::new(&events, &open).remembering(&[], &memory), at(300 + 400)).unwrap();
+    assert_eq!(before.secs, 600 + 100 + 5 + 300 + 100, "400 s into its remembered 1000 s: {before:?}");
 }

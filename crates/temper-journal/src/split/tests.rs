@@ -92,7 +92,7 @@ fn each_part_from_its_own_record_and_the_proof_is_the_rest_of_the_wall() {
         scan(ScanKind::Final, 90.0),
     ];
     let attempts = [attempt(200_000, Some(50_000), None), attempt(100_000, Some(25_000), Some(5_000))];
-    let s = TimeSplit::of(&events, &attempts, 1000.0);
+    let s = TimeSplit::of(&events, &attempts, &[], 1000.0);
     let got: Vec<(Part, usize, f64)> = s.parts.iter().map(|p| (p.part, p.count, p.secs)).collect();
     assert_eq!(
         got,
@@ -116,7 +116,7 @@ fn each_part_from_its_own_record_and_the_proof_is_the_rest_of_the_wall() {
 
 #[test]
 fn no_fix_script_no_ratio() {
-    let s = TimeSplit::of(&[scan(ScanKind::Full, 100.0)], &[], 120.0);
+    let s = TimeSplit::of(&[scan(ScanKind::Full, 100.0)], &[], &[], 120.0);
     assert_eq!((s.proof_secs, s.proof_ratio, s.rest_secs), (120.0, None, 20.0));
     assert!(s.secs(Part::Reboots) == 0.0 && s.secs(Part::Reboots).is_sign_positive(), "0, not -0: printed as `0 s`");
 }
@@ -129,11 +129,70 @@ fn a_clean_plan_batch_check_is_counted_once() {
     let events = vec![scan(ScanKind::Full, 100.0), event(EventData::PlanBatch(batch)), scan(ScanKind::Final, 90.0)];
     let mut attempts: Vec<Attempt> = (0..3).map(|_| attempt(100_000, Some(10_000), None)).collect();
     attempts.push(attempt(50_000, Some(4_000), None));
-    let s = TimeSplit::of(&events, &attempts, 700.0);
+    let s = TimeSplit::of(&events, &attempts, &[], 700.0);
     let part = |p: Part| s.parts.iter().find(|x| x.part == p).map(|x| (x.count, x.secs)).unwrap();
     assert_eq!(part(Part::PlanBatchChecks), (1, 30.0));
     assert_eq!(part(Part::Evaluation), (1, 4.0), "the loop's own fix only");
     assert_eq!(s.rest_secs, 700.0 - (100.0 + 350.0 + 4.0 + 30.0 + 90.0));
     let known: f64 = s.parts.iter().map(|p| p.secs).sum();
     assert!(known <= s.wall_secs, "the parts ({known} s) fit in the wall time");
+}
+
+fn spent(parts: &[(Overhead, u32, f64)]) -> Event {
+    let parts = parts.iter().map(|&(p, count, secs)| (p, Spend { count, secs })).collect();
+    event(EventData::Spent(Spending { parts }))
+}
+
+fn turn(latency_ms: i64) -> Turn {
+    let record = crate::turn::TurnRecord::new(crate::TurnRole::Worker, "m");
+    Turn {
+        id: 1,
+        run_id: RunId(1),
+        attempt_id: None,
+        rule_id: None,
+        role: record.role,
+        model: record.model,
+        prompt_chars: 0,
+        prompt_tokens_est: 0,
+        prompt_tokens: None,
+        completion_tokens: None,
+        latency_ms,
+        retries: 0,
+        tool_calls_seen: 0,
+        tool_calls_dropped: "[]".into(),
+        mode: crate::TurnMode::Native,
+        finish_reason: None,
+        sections: "[]".into(),
+        error: None,
+        created_at: String::new(),
+    }
+}
+
+/// The rest in its parts: each `spent` event's sums added up (a resumed run has one set per
+/// segment), the LLM's calls from the turns, and what none names left over.
+#[test]
+fn the_rest_is_named_in_its_parts() {
+    let events = vec![
+        scan(ScanKind::Full, 100.0),
+        spent(&[(Overhead::SnapshotsTaken, 10, 17.0), (Overhead::Bookkeeping, 30, 1.5)]),
+        spent(&[(Overhead::SnapshotsTaken, 5, 8.0), (Overhead::SnapshotsDropped, 9, 2.5), (Overhead::Restores, 1, 9.0)]),
+        scan(ScanKind::Final, 100.0),
+    ];
+    let s = TimeSplit::of(&events, &[attempt(200_000, Some(50_000), None)], &[turn(3_000), turn(1_500)], 500.0);
+    assert_eq!(s.rest_secs, 50.0);
+    let named: Vec<(Overhead, usize, f64)> = s.rest.iter().map(|r| (r.part, r.count, r.secs)).collect();
+    assert_eq!(
+        named,
+        [
+            (Overhead::SnapshotsTaken, 15, 25.0),
+            (Overhead::SnapshotsDropped, 9, 2.5),
+            (Overhead::Restores, 1, 9.0),
+            (Overhead::Bookkeeping, 30, 1.5),
+            (Overhead::Llm, 2, 4.5)
+        ]
+    );
+    assert_eq!(s.unnamed_secs, 50.0 - 25.0 - 2.5 - 9.0 - 1.5 - 4.5);
+    assert_eq!(s.rest_secs_of(Overhead::Restores), 9.0);
+    let none = TimeSplit::of(&events[..1], &[], &[], 100.0);
+    assert!(none.rest.iter().all(|r| r.count == 0 && r.secs == 0.0), "a run before `spent` events names nothing: {none:?}");
 }

@@ -352,7 +352,16 @@ fn time_split(s: &mut String, t: &temper_journal::TimeSplit) {
     for p in &t.parts {
         let _ = writeln!(s, "| {} | {} | {:.0} s | {} |", p.part.says(), p.count, p.secs, share(p.secs));
     }
-    let _ = writeln!(s, "| the rest (snapshots, restores, picks, the store) | | {:.0} s | {} |", t.rest_secs, share(t.rest_secs));
+    let _ = writeln!(s, "| the rest | | {:.0} s | {} |", t.rest_secs, share(t.rest_secs));
+    for p in t.rest.iter().filter(|p| p.count > 0) {
+        let _ = writeln!(s, "| … of it, {} | {} | {:.0} s | {} |", p.part.says(), p.count, p.secs, share(p.secs));
+    }
+    let _ = writeln!(
+        s,
+        "| … of it, unnamed (picks, each fix's evidence and context, the store) | | {:.0} s | {} |",
+        t.unnamed_secs,
+        share(t.unnamed_secs)
+    );
     let ratio =
         t.proof_ratio.map(|r| format!(", {r:.2}× the fix scripts' {:.0} s", t.secs(temper_journal::Part::FixScripts))).unwrap_or_default();
     let _ = writeln!(s, "\nThe proof (everything but the fix scripts): {:.0} s{ratio}.\n", t.proof_secs);

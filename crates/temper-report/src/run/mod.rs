@@ -143,7 +143,7 @@ pub async fn load(store: &dyn Journal, run_id: RunId) -> Result<RunData, LoadErr
     let plan = applied(&run, &rules, &attempts, &events);
     let interruptions = interruptions(&events);
     let reboot_kinds = [EventKind::Reboot, EventKind::Booted, EventKind::RebootBlamed];
-    let split = summary.as_ref().map(|s: &RunSummary| TimeSplit::of(&events, &attempts, s.wall_secs));
+    let split = summary.as_ref().map(|s: &RunSummary| TimeSplit::of(&events, &attempts, &turns, s.wall_secs));
     let reboots = events.into_iter().filter(|e| reboot_kinds.contains(&e.kind)).collect();
     Ok(RunData { run, summary, rules, attempts, turns, lessons, bans, reboots, blamed, progress, plan, interruptions, split })
 }

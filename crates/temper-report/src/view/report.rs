@@ -12,8 +12,9 @@ use crate::run::{Interruption, PlanView, Progress, RunData};
 use crate::text::{ms, span_ms};
 
 /// The JSON report's schema name (`schemas/report.schema.json`): 2, `reboot` is a value with its
-/// reason; 3, `plan`; 4, `interruptions`.
-pub const SCHEMA: &str = "temper-report/6";
+/// reason; 3, `plan`; 4, `interruptions`; 7, the rest of the run's time in its parts
+/// (`time_split.rest`).
+pub const SCHEMA: &str = "temper-report/7";
 
 #[derive(Debug, Serialize)]
 pub struct Report {

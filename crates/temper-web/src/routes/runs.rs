@@ -22,7 +22,8 @@ pub async fn index(State(app): State<AppState>) -> Result<Html<String>, WebError
     for run in app.journal.list_runs(RUNS).await? {
         let rules = app.journal.rules(run.id).await?;
         let events = if run.status == RunStatus::Running { app.journal.events(run.id, 0).await? } else { Vec::new() };
-        rows.push(RunRow { p: Progress::of(&run, &rules, &events), run });
+        let memory = crate::progress::remembered(&app, &run).await?;
+        rows.push(RunRow { p: Progress::of(&run, &rules, &events, &memory), run });
     }
     #[derive(Serialize)]
     struct Page {
@@ -52,7 +53,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<RunId>, Query(q): 
     let run = app.run(id).await?;
     let mut rules = app.journal.rules(id).await?;
     let events = app.journal.events(id, 0).await?;
-    let p = Progress::of(&run, &rules, &events);
+    let p = Progress::of(&run, &rules, &events, &crate::progress::remembered(&app, &run).await?);
     let total = rules.len();
     let plan = temper_report::plan::applied(&run, &rules, &app.journal.attempts(id).await?, &events);
     let interruptions = temper_report::interruptions(&events);

@@ -1,7 +1,7 @@
 //! `temper status`: a run's progress, read from the database.
 use serde_json::json;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{RunStatus, Tally, now_ms, open_ids, predict_end};
+use temper_core::journal::{Outlook, Remembered, RunStatus, Tally, now_ms, predict_end, standing};
 
 use super::print_json;
 use crate::config::Config;
@@ -30,8 +30,9 @@ pub async fn run(config: &Config, run: Option<RunId>, json_out: bool) -> anyhow:
     let elapsed = parse(&row.started_at).map_or(0, |start| (end - start).num_seconds());
     let eta = match status {
         RunStatus::Running => {
-            let open = open_ids(&rules);
-            predict_end(&store.events(row.id, 0).await?, &open, end)
+            let (open, not_applicable) = standing(&rules);
+            let memory = Remembered::of(&store.recalled_times(&row.skill).await?);
+            predict_end(&Outlook::new(&store.events(row.id, 0).await?, &open).remembering(&not_applicable, &memory), end)
         }
         _ => None,
     };
