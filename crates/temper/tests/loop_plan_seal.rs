@@ -233,13 +233,16 @@ async fn every_attack_on_a_handed_over_plan_is_refused_and_nothing_runs() {
             let target: &[&str] = if cmd == "run" { &[] } else { &["--target", "default"] };
             let (ok, said) = w.temper(cmd, target);
             assert!(!ok && said.contains(why) && said.contains("nothing was run"), "temper {cmd}, {what}: {said}");
+            eprintln!("{what}: temper {cmd}: {}", said.lines().rfind(|l| l.contains(why)).unwrap_or_default().trim());
         }
         assert!(!w.ran(), "{what}: nothing ran");
         if seen_in_place {
             let (ok, said, ran) = w.replay();
             assert!(!ok && !ran && said.contains("nothing was run"), "replay.sh, {what}: {said}");
+            eprintln!("{what}: bash replay.sh: {}", said.lines().find(|l| l.contains("replay.sh:")).unwrap_or_default().trim());
             let (ok, said, ran) = w.play();
             assert!(!ok && !ran && said.contains("nothing was run"), "the playbook, {what}: {said}");
+            eprintln!("{what}: ansible-playbook: {}", said.lines().find(|l| l.contains("\"msg\"")).unwrap_or_default().trim());
         }
     }
     took("every_attack_on_a_handed_over_plan_is_refused_and_nothing_runs", t);
