@@ -16,6 +16,8 @@ pub const MAX_TOTAL: u64 = 128 << 20;
 pub enum FolderError {
     #[error("reading {}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
+    #[error("writing {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
     #[error("{0} is not a plain file or folder (a link, a device or a pipe): a plan holds only files, and no link is followed")]
     NotAFile(String),
     #[error("`{0}`: a plan's file names are UTF-8 with no newline or backslash")]
@@ -103,7 +105,7 @@ impl Folder {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let io = |path: &Path| {
             let path = path.to_path_buf();
-            move |source| FolderError::Io { path, source }
+            move |source| FolderError::Write { path, source }
         };
         let mut mkdir = std::fs::DirBuilder::new();
         mkdir.mode(0o700);
