@@ -3,7 +3,8 @@
 # every crate's tests, including those against the real VM, and the real-model smoke test.
 # Each phase's time, and the total (printed however the script ends), on lines of their own:
 #   phase NAME: Ns             NAME: vm-setup report-setup postgres llm-server build crate-tests
-#   phase NAME: Ns (failed)          temper-tests temper-test2-suites fleet smoke; last `phase total: Ns`
+#   phase NAME: Ns (failed)          temper-tests temper-test2-suites fleet smoke protections;
+#                                    last `phase total: Ns`
 # and each test binary's time, as `suite PKG/NAME: Ns`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -141,6 +142,10 @@ suite temper e2e_fleet --ignored --exact workers_share_the_queue_and_a_killed_wo
 # Alone: beside a guest's suites the model's two threads took 224 s instead of about 34.
 phase smoke
 TEMPER_LLM_SMOKE_URL=http://127.0.0.1:8089 suite temper-agents real_model --nocapture --test-threads=1 || failed
+# Each protection of docs/security.md taken out in turn, its test run against it: each must fail.
+# Last, with the guests idle: each row builds one test target again (its table ends the log).
+phase protections
+python3 tests/protections/run.py || failed
 phase
 rm -f "$bins"
 exit $status

@@ -28,6 +28,10 @@ pub enum Withheld {
     NotProven { proof: RebootProof },
     #[error("its plan could not be exported: {error}")]
     Export { error: String },
+    /// Its plan, sealed at its end with the host's own key, is missing, does not hold, or the
+    /// store no longer holds its steps.
+    #[error("its plan, sealed at its end with this host's key, is refused: {error}")]
+    Refused { error: String },
 }
 
 /// The reboot proof as the reports say it.

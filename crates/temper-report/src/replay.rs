@@ -6,8 +6,16 @@
 //! changed script stops the replay before anything runs. Each runs as temper ran it, on the stdin
 //! of its own `bash -s`. A step that exits non-zero stops the replay, unless the run kept that fix
 //! with that very exit code (its checks passed despite it).
+//!
+//! In a plan's folder it checks no signature: a script in the folder cannot vouch for the folder
+//! (whoever hands it over can change both). The plan is verified from outside it first (`temper
+//! plan unpack`, or by hand as its README says) and run from that private copy. There the script
+//! refuses a folder that holds anything the plan does not list (an `ansible.cfg`, a
+//! `group_vars/`, a `verify.sh` of someone else's), a plan past its expiry and a machine the plan
+//! does not name.
 
-use temper_journal::plan::{Plan, Step, at_boot};
+use chrono::SecondsFormat;
+use temper_journal::plan::{Plan, Step, Terms, at_boot};
 use temper_journal::{Run, RunId};
 
 /// Where the steps came from, for the script's comments.
@@ -21,19 +29,20 @@ pub struct Origin {
 }
 
 /// Where a replay script lives: what it can check before it runs anything.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Home {
-    /// In a plan's folder, beside `verify.sh` and the seal, which it checks first.
-    Plan,
-    /// In a report: no seal beside it.
+    /// In a plan's folder, which holds `listing` alone (`Plan::listing`), bound by `terms`.
+    Plan { listing: Vec<String>, terms: Terms },
+    /// In a report: no folder around it.
     Report,
 }
 
 impl Origin {
-    pub fn of_plan(plan: &Plan) -> Self {
+    pub fn of_plan(plan: &Plan, terms: &Terms) -> Self {
         let h = &plan.header;
         let content = format!("{} {} (sha256 {})", h.content.datastream, h.content.version, h.content.sha256);
-        Self { run: h.source.run, target: h.source.target.clone(), profile: h.profile.clone(), content, home: Home::Plan }
+        let home = Home::Plan { listing: plan.listing(), terms: terms.clone() };
+        Self { run: h.source.run, target: h.source.target.clone(), profile: h.profile.clone(), content, home }
     }
 
     pub fn of_run(run: &Run) -> Self {
@@ -54,13 +63,14 @@ pub fn replay(origin: &Origin, steps: &[Step]) -> String {
     line(&format!("# Target {}, profile {}.", one_line(&origin.target), one_line(&origin.profile)));
     line(&format!("# Content {}.", one_line(&origin.content)));
     line("#");
-    match origin.home {
-        Home::Plan => {
-            line("# Usage: sudo bash replay.sh --allowed-signers FILE [FIRST_STEP]");
-            line("#        sudo bash replay.sh --unsigned [FIRST_STEP]");
-            line("# First, verify.sh beside this script checks the plan's signature (SHA256SUMS.sig, by a key of");
-            line("# the allowed-signers FILE) and every file of the folder against SHA256SUMS: run it from the plan's");
-            line("# folder. A plan that is not signed runs only with --unsigned.");
+    match &origin.home {
+        Home::Plan { .. } => {
+            line("# Usage: sudo bash replay.sh [FIRST_STEP]");
+            line("# Verify the plan from outside it first, and run it only from the private copy that makes:");
+            line("#   temper plan unpack PLAN_DIR -o PRIVATE --allowed-signers FILE && sudo bash PRIVATE/replay.sh");
+            line("# (README.md: the same by hand, with ssh-keygen and sha256sum). This script checks no");
+            line("# signature: a script in the folder cannot vouch for the folder. It refuses a folder that holds");
+            line("# anything the plan does not list, a plan past its expiry, and a machine the plan does not name.");
         }
         Home::Report => {
             line("# Usage: sudo bash replay.sh [FIRST_STEP]");
@@ -78,33 +88,21 @@ pub fn replay(origin: &Origin, steps: &[Step]) -> String {
     line("set -u");
     line("set -o pipefail");
     line("");
-    if origin.home == Home::Plan {
-        line("verify=()");
-        line("while [ $# -gt 0 ]; do");
-        line("  case \"$1\" in");
-        line("    --allowed-signers) verify+=(--allowed-signers \"${2:-}\"); shift; [ $# -gt 0 ] && shift ;;");
-        line("    --unsigned) verify+=(--unsigned); shift ;;");
-        line("    -*) echo \"replay.sh: unknown option '$1'\" >&2; exit 2 ;;");
-        line("    *) break ;;");
-        line("  esac");
-        line("done");
-    }
     line("first=\"${1:-1}\"");
-    line("case \"$first\" in ''|*[!0-9]*) echo \"replay.sh: FIRST_STEP must be a step number, not '$first'\" >&2; exit 2 ;; esac");
-    line("if [ \"$(id -u)\" -ne 0 ]; then echo \"replay.sh: run as root: sudo bash $0\" >&2; exit 1; fi");
-    if origin.home == Home::Plan {
-        line("here=\"$(cd \"$(dirname \"$0\")\" && pwd)\" || exit 1");
-        line("if [ -f \"$here/verify.sh\" ]; then");
-        line("  bash \"$here/verify.sh\" \"${verify[@]}\" || exit 1");
-        line("elif [[ \" ${verify[*]} \" == *' --unsigned '* ]]; then");
-        line("  echo \"replay.sh: the plan's signature is not checked (--unsigned)\" >&2");
-        line("else");
+    if matches!(origin.home, Home::Plan { .. }) {
+        line("case \"$first\" in");
+        line("  --allowed-signers|--unsigned)");
         line(
-            "  echo \"replay.sh: verify.sh is not beside this script in $here: run it from the plan's folder, or give --unsigned; nothing was run\" >&2",
+            "    echo \"replay.sh: $first: this script checks no signature (a script in the folder cannot vouch for the folder): verify the plan from outside it, with temper plan unpack PLAN_DIR -o PRIVATE --allowed-signers FILE, then run PRIVATE/replay.sh; nothing was run\" >&2",
         );
-        line("  exit 1");
-        line("fi");
+        line("    exit 2 ;;");
+        line("esac");
     }
+    line("case \"$first\" in ''|*[!0-9]*) echo \"replay.sh: FIRST_STEP must be a step number, not '$first'\" >&2; exit 2 ;; esac");
+    if let Home::Plan { listing, terms } = &origin.home {
+        folder_checks(&mut line, listing, terms);
+    }
+    line("if [ \"$(id -u)\" -ne 0 ]; then echo \"replay.sh: run as root: sudo bash $0\" >&2; exit 1; fi");
     line("for tool in sha256sum truncate mktemp; do");
     line("  command -v \"$tool\" >/dev/null || { echo \"replay.sh: $tool (coreutils) is missing\" >&2; exit 1; }");
     line("done");
@@ -170,6 +168,54 @@ pub fn replay(origin: &Origin, steps: &[Step]) -> String {
         line(&format!("echo \"== {n} step(s) take effect at boot ({}): reboot before you scan\"", at_boot.join(" ")));
     }
     s
+}
+
+/// What `replay.sh` checks in a plan's folder before anything runs: that the folder holds only
+/// `listing` (no link, no other file or folder), and the plan's terms.
+fn folder_checks(line: &mut impl FnMut(&str), listing: &[String], terms: &Terms) {
+    line("for tool in find sort comm date uname; do");
+    line("  command -v \"$tool\" >/dev/null || { echo \"replay.sh: $tool is missing\" >&2; exit 1; }");
+    line("done");
+    line("here=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd -P)\" || exit 1");
+    line("# The folder holds what the plan lists, and nothing else (a seal's signature where it is signed).");
+    line("listing=\"$(cat <<'TEMPER_PLAN_LISTING'");
+    for l in listing {
+        line(l);
+    }
+    line("TEMPER_PLAN_LISTING");
+    line(")\"");
+    line(
+        "unlisted=\"$(cd \"$here\" && find . -mindepth 1 -printf '%y %P\\n' | LC_ALL=C sort | LC_ALL=C comm -23 - <(printf '%s\\n' \"$listing\"))\"",
+    );
+    line("if [ -n \"$unlisted\" ]; then");
+    line("  echo \"replay.sh: $here holds what the plan does not list (l: a link, d: a folder, f: a file):\" >&2");
+    line("  printf '  %s\\n' \"$unlisted\" >&2");
+    line("  echo \"replay.sh: run the plan only from a private copy it was verified in (temper plan unpack); nothing was run\" >&2");
+    line("  exit 1");
+    line("fi");
+    if let Some(t) = terms.expires {
+        let at = t.to_rfc3339_opts(SecondsFormat::Secs, true);
+        line(&format!("if [ \"$(date -u +%s)\" -ge {} ]; then", t.timestamp()));
+        line(&format!("  echo \"replay.sh: the plan expired at {at} (its signer set it to): nothing was run\" >&2"));
+        line("  exit 1");
+        line("fi");
+    }
+    if !terms.targets.is_empty() {
+        line("machine=\"$(uname -n)\"");
+        line(&format!("case \" {} \" in", terms.targets.join(" ")));
+        line("  *\" $machine \"*|*\" ${machine%%.*} \"*) ;;");
+        line(&format!(
+            "  *) echo \"replay.sh: the plan is for the targets {}, not this machine ($machine): nothing was run\" >&2; exit 1 ;;",
+            terms.targets.join(", ")
+        ));
+        line("esac");
+    }
+    if let Some(f) = &terms.fleet {
+        line(&format!(
+            "echo \"replay.sh: the plan is for the runs of fleet {f}: apply it with temper (temper fleet run or temper worker); nothing was run\" >&2"
+        ));
+        line("exit 1");
+    }
 }
 
 /// Pushes `text` (whole lines) through `line`; nothing for an empty text.

@@ -51,13 +51,12 @@ impl Bench {
         if !put.success() {
             return Err(format!("copying replay.sh: {}", put.stderr_str()));
         }
-        let out = self.guest.exec(
-            Exec::new(["bash", "/root/temper-plan/replay.sh", "--unsigned"]).timeout(Duration::from_secs(4 * 3600)).max_output(1 << 20),
-        );
+        let out =
+            self.guest.exec(Exec::new(["bash", "/root/temper-plan/replay.sh"]).timeout(Duration::from_secs(4 * 3600)).max_output(1 << 20));
         let out = out.await.map_err(|e| e.to_string())?;
         let said = out.stdout_str();
         println!(
-            "  replay.sh --unsigned (the script alone, no seal beside it): {}",
+            "  replay.sh (the script alone, no folder beside it): {}",
             said.lines().filter(|l| l.starts_with("== done") || l.contains("take effect at boot")).collect::<Vec<_>>().join("; ")
         );
         if out.success() { Ok(()) } else { Err(format!("replay.sh exited {:?}: {}", out.exit_code, out.stderr_str())) }
@@ -70,7 +69,7 @@ impl Bench {
         let out = Command::new("ansible-playbook")
             .arg("-i")
             .arg(&inv)
-            .args(["playbook.yml", "-e", "temper_unsigned=true"])
+            .arg("playbook.yml")
             .current_dir(&self.dir)
             .env("ANSIBLE_NOCOLOR", "1")
             .output();
@@ -78,7 +77,7 @@ impl Bench {
         let out = out.map_err(|e| format!("ansible-playbook: {e}: run bash tests/plan/setup.sh"))?;
         let said = String::from_utf8_lossy(&out.stdout);
         println!(
-            "  ansible -e temper_unsigned=true (the plan's signature not checked): {}",
+            "  ansible (from the plan's folder; verify it first with `temper plan verify`): {}",
             said.lines().filter(|l| l.contains("ok=")).collect::<Vec<_>>().join("; ").trim()
         );
         if out.status.success() { Ok(()) } else { Err(format!("ansible-playbook failed:\n{said}")) }

@@ -24,6 +24,9 @@ pub struct Config {
     pub waivers_file: Option<PathBuf>,
     /// The keys a plan (`temper run --plan`) may be signed by, in the allowed-signers format.
     pub allowed_signers_file: Option<PathBuf>,
+    /// The host's own plan key (`temper_core::plan::own_key`): it seals the plans temper hands
+    /// itself (a job's last proven plan, `fleet run --plan-from`'s). Made at first use, 0600.
+    pub plan_key_file: PathBuf,
     /// SSG content on the host (for rules, titles and stock fixes).
     pub content_dir: PathBuf,
     /// The same content in the guest (for oscap).
@@ -84,6 +87,7 @@ impl Default for Config {
             tailoring_file: None,
             waivers_file: None,
             allowed_signers_file: None,
+            plan_key_file: ".temper/plan_ed25519".into(),
             content_dir: vm_dir().join("ssg/usr/share/xml/scap/ssg/content"),
             guest_content_dir: "/usr/share/xml/scap/ssg/content".into(),
             db: ".temper/temper.db".into(),

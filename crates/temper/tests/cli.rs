@@ -289,9 +289,14 @@ async fn an_unproven_run_is_not_exported_without_unproven() {
 
 /// One HTTP/1.1 request with this `Host`, over a plain socket: the status line and the body.
 async fn get_with_host(port: u16, host: &str, path: &str) -> (String, String) {
+    get_with(port, host, path, "").await
+}
+
+/// As [`get_with_host`], with `headers` (each line ending in CRLF) sent too.
+async fn get_with(port: u16, host: &str, path: &str, headers: &str) -> (String, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes()).await.unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{headers}Connection: close\r\n\r\n").as_bytes()).await.unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).await.unwrap();
     let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
@@ -325,5 +330,34 @@ async fn serve_refuses_a_host_that_is_not_its_own() {
         assert!(status.contains(" 200 "), "{host}: {status}");
         assert!(body.contains(SUID), "{host}: the run page, its rules");
     }
+    child.kill().await.unwrap();
+}
+
+/// `temper serve` with a token (as off loopback it must have one) answers no request without it,
+/// nor with another: the real server, its middleware as the CLI wires it.
+#[tokio::test]
+async fn serve_with_a_token_answers_no_request_without_it() {
+    let w = World::new();
+    let run = seeded(&w).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let token = w.dir.path().join("token");
+    std::fs::write(&token, "s3cret-Token-42\n").unwrap();
+    let bind = format!("127.0.0.1:{port}");
+    let mut serve = tokio::process::Command::from(w.temper());
+    let mut child = serve.args(["serve", "--bind", &bind, "--token-file", token.to_str().unwrap()]).kill_on_drop(true).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        assert!(std::time::Instant::now() < deadline, "temper serve did not listen on {bind}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let path = format!("/runs/{run}");
+    for auth in ["", "Authorization: Bearer s3cret-Token-43\r\n", "Authorization: Bearer \r\n", "Authorization: Basic s3cret-Token-42\r\n"]
+    {
+        let (status, body) = get_with(port, &bind, &path, auth).await;
+        assert!(status.contains(" 401 "), "{auth:?}: {status}");
+        assert!(!body.contains(SUID) && !body.contains("s3cret"), "{auth:?}: {body}");
+    }
+    let (status, body) = get_with(port, &bind, &path, "Authorization: Bearer s3cret-Token-42\r\n").await;
+    assert!(status.contains(" 200 ") && body.contains(SUID), "with the token: {status}");
     child.kill().await.unwrap();
 }

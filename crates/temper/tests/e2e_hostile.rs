@@ -161,13 +161,17 @@ async fn a_hostile_guest_gets_nothing() {
     }
     let dropped = w.store().await.events(RunId(1), 0).await.unwrap().into_iter().filter(|e| e.kind.as_str() == "rules_unknown").count();
     assert!(dropped > 0, "the forged rule ids were dropped at the scanner, with an event");
+    let private = w.dir.path().join("private");
+    let out = w
+        .run(&["plan", "unpack", plan.to_str().unwrap(), "-o", private.to_str().unwrap(), "--allowed-signers", signers.to_str().unwrap()])
+        .await;
+    assert!(out.status.success(), "temper plan unpack: {}", String::from_utf8_lossy(&out.stderr));
     let inv = ansible::inventory(&w.dir.path().join("inventory"), "temper-test");
     let check = std::process::Command::new("ansible-playbook")
         .arg("-i")
         .arg(&inv)
-        .args(["playbook.yml", "--check", "-e"])
-        .arg(format!("temper_allowed_signers={}", signers.display()))
-        .current_dir(&plan)
+        .args(["playbook.yml", "--check"])
+        .current_dir(&private)
         .env("ANSIBLE_HOST_KEY_CHECKING", "False")
         .output()
         .unwrap();

@@ -1,8 +1,9 @@
 //! The stock agent (no LLM) on the Debian 12 `standard` profile fixes real failing rules, each
 //! verified by an independent rescan, and its exported plan reproduces the run on the real VM with
 //! no temper involved: `temper plan export --sign`, then from the guest's baseline `sudo bash
-//! replay.sh --unsigned` (the script alone, as data), and again from the baseline
-//! `ansible-playbook -i inventory playbook.yml`, which checks the signature on the controller. After each, an
+//! replay.sh` (the script alone, as data), and again from the baseline, once `temper plan unpack`
+//! has checked the plan into a private copy, `ansible-playbook -i inventory playbook.yml` from
+//! that copy. After each, an
 //! independent `oscap xccdf eval` finds every rule the run fixed passing, and the guest is healthy.
 //! One stock run serves both (each run costs minutes under TCG).
 mod support;
@@ -112,22 +113,27 @@ async fn the_stock_run_fixes_real_rules_and_its_plan_reproduces_it_with_bash_and
     let replayed = Instant::now();
     root(Exec::new(["mkdir", "-p", "/root/temper-plan"])).await;
     root(Exec::new(["tee", "/root/temper-plan/replay.sh"]).stdin(std::fs::read(plan.join("replay.sh")).unwrap())).await;
-    let said = root(Exec::new(["bash", "/root/temper-plan/replay.sh", "--unsigned"]).timeout(Duration::from_secs(900))).await;
+    let said = root(Exec::new(["bash", "/root/temper-plan/replay.sh"]).timeout(Duration::from_secs(900))).await;
     assert!(said.contains(&format!("== done: {} steps", fixed.len())), "{said}");
     eprintln!("e2e_plan: replay.sh {:.0} s", replayed.elapsed().as_secs_f64());
     assert_eq!(rescan_all(&w, &fixed).await, vec!["pass"; fixed.len()], "after replay.sh: {fixed:?}");
     assert!(healthy().await, "healthy after replay.sh");
 
-    // Ansible, from the baseline again.
+    // Ansible, from the baseline again, from the private copy `temper plan unpack` checked.
     at_baseline(&w).await;
+    let private = w.dir.path().join("private");
+    let out = w
+        .run(&["plan", "unpack", plan.to_str().unwrap(), "-o", private.to_str().unwrap(), "--allowed-signers", signers.to_str().unwrap()])
+        .await;
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success() && said.contains("is signed by ops@example.com"), "{said}{}", String::from_utf8_lossy(&out.stderr));
     let played = Instant::now();
     let inv = inventory(&w.dir.path().join("inventory"), "temper-test");
     let out = Command::new("ansible-playbook")
         .arg("-i")
         .arg(&inv)
-        .args(["playbook.yml", "-e"])
-        .arg(format!("temper_allowed_signers={}", signers.display()))
-        .current_dir(&plan)
+        .arg("playbook.yml")
+        .current_dir(&private)
         .env("ANSIBLE_NOCOLOR", "1")
         .env("ANSIBLE_HOST_KEY_CHECKING", "False")
         .output()

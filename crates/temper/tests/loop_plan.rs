@@ -4,78 +4,27 @@
 //! playbook linted, syntax-checked and run against this host (`-c local`). `temper run --plan`:
 //! refused when it does not fit, before anything runs; applied in order on another guest, where a
 //! step that fails goes to the normal loop.
-#[path = "support/keys.rs"]
-mod keys;
+//! The plan's seal, its terms and the attacks on them: `loop_plan_seal`.
+mod plan_exported;
 mod plan_shown;
 mod sim;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 use std::time::Instant;
 
-use keys::signing_key;
+use plan_exported::*;
 use serde_json::{Value, json};
 use sim::*;
-use temper_core::journal::{EventKind, FixSource, RuleStatus, RunId};
-use temper_core::plan::{Plan, PlanError, sha256_file, sha256_hex};
+use temper_core::journal::{EventKind, FixSource, RuleStatus};
+use temper_core::plan::{Plan, PlanError, Terms, sha256_file, sha256_hex};
 use temper_core::verdict::Verdict;
-use temper_mockllm::{MockLlm, Scripted};
-
-/// The rules the LLM fixes, in the order it picks them; the second fix exits 1 and is kept.
-const RULES: [&str; 3] = ["sysctl_fs_suid_dumpable", "sshd_set_keepalive", "file_permissions_systemmap"];
-
-/// An LLM-written fix that appends `word` to `log`; its `# sim` lines say what it does to the
-/// modelled guest.
-fn fix(log: &Path, word: &str, rule: &str, exit: u32) -> String {
-    let exit_line = if exit == 0 { String::new() } else { format!("exit {exit}\n# sim exit {exit}\n") };
-    format!("echo {word} >> '{}'\n{exit_line}# sim pass {rule}\n", log.display())
-}
-
-/// A finished LLM run over `RULES` whose plan is exported to `dir/plan`; its fixes write to `dir/log`.
-struct Exported {
-    sim: Sim,
-    run: RunId,
-    plan: Plan,
-    dir: PathBuf,
-    log: PathBuf,
-    _tmp: tempfile::TempDir,
-}
-
-async fn exported(name: &str) -> Exported {
-    let tmp = tempfile::tempdir().unwrap();
-    let log = tmp.path().join("log");
-    let mut sim = Sim::new(name).await;
-    sim.settings.rules = RULES.map(String::from).to_vec();
-    let mut script = Vec::new();
-    for (i, (rule, word)) in RULES.iter().zip(["one", "two", "three"]).enumerate() {
-        script.push(Scripted::tool_call("select_rule", json!({"rule_id": full(rule), "plan": "a plan"})));
-        let body = fix(&log, word, rule, if i == 1 { 1 } else { 0 });
-        script.push(Scripted::tool_call("apply_fix", json!({"fix_script": body, "revert_script": "true\n", "description": word})));
-    }
-    let llm = MockLlm::start(script).await.unwrap();
-    let run = sim.new_run("llm").await;
-    let summary = sim.llm(run, &llm.url()).await.unwrap();
-    assert_eq!(llm.remaining(), 0, "every scripted reply was asked for");
-    assert_eq!(summary.rebooted, Some(true), "{summary:?}");
-    for r in RULES {
-        assert_eq!(sim.rule(run, r).await.status, RuleStatus::Fixed, "{r}");
-    }
-    let data = temper_report::load(sim.store.as_ref(), run).await.unwrap();
-    let plan = temper_report::plan::build(&data, Some(content()), Some(sha256_file(&datastream()).unwrap())).unwrap();
-    let dir = tmp.path().join("plan");
-    temper_report::plan::write(&plan, &dir).unwrap();
-    Exported { sim, run, plan, dir, log, _tmp: tmp }
-}
 
 fn schema_errors(doc: &Value) -> Vec<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas/plan.schema.json");
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let v = jsonschema::options().should_validate_formats(true).build(&schema).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     v.iter_errors(doc).map(|e| format!("{}: {e}", e.instance_path())).collect()
-}
-
-fn text(out: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 #[tokio::test]
@@ -114,7 +63,11 @@ async fn the_plan_holds_the_kept_fixes_in_order_and_keeps_to_its_schema() {
         other => panic!("a changed script must be refused: {other:?}"),
     }
     let readme = std::fs::read_to_string(e.dir.join("README.md")).unwrap();
-    assert!(readme.contains(&format!("temper plan: run {}", e.run)) && readme.contains("ansible-playbook -i inventory playbook.yml"));
+    assert!(
+        readme.contains(&format!("temper plan: run {}", e.run))
+            && readme.contains("ansible-playbook -i INVENTORY playbook.yml")
+            && readme.contains("temper plan unpack PLAN_DIR -o PRIVATE")
+    );
     took("the_plan_holds_the_kept_fixes_in_order_and_keeps_to_its_schema", t);
 }
 
@@ -150,7 +103,7 @@ async fn replay_goes_past_an_accepted_exit_and_refuses_a_changed_script() {
     let t = Instant::now();
     let e = exported("plan-replay").await;
     let replay = e.dir.join("replay.sh");
-    let run = || Command::new("bash").arg(&replay).arg("--unsigned").output().unwrap();
+    let run = || Command::new("bash").arg(&replay).output().unwrap();
     let out = run();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -184,11 +137,6 @@ async fn replay_goes_past_an_accepted_exit_and_refuses_a_changed_script() {
     took("replay_goes_past_an_accepted_exit_and_refuses_a_changed_script", t);
 }
 
-fn ansible(program: &str, args: &[&str], dir: &Path) -> Output {
-    let out = Command::new(program).args(args).current_dir(dir).env("ANSIBLE_NOCOLOR", "1").env("NO_COLOR", "1").output();
-    out.unwrap_or_else(|e| panic!("{program}: {e}: run `bash tests/plan/setup.sh` (tests/run.sh does)"))
-}
-
 #[tokio::test]
 async fn the_playbook_lints_clean_and_applies_the_steps_in_order() {
     let t = Instant::now();
@@ -198,7 +146,7 @@ async fn the_playbook_lints_clean_and_applies_the_steps_in_order() {
     assert!(lint.status.success(), "ansible-lint:\n{stdout}\n{stderr}");
     let check = ansible("ansible-playbook", &["--syntax-check", "-i", "localhost,", "playbook.yml"], &e.dir);
     assert!(check.status.success(), "{:?}", text(&check));
-    let play = || ansible("ansible-playbook", &["-i", "localhost,", "-c", "local", "playbook.yml", "-e", "temper_unsigned=true"], &e.dir);
+    let play = || ansible("ansible-playbook", &["-i", "localhost,", "-c", "local", "playbook.yml"], &e.dir);
     let out = play();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -226,13 +174,18 @@ async fn the_playbook_lints_clean_and_applies_the_steps_in_order() {
         more.n = plan.steps.len() + 1;
         plan.steps.push(more);
     }
-    let yml = temper_report::plan::playbook(&plan);
-    assert!(yml.contains("ansible.builtin.reboot:") && yml.contains("when: temper_reboot | default(false) | bool"), "{yml}");
-    std::fs::write(e.dir.join("reboot.yml"), yml).unwrap();
-    let lint = ansible("ansible-lint", &["--nocolor", "reboot.yml"], &e.dir);
-    assert!(lint.status.success(), "ansible-lint:\n{:?}", text(&lint));
+    let yml = temper_report::plan::playbook(&plan, &Terms::default());
+    assert!(
+        yml.contains("ansible.builtin.reboot:") && yml.contains("when: temper_reboot | default(false) | ansible.builtin.bool"),
+        "{yml}"
+    );
+    // In a folder of its own: the plan's refuses a file it does not list.
     std::fs::write(e.dir.join(&e.plan.steps[1].fix.file), &e.plan.steps[1].fix.text).unwrap();
-    let out = ansible("ansible-playbook", &["-i", "localhost,", "-c", "local", "reboot.yml", "-e", "temper_unsigned=true"], &e.dir);
+    let other = e.dir.parent().unwrap().join("reboot-plan");
+    temper_report::plan::write(&plan, &other, &Terms::default()).unwrap();
+    let lint = ansible("ansible-lint", &["--nocolor", "playbook.yml"], &other);
+    assert!(lint.status.success(), "ansible-lint:\n{:?}", text(&lint));
+    let out = ansible("ansible-playbook", &["-i", "localhost,", "-c", "local", "playbook.yml"], &other);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success() && stdout.contains("skipping: [localhost]"), "not asked, so no reboot:\n{stdout}\n{stderr}");
     took("the_playbook_lints_clean_and_applies_the_steps_in_order", t);
@@ -286,27 +239,6 @@ async fn a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop() {
     took("a_plan_applies_in_order_and_a_step_that_fails_goes_to_the_loop", t);
 }
 
-/// `temper run --agent stock --plan DIR ARGS` with its database in `work`, on a target that does
-/// not exist: its output, and the database's path.
-fn temper_run(plan: &Path, work: &Path, args: &[&str]) -> (Output, PathBuf) {
-    let db = work.join("temper.db");
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = Command::new(env!("CARGO_BIN_EXE_temper"))
-        .args(["run", "--agent", "stock", "--quiet", "--plan"])
-        .arg(plan)
-        .args(args)
-        .env("TEMPER_CONFIG", work.join("none.toml"))
-        .env("TEMPER_DB", &db)
-        .env("TEMPER_SKILLS_DIR", repo.join("skills"))
-        .env("TEMPER_SKILL", "debian12-anssi")
-        .env("TEMPER_CONTENT_DIR", datastream().parent().unwrap())
-        .env("TEMPER_DOMAIN", "temper-no-such-domain")
-        .env("TEMPER_SSH_PORT", "1")
-        .output()
-        .unwrap();
-    (out, db)
-}
-
 /// `temper run --plan` on a plan that does not fit: a changed script, another profile, other
 /// content. Each is refused with a clear error before the run exists (no database is even made)
 /// and so before anything touches a guest (the target here does not exist).
@@ -345,140 +277,4 @@ async fn temper_run_refuses_a_plan_that_does_not_fit_and_runs_nothing() {
     );
     assert!(said.contains("nothing was run"), "{said}");
     took("temper_run_refuses_a_plan_that_does_not_fit_and_runs_nothing", t);
-}
-
-/// The plan's seal, each way it is applied: `temper run --plan`, replay.sh and the playbook each
-/// apply a plan signed by temper, and one signed by `ssh-keygen -Y sign`, with the allowed
-/// signers; each refuses, with nothing run, a changed script whose sha256 in plan.json was
-/// updated (and in SHA256SUMS too, which only the signature catches), a changed header, a key not in the allowed signers, and no signature without
-/// `--unsigned`.
-#[tokio::test]
-async fn a_signed_plan_is_checked_every_way_before_anything_runs() {
-    use temper_core::plan::seal;
-    let t = Instant::now();
-    let e = exported("plan-sealed").await;
-    let keys = tempfile::tempdir().unwrap();
-    let (key, signers) = signing_key(keys.path(), "ops@example.com");
-    let (stranger, _) = signing_key(keys.path(), "stranger@example.com");
-    let pristine = keys.path().join("pristine");
-    copy_dir(&e.dir, &pristine);
-    // The three ways, with the allowed signers; each returns (ran, what it said).
-    let replay = || {
-        let out = Command::new("bash").arg(e.dir.join("replay.sh")).arg("--allowed-signers").arg(&signers).output().unwrap();
-        (out.status.success(), format!("{:?}", text(&out)))
-    };
-    let play = || {
-        let allowed = format!("temper_allowed_signers={}", signers.display());
-        let out = ansible("ansible-playbook", &["-i", "localhost,", "-c", "local", "playbook.yml", "-e", &allowed], &e.dir);
-        (out.status.success(), format!("{:?}", text(&out)))
-    };
-    let work = tempfile::tempdir().unwrap();
-    let temper = |args: &[&str]| {
-        let (out, db) = temper_run(&e.dir, work.path(), &[&["--profile", STANDARD], args].concat());
-        let _ = std::fs::remove_file(&db);
-        format!("{:?}", text(&out))
-    };
-    let allowed = ["--allowed-signers", signers.to_str().unwrap()];
-    let ran = |how: &str| {
-        let log = std::fs::read_to_string(&e.log).unwrap_or_default();
-        let _ = std::fs::remove_file(&e.log);
-        assert!(log.is_empty() || log == "one\ntwo\nthree\n", "{how}: {log}");
-        !log.is_empty()
-    };
-    let reset = || {
-        std::fs::remove_dir_all(&e.dir).unwrap();
-        copy_dir(&pristine, &e.dir);
-    };
-
-    // Signed by temper: ssh-keygen verifies it, and every way applies it.
-    seal::sign(&e.dir, &key, None).unwrap();
-    let sig = e.dir.join(seal::SIGNATURE);
-    let verified = Command::new("ssh-keygen")
-        .args(["-Y", "verify", "-n", "temper-plan", "-I", "ops@example.com", "-f"])
-        .arg(&signers)
-        .arg("-s")
-        .arg(&sig)
-        .stdin(std::fs::File::open(e.dir.join(seal::MANIFEST)).unwrap())
-        .status()
-        .unwrap();
-    assert!(verified.success(), "ssh-keygen -Y verify accepts temper's signature");
-    let said = temper(&allowed);
-    assert!(said.contains("is signed by ops@example.com (SHA256:") && !said.contains("nothing was run"), "{said}");
-    let (ok, said) = replay();
-    assert!(ok && ran("replay.sh") && said.contains("verify.sh: the plan is signed by ops@example.com"), "{said}");
-    let (ok, said) = play();
-    assert!(ok && ran("playbook"), "{said}");
-
-    // Signed by ssh-keygen: temper and the others verify it.
-    std::fs::remove_file(&sig).unwrap();
-    let signed =
-        Command::new("ssh-keygen").args(["-q", "-Y", "sign", "-n", "temper-plan", "-f"]).arg(&key).arg(e.dir.join(seal::MANIFEST)).status();
-    assert!(signed.unwrap().success());
-    let said = temper(&allowed);
-    assert!(said.contains("is signed by ops@example.com") && !said.contains("nothing was run"), "{said}");
-    let (ok, said) = replay();
-    assert!(ok && ran("replay.sh, ssh-keygen's signature"), "{said}");
-
-    // Each forgery: refused every way, nothing run.
-    let script = e.dir.join(&e.plan.steps[0].fix.file);
-    let evil = || {
-        let evil = "echo owned >> /dev/null\n";
-        std::fs::write(&script, evil).unwrap();
-        let json = std::fs::read_to_string(e.dir.join("plan.json")).unwrap();
-        std::fs::write(e.dir.join("plan.json"), json.replace(&e.plan.steps[0].fix.sha256, &sha256_hex(evil.as_bytes()))).unwrap();
-    };
-    let forgeries: [(&str, &dyn Fn(), &str); 5] = [
-        ("a changed script, its sha256 updated", &evil, "plan.json does not match its sha256 in SHA256SUMS"),
-        (
-            "a changed script, its sha256 updated in plan.json and in SHA256SUMS",
-            &|| {
-                evil();
-                seal::write_manifest(&e.dir).unwrap();
-            },
-            "the signature does not match SHA256SUMS",
-        ),
-        (
-            "a changed header",
-            &|| {
-                let json = std::fs::read_to_string(e.dir.join("plan.json")).unwrap();
-                std::fs::write(e.dir.join("plan.json"), json.replace("\"reboot_proven\": true", "\"reboot_proven\": false")).unwrap();
-            },
-            "plan.json does not match its sha256 in SHA256SUMS",
-        ),
-        ("a key not allowed", &|| drop(seal::sign(&e.dir, &stranger, None).unwrap()), "a key that is not in the allowed signers"),
-        ("no signature", &|| std::fs::remove_file(e.dir.join(seal::SIGNATURE)).unwrap(), "the plan is not signed"),
-    ];
-    for (what, forge, why) in forgeries {
-        reset();
-        seal::sign(&e.dir, &key, None).unwrap();
-        forge();
-        let said = temper(&allowed);
-        assert!(said.contains(why) && said.contains("nothing was run"), "temper, {what}: {said}");
-        let (ok, said) = replay();
-        assert!(!ok && !ran(what) && said.contains("nothing was run"), "replay.sh, {what}: {said}");
-        let (ok, said) = play();
-        assert!(!ok && !ran(what) && said.contains("nothing was run"), "playbook, {what}: {said}");
-    }
-    // No signature, and no allowed signers given: temper says the plan is not signed.
-    let said = temper(&[]);
-    assert!(said.contains("the plan is not signed") && said.contains("--unsigned"), "{said}");
-    took("a_signed_plan_is_checked_every_way_before_anything_runs", t);
-}
-
-/// Copies a plan's folder (files and one level of folders).
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walk(from) {
-        let rel = entry.strip_prefix(from).unwrap();
-        std::fs::create_dir_all(to.join(rel).parent().unwrap()).unwrap();
-        std::fs::copy(&entry, to.join(rel)).unwrap();
-    }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
-    }
-    out
 }

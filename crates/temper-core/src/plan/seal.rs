@@ -1,15 +1,17 @@
 //! A plan's seal. `SHA256SUMS` holds the sha256 of every other file of the plan's folder, in
-//! the format `sha256sum --check` reads; `SHA256SUMS.sig` is an SSH signature over it (SSHSIG,
-//! namespace `temper-plan`), as `ssh-keygen -Y sign -n temper-plan SHA256SUMS` writes it. A
-//! signed plan is checked against an allowed-signers file before anything of it is read:
-//! the signature, then every file's sha256, then that no file is missing or unlisted.
+//! the format `sha256sum --check` reads, and the plan's terms (its expiry, the targets it is
+//! for: [`Terms`]) as lines that `sha256sum` skips; `SHA256SUMS.sig` is an SSH signature over it
+//! (SSHSIG, namespace `temper-plan`), as `ssh-keygen -Y sign -n temper-plan SHA256SUMS` writes
+//! it. A plan is checked from outside its folder, on the bytes read once ([`Folder`]), against an
+//! allowed-signers file: the signature, that the allowed signers' revocation lists do not name
+//! it, every file's sha256, that no file or folder is there that the manifest does not list,
+//! then its terms ([`check`]).
 use std::path::{Path, PathBuf};
 
-use chrono::Utc;
 use ssh_key::{HashAlg, LineEnding, PrivateKey, PublicKey, SshSig};
 
-use super::sha256_hex;
 use super::signers::{self, Refusal};
+use super::{Applying, Folder, FolderError, STEPS_DIR, Terms, TermsError, sha256_hex, terms};
 pub use super::{MANIFEST, NAMESPACE, SIGNATURE};
 
 /// What a plan must show before it is applied.
@@ -19,6 +21,15 @@ pub enum Trust {
     Signers(PathBuf),
     /// None asked for (`--unsigned`): only each script's sha256 in `plan.json` is checked.
     Unsigned,
+}
+
+/// What a plan's seal showed: who signed it (`None`: applied `--unsigned`), its terms, and its
+/// manifest's sha256 (what a signer revokes it by).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sealed {
+    pub signer: Option<Signer>,
+    pub terms: Terms,
+    pub manifest_sha256: Option<String>,
 }
 
 /// Who signed a plan.
@@ -34,6 +45,10 @@ pub struct Signer {
 pub enum SealError {
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Folder(#[from] FolderError),
+    #[error(transparent)]
+    Terms(#[from] TermsError),
     #[error(
         "the plan is not signed ({SIGNATURE} is missing): nothing was run; sign it with `temper plan export --sign KEY`, or give --unsigned to apply it as it is"
     )]
@@ -56,30 +71,38 @@ pub enum SealError {
     Missing { file: String },
     #[error("{file} is in the plan and not in {MANIFEST}: a file was added after it was signed; nothing was run")]
     Unlisted { file: String },
-    #[error("{MANIFEST} line {line} is not `SHA256  FILE` for a file of the plan's folder")]
+    #[error("{MANIFEST} line {line} is not `SHA256  FILE` for a file of the plan's folder, nor a term (`# temper-plan …`)")]
     ManifestLine { line: usize },
-    #[error("{0} is not a plain file (a link, or something else): a plan holds only files")]
-    NotAFile(String),
-    #[error("`{0}`: a plan's file names are UTF-8 with no newline or backslash")]
-    BadName(String),
+    #[error("{MANIFEST} line {line}: {source}")]
+    ManifestTerm { line: usize, source: TermsError },
+    #[error("the plan has no {MANIFEST}: write it with `temper plan export` (a plan's files are sealed by it)")]
+    NoManifest,
+    #[error(
+        "the plan (its {MANIFEST} has sha256 {sha256}) is revoked: {} line {line} names it; nothing was run",
+        list.display()
+    )]
+    Revoked { sha256: String, list: PathBuf, line: usize },
+    #[error("the revocation list {}: {message}", path.display())]
+    RevocationList { path: PathBuf, message: String },
     #[error("the signing key {}: {message}", path.display())]
     Key { path: PathBuf, message: String },
 }
 
-/// Writes `SHA256SUMS` for every file in `dir`, and returns its bytes.
-pub fn write_manifest(dir: &Path) -> Result<Vec<u8>, SealError> {
-    let mut text = String::new();
-    for f in files(dir)? {
-        let bytes = read(&dir.join(&f))?;
-        text.push_str(&format!("{}  {f}\n", sha256_hex(&bytes)));
+/// Writes `SHA256SUMS` for every file in `dir`, `terms` first, and returns its bytes.
+pub fn write_manifest(dir: &Path, terms: &Terms) -> Result<Vec<u8>, SealError> {
+    let folder = Folder::read(dir)?;
+    let mut text = terms.lines();
+    for f in folder.names().filter(|f| !is_seal(f)) {
+        text.push_str(&format!("{}  {f}\n", sha256_hex(folder.file(f).unwrap_or_default())));
     }
     let path = dir.join(MANIFEST);
     std::fs::write(&path, &text).map_err(|source| SealError::Io { path, source })?;
     Ok(text.into_bytes())
 }
 
-/// Seals `dir`: writes its manifest and signs it with the OpenSSH private key at `key`
-/// (decrypted with `passphrase` where it is encrypted).
+/// Signs `dir`'s manifest with the OpenSSH private key at `key` (decrypted with `passphrase`
+/// where it is encrypted), as `ssh-keygen -Y sign -n temper-plan SHA256SUMS` does, once the
+/// folder is checked to be what the manifest says.
 pub fn sign(dir: &Path, key: &Path, passphrase: Option<&str>) -> Result<Signer, SealError> {
     let bad = |message: String| SealError::Key { path: key.to_path_buf(), message };
     let mut private = PrivateKey::read_openssh_file(key).map_err(|e| bad(format!("not an OpenSSH private key ({e})")))?;
@@ -91,21 +114,40 @@ pub fn sign(dir: &Path, key: &Path, passphrase: Option<&str>) -> Result<Signer, 
         };
         private = private.decrypt(p).map_err(|e| bad(format!("it did not decrypt with TEMPER_SIGN_PASSPHRASE ({e})")))?;
     }
-    let manifest = write_manifest(dir)?;
-    let sig = private.sign(NAMESPACE, HashAlg::Sha512, &manifest).map_err(|e| bad(format!("it did not sign ({e})")))?;
+    let folder = Folder::read(dir)?;
+    let manifest = folder.file(MANIFEST).ok_or(SealError::NoManifest)?;
+    check_manifest(&folder, manifest, Hashes::Checked)?;
+    let sig = private.sign(NAMESPACE, HashAlg::Sha512, manifest).map_err(|e| bad(format!("it did not sign ({e})")))?;
     let pem = sig.to_pem(LineEnding::LF).map_err(|e| bad(e.to_string()))?;
     let path = dir.join(SIGNATURE);
     std::fs::write(&path, pem).map_err(|source| SealError::Io { path, source })?;
     Ok(Signer { principals: private.comment().to_string(), fingerprint: private.fingerprint(HashAlg::Sha256).to_string() })
 }
 
-/// Checks `dir`'s seal against the allowed signers in `signers`: who signed it, or why not.
-pub fn verify(dir: &Path, signers: &Path) -> Result<Signer, SealError> {
-    let sig_path = dir.join(SIGNATURE);
-    if !sig_path.exists() {
-        return Err(SealError::NotSigned);
-    }
-    let sig = SshSig::from_pem(read(&sig_path)?).map_err(|e| SealError::Malformed(e.to_string()))?;
+/// Checks a plan's folder, as read once, as `trust` asks, and its terms `at` where and when it
+/// is applied: the one check every way of applying a plan makes.
+/// - Signed: the signature by a key of the allowed signers, allowed now and for plans; that no
+///   revocation list the allowed signers name holds the manifest's sha256; every file against
+///   the manifest, and nothing in the folder that it does not list.
+/// - `--unsigned`: no signature and no sha256 of the manifest (each script's sha256 in
+///   `plan.json` is checked when the plan is read); still nothing that the manifest does not
+///   list, where there is one.
+pub fn check(folder: &Folder, trust: &Trust, at: &Applying<'_>) -> Result<Sealed, SealError> {
+    let sealed = match trust {
+        Trust::Signers(signers) => verify(folder, signers, at.now)?,
+        Trust::Unsigned => match folder.file(MANIFEST) {
+            Some(manifest) => Sealed { signer: None, terms: check_manifest(folder, manifest, Hashes::NotChecked)?, manifest_sha256: None },
+            None => Sealed { signer: None, terms: Terms::default(), manifest_sha256: None },
+        },
+    };
+    sealed.terms.check(at)?;
+    Ok(sealed)
+}
+
+/// The signature, the revocation lists and the files; the terms are read, not checked.
+fn verify(folder: &Folder, signers: &Path, now: chrono::DateTime<chrono::Utc>) -> Result<Sealed, SealError> {
+    let sig = folder.file(SIGNATURE).ok_or(SealError::NotSigned)?;
+    let sig = SshSig::from_pem(sig).map_err(|e| SealError::Malformed(e.to_string()))?;
     if sig.namespace() != NAMESPACE {
         return Err(SealError::Namespace(sig.namespace().to_string()));
     }
@@ -113,79 +155,93 @@ pub fn verify(dir: &Path, signers: &Path) -> Result<Signer, SealError> {
     let allowed = signers::parse(&text).map_err(|message| SealError::Signers { path: signers.to_path_buf(), message })?;
     let fingerprint = sig.public_key().fingerprint(HashAlg::Sha256).to_string();
     let mine: Vec<_> = allowed.iter().filter(|a| &a.key == sig.public_key()).collect();
-    let now = Utc::now();
     let Some(line) = mine.iter().find(|a| a.allows(NAMESPACE, now).is_ok()) else {
         return Err(match mine.first() {
             Some(a) => SealError::Refused { fingerprint, line: a.line, why: a.allows(NAMESPACE, now).unwrap_err() },
             None => SealError::UnknownKey(fingerprint),
         });
     };
-    let manifest = read(&dir.join(MANIFEST))?;
-    PublicKey::from(sig.public_key().clone()).verify(NAMESPACE, &manifest, &sig).map_err(|_| SealError::BadSignature)?;
-    check_manifest(dir, &manifest)?;
-    Ok(Signer { principals: line.principals.clone(), fingerprint })
+    let manifest = folder.file(MANIFEST).ok_or_else(|| SealError::Missing { file: MANIFEST.into() })?;
+    PublicKey::from(sig.public_key().clone()).verify(NAMESPACE, manifest, &sig).map_err(|_| SealError::BadSignature)?;
+    let sha256 = sha256_hex(manifest);
+    for list in signers::revocation_lists(&text) {
+        let list = signers.parent().unwrap_or(Path::new(".")).join(list);
+        revoked(&list, &sha256)?;
+    }
+    let terms = check_manifest(folder, manifest, Hashes::Checked)?;
+    Ok(Sealed { signer: Some(Signer { principals: line.principals.clone(), fingerprint }), terms, manifest_sha256: Some(sha256) })
 }
 
-/// Every file the manifest lists matches it, and it lists every file in `dir`.
-fn check_manifest(dir: &Path, manifest: &[u8]) -> Result<(), SealError> {
-    let text = String::from_utf8_lossy(manifest);
-    let mut listed = Vec::new();
+/// Refuses the manifest whose sha256 is `sha256` when the revocation list at `path` names it:
+/// one sha256 a line (as `sha256sum SHA256SUMS` prints it; what follows it is a comment), `#`
+/// comments. A list that cannot be read refuses every plan: it was asked for.
+fn revoked(path: &Path, sha256: &str) -> Result<(), SealError> {
+    let bad = |message: String| SealError::RevocationList { path: path.to_path_buf(), message };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("{e}: nothing was run")))?;
     for (i, l) in text.lines().enumerate() {
-        let bad = || SealError::ManifestLine { line: i + 1 };
-        let (sum, file) = l.split_once("  ").ok_or_else(bad)?;
-        let plain = file.split('/').all(|p| !p.is_empty() && p != "." && p != "..") && !file.contains('\\');
-        if sum.len() != 64 || !sum.bytes().all(|b| b.is_ascii_hexdigit()) || !plain {
-            return Err(bad());
+        let l = l.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
         }
-        listed.push((sum.to_ascii_lowercase(), file.to_string()));
-    }
-    let present = files(dir)?;
-    if let Some(f) = present.iter().find(|f| !listed.iter().any(|(_, l)| l == *f)) {
-        return Err(SealError::Unlisted { file: f.clone() });
-    }
-    for (sum, file) in listed {
-        if !present.contains(&file) {
-            return Err(SealError::Missing { file });
+        let sum = l.split_whitespace().next().unwrap_or_default();
+        if sum.len() != 64 || !sum.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad(format!("line {} is not a manifest's sha256: nothing was run", i + 1)));
         }
-        if sha256_hex(&read(&dir.join(&file))?) != sum {
-            return Err(SealError::Changed { file });
+        if sum.eq_ignore_ascii_case(sha256) {
+            return Err(SealError::Revoked { sha256: sha256.to_string(), list: path.to_path_buf(), line: i + 1 });
         }
     }
     Ok(())
 }
 
-/// The files of the plan's folder but the seal's own, as relative paths, sorted. A link or
-/// anything else that is not a file or a folder is refused.
-fn files(dir: &Path) -> Result<Vec<String>, SealError> {
-    let mut out = Vec::new();
-    let mut todo = vec![PathBuf::new()];
-    while let Some(rel) = todo.pop() {
-        let path = dir.join(&rel);
-        let entries = std::fs::read_dir(&path).map_err(|source| SealError::Io { path: path.clone(), source })?;
-        for e in entries {
-            let e = e.map_err(|source| SealError::Io { path: path.clone(), source })?;
-            let rel = rel.join(e.file_name());
-            let name = rel
-                .to_str()
-                .filter(|n| !n.contains(['\n', '\r', '\\']))
-                .ok_or_else(|| SealError::BadName(rel.display().to_string()))?
-                .to_string();
-            let kind = e.file_type().map_err(|source| SealError::Io { path: e.path(), source })?;
-            if kind.is_dir() {
-                todo.push(rel);
-            } else if !kind.is_file() {
-                return Err(SealError::NotAFile(name));
-            } else if name != MANIFEST && name != SIGNATURE {
-                out.push(name);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+/// Whether [`check_manifest`] compares each file with its sha256.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hashes {
+    Checked,
+    /// `--unsigned`: only that the manifest lists every file.
+    NotChecked,
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, SealError> {
-    std::fs::read(path).map_err(|source| SealError::Io { path: path.to_path_buf(), source })
+/// The manifest's terms, once every file it lists is there and matches it (`hashes`), and it
+/// lists every file of the folder and every folder but `steps/` holds a file it lists.
+fn check_manifest(folder: &Folder, manifest: &[u8], hashes: Hashes) -> Result<Terms, SealError> {
+    let text = std::str::from_utf8(manifest).map_err(|_| SealError::ManifestLine { line: 1 })?;
+    let (mut listed, mut terms) = (Vec::new(), Terms::default());
+    for (i, l) in text.lines().enumerate() {
+        if l.starts_with(terms::PREFIX) {
+            terms.read_line(l).map_err(|source| SealError::ManifestTerm { line: i + 1, source })?;
+            continue;
+        }
+        let bad = || SealError::ManifestLine { line: i + 1 };
+        let (sum, file) = l.split_once("  ").ok_or_else(bad)?;
+        let plain = file.split('/').all(|p| !p.is_empty() && p != "." && p != "..") && !file.contains('\\');
+        if sum.len() != 64 || !sum.bytes().all(|b| b.is_ascii_hexdigit()) || !plain || is_seal(file) {
+            return Err(bad());
+        }
+        listed.push((sum.to_ascii_lowercase(), file.to_string()));
+    }
+    let is_listed = |f: &str| listed.iter().any(|(_, l)| l == f);
+    if let Some(f) = folder.names().find(|f| !is_seal(f) && !is_listed(f)) {
+        return Err(SealError::Unlisted { file: f.to_string() });
+    }
+    // `steps/` is always there, empty in a plan of no step.
+    if let Some(d) = folder.dirs().find(|d| *d != STEPS_DIR && !listed.iter().any(|(_, l)| l.starts_with(&format!("{d}/")))) {
+        return Err(SealError::Unlisted { file: format!("{d}/") });
+    }
+    for (sum, file) in listed {
+        let Some(bytes) = folder.file(&file) else {
+            return Err(SealError::Missing { file });
+        };
+        if hashes == Hashes::Checked && sha256_hex(bytes) != sum {
+            return Err(SealError::Changed { file });
+        }
+    }
+    Ok(terms)
+}
+
+/// The seal's own files, which the manifest does not list.
+fn is_seal(file: &str) -> bool {
+    file == MANIFEST || file == SIGNATURE
 }
 
 #[cfg(test)]

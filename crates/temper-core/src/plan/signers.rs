@@ -1,7 +1,9 @@
 //! The allowed-signers file, in the format of `ssh-keygen -Y verify -f` and git's
 //! `gpg.ssh.allowedSignersFile` (ssh-keygen(1), ALLOWED SIGNERS): one key a line,
 //! `PRINCIPALS [OPTIONS] KEYTYPE BASE64 [COMMENT]`, with the options `namespaces="…"`,
-//! `valid-after=…`, `valid-before=…` and `cert-authority`.
+//! `valid-after=…`, `valid-before=…` and `cert-authority`. A comment line
+//! `# temper-revoked-plans PATH` points to a list of revoked plans (`seal`), which ssh-keygen
+//! and git read as the comment it is.
 use chrono::{DateTime, Local, NaiveDate, NaiveDateTime, TimeZone, Utc};
 use ssh_key::PublicKey;
 use ssh_key::public::KeyData;
@@ -70,6 +72,15 @@ pub fn parse(text: &str) -> Result<Vec<Allowed>, String> {
         all.push(line(i + 1, l).map_err(|e| format!("line {}: {e}", i + 1))?);
     }
     Ok(all)
+}
+
+/// How a comment line names a revocation list.
+pub const REVOKED: &str = "# temper-revoked-plans ";
+
+/// The revocation lists an allowed-signers file's text names, as written (a relative path is
+/// the file's folder's).
+pub fn revocation_lists(text: &str) -> Vec<&str> {
+    text.lines().filter_map(|l| l.trim().strip_prefix(REVOKED)).map(str::trim).filter(|p| !p.is_empty()).collect()
 }
 
 fn line(n: usize, l: &str) -> Result<Allowed, String> {
@@ -197,6 +208,15 @@ mod tests {
         assert!(parse(&format!("a valid-after=2030 {KEY}\n")).unwrap_err().contains("not a timestamp"));
         let ca = parse(&format!("*@x cert-authority {KEY}\n")).unwrap();
         assert_eq!(ca[0].allows("temper-plan", Utc::now()), Err(Refusal::CertAuthority));
+    }
+
+    #[test]
+    fn revocation_lists_are_named_in_comments() {
+        let text = format!(
+            "# temper-revoked-plans revoked.txt\nalice {KEY}\n  # temper-revoked-plans /etc/temper/more\n# temper-revoked-plans \n"
+        );
+        assert_eq!(revocation_lists(&text), ["revoked.txt", "/etc/temper/more"]);
+        assert_eq!(parse(&text).unwrap().len(), 1, "a comment to the allowed signers' readers");
     }
 
     #[test]

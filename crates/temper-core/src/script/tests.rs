@@ -143,6 +143,34 @@ fn the_launcher_and_the_probe_are_argv_and_data() {
     assert_eq!(launched(&argv), Some("ab12"));
 }
 
+/// A guest that keeps what it was asked to run.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<Exec>>);
+
+#[async_trait]
+impl Guest for Recorder {
+    async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
+        self.0.lock().unwrap().push(exec);
+        Ok(ExecOutput { exit_code: Some(0), ..Default::default() })
+    }
+    async fn reconnect(&self, _within: Duration) -> PortResult<()> {
+        Ok(())
+    }
+}
+
+/// `run`, the one way a fix or revert reaches the guest: the script goes on stdin, never into
+/// an argv word a shell would read.
+#[tokio::test]
+async fn run_passes_the_script_on_stdin_never_in_the_command() {
+    let g = Recorder::default();
+    let script = "echo '$(touch /tmp/owned)' `id` \"$HOME\"; exit 0\n";
+    run(&g, script, 1024, Watch::default()).await.unwrap();
+    let execs = g.0.lock().unwrap();
+    let fix = execs.iter().find(|e| launched(&e.argv).is_some()).expect("the script was launched");
+    assert_eq!(fix.stdin, script.as_bytes(), "the script, byte for byte, on stdin");
+    assert!(fix.argv.iter().all(|a| !a.contains("touch")), "no part of it in the command: {:?}", fix.argv);
+}
+
 /// The probe itself, on this host: a bash named as the launcher names it, a busy child and a
 /// sleeping one; then a second script that waits on a lock the first holds; then the kill.
 #[test]

@@ -1,12 +1,15 @@
-//! Reading a plan back from its folder, and the checks that refuse it before anything runs.
+//! Reading a plan back from its folder (read once: [`Folder`]), and the checks that refuse it
+//! before anything runs.
 use std::path::{Path, PathBuf};
 
-use super::{FILE, Plan, STEPS_DIR, Script, VERSION, sha256_hex};
+use super::{FILE, Folder, FolderError, Plan, STEPS_DIR, Script, VERSION, sha256_hex};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    #[error("reading {}: {source}", path.display())]
-    Read { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Folder(#[from] FolderError),
+    #[error("{} has no {file}: it is not a temper plan, or it lost a file", dir.display())]
+    Missing { dir: PathBuf, file: String },
     #[error("{} is not a temper plan: {source}", path.display())]
     Json { path: PathBuf, source: serde_json::Error },
     #[error("{} is plan version {found}; this temper reads version {supported}", path.display(), supported = VERSION)]
@@ -42,25 +45,32 @@ pub struct Expect<'a> {
 }
 
 impl Plan {
-    /// Reads `dir/plan.json` and every step's scripts, each checked against its sha256.
+    /// Reads `dir` once and the plan from it ([`Plan::from_folder`]).
     pub fn load(dir: &Path) -> Result<Plan, PlanError> {
-        let path = dir.join(FILE);
-        let text = std::fs::read_to_string(&path).map_err(|source| PlanError::Read { path: path.clone(), source })?;
+        Plan::from_folder(&Folder::read(dir)?)
+    }
+
+    /// The plan in `folder`'s bytes: `plan.json` and every step's scripts, each checked
+    /// against its sha256. Nothing is read from the disk.
+    pub fn from_folder(folder: &Folder) -> Result<Plan, PlanError> {
+        let path = folder.root().join(FILE);
+        let missing = |file: &str| PlanError::Missing { dir: folder.root().to_path_buf(), file: file.to_string() };
+        let text = folder.file(FILE).ok_or_else(|| missing(FILE))?;
         #[derive(serde::Deserialize)]
         struct Versioned {
             version: u32,
         }
-        let v: Versioned = serde_json::from_str(&text).map_err(|source| PlanError::Json { path: path.clone(), source })?;
+        let v: Versioned = serde_json::from_slice(text).map_err(|source| PlanError::Json { path: path.clone(), source })?;
         if v.version != VERSION {
             return Err(PlanError::Version { path, found: v.version });
         }
-        let mut plan: Plan = serde_json::from_str(&text).map_err(|source| PlanError::Json { path: path.clone(), source })?;
+        let mut plan: Plan = serde_json::from_slice(text).map_err(|source| PlanError::Json { path: path.clone(), source })?;
         for (i, step) in plan.steps.iter_mut().enumerate() {
             if step.n != i + 1 {
                 return Err(PlanError::Order { step: i + 1, found: step.n });
             }
             for script in [&mut step.fix, &mut step.revert] {
-                read_script(dir, step.n, &step.rule, script)?;
+                read_script(folder, step.n, &step.rule, script)?;
             }
         }
         Ok(plan)
@@ -89,20 +99,20 @@ impl Plan {
 }
 
 /// Reads one script of step `n`, refusing a path outside `steps/` and a text that does not match.
-fn read_script(dir: &Path, n: usize, rule: &str, script: &mut Script) -> Result<(), PlanError> {
+fn read_script(folder: &Folder, n: usize, rule: &str, script: &mut Script) -> Result<(), PlanError> {
     let name = script.file.strip_prefix(&format!("{STEPS_DIR}/")).filter(|f| !f.is_empty() && !f.contains(['/', '\\']) && *f != "..");
-    let Some(name) = name else {
+    if name.is_none() {
         return Err(PlanError::BadPath { step: n, rule: rule.to_string(), file: script.file.clone() });
-    };
-    let path = dir.join(STEPS_DIR).join(name);
-    let bytes = std::fs::read(&path).map_err(|source| PlanError::Read { path: path.clone(), source })?;
-    let found = sha256_hex(&bytes);
+    }
+    let bytes =
+        folder.file(&script.file).ok_or_else(|| PlanError::Missing { dir: folder.root().to_path_buf(), file: script.file.clone() })?;
+    let found = sha256_hex(bytes);
     if found != script.sha256 {
         let (file, expected) = (script.file.clone(), script.sha256.clone());
         return Err(PlanError::Tampered { step: n, rule: rule.to_string(), file, expected, found });
     }
     // The sha256 matched: the bytes are the ones exported, which were UTF-8.
-    script.text = String::from_utf8_lossy(&bytes).into_owned();
+    script.text = String::from_utf8_lossy(bytes).into_owned();
     Ok(())
 }
 

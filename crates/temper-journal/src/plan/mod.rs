@@ -1,9 +1,11 @@
 //! The proven plan: a run's kept fixes in the order it kept them, with what the run saw of each
 //! and where it came from. `temper plan export` writes one as a folder (`plan.json`, the steps'
 //! scripts under `steps/`, `replay.sh`, `playbook.yml`, `README.md`); `temper run --plan` reads
-//! it back ([`Plan::load`]), refuses it when it does not fit the target ([`Plan::check`]), and
+//! its folder once ([`Folder`]) and the plan from those bytes ([`Plan::from_folder`]), refuses it when it does not fit the target ([`Plan::check`]), and
 //! applies its steps as any fix is applied: checked, and kept or reverted.
+mod folder;
 mod load;
+pub mod terms;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -12,7 +14,9 @@ use temper_scap::oval::Evidence;
 use crate::turn::ApplyFix;
 use crate::{FixSource, RunId};
 
+pub use folder::{Folder, FolderError};
 pub use load::{Expect, PlanError};
+pub use terms::{Applying, Terms, TermsError};
 
 /// The version of `plan.json` this temper writes and reads (`schemas/plan.schema.json`).
 pub const VERSION: u32 = 1;
@@ -26,6 +30,10 @@ pub const MANIFEST: &str = "SHA256SUMS";
 pub const SIGNATURE: &str = "SHA256SUMS.sig";
 /// The SSHSIG namespace a plan is signed in (`ssh-keygen -Y sign -n`).
 pub const NAMESPACE: &str = "temper-plan";
+/// The other files `temper plan export` writes.
+pub const REPLAY: &str = "replay.sh";
+pub const PLAYBOOK: &str = "playbook.yml";
+pub const README: &str = "README.md";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -203,6 +211,21 @@ impl Plan {
         for s in &mut self.steps {
             s.one_way = one_way(temper_scap::short_rule_id(&s.rule)).map(String::from);
         }
+    }
+
+    /// What `temper plan export` writes, as `find . -mindepth 1 -printf '%y %P\n'` lists it in
+    /// the plan's folder (`d steps`, `f plan.json`, …), in byte order: the seal's two files
+    /// (the signature where the plan is signed) and the plan's own. `replay.sh` and the playbook
+    /// refuse a folder that holds anything else.
+    pub fn listing(&self) -> Vec<String> {
+        let mut l: Vec<String> = [FILE, REPLAY, PLAYBOOK, README, MANIFEST, SIGNATURE].iter().map(|f| format!("f {f}")).collect();
+        l.push(format!("d {STEPS_DIR}"));
+        for s in &self.steps {
+            l.extend([&s.fix.file, &s.revert.file].map(|f| format!("f {f}")));
+        }
+        l.sort();
+        l.dedup();
+        l
     }
 
     /// The steps as the loop applies them.

@@ -1,11 +1,18 @@
 //! `playbook.yml`: the plan as an Ansible playbook, one task per step, in order, tagged with the
-//! rule id, each running the same script as `replay.sh` does. A first task checks every script
-//! against its sha256 on the controller before any step runs. Where steps take effect at boot, a
-//! last task reboots the host when asked (`-e temper_reboot=true`), tagged with those rules.
-use temper_journal::plan::{Plan, at_boot};
+//! rule id, each running the same script as `replay.sh` does. First tasks, on the controller,
+//! before any step: the plan's folder holds nothing the plan does not list, the plan has not
+//! expired, each host is one the plan names, and every script matches its sha256. It checks no
+//! signature: a playbook in the folder cannot vouch for the folder, and Ansible reads what lies
+//! beside a playbook (`group_vars/`, plugin folders, an `ansible.cfg` in the working folder)
+//! before its first task. The plan is verified from outside and run from that private copy
+//! (`temper plan unpack`). Where steps take effect at boot, a last task reboots the host when
+//! asked (`-e temper_reboot=true`), tagged with those rules. Filters and lookups are named in
+//! full (`ansible.builtin.…`), so a plugin folder beside the playbook cannot stand in for them.
+use chrono::SecondsFormat;
+use temper_journal::plan::{Plan, Terms, at_boot};
 
-/// The playbook for `plan`; its paths are relative to the plan's folder.
-pub fn playbook(plan: &Plan) -> String {
+/// The playbook for `plan`, bound by `terms`; its paths are relative to the plan's folder.
+pub fn playbook(plan: &Plan, terms: &Terms) -> String {
     let h = &plan.header;
     let mut y = String::new();
     let mut line = |l: &str| {
@@ -16,11 +23,13 @@ pub fn playbook(plan: &Plan) -> String {
     line(&format!("# temper run {}'s proven plan: {} fixes, in the order the run kept them.", h.source.run, plan.steps.len()));
     let from = format!("Profile {}; content {} {}.", h.profile, h.content.datastream, h.content.version);
     comment("", &from).iter().for_each(|l| line(l));
-    line("# Apply: ansible-playbook -i inventory playbook.yml -e temper_allowed_signers=FILE");
-    line("#        (one rule: --tags RULE_ID; a plan that is not signed: -e temper_unsigned=true)");
-    line("# The first task runs verify.sh on the controller: the plan's signature (SHA256SUMS.sig, by a");
-    line("# key of the allowed-signers FILE) and every file against SHA256SUMS. The second checks every");
-    line("# step's script against its sha256 in plan.json. Either stops the play before any step runs.");
+    line("# Verify the plan from outside it first, and run it only from the private copy that makes:");
+    line("#   temper plan unpack PLAN_DIR -o PRIVATE --allowed-signers FILE");
+    line("#   cd PRIVATE && ansible-playbook -i INVENTORY playbook.yml   (one rule: --tags RULE_ID)");
+    line("# This playbook checks no signature: Ansible reads what lies beside it (group_vars/, plugin");
+    line("# folders, an ansible.cfg in the working folder) before its first task. Its first tasks, on the");
+    line("# controller, refuse a folder that holds anything the plan does not list, a plan past its expiry");
+    line("# and a host the plan does not name, and check every step's script against its sha256.");
     line("# A step passes with exit code 0, or with the non-zero code the run kept it with (its checks");
     line("# passed despite it).");
     line(&format!("- name: {}", q(&format!("Apply temper run {}'s proven plan ({})", h.source.run, short(&h.profile)))));
@@ -28,6 +37,10 @@ pub fn playbook(plan: &Plan) -> String {
     line("  become: true");
     line("  gather_facts: false");
     line("  vars:");
+    line("    temper_plan_listing:");
+    for l in plan.listing() {
+        line(&format!("      - {}", q(&l)));
+    }
     if plan.steps.is_empty() {
         line("    temper_plan_scripts: []");
     } else {
@@ -39,23 +52,58 @@ pub fn playbook(plan: &Plan) -> String {
     }
     line("  tasks:");
     line("    # Once, on the controller, whatever --limit says: strategy free would not wait for it.");
-    line("    - name: Check the plan's signature and files on the controller (verify.sh)  # noqa: run-once[task]");
-    line("      ansible.builtin.command:");
-    line("        argv:");
-    line("          - bash");
-    line("          - \"{{ playbook_dir }}/verify.sh\"");
-    line("          - \"{{ '--unsigned' if (temper_unsigned | default(false) | bool) else '--allowed-signers' }}\"");
-    line("          - \"{{ '' if (temper_unsigned | default(false) | bool) else (temper_allowed_signers | default('')) }}\"");
+    line("    - name: Check that the plan's folder holds only the plan's files  # noqa: run-once[task]");
+    line("      ansible.builtin.assert:");
+    line("        that:");
+    line("          - temper_found | ansible.builtin.difference(temper_plan_listing) | length == 0");
+    line("        fail_msg: >-");
+    line("          {{ playbook_dir }} holds what the plan does not list (l: a link, d: a folder, f: a file):");
+    line("          {{ temper_found | ansible.builtin.difference(temper_plan_listing) | join(', ') }}. Run the plan only");
+    line("          from a private copy it was verified in (temper plan unpack); nothing was run");
+    line("        quiet: true");
+    line("      vars:");
+    line("        temper_found: >-");
+    line("          {{ lookup('ansible.builtin.pipe', 'cd ' ~ (playbook_dir | ansible.builtin.quote)");
+    line("          ~ ' && find . -mindepth 1 -printf \"%y %P\\n\"').splitlines() }}");
     line("      delegate_to: localhost");
-    line("      become: false");
     line("      run_once: true");
-    line("      check_mode: false");
-    line("      changed_when: false");
     line("      tags: [always]");
+    if let Some(t) = terms.expires {
+        let at = t.to_rfc3339_opts(SecondsFormat::Secs, true);
+        line("    - name: Check that the plan has not expired  # noqa: run-once[task]");
+        line("      ansible.builtin.assert:");
+        line("        that:");
+        line(&format!("          - lookup('ansible.builtin.pipe', 'date -u +%s') | int < {}", t.timestamp()));
+        line(&format!("        fail_msg: \"the plan expired at {at} (its signer set it to): nothing was run\""));
+        line("        quiet: true");
+        line("      delegate_to: localhost");
+        line("      run_once: true");
+        line("      tags: [always]");
+    }
+    if !terms.targets.is_empty() || terms.fleet.is_some() {
+        line("    - name: Check that the plan is for this host");
+        line("      ansible.builtin.assert:");
+        line("        that:");
+        match &terms.fleet {
+            Some(_) => line("          - false"),
+            None => line("          - inventory_hostname in temper_plan_for or inventory_hostname_short in temper_plan_for"),
+        }
+        let why = match &terms.fleet {
+            Some(f) => {
+                format!("the plan is for the runs of fleet {f}: apply it with temper (temper fleet run or temper worker); nothing was run")
+            }
+            None => format!("the plan is for the targets {}, not {{{{ inventory_hostname }}}}: nothing was run", terms.targets.join(", ")),
+        };
+        line(&format!("        fail_msg: {}", q(&why)));
+        line("        quiet: true");
+        line("      vars:");
+        line(&format!("        temper_plan_for: {}", serde_json::to_string(&terms.targets).unwrap_or_default()));
+        line("      tags: [always]");
+    }
     line("    - name: Check every step's script against its sha256");
     line("      ansible.builtin.assert:");
     line("        that:");
-    line("          - lookup('ansible.builtin.file', item.file, rstrip=false) | hash('sha256') == item.sha256");
+    line("          - lookup('ansible.builtin.file', item.file, rstrip=false) | ansible.builtin.hash('sha256') == item.sha256");
     line("        fail_msg: \"{{ item.file }} does not match its sha256 in plan.json: the plan was changed; nothing was run\"");
     line("        quiet: true");
     line("      loop: \"{{ temper_plan_scripts }}\"");
@@ -91,7 +139,7 @@ pub fn playbook(plan: &Plan) -> String {
         line("    - name: Reboot, for the steps that take effect at boot");
         line("      ansible.builtin.reboot:");
         line("        reboot_timeout: 1800");
-        line("      when: temper_reboot | default(false) | bool");
+        line("      when: temper_reboot | default(false) | ansible.builtin.bool");
         tags(&rules).iter().for_each(|l| line(l));
     }
     y

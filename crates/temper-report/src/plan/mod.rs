@@ -1,19 +1,19 @@
 //! The proven plan (`temper_journal::plan`) made from a run, and written as a folder:
 //! `plan.json`, the steps' scripts under `steps/`, `replay.sh`, `playbook.yml` and `README.md`.
+//! The seal (`SHA256SUMS`, its signature) is `temper_core::plan::seal`'s. The folder holds no
+//! script that checks it: it is checked from outside (`temper plan verify`, `temper plan unpack`).
 mod ansible;
 mod readme;
-mod verify;
 
 use std::path::Path;
 
 use temper_journal::Run;
 use temper_journal::controls::RunControls;
-use temper_journal::plan::{self, ContentRef, Header, Plan, SourceRun, TailoringRef};
+use temper_journal::plan::{self, ContentRef, Header, Plan, SourceRun, TailoringRef, Terms};
 use temper_scap::Benchmark;
 
 pub use ansible::playbook;
 pub use readme::readme;
-pub use verify::verify_sh;
 
 pub use crate::replay::{Home, Origin, replay};
 pub use crate::run::{NotApplied, PlanCounts, PlanTry, PlanView, StepOutcome, StepView, applied};
@@ -59,8 +59,9 @@ pub fn recorded_content_sha256(run: &Run) -> Option<String> {
     serde_json::from_str::<Options>(&run.options_json).ok()?.content_sha256
 }
 
-/// Writes `plan` into `dir`, a new or empty folder.
-pub fn write(plan: &Plan, dir: &Path) -> Result<(), ReportError> {
+/// Writes `plan` into `dir`, a new or empty folder, bound by `terms` (which `replay.sh` and the
+/// playbook check too; the seal's manifest holds them).
+pub fn write(plan: &Plan, dir: &Path, terms: &Terms) -> Result<(), ReportError> {
     let io = |e: std::io::Error| ReportError::Write(dir.display().to_string(), e);
     if dir.exists() && std::fs::read_dir(dir).map_err(io)?.next().is_some() {
         return Err(ReportError::NotEmpty(dir.display().to_string()));
@@ -72,14 +73,16 @@ pub fn write(plan: &Plan, dir: &Path) -> Result<(), ReportError> {
         }
     }
     std::fs::write(dir.join(plan::FILE), serde_json::to_string_pretty(plan)? + "\n").map_err(io)?;
-    std::fs::write(dir.join("replay.sh"), replay(&Origin::of_plan(plan), &plan.steps)).map_err(io)?;
-    std::fs::write(dir.join("playbook.yml"), playbook(plan)).map_err(io)?;
-    std::fs::write(dir.join("verify.sh"), verify_sh()).map_err(io)?;
-    std::fs::write(dir.join("README.md"), readme(plan)).map_err(io)?;
+    std::fs::write(dir.join(plan::REPLAY), replay(&Origin::of_plan(plan, terms), &plan.steps)).map_err(io)?;
+    std::fs::write(dir.join(plan::PLAYBOOK), playbook(plan, terms)).map_err(io)?;
+    std::fs::write(dir.join(plan::README), readme(plan, terms)).map_err(io)?;
     #[cfg(unix)]
-    for script in ["replay.sh", "verify.sh"] {
+    {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir.join(script), std::fs::Permissions::from_mode(0o755)).map_err(io)?;
+        std::fs::set_permissions(dir.join(plan::REPLAY), std::fs::Permissions::from_mode(0o755)).map_err(io)?;
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

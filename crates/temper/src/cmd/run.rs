@@ -97,7 +97,15 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
             if args.unsigned {
                 eprintln!("temper: the signature of the plan in {} is not checked (--unsigned)", dir.display());
             }
-            Some(super::plan::for_run(dir, &trust, &profile, &controls, content_sha256.as_deref())?)
+            let at = temper_core::plan::Applying { now: chrono::Utc::now(), target: Some(&target.name), fleet: origin.fleet.as_deref() };
+            let r = super::plan::ForRun {
+                trust: &trust,
+                profile: &profile,
+                controls: &controls,
+                content_sha256: content_sha256.as_deref(),
+                at,
+            };
+            Some(super::plan::for_run(dir, &r)?)
         }
         None => None,
     };
@@ -344,6 +352,15 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
     }
     match result {
         Ok(summary) => {
+            // The proof passed: this process seals the plan it proved, for the job's next run.
+            if summary.rebooted == Some(true) {
+                match last_plan::seal_at_end(config, store, run).await {
+                    Ok(dir) => notice(Level::INFO, format_args!("run {run}'s plan is sealed with this host's key in {}", dir.display())),
+                    Err(e) => {
+                        notice(Level::WARN, format_args!("run {run}'s plan could not be sealed (the next run does the full loop): {e:#}"))
+                    }
+                }
+            }
             if opts.json {
                 print_json(&summary)?;
             } else {

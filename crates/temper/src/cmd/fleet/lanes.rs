@@ -84,7 +84,7 @@ pub async fn lanes(config: &Config, a: LaneArgs) -> anyhow::Result<u8> {
         let d = plan_from::decide(&config, &wiring::store(&config).await?, &fleet, &first, code).await;
         let level = if matches!(d, PlanFrom::Applied { .. }) { Level::INFO } else { Level::WARN };
         notice(level, format_args!("fleet {fleet}: {}", d.says()));
-        args = plan_from::follow(&d, args);
+        args = plan_from::follow(&config, &d, args);
         plan_from = Some(d);
     }
     let lanes = Arc::new(tokio::sync::Semaphore::new(a.lanes.into()));

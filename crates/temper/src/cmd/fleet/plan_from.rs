@@ -1,21 +1,30 @@
 //! `temper fleet run --plan-from FIRST`: the first target runs the full loop alone; once its run
-//! has passed the reboot proof, its plan is exported under the fleet's folder and every other
-//! target's run applies it (`--plan DIR`). A plan that is not proven is never handed on: the
-//! others run the full loop, and the fleet says why, in its log and in each of their runs'
-//! stored options (`plan_from`).
+//! has passed the reboot proof, its plan is handed on and every other target's run applies it
+//! (`--plan DIR`). A plan that is not proven is never handed on: the others run the full loop,
+//! and the fleet says why, in its log and in each of their runs' stored options (`plan_from`).
+//!
+//! Never unsigned: the plan the first run sealed at its end with the host's own key is verified
+//! and matched against the store (`last_plan::proven`), exported under the fleet's folder bound
+//! to the fleet's runs (`# temper-plan fleet NAME`), sealed with that key again, and each other
+//! run verifies it with that key as it would any plan.
 use temper_core::journal::prelude::*;
 use temper_core::journal::{RebootProof, RunStatus};
+use temper_core::plan::own_key::OwnKey;
+use temper_core::plan::seal::{self, Trust};
+use temper_core::plan::{Applying, Terms};
 pub use temper_core::plan_from::{PlanFrom, Withheld};
 use temper_core::target::Target;
 
+use super::super::last_plan::{self, Job};
+use super::super::plan::{ForRun, export, for_run};
 use crate::cli::RunArgs;
 use crate::config::Config;
 
-/// The other targets' run arguments: `args`, with `--plan DIR` when the plan is handed on.
-pub fn follow(d: &PlanFrom, mut args: RunArgs) -> RunArgs {
+/// The other targets' run arguments: `args`, with `--plan DIR` when the plan is handed on,
+/// checked against the host's own key.
+pub fn follow(config: &Config, d: &PlanFrom, mut args: RunArgs) -> RunArgs {
     if let PlanFrom::Applied { dir, .. } = d {
-        // The plan this fleet exported itself, moments ago, into its own folder: no signature.
-        (args.plan, args.unsigned, args.allowed_signers) = (Some(dir.into()), true, None);
+        (args.plan, args.unsigned, args.allowed_signers) = (Some(dir.into()), false, Some(OwnKey::signers_of(&config.plan_key_file)));
     }
     args
 }
@@ -36,10 +45,40 @@ pub async fn decide(config: &Config, store: &temper_store::Store, fleet: &str, f
         return withheld(Withheld::NotProven { proof });
     }
     let dir = store.fleet_dir(fleet).join(format!("plan-from-run{}", run.id));
-    match super::super::plan::export(config, store, run.id, &dir).await {
-        Ok(p) => PlanFrom::Applied { target, run: run.id, dir: dir.display().to_string(), steps: p.steps.len() },
-        Err(e) => withheld(Withheld::Export { error: format!("{e:#}") }),
+    match hand_on(config, store, fleet, first, &run, &dir).await {
+        Ok(steps) => PlanFrom::Applied { target, run: run.id, dir: dir.display().to_string(), steps },
+        Err(e) => withheld(Withheld::Refused { error: format!("{e:#}") }),
     }
+}
+
+/// The first run's sealed plan, verified and matched against the store, written to `dir` for
+/// the fleet's runs and sealed with the host's own key; its number of steps.
+async fn hand_on(
+    config: &Config,
+    store: &temper_store::Store,
+    fleet: &str,
+    first: &Target,
+    run: &temper_core::journal::Run,
+    dir: &std::path::Path,
+) -> anyhow::Result<usize> {
+    let sealed = last_plan::dir(store, run.id);
+    anyhow::ensure!(sealed.join(seal::SIGNATURE).exists(), "{} holds no sealed plan", sealed.display());
+    let job: Job = serde_json::from_str(&run.options_json)?;
+    let now = chrono::Utc::now();
+    let proven = last_plan::proven(config, store, run.id, &sealed, &job, Applying { now, target: Some(&first.name), fleet: None }).await?;
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    export(config, store, run.id, dir, &Terms { fleet: Some(temper_core::plan::terms::name(fleet)?), ..Terms::default() }).await?;
+    let key = OwnKey::open(&config.plan_key_file)?;
+    seal::sign(dir, &key.key, None)?;
+    // What the others will read is what was proven.
+    let trust = Trust::Signers(key.signers);
+    let at = Applying { now, target: None, fleet: Some(fleet) };
+    let r = ForRun { trust: &trust, profile: &job.profile, controls: &job.controls, content_sha256: job.content_sha256.as_deref(), at };
+    let handed = for_run(dir, &r)?;
+    anyhow::ensure!(handed.fixes == proven.fixes, "the store changed while the plan was written for the fleet");
+    Ok(handed.fixes.len())
 }
 
 /// The newest run of `fleet` on `target`.

@@ -1,7 +1,9 @@
-//! `decide` on a real SQLite store: a proven first run's plan is exported and handed on; an
-//! unproven, unfinished or missing one is not, and says why.
+//! `decide` on a real SQLite store: a proven first run's plan, sealed at its end, is verified,
+//! exported for the fleet's runs and sealed with the host's own key, and handed on with that
+//! key to check it by (never unsigned); an unproven, unfinished, missing or unsealed one is not,
+//! and says why.
 use temper_core::journal::NewRun;
-use temper_core::plan::Plan;
+use temper_core::plan::{Folder, Plan};
 
 use super::*;
 use temper_core::journal::RunId;
@@ -16,17 +18,20 @@ struct World {
 async fn world() -> World {
     let dir = tempfile::tempdir().unwrap();
     let store = temper_store::Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
-    let config = Config { content_dir: dir.path().join("no-content"), ..Config::default() };
+    let config =
+        Config { content_dir: dir.path().join("no-content"), plan_key_file: dir.path().join("state/plan_ed25519"), ..Config::default() };
     let first = Target { name: "a".into(), ..Target::default() };
     World { _dir: dir, config, store, first }
 }
 
 /// A run of fleet `night` on `a` that kept one fix; finished with `rebooted` unless `None`.
 async fn first_run(w: &World, finished: Option<Option<bool>>) -> RunId {
-    let options = serde_json::json!({"fleet": "night", "content_sha256": "a".repeat(64)}).to_string();
+    let profile = "xccdf_org.ssgproject.content_profile_standard";
+    let options =
+        serde_json::json!({"fleet": "night", "skill": "debian12-anssi", "profile": profile, "content_sha256": "a".repeat(64)}).to_string();
     let new = NewRun {
         skill: "debian12-anssi".into(),
-        profile: "xccdf_org.ssgproject.content_profile_standard".into(),
+        profile: profile.into(),
         datastream: "ssg-debian12-ds.xml".into(),
         content_version: Some("0.1.76".into()),
         target: w.first.label(),
@@ -34,7 +39,12 @@ async fn first_run(w: &World, finished: Option<Option<bool>>) -> RunId {
         options_json: options,
         baseline: "baseline".into(),
     };
-    crate::cmd::recorded::run(&w.store, &w.first, &new, true, finished).await
+    let run = crate::cmd::recorded::run(&w.store, &w.first, &new, true, finished).await;
+    // As `temper run` does at the end of a run that passed its proof.
+    if finished == Some(Some(true)) {
+        super::super::super::last_plan::seal_at_end(&w.config, &w.store, run).await.unwrap();
+    }
+    run
 }
 
 fn args() -> RunArgs {
@@ -42,7 +52,7 @@ fn args() -> RunArgs {
 }
 
 #[tokio::test]
-async fn a_proven_plan_is_exported_under_the_fleet_and_handed_on() {
+async fn a_proven_plan_is_sealed_for_the_fleet_and_handed_on_with_the_hosts_key() {
     let w = world().await;
     let run = first_run(&w, Some(Some(true))).await;
     let d = decide(&w.config, &w.store, "night", &w.first, 0).await;
@@ -50,8 +60,35 @@ async fn a_proven_plan_is_exported_under_the_fleet_and_handed_on() {
     assert_eq!(d, PlanFrom::Applied { target: "a".into(), run, dir: dir.display().to_string(), steps: 1 });
     let plan = Plan::load(&dir).unwrap();
     assert_eq!((plan.header.source.run, plan.header.reboot_proven, plan.steps.len()), (run, true, 1));
-    assert_eq!(follow(&d, args()).plan, Some(dir), "the others get --plan DIR");
+    let args = follow(&w.config, &d, args());
+    assert_eq!(args.plan, Some(dir.clone()), "the others get --plan DIR");
+    assert!(!args.unsigned, "never handed on unsigned");
+    let signers = args.allowed_signers.expect("checked with the host's own key");
+    assert_eq!(signers, OwnKey::signers_of(&w.config.plan_key_file));
+    // Sealed for the fleet's runs alone.
+    let folder = Folder::read(&dir).unwrap();
+    let trust = Trust::Signers(signers);
+    let at = |fleet| Applying { now: chrono::Utc::now(), target: Some("b"), fleet };
+    assert!(seal::check(&folder, &trust, &at(Some("night"))).is_ok());
+    let e = seal::check(&folder, &trust, &at(None)).unwrap_err();
+    assert!(e.to_string().contains("the plan is for the runs of fleet `night`"), "{e}");
     assert!(d.says().contains("passed its reboot proof: the other targets apply its plan (1 steps"), "{}", d.says());
+}
+
+#[tokio::test]
+async fn a_first_run_whose_store_changed_or_that_left_no_seal_hands_nothing_on() {
+    let w = world().await;
+    let run = first_run(&w, Some(Some(true))).await;
+    let url = format!("sqlite://{}", w._dir.path().join("temper.db").display());
+    let db = sqlx::SqlitePool::connect(&url).await.unwrap();
+    sqlx::query("UPDATE attempts SET fix_script = 'touch /tmp/owned' WHERE run_id = ?").bind(run.0).execute(&db).await.unwrap();
+    let d = decide(&w.config, &w.store, "night", &w.first, 0).await;
+    let PlanFrom::Withheld { why: Withheld::Refused { error }, .. } = &d else { panic!("{d:?}") };
+    assert!(error.contains("not those sealed at its end") && error.contains("nothing was run"), "{error}");
+    assert_eq!(follow(&w.config, &d, args()).plan, None);
+    std::fs::remove_dir_all(w.store.run_dir(run).join("plan")).unwrap();
+    let d = decide(&w.config, &w.store, "night", &w.first, 0).await;
+    assert!(matches!(&d, PlanFrom::Withheld { why: Withheld::Refused { error }, .. } if error.contains("holds no sealed plan")), "{d:?}");
 }
 
 #[tokio::test]
@@ -69,7 +106,7 @@ async fn an_unproven_or_unfinished_run_hands_nothing_on_and_says_why() {
         let run = first_run(&w, Some(rebooted)).await;
         let d = decide(&w.config, &w.store, "night", &w.first, 0).await;
         assert_eq!(d, PlanFrom::Withheld { target: "a".into(), run: Some(run), why: Withheld::NotProven { proof } });
-        assert_eq!(follow(&d, args()).plan, None, "no unproven plan is handed on");
+        assert_eq!(follow(&w.config, &d, args()).plan, None, "no unproven plan is handed on");
         assert!(d.says().contains("its plan is not handed on, its reboot proof did not pass"), "{}", d.says());
         assert!(!w.store.fleet_dir("night").join(format!("plan-from-run{run}")).exists(), "nothing exported");
     }
