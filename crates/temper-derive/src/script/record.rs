@@ -3,7 +3,8 @@
 //! A record's file is named by its item (a hash of the path, key, unit or package), never by the
 //! item's position in the fix: a record left by an earlier fix of the same rule on another item
 //! is never read as this item's. Beside each record, `REC.item` names the item it was taken
-//! from: a file by its path, device and inode (`file`), a copied file by its path and device
+//! from: a file by its path, device, inode and birth time (`file`: a file made at the same path
+//! may be given the inode just freed, never the birth time), a copied file by its path and device
 //! (`copy`: the fix itself may give the file a new inode, as `sed -i` does), a key, unit or
 //! package by its name (`name`). The revert restores a record only onto the item it names, as
 //! that item is now; any other is refused for that item (the reason on stderr, the item and its
@@ -13,7 +14,7 @@ use sha2::{Digest, Sha256};
 /// How a record names its item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Names {
-    /// A file, by path, device and inode: its owner, group and mode are restored onto it.
+    /// A file, by path, device, inode and birth time: its owner, group and mode are restored onto it.
     File,
     /// A file copied whole, by path and device: its copy is restored onto the path.
     Copy,
@@ -93,7 +94,7 @@ pub fn tag(key: &[&str]) -> String {
 pub const FUNCTIONS: &str = r#"temper_refused=0
 temper_note() {
   case "$2" in
-    file) { printf '%s\n' "$3"; stat -c '%d %i' -- "$3"; } ;;
+    file) { printf '%s\n' "$3"; stat -c '%d %i %w' -- "$3"; } ;;
     copy) { printf '%s\n' "$3"; stat -c '%d' -- "$3"; } ;;
     *) printf '%s\n' "$3" ;;
   esac > "$1.item"
@@ -108,11 +109,11 @@ temper_names() {
     echo "temper: the record $rec is of $name, not of $item: $item left as it is" >&2; temper_refused=1; return 1
   fi
   case "$kind" in
-    file) now="$(stat -c '%d %i' -- "$item" 2>/dev/null)" || now="none" ;;
+    file) now="$(stat -c '%d %i %w' -- "$item" 2>/dev/null)" || now="none" ;;
     copy) now="$(stat -c '%d' -- "$item" 2>/dev/null)" || now="none" ;;
   esac
   if [ "$was" != "$now" ]; then
-    echo "temper: the record $rec is of another file at $item (device and inode $was; now $now): $item left as it is" >&2
+    echo "temper: the record $rec is of another file at $item (device, inode and birth $was; now $now): $item left as it is" >&2
     temper_refused=1; return 1
   fi
 }

@@ -302,10 +302,11 @@ fn a_record_of_a_file_replaced_since_is_refused() {
     let f = render("r", &[fix_meta(&su, (0, 0, 0o4755), (0, 0, 0o755))]);
     assert_eq!(root.run(&f.fix_script, "").0, 0);
     std::fs::remove_file(&su).unwrap();
+    // Made at once, the new file is given the inode just freed: its birth time tells it apart.
     let su = users_file(&root, "su", 0o755);
     let (code, said) = root.run(&f.revert_script, "");
     assert_eq!(code, 3, "{said}");
-    assert!(said.contains(&format!("is of another file at {su} (device and inode ")), "{said}");
+    assert!(said.contains(&format!("is of another file at {su} (device, inode and birth ")), "{said}");
     assert_eq!((owner(&su), mode(&su)), ((1000, 1000), 0o755), "the new file is left as it is");
 }
 
