@@ -1,11 +1,11 @@
 //! The Reflector: one `reflect` call distilled into a `Reflection`.
 use async_trait::async_trait;
 use temper_core::agent::{AgentResult, ReflectContext, Reflection, Reflector, Tip, Turn};
+use temper_core::ban::check_ban;
 
 use temper_core::agent::TurnRole;
 
 use super::LlmAgent;
-use crate::ban::check_ban;
 use crate::prompt::Section;
 use crate::skill::PromptFile;
 use crate::text::clip;

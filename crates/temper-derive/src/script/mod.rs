@@ -36,6 +36,40 @@ pub fn q(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// The text every derived fix and its revert hold, whatever the rule and the items: the header,
+/// `set -euo pipefail`, the guard and record functions, the sections' lines. A ban that matches
+/// any of it would forbid every derived fix.
+pub fn fixed_text() -> Vec<String> {
+    // A rule id that survives `slug` and that no script text holds: it marks what varies.
+    const RULE: &str = "TEMPERRULEPLACEHOLDER";
+    let empty = render(RULE, &[]);
+    [empty.fix_script, empty.revert_script]
+        .iter()
+        .flat_map(|s| s.split(RULE).map(str::to_string).collect::<Vec<_>>())
+        .filter(|p| !p.trim().is_empty())
+        .collect()
+}
+
+/// One derived fix of each family, on plain items: a ban that matches every one (its fix or its
+/// revert) would forbid every derived fix.
+pub fn samples() -> Vec<DerivedFix> {
+    let meta = |mode| crate::action::Meta { uid: 0, gid: 0, mode };
+    let actions = [
+        Action::File(FileFix { path: "/usr/local/bin/tool".into(), was: meta(0o777), want: meta(0o755), chosen: None }),
+        Action::Sysctl(SysctlFix { key: "kernel.dmesg_restrict".into(), value: "1".into(), was: Some("0".into()), overrides: Vec::new() }),
+        Action::Unit(UnitFix { unit: "auditd.service".into(), enable: true, start: true, ..UnitFix::default() }),
+        Action::Line(LineFix {
+            path: "/etc/ssh/sshd_config".into(),
+            key: "PermitRootLogin".into(),
+            equals: false,
+            value: "no".into(),
+            any_case: true,
+        }),
+        Action::Package(PackageFix { name: "telnet".into(), install: false, was_version: None }),
+    ];
+    actions.into_iter().map(|a| render(&format!("sample_{}", a.family().as_str()), &[a])).collect()
+}
+
 /// The rule's short id, as a file name.
 fn slug(rule: &str) -> String {
     let s: String = rule.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
