@@ -121,6 +121,8 @@ pub struct Ralph<'a> {
     started: Instant,
     /// Its loss stops the loop; it carries the earlier segments' times.
     lease: &'a Lease,
+    /// The run's target (its label, as the run row keeps it): the memory that holds on it.
+    target: std::sync::OnceLock<String>,
 }
 
 impl<'a> Ralph<'a> {
@@ -130,14 +132,16 @@ impl<'a> Ralph<'a> {
         let (journal, started) = (RunJournal::new(store, lease.run), Instant::now());
         // The guest writes the results: a rule id the content lacks is dropped at the scanner.
         let scanner = scanner.with_known_rules(content.selected_rules.iter().map(|r| r.id.clone()));
-        Self { journal, hv, guest, agents, skill, content, scanner, settings, observer, started, lease }
+        let target = std::sync::OnceLock::new();
+        Self { journal, hv, guest, agents, skill, content, scanner, settings, observer, started, lease, target }
     }
 }
 
 impl Ralph<'_> {
-    /// The memory this run shares: its skill's, made by any run of that skill.
+    /// The memory this run shares: its skill's, made by a run on its target or approved for the
+    /// skill by a person (before the run's row is read: the approved alone).
     fn recall(&self) -> Recall<'_> {
-        Recall::skill(self.skill.name())
+        Recall::skill(self.skill.name()).on(self.target.get().map_or("", String::as_str))
     }
 
     /// Appends an event to the run's journal.
@@ -148,6 +152,7 @@ impl Ralph<'_> {
     /// Runs the run (a new one, or one being resumed) to its end.
     #[tracing::instrument(name = "run", skip_all, fields(run = %self.journal.id()))]
     pub async fn run(&self) -> LoopResult<RunSummary> {
+        let _ = self.target.set(self.journal.row().await?.target);
         let mut state = Preflight::new(self).run().await?;
         let last = loop {
             if state.batch_due() {
