@@ -62,6 +62,8 @@ pub fn stock_fix(rule: &str) -> String {
 
 /// One test's world: its own libvirt test domain, guest, database and skill.
 pub struct Sim {
+    /// The target's label its runs are stored with (`runs.target`): what its memory holds on.
+    pub label: String,
     pub guest: SimGuest,
     pub hv: SimHypervisor<LibvirtHypervisor>,
     pub store: Arc<Store>,
@@ -106,6 +108,7 @@ impl Sim {
         let skill = Skill::load(repo().join("skills/debian12-anssi")).unwrap();
         let settings = Settings { health_command: HEALTH.into(), ssh_ready: Duration::from_secs(1), ..Settings::default() };
         Self {
+            label: format!("sim-{name}"),
             guest,
             hv,
             store: Arc::new(store),
@@ -162,7 +165,7 @@ impl Sim {
             profile: STANDARD.into(),
             datastream: "ssg-debian12-ds.xml".into(),
             content_version: None,
-            target: "sim".into(),
+            target: self.label.clone(),
             agent: agent.into(),
             options_json: options_json.into(),
             baseline: "baseline".into(),
