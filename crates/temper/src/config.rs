@@ -24,6 +24,9 @@ pub struct Config {
     pub waivers_file: Option<PathBuf>,
     /// The keys a plan (`temper run --plan`) may be signed by, in the allowed-signers format.
     pub allowed_signers_file: Option<PathBuf>,
+    /// The guests' SSH host keys (OpenSSH's known_hosts format), the host's own: never in the
+    /// store. Writable by its owner alone, or refused.
+    pub known_hosts_file: PathBuf,
     /// SSG content on the host (for rules, titles and stock fixes).
     pub content_dir: PathBuf,
     /// The same content in the guest (for oscap).
@@ -84,6 +87,7 @@ impl Default for Config {
             tailoring_file: None,
             waivers_file: None,
             allowed_signers_file: None,
+            known_hosts_file: temper_target::DEFAULT_KNOWN_HOSTS.into(),
             content_dir: vm_dir().join("ssg/usr/share/xml/scap/ssg/content"),
             guest_content_dir: "/usr/share/xml/scap/ssg/content".into(),
             db: ".temper/temper.db".into(),
