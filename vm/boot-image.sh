@@ -29,9 +29,13 @@ chown libvirt-qemu: "$overlay" 2>/dev/null || true
 start=$SECONDS
 domain_xml "$name" "$port" "$overlay" "$console" "$kernel_dir" "temper export $(basename "$image")" >"$VM_DIR/run/$name.xml"
 "${V[@]}" create "$VM_DIR/run/$name.xml" >/dev/null
-SSH=(ssh -i "$VM_DIR/keys/id_ed25519" -p "$port" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null
-  -o ConnectTimeout=5 -o LogLevel=ERROR temper@127.0.0.1)
-until timeout 15 "${SSH[@]}" true 2>/dev/null </dev/null; do
+# The export's host key is pinned at the first contact with the domain just made (`pin.sh`).
+source "$(dirname "$0")/pin.sh"
+pin_guest "$name" "$port"
+first_contact 300 || { log "$name: no SSH within 300 s; console: $console"; tail -20 "$console" >&2; exit 1; }
+SSH=(ssh -i "$VM_DIR/keys/id_ed25519" -p "$port" -o BatchMode=yes "${PIN_SSH_OPTS[@]}" -o ConnectTimeout=5 -o LogLevel=ERROR temper@127.0.0.1)
+until err=$(timeout 15 "${SSH[@]}" true 2>&1 </dev/null); do
+  key_refused "$err"
   if [ $((SECONDS - start)) -gt 300 ]; then
     log "$name: no SSH within 300 s; console: $console"; tail -20 "$console" >&2; exit 1
   fi

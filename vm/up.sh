@@ -31,14 +31,17 @@ CONSOLE=$VM_DIR/run/$DOM-console.log
 DS=/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 secs() { local d=$(( $(ms) - $1 )); printf '%d.%02d' $((d / 1000)) $((d % 1000 / 10)); }
-# The test VM's host key is per image and it listens on loopback only: no host key pinning here.
-SSH=(ssh -i "$KEY" -p "$PORT" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null
-  -o ConnectTimeout=5 -o LogLevel=ERROR temper@127.0.0.1)
+# The guest's host key is pinned (`pin.sh`): recorded at the first contact with a domain just
+# defined on the built image, checked at every other contact. A snapshot revert keeps the key.
+source "$(dirname "$0")/pin.sh"
+pin_guest "$DOM" "$PORT"
+SSH=(ssh -i "$KEY" -p "$PORT" -o BatchMode=yes "${PIN_SSH_OPTS[@]}" -o ConnectTimeout=5 -o LogLevel=ERROR temper@127.0.0.1)
 gssh() { "${SSH[@]}" "$@"; }
-# wait_ssh SECONDS: true once `true` runs over SSH.
+# wait_ssh SECONDS: true once `true` runs over SSH (the host key checked); stops on another key.
 wait_ssh() {
-  local end=$(( SECONDS + $1 ))
-  until timeout 15 "${SSH[@]}" true 2>/dev/null </dev/null; do
+  local end=$(( SECONDS + $1 )) err
+  until err=$(timeout 15 "${SSH[@]}" true 2>&1 </dev/null); do
+    key_refused "$err"
     [ $SECONDS -lt $end ] || return 1
     sleep 0.5
   done
@@ -77,7 +80,7 @@ cur_hash() { "${V[@]}" desc "$DOM" 2>/dev/null | sed -n 's/^temper image \([0-9a
 IMG_ID="$HASH $(stat -c %i-%Y "$IMG/guest.qcow2") vcpus=$VCPUS"   # another count: defined again
 ID_FILE=$VM_DIR/run/$DOM.image
 if exists && [ "$(cur_hash)" = "$HASH" ] && [ "$(cat "$ID_FILE" 2>/dev/null)" = "$IMG_ID" ] && has_baseline; then
-  if [ "$(state)" = running ] && wait_ssh 20; then
+  if [ "$(state)" = running ] && { check_pin || true; } && wait_ssh 20; then
     log "domain $DOM already up on image $HASH (checked in $(secs "$T_ALL") s)"
     echo "VM ready: domain $DOM, ssh temper@127.0.0.1:$PORT, snapshot baseline"; exit 0
   fi
@@ -126,6 +129,8 @@ done
 
 t=$(ms)
 "${V[@]}" start "$DOM" >/dev/null
+# First contact with the domain just built: its key recorded, in place of an earlier domain's.
+first_contact 300 || { log "no SSH within 300 s; console: $CONSOLE"; tail -20 "$CONSOLE" >&2; exit 1; }
 wait_ssh 300 || { log "no SSH within 300 s; console: $CONSOLE"; tail -20 "$CONSOLE" >&2; exit 1; }
 log "boot to SSH: $(secs "$t") s"
 

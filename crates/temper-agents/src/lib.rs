@@ -9,7 +9,6 @@
 //! - [`probe`]: one Worker-shaped request, reported as [`ProbeReport`].
 //!
 //! Every turn is one fresh request with one tool; at most one call is executed (see [`turn`]).
-pub mod ban;
 pub mod client;
 pub mod config;
 pub mod derived;

@@ -2,10 +2,15 @@
 //!
 //! Sections carry a priority (0 first). They are placed in priority order; one that no longer fits
 //! is cut (when it may be) or dropped, and every fate is recorded. The assembled prompt keeps the
-//! sections' original order. Token counts are estimates: [`estimate_tokens`].
+//! sections' original order. Token counts are estimates: [`estimate_tokens`]. A section of
+//! text temper does not vouch for is fenced ([`Section::data`], [`fence`]); a cut keeps its fence.
 use temper_core::agent::{Fate, SectionFate};
 
 use crate::text::clip_bytes;
+
+pub mod fence;
+
+pub use fence::Fence;
 
 /// Estimated tokens of `s`: bytes / 2.5, rounded up.
 ///
@@ -41,17 +46,44 @@ pub struct Section {
     /// Whether it may be shortened; otherwise it is kept whole or dropped.
     pub cuttable: bool,
     pub keep: Keep,
+    /// Text around `text`, never cut: a data section's heading and fence.
+    pub frame: Option<(String, String)>,
 }
 
 impl Section {
     /// A section kept whole or not at all; required.
     pub fn fixed(name: &str, text: String) -> Self {
-        Self { name: name.into(), text, priority: 0, required: true, cuttable: false, keep: Keep::Head }
+        Self { name: name.into(), text, priority: 0, required: true, cuttable: false, keep: Keep::Head, frame: None }
     }
 
     /// An optional section that may be cut, keeping its head.
     pub fn optional(name: &str, priority: u8, text: String) -> Self {
-        Self { name: name.into(), text, priority, required: false, cuttable: true, keep: Keep::Head }
+        Self { name: name.into(), text, priority, required: false, cuttable: true, keep: Keep::Head, frame: None }
+    }
+
+    /// An optional section of data from `source` (in words) under `heading`: escaped and fenced
+    /// with `fence`, the fence kept whole however the text is cut.
+    pub fn data(fence: &Fence, name: &str, priority: u8, heading: &str, source: &str, text: &str) -> Self {
+        let frame = Some((format!("{heading}\n{}", fence.open(source)), fence.close()));
+        Self { frame, ..Self::optional(name, priority, fence::escape(text.trim())) }
+    }
+
+    /// Whether the section is fenced data.
+    pub fn is_data(&self) -> bool {
+        self.frame.is_some()
+    }
+
+    /// The text as placed whole: framed, when it has a frame.
+    fn whole(&self, text: &str) -> String {
+        match &self.frame {
+            Some((before, after)) => format!("{before}{text}{after}"),
+            None => text.to_string(),
+        }
+    }
+
+    /// What the frame costs.
+    fn frame_tokens(&self) -> u32 {
+        self.frame.as_ref().map_or(0, |(b, a)| estimate_tokens(b) + estimate_tokens(a))
     }
 
     pub fn keep_tail(mut self) -> Self {
@@ -101,13 +133,15 @@ pub fn assemble(sections: Vec<Section>, budget: u32) -> Result<Assembled, Budget
     let mut left = budget;
     for i in order {
         let s = &sections[i];
-        let cost = estimate_tokens(&s.text) + SEP_TOKENS;
+        let whole = s.whole(&s.text);
+        let cost = estimate_tokens(&whole) + SEP_TOKENS;
+        let frame = s.frame_tokens();
         if cost <= left {
             left -= cost;
-            placed[i] = Some((s.text.clone(), Fate::Kept));
-        } else if s.cuttable && left >= MIN_CUT_TOKENS + SEP_TOKENS {
-            let cut = cut_to(&s.text, left - SEP_TOKENS, s.keep);
-            left -= estimate_tokens(&cut) + SEP_TOKENS;
+            placed[i] = Some((whole, Fate::Kept));
+        } else if s.cuttable && left >= MIN_CUT_TOKENS + SEP_TOKENS + frame {
+            let cut = s.whole(&cut_to(&s.text, left - SEP_TOKENS - frame, s.keep));
+            left = left.saturating_sub(estimate_tokens(&cut) + SEP_TOKENS);
             placed[i] = Some((cut, Fate::Cut));
         } else if s.required {
             return Err(BudgetError { name: s.name.clone(), needed: cost, budget });

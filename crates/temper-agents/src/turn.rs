@@ -15,7 +15,7 @@ use std::time::Duration;
 use temper_core::agent::{AgentError, TurnRecord, TurnRole};
 
 use crate::client::{CallError, LlmClient};
-use crate::prompt::{Section, assemble, estimate_tokens};
+use crate::prompt::{Fence, Section, assemble, estimate_tokens};
 use crate::tool_call::{Mode, RawCall, extract};
 use crate::tools::ToolSpec;
 use crate::wire::{ChatRequest, Message};
@@ -30,6 +30,8 @@ pub struct TurnSpec<'a> {
     pub system: String,
     /// User-message sections; the system prompt is added as a required section.
     pub sections: Vec<Section>,
+    /// This prompt's fence around its data sections; the system prompt says what it means.
+    pub fence: Fence,
     pub tool: &'a ToolSpec,
     /// The role's budget in estimated prompt tokens.
     pub budget: u32,
@@ -82,7 +84,9 @@ pub async fn run<T>(
     let room = cfg.context_tokens.saturating_sub(cfg.max_tokens).saturating_sub(fixed);
     let budget = spec.budget.min(room);
 
-    let mut sections = vec![Section::fixed("system", spec.system)];
+    // Fenced data is data: the system prompt says so, with this prompt's fence.
+    let system = if spec.sections.iter().any(Section::is_data) { format!("{}\n\n{}", spec.system, spec.fence.rule()) } else { spec.system };
+    let mut sections = vec![Section::fixed("system", system)];
     sections.extend(spec.sections);
     let assembled = match assemble(sections, budget) {
         Ok(a) => a,
@@ -198,10 +202,12 @@ fn reject(mut record: TurnRecord, reason: String, content: Option<String>) -> Fa
     Failure::Rejected { reason, record, content }
 }
 
-/// Renders a list as `- item` lines, or `None` when empty.
-pub fn bullets(title: &str, items: &[String]) -> Option<String> {
-    (!items.is_empty()).then(|| {
-        let lines: Vec<String> = items.iter().map(|i| format!("- {}", i.trim())).collect();
-        format!("## {title}\n{}", lines.join("\n"))
-    })
+/// A list of what was learned from the guest as a fenced data section of `- item` lines, or
+/// `None` when empty.
+pub fn data_bullets(fence: &Fence, name: &str, priority: u8, title: &str, source: &str, items: &[String]) -> Option<Section> {
+    (!items.is_empty()).then(|| Section::data(fence, name, priority, &format!("## {title}"), source, &lines(items)))
+}
+
+fn lines(items: &[String]) -> String {
+    items.iter().map(|i| format!("- {}", i.trim())).collect::<Vec<_>>().join("\n")
 }

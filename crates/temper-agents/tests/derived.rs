@@ -143,7 +143,8 @@ async fn tiered_tries_the_derived_fix_then_shows_the_llm_why_it_failed() {
     assert_eq!(source, FixSource::Llm);
     let req = &mock.requests()[0];
     let user = messages(req)[1]["content"].as_str().unwrap();
-    assert!(user.contains("The fix temper derived from the check failed (health_broken: the rule still fails)"), "{user}");
+    assert!(user.contains("## The fix temper derived from the check failed"), "{user}");
+    assert!(user.contains("Why: health_broken: the rule still fails"), "{user}");
     assert!(user.contains("systemctl enable 'auditd.service'"), "the derived script is shown: {user}");
 }
 

@@ -51,7 +51,16 @@ async fn request_is_one_fresh_turn_offering_only_apply_fix() {
         let system = messages(req)[0]["content"].as_str().unwrap();
         assert!(system.contains("RHEL 9") || system.contains("Red Hat Enterprise Linux 9"));
     }
-    assert_eq!(reqs[0], reqs[1], "the second turn carries nothing from the first");
+    // The same but for each prompt's own fence around its data (lessons, bans).
+    let fence = |r: &serde_json::Value| {
+        let system = messages(r)[0]["content"].as_str().unwrap().to_string();
+        let at = system.find("<data-").expect("a fence");
+        system[at + 1..at + 1 + "data-".len() + 16].to_string()
+    };
+    let (f0, f1) = (fence(&reqs[0]), fence(&reqs[1]));
+    assert_ne!(f0, f1, "each prompt draws its own fence");
+    let same = |r: &serde_json::Value, f: &str| r.to_string().replace(f, "data-FENCE");
+    assert_eq!(same(&reqs[0], &f0), same(&reqs[1], &f1), "the second turn carries nothing from the first");
 }
 
 #[tokio::test]

@@ -36,7 +36,7 @@ pub async fn access(guest: &dyn Guest, within: Duration) -> Access {
     match guest.exec_fresh(Exec::new(["true"]).timeout(Duration::from_secs(30)), within).await {
         Ok(o) if o.success() => Access { ok: true, detail: "a fresh ssh login and sudo -n true work".into() },
         Ok(o) => Access { ok: false, detail: format!("sudo -n true exited {:?}: {}", o.exit_code, o.stderr_str().trim()) },
-        Err(e @ (PortError::Connect { .. } | PortError::Unreachable(_))) => {
+        Err(e @ (PortError::Connect { .. } | PortError::Unreachable(_) | PortError::HostKey(_))) => {
             Access { ok: false, detail: format!("a fresh ssh login failed: {e}") }
         }
         Err(e) => Access { ok: false, detail: format!("sudo -n true: {e}") },

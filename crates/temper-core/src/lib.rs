@@ -1,5 +1,6 @@
 //! temper-core: the Ralph loop, its policies, and the port traits it runs on.
 pub mod agent;
+pub mod ban;
 pub mod checks;
 pub mod claim;
 pub mod journal;

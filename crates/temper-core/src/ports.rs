@@ -22,6 +22,9 @@ pub enum PortError {
     Timeout(Duration),
     #[error("guest not reachable within {0:?}")]
     Unreachable(Duration),
+    /// The guest's SSH host key is not the one recorded (or none is): nothing was sent to it.
+    #[error("{0}")]
+    HostKey(String),
     #[error("{0}")]
     Other(String),
 }

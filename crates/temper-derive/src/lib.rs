@@ -28,7 +28,7 @@ use temper_scap::oval::Evidence;
 
 pub use action::Family;
 pub use refusal::{Class, Refusal};
-pub use script::HEADER;
+pub use script::{HEADER, fixed_text, record_file_name, samples};
 
 /// A fix derived from the check: scripts as text, checked and verified like any other fix.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

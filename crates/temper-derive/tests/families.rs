@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use temper_core::policy::DenyList;
-use temper_derive::{DerivedFix, Family, Refusal, derive};
+use temper_derive::{DerivedFix, Family, Refusal, derive, record_file_name};
 use temper_scap::Outcome;
 use temper_scap::oval::{Evidence, OvalReport};
 
@@ -79,7 +79,7 @@ fn file_modes_are_fixed_item_by_item_keeping_other_bits() {
 fn an_owner_is_fixed_from_the_state_to_avoid_and_restored_from_the_targets_record() {
     let f = fix("dir_system_commands_root_owned");
     assert_eq!(body(&f.fix_script), ["chown -h 0:0 -- '/usr/local/bin/tools'", "chmod 0755 -- '/usr/local/bin/tools'"]);
-    assert!(restores(&f.revert_script).contains(&"  chown -h \"$u:$g\" -- '/usr/local/bin/tools'"), "{}", f.revert_script);
+    assert!(restores(&f.revert_script).contains(&"    chown -h \"$u:$g\" -- '/usr/local/bin/tools'"), "{}", f.revert_script);
     restores_records_only(&f, &["65534:0", "chown -h 65534"]);
 }
 
@@ -94,7 +94,8 @@ fn a_sysctl_is_set_at_runtime_and_in_a_drop_in() {
     );
     let back = restores(&f.revert_script);
     assert_eq!(back[0], format!("rm -f -- {dropin}"));
-    assert!(back.contains(&"  sysctl -w 'kernel.modules_disabled'\"=$(cat \"$state/0.sysctl\")\""), "{back:?}");
+    let rec = record_file_name("sysctl", &["kernel.modules_disabled"]);
+    assert!(back.contains(&format!("    sysctl -w 'kernel.modules_disabled'\"=$(cat \"$state/{rec}\")\"").as_str()), "{back:?}");
     restores_records_only(&f, &["'kernel.modules_disabled=0'"]);
 }
 
@@ -105,10 +106,10 @@ fn a_service_is_enabled_and_started_and_its_revert_restores_it() {
     // multi-user.target wants auditd.service or auditd.socket: the service, the first.
     assert_eq!(body(&f.fix_script), ["systemctl enable 'auditd.service'", "systemctl start 'auditd.service'"]);
     assert_eq!(
-        restores(&f.revert_script)[2..4],
+        restores(&f.revert_script)[3..5],
         [
-            "  if [ \"$active\" != active ]; then systemctl stop 'auditd.service'; fi",
-            "  case \"$enabled\" in enabled|enabled-runtime|static|alias|indirect|generated) ;; *) systemctl disable 'auditd.service' ;; esac"
+            "    if [ \"$active\" != active ]; then systemctl stop 'auditd.service'; fi",
+            "    case \"$enabled\" in enabled|enabled-runtime|static|alias|indirect|generated) ;; *) systemctl disable 'auditd.service' ;; esac"
         ]
     );
 }
@@ -167,14 +168,20 @@ fn a_setting_is_set_in_its_file_never_by_removing_sshd() {
     assert!(
         f.fix_script.contains("sed -i -E 's#^[[:space:]]*PermitRootLogin([[:space:]]|=|$).*#PermitRootLogin no#I' '/etc/ssh/sshd_config'")
     );
-    assert!(f.fix_script.contains("[ -e \"$state/0.orig\" ] || cp -p -- '/etc/ssh/sshd_config' \"$state/0.orig\""));
+    // The copy is kept by its file, and names it.
+    let rec = format!("\"$state/{}\"", record_file_name("orig", &["/etc/ssh/sshd_config"]));
+    let item = format!("\"$state/{}.item\"", record_file_name("orig", &["/etc/ssh/sshd_config"]));
+    let keep = format!("[ -e {rec} ] || {{ temper_note {rec} copy '/etc/ssh/sshd_config'; cp -p -- '/etc/ssh/sshd_config' {rec}; }}");
+    assert!(f.fix_script.contains(&keep), "{}", f.fix_script);
     assert_eq!(
-        restores(&f.revert_script)[..4],
+        restores(&f.revert_script)[..6],
         [
-            "if [ -f \"$state/0.orig\" ]; then",
-            "  temper_path '/etc/ssh/sshd_config'",
-            "  cp -p -- \"$state/0.orig\" '/etc/ssh/sshd_config'",
-            "  rm -f -- \"$state/0.orig\""
+            format!("if [ -f {rec} ]; then"),
+            "  temper_path '/etc/ssh/sshd_config'".into(),
+            format!("  if temper_names {rec} copy '/etc/ssh/sshd_config'; then"),
+            format!("    cp -p -- {rec} '/etc/ssh/sshd_config'"),
+            format!("    rm -f -- {rec} {item}"),
+            "  fi".into(),
         ]
     );
 }

@@ -36,8 +36,12 @@ pub enum EventData {
         attempt: i64,
         state: AttemptState,
     },
+    /// A ban refused: it does not compile, or it would forbid too much (`reason` says which;
+    /// empty in runs from before it was kept).
     BanInvalid {
         pattern: String,
+        #[serde(default)]
+        reason: String,
     },
     /// A ban another run made is in force here from this attempt on: once per run and ban.
     BanShared {

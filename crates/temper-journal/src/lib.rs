@@ -180,6 +180,10 @@ pub trait MemoryLog: Send + Sync {
     async fn tips(&self, recall: Recall<'_>) -> JournalResult<Vec<Tip>>;
     /// Forgets one item; it stays in its table, inactive, for the record.
     async fn forget(&self, kind: MemoryKind, id: i64) -> JournalResult<()>;
+    /// A person approves a lesson, ban or tip for its skill: from then on it holds on every
+    /// target, not only its run's. `NotFound` when there is no such item in force, or it was
+    /// approved already; `Unsupported` for remembered fixes (each target verifies them itself).
+    async fn approve(&self, kind: MemoryKind, id: i64, by: &str) -> JournalResult<()>;
     /// Remembers a kept, regression-checked fix (once per skill, rule and script).
     async fn remember_fix(&self, fix: &NewRememberedFix) -> JournalResult<()>;
     /// The fix to try first for `rule` with `skill`: not retired, the most often kept.

@@ -172,26 +172,37 @@ impl Event {
     }
 }
 
-/// Which memory a step recalls: one skill's (every run of it shares it; `None`: every skill's),
-/// narrowed to one rule's. Memory made outside a run belongs to every skill.
+/// Which memory a step recalls: one skill's (`None`: every skill's), narrowed to one rule's,
+/// and to what holds on one target. Memory made outside a run belongs to every skill.
+///
+/// What the Reflector learned in a run holds for that run's target (the target's label,
+/// `runs.target`) until a person approves it for the skill (`temper memory approve`): the
+/// Reflector reads what the guest wrote, and one poisoned guest must not teach every target.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Recall<'a> {
     pub skill: Option<&'a str>,
     pub rule: Option<&'a str>,
+    /// Only what holds on this target: made by a run on it, or approved. `None`: all of it.
+    pub target: Option<&'a str>,
 }
 
 impl<'a> Recall<'a> {
-    /// Everything remembered, for every skill.
+    /// Everything remembered, for every skill and target, approved or not.
     pub fn all() -> Self {
         Self::default()
     }
 
     pub fn skill(skill: &'a str) -> Self {
-        Self { skill: Some(skill), rule: None }
+        Self { skill: Some(skill), ..Self::default() }
     }
 
     pub fn rule(self, rule: &'a str) -> Self {
         Self { rule: Some(rule), ..self }
+    }
+
+    /// What holds on the target labelled `target` (`Target::label`).
+    pub fn on(self, target: &'a str) -> Self {
+        Self { target: Some(target), ..self }
     }
 }
 
@@ -206,6 +217,9 @@ pub struct Lesson {
     pub distilled: String,
     pub created_at: String,
     pub active: bool,
+    /// When a person approved it for the skill; until then it holds on its run's target alone.
+    pub approved_at: Option<String>,
+    pub approved_by: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -218,6 +232,9 @@ pub struct Ban {
     pub reason: String,
     pub created_at: String,
     pub active: bool,
+    /// When a person approved it for the skill; until then it holds on its run's target alone.
+    pub approved_at: Option<String>,
+    pub approved_by: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -231,6 +248,9 @@ pub struct Tip {
     pub mechanism: String,
     pub created_at: String,
     pub active: bool,
+    /// When a person approved it for the skill; until then it holds on its run's target alone.
+    pub approved_at: Option<String>,
+    pub approved_by: Option<String>,
 }
 
 /// A fix kept on one target and past its regression check, offered to other targets with the

@@ -10,14 +10,16 @@ use temper_journal::{
 use crate::{BeginWrite, Store, now, with_db};
 
 /// The active rows of a memory table a [`Recall`] selects: `$1` the rule, `$2` the skill (of the
-/// run that made the row; a row made outside a run belongs to every skill).
+/// run that made the row; a row made outside a run belongs to every skill), `$3` the target on
+/// which it holds (a row made by a run on it, or one a person approved).
 macro_rules! recalled {
     ($table:literal, $order:literal) => {
         concat!(
             "SELECT m.* FROM ",
             $table,
             " m LEFT JOIN runs r ON r.id = m.run_id WHERE m.active = TRUE AND ($1 IS NULL OR m.rule_id = $1) ",
-            "AND ($2 IS NULL OR m.run_id IS NULL OR r.skill = $2) ORDER BY m.id ",
+            "AND ($2 IS NULL OR m.run_id IS NULL OR r.skill = $2) ",
+            "AND ($3 IS NULL OR m.approved_at IS NOT NULL OR r.target = $3) ORDER BY m.id ",
             $order
         )
     };
@@ -75,15 +77,15 @@ impl MemoryLog for Store {
     }
 
     async fn lessons(&self, recall: Recall<'_>) -> JournalResult<Vec<Lesson>> {
-        with_db!(self, p => async { sqlx::query_as(recalled!("lessons", "DESC")).bind(recall.rule).bind(recall.skill).fetch_all(p).await })
+        with_db!(self, p => async { sqlx::query_as(recalled!("lessons", "DESC")).bind(recall.rule).bind(recall.skill).bind(recall.target).fetch_all(p).await })
     }
 
     async fn bans(&self, recall: Recall<'_>) -> JournalResult<Vec<Ban>> {
-        with_db!(self, p => async { sqlx::query_as(recalled!("bans", "ASC")).bind(recall.rule).bind(recall.skill).fetch_all(p).await })
+        with_db!(self, p => async { sqlx::query_as(recalled!("bans", "ASC")).bind(recall.rule).bind(recall.skill).bind(recall.target).fetch_all(p).await })
     }
 
     async fn tips(&self, recall: Recall<'_>) -> JournalResult<Vec<Tip>> {
-        with_db!(self, p => async { sqlx::query_as(recalled!("tips", "DESC")).bind(recall.rule).bind(recall.skill).fetch_all(p).await })
+        with_db!(self, p => async { sqlx::query_as(recalled!("tips", "DESC")).bind(recall.rule).bind(recall.skill).bind(recall.target).fetch_all(p).await })
     }
 
     async fn forget(&self, kind: MemoryKind, id: i64) -> JournalResult<()> {
@@ -101,6 +103,33 @@ impl MemoryLog for Store {
         })?;
         if done == 0 {
             return Err(JournalError::NotFound(format!("{kind} {id}")));
+        }
+        Ok(())
+    }
+
+    async fn approve(&self, kind: MemoryKind, id: i64, by: &str) -> JournalResult<()> {
+        let sql = match kind {
+            MemoryKind::Lessons => {
+                "UPDATE lessons SET approved_at = $2, approved_by = $3 WHERE id = $1 AND active = TRUE AND approved_at IS NULL"
+            }
+            MemoryKind::Bans => {
+                "UPDATE bans SET approved_at = $2, approved_by = $3 WHERE id = $1 AND active = TRUE AND approved_at IS NULL"
+            }
+            MemoryKind::Tips => {
+                "UPDATE tips SET approved_at = $2, approved_by = $3 WHERE id = $1 AND active = TRUE AND approved_at IS NULL"
+            }
+            MemoryKind::Fixes => {
+                return Err(JournalError::Unsupported(
+                    "a remembered fix needs no approval: every target verifies it again (rescan, guard, regression set) before it is kept"
+                        .into(),
+                ));
+            }
+        };
+        let done = with_db!(self, p => async {
+            sqlx::query(sql).bind(id).bind(now()).bind(by).execute(p).await.map(|r| r.rows_affected())
+        })?;
+        if done == 0 {
+            return Err(JournalError::NotFound(format!("{kind} {id} in force and not yet approved")));
         }
         Ok(())
     }

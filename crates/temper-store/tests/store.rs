@@ -109,6 +109,40 @@ async fn memory_is_recalled_per_skill() {
     }
 }
 
+/// What a run learns holds on its run's target (its label) until a person approves it for the
+/// skill: then on every target of the skill. A remembered fix needs no approval (each target
+/// verifies it again); approving twice, or what is not there, is an error.
+#[tokio::test]
+async fn memory_holds_on_its_target_until_approved_for_the_skill() {
+    for b in backends("memory_holds_on_its_target_until_approved_for_the_skill").await {
+        let s = &b.store;
+        let a = s.create_run(&NewRun { target: "qemu:///system#a (temper@h:22)".into(), ..new_run() }).await.unwrap();
+        let other = "qemu:///system#b (temper@h:22)";
+        s.add_ban(a, "r1", "sysctl -w", "runtime only").await.unwrap();
+        let lesson = s.add_lesson(a, "r1", "l", "p", "a lesson").await.unwrap();
+        let tip = temper_core::agent::Tip { text: "t".into(), kind: "config".into(), mechanism: "m".into() };
+        let tip = s.add_tip(a, "r1", &tip).await.unwrap();
+        let on = |t: &'static str| Recall::skill("debian12-anssi").on(t);
+        assert_eq!(s.bans(on("qemu:///system#a (temper@h:22)")).await.unwrap().len(), 1, "on its own target: {}", b.name);
+        assert!(s.bans(on(other)).await.unwrap().is_empty(), "not on another: {}", b.name);
+        assert!(distilled(s, on(other)).await.is_empty(), "{}", b.name);
+        assert!(s.tips(on(other)).await.unwrap().is_empty(), "{}", b.name);
+        let ban = s.bans(Recall::all()).await.unwrap()[0].id;
+        s.approve(MemoryKind::Bans, ban, "alice").await.unwrap();
+        s.approve(MemoryKind::Lessons, lesson, "alice").await.unwrap();
+        let approved = s.bans(on(other)).await.unwrap();
+        assert_eq!(approved.len(), 1, "approved: on every target: {}", b.name);
+        assert_eq!(approved[0].approved_by.as_deref(), Some("alice"));
+        assert!(approved[0].approved_at.is_some());
+        assert_eq!(distilled(s, on(other)).await, ["a lesson"], "{}", b.name);
+        assert!(s.tips(on(other)).await.unwrap().is_empty(), "the tip was not approved: {}", b.name);
+        assert!(s.bans(Recall::skill("stig-rhel9").on(other)).await.unwrap().is_empty(), "another skill's: {}", b.name);
+        assert!(matches!(s.approve(MemoryKind::Bans, ban, "bob").await, Err(JournalError::NotFound(_))), "{}", b.name);
+        assert!(matches!(s.approve(MemoryKind::Tips, tip + 1000, "bob").await, Err(JournalError::NotFound(_))), "{}", b.name);
+        assert!(matches!(s.approve(MemoryKind::Fixes, 1, "bob").await, Err(JournalError::Unsupported(_))), "{}", b.name);
+    }
+}
+
 #[tokio::test]
 async fn memory_persists_across_opens_and_can_be_forgotten() {
     for b in backends("memory_persists_across_opens_and_can_be_forgotten").await {

@@ -50,24 +50,28 @@ pub struct Inspection {
     pub datastream: bool,
     /// A deb line to install packages from.
     pub package_source: bool,
+    /// The guest's SSH host keys (`/etc/ssh/ssh_host_*_key.pub`), as the disk holds them: the
+    /// keys temper pins before it first connects.
+    pub host_keys: Vec<String>,
 }
 
 impl Inspection {
     /// Each need, in words, and whether the disk has it; the package source last (a means, not a need).
-    pub fn checks(&self) -> [(&'static str, bool); 6] {
+    pub fn checks(&self) -> [(&'static str, bool); 7] {
         [
             ("the harness user", self.user),
             ("the harness user's key in ~/.ssh/authorized_keys", self.key),
             ("the harness user's NOPASSWD sudo rule (/etc/sudoers.d)", self.sudo_rule),
             ("openscap-scanner (/usr/bin/oscap)", self.oscap),
             ("the SSG datastream", self.datastream),
+            ("the guest's SSH host keys (/etc/ssh/ssh_host_*_key.pub)", !self.host_keys.is_empty()),
             ("a package source (a deb line)", self.package_source),
         ]
     }
 
     /// What is missing, in words; empty when the disk is ready.
     pub fn missing(&self) -> Vec<&'static str> {
-        self.checks()[..5].iter().filter(|(_, ok)| !ok).map(|(what, _)| *what).collect()
+        self.checks()[..6].iter().filter(|(_, ok)| !ok).map(|(what, _)| *what).collect()
     }
 }
 
@@ -113,7 +117,8 @@ pub async fn inspect(disk: &Path, h: &Harness) -> Result<Inspection, EnrollError
     let script = format!(
         "echo @passwd\n-cat /etc/passwd\necho @keys\n-cat /home/{u}/.ssh/authorized_keys\n\
          echo @sudo\nexists /etc/sudoers.d/{u}\necho @oscap\nexists /usr/bin/oscap\n\
-         echo @datastream\nexists {ds}\necho @sources\n-cat /etc/apt/sources.list\n-glob cat /etc/apt/sources.list.d/*\necho @end\n",
+         echo @datastream\nexists {ds}\necho @sources\n-cat /etc/apt/sources.list\n-glob cat /etc/apt/sources.list.d/*\n\
+         echo @hostkeys\n-glob cat /etc/ssh/ssh_host_*_key.pub\necho @end\n",
         ds = h.guest_datastream()
     );
     let mut cmd = tool("guestfish");
@@ -138,6 +143,12 @@ fn parse(out: &str, user: &str, key: &str) -> Inspection {
         oscap: yes("@oscap"),
         datastream: yes("@datastream"),
         package_source: section("@sources").iter().map(|l| l.trim()).any(|l| l.starts_with("deb ") || l.starts_with("URIs:")),
+        host_keys: section("@hostkeys")
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| l.starts_with("ssh-") || l.starts_with("ecdsa-"))
+            .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+            .collect(),
     }
 }
 
@@ -162,6 +173,11 @@ pub async fn prepare(disk: &Path, h: &Harness, found: &Inspection) -> Result<(),
     cmd.args(["--write", &format!("/etc/sudoers.d/{u}:{u} ALL=(ALL) NOPASSWD:ALL\n")]);
     cmd.args(["--chmod", &format!("0440:/etc/sudoers.d/{u}")]);
     cmd.args(["--run-command", &format!("visudo -cf /etc/sudoers.d/{u}")]);
+    if found.host_keys.is_empty() {
+        // Made here, on the disk, so that temper reads them from it and pins them before it
+        // first connects (sshd would make its own at first boot, seen first over the network).
+        cmd.args(["--run-command", "ssh-keygen -A"]);
+    }
     run("virt-customize", cmd, disk, "").await.map(|_| ())
 }
 
@@ -171,22 +187,27 @@ mod tests {
 
     const OUT: &str = "@passwd\nroot:x:0:0:root:/root:/bin/bash\ntemper:x:1000:1000::/home/temper:/bin/bash\n@keys\n\
                        ssh-ed25519 AAAAkey temper\n@sudo\ntrue\n@oscap\nfalse\n@datastream\ntrue\n@sources\n\
-                       # deb http://old\ndeb http://deb.debian.org/debian bookworm main\n@end\n";
+                       # deb http://old\ndeb http://deb.debian.org/debian bookworm main\n@hostkeys\n\
+                       ssh-ed25519 AAAAhost root@guest\n@end\n";
 
     #[test]
     fn guestfish_answers_are_read_by_section() {
         let i = parse(OUT, "temper", "ssh-ed25519 AAAAkey");
-        assert_eq!(i, Inspection { user: true, key: true, sudo_rule: true, oscap: false, datastream: true, package_source: true });
+        let host_keys = vec!["ssh-ed25519 AAAAhost".to_string()];
+        assert_eq!(
+            i,
+            Inspection { user: true, key: true, sudo_rule: true, oscap: false, datastream: true, package_source: true, host_keys }
+        );
         assert_eq!(i.missing(), ["openscap-scanner (/usr/bin/oscap)"]);
         let other = parse(OUT, "admin", "ssh-ed25519 BBBB");
         assert!(!other.user && !other.key, "{other:?}");
         let bare = parse(
-            "@passwd\nroot:x:0:0::/root:/bin/sh\n@keys\n@sudo\nfalse\n@oscap\nfalse\n@datastream\nfalse\n@sources\n# deb x\n@end\n",
+            "@passwd\nroot:x:0:0::/root:/bin/sh\n@keys\n@sudo\nfalse\n@oscap\nfalse\n@datastream\nfalse\n@sources\n# deb x\n@hostkeys\n@end\n",
             "temper",
             "k",
         );
         assert_eq!(bare, Inspection::default(), "a commented deb line is no package source");
-        assert_eq!(bare.missing().len(), 5);
+        assert_eq!(bare.missing().len(), 6);
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod command;
 mod domain;
 mod enroll;
 mod image;
+mod known_hosts;
 mod libvirt;
 mod ssh;
 
@@ -15,7 +16,9 @@ pub use command::remote_command;
 pub use domain::DomainSpec;
 pub use enroll::{EnrollError, Harness, Inspection, inspect, prepare};
 pub use image::{DirectBoot, Exported, ImageError, convert_snapshot};
+pub use known_hosts::{DEFAULT_KNOWN_HOSTS, HostKeyError, KnownHosts, fingerprint, host_pattern, parse_key};
 pub use libvirt::{LibvirtConfig, LibvirtHypervisor};
-pub use ssh::{SshConfig, SshGuest};
+pub use russh::keys::PublicKey;
+pub use ssh::{HostKeyCheck, SshConfig, SshGuest, offered_host_key};
 
 pub use temper_core::target::vm_dir;

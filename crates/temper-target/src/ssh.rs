@@ -8,13 +8,23 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use russh::client::{self, Handle};
-use russh::keys::{HashAlg, PrivateKey, PrivateKeyWithHashAlg, PublicKeyOrCertificate, load_secret_key};
+use russh::keys::{PrivateKey, PrivateKeyWithHashAlg, PublicKey, PublicKeyOrCertificate, load_secret_key};
 use russh::{ChannelMsg, Disconnect};
 use temper_core::ports::{Exec, ExecOutput, Guest, PortError, PortResult};
 use temper_core::target::Target;
 use tokio::sync::Mutex;
 
 use crate::command::{KILL_AFTER_SECS, remote_command};
+use crate::known_hosts::{HostKeyError, KnownHosts, fingerprint};
+
+/// How the guest's host key is checked, before anything is sent to it (authentication included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostKeyCheck {
+    /// Against the keys recorded for the guest's host and port (the default).
+    Recorded(KnownHosts),
+    /// Against one fingerprint, `SHA256:...` as `ssh-keygen -lf` prints it (`TEMPER_SSH_FINGERPRINT`).
+    Fingerprint(String),
+}
 
 /// How to reach the guest. Holds the key's path, never its contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,10 +36,9 @@ pub struct SshConfig {
     pub key_path: PathBuf,
     /// Bound on one TCP connect + handshake + auth.
     pub connect_timeout: Duration,
-    /// Pinned host key, as `ssh-keygen -lf` prints it (`SHA256:...`). `None` accepts any key
-    /// and logs its fingerprint: the test VM listens on loopback only and gets a new host key
-    /// with each image build.
-    pub known_host_fingerprint: Option<String>,
+    /// How the guest's host key is checked: a key not recorded, or another, stops the connection
+    /// before authentication.
+    pub host_key: HostKeyCheck,
     /// Keepalive period; three unanswered ones close the session.
     pub keepalive: Duration,
     /// After `reconnect`, set the guest clock to the host's: a memory snapshot resumes with
@@ -53,14 +62,15 @@ impl SshConfig {
             user: t.ssh_user.clone(),
             key_path: t.ssh_key.clone(),
             connect_timeout: Duration::from_secs(15),
-            known_host_fingerprint: None,
+            host_key: HostKeyCheck::Recorded(KnownHosts::from_env()),
             keepalive: Duration::from_secs(10),
             sync_clock: true,
         }
     }
 
     /// Defaults overridden by `TEMPER_SSH_HOST`, `TEMPER_SSH_PORT`, `TEMPER_SSH_USER`,
-    /// `TEMPER_SSH_KEY` and `TEMPER_SSH_FINGERPRINT`.
+    /// `TEMPER_SSH_KEY` and `TEMPER_SSH_FINGERPRINT` (else the keys recorded in
+    /// `TEMPER_KNOWN_HOSTS_FILE`, or its default).
     pub fn from_env() -> PortResult<Self> {
         let mut c = Self::default();
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
@@ -76,8 +86,15 @@ impl SshConfig {
         if let Some(k) = var("TEMPER_SSH_KEY") {
             c.key_path = k.into();
         }
-        c.known_host_fingerprint = var("TEMPER_SSH_FINGERPRINT");
+        if let Some(fp) = var("TEMPER_SSH_FINGERPRINT") {
+            c.host_key = HostKeyCheck::Fingerprint(fp);
+        }
         Ok(c)
+    }
+
+    /// The same, checking the guest's key against `known_hosts`.
+    pub fn pinned_in(self, known_hosts: KnownHosts) -> Self {
+        Self { host_key: HostKeyCheck::Recorded(known_hosts), ..self }
     }
 
     fn target(&self) -> String {
@@ -91,6 +108,19 @@ pub struct SshGuest {
     key: Arc<PrivateKey>,
     conn: Mutex<Option<Arc<Handle<HostKey>>>>,
     announced: Arc<AtomicBool>,
+}
+
+/// The host key a guest offers, read in its key exchange alone: nothing is sent to it after.
+pub async fn offered_host_key(cfg: &SshConfig) -> PortResult<PublicKey> {
+    let target = cfg.target();
+    let handler = HostKey::look(cfg);
+    let seen = handler.seen.clone();
+    let config = Arc::new(client::Config::default());
+    let attempt = client::connect(config, (cfg.host.as_str(), cfg.port), handler);
+    // The handler refuses the key once it has it: the connection ends there.
+    let _ = tokio::time::timeout(cfg.connect_timeout, attempt).await;
+    let key = seen.lock().map_err(|_| PortError::Other("host key lock".into()))?.clone();
+    key.ok_or_else(|| PortError::Connect { target, reason: format!("no SSH key exchange within {:?}", cfg.connect_timeout) })
 }
 
 impl fmt::Debug for SshGuest {
@@ -135,6 +165,27 @@ impl SshGuest {
         Ok(())
     }
 
+    /// Connects, checks the guest's host key, and disconnects: nothing else is sent. The
+    /// fingerprint of the recorded key it offered, or why not (`PortError::HostKey`).
+    pub async fn check_host_key(&self) -> PortResult<String> {
+        let handler = HostKey::check(&self.cfg, self.announced.clone());
+        let (seen, refused) = (handler.seen.clone(), handler.refused.clone());
+        let addr = (self.cfg.host.as_str(), self.cfg.port);
+        let connected =
+            tokio::time::timeout(self.cfg.connect_timeout, client::connect(Arc::new(client::Config::default()), addr, handler)).await;
+        if let Some(e) = refused.lock().ok().and_then(|mut r| r.take()) {
+            return Err(PortError::HostKey(e.to_string()));
+        }
+        let h = match connected {
+            Ok(Ok(h)) => h,
+            Ok(Err(e)) => return Err(PortError::Connect { target: self.cfg.target(), reason: e.to_string() }),
+            Err(_) => return Err(PortError::Unreachable(self.cfg.connect_timeout)),
+        };
+        let _ = tokio::time::timeout(Duration::from_millis(300), h.disconnect(Disconnect::ByApplication, "", "en")).await;
+        let key = seen.lock().ok().and_then(|k| k.clone());
+        Ok(key.as_ref().map(fingerprint).unwrap_or_default())
+    }
+
     /// One connect + handshake + key auth, bounded by `connect_timeout`.
     async fn open(&self) -> PortResult<Handle<HostKey>> {
         let target = self.cfg.target();
@@ -145,11 +196,16 @@ impl SshGuest {
             nodelay: true,
             ..Default::default()
         });
-        let handler =
-            HostKey { pinned: self.cfg.known_host_fingerprint.clone(), announced: self.announced.clone(), target: target.clone() };
+        let handler = HostKey::check(&self.cfg, self.announced.clone());
+        let refused = handler.refused.clone();
+        // The key exchange's refusal is the reason, not russh's "unknown key".
+        let why = |e: russh::Error| match refused.lock().ok().and_then(|mut r| r.take()) {
+            Some(k) => PortError::HostKey(k.to_string()),
+            None => fail(e.to_string()),
+        };
         let attempt = async {
             let addr = (self.cfg.host.as_str(), self.cfg.port);
-            let mut h = client::connect(config, addr, handler).await.map_err(|e| fail(e.to_string()))?;
+            let mut h = client::connect(config, addr, handler).await.map_err(why)?;
             let hash = h.best_supported_rsa_hash().await.map_err(|e| fail(e.to_string()))?.flatten();
             let key = PrivateKeyWithHashAlg::new(self.key.clone(), hash);
             let auth = h.authenticate_publickey(self.cfg.user.as_str(), key).await.map_err(|e| fail(format!("auth: {e}")))?;
@@ -174,6 +230,8 @@ impl SshGuest {
             }
             match tokio::time::timeout(left, self.open()).await {
                 Ok(Ok(h)) => return Ok(h),
+                // Another key will not become the recorded one by waiting.
+                Ok(Err(e @ PortError::HostKey(_))) => return Err(e),
                 Ok(Err(e)) => tracing::debug!(error = %e, "guest not answering yet"),
                 Err(_) => return Err(PortError::Unreachable(within)),
             }
@@ -324,29 +382,79 @@ fn keep(buf: &mut Vec<u8>, cut: &mut bool, data: &[u8], cap: usize) {
     buf.extend_from_slice(&data[..data.len().min(room)]);
 }
 
-/// Host key policy: the pinned fingerprint when given, otherwise accept and log it.
+/// The host key check of one connection: the key the guest offers (`seen`), and why it was
+/// refused (`refused`). Without a check (`look`), every key is refused once seen.
 struct HostKey {
-    pinned: Option<String>,
-    announced: Arc<AtomicBool>,
+    check: Option<HostKeyCheck>,
+    host: String,
+    port: u16,
     target: String,
+    announced: Arc<AtomicBool>,
+    seen: Arc<std::sync::Mutex<Option<PublicKey>>>,
+    refused: Arc<std::sync::Mutex<Option<HostKeyError>>>,
+}
+
+impl HostKey {
+    fn check(cfg: &SshConfig, announced: Arc<AtomicBool>) -> Self {
+        Self { check: Some(cfg.host_key.clone()), ..Self::look(cfg) }.announcing(announced)
+    }
+
+    fn look(cfg: &SshConfig) -> Self {
+        Self {
+            check: None,
+            host: cfg.host.clone(),
+            port: cfg.port,
+            target: cfg.target(),
+            announced: Arc::default(),
+            seen: Arc::default(),
+            refused: Arc::default(),
+        }
+    }
+
+    fn announcing(self, announced: Arc<AtomicBool>) -> Self {
+        Self { announced, ..self }
+    }
+
+    fn verdict(&self, key: &PublicKey) -> Result<(), HostKeyError> {
+        match &self.check {
+            None => Err(HostKeyError::Unknown { host: self.target.clone(), file: "(looked at only)".into() }),
+            Some(HostKeyCheck::Recorded(kh)) => kh.check(&self.host, self.port, key),
+            Some(HostKeyCheck::Fingerprint(want)) if *want == fingerprint(key) => Ok(()),
+            Some(HostKeyCheck::Fingerprint(want)) => Err(HostKeyError::Changed {
+                host: self.target.clone(),
+                file: "TEMPER_SSH_FINGERPRINT".into(),
+                offered: fingerprint(key),
+                recorded: want.clone(),
+            }),
+        }
+    }
 }
 
 impl client::Handler for HostKey {
     type Error = russh::Error;
 
     async fn check_server_key(&mut self, key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
-        let fp = key.public_key().fingerprint(HashAlg::Sha256).to_string();
-        match &self.pinned {
-            Some(want) if *want != fp => {
-                tracing::warn!(target_host = %self.target, got = %fp, want = %want, "guest host key does not match the pinned one");
-                Ok(false)
-            }
-            Some(_) => Ok(true),
-            None => {
+        let key = key.public_key().clone();
+        let verdict = self.verdict(&key);
+        let fp = fingerprint(&key);
+        if let Ok(mut seen) = self.seen.lock() {
+            *seen = Some(key);
+        }
+        match verdict {
+            Ok(()) => {
                 if !self.announced.swap(true, Ordering::Relaxed) {
-                    tracing::info!(target_host = %self.target, fingerprint = %fp, "accepting guest host key (not pinned: loopback test VM)");
+                    tracing::debug!(target_host = %self.target, fingerprint = %fp, "the guest's host key is the one recorded");
                 }
                 Ok(true)
+            }
+            Err(e) => {
+                if self.check.is_some() {
+                    tracing::debug!(target_host = %self.target, offered = %fp, "{e}");
+                }
+                if let Ok(mut r) = self.refused.lock() {
+                    *r = Some(e);
+                }
+                Ok(false)
             }
         }
     }

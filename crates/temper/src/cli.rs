@@ -321,6 +321,17 @@ pub enum MemoryCmd {
         kind: MemoryKind,
         id: i64,
     },
+    /// Approve a lesson, ban or tip for its skill, after a look (`memory show`): until then it
+    /// holds only on the target of the run that learned it. A ban is checked again first.
+    #[command(after_help = "Example:\n  temper memory show bans 3\n  temper memory approve bans 3 --by alice")]
+    Approve {
+        #[arg(value_enum)]
+        kind: MemoryKind,
+        id: i64,
+        /// Who approves it (recorded); default: the login name ($SUDO_USER, else $USER).
+        #[arg(long)]
+        by: Option<String>,
+    },
 }
 
 /// `temper run` arguments given as a list (a schedule's, a queue item's), read as `temper run`

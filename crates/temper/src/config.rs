@@ -27,6 +27,9 @@ pub struct Config {
     /// The host's own plan key (`temper_core::plan::own_key`): it seals the plans temper hands
     /// itself (a job's last proven plan, `fleet run --plan-from`'s). Made at first use, 0600.
     pub plan_key_file: PathBuf,
+    /// The guests' SSH host keys (OpenSSH's known_hosts format), the host's own: never in the
+    /// store. Writable by its owner alone, or refused.
+    pub known_hosts_file: PathBuf,
     /// SSG content on the host (for rules, titles and stock fixes).
     pub content_dir: PathBuf,
     /// The same content in the guest (for oscap).
@@ -88,6 +91,7 @@ impl Default for Config {
             waivers_file: None,
             allowed_signers_file: None,
             plan_key_file: ".temper/plan_ed25519".into(),
+            known_hosts_file: temper_target::DEFAULT_KNOWN_HOSTS.into(),
             content_dir: vm_dir().join("ssg/usr/share/xml/scap/ssg/content"),
             guest_content_dir: "/usr/share/xml/scap/ssg/content".into(),
             db: ".temper/temper.db".into(),

@@ -6,12 +6,13 @@ use std::time::Duration;
 use anyhow::Context;
 use temper_agents::{AgentKind, LlmAgent, LlmConfig, StockAgent, TieredAgent};
 use temper_core::agent::{Architect, Reflector, Worker};
+use temper_core::ports::{Hypervisor, PortError};
 use temper_core::scan::{OvalSide, Scanner};
 use temper_core::skill::Skill;
 use temper_core::target::Target;
 use temper_scap::Benchmark;
 use temper_scap::oval::{OvalContent, OvalEngine};
-use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
+use temper_target::{KnownHosts, LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
 use crate::config::Config;
 
@@ -55,13 +56,47 @@ pub fn oval(config: &Config, skill: &Skill, benchmark: Benchmark) -> anyhow::Res
     Ok(OvalSide { engine: Arc::new(OvalEngine::new(content)), benchmark: Arc::new(benchmark) })
 }
 
-/// The target's shell (the key is loaded now; it connects on first use).
-pub fn guest(target: &Target) -> anyhow::Result<SshGuest> {
-    Ok(SshGuest::new(SshConfig::for_target(target))?)
+/// The target's shell (the key is loaded now; it connects on first use), its host key checked
+/// against the host's known-hosts file at every connection.
+pub fn guest(config: &Config, target: &Target) -> anyhow::Result<SshGuest> {
+    Ok(SshGuest::new(ssh_config(config, target))?)
+}
+
+/// How to reach `target`, its host key pinned in `known_hosts_file`.
+pub fn ssh_config(config: &Config, target: &Target) -> SshConfig {
+    SshConfig::for_target(target).pinned_in(KnownHosts::new(&config.known_hosts_file))
+}
+
+/// Before a run starts on `target` (or goes on): when the domain runs, the guest must offer the
+/// host key recorded for it, or nothing is recorded and nothing runs. A guest that does not
+/// answer is checked at the loop's first connection, as every connection is.
+pub async fn check_host_key(config: &Config, target: &Target) -> anyhow::Result<()> {
+    if let Some(note) = hypervisor_trust(target) {
+        tracing::warn!(target = %target.name, "{note}");
+    }
+    if !matches!(hypervisor(target).is_running().await, Ok(true)) {
+        return Ok(());
+    }
+    match guest(config, target)?.check_host_key().await {
+        Err(PortError::HostKey(why)) => anyhow::bail!("target {}: {why}", target.name),
+        Ok(_) | Err(_) => Ok(()),
+    }
 }
 
 pub fn hypervisor(target: &Target) -> LibvirtHypervisor {
     LibvirtHypervisor::new(LibvirtConfig::for_target(target))
+}
+
+/// A remote hypervisor (`qemu+ssh://`) is reached through the system's ssh, whose own
+/// known_hosts pins that host (root's `~/.ssh/known_hosts`, `/etc/ssh/ssh_known_hosts`), not
+/// temper's. `no_verify=1` in the URI takes a new host's key on first use: said here.
+pub fn hypervisor_trust(target: &Target) -> Option<String> {
+    let uri = &target.libvirt_uri;
+    (uri.contains("+ssh://") && uri.contains("no_verify=1")).then(|| {
+        format!(
+            "the hypervisor {uri} is reached through ssh with no_verify=1: a host key never seen is taken on first use; record it in root's known_hosts and drop no_verify"
+        )
+    })
 }
 
 /// The LLM settings, when an endpoint is configured or given.

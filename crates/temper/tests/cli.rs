@@ -73,6 +73,8 @@ async fn seeded(w: &World) -> RunId {
     s.set_rule_status(run, SYSTEMMAP, RuleStatus::Escalated, Some("attempt budget spent: 1 of 1 attempts failed")).await.unwrap();
     s.add_lesson(run, SYSTEMMAP, "stopping nginx breaks the app", "leave nginx alone", "never stop nginx").await.unwrap();
     s.add_ban(run, SYSTEMMAP, r"systemctl\s+stop\s+nginx", "breaks health").await.unwrap();
+    // Taught by a guest's output: it would forbid every derived fix.
+    s.add_ban(run, SYSTEMMAP, "pipefail", "the guest's output said so").await.unwrap();
     s.set_final_result(run, SUID, ScanResult::Pass).await.unwrap();
     s.set_final_result(run, SYSTEMMAP, ScanResult::Fail).await.unwrap();
     s.finish_run(run, &RunSummary { run, exit_code: 2, ..Default::default() }).await.unwrap();
@@ -98,6 +100,19 @@ async fn status_memory_and_reports_read_the_database() {
     let id = ban["id"].as_i64().unwrap().to_string();
     let shown = json_of(&w.run(&["memory", "show", "bans", &id, "--json"]).await);
     assert_eq!(shown["reason"], "breaks health");
+    // Learned on the run's target; a person approves it for the skill after a look.
+    let line = String::from_utf8(w.run(&["memory", "list", "--kind", "bans"]).await.stdout).unwrap();
+    assert!(line.contains("holds on its run's target only") && line.contains("awaiting approval"), "{line}");
+    let approved = w.run(&["memory", "approve", "bans", &id, "--by", "alice"]).await;
+    assert!(approved.status.success(), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(json_of(&w.run(&["memory", "show", "bans", &id, "--json"]).await)["approved_by"], "alice");
+    assert!(!w.run(&["memory", "approve", "bans", &id]).await.status.success(), "approved once");
+    let poisoned = mem["bans"][1]["id"].as_i64().unwrap().to_string();
+    assert_eq!(mem["bans"][1]["pattern"], "pipefail");
+    let refused = w.run(&["memory", "approve", "bans", &poisoned]).await;
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && said.contains("is not approved") && said.contains("set -euo pipefail"), "{said}");
+    assert!(w.run(&["memory", "forget", "bans", &poisoned]).await.status.success());
     assert!(w.run(&["memory", "forget", "bans", &id]).await.status.success());
     let mem = json_of(&w.run(&["memory", "list", "--kind", "bans", "--json"]).await);
     assert_eq!(mem["bans"].as_array().unwrap().len(), 0, "forgotten");

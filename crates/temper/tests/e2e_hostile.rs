@@ -13,6 +13,8 @@
 //!    dropped at the scanner (`rules_unknown`) and reach no report, plan or prompt; no hash
 //!    reaches the journal, any report format, the plan, its playbook (checked by
 //!    `ansible-playbook --check`) or the LLM's prompts; no `/tmp/owned` anywhere.
+//! 3. Someone posing as the guest on the network: another SSH host key stops the run before
+//!    anything runs on it, until a person records the new key (`temper target trust`).
 mod support;
 
 use std::process::Stdio;
@@ -74,6 +76,53 @@ async fn root(script: &str) -> (Option<u32>, String, String) {
     let out = g.exec(Exec::script(script).timeout(Duration::from_secs(600)).max_output(64 << 20)).await.unwrap();
     (out.exit_code, out.stdout_str(), out.stderr_str())
 }
+
+/// Logins the guest's sshd accepted so far (this count's own included).
+async fn logins() -> usize {
+    let (code, out, err) = root("journalctl -u ssh.service -o cat --no-pager | grep -c 'Accepted publickey' || true").await;
+    assert_eq!(code, Some(0), "{err}");
+    out.trim().parse().unwrap()
+}
+
+/// Someone between the host and the guest, posing as it: the guest's address offers another SSH
+/// host key than the one recorded (here the record is another key's, as it would be if the
+/// guest's were swapped). `temper run` stops with a clear error naming both fingerprints before
+/// anything is recorded or sent to the guest: its sshd accepted no login. `temper target trust`
+/// refuses a fingerprint the guest does not offer, and records the one it does once a person
+/// names it (`--fingerprint`); then the guest is reached again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_host_key_stops_the_run_before_anything_runs_on_the_guest() {
+    require_vm().await;
+    let cfg = temper_target::SshConfig::from_env().unwrap();
+    let real = temper_target::offered_host_key(&cfg).await.unwrap();
+    let impostor = temper_target::parse_key(IMPOSTOR).unwrap();
+    let mut w = World::new();
+    let known = w.dir.path().join("pinned/known_hosts");
+    temper_target::KnownHosts::new(&known).record(&cfg.host, cfg.port, std::slice::from_ref(&impostor), "the other key").unwrap();
+    w.env.push(("TEMPER_KNOWN_HOSTS_FILE".into(), known.to_str().unwrap().into()));
+    let (fp_real, fp_other) = (temper_target::fingerprint(&real), temper_target::fingerprint(&impostor));
+
+    let before = logins().await;
+    let out = w.run(&["run", "--agent", "stock", "--max-rules", "1"]).await;
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("is not the one recorded") && said.contains(&fp_real) && said.contains(&fp_other), "{said}");
+    assert!(said.contains("nothing was run on it"), "{said}");
+    assert_eq!(logins().await, before + 1, "the guest's sshd accepted no login but this count's");
+    assert!(w.store().await.list_runs(10).await.unwrap().is_empty(), "no run was recorded");
+
+    let wrong = w.run(&["target", "trust", "default", "--fingerprint", &fp_other]).await;
+    let said = String::from_utf8_lossy(&wrong.stderr);
+    assert!(!wrong.status.success() && said.contains(&format!("the guest offers {fp_real}, not {fp_other}")), "{said}");
+    let right = w.run(&["target", "trust", "default", "--fingerprint", &fp_real]).await;
+    let told = String::from_utf8_lossy(&right.stdout);
+    assert!(right.status.success() && told.contains(&format!("in place of {fp_other}")), "{told}");
+    let g = temper_target::SshGuest::new(cfg.pinned_in(temper_target::KnownHosts::new(&known))).unwrap();
+    assert!(g.exec(Exec::new(["true"])).await.unwrap().success(), "the guest is reached again with the key a person named");
+}
+
+/// An ed25519 key that is not the guest's.
+const IMPOSTOR: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJv46ZhVQW205MOZks/v2T+6AgnpQNw9ThoZbXcNuFcD impostor";
 
 /// Lines of `a` not in `b`.
 fn minus(a: &str, b: &str) -> Vec<String> {

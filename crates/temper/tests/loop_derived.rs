@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use sim::*;
-use temper_core::journal::{FixSource, RuleStatus};
+use temper_core::journal::{EventKind, FixSource, MemoryKind, MemoryLog, RuleStatus};
 use temper_core::verdict::Verdict;
 use temper_scap::Outcome;
 use temper_scap::oval::{Evidence, OvalReport};
@@ -72,6 +72,36 @@ async fn a_rule_without_a_stock_fix_is_fixed_by_a_derived_fix_and_one_it_cannot_
     assert!(ckl.contains("derived fix"), "the checklist says how the rule was fixed");
     assert_eq!(summary.exit_code, 2, "one rule escalated");
     took("a_rule_without_a_stock_fix_is_fixed_by_a_derived_fix_and_one_it_cannot_meet_says_why", t);
+}
+
+/// A ban that would forbid every derived fix (`pipefail`: every one starts with `set -euo
+/// pipefail`) is not enforced however it reached the store (learned before bans were checked so,
+/// written there by hand, even approved): the derived fix runs and fixes its rule, and the run's
+/// journal says why the ban is not in force.
+#[tokio::test]
+async fn a_ban_that_forbids_every_derived_fix_is_not_enforced_however_it_reached_the_store() {
+    let t = Instant::now();
+    let mut sim = Sim::new("derived-ban").await;
+    sim.with_oval();
+    sim.settings.rules = vec![CRON.into()];
+    sim.guest.oval_results(CRON, &recorded(CRON));
+    let derived = temper_derive::derive(&evidence(CRON)).unwrap();
+    sim.guest.stock_fix(&derived.fix_script, vec![Effect::Pass(full(CRON))]);
+    let earlier = sim.new_run("stock").await;
+    let ban = sim.store.add_ban(earlier, &full(CRON), "pipefail", "the guest's output said so").await.unwrap();
+    sim.store.approve(MemoryKind::Bans, ban, "someone").await.unwrap();
+    let run = sim.new_run("stock").await;
+    sim.stock(run).await.unwrap();
+    let tries = sim.attempts(run, CRON).await;
+    assert_eq!(tries.iter().map(|a| (a.spec.source, a.verdict)).collect::<Vec<_>>(), [(FixSource::Derived, Some(Verdict::Fixed))]);
+    assert!(sim.guest.scripts().contains(&derived.fix_script), "it ran in the guest");
+    let refused = sim.events(run, EventKind::BanInvalid).await;
+    assert!(!refused.is_empty(), "the journal says why the ban is not in force");
+    for e in &refused {
+        assert_eq!(e["pattern"], "pipefail");
+        assert!(e["reason"].as_str().unwrap_or_default().contains("every derived fix"), "{e}");
+    }
+    took("a_ban_that_forbids_every_derived_fix_is_not_enforced_however_it_reached_the_store", t);
 }
 
 /// Without the OVAL engine there is no evidence to derive from: the rule escalates, saying so.

@@ -8,20 +8,22 @@ use temper_core::agent::{AgentResult, Architect, Decision, PickContext, Reengage
 use temper_core::agent::{TurnMode, TurnRole};
 
 use super::LlmAgent;
-use crate::prompt::Section;
+use crate::prompt::{Fence, Section};
 use crate::skill::PromptFile;
 use crate::tools::{DecideArgs, SelectRuleArgs, decide, parse_args, select_rule};
-use crate::turn::{Failure, TurnSpec, bullets, run};
+use crate::turn::{Failure, TurnSpec, data_bullets, run};
 
 #[async_trait]
 impl Architect for LlmAgent {
     async fn select(&self, ctx: &PickContext) -> AgentResult<Selection> {
         let system = self.system(PromptFile::Architect, TurnRole::Architect)?;
         let tool = select_rule();
+        let fence = Fence::new();
         let spec = TurnSpec {
             role: TurnRole::Architect,
             system,
-            sections: select_sections(ctx),
+            sections: select_sections(&fence, ctx),
+            fence,
             tool: &tool,
             budget: self.client.config().budgets.architect,
         };
@@ -35,10 +37,12 @@ impl Architect for LlmAgent {
     async fn reengage(&self, ctx: &ReengageContext) -> AgentResult<Decision> {
         let system = self.system(PromptFile::Reengage, TurnRole::Reengage)?;
         let tool = decide();
+        let fence = Fence::new();
         let spec = TurnSpec {
             role: TurnRole::Reengage,
             system,
-            sections: reengage_sections(ctx),
+            sections: reengage_sections(&fence, ctx),
+            fence,
             tool: &tool,
             budget: self.client.config().budgets.reengage,
         };
@@ -104,7 +108,9 @@ fn text_decision(ctx: &ReengageContext, content: &str) -> Option<Decision> {
     to_decision(ctx, &c[1], c[2].trim()).ok()
 }
 
-fn select_sections(ctx: &PickContext) -> Vec<Section> {
+const LEARNED: &str = "learned from earlier attempts, made from the machine's output";
+
+fn select_sections(fence: &Fence, ctx: &PickContext) -> Vec<Section> {
     let lines: Vec<String> = ctx
         .candidates
         .iter()
@@ -125,14 +131,14 @@ fn select_sections(ctx: &PickContext) -> Vec<Section> {
         Section::fixed("task", format!("Skill: {}\nProfile: {}", ctx.skill, ctx.profile)),
         Section::optional("candidates", 0, format!("## Candidates (preferred order)\n{}", lines.join("\n"))).required(),
     ];
-    if let Some(l) = bullets("Lessons", &ctx.lessons) {
-        s.push(Section::optional("lessons", 2, l));
+    if let Some(l) = data_bullets(fence, "lessons", 2, "Lessons", LEARNED, &ctx.lessons) {
+        s.push(l);
     }
     s.push(Section::fixed("ask", "Call the tool `select_rule` exactly once; copy rule_id exactly from the candidate list.".into()));
     s
 }
 
-fn reengage_sections(ctx: &ReengageContext) -> Vec<Section> {
+fn reengage_sections(fence: &Fence, ctx: &ReengageContext) -> Vec<Section> {
     let mut s = vec![Section::fixed(
         "task",
         format!(
@@ -144,10 +150,10 @@ fn reengage_sections(ctx: &ReengageContext) -> Vec<Section> {
         ),
     )];
     if !ctx.plan.trim().is_empty() {
-        s.push(Section::optional("plan", 1, format!("## Current plan\n{}", ctx.plan.trim())));
+        s.push(Section::data(fence, "plan", 1, "## Current plan", "the Architect's plan", &ctx.plan));
     }
-    if let Some(e) = bullets("Attempts (oldest first)", &ctx.episodes) {
-        s.push(Section::optional("episodes", 1, e).keep_tail());
+    if let Some(e) = data_bullets(fence, "episodes", 1, "Attempts (oldest first)", LEARNED, &ctx.episodes) {
+        s.push(e.keep_tail());
     }
     s.push(Section::fixed("ask", "Call the tool `decide` exactly once: CONTINUE, PIVOT or ESCALATE, with the plan or the reason.".into()));
     s

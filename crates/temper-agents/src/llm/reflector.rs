@@ -1,16 +1,16 @@
 //! The Reflector: one `reflect` call distilled into a `Reflection`.
 use async_trait::async_trait;
 use temper_core::agent::{AgentResult, ReflectContext, Reflection, Reflector, Tip, Turn};
+use temper_core::ban::check_ban;
 
 use temper_core::agent::TurnRole;
 
 use super::LlmAgent;
-use crate::ban::check_ban;
-use crate::prompt::Section;
+use crate::prompt::{Fence, Section};
 use crate::skill::PromptFile;
 use crate::text::clip;
 use crate::tools::{ReflectArgs, parse_args, reflect};
-use crate::turn::{Failure, TurnSpec, bullets, run};
+use crate::turn::{Failure, TurnSpec, data_bullets, run};
 
 pub const MAX_DISTILLED_CHARS: usize = 200;
 
@@ -19,10 +19,12 @@ impl Reflector for LlmAgent {
     async fn reflect(&self, ctx: &ReflectContext) -> AgentResult<Reflection> {
         let system = self.system(PromptFile::Reflector, TurnRole::Reflector)?;
         let tool = reflect();
+        let fence = Fence::new();
         let spec = TurnSpec {
             role: TurnRole::Reflector,
             system,
-            sections: sections(ctx),
+            sections: sections(&fence, ctx),
+            fence,
             tool: &tool,
             budget: self.client.config().budgets.reflector,
         };
@@ -74,16 +76,20 @@ pub fn validate_reflection(arguments: &str) -> Result<(Reflection, Option<String
     Ok((reflection, refused))
 }
 
-fn sections(ctx: &ReflectContext) -> Vec<Section> {
+/// The fix's output, the checks' findings and the earlier lessons come from the guest, and the
+/// fix may quote it: each is fenced data.
+pub fn sections(fence: &Fence, ctx: &ReflectContext) -> Vec<Section> {
     let mut s = vec![Section::fixed("task", format!("Rule: {}\nTitle: {}\nVerdict: {}", ctx.rule_id, ctx.title, ctx.verdict))];
     if !ctx.fix_script.trim().is_empty() {
-        s.push(Section::optional("fix_script", 1, format!("## The fix that was tried\n```bash\n{}\n```", ctx.fix_script.trim())));
+        s.push(Section::data(fence, "fix_script", 1, "## The fix that was tried", "the fix script that was tried", &ctx.fix_script));
     }
     if !ctx.diagnostics.trim().is_empty() {
-        s.push(Section::optional("diagnostics", 1, format!("## Diagnostics\n{}", ctx.diagnostics.trim())));
+        let source = "the fix's output on the machine being hardened, and the checks' findings there";
+        s.push(Section::data(fence, "diagnostics", 1, "## Diagnostics", source, &ctx.diagnostics));
     }
-    if let Some(e) = bullets("Earlier attempts (oldest first)", &ctx.episodes) {
-        s.push(Section::optional("episodes", 2, e).keep_tail());
+    let source = "lessons from earlier attempts, made from the machine's output";
+    if let Some(e) = data_bullets(fence, "episodes", 2, "Earlier attempts (oldest first)", source, &ctx.episodes) {
+        s.push(e.keep_tail());
     }
     s.push(Section::fixed(
         "ask",

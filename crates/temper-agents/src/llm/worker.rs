@@ -6,11 +6,11 @@ use temper_core::agent::TurnRole;
 
 use super::LlmAgent;
 use crate::client::LlmClient;
-use crate::prompt::Section;
+use crate::prompt::{Fence, Section};
 use crate::skill::PromptFile;
 use crate::tool_call::Mode;
 use crate::tools::{ApplyFixArgs, apply_fix, parse_args};
-use crate::turn::{TurnSpec, bullets, run};
+use crate::turn::{TurnSpec, data_bullets, run};
 
 #[async_trait]
 impl Worker for LlmAgent {
@@ -23,7 +23,9 @@ impl Worker for LlmAgent {
 /// One Worker turn with the given system prompt (also used by `probe`).
 pub async fn propose_with(client: &LlmClient, system: String, ctx: &FixContext) -> AgentResult<(ApplyFix, FixSource)> {
     let tool = apply_fix();
-    let spec = TurnSpec { role: TurnRole::Worker, system, sections: sections(ctx), tool: &tool, budget: client.config().budgets.worker };
+    let fence = Fence::new();
+    let sections = sections(&fence, ctx);
+    let spec = TurnSpec { role: TurnRole::Worker, system, sections, fence, tool: &tool, budget: client.config().budgets.worker };
     let parsed = run(client, spec, validate_fix(client.config().max_script_bytes)).await.map_err(|f| f.into_agent_error())?;
     let source = if parsed.mode == Mode::Text { FixSource::LlmText } else { FixSource::Llm };
     Ok(Turn { value: (parsed.value, source), records: vec![parsed.record] })
@@ -47,26 +49,31 @@ pub fn validate_fix(max_bytes: usize) -> impl Fn(&str) -> Result<ApplyFix, Strin
     }
 }
 
-fn sections(ctx: &FixContext) -> Vec<Section> {
+/// What the guest holds (the scanner's items), and what was made from its output (plans,
+/// lessons, bans, earlier attempts): fenced data. The content's own text (title, fix,
+/// description, rationale) is not.
+pub fn sections(fence: &Fence, ctx: &FixContext) -> Vec<Section> {
     let mut s = vec![Section::fixed(
         "task",
         format!("Rule: {}\nTitle: {}\nSeverity: {}\nAttempt: {}", ctx.rule_id, ctx.title, ctx.severity, ctx.attempt),
     )];
     if !ctx.plan.trim().is_empty() {
-        s.push(Section::optional("plan", 1, format!("## Plan from the Architect\n{}", ctx.plan.trim())));
+        s.push(Section::data(fence, "plan", 1, "## Plan from the Architect", "the Architect's plan", &ctx.plan));
     }
     if let Some(e) = &ctx.evidence {
         let head = "## What the scanner finds wrong now (OVAL: object, expected state, collected items)";
-        s.push(Section::optional("evidence", 1, format!("{head}\n```\n{}```", e.brief())));
+        s.push(Section::data(fence, "evidence", 1, head, "the items the scanner collected on the machine being hardened", &e.brief()));
     }
-    if let Some(b) = bullets("Refused patterns (scripts matching these regexes are rejected)", &ctx.bans) {
-        s.push(Section::optional("bans", 1, b));
+    let learned = "learned from earlier attempts, made from the machine's output";
+    let head = "Refused patterns (scripts matching these regexes are rejected)";
+    if let Some(b) = data_bullets(fence, "bans", 1, head, learned, &ctx.bans) {
+        s.push(b);
     }
-    if let Some(e) = bullets("Earlier attempts on this rule (oldest first)", &ctx.episodes) {
-        s.push(Section::optional("episodes", 2, e).keep_tail());
+    if let Some(e) = data_bullets(fence, "episodes", 2, "Earlier attempts on this rule (oldest first)", learned, &ctx.episodes) {
+        s.push(e.keep_tail());
     }
-    if let Some(d) = crate::derived::failed_section(&ctx.tried) {
-        s.push(Section::optional("derived_fix", 1, d));
+    if let Some(d) = crate::derived::failed_section(fence, &ctx.tried) {
+        s.push(d);
     }
     if let Some(fix) = ctx.stock_fix.as_deref().filter(|f| !f.trim().is_empty()) {
         s.push(Section::optional(
@@ -81,8 +88,8 @@ fn sections(ctx: &FixContext) -> Vec<Section> {
     if !ctx.description.trim().is_empty() {
         s.push(Section::optional("description", 3, format!("## Description\n{}", ctx.description.trim())));
     }
-    if let Some(l) = bullets("Lessons", &ctx.lessons) {
-        s.push(Section::optional("lessons", 3, l));
+    if let Some(l) = data_bullets(fence, "lessons", 3, "Lessons", learned, &ctx.lessons) {
+        s.push(l);
     }
     if !ctx.rationale.trim().is_empty() {
         s.push(Section::optional("rationale", 4, format!("## Rationale\n{}", ctx.rationale.trim())));

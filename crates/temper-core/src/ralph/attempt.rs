@@ -8,6 +8,7 @@ use super::pick::{Pick, Preset};
 use super::rescan::Rescan;
 use super::{LoopResult, Phase, Ralph, RunState};
 use crate::agent::{AgentError, ApplyFix, FixContext, FixSource, Tried};
+use crate::ban::BanScope;
 use crate::checks::{self, GuardFailure};
 use crate::journal::{AttemptSpec, AttemptState, Ban, Escalation, EscalationCause, Evaluation, EventData, Findings, ScanResult};
 use crate::policy::{DenyList, DenySource};
@@ -383,15 +384,21 @@ impl Attempter<'_, '_> {
     }
 
     /// Built-in rules, the skill's, and `bans`: every active ban of the skill (this run's and
-    /// any other run's, in another lane or on another worker).
+    /// any other run's, in another lane or on another worker). A ban that would forbid every
+    /// derived or stock fix is not enforced, however it reached the store.
     pub(super) async fn deny_list(&self, bans: &[Ban]) -> LoopResult<DenyList> {
         let mut deny = DenyList::builtin(&self.ralph.settings.user);
         for d in &self.ralph.skill.manifest.deny {
             let _ = deny.add(&d.pattern, &d.reason, DenySource::Skill);
         }
+        let scope = BanScope::of(self.ralph.content);
         for b in bans {
-            if deny.add(&b.pattern, &b.reason, DenySource::Ban).is_err() {
-                self.ralph.note(b.rule_id.as_deref(), EventData::BanInvalid { pattern: b.pattern.clone() }).await?;
+            let added = match scope.check(&b.pattern) {
+                Ok(_) => deny.add(&b.pattern, &b.reason, DenySource::Ban).map_err(|e| e.to_string()),
+                Err(why) => Err(why.to_string()),
+            };
+            if let Err(reason) = added {
+                self.ralph.note(b.rule_id.as_deref(), EventData::BanInvalid { pattern: b.pattern.clone(), reason }).await?;
             }
         }
         Ok(deny)

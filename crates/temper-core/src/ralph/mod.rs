@@ -131,6 +131,8 @@ pub struct Ralph<'a> {
     eta_books: status::EtaBooks,
     /// What the rest of the run's time went to since the last `spent` event (`spent.rs`).
     spent: spent::Spent,
+    /// The run's target (its label, as the run row keeps it): the memory that holds on it.
+    target: std::sync::OnceLock<String>,
 }
 
 impl<'a> Ralph<'a> {
@@ -154,14 +156,16 @@ impl<'a> Ralph<'a> {
             lease,
             eta_books: Default::default(),
             spent: Default::default(),
+            target: std::sync::OnceLock::new(),
         }
     }
 }
 
 impl Ralph<'_> {
-    /// The memory this run shares: its skill's, made by any run of that skill.
+    /// The memory this run shares: its skill's, made by a run on its target or approved for the
+    /// skill by a person (before the run's row is read: the approved alone).
     fn recall(&self) -> Recall<'_> {
-        Recall::skill(self.skill.name())
+        Recall::skill(self.skill.name()).on(self.target.get().map_or("", String::as_str))
     }
 
     /// Appends an event to the run's journal.
@@ -172,6 +176,7 @@ impl Ralph<'_> {
     /// Runs the run (a new one, or one being resumed) to its end.
     #[tracing::instrument(name = "run", skip_all, fields(run = %self.journal.id()))]
     pub async fn run(&self) -> LoopResult<RunSummary> {
+        let _ = self.target.set(self.journal.row().await?.target);
         let mut state = Preflight::new(self).run().await?;
         let last = loop {
             if state.batch_due() {

@@ -5,6 +5,7 @@ use super::steps::Reflection;
 use super::trial::{Ended, Trial};
 use super::{LoopResult, Phase};
 use crate::agent::{AgentError, ReflectContext};
+use crate::ban::BanScope;
 use crate::journal::EventData;
 
 /// The most a distilled line may hold.
@@ -32,17 +33,25 @@ impl Reflection<'_, '_> {
                 let r = turn.value;
                 let distilled = if r.distilled.trim().is_empty() { fallback() } else { clip(&r.distilled, DISTILLED_MAX) };
                 self.ralph.journal.add_lesson(rule, &r.lesson, &r.preferred, &distilled).await?;
-                if let Some(ban) = r.banned.as_deref().filter(|b| !b.trim().is_empty()) {
-                    if regex::Regex::new(ban).is_ok() {
-                        self.ralph.journal.add_ban(rule, ban, &r.lesson).await?;
-                    } else {
-                        self.ralph.note(Some(rule), EventData::BanInvalid { pattern: ban.to_string() }).await?;
+                // A ban that would forbid every derived or stock fix is refused, with its reason.
+                let mut banned = r.banned.clone().filter(|b| !b.trim().is_empty());
+                if let Some(ban) = banned.as_deref() {
+                    match BanScope::of(self.ralph.content).check(ban) {
+                        Ok(_) => {
+                            self.ralph.journal.add_ban(rule, ban, &r.lesson).await?;
+                        }
+                        Err(why) => {
+                            tracing::warn!(rule, pattern = ban, %why, "the Reflector's ban is refused");
+                            let data = EventData::BanInvalid { pattern: ban.to_string(), reason: why.to_string() };
+                            banned = None;
+                            self.ralph.note(Some(rule), data).await?;
+                        }
                     }
                 }
                 for t in &r.tips {
                     self.ralph.journal.add_tip(rule, t).await?;
                 }
-                self.ralph.note(Some(rule), EventData::Reflect { distilled, banned: r.banned.clone(), tips: r.tips.len() }).await?;
+                self.ralph.note(Some(rule), EventData::Reflect { distilled, banned, tips: r.tips.len() }).await?;
             }
             Err(AgentError::Unavailable { reason, records, .. }) => {
                 // Keep the episode before pausing, so the next attempt still learns from this one.

@@ -10,14 +10,20 @@
 //!
 //! The revert undoes the actions in reverse order, each to its record on that machine; an item
 //! with no record is left as it is, and the revert says so. So a plan's revert, run on a target
-//! other than the one the plan was made on, restores that target's own state.
+//! other than the one the plan was made on, restores that target's own state. Each record is
+//! kept by its item and names it ([`record`]): one that does not name the item as it is now is
+//! refused for that item.
 mod guard;
+mod record;
 mod restore;
 
 use std::fmt::Write;
 
 use crate::DerivedFix;
 use crate::action::{Action, FileFix, LineFix, PackageFix, SysctlFix, UnitFix};
+use record::{Names, Record};
+
+pub use record::file_name as record_file_name;
 
 /// How every derived fix script begins (a reflection tells it from a stock fix by it).
 pub const HEADER: &str = "#!/bin/bash\n# Fix derived by temper";
@@ -28,6 +34,40 @@ pub const STATE_DIR: &str = "/var/lib/temper/derived";
 /// A shell word that is exactly `s`: single-quoted, each `'` closed, escaped and reopened.
 pub fn q(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The text every derived fix and its revert hold, whatever the rule and the items: the header,
+/// `set -euo pipefail`, the guard and record functions, the sections' lines. A ban that matches
+/// any of it would forbid every derived fix.
+pub fn fixed_text() -> Vec<String> {
+    // A rule id that survives `slug` and that no script text holds: it marks what varies.
+    const RULE: &str = "TEMPERRULEPLACEHOLDER";
+    let empty = render(RULE, &[]);
+    [empty.fix_script, empty.revert_script]
+        .iter()
+        .flat_map(|s| s.split(RULE).map(str::to_string).collect::<Vec<_>>())
+        .filter(|p| !p.trim().is_empty())
+        .collect()
+}
+
+/// One derived fix of each family, on plain items: a ban that matches every one (its fix or its
+/// revert) would forbid every derived fix.
+pub fn samples() -> Vec<DerivedFix> {
+    let meta = |mode| crate::action::Meta { uid: 0, gid: 0, mode };
+    let actions = [
+        Action::File(FileFix { path: "/usr/local/bin/tool".into(), was: meta(0o777), want: meta(0o755), chosen: None }),
+        Action::Sysctl(SysctlFix { key: "kernel.dmesg_restrict".into(), value: "1".into(), was: Some("0".into()), overrides: Vec::new() }),
+        Action::Unit(UnitFix { unit: "auditd.service".into(), enable: true, start: true, ..UnitFix::default() }),
+        Action::Line(LineFix {
+            path: "/etc/ssh/sshd_config".into(),
+            key: "PermitRootLogin".into(),
+            equals: false,
+            value: "no".into(),
+            any_case: true,
+        }),
+        Action::Package(PackageFix { name: "telnet".into(), install: false, was_version: None }),
+    ];
+    actions.into_iter().map(|a| render(&format!("sample_{}", a.family().as_str()), &[a])).collect()
 }
 
 /// The rule's short id, as a file name.
@@ -49,7 +89,7 @@ struct Part {
 pub fn render(rule: &str, actions: &[Action]) -> DerivedFix {
     let rule = slug(rule);
     let tail = format!(" for {rule} from its OVAL check and the items found.\nset -euo pipefail\n");
-    let state = format!("state={}\n{}", q(&format!("{STATE_DIR}/{rule}")), guard::FUNCTION.as_str());
+    let state = format!("state={}\n{}{}", q(&format!("{STATE_DIR}/{rule}")), guard::FUNCTION.as_str(), record::FUNCTIONS);
     let files: Vec<&str> = actions.iter().filter_map(|a| if let Action::File(x) = a { Some(x.path.as_str()) } else { None }).collect();
     let parts: Vec<Part> = actions.iter().enumerate().map(|(n, a)| part(&rule, n, a, &files)).collect();
     let mut fix = format!("{HEADER}{tail}{state}");
@@ -64,6 +104,7 @@ pub fn render(rule: &str, actions: &[Action]) -> DerivedFix {
     revert += "# Each item back to its state recorded on this machine before the fix; with no record, left as it is.\n";
     revert += "if [ -e \"$state\" ]; then temper_path \"$state\"; fi\n";
     parts.iter().rev().for_each(|p| revert += &p.restore);
+    revert += record::REFUSED_EXIT;
     let mut families = Vec::new();
     for a in actions {
         if !families.contains(&a.family()) {
@@ -87,22 +128,12 @@ pub fn render(rule: &str, actions: &[Action]) -> DerivedFix {
 /// `files`: every file item of the fix, for the ones another names by a linked folder.
 fn part(rule: &str, n: usize, a: &Action, files: &[&str]) -> Part {
     match a {
-        Action::File(x) => file(n, x, &state_file(n, "meta"), &aliases(&x.path, files)),
-        Action::Sysctl(x) => sysctl(rule, n, x),
-        Action::Unit(x) => unit(x, &state_file(n, "unit")),
-        Action::Line(x) => line(x, &state_file(n, "orig")),
-        Action::Package(x) => package(x, &state_file(n, "package")),
+        Action::File(x) => file(n, x, &aliases(&x.path, files)),
+        Action::Sysctl(x) => sysctl(rule, x),
+        Action::Unit(x) => unit(x),
+        Action::Line(x) => line(x),
+        Action::Package(x) => package(x),
     }
-}
-
-/// Action `n`'s record `what` under the fix's state folder, as a shell word.
-fn state_file(n: usize, what: &str) -> String {
-    format!("\"$state/{n}.{what}\"")
-}
-
-/// The first record stays: `[ -e R ] || COMMAND > R`.
-fn keep_first(rec: &str, command: &str) -> String {
-    format!("[ -e {rec} ] || {command} > {rec}\n")
 }
 
 /// The other items of the fix with `path`'s file name in another folder: what `path` may be
@@ -128,8 +159,9 @@ fn unless_alias(n: usize, p: &str, aliases: &[String], [check, record, change]: 
     [check, only(record), only(change)]
 }
 
-fn file(n: usize, x: &FileFix, rec: &str, aliases: &[String]) -> Part {
+fn file(n: usize, x: &FileFix, aliases: &[String]) -> Part {
     let p = q(&x.path);
+    let rec = Record::new("meta", &[&x.path], Names::File, &p);
     let meta = |m: &crate::action::Meta| format!("{} {} {:o}", m.uid, m.gid, m.mode);
     let mut check = format!("temper_path {p}\n");
     writeln!(check, "temper_meta {p} {} {}", q(&meta(&x.was)), q(&meta(&x.want))).unwrap();
@@ -147,32 +179,32 @@ fn file(n: usize, x: &FileFix, rec: &str, aliases: &[String]) -> Part {
     if let Some(why) = &x.chosen {
         step += &format!(" ({why})");
     }
-    let record = keep_first(rec, &format!("stat -c '%u %g %a' -- {p}"));
+    let record = rec.keep_first(&format!("stat -c '%u %g %a' -- {p}"));
     let [check, record, change] = unless_alias(n, &p, aliases, [check, record, change]);
-    Part { check, record, change, restore: restore::file(&p, rec), step }
+    Part { check, record, change, restore: restore::file(&p, &rec), step }
 }
 
-fn sysctl(rule: &str, n: usize, x: &SysctlFix) -> Part {
-    let rec = &state_file(n, "sysctl");
+fn sysctl(rule: &str, x: &SysctlFix) -> Part {
+    let rec = Record::new("sysctl", &[&x.key], Names::Name, &q(&x.key));
     let dropin = q(&format!("/etc/sysctl.d/99-temper-{rule}.conf"));
     let setting = format!("{} = {}", x.key, x.value);
     let (mut check, mut record, mut change, mut restore) =
-        (String::new(), keep_first(rec, &format!("sysctl -n {}", q(&x.key))), String::new(), String::new());
+        (String::new(), rec.keep_first(&format!("sysctl -n {}", q(&x.key))), String::new(), String::new());
     // Files that set the key otherwise: its lines commented out (a copy kept first). A link to
     // another of them is that file, changed once.
     let all: Vec<String> = x.overrides.iter().map(|o| q(o)).collect();
     let key = x.key.replace('.', "\\.");
-    for (j, (path, f)) in x.overrides.iter().zip(&all).enumerate() {
-        let copy = state_file(n, &format!("sysctl.{j}"));
+    for (path, f) in x.overrides.iter().zip(&all) {
+        let copy = Record::new("copy", &[&x.key, path], Names::Copy, f);
         let unless_link = format!("temper_link_to {f} {} ||", all.join(" "));
         writeln!(check, "{unless_link} temper_path {f}").unwrap();
-        writeln!(record, "{unless_link} [ -e {copy} ] || cp -p -- {f} {copy}").unwrap();
+        write!(record, "{unless_link} {}", copy.keep_first_copy(f)).unwrap();
         writeln!(change, "{unless_link} sed -i -E {} {f}", q(&format!("s/^[[:space:]]*{key}[[:space:]]*=/# &/"))).unwrap();
         restore += &restore::line(f, &copy, &format!("{path} (for {})", x.key));
     }
     writeln!(change, "printf '%s\\n' {} > {dropin}", q(&setting)).unwrap();
     writeln!(change, "sysctl -w {}", q(&format!("{}={}", x.key, x.value))).unwrap();
-    restore = restore::sysctl(&dropin, &q(&x.key), x.was.as_deref(), rec) + &restore;
+    restore = restore::sysctl(&dropin, &q(&x.key), x.was.as_deref(), &rec) + &restore;
     let mut step = format!("{setting} at runtime and in /etc/sysctl.d/99-temper-{rule}.conf");
     if !x.overrides.is_empty() {
         step += &format!(", its other value commented out in {}", x.overrides.join(", "));
@@ -180,8 +212,9 @@ fn sysctl(rule: &str, n: usize, x: &SysctlFix) -> Part {
     Part { check, record, change, restore, step }
 }
 
-fn unit(x: &UnitFix, rec: &str) -> Part {
+fn unit(x: &UnitFix) -> Part {
     let u = q(&x.unit);
+    let rec = Record::new("unit", &[&x.unit], Names::Name, &u);
     let mut change = String::new();
     let mut did = Vec::new();
     for (on, verb, word) in
@@ -197,15 +230,16 @@ fn unit(x: &UnitFix, rec: &str) -> Part {
         format!("printf '%s %s\\n' \"$(systemctl is-enabled {u} 2>/dev/null || true)\" \"$(systemctl is-active {u} 2>/dev/null || true)\"");
     Part {
         check: String::new(),
-        record: keep_first(rec, &state),
+        record: rec.keep_first(&state),
         change,
-        restore: restore::unit(x, &u, rec),
+        restore: restore::unit(x, &u, &rec),
         step: format!("{} {}", x.unit, did.join(" and ")),
     }
 }
 
-fn line(x: &LineFix, rec: &str) -> Part {
+fn line(x: &LineFix) -> Part {
     let p = q(&x.path);
+    let rec = Record::new("orig", &[&x.path], Names::Copy, &p);
     let setting = if x.equals { format!("{} = {}", x.key, x.value) } else { format!("{} {}", x.key, x.value) };
     let key = x.key.replace('.', "\\.");
     let flags = if x.any_case { "I" } else { "" };
@@ -219,18 +253,18 @@ fn line(x: &LineFix, rec: &str) -> Part {
     // First in the file: sshd takes the first value it reads, and a Match block may end it.
     writeln!(change, "  sed -i {} {p}", q(&format!("1i {setting}"))).unwrap();
     writeln!(change, "else\n  printf '%s\\n' {} > {p}\nfi", q(&setting)).unwrap();
-    let record = format!("[ -e {rec} ] || cp -p -- {p} {rec}\n");
     Part {
         check: format!("temper_path {p}\n"),
-        record,
+        record: rec.keep_first_copy(&p),
         change,
-        restore: restore::line(&p, rec, &x.path),
+        restore: restore::line(&p, &rec, &x.path),
         step: format!("`{setting}` in {}", x.path),
     }
 }
 
-fn package(x: &PackageFix, rec: &str) -> Part {
+fn package(x: &PackageFix) -> Part {
     let name = q(&x.name);
+    let rec = Record::new("package", &[&x.name], Names::Name, &name);
     let apt = "DEBIAN_FRONTEND=noninteractive apt-get -y -q";
     let state = format!("{{ dpkg-query -W -f='${{db:Status-Status}} ${{Version}}\\n' -- {name} 2>/dev/null || echo not-installed; }}");
     let (change, step) = if x.install {
@@ -238,7 +272,7 @@ fn package(x: &PackageFix, rec: &str) -> Part {
     } else {
         (format!("{apt} purge {name}\n"), format!("package {} removed", x.name))
     };
-    Part { check: String::new(), record: keep_first(rec, &state), change, restore: restore::package(x, &name, apt, rec), step }
+    Part { check: String::new(), record: rec.keep_first(&state), change, restore: restore::package(x, &name, apt, &rec), step }
 }
 
 #[cfg(test)]

@@ -49,6 +49,13 @@ impl Root {
     }
 }
 
+impl Root {
+    /// Where a fix of `rule` keeps its record `what` of the item `key`.
+    fn record(&self, rule: &str, what: &str, key: &str) -> PathBuf {
+        self.0.join("state").join(rule).join(record_file_name(what, &[key]))
+    }
+}
+
 impl Drop for Root {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -83,7 +90,7 @@ fn a_file_fix_and_its_revert_on_real_files_with_hostile_names() {
     assert_eq!(code, 0, "{said}");
     assert!(paths.iter().all(|p| mode(p) == 0o4777), "every item back");
     assert!(!root.0.join("owned").exists() && !Path::new("owned").exists(), "no name ran as a command");
-    assert!(!root.0.join("state/r/0.meta").exists(), "the records are gone with the revert");
+    assert!(paths.iter().all(|p| !root.record("r", "meta", p).exists()), "the records are gone with the revert");
 }
 
 /// The item swapped for a link to a file that must not change, after the scan: the fix stops
@@ -122,7 +129,7 @@ fn an_item_named_again_by_a_linked_folder_is_changed_once_by_its_own_name() {
     let (code, said) = root.run(&f.fix_script, "");
     assert_eq!(code, 0, "{said}\n{}", f.fix_script);
     assert_eq!(mode(&tool), 0o755, "changed by its own name");
-    assert!(!root.0.join("state/r/0.meta").exists() && root.0.join("state/r/1.meta").exists(), "one record, for its own name");
+    assert!(!root.record("r", "meta", &alias).exists() && root.record("r", "meta", &tool).exists(), "one record, for its own name");
     let (code, said) = root.run(&f.revert_script, "");
     assert_eq!(code, 0, "{said}");
     assert_eq!(mode(&tool), 0o775, "back");
@@ -193,7 +200,7 @@ fn an_item_changed_since_the_scan_stops_the_fix_and_one_already_fixed_does_not()
     std::fs::set_permissions(&item, std::fs::Permissions::from_mode(0o775)).unwrap();
     assert_eq!(root.run(&f.fix_script, "").0, 0);
     assert_eq!(root.run(&f.fix_script, "").0, 0, "again, already fixed");
-    assert_eq!(std::fs::read_to_string(root.0.join("state/r/0.meta")).unwrap(), "0 0 775\n", "the first record stays");
+    assert_eq!(std::fs::read_to_string(root.record("r", "meta", &item)).unwrap(), "0 0 775\n", "the first record stays");
 }
 
 /// The plan's revert on a second machine: the fix was made where the item was 4777; here it
@@ -214,6 +221,106 @@ fn a_revert_on_another_machine_restores_that_machines_own_state() {
     let (code, said) = root.run(&f.revert_script, "");
     assert_eq!((code, mode(&other)), (0, 0o700), "{said}");
     assert!(said.contains(&format!("temper: no record of {other}'s owner, group and mode on this machine: left as it is")), "{said}");
+}
+
+fn owner(p: &str) -> (u32, u32) {
+    let m = std::fs::symlink_metadata(p).unwrap();
+    (m.uid(), m.gid())
+}
+
+/// A file of `mode` owned by an unprivileged user (uid and gid 1000), who may have written into it.
+fn users_file(root: &Root, name: &str, mode: u32) -> String {
+    let p = root.file(name, mode);
+    std::os::unix::fs::chown(&p, Some(1000), Some(1000)).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    p
+}
+
+fn fix_meta(path: &str, was: (u32, u32, u32), want: (u32, u32, u32)) -> Action {
+    Action::File(FileFix {
+        path: path.into(),
+        was: Meta { uid: was.0, gid: was.1, mode: was.2 },
+        want: Meta { uid: want.0, gid: want.1, mode: want.2 },
+        chosen: None,
+    })
+}
+
+/// The attack on records kept by position: an earlier fix of the rule changed a setuid root
+/// command (item 0) and was kept, so its record (`0 0 4755`) stays. A later fix of the same rule
+/// finds a user's file (item 0 too) and tightens it. Its revert must give that file back its own
+/// owner and mode, never the earlier item's: root and setuid on a file the user wrote.
+#[test]
+fn a_record_left_by_an_earlier_fix_on_another_item_is_never_restored_onto_this_one() {
+    let root = Root::new("earlier");
+    let su = root.file("su", 0o4755);
+    let earlier = render("r", &[fix_meta(&su, (0, 0, 0o4755), (0, 0, 0o755))]);
+    let (code, said) = root.run(&earlier.fix_script, "");
+    assert_eq!((code, mode(&su)), (0, 0o755), "{said}");
+    let tool = users_file(&root, "tool", 0o777);
+    let later = render("r", &[fix_meta(&tool, (1000, 1000, 0o777), (1000, 1000, 0o755))]);
+    let (code, said) = root.run(&later.fix_script, "");
+    assert_eq!((code, mode(&tool)), (0, 0o755), "{said}");
+    let (code, said) = root.run(&later.revert_script, "");
+    assert_eq!(code, 0, "{said}");
+    assert_eq!((owner(&tool), mode(&tool)), ((1000, 1000), 0o777), "the user's file back to its own state, not root's setuid: {said}");
+    // The earlier fix's record is still there, and its revert still restores its own item.
+    let (code, said) = root.run(&earlier.revert_script, "");
+    assert_eq!((code, owner(&su), mode(&su)), (0, (0, 0), 0o4755), "{said}");
+}
+
+/// A record that names another item (here one left at this item's record, as a record kept by
+/// position was): refused for this item, with the reason on stderr; the item and its record are
+/// left as they are, the other items of the fix are restored, and the revert exits 3.
+#[test]
+fn a_stale_record_from_an_earlier_fix_restored_onto_another_item_is_refused() {
+    let root = Root::new("stale");
+    let su = root.file("su", 0o4755);
+    let earlier = render("r", &[fix_meta(&su, (0, 0, 0o4755), (0, 0, 0o755))]);
+    assert_eq!(root.run(&earlier.fix_script, "").0, 0);
+    let tool = users_file(&root, "tool", 0o777);
+    let other = root.file("other", 0o775);
+    let later = render("r", &[fix_meta(&tool, (1000, 1000, 0o777), (1000, 1000, 0o755)), chmod(&other, 0o775, 0o755)]);
+    assert_eq!(root.run(&later.fix_script, "").0, 0);
+    // The earlier fix's record of `su`, where the later fix keeps the record of `tool`.
+    let (from, to) = (root.record("r", "meta", &su), root.record("r", "meta", &tool));
+    std::fs::copy(&from, &to).unwrap();
+    std::fs::copy(from.with_extension("meta.item"), to.with_extension("meta.item")).unwrap();
+    let (code, said) = root.run(&later.revert_script, "");
+    assert_eq!(code, 3, "{said}");
+    assert!(said.contains(&format!("is of {su}, not of {tool}: {tool} left as it is")), "{said}");
+    assert_eq!((owner(&tool), mode(&tool)), ((1000, 1000), 0o755), "nothing restored onto the user's file");
+    assert!(to.exists(), "the refused record is left for a person to look at");
+    assert_eq!(mode(&other), 0o775, "the fix's other item is restored");
+}
+
+/// The record of a file that was replaced since the fix (another inode at the same path, here a
+/// user's): refused, not restored onto the new file.
+#[test]
+fn a_record_of_a_file_replaced_since_is_refused() {
+    let root = Root::new("replaced");
+    let su = root.file("su", 0o4755);
+    let f = render("r", &[fix_meta(&su, (0, 0, 0o4755), (0, 0, 0o755))]);
+    assert_eq!(root.run(&f.fix_script, "").0, 0);
+    std::fs::remove_file(&su).unwrap();
+    // Made at once, the new file is given the inode just freed: its birth time tells it apart.
+    let su = users_file(&root, "su", 0o755);
+    let (code, said) = root.run(&f.revert_script, "");
+    assert_eq!(code, 3, "{said}");
+    assert!(said.contains(&format!("is of another file at {su} (device, inode and birth ")), "{said}");
+    assert_eq!((owner(&su), mode(&su)), ((1000, 1000), 0o755), "the new file is left as it is");
+}
+
+/// A record with no `.item` (damaged, or from before records named their items) is refused too.
+#[test]
+fn a_record_that_names_no_item_is_refused() {
+    let root = Root::new("noname");
+    let item = root.file("item", 0o775);
+    let f = render("r", &[chmod(&item, 0o775, 0o755)]);
+    assert_eq!(root.run(&f.fix_script, "").0, 0);
+    std::fs::remove_file(root.record("r", "meta", &item).with_extension("meta.item")).unwrap();
+    let (code, said) = root.run(&f.revert_script, "");
+    assert!(code == 3 && said.contains(&format!("names no item: {item} left as it is")), "{said}");
+    assert_eq!(mode(&item), 0o755);
 }
 
 /// Stand-ins that keep a sysctl's value, a unit's state and a package's in files under the

@@ -105,7 +105,23 @@ async fn target_checks(config: &Config, target: &Target) -> Vec<Check> {
     };
     checks.push(check("baseline snapshot", baseline, "bash vm/up.sh takes it (with memory) once the VM is ready"));
 
-    let guest = wiring::guest(target);
+    if let Some(note) = wiring::hypervisor_trust(target) {
+        checks.push(check(
+            "hypervisor host key",
+            Err(note),
+            "ssh-keyscan the hypervisor host into root's known_hosts (after checking it), then drop no_verify=1",
+        ));
+    }
+    let guest = wiring::guest(config, target);
+    if let (Ok(g), Ok(true)) = (&guest, &running) {
+        let recorded =
+            g.check_host_key().await.map(|fp| format!("the guest offers the key recorded in {} ({fp})", config.known_hosts_file.display()));
+        checks.push(check(
+            "guest host key",
+            recorded.map_err(|e| e.to_string()),
+            "check the guest's key on its console (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), then: temper target trust NAME",
+        ));
+    }
     let ssh = match &guest {
         Ok(g) => g.exec(Exec::new(["id", "-un"]).as_user().timeout(Duration::from_secs(30))).await.map_err(|e| e.to_string()),
         Err(e) => Err(format!("{e:#}")),

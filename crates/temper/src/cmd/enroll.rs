@@ -2,7 +2,8 @@
 //! target. libguestfs adds what the disk lacks (the harness user with its own new key and
 //! NOPASSWD sudo, openscap-scanner, the SSG datastream); then the domain is defined (for an
 //! image) and started, access is checked, the `baseline` snapshot taken, and the target's
-//! `[[target]]` table printed. `--check` only says what is missing.
+//! `[[target]]` table printed. `--check` only says what is missing. The guest's SSH host keys
+//! are read from the disk (made there when it has none) and pinned before the first connection.
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -10,7 +11,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::target::Target;
-use temper_target::{DirectBoot, DomainSpec, Harness, LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
+
+use temper_target::{DirectBoot, DomainSpec, Harness, KnownHosts, LibvirtConfig, LibvirtHypervisor, PublicKey, SshConfig, SshGuest};
 
 use crate::config::Config;
 
@@ -83,15 +85,29 @@ pub async fn run(config: &Config, args: EnrollArgs) -> anyhow::Result<u8> {
     if !found.key {
         new_key(&key)?;
     }
+    let mut found = found;
     if !missing.is_empty() {
         temper_target::prepare(&disk, &harness, &found).await?;
         // Said only once the image is looked at again: virt-customize can succeed and add nothing.
-        let still = temper_target::inspect(&disk, &harness).await?.missing();
+        found = temper_target::inspect(&disk, &harness).await?;
+        let still = found.missing();
         if !still.is_empty() {
             bail!("{} still lacks {} after virt-customize was run to add it: see its output above", disk.display(), still.join(", "));
         }
         println!("added: {}", missing.join(", "));
     }
+    // The host keys as the disk holds them, pinned before the first connection.
+    let host_keys = found.host_keys.iter().map(|k| temper_target::parse_key(k)).collect::<Result<Vec<_>, _>>()?;
+    let known = KnownHosts::new(&config.known_hosts_file);
+    let was = known.record(&args.ssh_host, args.ssh_port, &host_keys, &format!("temper-enroll:{name}"))?;
+    let fps = |keys: &[PublicKey]| keys.iter().map(temper_target::fingerprint).collect::<Vec<_>>().join(", ");
+    println!(
+        "recorded the host keys of {} from the disk in {}: {}{}",
+        temper_target::host_pattern(&args.ssh_host, args.ssh_port),
+        known.path().display(),
+        fps(&host_keys),
+        if was.is_empty() || was == host_keys { String::new() } else { format!(" (in place of {})", fps(&was)) }
+    );
     if args.image.is_some() {
         let direct_boot =
             args.kernel.clone().map(|kernel| DirectBoot { kernel, initrd: args.initrd.clone(), cmdline: args.cmdline.clone() });
@@ -105,7 +121,8 @@ pub async fn run(config: &Config, args: EnrollArgs) -> anyhow::Result<u8> {
         user: args.user.clone(),
         key_path: key.clone(),
         ..SshConfig::default()
-    };
+    }
+    .pinned_in(known);
     let guest = SshGuest::new(ssh)?;
     guest.reconnect(Duration::from_secs(300)).await.context("the enrolled guest over SSH")?;
     let sudo = guest.exec(Exec::new(["true"])).await?;

@@ -1,7 +1,9 @@
-//! `temper memory list|show|forget`: what temper has learned (lessons, bans, tips and the
-//! verified fixes it reuses across targets), for review.
+//! `temper memory list|show|forget|approve`: what temper has learned (lessons, bans, tips and
+//! the verified fixes it reuses across targets), for review. A lesson, ban or tip holds on the
+//! target of the run that learned it until a person approves it for the skill.
 use serde_json::{Value, json};
 
+use temper_core::ban::BanScope;
 use temper_core::journal::MemoryKind;
 use temper_core::journal::prelude::*;
 
@@ -35,7 +37,23 @@ fn line(kind: MemoryKind, v: &Value) -> String {
         MemoryKind::Tips => v["text"].as_str(),
         MemoryKind::Fixes => None,
     };
-    format!("{}\t{}\t{}\t{}", kind.as_str(), v["id"], v["rule_id"].as_str().unwrap_or("-"), text.unwrap_or(""))
+    format!("{}\t{}\t{}\t{}\t{}", kind.as_str(), v["id"], v["rule_id"].as_str().unwrap_or("-"), text.unwrap_or(""), scope(v))
+}
+
+/// Where a lesson, ban or tip holds: approved for the skill, or its run's target alone.
+fn scope(v: &Value) -> String {
+    match (v["approved_at"].as_str(), v["approved_by"].as_str()) {
+        (Some(at), by) => format!("approved for the skill by {} at {at}", by.unwrap_or("?")),
+        (None, _) => format!("holds on its run's target only (run {}), awaiting approval", v["run_id"]),
+    }
+}
+
+/// The login name of whoever runs this (under sudo, the one who called sudo).
+fn login() -> String {
+    ["SUDO_USER", "USER", "LOGNAME"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| "unknown".into())
 }
 
 pub async fn run(config: &Config, cmd: MemoryCmd) -> anyhow::Result<u8> {
@@ -69,6 +87,20 @@ pub async fn run(config: &Config, cmd: MemoryCmd) -> anyhow::Result<u8> {
         MemoryCmd::Forget { kind, id } => {
             store.forget(kind, id).await?;
             println!("forgot {} {id}", kind.as_str());
+        }
+        MemoryCmd::Approve { kind, id, by } => {
+            let item = items(&store, kind).await?.into_iter().find(|v| v["id"] == id);
+            let Some(item) = item else { anyhow::bail!("no active {} with id {id}", kind.as_str()) };
+            // A ban is checked again, against every derived fix (the runs check the content's
+            // stock fixes too, each time they load it).
+            if let Some(pattern) = item["pattern"].as_str().filter(|_| kind == MemoryKind::Bans)
+                && let Err(why) = BanScope::with_stock([]).check(pattern)
+            {
+                anyhow::bail!("ban {id} (`{pattern}`) is not approved: {why}");
+            }
+            let by = by.unwrap_or_else(login);
+            store.approve(kind, id, &by).await?;
+            println!("approved {} {id} for its skill, by {by}: it holds on every target from the next attempt", kind.as_str());
         }
     }
     Ok(0)

@@ -148,6 +148,12 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
         notice(Level::ERROR, format_args!("target {} ({}): {e}", target.name, target.label()));
         return Ok(EXIT_ERROR);
     }
+    // A guest that offers another host key than the one recorded gets no run: nothing is recorded
+    // or sent to it.
+    if let Err(e) = wiring::check_host_key(config, &target).await {
+        notice(Level::ERROR, format_args!("{e:#}"));
+        return Ok(EXIT_ERROR);
+    }
     let new = NewRun {
         skill: target.skill.clone(),
         profile,
@@ -216,6 +222,10 @@ pub async fn resume(config: &Config, run: Option<RunId>, agent: AgentArgs, quiet
     opts.json |= json;
     let kind = agent.agent.or_else(|| AgentKind::parse(&row.agent)).unwrap_or(AgentKind::Stock);
     let target = stored_target(config, &row, &opts)?;
+    if let Err(e) = wiring::check_host_key(config, &target).await {
+        notice(Level::ERROR, format_args!("run {} is not resumed: {e:#}", row.id));
+        return Ok(EXIT_ERROR);
+    }
     notice(
         Level::INFO,
         format_args!(
@@ -302,7 +312,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
     store.set_content_version(run, &content.version).await?;
     let llm = wiring::llm_config(config, opts.llm_url.clone(), opts.llm_model.clone());
     let agent = wiring::agents(kind, llm, &skill)?;
-    let (hv, guest) = (wiring::hypervisor(&target), wiring::guest(&target)?);
+    let (hv, guest) = (wiring::hypervisor(&target), wiring::guest(config, &target)?);
     let clock = lease.clock();
     let progress = (!opts.quiet).then(Progress::new);
     let mut scanner = wiring::scanner(config, &skill, &opts.job.profile).for_run(run);

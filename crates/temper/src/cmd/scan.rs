@@ -21,7 +21,7 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
             let profile = profile.or(target.profile.clone()).unwrap_or(skill.manifest.profile.clone());
             let tailoring = tailoring_file.as_deref().or(config.tailoring_file.as_deref());
             let (controls, profile) = crate::controls::read(&skill, &profile, tailoring, None)?;
-            let guest = wiring::guest(&target)?;
+            let guest = wiring::guest(config, &target)?;
             let mut scanner = wiring::scanner(config, &skill, &profile);
             // Short ids become full ones with either engine (oscap takes only full ids).
             let content = if engine == Engine::Oval || rules.iter().any(|r| !r.starts_with("xccdf_")) {

@@ -1,5 +1,6 @@
 //! `temper target list`: the targets of temper.toml; `temper target enroll`: any VM made one
-//! (`enroll.rs`).
+//! (`enroll.rs`); `temper target trust`: a guest's new SSH host key, recorded after a look
+//! (`trust.rs`).
 use clap::Subcommand;
 
 use super::print_json;
@@ -20,11 +21,19 @@ pub enum TargetCmd {
         after_help = "Examples:\n  temper target enroll --domain web-1 --ssh-port 2240 --check\n  temper target enroll --image rhel9.qcow2 --name rhel9 --ssh-port 2241"
     )]
     Enroll(super::enroll::EnrollArgs),
+    /// Record the SSH host key a target's guest offers now, after a look: it shows the key
+    /// recorded and the key offered, and asks; `--fingerprint` (checked on the guest's console)
+    /// records it without asking, when it is the one offered.
+    #[command(
+        after_help = "Examples:\n  temper target trust default\n  temper target trust web-1 --fingerprint SHA256:3Xb1…   # from `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` on its console"
+    )]
+    Trust(super::trust::TrustArgs),
 }
 
 pub async fn run(config: &Config, cmd: TargetCmd) -> anyhow::Result<u8> {
     match cmd {
         TargetCmd::Enroll(args) => super::enroll::run(config, args).await,
+        TargetCmd::Trust(args) => super::trust::run(config, args).await,
         TargetCmd::List { json } => {
             let targets = config.targets()?;
             // The one a command without `--target` takes, if any.

@@ -62,6 +62,8 @@ pub fn stock_fix(rule: &str) -> String {
 
 /// One test's world: its own libvirt test domain, guest, database and skill.
 pub struct Sim {
+    /// The target's label its runs are stored with (`runs.target`): what its memory holds on.
+    pub label: String,
     pub guest: SimGuest,
     pub hv: SimHypervisor<LibvirtHypervisor>,
     pub store: Arc<Store>,
@@ -111,6 +113,7 @@ impl Sim {
             ..Settings::default()
         };
         Self {
+            label: format!("sim-{name}"),
             guest,
             hv,
             store: Arc::new(store),
@@ -167,7 +170,7 @@ impl Sim {
             profile: STANDARD.into(),
             datastream: "ssg-debian12-ds.xml".into(),
             content_version: None,
-            target: "sim".into(),
+            target: self.label.clone(),
             agent: agent.into(),
             options_json: options_json.into(),
             baseline: "baseline".into(),
