@@ -11,6 +11,7 @@ mod driver;
 mod eta;
 mod event;
 mod event_parts;
+pub mod footprint;
 mod handle;
 mod id;
 pub mod plan;
