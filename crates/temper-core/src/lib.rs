@@ -2,6 +2,7 @@
 pub mod agent;
 pub mod checks;
 pub mod claim;
+pub mod handover;
 pub mod journal;
 pub mod plan;
 pub mod policy;
