@@ -1,0 +1,219 @@
+//! `temper image export`: a run's final state as a standalone, compressed qcow2 that holds nothing
+//! of temper's. The handover (`handover.rs`) settles the rules held for the harness and removes
+//! everything temper put on the target, the harness last; virt-sysprep makes the copy ready to
+//! be cloned; the host reads it to check; the boot proof (`prove.rs`) boots it without the
+//! harness. Beside it: the manifest (`FILE.json`, `manifest.rs`), the CKL, CKLB and HTML report.
+//! A state that has not passed the reboot proof is refused unless `--unproven` is given.
+//! `temper image prove IMAGE`: the boot proof alone.
+mod handover;
+mod manifest;
+mod prove;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::Subcommand;
+use temper_report::{Format, load, render, resolve_run};
+
+use crate::config::Config;
+pub use manifest::manifest_path;
+use manifest::{Manifest, ProofRecord, Reports};
+
+#[derive(Debug, Subcommand)]
+pub enum ImageCmd {
+    /// Write a run's final state as a standalone qcow2 with nothing of temper's in it, proven to
+    /// boot without the harness, with FILE.json, the CKL, CKLB and HTML report beside it.
+    #[command(
+        after_help = "Examples:\n  temper image export -o hardened.qcow2\n  temper image export 3 -o run3.qcow2 --unproven --keep-harness"
+    )]
+    Export {
+        /// A run id, or `latest`.
+        #[arg(default_value = "latest")]
+        run: String,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Export a final state that has not passed the reboot proof.
+        #[arg(long)]
+        unproven: bool,
+        /// Keep the harness (its user, key, sudo rule, the scanner and content): the rules held
+        /// for it stay held, and the manifest says it is there.
+        #[arg(long)]
+        keep_harness: bool,
+        /// Do not boot the image to prove it.
+        #[arg(long)]
+        no_boot_proof: bool,
+        #[command(flatten)]
+        proof: ProofArgs,
+    },
+    /// Boot an exported image in a throwaway overlay and prove it: multi-user.target, its admin's
+    /// sudo, the harness refused. The image is never written.
+    Prove {
+        image: PathBuf,
+        #[command(flatten)]
+        proof: ProofArgs,
+    },
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProofArgs {
+    /// The image's admin the proof logs in as (default: the first of the skill's admin group).
+    #[arg(long)]
+    admin: Option<String>,
+    /// The loopback port for the proof's SSH (default: a free one).
+    #[arg(long)]
+    proof_port: Option<u16>,
+}
+
+pub async fn run(config: &Config, cmd: ImageCmd) -> anyhow::Result<u8> {
+    match cmd {
+        ImageCmd::Export { run, output, unproven, keep_harness, no_boot_proof, proof } => {
+            export(config, &run, &output, unproven, keep_harness, (!no_boot_proof).then_some(proof)).await
+        }
+        ImageCmd::Prove { image, proof } => prove_only(config, &image, proof).await,
+    }
+}
+
+async fn export(
+    config: &Config,
+    run: &str,
+    output: &Path,
+    unproven: bool,
+    keep_harness: bool,
+    proof: Option<ProofArgs>,
+) -> anyhow::Result<u8> {
+    let store = crate::wiring::store(config).await?;
+    let id = resolve_run(&store, run).await?;
+    let data = load(&store, id).await?;
+    let Some(summary) = data.summary.clone() else { bail!("run {id} has not finished: it has no final state to export") };
+    let proven = summary.rebooted == Some(true);
+    if !proven && !unproven {
+        bail!(
+            "run {id}'s final state has not passed the reboot proof ({}); pass --unproven to export it anyway",
+            temper_core::journal::reboot_line(summary.rebooted)
+        );
+    }
+    let target = match &data.run.target_config {
+        Some(t) => t.clone(),
+        None => config.target(None)?,
+    };
+    let skill = crate::wiring::skill(config, &data.run.skill)?;
+    let content = super::report::content(config, &data.run);
+    let work = output.with_extension("handover.qcow2");
+    let ask = handover::Ask { data: &data, target: &target, skill: &skill, content: content.as_ref(), work: &work, keep_harness };
+    let done = handover::hand_over(&ask).await;
+    let done = match done {
+        Ok(d) => d,
+        Err(e) => {
+            let _ = std::fs::remove_file(&work);
+            return Err(e);
+        }
+    };
+    let bytes = temper_target::compress(&done.work, output).await;
+    let _ = std::fs::remove_file(&done.work);
+    let bytes = bytes?;
+    let sha256 = temper_target::sha256(output)?;
+    let h = &done.record;
+    eprintln!(
+        "temper: wrote {} ({bytes} bytes, sha256 {sha256}) from snapshot {} of {}: harness {}, {} thing(s) of temper's removed, {} held rule(s) settled",
+        output.display(),
+        data.run.checkpoint,
+        target.domain,
+        if keep_harness { "kept" } else { "removed" },
+        h.removed.iter().filter(|r| r.removed).count(),
+        h.held.len(),
+    );
+    if !keep_harness && h.admins.is_empty() {
+        eprintln!("temper: warning: the image has no admin in group `{}`: only root can use sudo in it", h.admin_group);
+    }
+
+    let beside = |ext: &str| output.with_extension(ext);
+    for (format, ext) in [(Format::Ckl, "ckl"), (Format::Cklb, "cklb"), (Format::Html, "html")] {
+        let path = beside(ext);
+        std::fs::write(&path, render(&data, content.as_ref(), format)?).with_context(|| format!("writing {}", path.display()))?;
+    }
+
+    let proof = match proof {
+        None => None,
+        Some(args) => {
+            let admin = args.admin.clone().or_else(|| h.admins.first().cloned());
+            let Some(admin) = admin else {
+                bail!(
+                    "the boot proof needs an admin of the image to log in as: the group `{}` has none; pass --admin NAME, or --no-boot-proof",
+                    h.admin_group
+                )
+            };
+            let harness = (!keep_harness).then(|| (target.ssh_user.clone(), target.ssh_key.clone()));
+            let subject = prove::Subject {
+                image: output,
+                libvirt_uri: &target.libvirt_uri,
+                direct_boot: done.direct_boot.clone(),
+                admin,
+                harness,
+                port: args.proof_port,
+            };
+            let p = prove::prove(subject).await?;
+            Some(ProofRecord { passed: p.passed(), proof: p })
+        }
+    };
+    let name = |p: PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let passed = proof.as_ref().is_none_or(|p| p.passed);
+    let manifest = Manifest {
+        image: name(output.to_path_buf()),
+        format: "qcow2",
+        bytes,
+        sha256,
+        domain: target.domain.clone(),
+        libvirt_uri: target.libvirt_uri.clone(),
+        snapshot: data.run.checkpoint.clone(),
+        source_disk: done.source_disk.display().to_string(),
+        direct_boot: done.direct_boot.clone(),
+        run: id,
+        target: data.run.target.clone(),
+        skill: data.run.skill.clone(),
+        profile: data.run.profile.clone(),
+        datastream: data.run.datastream.clone(),
+        score_before: summary.score_before,
+        score_after: summary.score_after,
+        statuses: summary.statuses.clone(),
+        results_before: summary.before.clone(),
+        results_after: summary.after.clone(),
+        reboot_proven: proven,
+        temper_version: env!("CARGO_PKG_VERSION"),
+        reports: Reports { ckl: name(beside("ckl")), cklb: name(beside("cklb")), html: name(beside("html")) },
+        handover: done.record,
+        boot_proof: proof,
+    };
+    let path = manifest_path(output);
+    std::fs::write(&path, serde_json::to_string_pretty(&manifest)? + "\n").with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("temper: wrote {} and the run's CKL, CKLB and HTML report beside it", path.display());
+    if !passed {
+        eprintln!("temper: the boot proof failed: see `boot_proof` in {}", path.display());
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// `temper image prove IMAGE`: the proof alone, with what the image's manifest says of it (its
+/// kernel, its admins, its harness).
+async fn prove_only(config: &Config, image: &Path, args: ProofArgs) -> anyhow::Result<u8> {
+    let path = manifest_path(image);
+    let manifest: serde_json::Value = match std::fs::read_to_string(&path) {
+        Ok(t) => serde_json::from_str(&t).with_context(|| format!("reading {}", path.display()))?,
+        Err(_) => serde_json::Value::Null,
+    };
+    let direct_boot = serde_json::from_value(manifest["direct_boot"].clone()).ok();
+    let admin = args
+        .admin
+        .clone()
+        .or_else(|| manifest["handover"]["admins"][0].as_str().map(String::from))
+        .context("no admin to log in as: pass --admin NAME (the image's manifest names none)")?;
+    // The harness it removed, with the configured target's key when that is its user's.
+    let harness = match (manifest["handover"]["harness"].as_str(), manifest["handover"]["user"].as_str(), config.target(None)) {
+        (Some("removed"), Some(user), Ok(t)) if t.ssh_user == user => Some((t.ssh_user, t.ssh_key)),
+        _ => None,
+    };
+    let uri = config.base.libvirt_uri.clone();
+    let p = prove::prove(prove::Subject { image, libvirt_uri: &uri, direct_boot, admin, harness, port: args.proof_port }).await?;
+    println!("{}", serde_json::to_string_pretty(&ProofRecord { passed: p.passed(), proof: p.clone() })?);
+    Ok(if p.passed() { 0 } else { 1 })
+}
