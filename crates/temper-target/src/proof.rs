@@ -148,7 +148,7 @@ async fn boot_and_check(job: &ProofJob, overlay: &Path, key: &Path, secret: &Pat
     let password = one_time_password()?;
     write_private(secret, &password)?;
     let mut cmd = tool("virt-customize");
-    cmd.arg("-a").arg(overlay).args(["--format", "qcow2", "--no-logfile"]);
+    cmd.args(["--format", "qcow2"]).arg("-a").arg(overlay).arg("--no-logfile");
     cmd.arg("--ssh-inject").arg(format!("{}:file:{}", job.admin, key.with_extension("pub").display()));
     cmd.arg("--password").arg(format!("{}:file:{}", job.admin, secret.display()));
     run("virt-customize", cmd, overlay, "").await?;

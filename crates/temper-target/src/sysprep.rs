@@ -73,7 +73,7 @@ pub const SSH_DROP_IN: (&str, &str) = (
 pub async fn sysprep(image: &Path, ssh_unit: bool, scratch: &Path) -> Result<(), EnrollError> {
     let ops: Vec<&str> = APPLIED.iter().map(|(op, _)| *op).collect();
     let mut cmd = tool("virt-sysprep");
-    cmd.arg("-a").arg(image).args(["--format", "qcow2", "--operations", &ops.join(",")]);
+    cmd.args(["--format", "qcow2"]).arg("-a").arg(image).args(["--operations", &ops.join(",")]);
     if ssh_unit {
         let (dest, text) = SSH_DROP_IN;
         let file = scratch.join("host-keys.conf");
