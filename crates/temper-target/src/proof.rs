@@ -151,6 +151,8 @@ async fn boot_and_check(job: &ProofJob, overlay: &Path, key: &Path, secret: &Pat
     cmd.args(["--format", "qcow2"]).arg("-a").arg(overlay).arg("--no-logfile");
     cmd.arg("--ssh-inject").arg(format!("{}:file:{}", job.admin, key.with_extension("pub").display()));
     cmd.arg("--password").arg(format!("{}:file:{}", job.admin, secret.display()));
+    // As a clone boots: the machine id made by systemd at this boot, not by virt-customize.
+    cmd.args(crate::sysprep::NO_MACHINE_ID);
     run("virt-customize", cmd, overlay, "").await?;
     let _ = std::fs::remove_file(secret);
 

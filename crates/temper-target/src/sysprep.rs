@@ -47,7 +47,10 @@ pub const APPLIED: &[(&str, &str)] = &[
     ("rh-subscription-manager", "removes this machine's RHSM registration"),
     ("rhn-systemid", "removes this machine's RHN system id"),
     ("smolt-uuid", "removes Smolt's hardware UUID"),
-    ("customize", "writes the ssh.service drop-in that makes the host keys at first boot (Debian's sshd makes none by itself)"),
+    (
+        "customize",
+        "writes the ssh.service drop-in that makes the host keys at first boot (Debian's sshd makes none by itself), then empties /etc/machine-id again (customize fills an empty one)",
+    ),
 ];
 
 /// virt-sysprep's default operations left out, and why each.
@@ -74,18 +77,22 @@ pub async fn sysprep(image: &Path, ssh_unit: bool, scratch: &Path) -> Result<(),
     let ops: Vec<&str> = APPLIED.iter().map(|(op, _)| *op).collect();
     let mut cmd = tool("virt-sysprep");
     cmd.args(["--format", "qcow2"]).arg("-a").arg(image).args(["--operations", &ops.join(",")]);
+    let file = scratch.join(format!(".host-keys-{}.conf", std::process::id()));
     if ssh_unit {
         let (dest, text) = SSH_DROP_IN;
-        let file = scratch.join("host-keys.conf");
         std::fs::write(&file, text).map_err(|e| EnrollError::Tool { tool: "virt-sysprep", reason: format!("{}: {e}", file.display()) })?;
         let dir = Path::new(dest).parent().map(|p| p.display().to_string()).unwrap_or_default();
         cmd.args(["--mkdir", &dir]).arg("--upload").arg(format!("{}:{dest}", file.display())).args(["--chmod", &format!("0644:{dest}")]);
-        let result = run("virt-sysprep", cmd, image, "").await;
-        let _ = std::fs::remove_file(&file);
-        return result.map(|_| ());
     }
-    run("virt-sysprep", cmd, image, "").await.map(|_| ())
+    cmd.args(NO_MACHINE_ID);
+    let result = run("virt-sysprep", cmd, image, "").await;
+    let _ = std::fs::remove_file(&file);
+    result.map(|_| ())
 }
+
+/// libguestfs' customize step writes a machine id into an empty `/etc/machine-id` (after the
+/// `machine-id` operation emptied it): emptied again, last.
+pub const NO_MACHINE_ID: [&str; 2] = ["--truncate", "/etc/machine-id"];
 
 #[cfg(test)]
 mod tests {
