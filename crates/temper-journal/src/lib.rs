@@ -13,6 +13,7 @@ mod event;
 mod event_parts;
 mod handle;
 mod id;
+pub mod offline;
 pub mod plan;
 pub mod plan_from;
 mod records;
