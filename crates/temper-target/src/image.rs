@@ -115,7 +115,7 @@ pub async fn convert_snapshot(disk: &Path, snapshot: &str, out: &Path) -> Result
 }
 
 /// A URI without a host: `qemu:///system`, not `qemu+ssh://host/system`.
-fn is_local(uri: &str) -> bool {
+pub(crate) fn is_local(uri: &str) -> bool {
     uri.split_once("://").is_some_and(|(_, rest)| rest.starts_with('/'))
 }
 

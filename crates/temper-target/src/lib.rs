@@ -9,6 +9,7 @@ mod domain;
 mod enroll;
 mod image;
 mod libvirt;
+mod offline;
 mod ssh;
 
 pub use command::remote_command;
@@ -16,6 +17,7 @@ pub use domain::DomainSpec;
 pub use enroll::{EnrollError, Harness, Inspection, inspect, prepare};
 pub use image::{DirectBoot, Exported, ImageError, convert_snapshot};
 pub use libvirt::{LibvirtConfig, LibvirtHypervisor};
+pub use offline::DiskJudge;
 pub use ssh::{SshConfig, SshGuest};
 
 pub use temper_core::target::vm_dir;
