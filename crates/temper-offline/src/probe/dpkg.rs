@@ -69,6 +69,8 @@ impl Package {
 #[derive(Debug, Clone, Default)]
 pub struct Dpkg {
     installed: HashMap<String, Package>,
+    /// dpkg's own architecture, when its status names it.
+    native: Option<String>,
 }
 
 impl Dpkg {
@@ -103,11 +105,20 @@ impl Dpkg {
             }
             installed.insert(name.to_string(), Package::new(name, arch, version));
         }
-        Self { installed }
+        Self { installed, native: native.map(str::to_string) }
     }
 
+    /// The installed package `name`, or `name:arch` as APT finds it (`arch` the package's, or
+    /// `native`, or the native one for an `all` package).
     pub fn get(&self, name: &str) -> Option<&Package> {
-        self.installed.get(name)
+        if let Some(p) = self.installed.get(name) {
+            return Some(p);
+        }
+        let (name, arch) = name.rsplit_once(':')?;
+        let p = self.installed.get(name)?;
+        let native = self.native.as_deref();
+        let fits = p.arch == arch || arch == "native" || (p.arch == "all" && native == Some(arch));
+        fits.then_some(p)
     }
 
     pub fn len(&self) -> usize {
@@ -180,6 +191,8 @@ mod tests {
         assert!(d.get("aide").is_none(), "config-files is not installed");
         assert!(d.get("libfoo").is_none(), "a foreign architecture is not the name's package");
         assert_eq!(d.len(), 3);
+        assert!(d.get("sudo:amd64").is_some() && d.get("tzdata:amd64").is_some() && d.get("sudo:native").is_some());
+        assert!(d.get("sudo:i386").is_none() && d.get("libfoo:i386").is_none());
     }
 
     #[test]
