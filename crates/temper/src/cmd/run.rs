@@ -335,6 +335,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
             ..Settings::default()
         },
         observer: progress.as_ref().map_or(&Quiet as &dyn temper_core::ralph::Observer, |p| p),
+        offline: None,
     };
     let result = Ralph::new(parts, lease).run().await;
     if let Some(p) = &progress {

@@ -78,6 +78,8 @@ pub struct Sim {
     /// The one walk (`scan_walk`): the walkers it judges are no longer costly (see
     /// `SimGuest`'s walk).
     pub walk: bool,
+    /// Judges the final state's disk from outside the guest (`None`: no cross-examination).
+    pub offline: Option<Arc<dyn temper_core::ports::OfflineJudge>>,
     /// Keeps test:///default's state alive (it lives while one connection is open).
     _conn: virt::connect::Connect,
     _dir: tempfile::TempDir,
@@ -115,6 +117,7 @@ impl Sim {
             lanes: SCAN_LANES,
             oval: None,
             walk: false,
+            offline: None,
             content: content(),
             _conn: conn,
             _dir: dir,
@@ -258,6 +261,7 @@ impl Sim {
             scanner,
             settings,
             observer: &Quiet,
+            offline: self.offline.as_deref(),
         };
         Ralph::new(parts, lease)
     }
