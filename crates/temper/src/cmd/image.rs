@@ -29,6 +29,11 @@ pub enum ImageCmd {
         #[arg(long)]
         unproven: bool,
     },
+    /// Judge a disk from outside the guest: a run's final checkpoint, a snapshot, or an image;
+    /// against live results, the guest's scan cross-examined (exit 3: it disagrees with its disk).
+    #[command(after_help = "Examples:\n  temper image verdict latest\n  temper image verdict --image hardened.qcow2\n  \
+                             temper image verdict --snapshot baseline --live results.xml --live-secs 412")]
+    Verdict(super::verdict::VerdictArgs),
 }
 
 /// `hardened.qcow2.json`: what the image is, where it came from, and what was proven of it.
@@ -69,7 +74,10 @@ struct Reports {
 }
 
 pub async fn run(config: &Config, cmd: ImageCmd) -> anyhow::Result<u8> {
-    let ImageCmd::Export { run, output, unproven } = cmd;
+    let (run, output, unproven) = match cmd {
+        ImageCmd::Export { run, output, unproven } => (run, output, unproven),
+        ImageCmd::Verdict(args) => return super::verdict::run(config, args).await,
+    };
     let store = crate::wiring::store(config).await?;
     let id = resolve_run(&store, &run).await?;
     let data = load(&store, id).await?;
