@@ -3,6 +3,7 @@
 //! file as the journal, and the real agents (the LLM ones against the scripted HTTP server).
 #![allow(dead_code)]
 mod guest;
+mod offline;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 #[allow(unused_imports)]
 pub use guest::Doing;
 pub use guest::{Effect, SimGuest, SimHypervisor, full};
+pub use offline::RecordedJudge;
 use temper_agents::{LlmAgent, LlmConfig, StockAgent};
 pub use temper_core::journal::prelude::*;
 use temper_core::journal::{Attempt, EventKind, Lease, NewRun, Rule};
