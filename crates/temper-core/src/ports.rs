@@ -60,7 +60,7 @@ pub trait Hypervisor: Send + Sync {
 pub trait OfflineJudge: Send + Sync {
     /// Every rule of the run's profile, judged from the disk of snapshot `name`; the verdicts
     /// carry no live result (the loop sets them).
-    async fn judge_snapshot(&self, name: &str) -> PortResult<temper_journal::offline::DiskJudgement>;
+    async fn judge_snapshot(&self, name: &str) -> Result<temper_journal::offline::DiskJudgement, temper_journal::offline::JudgeError>;
 }
 
 /// One command in the guest. `argv` is quoted by the implementation; `stdin` is passed as

@@ -62,6 +62,30 @@ text_enum! {
     }
 }
 
+text_enum! {
+    /// Why a disk could not be judged: the host's side (a tool missing, a remote hypervisor), or
+    /// the disk itself (no root file system, one that does not read). A guest controls its disk:
+    /// a disk that does not read cannot vouch for the guest's scan.
+    pub enum JudgeFailure {
+        Host = "host",
+        Disk = "disk",
+    }
+}
+
+/// A disk that could not be judged, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct JudgeError {
+    pub cause: JudgeFailure,
+    pub reason: String,
+}
+
+impl JudgeError {
+    pub fn host(reason: impl Into<String>) -> Self {
+        Self { cause: JudgeFailure::Host, reason: reason.into() }
+    }
+}
+
 /// One rule's verdict from outside the guest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "judged", rename_all = "snake_case")]
@@ -201,6 +225,9 @@ pub struct CrossExamination {
     pub live_only: usize,
     pub not_judged: usize,
     pub times: OfflineTimes,
+    /// The guest's `sync` before its disk was read failed: what its page cache held may be
+    /// missing from the disk (a finding may then be a write not yet on the disk).
+    pub unflushed: Option<String>,
 }
 
 /// A result that decides a rule: pass, fail or not applicable.
@@ -261,14 +288,20 @@ impl CrossExamination {
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum CrossExam {
     Done(Box<CrossExamination>),
-    /// The disk could not be judged: the run's verdict is the guest's scan alone.
+    /// The disk could not be judged: why, and whose side it was on.
     Failed {
         reason: String,
+        #[serde(default = "host_side")]
+        cause: JudgeFailure,
     },
     /// Not attempted (a remote hypervisor, or switched off): why.
     Skipped {
         why: String,
     },
+}
+
+fn host_side() -> JudgeFailure {
+    JudgeFailure::Host
 }
 
 impl CrossExam {
@@ -277,6 +310,16 @@ impl CrossExam {
         match self {
             Self::Done(x) => &x.lies,
             _ => &[],
+        }
+    }
+
+    /// A finding: the guest's scan disagrees with its disk, or its disk does not read (a guest
+    /// that spoils its disk does not escape the check so). The run then exits 3.
+    pub fn is_finding(&self) -> bool {
+        match self {
+            Self::Done(x) => !x.lies.is_empty(),
+            Self::Failed { cause, .. } => *cause == JudgeFailure::Disk,
+            Self::Skipped { .. } => false,
         }
     }
 }
@@ -338,5 +381,11 @@ mod tests {
         }
         let done = CrossExam::Done(Box::default());
         assert_eq!(serde_json::from_str::<CrossExam>(&serde_json::to_string(&done).unwrap()).unwrap(), done);
+        assert!(!done.is_finding());
+        let spoiled = CrossExam::Failed { reason: "no root".into(), cause: JudgeFailure::Disk };
+        assert!(spoiled.is_finding(), "a disk that does not read is a finding");
+        assert!(!CrossExam::Failed { reason: "no qemu-img".into(), cause: JudgeFailure::Host }.is_finding());
+        let old: CrossExam = serde_json::from_str(r#"{"outcome":"failed","reason":"x"}"#).unwrap();
+        assert_eq!(old, CrossExam::Failed { reason: "x".into(), cause: JudgeFailure::Host }, "an event written before `cause` reads");
     }
 }

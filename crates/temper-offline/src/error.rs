@@ -26,6 +26,18 @@ pub enum OfflineError {
 pub type Result<T, E = OfflineError> = std::result::Result<T, E>;
 
 impl OfflineError {
+    /// Whose side the failure is on: the disk's own content (no root file system, a file system
+    /// that does not read), or the host's.
+    pub fn cause(&self) -> temper_journal::offline::JudgeFailure {
+        use temper_journal::offline::JudgeFailure;
+        match self {
+            Self::NoRoot { .. } | Self::Ext4(_) => JudgeFailure::Disk,
+            _ => JudgeFailure::Host,
+        }
+    }
+}
+
+impl OfflineError {
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {
         let path = path.into();
         move |source| Self::Io { path, source }

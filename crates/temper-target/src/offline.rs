@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use temper_core::ports::{OfflineJudge, PortError, PortResult};
-use temper_journal::offline::DiskJudgement;
+use temper_core::ports::{OfflineJudge, PortError};
+use temper_journal::offline::{DiskJudgement, JudgeError};
 use temper_offline::{DiskSource, Judge};
 use temper_scap::Benchmark;
 use temper_scap::oval::OvalEngine;
@@ -40,11 +40,11 @@ pub struct DiskJudge {
 
 #[async_trait]
 impl OfflineJudge for DiskJudge {
-    async fn judge_snapshot(&self, name: &str) -> PortResult<DiskJudgement> {
-        let disk = self.hv.disk_file().await.map_err(|e| PortError::Other(e.to_string()))?;
+    async fn judge_snapshot(&self, name: &str) -> Result<DiskJudgement, JudgeError> {
+        let disk = self.hv.disk_file().await.map_err(|e| JudgeError::host(e.to_string()))?;
         let judge = Judge { content: self.engine.content(), benchmark: &self.benchmark, scratch: self.scratch.clone() };
         let source = DiskSource::Snapshot { disk, name: name.to_string() };
-        let judged = judge.judge(&source).await.map_err(|e| PortError::Other(format!("judging {source}: {e}")))?;
+        let judged = judge.judge(&source).await.map_err(|e| JudgeError { cause: e.cause(), reason: format!("judging {source}: {e}") })?;
         let mut j = judged.judgement;
         j.source = format!("snapshot {name} of domain {}", self.hv.config().domain);
         Ok(j)
