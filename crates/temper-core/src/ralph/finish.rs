@@ -7,7 +7,8 @@ use crate::scan::Scan;
 /// Exit codes: every failing rule in scope fixed or dispositioned; some remain.
 pub const EXIT_DONE: i64 = 0;
 pub const EXIT_REMAINING: i64 = 2;
-/// The guest's final scan passes a rule its disk, judged from outside, fails (`cross.rs`).
+/// The guest's final scan passes a rule its disk, judged from outside, fails, or its disk does
+/// not read (`cross.rs`).
 pub const EXIT_GUEST_DISAGREES: i64 = 3;
 
 impl Ralph<'_> {
@@ -63,7 +64,7 @@ impl Ralph<'_> {
             rules.iter().filter(|r| r.final_result == Some(ScanResult::Fail) && !r.status.set_aside()).map(|r| r.rule_id.clone()).collect();
         let remaining = Tally::of(&rules).remaining() > 0;
         let exit_code = match &cross {
-            Some(x) if !x.lies().is_empty() => EXIT_GUEST_DISAGREES,
+            Some(x) if x.is_finding() => EXIT_GUEST_DISAGREES,
             _ if remaining || !failing_after.is_empty() => EXIT_REMAINING,
             _ => EXIT_DONE,
         };
