@@ -8,6 +8,16 @@ use crate::view::{CrossOutcome, CrossView};
 
 /// The rules the guest passes and its disk fails: right under the run's table.
 pub(super) fn findings(s: &mut String, x: &CrossView) {
+    if x.outcome == CrossOutcome::Unreadable {
+        let _ = writeln!(s, "## FINDING: the guest's disk does not read from outside\n");
+        let _ = writeln!(
+            s,
+            "Its final state's disk could not be judged on the host: {}. The guest controls its disk: its scan is not \
+             vouched for, and the run does not end as a success.\n",
+            md(&x.reason, false)
+        );
+        return;
+    }
     if x.lies.is_empty() {
         return;
     }
@@ -42,6 +52,10 @@ pub(super) fn section(s: &mut String, x: &CrossView) {
             );
             return;
         }
+        CrossOutcome::Unreadable => {
+            let _ = writeln!(s, "The final state's disk does not read from outside the guest (see the finding above).\n");
+            return;
+        }
         CrossOutcome::Skipped => {
             let _ = writeln!(s, "Not judged from outside the guest: {}.\n", md(&x.reason, false));
             return;
@@ -62,6 +76,13 @@ pub(super) fn section(s: &mut String, x: &CrossView) {
         x.live_only,
         x.not_judged
     );
+    if let Some(why) = &x.unflushed {
+        let _ = writeln!(
+            s,
+            "The guest's `sync` failed before its disk was read ({}): what its page cache held may be missing from the disk.\n",
+            md(why, false)
+        );
+    }
     if x.lies.is_empty() && x.differ.is_empty() {
         let _ = writeln!(s, "The guest's scan and its disk agree on every rule both judged.\n");
     }

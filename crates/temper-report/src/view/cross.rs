@@ -1,7 +1,7 @@
 //! The guest cross-examined, as every report shows it: the run's final scan held against its
 //! disk, judged from outside the guest. A rule the guest passes and its disk fails comes first.
 use serde::Serialize;
-use temper_journal::offline::{CrossExam, Disagreement, OfflineVerdict};
+use temper_journal::offline::{CrossExam, Disagreement, JudgeFailure, OfflineVerdict};
 use temper_scap::Benchmark;
 
 use super::info::{RuleInfo, rule_info};
@@ -13,7 +13,10 @@ use crate::run::RunData;
 #[serde(rename_all = "snake_case")]
 pub enum CrossOutcome {
     Done,
+    /// The host could not judge the disk (a tool missing, a remote hypervisor).
     Failed,
+    /// The disk itself does not read: a finding.
+    Unreadable,
     Skipped,
 }
 
@@ -38,6 +41,8 @@ pub struct CrossView {
     /// The other disagreements between decided results.
     pub differ: Vec<DisagreementView>,
     pub secs: f64,
+    /// Why the guest's `sync` failed before its disk was read, when it did.
+    pub unflushed: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -74,6 +79,7 @@ impl CrossView {
             lies: Vec::new(),
             differ: Vec::new(),
             secs: 0.0,
+            unflushed: None,
         };
         Some(match exam {
             CrossExam::Done(x) => CrossView {
@@ -90,8 +96,10 @@ impl CrossView {
                 lies: x.lies.iter().map(view).collect(),
                 differ: x.differ.iter().map(view).collect(),
                 secs: x.times.total_secs,
+                unflushed: x.unflushed.clone(),
             },
-            CrossExam::Failed { reason } => empty(CrossOutcome::Failed, reason),
+            CrossExam::Failed { reason, cause: JudgeFailure::Host } => empty(CrossOutcome::Failed, reason),
+            CrossExam::Failed { reason, cause: JudgeFailure::Disk } => empty(CrossOutcome::Unreadable, reason),
             CrossExam::Skipped { why } => empty(CrossOutcome::Skipped, why),
         })
     }
