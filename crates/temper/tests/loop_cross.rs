@@ -7,8 +7,9 @@ mod sim;
 use std::sync::Arc;
 
 use sim::*;
-use temper_core::journal::offline::{CrossExam, LiveNeed, OfflineVerdict};
+use temper_core::journal::offline::{CrossExam, JudgeFailure, LiveNeed, OfflineVerdict};
 use temper_core::journal::{EventKind, ScanResult};
+use temper_core::ports::Hypervisor;
 
 /// Rules the sim's stock fixes pass in the guest, which the baseline's disk fails.
 const FIXED_IN_THE_GUEST: [&str; 2] = ["sshd_set_keepalive", "file_permissions_systemmap"];
@@ -91,17 +92,34 @@ async fn a_guest_whose_disk_agrees_ends_as_its_scan_says() {
 }
 
 #[tokio::test]
-async fn a_disk_that_cannot_be_judged_leaves_the_verdict_to_the_guests_scan() {
+async fn a_disk_the_host_cannot_judge_leaves_the_verdict_to_the_guests_scan() {
     let mut sim = Sim::new("cross-broken").await;
-    sim.offline = Some(Arc::new(RecordedJudge::broken()));
+    sim.offline = Some(Arc::new(RecordedJudge::failing(JudgeFailure::Host)));
     sim.settings.rules = FIXED_IN_THE_GUEST.map(String::from).to_vec();
     let run = sim.new_run("stock").await;
     let summary = sim.stock(run).await.unwrap();
     assert_eq!(summary.exit_code, 0, "both fixed, as the guest's scan says: {summary:?}");
-    assert!(matches!(&summary.cross_examination, Some(CrossExam::Failed { reason }) if reason.contains("qemu-img")));
+    assert!(matches!(
+        &summary.cross_examination,
+        Some(CrossExam::Failed { reason, cause: JudgeFailure::Host }) if reason.contains("qemu-img")
+    ));
     assert!(sim.rules(run).await.iter().all(|r| r.offline_verdict.is_none()));
     let md = sim.report(run).await;
     assert!(md.contains("could not be judged from outside the guest"), "{md}");
     let left = sim.hv.snapshot_list().await.unwrap();
     assert!(!left.iter().any(|s| s.ends_with("disk")), "the snapshot is dropped on failure too: {left:?}");
+}
+
+#[tokio::test]
+async fn a_disk_that_does_not_read_is_a_finding() {
+    let mut sim = Sim::new("cross-spoiled").await;
+    sim.offline = Some(Arc::new(RecordedJudge::failing(JudgeFailure::Disk)));
+    sim.settings.rules = FIXED_IN_THE_GUEST.map(String::from).to_vec();
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+    assert_eq!(summary.exit_code, 3, "a guest that spoils its disk does not escape the check: {summary:?}");
+    assert!(matches!(&summary.cross_examination, Some(CrossExam::Failed { cause: JudgeFailure::Disk, .. })));
+    let md = sim.report(run).await;
+    let finding = md.find("## FINDING: the guest's disk does not read from outside").unwrap_or_else(|| panic!("{md}"));
+    assert!(finding < md.find("## Summary").unwrap());
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 #[allow(unused_imports)]
 pub use guest::Doing;
 pub use guest::{Effect, SimGuest, SimHypervisor, full};
+#[allow(unused_imports)]
 pub use offline::RecordedJudge;
 use temper_agents::{LlmAgent, LlmConfig, StockAgent};
 pub use temper_core::journal::prelude::*;

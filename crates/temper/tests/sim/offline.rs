@@ -5,11 +5,11 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use temper_core::journal::offline::DiskJudgement;
-use temper_core::ports::{OfflineJudge, PortError, PortResult};
+use temper_core::journal::offline::{DiskJudgement, JudgeError, JudgeFailure};
+use temper_core::ports::OfflineJudge;
 
 pub struct RecordedJudge {
-    judgement: Option<DiskJudgement>,
+    judgement: Result<DiskJudgement, JudgeError>,
     /// The snapshots it was asked to judge.
     pub asked: Mutex<Vec<String>>,
 }
@@ -19,19 +19,26 @@ impl RecordedJudge {
     pub fn baseline() -> Self {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/standard-disk.json");
         let judgement = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        Self { judgement: Some(judgement), asked: Mutex::new(Vec::new()) }
+        Self { judgement: Ok(judgement), asked: Mutex::new(Vec::new()) }
     }
 
-    /// A judge whose disk never reads.
-    pub fn broken() -> Self {
-        Self { judgement: None, asked: Mutex::new(Vec::new()) }
+    /// A judge that fails on `cause`'s side with the real one's words: the host's tool missing,
+    /// or a disk with no root file system.
+    pub fn failing(cause: JudgeFailure) -> Self {
+        let reason = match cause {
+            JudgeFailure::Host => "`qemu-img` could not be run: No such file or directory (os error 2) (is it installed on the host?)",
+            JudgeFailure::Disk => {
+                "the disk has no ext2/3/4 file system with /etc/os-release (partitions looked at: the whole disk: no /etc/os-release)"
+            }
+        };
+        Self { judgement: Err(JudgeError { cause, reason: reason.into() }), asked: Mutex::new(Vec::new()) }
     }
 }
 
 #[async_trait]
 impl OfflineJudge for RecordedJudge {
-    async fn judge_snapshot(&self, name: &str) -> PortResult<DiskJudgement> {
+    async fn judge_snapshot(&self, name: &str) -> Result<DiskJudgement, JudgeError> {
         self.asked.lock().unwrap().push(name.to_string());
-        self.judgement.clone().ok_or_else(|| PortError::Other("qemu-img: Could not open the disk: No such file or directory".into()))
+        self.judgement.clone()
     }
 }
