@@ -136,7 +136,7 @@ pub async fn compress(input: &Path, out: &Path) -> Result<u64, ImageError> {
 }
 
 /// A URI without a host: `qemu:///system`, not `qemu+ssh://host/system`.
-fn is_local(uri: &str) -> bool {
+pub(crate) fn is_local(uri: &str) -> bool {
     uri.split_once("://").is_some_and(|(_, rest)| rest.starts_with('/'))
 }
 

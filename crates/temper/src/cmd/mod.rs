@@ -17,6 +17,7 @@ pub mod schedule;
 pub mod serve;
 mod status;
 pub mod target;
+mod verdict;
 mod vm;
 
 use crate::cli::{Cli, Cmd};

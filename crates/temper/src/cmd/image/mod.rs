@@ -52,6 +52,11 @@ pub enum ImageCmd {
         #[command(flatten)]
         proof: ProofArgs,
     },
+    /// Judge a disk from outside the guest: a run's final checkpoint, a snapshot, or an image;
+    /// against live results, the guest's scan cross-examined (exit 3: it disagrees with its disk).
+    #[command(after_help = "Examples:\n  temper image verdict latest\n  temper image verdict --image hardened.qcow2\n  \
+                             temper image verdict --snapshot baseline --live results.xml --live-secs 412")]
+    Verdict(super::verdict::VerdictArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -70,6 +75,7 @@ pub async fn run(config: &Config, cmd: ImageCmd) -> anyhow::Result<u8> {
             export(config, &run, &output, unproven, keep_harness, (!no_boot_proof).then_some(proof)).await
         }
         ImageCmd::Prove { image, proof } => prove_only(config, &image, proof).await,
+        ImageCmd::Verdict(args) => super::verdict::run(config, args).await,
     }
 }
 
