@@ -30,6 +30,7 @@ fn rule(short: &str, status: RuleStatus, result: ScanResult) -> Rule {
         attempts: 0,
         elapsed_ms: 0,
         final_evidence: None,
+        offline_verdict: None,
     }
 }
 

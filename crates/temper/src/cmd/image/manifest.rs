@@ -26,7 +26,7 @@ pub struct Manifest {
     pub skill: String,
     pub profile: String,
     pub datastream: String,
-    /// The run's live scores (the guest's own scans), first and last.
+    /// The run's live scores (the guest's own scans), first and last; the image's are `offline`'s.
     pub score_before: Option<f64>,
     pub score_after: Option<f64>,
     /// Rules by the run's status (fixed, escalated...), and scan results before and after.
@@ -38,15 +38,23 @@ pub struct Manifest {
     pub temper_version: &'static str,
     pub reports: Reports,
     pub handover: HandoverRecord,
+    /// The checkpoint and the image judged from outside the guest: the scores before and after
+    /// the handover, and each held rule's verdict on the image.
+    pub offline: super::verdicts::OfflineRecord,
     /// The image booted without the harness (None: `--no-boot-proof`).
     pub boot_proof: Option<ProofRecord>,
 }
 
+/// The evidence beside the image: from its disk's verdict, not the guest's scans.
 #[derive(Debug, Serialize)]
 pub struct Reports {
     pub ckl: String,
     pub cklb: String,
+    pub oscal_ar: String,
+    pub hdf: String,
     pub html: String,
+    /// Each rule's verdict from the image's disk (temper-offline's judgement).
+    pub verdict: String,
 }
 
 /// Whether the harness is in the image.

@@ -5,9 +5,11 @@
 //! harness. Beside it: the manifest (`FILE.json`, `manifest.rs`), the CKL, CKLB and HTML report.
 //! A state that has not passed the reboot proof is refused unless `--unproven` is given.
 //! `temper image prove IMAGE`: the boot proof alone.
+mod evidence;
 mod handover;
 mod manifest;
 mod prove;
+mod verdicts;
 
 use std::path::{Path, PathBuf};
 
@@ -103,7 +105,10 @@ async fn export(
         None => config.target(None)?,
     };
     let skill = crate::wiring::skill(config, &data.run.skill)?;
-    let content = super::report::content(config, &data.run);
+    let datastream = config.content_dir.join(&data.run.datastream);
+    let content = super::report::content(config, &data.run)
+        .with_context(|| format!("the host's content ({}) judges the image: it is needed", datastream.display()))?;
+    let content = Some(content);
     let work = output.with_extension("handover.qcow2");
     let ask = handover::Ask { data: &data, target: &target, skill: &skill, content: content.as_ref(), work: &work, keep_harness };
     let done = handover::hand_over(&ask).await;
@@ -132,11 +137,26 @@ async fn export(
         eprintln!("temper: warning: the image has no admin in group `{}`: only root can use sudo in it", h.admin_group);
     }
 
+    // The image's evidence: its own disk judged on the host, and the checkpoint's for the score
+    // before the handover.
+    let judged = verdicts::judge(
+        &data,
+        content.as_ref().expect("required above"),
+        &datastream,
+        (done.source_disk.clone(), &data.run.checkpoint),
+        output,
+        &h.held,
+    )
+    .await?;
+    let evidence = evidence::image_data(&data, &judged.after, &h.held);
     let beside = |ext: &str| output.with_extension(ext);
-    for (format, ext) in [(Format::Ckl, "ckl"), (Format::Cklb, "cklb"), (Format::Html, "html")] {
-        let path = beside(ext);
-        std::fs::write(&path, render(&data, content.as_ref(), format)?).with_context(|| format!("writing {}", path.display()))?;
+    for format in [Format::Ckl, Format::Cklb, Format::OscalAr, Format::Hdf, Format::Html] {
+        let path = beside(format.extension());
+        std::fs::write(&path, render(&evidence, content.as_ref(), format)?).with_context(|| format!("writing {}", path.display()))?;
     }
+    let verdict_file = beside("verdict.json");
+    std::fs::write(&verdict_file, serde_json::to_string_pretty(&judged.after)? + "\n")
+        .with_context(|| format!("writing {}", verdict_file.display()))?;
 
     let proof = match proof {
         None => None,
@@ -156,6 +176,7 @@ async fn export(
                 admin,
                 harness,
                 port: args.proof_port,
+                boot_within: first_boot(config),
             };
             let p = prove::prove(subject).await?;
             Some(ProofRecord { passed: p.passed(), proof: p })
@@ -185,18 +206,31 @@ async fn export(
         results_after: summary.after.clone(),
         reboot_proven: proven,
         temper_version: env!("CARGO_PKG_VERSION"),
-        reports: Reports { ckl: name(beside("ckl")), cklb: name(beside("cklb")), html: name(beside("html")) },
+        reports: Reports {
+            ckl: name(beside("ckl")),
+            cklb: name(beside("cklb")),
+            oscal_ar: name(beside(Format::OscalAr.extension())),
+            hdf: name(beside(Format::Hdf.extension())),
+            html: name(beside("html")),
+            verdict: name(verdict_file.clone()),
+        },
         handover: done.record,
+        offline: judged.record,
         boot_proof: proof,
     };
     let path = manifest_path(output);
     std::fs::write(&path, serde_json::to_string_pretty(&manifest)? + "\n").with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("temper: wrote {} and the run's CKL, CKLB and HTML report beside it", path.display());
+    eprintln!("temper: wrote {} and beside it the image's CKL, CKLB, OSCAL assessment results, HDF and HTML report, from its disk's verdict", path.display());
     if !passed {
         eprintln!("temper: the boot proof failed: see `boot_proof` in {}", path.display());
         return Ok(1);
     }
     Ok(0)
+}
+
+/// The boot proof's bound on a first boot: twice `boot_timeout_secs` (it makes host keys too).
+fn first_boot(config: &Config) -> std::time::Duration {
+    std::time::Duration::from_secs(2 * config.boot_timeout_secs)
 }
 
 /// `temper image prove IMAGE`: the proof alone, with what the image's manifest says of it (its
@@ -219,7 +253,8 @@ async fn prove_only(config: &Config, image: &Path, args: ProofArgs) -> anyhow::R
         _ => None,
     };
     let uri = config.base.libvirt_uri.clone();
-    let p = prove::prove(prove::Subject { image, libvirt_uri: &uri, direct_boot, admin, harness, port: args.proof_port }).await?;
+    let subject = prove::Subject { image, libvirt_uri: &uri, direct_boot, admin, harness, port: args.proof_port, boot_within: first_boot(config) };
+    let p = prove::prove(subject).await?;
     println!("{}", serde_json::to_string_pretty(&ProofRecord { passed: p.passed(), proof: p.clone() })?);
     Ok(if p.passed() { 0 } else { 1 })
 }

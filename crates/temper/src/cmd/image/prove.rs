@@ -17,6 +17,9 @@ pub struct Subject<'a> {
     pub harness: Option<(String, PathBuf)>,
     /// A loopback port for its sshd; `None`: a free one.
     pub port: Option<u16>,
+    /// How long the first boot may take to let the admin in: the run's boot timeout, and as long
+    /// again for the host keys the first boot makes (RSA, under TCG: minutes on a loaded host).
+    pub boot_within: Duration,
 }
 
 pub async fn prove(s: Subject<'_>) -> anyhow::Result<BootProof> {
@@ -34,7 +37,7 @@ pub async fn prove(s: Subject<'_>) -> anyhow::Result<BootProof> {
         admin: s.admin,
         harness: s.harness,
         scratch: temper_core::target::vm_dir().join("run"),
-        boot_within: Duration::from_secs(300),
+        boot_within: s.boot_within,
     };
     eprintln!("temper: boot proof: {} in a throwaway overlay, SSH on 127.0.0.1:{port}, as its admin `{}`", s.image.display(), job.admin);
     let proof = temper_target::prove(&job).await.context("the boot proof")?;
