@@ -25,6 +25,11 @@ install -m 0644 "$HERE/index.html" "$R/var/www/html/index.html"
 rm -f "$R/var/www/html/index.nginx-debian.html"
 install -m 0755 "$HERE/mission-healthcheck" "$R/usr/local/bin/mission-healthcheck"
 
+# The image's own admin: group sudo, no password and no key (a team gives it theirs). It is not
+# temper's: it keeps sudo after the handover (`temper image export`), and the boot proof logs in
+# as it with a one-time key and password put in the proof's overlay alone.
+chr useradd -m -s /bin/bash -G sudo admin
+
 # The temper user: key login, passwordless sudo.
 chr useradd -m -s /bin/bash temper
 install -d -m 0700 "$R/home/temper/.ssh"

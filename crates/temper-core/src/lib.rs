@@ -3,6 +3,7 @@ pub mod agent;
 pub mod ban;
 pub mod checks;
 pub mod claim;
+pub mod handover;
 pub mod journal;
 pub mod plan;
 pub mod policy;
@@ -14,7 +15,7 @@ pub mod skill;
 pub mod verdict;
 
 /// The run's records and controls, from `temper-journal`.
-pub use temper_journal::{controls, plan_from, target, waiver};
+pub use temper_journal::{controls, footprint, plan_from, target, waiver};
 
 pub use ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult};
 pub use verdict::Verdict;

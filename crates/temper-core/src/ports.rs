@@ -57,6 +57,15 @@ pub trait Hypervisor: Send + Sync {
     }
 }
 
+/// The verdict from outside the guest: a snapshot's disk read on the host, read-only, and
+/// judged by the host's own content and scanner (`temper-offline`, wired in `temper-target`).
+#[async_trait]
+pub trait OfflineJudge: Send + Sync {
+    /// Every rule of the run's profile, judged from the disk of snapshot `name`; the verdicts
+    /// carry no live result (the loop sets them).
+    async fn judge_snapshot(&self, name: &str) -> Result<temper_journal::offline::DiskJudgement, temper_journal::offline::JudgeError>;
+}
+
 /// One command in the guest. `argv` is quoted by the implementation; `stdin` is passed as
 /// data, byte for byte, so scripts never go through shell quoting.
 #[derive(Debug, Clone)]

@@ -21,6 +21,8 @@ pub enum SkillError {
     WaivedSkip { path: PathBuf, rule: String },
     #[error(transparent)]
     Waivers(#[from] crate::waiver::WaiverError),
+    #[error("skill {path}: held rule `{rule}`: {problem}")]
+    Held { path: PathBuf, rule: String, problem: String },
 }
 
 /// What the harness does with a rule the skill names.
@@ -83,6 +85,50 @@ pub struct OneWayEntry {
     pub reason: String,
 }
 
+/// How the handover (`temper image export`) settles a rule held back for the harness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeldApply {
+    /// The datastream's own fix, resolved for the run's profile.
+    Stock,
+    /// The entry's `script`.
+    Script,
+    /// The harness's own sudo rule is what fails it: the harness removing itself is its fix.
+    Removal,
+    /// It stays waived, with the entry's reason (its fix would lock the image's admins out).
+    Waived,
+}
+
+impl HeldApply {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stock => "stock",
+            Self::Script => "script",
+            Self::Removal => "removal",
+            Self::Waived => "waived",
+        }
+    }
+}
+
+/// A rule waived or escalated only because the harness needs it (`[[held]]`): applied at the
+/// handover, just before the harness removes itself.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeldEntry {
+    /// Regex, full match against the short rule id.
+    pub rule: String,
+    pub apply: HeldApply,
+    /// Why the harness holds it back.
+    pub reason: String,
+    /// For `apply = "script"`: bash, run as root in the handover.
+    #[serde(default)]
+    pub script: Option<String>,
+    /// XCCDF values (short ids, `var_sudo_dedicated_group`) the script reads as shell variables
+    /// of that name, resolved for the run's profile.
+    #[serde(default)]
+    pub values: Vec<String>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct DenyEntry {
     pub pattern: String,
@@ -110,6 +156,17 @@ pub struct Manifest {
     pub deny: Vec<DenyEntry>,
     #[serde(default)]
     pub one_way: Vec<OneWayEntry>,
+    /// Rules held back for the harness, settled at the handover.
+    #[serde(default)]
+    pub held: Vec<HeldEntry>,
+    /// The image's admins: this group's members keep sudo after the handover (`sudo` on
+    /// Debian, `wheel` on RHEL).
+    #[serde(default = "sudo_group")]
+    pub admin_group: String,
+}
+
+fn sudo_group() -> String {
+    "sudo".into()
 }
 
 /// A loaded skill with its patterns compiled.
@@ -121,6 +178,7 @@ pub struct Skill {
     skips: Vec<(Regex, SkipEntry)>,
     order: Vec<(Regex, Option<Regex>, OrderEntry)>,
     one_way: Vec<(Regex, OneWayEntry)>,
+    held: Vec<(Regex, HeldEntry)>,
     /// The run's waivers and the day they are judged on.
     waivers: Vec<Waiver>,
     today: NaiveDate,
@@ -128,6 +186,24 @@ pub struct Skill {
 
 /// A pattern that must match a whole short rule id.
 pub(crate) use temper_journal::waiver::full_match;
+
+/// A `[[held]]` entry has a script exactly when it applies one, and names values plainly.
+fn held_entry(path: &Path, h: &HeldEntry) -> Result<HeldEntry, SkillError> {
+    let bad = |problem: &str| Err(SkillError::Held { path: path.to_path_buf(), rule: h.rule.clone(), problem: problem.into() });
+    let script = h.script.as_deref().is_some_and(|s| !s.trim().is_empty());
+    match (h.apply, script) {
+        (HeldApply::Script, false) => return bad("`apply = \"script\"` needs a `script`"),
+        (a, true) if a != HeldApply::Script => return bad("only `apply = \"script\"` takes a `script`"),
+        _ => {}
+    }
+    if let Some(v) = h.values.iter().find(|v| !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || v.is_empty()) {
+        return bad(&format!("value `{v}` is not a plain XCCDF value id"));
+    }
+    if h.reason.trim().is_empty() {
+        return bad("`reason` must not be empty");
+    }
+    Ok(h.clone())
+}
 
 fn full(path: &Path, p: &str) -> Result<Regex, SkillError> {
     full_match(p).map_err(|source| SkillError::Pattern { path: path.to_path_buf(), pattern: p.to_string(), source })
@@ -150,6 +226,14 @@ impl Skill {
             })
             .collect::<Result<_, SkillError>>()?;
         let one_way = manifest.one_way.iter().map(|o| Ok((full(&path, &o.rule)?, o.clone()))).collect::<Result<_, SkillError>>()?;
+        let held = manifest.held.iter().map(|h| Ok((full(&path, &h.rule)?, held_entry(&path, h)?))).collect::<Result<_, SkillError>>()?;
+        if !temper_journal::footprint::account_name(&manifest.admin_group) {
+            return Err(SkillError::Held {
+                path,
+                rule: "admin_group".into(),
+                problem: format!("`{}` is not a group name", manifest.admin_group),
+            });
+        }
         if let Some(w) = manifest.skip.iter().find(|s| s.disposition == Disposition::Waived) {
             return Err(SkillError::WaivedSkip { path, rule: w.rule.clone() });
         }
@@ -159,7 +243,7 @@ impl Skill {
         // The skill's own waivers (`waivers.toml` beside `skill.toml`), judged today.
         let own = dir.join("waivers.toml");
         let waivers = if own.exists() { crate::waiver::load(&own)? } else { Vec::new() };
-        Ok(Self { dir, manifest, risk, skips, order, one_way, waivers, today: chrono::Local::now().date_naive() })
+        Ok(Self { dir, manifest, risk, skips, order, one_way, held, waivers, today: chrono::Local::now().date_naive() })
     }
 
     /// Replaces the waivers (the skill's own and a site's, or those stored with a run) and
@@ -193,6 +277,12 @@ impl Skill {
     /// Why a rule's fix cannot be undone on a running system, when the skill says it cannot.
     pub fn one_way(&self, short_id: &str) -> Option<&str> {
         self.one_way.iter().find(|(re, _)| re.is_match(short_id)).map(|(_, o)| o.reason.as_str())
+    }
+
+    /// The `[[held]]` entry for a rule the harness holds back, and its index (one entry's
+    /// script runs once for all its rules).
+    pub fn held(&self, short_id: &str) -> Option<(usize, &HeldEntry)> {
+        self.held.iter().enumerate().find(|(_, (re, _))| re.is_match(short_id)).map(|(i, (_, h))| (i, h))
     }
 
     /// Position in the risk order (lower is safer); unmatched rules share the last rank.
@@ -310,5 +400,31 @@ reason = "held until the next boot"
         std::fs::write(dir.path().join("skill.toml"), BASE.replace("sshd_.*", "sshd_(")).unwrap();
         let err = Skill::load(dir.path()).unwrap_err().to_string();
         assert!(err.contains("sshd_("), "{err}");
+    }
+
+    #[test]
+    fn held_rules_match_whole_ids_and_a_script_goes_with_apply_script_only() {
+        let held = "[[held]]\nrule = \"sudo_add_requiretty|sudo_add_noexec\"\napply = \"stock\"\nreason = \"sudo over SSH\"\n\
+                    [[held]]\nrule = \"file_permissions_sudo\"\napply = \"script\"\nreason = \"admins\"\nvalues = [\"var_g\"]\nscript = \"chmod 4110 /usr/bin/sudo\"\n";
+        let s = skill(&format!("admin_group = \"wheel\"\n{BASE}{held}"));
+        let (i, h) = s.held("sudo_add_noexec").unwrap();
+        assert_eq!((i, h.apply), (0, HeldApply::Stock));
+        assert_eq!(s.held("file_permissions_sudo").map(|(i, h)| (i, h.values.clone())), Some((1, vec!["var_g".to_string()])));
+        assert!(s.held("sudo_add_noexec_x").is_none());
+        assert_eq!(s.manifest.admin_group, "wheel");
+        assert_eq!(skill(BASE).manifest.admin_group, "sudo", "Debian's admins' group by default");
+        let dir = tempfile::tempdir().unwrap();
+        for (bad, says) in [
+            ("[[held]]\nrule = \"a\"\napply = \"script\"\nreason = \"r\"\n", "needs a `script`"),
+            ("[[held]]\nrule = \"a\"\napply = \"stock\"\nreason = \"r\"\nscript = \"x\"\n", "only `apply"),
+            ("[[held]]\nrule = \"a\"\napply = \"script\"\nreason = \"r\"\nscript = \"x\"\nvalues = [\"a;b\"]\n", "not a plain"),
+            ("[[held]]\nrule = \"a\"\napply = \"removal\"\nreason = \" \"\n", "`reason`"),
+            ("admin_group = \"Root Group\"\n", "not a group name"),
+        ] {
+            let toml = if bad.starts_with("admin_group") { format!("{bad}{BASE}") } else { format!("{BASE}{bad}") };
+            std::fs::write(dir.path().join("skill.toml"), toml).unwrap();
+            let err = Skill::load(dir.path()).unwrap_err().to_string();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
     }
 }

@@ -61,6 +61,8 @@ pub enum EventData {
     CheckpointDropped {
         snapshot: String,
     },
+    /// The guest's final scan against its disk, judged from outside the guest.
+    CrossExamined(Box<crate::offline::CrossExam>),
     /// On resume, snapshots of the run's kept state were gone (`missing`): the guest was rebuilt
     /// from `from`, the newest older kept state left, by replaying `replayed` kept fixes.
     CheckpointLost {
@@ -234,6 +236,7 @@ impl EventData {
             D::Checkpoint { .. } => EventKind::Checkpoint,
             D::CheckpointDropped { .. } => EventKind::CheckpointDropped,
             D::CheckpointLost { .. } => EventKind::CheckpointLost,
+            D::CrossExamined(_) => EventKind::CrossExamined,
             D::Error { .. } => EventKind::Error,
             D::Escalate { .. } => EventKind::Escalate,
             D::EvidenceRefused { .. } => EventKind::EvidenceRefused,

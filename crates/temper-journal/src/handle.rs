@@ -81,6 +81,9 @@ impl<'a> RunJournal<'a> {
     pub async fn set_final_evidence(&self, rule_id: &str, evidence: &Evidence) -> JournalResult<()> {
         self.journal.set_final_evidence(self.run, rule_id, evidence).await
     }
+    pub async fn set_offline_verdicts(&self, verdicts: &[crate::offline::RuleVerdict]) -> JournalResult<()> {
+        self.journal.set_offline_verdicts(self.run, verdicts).await
+    }
 
     pub async fn start_attempt(&self, a: &AttemptSpec) -> JournalResult<(AttemptId, i64)> {
         self.journal.start_attempt(self.run, a).await

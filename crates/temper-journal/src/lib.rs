@@ -11,8 +11,10 @@ mod driver;
 mod eta;
 mod event;
 mod event_parts;
+pub mod footprint;
 mod handle;
 mod id;
+pub mod offline;
 pub mod plan;
 pub mod plan_from;
 mod records;
@@ -113,6 +115,9 @@ pub trait RuleLog: Send + Sync {
     async fn set_final_result(&self, run: RunId, rule_id: &str, result: ScanResult) -> JournalResult<()>;
     /// What the final scan found wrong with a rule still failing.
     async fn set_final_evidence(&self, run: RunId, rule_id: &str, evidence: &temper_scap::oval::Evidence) -> JournalResult<()>;
+    /// Each rule's verdict from outside the guest, in one transaction (rules not in the run are
+    /// left alone).
+    async fn set_offline_verdicts(&self, run: RunId, verdicts: &[offline::RuleVerdict]) -> JournalResult<()>;
 }
 
 /// Attempts: started before the fix runs, finished with their evaluation, kept or settled.

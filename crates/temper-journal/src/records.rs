@@ -106,6 +106,10 @@ pub struct Rule {
     /// engine), attempted or not.
     #[cfg_attr(feature = "sqlx", sqlx(json(nullable)))]
     pub final_evidence: Option<Evidence>,
+    /// Its verdict from outside the guest on the run's final state (`temper-offline`), when the
+    /// disk was judged.
+    #[cfg_attr(feature = "sqlx", sqlx(json(nullable)))]
+    pub offline_verdict: Option<crate::offline::OfflineVerdict>,
 }
 
 /// Why a rule goes to a human: the cause, and the reason in words.
@@ -322,6 +326,9 @@ pub struct RunSummary {
     /// The final state survived a cold reboot and the final scan was taken after it; `None`
     /// when the run skipped the reboot proof.
     pub rebooted: Option<bool>,
+    /// The guest's final scan against its disk judged from outside (`None`: not asked for, or
+    /// a summary older than it).
+    pub cross_examination: Option<crate::offline::CrossExam>,
 }
 
 /// One target on the fleet's queue: what to run, on what, and how far it got.

@@ -80,6 +80,7 @@ mod tests {
             attempts: 0,
             elapsed_ms: 0,
             final_evidence: None,
+            offline_verdict: None,
         }
     }
 

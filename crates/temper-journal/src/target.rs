@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::footprint::Footprint;
+
 /// The name of the target the flat keys of temper.toml describe.
 pub const DEFAULT_TARGET: &str = "default";
 
@@ -32,6 +34,10 @@ pub struct Target {
     /// Overrides the skill's profile.
     pub profile: Option<String>,
     pub health_command: String,
+    /// What temper put on this machine to reach it (the test image's, unless enrollment or the
+    /// operator says otherwise): `temper image export` takes it away.
+    #[serde(default)]
+    pub footprint: Footprint,
 }
 
 /// Where `vm/lib.sh` keeps the image, key and overlay, unless `TEMPER_VM_DIR` says otherwise.
@@ -57,6 +63,7 @@ impl Default for Target {
             skill: "debian12-anssi".into(),
             profile: None,
             health_command: "/usr/local/bin/mission-healthcheck".into(),
+            footprint: Footprint::default(),
         }
     }
 }

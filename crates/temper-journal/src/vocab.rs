@@ -322,6 +322,8 @@ text_enum! {
         CheckpointDropped = "checkpoint_dropped",
         /// On resume, the run's checkpoint was gone: rebuilt from an older kept state.
         CheckpointLost = "checkpoint_lost",
+        /// The guest's final scan held against its disk, judged from outside the guest.
+        CrossExamined = "cross_examined",
         Error = "error",
         Escalate = "escalate",
         /// The evidence a fix was to start from held items the guest gave that their objects, as

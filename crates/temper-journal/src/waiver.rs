@@ -35,6 +35,11 @@ pub struct Waiver {
     /// The file it came from.
     #[serde(default)]
     pub source: String,
+    /// Held for the harness account only: it ends at the handover (`temper image export`),
+    /// where the rule's fix is applied as the skill's `[[held]]` entry says and the harness
+    /// removes itself.
+    #[serde(default)]
+    pub harness: bool,
 }
 
 /// A waiver on a given day.

@@ -3,7 +3,9 @@ use temper_journal::RunId;
 use temper_journal::{Escalation, JournalResult, NewRule, Rule, RuleLog, RuleStatus, ScanResult};
 use temper_scap::oval::Evidence;
 
-use crate::{Store, with_db};
+use temper_journal::offline::RuleVerdict;
+
+use crate::{BeginWrite, Store, with_db};
 
 #[async_trait]
 impl RuleLog for Store {
@@ -68,6 +70,17 @@ impl RuleLog for Store {
         with_db!(self, p => async {
             sqlx::query("UPDATE rules SET final_evidence = $1 WHERE run_id = $2 AND rule_id = $3")
                 .bind(sqlx::types::Json(evidence)).bind(run).bind(rule_id).execute(p).await.map(drop)
+        })
+    }
+
+    async fn set_offline_verdicts(&self, run: RunId, verdicts: &[RuleVerdict]) -> JournalResult<()> {
+        with_db!(self, p => async {
+            let mut tx = p.begin_write().await?;
+            for v in verdicts {
+                sqlx::query("UPDATE rules SET offline_verdict = $1 WHERE run_id = $2 AND rule_id = $3")
+                    .bind(sqlx::types::Json(&v.verdict)).bind(run).bind(&v.rule).execute(&mut *tx).await?;
+            }
+            tx.commit().await
         })
     }
 }

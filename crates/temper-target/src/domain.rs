@@ -19,6 +19,8 @@ pub struct DomainSpec {
     pub ssh_port: u16,
     /// A kernel from the host (the test images have no bootloader); `None` boots the disk.
     pub direct_boot: Option<DirectBoot>,
+    /// A file the serial console is written to; `None`: a pty.
+    pub console: Option<PathBuf>,
 }
 
 impl DomainSpec {
@@ -33,6 +35,10 @@ impl DomainSpec {
             ),
             None => "<boot dev='hd'/>".into(),
         };
+        let serial = match &self.console {
+            Some(f) => format!("<serial type='file'><source path='{}'/><target port='0'/></serial>", e(&f.display().to_string())),
+            None => "<serial type='pty'><target port='0'/></serial>".into(),
+        };
         format!(
             "<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>\
              <name>{name}</name><description>enrolled by temper</description><memory unit='MiB'>{mem}</memory><vcpu>2</vcpu>\
@@ -40,7 +46,7 @@ impl DomainSpec {
              <cpu mode='maximum'/><clock offset='utc'/><on_crash>destroy</on_crash><devices>\
              <emulator>/usr/bin/qemu-system-x86_64</emulator><disk type='file' device='disk'>\
              <driver name='qemu' type='qcow2' cache='unsafe'/><source file='{disk}'/><target dev='vda' bus='virtio'/></disk>\
-             <serial type='pty'><target port='0'/></serial><memballoon model='none'/></devices>\
+             {serial}<memballoon model='none'/></devices>\
              <qemu:commandline><qemu:arg value='-netdev'/><qemu:arg value='user,id=slirp0,hostfwd=tcp:127.0.0.1:{port}-:22'/>\
              <qemu:arg value='-device'/><qemu:arg value='virtio-net-pci,netdev=slirp0,addr=0x9'/></qemu:commandline></domain>",
             name = e(&self.name),
@@ -88,11 +94,15 @@ mod tests {
             memory_mib: 1024,
             ssh_port: 2297,
             direct_boot: Some(DirectBoot { kernel: "/k".into(), initrd: None, cmdline: Some("root=/dev/vda rw".into()) }),
+            console: None,
         };
         let xml = spec.xml();
         assert!(xml.contains("<name>a&lt;b</name>") && xml.contains("source file='/img/x&amp;y.qcow2'"), "{xml}");
         assert!(xml.contains("hostfwd=tcp:127.0.0.1:2297-:22"));
         assert!(xml.contains("<kernel>/k</kernel><cmdline>root=/dev/vda rw</cmdline>") && !xml.contains("<initrd>"));
+        assert!(xml.contains("<serial type='pty'>"));
+        let logged = DomainSpec { console: Some("/run/a&b.log".into()), ..spec.clone() }.xml();
+        assert!(logged.contains("<serial type='file'><source path='/run/a&amp;b.log'/>"), "{logged}");
         assert!(DomainSpec { direct_boot: None, ..spec }.xml().contains("<boot dev='hd'/>"));
     }
 }

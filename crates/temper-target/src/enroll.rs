@@ -53,6 +53,8 @@ pub struct Inspection {
     /// The guest's SSH host keys (`/etc/ssh/ssh_host_*_key.pub`), as the disk holds them: the
     /// keys temper pins before it first connects.
     pub host_keys: Vec<String>,
+    /// The folder the datastream goes in (`guest_content_dir`).
+    pub content_dir: bool,
 }
 
 impl Inspection {
@@ -67,6 +69,19 @@ impl Inspection {
             ("the guest's SSH host keys (/etc/ssh/ssh_host_*_key.pub)", !self.host_keys.is_empty()),
             ("a package source (a deb line)", self.package_source),
         ]
+    }
+
+    /// What `prepare` adds to a disk this inspection found: the target's footprint, which the
+    /// handover (`temper image export`) takes away again.
+    pub fn footprint(&self, h: &Harness) -> temper_core::footprint::Footprint {
+        temper_core::footprint::Footprint {
+            user: !self.user,
+            key: !self.key,
+            sudo_rule: !self.sudo_rule,
+            packages: if self.oscap { vec![] } else { vec!["openscap-scanner".into()] },
+            files: if self.datastream { vec![] } else { vec![h.guest_datastream()] },
+            dirs: if self.datastream || self.content_dir { vec![] } else { vec![h.guest_content_dir.trim_end_matches('/').to_string()] },
+        }
     }
 
     /// What is missing, in words; empty when the disk is ready.
@@ -85,7 +100,7 @@ fn check_user(user: &str) -> Result<(), EnrollError> {
 
 /// libguestfs in its own qemu, without KVM unless the caller set it otherwise (temper's guests
 /// run under TCG; a paravirtual /dev/kvm crashes its appliance).
-fn tool(name: &'static str) -> tokio::process::Command {
+pub(crate) fn tool(name: &'static str) -> tokio::process::Command {
     let mut c = tokio::process::Command::new(name);
     c.env("LIBGUESTFS_BACKEND", std::env::var("LIBGUESTFS_BACKEND").unwrap_or_else(|_| "direct".into()));
     if std::env::var_os("LIBGUESTFS_BACKEND_SETTINGS").is_none() {
@@ -95,7 +110,7 @@ fn tool(name: &'static str) -> tokio::process::Command {
     c
 }
 
-async fn run(name: &'static str, mut cmd: tokio::process::Command, disk: &Path, input: &str) -> Result<String, EnrollError> {
+pub(crate) async fn run(name: &'static str, mut cmd: tokio::process::Command, disk: &Path, input: &str) -> Result<String, EnrollError> {
     let err = |e: std::io::Error| EnrollError::Tool { tool: name, reason: e.to_string() };
     let mut child = cmd.spawn().map_err(err)?;
     let mut stdin = child.stdin.take().expect("piped");
@@ -117,9 +132,10 @@ pub async fn inspect(disk: &Path, h: &Harness) -> Result<Inspection, EnrollError
     let script = format!(
         "echo @passwd\n-cat /etc/passwd\necho @keys\n-cat /home/{u}/.ssh/authorized_keys\n\
          echo @sudo\nexists /etc/sudoers.d/{u}\necho @oscap\nexists /usr/bin/oscap\n\
-         echo @datastream\nexists {ds}\necho @sources\n-cat /etc/apt/sources.list\n-glob cat /etc/apt/sources.list.d/*\n\
+         echo @datastream\nexists {ds}\necho @contentdir\nis-dir {dir}\necho @sources\n-cat /etc/apt/sources.list\n-glob cat /etc/apt/sources.list.d/*\n\
          echo @hostkeys\n-glob cat /etc/ssh/ssh_host_*_key.pub\necho @end\n",
-        ds = h.guest_datastream()
+        ds = h.guest_datastream(),
+        dir = h.guest_content_dir.trim_end_matches('/'),
     );
     let mut cmd = tool("guestfish");
     cmd.arg("--ro").arg("-a").arg(disk).arg("-i");
@@ -142,6 +158,7 @@ fn parse(out: &str, user: &str, key: &str) -> Inspection {
         sudo_rule: yes("@sudo"),
         oscap: yes("@oscap"),
         datastream: yes("@datastream"),
+        content_dir: yes("@contentdir"),
         package_source: section("@sources").iter().map(|l| l.trim()).any(|l| l.starts_with("deb ") || l.starts_with("URIs:")),
         host_keys: section("@hostkeys")
             .iter()
@@ -186,7 +203,7 @@ mod tests {
     use super::*;
 
     const OUT: &str = "@passwd\nroot:x:0:0:root:/root:/bin/bash\ntemper:x:1000:1000::/home/temper:/bin/bash\n@keys\n\
-                       ssh-ed25519 AAAAkey temper\n@sudo\ntrue\n@oscap\nfalse\n@datastream\ntrue\n@sources\n\
+                       ssh-ed25519 AAAAkey temper\n@sudo\ntrue\n@oscap\nfalse\n@datastream\ntrue\n@contentdir\ntrue\n@sources\n\
                        # deb http://old\ndeb http://deb.debian.org/debian bookworm main\n@hostkeys\n\
                        ssh-ed25519 AAAAhost root@guest\n@end\n";
 
@@ -196,13 +213,13 @@ mod tests {
         let host_keys = vec!["ssh-ed25519 AAAAhost".to_string()];
         assert_eq!(
             i,
-            Inspection { user: true, key: true, sudo_rule: true, oscap: false, datastream: true, package_source: true, host_keys }
+            Inspection { user: true, key: true, sudo_rule: true, oscap: false, datastream: true, package_source: true, content_dir: true, host_keys }
         );
         assert_eq!(i.missing(), ["openscap-scanner (/usr/bin/oscap)"]);
         let other = parse(OUT, "admin", "ssh-ed25519 BBBB");
         assert!(!other.user && !other.key, "{other:?}");
         let bare = parse(
-            "@passwd\nroot:x:0:0::/root:/bin/sh\n@keys\n@sudo\nfalse\n@oscap\nfalse\n@datastream\nfalse\n@sources\n# deb x\n@hostkeys\n@end\n",
+            "@passwd\nroot:x:0:0::/root:/bin/sh\n@keys\n@sudo\nfalse\n@oscap\nfalse\n@datastream\nfalse\n@contentdir\nfalse\n@sources\n# deb x\n@hostkeys\n@end\n",
             "temper",
             "k",
         );
@@ -216,5 +233,23 @@ mod tests {
         for bad in ["", "Temper", "a b", "x;rm -rf /", "$(id)", "-x"] {
             assert!(matches!(check_user(bad), Err(EnrollError::BadUser(_))), "{bad}");
         }
+    }
+
+    #[test]
+    fn what_prepare_adds_is_the_targets_footprint() {
+        let h = Harness {
+            user: "temper".into(),
+            public_key: "/k.pub".into(),
+            datastream: "/host/ds.xml".into(),
+            guest_content_dir: "/usr/share/c/".into(),
+        };
+        let bare = Inspection::default().footprint(&h);
+        assert!(bare.user && bare.key && bare.sudo_rule);
+        assert_eq!(
+            (bare.packages, bare.files, bare.dirs),
+            (vec!["openscap-scanner".to_string()], vec!["/usr/share/c/ds.xml".to_string()], vec!["/usr/share/c".to_string()])
+        );
+        let had = Inspection { user: true, oscap: true, datastream: true, content_dir: true, ..Inspection::default() }.footprint(&h);
+        assert!(!had.user && had.key && had.sudo_rule && had.packages.is_empty() && had.files.is_empty() && had.dirs.is_empty());
     }
 }

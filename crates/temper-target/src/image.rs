@@ -39,7 +39,7 @@ pub struct Exported {
 }
 
 /// A domain's `<os>` kernel, initrd and command line (direct kernel boot).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DirectBoot {
     pub kernel: String,
     pub initrd: Option<String>,
@@ -114,8 +114,29 @@ pub async fn convert_snapshot(disk: &Path, snapshot: &str, out: &Path) -> Result
     Ok(std::fs::metadata(out).map_err(io(out))?.len())
 }
 
+/// `input` (any qcow2) as a compressed qcow2 at `out`, through a temporary file beside it.
+/// Returns its size.
+pub async fn compress(input: &Path, out: &Path) -> Result<u64, ImageError> {
+    let io = |path: &Path, source| ImageError::Io { path: path.to_path_buf(), source };
+    let tmp = out.with_extension("part");
+    let result = tokio::process::Command::new("qemu-img")
+        .args(["convert", "-q", "-c", "-O", "qcow2"])
+        .arg(input)
+        .arg(&tmp)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .map_err(|e| io(Path::new("qemu-img"), e))?;
+    if !result.status.success() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(ImageError::QemuImg(String::from_utf8_lossy(&result.stderr).trim().to_string()));
+    }
+    std::fs::rename(&tmp, out).map_err(|e| io(out, e))?;
+    Ok(std::fs::metadata(out).map_err(|e| io(out, e))?.len())
+}
+
 /// A URI without a host: `qemu:///system`, not `qemu+ssh://host/system`.
-fn is_local(uri: &str) -> bool {
+pub(crate) fn is_local(uri: &str) -> bool {
     uri.split_once("://").is_some_and(|(_, rest)| rest.starts_with('/'))
 }
 
@@ -141,7 +162,7 @@ pub(crate) fn disk_source(xml: &str) -> Option<String> {
 }
 
 /// The `<os>` element's kernel, initrd and cmdline, when it boots a kernel directly.
-fn direct_boot(xml: &str) -> Option<DirectBoot> {
+pub(crate) fn direct_boot(xml: &str) -> Option<DirectBoot> {
     let mut r = quick_xml::Reader::from_str(xml);
     let (mut in_os, mut at, mut boot) = (false, None::<String>, (None, None, None));
     loop {

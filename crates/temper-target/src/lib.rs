@@ -5,20 +5,30 @@
 //! `vm/lib.sh`.
 mod claim;
 mod command;
+mod disk;
 mod domain;
 mod enroll;
+mod handover;
 mod image;
 mod known_hosts;
 mod libvirt;
+mod offline;
+mod proof;
 mod ssh;
+mod sysprep;
 
 pub use command::remote_command;
+pub use disk::{DiskError, DiskFiles, Entry};
 pub use domain::DomainSpec;
 pub use enroll::{EnrollError, Harness, Inspection, inspect, prepare};
-pub use image::{DirectBoot, Exported, ImageError, convert_snapshot};
+pub use handover::{HandedOver, HandoverError, HandoverJob};
+pub use image::{DirectBoot, Exported, ImageError, compress, convert_snapshot};
 pub use known_hosts::{DEFAULT_KNOWN_HOSTS, HostKeyError, KnownHosts, fingerprint, host_pattern, parse_key};
 pub use libvirt::{LibvirtConfig, LibvirtHypervisor};
+pub use offline::DiskJudge;
+pub use proof::{BootProof, ProofError, ProofJob, prove, sha256};
 pub use russh::keys::PublicKey;
 pub use ssh::{HostKeyCheck, SshConfig, SshGuest, offered_host_key};
+pub use sysprep::{APPLIED as SYSPREP_APPLIED, LEFT_OUT as SYSPREP_LEFT_OUT, SSH_DROP_IN, sysprep};
 
 pub use temper_core::target::vm_dir;

@@ -186,6 +186,38 @@ impl SshGuest {
         Ok(key.as_ref().map(fingerprint).unwrap_or_default())
     }
 
+    /// Runs `command` as the login user on a terminal, as a person's login has one: once its
+    /// output shows `prompt`, `answer` is typed (a password, never logged). Returns its exit
+    /// code and what the terminal showed (stdout and stderr together).
+    pub async fn exec_tty(&self, command: &str, prompt: &str, answer: &str, within: Duration) -> PortResult<(Option<u32>, String)> {
+        let h = self.handle().await?;
+        let dropped = |what: &str, e: russh::Error| PortError::Dropped(format!("{what}: {e}"));
+        let mut channel = h.channel_open_session().await.map_err(|e| dropped("open channel", e))?;
+        channel.request_pty(true, "xterm", 120, 40, 0, 0, &[]).await.map_err(|e| dropped("request a terminal", e))?;
+        channel.exec(true, command.as_bytes()).await.map_err(|e| dropped("send command", e))?;
+        let (mut shown, mut answered, mut code) = (Vec::new(), false, None);
+        let read = async {
+            while let Some(msg) = channel.wait().await {
+                match msg {
+                    ChannelMsg::Data { data } | ChannelMsg::ExtendedData { data, .. } => {
+                        shown.extend_from_slice(&data);
+                        if !answered && String::from_utf8_lossy(&shown).contains(prompt) {
+                            answered = true;
+                            channel.data_bytes(format!("{answer}\n").into_bytes()).await.map_err(|e| dropped("type the answer", e))?;
+                        }
+                    }
+                    ChannelMsg::ExitStatus { exit_status } => code = Some(exit_status),
+                    ChannelMsg::Close | ChannelMsg::Eof if code.is_some() => break,
+                    ChannelMsg::Close => break,
+                    _ => {}
+                }
+            }
+            Ok::<_, PortError>(())
+        };
+        tokio::time::timeout(within, read).await.map_err(|_| PortError::Timeout(within))??;
+        Ok((code, String::from_utf8_lossy(&shown).into_owned()))
+    }
+
     /// One connect + handshake + key auth, bounded by `connect_timeout`.
     async fn open(&self) -> PortResult<Handle<HostKey>> {
         let target = self.cfg.target();

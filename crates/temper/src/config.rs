@@ -67,6 +67,9 @@ pub struct Config {
     pub scan_walk: bool,
     /// Reboot the guest cold at the end of each run and prove the fixes survive it.
     pub reboot_proof: bool,
+    /// At the end of each run, judge the final state's disk from outside the guest and hold the
+    /// guest's final scan against it (docs/offline.md); a local hypervisor only.
+    pub cross_examine: bool,
     /// How long a clean shutdown may take before the guest is powered off.
     pub shutdown_grace_secs: u64,
     /// A guest without SSH this long after its start does not boot.
@@ -114,6 +117,7 @@ impl Default for Config {
             scan_lanes: SCAN_LANES,
             scan_walk: true,
             reboot_proof: loop_.reboot.is_some(),
+            cross_examine: true,
             shutdown_grace_secs: proof.grace.as_secs(),
             boot_timeout_secs: proof.boot_timeout.as_secs(),
             otlp_endpoint: None,

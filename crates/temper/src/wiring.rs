@@ -56,6 +56,17 @@ pub fn oval(config: &Config, skill: &Skill, benchmark: Benchmark) -> anyhow::Res
     Ok(OvalSide { engine: Arc::new(OvalEngine::new(content)), benchmark: Arc::new(benchmark) })
 }
 
+/// The judge of the target's disk from outside the guest, over the host's content (`side`'s);
+/// `None` when `cross_examine` is off.
+pub fn offline_judge(config: &Config, target: &Target, side: &OvalSide) -> Option<temper_target::DiskJudge> {
+    config.cross_examine.then(|| temper_target::DiskJudge {
+        hv: hypervisor(target),
+        engine: side.engine.clone(),
+        benchmark: side.benchmark.clone(),
+        scratch: None,
+    })
+}
+
 /// The target's shell (the key is loaded now; it connects on first use), its host key checked
 /// against the host's known-hosts file at every connection.
 pub fn guest(config: &Config, target: &Target) -> anyhow::Result<SshGuest> {

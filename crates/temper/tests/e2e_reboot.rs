@@ -64,11 +64,13 @@ async fn a_fix_undone_at_boot_is_not_persistent_and_the_next_one_survives_the_re
     w.cleanup().await;
 }
 
-/// `temper image export` of the proven state: the manifest's sha256 is the file's; the image,
-/// booted as a throwaway domain on its own port, passes the same rules as the run's final scan.
+/// `temper image export --keep-harness` of the proven state: the manifest's sha256 is the file's;
+/// the image, booted as a throwaway domain on its own port, passes the same rules as the run's
+/// final scan, scanned by the harness it kept (`e2e_handover` proves the default: no harness).
 async fn exported_image_boots_with_the_runs_passing_rules(w: &World, run: RunId) {
     let image = w.dir.path().join("hardened.qcow2");
-    let out = w.run(&["image", "export", &run.to_string(), "-o", image.to_str().unwrap()]).await;
+    let args = ["image", "export", &run.to_string(), "-o", image.to_str().unwrap(), "--keep-harness", "--no-boot-proof"];
+    let out = w.run(&args).await;
     assert!(out.status.success(), "export: {}", String::from_utf8_lossy(&out.stderr));
     let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(w.dir.path().join("hardened.qcow2.json")).unwrap()).unwrap();
     let sum = std::process::Command::new("sha256sum").arg(&image).output().unwrap();
@@ -76,6 +78,7 @@ async fn exported_image_boots_with_the_runs_passing_rules(w: &World, run: RunId)
     assert_eq!(manifest["sha256"], sum, "{manifest}");
     assert_eq!(manifest["reboot_proven"], true);
     assert_eq!(manifest["run"], run.0);
+    assert_eq!(manifest["handover"]["harness"], "kept", "{manifest}");
     for ext in ["ckl", "cklb", "html"] {
         let f = w.dir.path().join(format!("hardened.{ext}"));
         assert!(f.metadata().is_ok_and(|m| m.len() > 0), "{} written beside it", f.display());

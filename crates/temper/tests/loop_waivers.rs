@@ -23,6 +23,7 @@ fn waiver(expires: NaiveDate) -> Waiver {
         approved_by: "ISSO J. Doe".into(),
         expires,
         source: "site-waivers.toml".into(),
+        harness: false,
     }
 }
 

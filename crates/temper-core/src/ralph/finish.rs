@@ -7,6 +7,9 @@ use crate::scan::Scan;
 /// Exit codes: every failing rule in scope fixed or dispositioned; some remain.
 pub const EXIT_DONE: i64 = 0;
 pub const EXIT_REMAINING: i64 = 2;
+/// The guest's final scan passes a rule its disk, judged from outside, fails, or its disk does
+/// not read (`cross.rs`).
+pub const EXIT_GUEST_DISAGREES: i64 = 3;
 
 impl Ralph<'_> {
     /// The reboot proof, then the final full scan, which holds unless the loop must go on. A fix the
@@ -53,13 +56,18 @@ impl Ralph<'_> {
             }
         }
         self.final_evidence(scan).await?;
+        let cross = self.cross_examine(state, scan).await?;
         let rules = self.journal.rules().await?;
         let statuses = count_by(&rules, |r| Some(r.status));
         let before = count_by(&rules, |r| Some(r.initial_result));
         let failing_after: Vec<String> =
             rules.iter().filter(|r| r.final_result == Some(ScanResult::Fail) && !r.status.set_aside()).map(|r| r.rule_id.clone()).collect();
         let remaining = Tally::of(&rules).remaining() > 0;
-        let exit_code = if remaining || !failing_after.is_empty() { EXIT_REMAINING } else { EXIT_DONE };
+        let exit_code = match &cross {
+            Some(x) if x.is_finding() => EXIT_GUEST_DISAGREES,
+            _ if remaining || !failing_after.is_empty() => EXIT_REMAINING,
+            _ => EXIT_DONE,
+        };
 
         let attempts = self.journal.attempts().await?;
         let reverts = journal::reverts(&attempts);
@@ -97,6 +105,7 @@ impl Ralph<'_> {
             failing_after,
             healthy,
             rebooted: self.settings.reboot.map(|_| state.checkpoint() == state.booted().snapshot),
+            cross_examination: cross,
         };
         self.note_spent(true).await?;
         self.note(None, EventData::Finish(Box::new(summary.clone()))).await?;

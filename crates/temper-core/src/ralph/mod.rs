@@ -19,6 +19,7 @@ mod ahead;
 mod applicable;
 mod attempt;
 mod boot;
+mod cross;
 mod escalate;
 mod evidence;
 mod finish;
@@ -57,7 +58,7 @@ pub use status::{Observer, Quiet, Status};
 
 use crate::agent::{Architect, Reflector, Worker};
 use crate::journal::{EventData, Journal, JournalError, Lease, Recall, RunId, RunJournal, RunSummary};
-use crate::ports::{Guest, Hypervisor, PortError};
+use crate::ports::{Guest, Hypervisor, OfflineJudge, PortError};
 use crate::scan::{ScanError, Scanner};
 use crate::skill::Skill;
 
@@ -108,6 +109,9 @@ pub struct Parts<'a> {
     pub scanner: Scanner,
     pub settings: Settings,
     pub observer: &'a dyn Observer,
+    /// Judges the final state's disk from outside the guest, to cross-examine its final scan
+    /// (`cross.rs`); `None`: the guest's scan alone.
+    pub offline: Option<&'a dyn OfflineJudge>,
 }
 
 /// One run's loop: its parts, and the lease under which this process drives it. The time spent in
@@ -124,6 +128,7 @@ pub struct Ralph<'a> {
     scanner: Scanner,
     settings: Settings,
     observer: &'a dyn Observer,
+    offline: Option<&'a dyn OfflineJudge>,
     started: Instant,
     /// Its loss stops the loop; it carries the earlier segments' times.
     lease: &'a Lease,
@@ -138,7 +143,7 @@ pub struct Ralph<'a> {
 impl<'a> Ralph<'a> {
     /// The loop for the run `lease` holds: the one constructor, for the CLI and the tests alike.
     pub fn new(parts: Parts<'a>, lease: &'a Lease) -> Self {
-        let Parts { store, hv, guest, agents, skill, content, scanner, settings, observer } = parts;
+        let Parts { store, hv, guest, agents, skill, content, scanner, settings, observer, offline } = parts;
         let (journal, started) = (RunJournal::new(store, lease.run), Instant::now());
         // The guest writes the results: a rule id the content lacks is dropped at the scanner.
         let scanner = scanner.with_known_rules(content.selected_rules.iter().map(|r| r.id.clone()));
@@ -152,6 +157,7 @@ impl<'a> Ralph<'a> {
             scanner,
             settings,
             observer,
+            offline,
             started,
             lease,
             eta_books: Default::default(),

@@ -2,6 +2,7 @@
 //! longer than any backtick run they hold.
 use std::fmt::Write;
 
+mod cross;
 mod fleet;
 mod plan;
 
@@ -82,6 +83,9 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(s, "| Error | {} |", md(e, true));
     }
     s.push('\n');
+    if let Some(x) = &r.cross_examination {
+        cross::findings(&mut s, x);
+    }
     controls(&mut s, &r.controls);
 
     let _ = writeln!(s, "## Summary\n");
@@ -120,6 +124,9 @@ pub fn render(r: &Report) -> String {
     let reverts: Vec<String> = r.reverts.iter().map(|c| format!("{} {}", c.after, md(&c.name, false))).collect();
     let _ = writeln!(s, "Reverts by method: {}.\n", if reverts.is_empty() { "none".into() } else { reverts.join(", ") });
 
+    if let Some(x) = &r.cross_examination {
+        cross::section(&mut s, x);
+    }
     interruptions(&mut s, &r.interruptions);
     if let Some(p) = &r.plan {
         plan::section(&mut s, p);
@@ -143,7 +150,7 @@ pub fn render(r: &Report) -> String {
                 md(&l.status.as_str().replace('_', " "), false),
                 if l.reason.is_empty() { String::new() } else { format!(": {}", md_ticks(&l.reason)) }
             );
-            found(&mut s, &l.found);
+            found(&mut s, &l.found, "What the final scan found.");
         }
     }
 
@@ -183,12 +190,14 @@ pub fn render(r: &Report) -> String {
 
     let _ = writeln!(s, "## All rules ({})\n", r.rules.len());
     let _ = writeln!(s, "In review order: escalated, still failing, fixed, then the rest.\n");
-    let _ =
-        writeln!(s, "| Rule | Title | Severity | DISA | First scan | Final scan | Status | Attempts |\n|---|---|---|---|---|---|---|---:|");
+    let _ = writeln!(
+        s,
+        "| Rule | Title | Severity | DISA | First scan | Final scan | Status | Attempts | Disk |\n|---|---|---|---|---|---|---|---:|---|"
+    );
     for l in &r.rules {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             md_code_id(&l.short_id, true),
             md(&l.title, true),
             md(l.severity.as_str(), true),
@@ -196,7 +205,8 @@ pub fn render(r: &Report) -> String {
             md(&l.initial_result, true),
             md(&l.final_result, true),
             md(&if l.reason.is_empty() { l.status.to_string() } else { format!("{}: {}", l.status, l.reason) }, true),
-            l.attempts
+            l.attempts,
+            md(&l.offline, true)
         );
     }
     s
@@ -230,8 +240,8 @@ fn counts(s: &mut String, what: &str, before: &str, after: &str, rows: &[Count])
 
 /// What the final scan found: each failed test's items against the state expected, then the
 /// whole evidence in a fence.
-fn found(s: &mut String, f: &Found) {
-    let _ = writeln!(s, "**What the final scan found.**\n");
+fn found(s: &mut String, f: &Found, heading: &str) {
+    let _ = writeln!(s, "**{heading}**\n");
     for x in &f.findings {
         let _ = writeln!(
             s,
@@ -275,7 +285,7 @@ fn escalated(s: &mut String, e: &RuleSection) {
     }
     s.push('\n');
     if let Some(f) = &e.found {
-        found(s, f);
+        found(s, f, "What the final scan found.");
     }
     for a in &e.attempts {
         let _ = writeln!(s, "#### Attempt {}: {} ({} fix)\n", a.n, md(&a.verdict, false), md(&a.source, false));

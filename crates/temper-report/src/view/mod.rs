@@ -3,6 +3,7 @@
 mod attempt;
 mod controls;
 mod counts;
+mod cross;
 mod fleet;
 mod info;
 mod next_step;
@@ -12,6 +13,7 @@ mod steps;
 
 pub use controls::{ControlsView, WaiverView, target_comment};
 pub use counts::Count;
+pub use cross::{CrossOutcome, CrossView};
 pub use fleet::{Escalation, FleetReport, TargetRow, load_fleet};
 pub use info::rule_info;
 pub use next_step::next_steps;

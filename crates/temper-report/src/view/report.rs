@@ -13,8 +13,8 @@ use crate::text::{ms, span_ms};
 
 /// The JSON report's schema name (`schemas/report.schema.json`): 2, `reboot` is a value with its
 /// reason; 3, `plan`; 4, `interruptions`; 7, the rest of the run's time in its parts
-/// (`time_split.rest`).
-pub const SCHEMA: &str = "temper-report/7";
+/// (`time_split.rest`); 8, `cross_examination` and each rule's `offline`.
+pub const SCHEMA: &str = "temper-report/8";
 
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -56,6 +56,9 @@ pub struct Report {
     /// Each time the run stopped and `temper resume` took it up, in order; empty for a run that
     /// went through in one go.
     pub interruptions: Vec<Interruption>,
+    /// The guest's final scan against its disk judged from outside the guest; `null` for a run
+    /// that did not ask for it (or has not finished).
+    pub cross_examination: Option<super::cross::CrossView>,
 }
 
 #[derive(Debug, Serialize)]
@@ -133,6 +136,7 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
                 status: r.status,
                 attempts: r.attempts,
                 reason: r.reason.clone().unwrap_or_default(),
+                offline: super::cross::offline_cell(r.offline_verdict.as_ref()),
             }
         })
         .collect();
@@ -212,5 +216,6 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         plan: data.plan.clone(),
         interruptions: data.interruptions.clone(),
         time_split: data.split.clone(),
+        cross_examination: super::cross::CrossView::of(data, content),
     }
 }

@@ -86,6 +86,9 @@ pub struct RuleLine {
     pub status: RuleStatus,
     pub attempts: i64,
     pub reason: String,
+    /// Its verdict from outside the guest on the final state: `pass`, `fail`, `live only`...;
+    /// empty when the disk was not judged.
+    pub offline: String,
 }
 
 /// The rules of one status, for the report's jump links and headings.

@@ -163,7 +163,7 @@ fn write(content: &OvalContent, roots: &[(usize, Vec<String>)], mut picked: Vec<
 }
 
 /// An element's local name, from its text (`<unix:file_object id=...` -> `file_object`).
-fn tag(text: &str) -> String {
+pub(crate) fn tag(text: &str) -> String {
     let name = text.trim_start().trim_start_matches('<').split(|c: char| c.is_whitespace() || c == '>' || c == '/').next().unwrap_or("");
     name.rsplit(':').next().unwrap_or(name).to_string()
 }

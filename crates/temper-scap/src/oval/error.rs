@@ -7,6 +7,8 @@ pub enum OvalError {
     Scap(#[from] ScapError),
     #[error("not a SCAP source datastream: the OVAL engine needs one (root element <{0}>)")]
     NotADatastream(String),
+    #[error("not OVAL definitions: the root element is <{0}>")]
+    NotOvalDefinitions(String),
     #[error("the datastream has no XCCDF Benchmark")]
     NoBenchmark,
     #[error("OVAL id `{id}` is referenced by `{from}` but not defined in {component}")]

@@ -21,6 +21,7 @@ mod cpe;
 pub(crate) mod doc;
 mod error;
 mod evidence;
+mod graph;
 pub(crate) mod index;
 mod plan;
 mod results;
@@ -36,7 +37,8 @@ pub use evidence::{
     CollectedItem, Criterion, Definitions, Evidence, Field, Filter, FilterAction, Finding, MAX_ITEMS, NamedReport, Operator, OvalReport,
     Reading, RefusedItem, Spec, TestEvidence,
 };
-pub use index::DefClass;
+pub use graph::{DocElement, PathEntity, document_elements};
+pub use index::{DefClass, Section};
 pub use plan::{Plan, PlanStats, PlannedRule, Stage};
 pub use results::{DefinitionResult, OvalResults, RuleOutcome, Split};
 pub use route::{OvalCheck, Route, XccdfReason};

@@ -139,22 +139,43 @@ impl Plan {
     /// results counts as `not evaluated` (oscap: `notchecked`). For a platforms-only plan,
     /// use [`Plan::split`].
     pub fn outcomes(&self, results: &OvalResults) -> Vec<RuleOutcome> {
-        let mut out = Vec::new();
-        for r in &self.rules {
-            let (outcome, definition) = match &r.route {
-                Route::Xccdf { .. } => continue,
-                Route::Fixed { outcome } => (*outcome, None),
-                Route::Oval(c) => {
-                    if self.applicable(c, results) {
-                        let id = r.document_id.as_deref().unwrap_or(&c.definition);
-                        let d = results.definition(id).unwrap_or(DefinitionResult::NotEvaluated);
-                        (negate(d.to_xccdf(c.class), c.negate), Some(d))
-                    } else {
-                        (Outcome::NotApplicable, None)
-                    }
+        self.rules.iter().filter_map(|r| self.outcome_of(r, results)).collect()
+    }
+
+    /// [`Plan::outcomes`] for one rule; `None` when it is not in the plan or on the xccdf path.
+    pub fn outcome(&self, rule: &str, results: &OvalResults) -> Option<RuleOutcome> {
+        self.rules.iter().find(|r| r.id == rule).and_then(|r| self.outcome_of(r, results))
+    }
+
+    fn outcome_of(&self, r: &super::plan::PlannedRule, results: &OvalResults) -> Option<RuleOutcome> {
+        let (outcome, definition) = match &r.route {
+            Route::Xccdf { .. } => return None,
+            Route::Fixed { outcome } => (*outcome, None),
+            Route::Oval(c) => {
+                if self.applicable(c, results) {
+                    let id = r.document_id.as_deref().unwrap_or(&c.definition);
+                    let d = results.definition(id).unwrap_or(DefinitionResult::NotEvaluated);
+                    (negate(d.to_xccdf(c.class), c.negate), Some(d))
+                } else {
+                    (Outcome::NotApplicable, None)
                 }
-            };
-            out.push(RuleOutcome { rule: r.id.clone(), outcome, definition });
+            }
+        };
+        Some(RuleOutcome { rule: r.id.clone(), outcome, definition })
+    }
+
+    /// The definitions (ids in the document) a rule's outcome is computed from: its check's,
+    /// and those of the CPE checks its platforms name.
+    pub fn depends_on(&self, rule: &str) -> Vec<String> {
+        let Some(r) = self.rules.iter().find(|r| r.id == rule) else { return Vec::new() };
+        let Route::Oval(c) = &r.route else { return Vec::new() };
+        let mut checks = Vec::new();
+        c.platforms.iter().flatten().for_each(|p| self.cpe.checks_of(p, &mut checks));
+        let mut out: Vec<String> = r.document_id.iter().cloned().collect();
+        for id in checks.iter().filter_map(|c| self.cpe_defs.get(c)) {
+            if !out.contains(id) {
+                out.push(id.clone());
+            }
         }
         out
     }

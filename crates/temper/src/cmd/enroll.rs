@@ -86,6 +86,7 @@ pub async fn run(config: &Config, args: EnrollArgs) -> anyhow::Result<u8> {
         new_key(&key)?;
     }
     let mut found = found;
+    let footprint = found.footprint(&harness);
     if !missing.is_empty() {
         temper_target::prepare(&disk, &harness, &found).await?;
         // Said only once the image is looked at again: virt-customize can succeed and add nothing.
@@ -111,7 +112,14 @@ pub async fn run(config: &Config, args: EnrollArgs) -> anyhow::Result<u8> {
     if args.image.is_some() {
         let direct_boot =
             args.kernel.clone().map(|kernel| DirectBoot { kernel, initrd: args.initrd.clone(), cmdline: args.cmdline.clone() });
-        let spec = DomainSpec { name: name.clone(), disk: disk.clone(), memory_mib: args.memory_mib, ssh_port: args.ssh_port, direct_boot };
+        let spec = DomainSpec {
+            name: name.clone(),
+            disk: disk.clone(),
+            memory_mib: args.memory_mib,
+            ssh_port: args.ssh_port,
+            direct_boot,
+            console: None,
+        };
         hv.define(&spec).await?;
     }
     hv.start().await?;
@@ -136,7 +144,9 @@ pub async fn run(config: &Config, args: EnrollArgs) -> anyhow::Result<u8> {
         args.user, args.ssh_host, args.ssh_port
     );
     println!(
-        "[[target]]\nname = {}\nlibvirt_uri = {}\ndomain = {}\nbaseline = {}\nssh_host = {}\nssh_port = {}\nssh_user = {}\nssh_key = {}\n# health_command = \"...\"   # your service's check: prints HEALTHY, exits 0",
+        "[[target]]\nname = {}\nlibvirt_uri = {}\ndomain = {}\nbaseline = {}\nssh_host = {}\nssh_port = {}\nssh_user = {}\nssh_key = {}\n\
+         # What temper added here; `temper image export` takes it away again.\nfootprint = {}\n\
+         # health_command = \"...\"   # your service's check: prints HEALTHY, exits 0",
         toml_str(&name),
         toml_str(&config.base.libvirt_uri),
         toml_str(&name),
@@ -145,12 +155,27 @@ pub async fn run(config: &Config, args: EnrollArgs) -> anyhow::Result<u8> {
         args.ssh_port,
         toml_str(&args.user),
         toml_str(&key.display().to_string()),
+        footprint_toml(&footprint),
     );
     Ok(0)
 }
 
 fn stem(image: Option<&Path>) -> String {
     image.and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "enrolled".into())
+}
+
+/// The footprint as a TOML inline table.
+fn footprint_toml(f: &temper_core::footprint::Footprint) -> String {
+    let list = |v: &[String]| format!("[{}]", v.iter().map(|s| toml_str(s)).collect::<Vec<_>>().join(", "));
+    format!(
+        "{{ user = {}, key = {}, sudo_rule = {}, packages = {}, files = {}, dirs = {} }}",
+        f.user,
+        f.key,
+        f.sudo_rule,
+        list(&f.packages),
+        list(&f.files),
+        list(&f.dirs)
+    )
 }
 
 fn toml_str(s: &str) -> String {

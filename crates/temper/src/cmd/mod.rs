@@ -18,6 +18,7 @@ pub mod serve;
 mod status;
 pub mod target;
 mod trust;
+mod verdict;
 mod vm;
 
 use crate::cli::{Cli, Cmd};

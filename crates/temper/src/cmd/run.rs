@@ -316,9 +316,11 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
     let clock = lease.clock();
     let progress = (!opts.quiet).then(Progress::new);
     let mut scanner = wiring::scanner(config, &skill, &opts.job.profile).for_run(run);
+    let side = wiring::oval(config, &skill, content.clone())?;
     if opts.engine == Engine::Oval {
-        scanner = scanner.with_oval(wiring::oval(config, &skill, content.clone())?);
+        scanner = scanner.with_oval(side.clone());
     }
+    let judge = wiring::offline_judge(config, &target, &side);
     let skill = crate::controls::apply(&opts.job.controls, skill, &mut scanner)?;
     let parts = Parts {
         store,
@@ -355,6 +357,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
             ..Settings::default()
         },
         observer: progress.as_ref().map_or(&Quiet as &dyn temper_core::ralph::Observer, |p| p),
+        offline: judge.as_ref().map(|j| j as &dyn temper_core::ports::OfflineJudge),
     };
     let result = Ralph::new(parts, lease).run().await;
     if let Some(p) = &progress {

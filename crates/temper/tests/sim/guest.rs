@@ -651,7 +651,7 @@ impl Guest for SimGuest {
             // machine's (the sim's `oscap oval eval` gives no criteria to judge again); the host's
             // judgement over a real walk is `temper-core`'s `scan_engines` test, against oscap.
             "sh" if arg(1) == "-s" && exec.stdin == temper_scap::fswalk::COLLECT.as_bytes() => self.walk().await,
-            "test" | "true" | "pkill" | "ps" | "rm" | "journalctl" => ok(b"", 0),
+            "test" | "true" | "pkill" | "ps" | "rm" | "journalctl" | "sync" => ok(b"", 0),
             "sha256sum" => match self.lock().world.datastream_sha.clone() {
                 Some(sha) => ok(format!("{sha}  {}\n", arg(2)).as_bytes(), 0),
                 None => ok(b"", 1),

@@ -3,6 +3,7 @@
 //! file as the journal, and the real agents (the LLM ones against the scripted HTTP server).
 #![allow(dead_code)]
 mod guest;
+mod offline;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -11,6 +12,8 @@ use std::time::{Duration, Instant};
 #[allow(unused_imports)]
 pub use guest::Doing;
 pub use guest::{Effect, SimGuest, SimHypervisor, full};
+#[allow(unused_imports)]
+pub use offline::RecordedJudge;
 use temper_agents::{LlmAgent, LlmConfig, StockAgent};
 pub use temper_core::journal::prelude::*;
 use temper_core::journal::{Attempt, EventKind, Lease, NewRun, Rule};
@@ -80,6 +83,8 @@ pub struct Sim {
     /// The one walk (`scan_walk`): the walkers it judges are no longer costly (see
     /// `SimGuest`'s walk).
     pub walk: bool,
+    /// Judges the final state's disk from outside the guest (`None`: no cross-examination).
+    pub offline: Option<Arc<dyn temper_core::ports::OfflineJudge>>,
     /// Keeps test:///default's state alive (it lives while one connection is open).
     _conn: virt::connect::Connect,
     _dir: tempfile::TempDir,
@@ -123,6 +128,7 @@ impl Sim {
             lanes: SCAN_LANES,
             oval: None,
             walk: false,
+            offline: None,
             content: content(),
             _conn: conn,
             _dir: dir,
@@ -266,6 +272,7 @@ impl Sim {
             scanner,
             settings,
             observer: &Quiet,
+            offline: self.offline.as_deref(),
         };
         Ralph::new(parts, lease)
     }

@@ -118,13 +118,15 @@ async fn lane(config: &Config, fleet: &str, t: Target, args: RunArgs, origin: Or
     code
 }
 
-/// The worst exit code: an error (1), then paused (75), then rules left (2), then 0.
+/// The worst exit code: an error (1), then a guest whose scan disagrees with its disk (3), then
+/// paused (75), then rules left (2), then 0.
 pub fn worst(codes: impl IntoIterator<Item = u8>) -> u8 {
     let rank = |c: u8| match c {
         0 => 0,
         2 => 1,
         75 => 2,
-        _ => 3,
+        3 => 3,
+        _ => 4,
     };
     codes.into_iter().max_by_key(|c| rank(*c)).unwrap_or(0)
 }
@@ -155,6 +157,8 @@ mod tests {
         assert_eq!(super::worst([0, 2, 0]), 2);
         assert_eq!(super::worst([2, 75]), 75);
         assert_eq!(super::worst([75, 1, 2]), 1);
+        assert_eq!(super::worst([2, 3, 75]), 3, "a guest that lies over a pause");
+        assert_eq!(super::worst([3, 1]), 1);
         assert_eq!(super::worst([]), 0);
     }
 }

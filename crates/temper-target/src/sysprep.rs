@@ -1,0 +1,131 @@
+//! The handed-over image made ready to be cloned, with libguestfs' `virt-sysprep` on the image
+//! file (never the domain's disk): what belongs to one machine goes, what the image's users need
+//! to boot and log in stays. Each operation applied, and each left out, says why.
+use std::path::Path;
+
+use crate::enroll::{EnrollError, run, tool};
+
+/// The operations applied, and why each.
+pub const APPLIED: &[(&str, &str)] = &[
+    (
+        "machine-id",
+        "empties /etc/machine-id: each clone makes its own at its first boot (an empty file, not a missing one: systemd does not take it for a first boot, so no first-boot prompt waits on the console)",
+    ),
+    (
+        "ssh-hostkeys",
+        "removes the SSH host keys, which clones must not share; ssh.service makes new ones before sshd starts (a drop-in: ssh-keygen -A)",
+    ),
+    (
+        "logfiles",
+        "removes this machine's logs: the journal, syslog and auth.log, audit.log, wtmp, btmp and lastlog, apt's and dpkg's logs (the harness's logins, sudo and installs among them)",
+    ),
+    ("bash-history", "removes the shell histories"),
+    ("utmp", "removes the record of who was logged in"),
+    ("tmp-files", "empties /tmp and /var/tmp"),
+    ("package-manager-cache", "empties the cache of downloaded packages"),
+    ("passwd-backups", "removes /etc/passwd-, /etc/shadow- and the other account backups, which still name the harness user"),
+    ("dhcp-client-state", "removes this machine's DHCP leases"),
+    ("dhcp-server-state", "removes the leases a DHCP server here handed out"),
+    ("net-hwaddr", "removes MAC addresses pinned in network configuration"),
+    ("udev-persistent-net", "removes udev rules that pin interface names to this machine's MAC addresses"),
+    ("pam-data", "removes PAM's per-machine data"),
+    ("mail-spool", "removes local mail"),
+    ("crash-data", "removes kernel crash dumps"),
+    ("backup-files", "removes editor backup files (*~, *.bak)"),
+    ("pacct-log", "removes process accounting logs"),
+    ("blkid-tab", "removes blkid's cache of this machine's devices"),
+    ("abrt-data", "removes ABRT's crash reports"),
+    ("rpm-db", "removes the RPM database's host-specific files (RHEL)"),
+    ("yum-uuid", "removes yum's machine UUID (RHEL)"),
+    ("net-hostname", "removes HOSTNAME from ifcfg files (RHEL)"),
+    ("kerberos-hostkeytab", "removes this machine's Kerberos keytab"),
+    ("ipa-client", "removes this machine's IPA enrollment"),
+    ("sssd-db-log", "removes sssd's caches and logs"),
+    ("samba-db-log", "removes Samba's databases and logs"),
+    ("dovecot-data", "removes Dovecot's data"),
+    ("puppet-data-log", "removes Puppet's data and logs"),
+    ("rh-subscription-manager", "removes this machine's RHSM registration"),
+    ("rhn-systemid", "removes this machine's RHN system id"),
+    ("smolt-uuid", "removes Smolt's hardware UUID"),
+    (
+        "customize",
+        "writes the ssh.service drop-in that makes the host keys at first boot (Debian's sshd makes none by itself), then empties /etc/machine-id again (customize fills an empty one)",
+    ),
+];
+
+/// virt-sysprep's default operations left out, and why each.
+pub const LEFT_OUT: &[(&str, &str)] = &[
+    ("ssh-userdir", "it removes every user's ~/.ssh: the image's own users could no longer log in with their keys"),
+    ("cron-spool", "cron and at jobs are the image's configuration, not one machine's"),
+    ("lvm-uuids", "the boot configuration may name volumes by UUID, and virt-sysprep does not rewrite it"),
+    ("net-nmconn", "NetworkManager's connection profiles are the image's network configuration"),
+    ("script", "there is no script of ours to run"),
+];
+
+/// Where the drop-in goes, and what it says. It resets ExecStartPre so that the keys exist
+/// before Debian's own `sshd -t` check runs.
+pub const SSH_DROP_IN: (&str, &str) = (
+    "/etc/systemd/system/ssh.service.d/host-keys.conf",
+    "# The host keys were removed when this image was prepared for cloning: each machine makes\n\
+     # its own before sshd first starts (ssh-keygen -A makes only those missing).\n\
+     [Service]\nExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\nExecStartPre=/usr/sbin/sshd -t\n",
+);
+
+/// Runs virt-sysprep's [`APPLIED`] operations on `image`; with `ssh_unit`, the drop-in too
+/// (Debian's ssh.service; RHEL's sshd makes its keys itself). `scratch` holds the drop-in's file.
+pub async fn sysprep(image: &Path, ssh_unit: bool, scratch: &Path) -> Result<(), EnrollError> {
+    let ops: Vec<&str> = APPLIED.iter().map(|(op, _)| *op).collect();
+    let mut cmd = tool("virt-sysprep");
+    cmd.args(["--format", "qcow2"]).arg("-a").arg(image).args(["--operations", &ops.join(",")]);
+    let file = scratch.join(format!(".host-keys-{}.conf", std::process::id()));
+    if ssh_unit {
+        let (dest, text) = SSH_DROP_IN;
+        std::fs::write(&file, text).map_err(|e| EnrollError::Tool { tool: "virt-sysprep", reason: format!("{}: {e}", file.display()) })?;
+        let dir = Path::new(dest).parent().map(|p| p.display().to_string()).unwrap_or_default();
+        cmd.args(["--mkdir", &dir]).arg("--upload").arg(format!("{}:{dest}", file.display())).args(["--chmod", &format!("0644:{dest}")]);
+    }
+    cmd.args(NO_MACHINE_ID);
+    let result = run("virt-sysprep", cmd, image, "").await;
+    let _ = std::fs::remove_file(&file);
+    result.map(|_| ())
+}
+
+/// libguestfs' customize step writes a machine id into an empty `/etc/machine-id` (after the
+/// `machine-id` operation emptied it): emptied again, last.
+pub const NO_MACHINE_ID: [&str; 2] = ["--truncate", "/etc/machine-id"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_operations_keep_the_users_way_in_and_say_why() {
+        let applied: Vec<&str> = APPLIED.iter().map(|(o, _)| *o).collect();
+        for must in ["machine-id", "ssh-hostkeys", "logfiles", "bash-history", "passwd-backups", "customize"] {
+            assert!(applied.contains(&must), "{must}");
+        }
+        for never in ["ssh-userdir", "user-account", "fs-uuids"] {
+            assert!(!applied.contains(&never), "{never} would take the image's users' way in");
+        }
+        assert!(APPLIED.iter().chain(LEFT_OUT).all(|(_, why)| why.len() > 15));
+        assert!(SSH_DROP_IN.1.contains("ExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\nExecStartPre=/usr/sbin/sshd -t\n"));
+    }
+
+    /// virt-sysprep knows every operation named here (its own list, on this host).
+    #[test]
+    fn virt_sysprep_knows_them() {
+        let Ok(out) = std::process::Command::new("virt-sysprep").arg("--list-operations").output() else {
+            panic!("virt-sysprep is missing: bash vm/host-deps.sh installs libguestfs-tools");
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let known: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().next()).collect();
+        for (op, _) in APPLIED.iter().chain(LEFT_OUT) {
+            assert!(known.contains(op), "virt-sysprep has no `{op}`: {known:?}");
+        }
+        // `NAME * TEXT`: on by default. Each is applied or left out, with a reason.
+        let defaults = text.lines().filter(|l| l.split_whitespace().nth(1) == Some("*")).filter_map(|l| l.split_whitespace().next());
+        for d in defaults {
+            assert!(APPLIED.iter().chain(LEFT_OUT).any(|(op, _)| *op == d), "virt-sysprep's default `{d}` is neither applied nor left out");
+        }
+    }
+}
