@@ -358,6 +358,8 @@ text_enum! {
         Scan = "scan",
         ToolCallCapped = "tool_call_capped",
         Verdict = "verdict",
+        /// A scan's walk could not complete some objects: oscap walked for them.
+        WalkFallback = "walk_fallback",
     }
 }
 
