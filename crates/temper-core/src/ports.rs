@@ -75,6 +75,8 @@ pub struct Exec {
     pub timeout: Duration,
     /// Bytes kept from each of stdout and stderr; the rest is cut and marked.
     pub max_output: usize,
+    /// Bytes kept from stderr, when not `max_output`.
+    pub max_stderr: Option<usize>,
     /// Run through `sudo -n`.
     pub sudo: bool,
 }
@@ -90,6 +92,7 @@ impl Exec {
             stdin: Vec::new(),
             timeout: Duration::from_secs(60),
             max_output: 256 * 1024,
+            max_stderr: None,
             sudo: true,
         }
     }
@@ -107,6 +110,11 @@ impl Exec {
     }
     pub fn max_output(mut self, n: usize) -> Self {
         self.max_output = n;
+        self
+    }
+    /// Keeps at most `n` bytes of stderr (stdout keeps `max_output`).
+    pub fn max_stderr(mut self, n: usize) -> Self {
+        self.max_stderr = Some(n);
         self
     }
     pub fn as_user(mut self) -> Self {

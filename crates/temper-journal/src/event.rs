@@ -211,6 +211,14 @@ pub enum EventData {
         verdict: Verdict,
         reason: String,
     },
+    /// Objects the one walk could not complete in a scan (a directory it could not read, an
+    /// entry that vanished, a file system it leaves out, a path past PATH_MAX, no usable walk),
+    /// each with why and where: oscap walked for them, and `rules` (full ids) were scanned
+    /// again so, in the same scan (docs/scan-engines.md, "One walk").
+    WalkFallback {
+        objects: Vec<temper_scap::fswalk::Fallback>,
+        rules: Vec<String>,
+    },
 }
 
 /// How the regression cadence was set.
@@ -270,6 +278,7 @@ impl EventData {
             D::Spent(_) => EventKind::Spent,
             D::ToolCallCapped { .. } => EventKind::ToolCallCapped,
             D::Verdict { .. } => EventKind::Verdict,
+            D::WalkFallback { .. } => EventKind::WalkFallback,
         }
     }
 

@@ -369,6 +369,8 @@ text_enum! {
         Spent = "spent",
         ToolCallCapped = "tool_call_capped",
         Verdict = "verdict",
+        /// A scan's walk could not complete some objects: oscap walked for them.
+        WalkFallback = "walk_fallback",
     }
 }
 

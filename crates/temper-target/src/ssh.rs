@@ -355,14 +355,14 @@ async fn run(h: &Handle<HostKey>, cmd: &str, exec: Exec, open_timeout: Duration)
         })
     };
 
-    let cap = exec.max_output;
+    let (cap, err_cap) = (exec.max_output, exec.max_stderr.unwrap_or(exec.max_output));
     let mut out = ExecOutput::default();
     let mut finished = false;
     let read = async {
         while let Some(msg) = rx.wait().await {
             match msg {
                 ChannelMsg::Data { data } => keep(&mut out.stdout, &mut out.stdout_truncated, &data, cap),
-                ChannelMsg::ExtendedData { data, ext: 1 } => keep(&mut out.stderr, &mut out.stderr_truncated, &data, cap),
+                ChannelMsg::ExtendedData { data, ext: 1 } => keep(&mut out.stderr, &mut out.stderr_truncated, &data, err_cap),
                 ChannelMsg::ExitStatus { exit_status } => {
                     out.exit_code = Some(exit_status);
                     finished = true;

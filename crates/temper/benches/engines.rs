@@ -141,12 +141,13 @@ async fn rescans(guest: &SshGuest, xccdf: &Scanner, oval: &Scanner, alone: &str,
             mean(&ours),
             mean(&ours) / mean(&theirs),
             walked.map_or(String::new(), |w| format!(
-                " (its walk {:.1}s, {} entries; {} test(s) judged, {} object(s) fed, {} left to oscap)",
+                " (its walk {:.1}s, {} entries; {} test(s) judged, {} object(s) fed, {} left to oscap, {} at run time)",
                 w.secs,
                 w.entries,
                 w.tests,
                 w.fed,
-                w.left.len()
+                w.left.len(),
+                w.fell_back.len()
             )),
             if same { "" } else { "; results differ" }
         );
@@ -215,6 +216,13 @@ async fn walkers_alone(guest: &SshGuest, oval: &Scanner, rules: &[String]) -> us
     );
     for w in &walkers {
         println!("    {:<60} {:?}", w.trim_start_matches(RULE), alone.outcome(w));
+    }
+    if let Some(w) = walked.walk.as_ref().filter(|w| !w.fell_back.is_empty()) {
+        println!("    the walk ({} entries) could not complete {} object(s), so oscap walked for them:", w.entries, w.fell_back.len());
+        for f in &w.fell_back {
+            println!("      {f}");
+        }
+        println!("    rescanned so: {}", w.to_oscap.iter().map(|r| r.trim_start_matches(RULE)).collect::<Vec<_>>().join(", "));
     }
     for d in &differ {
         println!("    {d}");

@@ -333,60 +333,90 @@ async fn with_one_scan_lane_a_full_scan_keeps_its_tree_walkers_in_one_eval() {
 /// walk's agreement with oscap is `temper-core`'s `scan_engines` test).
 #[tokio::test]
 async fn with_the_one_walk_a_step_that_breaks_a_walker_is_blamed_at_its_batch_check() {
-    const WALKER: &str = "file_permissions_unauthorized_world_writable";
     let t = Instant::now();
-    let three = [RULES[0], RULES[2], RULES[3]];
     for walk in [true, false] {
-        let plan: Vec<PlannedFix> = three
-            .iter()
-            .enumerate()
-            .map(|(i, rule)| {
-                let more = if i == 1 { format!("# sim fail {WALKER}\n") } else { String::new() };
-                let fix_script = format!("echo plan step {}\n# sim pass {rule}\n{more}", i + 1);
-                let fix = ApplyFix { fix_script, revert_script: "true\n".into(), description: format!("step {}", i + 1) };
-                PlannedFix { n: i + 1, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false, derived: false }
-            })
-            .collect();
-        let mut sim = Sim::new(&format!("batch-walk-{walk}")).await;
-        sim.settings.rules = three.map(String::from).to_vec();
-        sim.settings.plan = plan;
-        sim.with_profile(anssi());
-        sim.with_oval();
-        sim.walk = walk;
-        sim.guest.passes(WALKER);
-        let side = sim.oval.clone().unwrap();
-        let scanner = temper_core::scan::Scanner::new("ds", "profile").with_oval(side);
-        let mut walked = scanner.clone();
-        walked.walk = true;
-        let walker = [full(WALKER)];
-        assert_eq!((scanner.costly_walkers(&walker).len(), walked.costly_walkers(&walker).len()), (1, 0), "a walker the walk judges");
-        let run = sim.new_run("stock").await;
-        sim.stock(run).await.unwrap();
-
-        let bisected = sim.events(run, EventKind::PlanBisected).await;
-        let at_check: Vec<_> = bisected.iter().map(|f| (f["step"].clone(), f["verdict"].clone())).collect();
-        let breaker = sim.attempts(run, three[1]).await;
-        let planned = breaker.iter().find(|a| a.spec.source == FixSource::Plan && a.verdict == Some(Verdict::Regression));
-        let reason = planned.and_then(|a| a.verdict_reason.clone()).unwrap_or_default();
-        if walk {
-            assert_eq!(at_check, [(json!(2), json!("regression"))], "walk on: {bisected:?}");
-            assert!(bisected[0]["reason"].as_str().unwrap().contains(WALKER), "{bisected:?}");
-            assert!(!reason.contains("final scan"), "{reason}");
-            assert!(
-                sim.events(run, EventKind::RebootBlamed).await.is_empty() && sim.events(run, EventKind::RegressionFound).await.is_empty()
-            );
-            assert!(sim.guest.walks() > 0, "the checks walked the file system");
-            for r in three {
-                assert_eq!(sim.rule(run, r).await.status, RuleStatus::Fixed, "{r}");
-            }
-        } else {
-            assert!(at_check.is_empty(), "walk off: no batch check names the walker: {bisected:?}");
-            assert!(reason.contains("final scan") && reason.contains(WALKER), "walk off: found at the final scan: {breaker:?}");
-            assert_eq!(sim.guest.walks(), 0);
-        }
-        assert_eq!(sim.guest.result(WALKER), Some(temper_scap::Outcome::Pass), "walk {walk}: the walker passes at the end");
+        walker_breaks(walk, None).await;
     }
     took("with_the_one_walk_a_step_that_breaks_a_walker_is_blamed_at_its_batch_check", t);
+}
+
+/// The same where every walk finds a directory it cannot read (a user's FUSE mount, which root
+/// may not look at) and `find` exits 1: the walker's object goes to oscap at each check, the
+/// run goes on, and the step is still blamed at its own batch's check.
+#[tokio::test]
+async fn a_walk_that_cannot_read_a_directory_leaves_its_objects_to_oscap_and_the_run_goes_on() {
+    let t = Instant::now();
+    walker_breaks(true, Some(b"find: '/home/user/fuse': Permission denied\n")).await;
+    took("a_walk_that_cannot_read_a_directory_leaves_its_objects_to_oscap_and_the_run_goes_on", t);
+}
+
+/// A plan of three steps, the second of which breaks a walker that passes at the baseline, with
+/// the walk on or off; `errors`: what `find` says in each walk (exit 1).
+async fn walker_breaks(walk: bool, errors: Option<&[u8]>) {
+    const WALKER: &str = "file_permissions_unauthorized_world_writable";
+    let three = [RULES[0], RULES[2], RULES[3]];
+    let plan: Vec<PlannedFix> = three
+        .iter()
+        .enumerate()
+        .map(|(i, rule)| {
+            let more = if i == 1 { format!("# sim fail {WALKER}\n") } else { String::new() };
+            let fix_script = format!("echo plan step {}\n# sim pass {rule}\n{more}", i + 1);
+            let fix = ApplyFix { fix_script, revert_script: "true\n".into(), description: format!("step {}", i + 1) };
+            PlannedFix { n: i + 1, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false, derived: false }
+        })
+        .collect();
+    let mut sim = Sim::new(&format!("batch-walk-{walk}-{}", errors.is_some())).await;
+    sim.settings.rules = three.map(String::from).to_vec();
+    sim.settings.plan = plan;
+    sim.with_profile(anssi());
+    sim.with_oval();
+    sim.walk = walk;
+    sim.guest.passes(WALKER);
+    if let Some(e) = errors {
+        sim.guest.walk_errors(e);
+    }
+    let side = sim.oval.clone().unwrap();
+    let scanner = temper_core::scan::Scanner::new("ds", "profile").with_oval(side);
+    let mut walked = scanner.clone();
+    walked.walk = true;
+    let walker = [full(WALKER)];
+    assert_eq!((scanner.costly_walkers(&walker).len(), walked.costly_walkers(&walker).len()), (1, 0), "a walker the walk judges");
+    let run = sim.new_run("stock").await;
+    sim.stock(run).await.unwrap();
+
+    let bisected = sim.events(run, EventKind::PlanBisected).await;
+    let at_check: Vec<_> = bisected.iter().map(|f| (f["step"].clone(), f["verdict"].clone())).collect();
+    let breaker = sim.attempts(run, three[1]).await;
+    let planned = breaker.iter().find(|a| a.spec.source == FixSource::Plan && a.verdict == Some(Verdict::Regression));
+    let reason = planned.and_then(|a| a.verdict_reason.clone()).unwrap_or_default();
+    if walk {
+        assert_eq!(at_check, [(json!(2), json!("regression"))], "walk on: {bisected:?}");
+        assert!(bisected[0]["reason"].as_str().unwrap().contains(WALKER), "{bisected:?}");
+        assert!(!reason.contains("final scan"), "{reason}");
+        assert!(sim.events(run, EventKind::RebootBlamed).await.is_empty() && sim.events(run, EventKind::RegressionFound).await.is_empty());
+        assert!(sim.guest.walks() > 0, "the checks walked the file system");
+        for r in three {
+            assert_eq!(sim.rule(run, r).await.status, RuleStatus::Fixed, "{r}");
+        }
+    } else {
+        assert!(at_check.is_empty(), "walk off: no batch check names the walker: {bisected:?}");
+        assert!(reason.contains("final scan") && reason.contains(WALKER), "walk off: found at the final scan: {breaker:?}");
+        assert_eq!(sim.guest.walks(), 0);
+    }
+    assert_eq!(sim.guest.result(WALKER), Some(temper_scap::Outcome::Pass), "walk {walk}: the walker passes at the end");
+    let fallbacks = sim.events(run, EventKind::WalkFallback).await;
+    match errors {
+        // Every walk fell short at `/` (the sim's listing), so each check's walker went to oscap.
+        Some(_) => {
+            assert!(!fallbacks.is_empty(), "the scans named the objects left to oscap");
+            for f in &fallbacks {
+                let objects = f["objects"].as_array().expect("objects");
+                assert!(objects.iter().all(|o| o["gap"] == "unreadable" && o["at"] == "/home/user/fuse"), "{f}");
+                assert!(f["rules"].as_array().is_some_and(|r| r.contains(&json!(full(WALKER)))), "{f}");
+            }
+        }
+        None => assert!(fallbacks.is_empty(), "{fallbacks:?}"),
+    }
 }
 
 /// In two lanes, a lane whose plan feeds a variable from the walk (`audit_rules_privileged_commands`'

@@ -174,8 +174,12 @@ impl Ralph<'_> {
         Recall::skill(self.skill.name()).on(self.target.get().map_or("", String::as_str))
     }
 
-    /// Appends an event to the run's journal.
+    /// Appends an event to the run's journal, after the notes the scanner made since the last
+    /// (`walk_fallback`: objects the walk left to oscap).
     async fn note(&self, rule: Option<&str>, data: EventData) -> LoopResult<()> {
+        for n in self.scanner.take_notes() {
+            self.journal.event(None, &n).await?;
+        }
         Ok(self.journal.event(rule, &data).await?)
     }
 

@@ -13,17 +13,22 @@ use std::sync::Arc;
 
 use futures_util::future::join_all;
 
-use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalReport, OvalResults, Plan, XccdfReason};
+use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalReport, OvalResults, Plan, RuleOutcome, XccdfReason};
 use temper_scap::{Benchmark, Outcome, RuleResult, TestResult};
 
-use temper_scap::fswalk::{COLLECT, Listing};
+use temper_scap::fswalk::{COLLECT, Fallback, Filled, Gap, GapAt, Listing};
 
-use super::{Call, ScanError, Scanner, WalkSummary};
+use super::{Call, ScanError, Scanner, WalkSummary, tail};
 use crate::ports::{Exec, Guest};
 
 /// Largest walk read back: about 80 bytes an entry, six million entries (a host with build
-/// trees walked 699,437 entries here).
-const MAX_WALK: usize = 512 * 1024 * 1024;
+/// trees walked 699,437 entries here). Past it, or past `fswalk::MAX_ENTRIES` entries, the walk
+/// is not used and its objects go to oscap (docs/scan-engines.md, "Bounds").
+pub const MAX_WALK: usize = 512 * 1024 * 1024;
+
+/// Largest stderr of the walk read back (`find`'s errors, a line each): past it, the walk is
+/// not used.
+pub const MAX_WALK_ERRORS: usize = 1024 * 1024;
 
 pub use temper_journal::Engine;
 
@@ -60,13 +65,18 @@ impl OvalSide {
     }
 }
 
-/// The one walk, started or to start: its listing and seconds.
-type Walking<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(Listing, f64), ScanError>> + Send + 'a>>;
+/// The one walk: its listing and seconds, or why it cannot be used (then its objects go to
+/// oscap).
+type Walked = Result<(Listing, f64), GapAt>;
+
+/// The one walk, started or to start.
+type Walking<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Walked> + Send + 'a>>;
 
 /// One `oscap oval eval`: its results document and the stalls it took.
 type Run = Result<(Vec<u8>, u32), ScanError>;
-/// Each plan's `oscap oval eval` (its results and stalls), the walk, and the objects fed from it.
-type Evaluated = (Vec<Run>, Option<(Listing, f64)>, usize);
+/// Each plan's `oscap oval eval` (its results and stalls), the walk, and how the feeds' objects
+/// were filled from it (how many, and those that fell to oscap).
+type Evaluated = (Vec<Run>, Option<Walked>, Filled);
 
 /// What the OVAL path of one scan gave.
 pub(super) struct OvalScan {
@@ -120,7 +130,7 @@ impl Scanner {
         let early = self.walk && two && !side.engine.tree_walkers(&side.benchmark, rules).is_empty();
         let walk_early = self.walk_guest(guest);
         tokio::pin!(walk_early);
-        let mut walked: Option<Result<(Listing, f64), ScanError>> = None;
+        let mut walked: Option<Walked> = None;
         if two {
             let first = side.engine.platforms(&side.benchmark, rules)?;
             if let Some(document) = first.document.clone() {
@@ -155,17 +165,16 @@ impl Scanner {
             true if early => Some(Box::pin(walk_early) as Walking<'_>),
             true => Some(Box::pin(self.walk_guest(guest)) as Walking<'_>),
         };
-        let (runs, walk, fed) = self.evaluate(guest, &evaluated, walk).await?;
-        // Said whenever the plans had walking objects, taken over or left to oscap.
+        let (runs, walk, filled) = self.evaluate(guest, &evaluated, walk).await?;
         let parts: Vec<&temper_scap::fswalk::WalkPart> = evaluated.iter().filter_map(|p| p.walk.as_ref()).collect();
-        let summary = parts.iter().any(|w| !w.tests.is_empty() || !w.feeds.is_empty() || !w.left.is_empty()).then(|| WalkSummary {
-            entries: walk.as_ref().map_or(0, |(l, _)| l.len()),
-            secs: walk.as_ref().map_or(0.0, |(_, s)| *s),
-            tests: parts.iter().map(|w| w.tests.len()).sum(),
-            fed,
-            left: parts.iter().flat_map(|w| w.left.clone()).collect(),
-        });
-        let walk = walk.map(|(listing, _)| listing);
+        let (entries, secs) = match &walk {
+            Some(Ok((l, s))) => (l.len(), *s),
+            _ => (0, 0.0),
+        };
+        let walk = walk.map(|w| w.map(|(listing, _)| listing));
+        let mut fell_back: Vec<Fallback> = filled.fallen;
+        // The rules whose walked objects fell to oscap: scanned again, oscap walking.
+        let mut to_oscap: Vec<String> = Vec::new();
         let mut evidence = Vec::new();
         for (plan, run) in evaluated.into_iter().zip(runs) {
             let (bytes, s) = run?;
@@ -174,9 +183,12 @@ impl Scanner {
             // copy of the definitions unread (the evidence reads the host's: `Plan::evidence`).
             let report = OvalReport::from_guest(&bytes)?;
             let judged = match (&plan.walk, &walk) {
-                (Some(part), Some(listing)) => Some(part.judge(&bytes, &report, listing)?),
+                (Some(part), Some(Ok(listing))) => Some(part.judge(&bytes, &report, listing)),
+                (Some(part), Some(Err(at))) => Some(part.unwalked(&report, at)),
                 _ => None,
             };
+            let again = judged.as_ref().map(|j| j.rules_to_oscap(plan, &report)).unwrap_or_default();
+            fell_back.extend(judged.iter().flat_map(|j| j.fallen.iter().cloned()));
             let results = judged.as_ref().map_or_else(|| report.results(), |j| j.results.clone());
             let outcomes = plan.outcomes(&results);
             let mut found_evidence = plan.evidence(&report, &outcomes);
@@ -188,9 +200,31 @@ impl Scanner {
                     t.refused.clear();
                 }
             }
-            evidence.extend(found_evidence);
+            evidence.extend(found_evidence.into_iter().filter(|e| !again.contains(&e.rule)));
+            found.extend(outcomes.into_iter().filter(|o| !again.contains(&o.rule)).map(|o| result(o.rule, o.outcome)));
+            to_oscap.extend(again);
+        }
+        if !to_oscap.is_empty() {
+            tracing::warn!(
+                objects = fell_back.len(),
+                rules = to_oscap.len(),
+                "the walk could not complete some objects: oscap walks for them"
+            );
+            let (outcomes, again_evidence, s) = self.oscap_walks(guest, side, &to_oscap).await?;
+            stalls += s;
+            evidence.extend(again_evidence);
             found.extend(outcomes.into_iter().map(|o| result(o.rule, o.outcome)));
         }
+        // Said whenever the plans had walking objects, taken over or left to oscap.
+        let summary = parts.iter().any(|w| !w.tests.is_empty() || !w.feeds.is_empty() || !w.left.is_empty()).then(|| WalkSummary {
+            entries,
+            secs,
+            tests: parts.iter().map(|w| w.tests.len()).sum(),
+            fed: filled.walked,
+            left: parts.iter().flat_map(|w| w.left.clone()).collect(),
+            fell_back,
+            to_oscap,
+        });
         let routed: Vec<(String, XccdfReason)> =
             plans.iter().flat_map(|p| p.xccdf_rules()).map(|(id, why)| (id.to_string(), why)).collect();
         let rest: Vec<String> = routed.iter().map(|(id, _)| id.clone()).collect();
@@ -231,26 +265,36 @@ impl Scanner {
         let now = join_all(plain.iter().map(|&i| self.oval_eval(guest, document(plans[i]), plans[i].variables.as_ref())));
         let later = async {
             let (pre, walk) = tokio::join!(join_all(fed.iter().map(|&i| self.pre_eval(guest, plans[i]))), walk);
-            let walk = walk.transpose()?;
+            let mut filled = Filled::default();
             if fed.is_empty() {
-                return Ok((Vec::new(), walk, 0));
+                return Ok((Vec::new(), walk, filled));
             }
-            let listing = &walk.as_ref().expect("plans with feeds walk").0;
-            let (mut docs, mut n) = (Vec::new(), 0);
+            let listing = match walk.as_ref().expect("plans with feeds walk") {
+                Ok((l, _)) => Ok(l),
+                Err(at) => Err(at),
+            };
+            let mut docs = Vec::new();
             for (&i, vars) in fed.iter().zip(pre) {
                 let part = plans[i].walk.as_ref().expect("a plan that feeds walks");
-                let (doc, filled) = part.fill(&document(plans[i]), &vars?, listing)?;
-                n += filled;
-                docs.push(doc);
+                // Values the first run gave that the walk cannot take: its objects go to oscap.
+                let (vars, listing) = match vars {
+                    Ok(v) => (v, listing),
+                    Err(ScanError::Walk(e)) => (HashMap::new(), Err(&GapAt::new(Gap::Unsupported, e.to_string()))),
+                    Err(e) => return Err(e),
+                };
+                let one = part.fill(&document(plans[i]), &vars, listing)?;
+                filled.walked += one.walked;
+                filled.fallen.extend(one.fallen);
+                docs.push(one.document);
             }
             let runs = join_all(fed.iter().zip(docs).map(|(&i, d)| self.oval_eval(guest, d, plans[i].variables.as_ref()))).await;
-            Ok::<_, ScanError>((runs, walk, n))
+            Ok::<_, ScanError>((runs, walk, filled))
         };
         let (now, later) = tokio::join!(now, later);
-        let (later, walk, fed_n) = later?;
+        let (later, walk, filled) = later?;
         let mut runs: Vec<(usize, Run)> = plain.into_iter().zip(now).chain(fed.into_iter().zip(later)).collect();
         runs.sort_by_key(|(i, _)| *i);
-        Ok((runs.into_iter().map(|(_, r)| r).collect(), walk, fed_n))
+        Ok((runs.into_iter().map(|(_, r)| r).collect(), walk, filled))
     }
 
     /// The first run of a plan whose feeds need variables: their values, by variable id.
@@ -260,21 +304,54 @@ impl Scanner {
         Ok(pre.values(&bytes)?)
     }
 
+    /// `rules` through oscap alone, walking for their objects (the rules whose walked objects
+    /// fell to oscap): their outcomes and evidence, and the stalls it took.
+    async fn oscap_walks(
+        &self,
+        guest: &dyn Guest,
+        side: &OvalSide,
+        rules: &[String],
+    ) -> Result<(Vec<RuleOutcome>, Vec<Evidence>, u32), ScanError> {
+        let plan = side.engine.plan(&side.benchmark, rules)?;
+        let Some(document) = plan.document.clone() else { return Ok((Vec::new(), Vec::new(), 0)) };
+        let (bytes, stalls) = self.oval_eval(guest, document, plan.variables.as_ref()).await?;
+        let report = OvalReport::parse(&bytes)?;
+        let outcomes = plan.outcomes(&report.results());
+        let evidence = plan.evidence(&report, &outcomes);
+        Ok((outcomes, evidence, stalls))
+    }
+
     /// The one walk of the guest's file system: [`COLLECT`] as data, as root, every entry
-    /// under `/` on one line each. Output cut short is an error, never a smaller tree.
-    async fn walk_guest(&self, guest: &dyn Guest) -> Result<(Listing, f64), ScanError> {
-        let exec = Exec::new(["sh", "-s", "--", "--", "/"]).stdin(COLLECT.as_bytes().to_vec()).timeout(self.timeout).max_output(MAX_WALK);
+    /// under `/`. Output cut short, over its bounds or that does not read is never a smaller
+    /// tree: the walk is not used, and why is returned; what `find` could not read is a gap in
+    /// it (`Listing::read_errors`).
+    async fn walk_guest(&self, guest: &dyn Guest) -> Walked {
+        let exec = Exec::new(["sh", "-s", "--", "--", "/"])
+            .stdin(COLLECT.as_bytes().to_vec())
+            .timeout(self.timeout)
+            .max_output(MAX_WALK)
+            .max_stderr(MAX_WALK_ERRORS);
         let started = std::time::Instant::now();
-        let out = guest.exec(exec).await?;
-        if out.stdout_truncated {
-            return Err(ScanError::WalkTooLarge(MAX_WALK));
+        let unused = |why: String| {
+            tracing::warn!(%why, "the walk of the guest cannot be used: its objects go to oscap");
+            GapAt::new(Gap::Walk, why)
+        };
+        let out = guest.exec(exec).await.map_err(|e| unused(e.to_string()))?;
+        if out.stdout_truncated || out.stderr_truncated {
+            return Err(unused(format!("over {MAX_WALK} bytes of entries or {MAX_WALK_ERRORS} of errors")));
         }
-        if !out.success() {
-            return Err(ScanError::Failed { code: out.exit_code, stderr: out.stderr_str() });
+        // 0: every entry listed; 1: some could not be, each named on stderr.
+        let stderr: Vec<&[u8]> = out.stderr.split(|&b| b == b'\n').filter(|l| !l.is_empty() && !l.starts_with(b"sudo: ")).collect();
+        match out.exit_code {
+            Some(0) => {}
+            Some(1) if !stderr.is_empty() => {}
+            code => return Err(unused(format!("find exited {code:?}: {}", tail(&out.stderr_str(), 300)))),
         }
-        let listing = Listing::parse(&out.stdout)?;
+        let bytes = out.stdout.len();
+        let mut listing = Listing::parse(out.stdout).map_err(|e| unused(e.to_string()))?;
+        listing.read_errors(&stderr.join(&b'\n')).map_err(|e| unused(e.to_string()))?;
         let secs = started.elapsed().as_secs_f64();
-        tracing::debug!(entries = listing.len(), bytes = out.stdout.len(), secs, "walked the guest");
+        tracing::debug!(entries = listing.len(), bytes, errors = stderr.len(), secs, "walked the guest");
         Ok((listing, secs))
     }
 

@@ -10,19 +10,20 @@ mod full;
 mod trip;
 mod watch;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use temper_scap::fswalk::Fallback;
 use temper_scap::oval::{Evidence, OvalError, XccdfReason};
 use temper_scap::{Outcome, TestResult, parse_results_bytes};
 use tokio::time::Instant;
 
-pub use engine::{Engine, OvalSide, TWO_STAGE_FROM, two_stages};
+pub use engine::{Engine, MAX_WALK, MAX_WALK_ERRORS, OvalSide, TWO_STAGE_FROM, two_stages};
 pub use files::{ScanFiles, random_tag};
 pub use trip::{TRIP, Trip};
 
-use crate::journal::RunId;
+use crate::journal::{EventData, RunId};
 use crate::ports::{Exec, Guest, PortError};
 
 #[derive(Debug, thiserror::Error)]
@@ -43,8 +44,6 @@ pub enum ScanError {
     Port(#[from] PortError),
     #[error(transparent)]
     Oval(#[from] OvalError),
-    #[error("the walk of the guest's file system printed over {0} bytes: too large to read back")]
-    WalkTooLarge(usize),
     #[error("the walk of the guest's file system: {0}")]
     Walk(#[from] temper_scap::fswalk::WalkError),
     #[error(
@@ -93,12 +92,16 @@ pub struct Scanner {
     walk_costs: full::WalkCosts,
     /// The content's rule ids: a result for any other is dropped at this edge ([`Scan::unknown`]).
     known: Option<Arc<std::collections::HashSet<String>>>,
+    /// Events the scans found worth a note (objects the walk left to oscap), for the run's
+    /// journal: [`Self::take_notes`].
+    notes: Arc<Mutex<Vec<EventData>>>,
 }
 
 pub const SCAN_TRIES: u32 = 3;
 
 /// What a scan's one walk did: the entries it listed and how long that took, the tests judged
-/// over it, and the walking objects left to oscap, each with why.
+/// over it, and the walking objects left to oscap, each with why: when the document was cut
+/// (`left`), and at run time, where the walk could not complete them (`fell_back`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WalkSummary {
     pub entries: usize,
@@ -107,6 +110,10 @@ pub struct WalkSummary {
     /// Walking objects that variables take values from, fed to them from the walk.
     pub fed: usize,
     pub left: Vec<(String, String)>,
+    /// Objects the walk could not complete in this scan, each with why: oscap walked for them.
+    pub fell_back: Vec<Fallback>,
+    /// The rules scanned again with oscap walking, for those objects.
+    pub to_oscap: Vec<String>,
 }
 
 /// An exit status that says oscap died of a crash (SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV), as
@@ -199,7 +206,14 @@ impl Scanner {
             walk: false,
             walk_costs: full::WalkCosts::default(),
             known: None,
+            notes: Arc::default(),
         }
+    }
+
+    /// The notes the scans made since the last call, oldest first (the run's journal writes
+    /// them: `walk_fallback`).
+    pub fn take_notes(&self) -> Vec<EventData> {
+        std::mem::take(&mut *self.notes.lock().expect("notes lock"))
     }
 
     /// From now on a result whose rule is not one of `ids` (the content's) is dropped: the guest
@@ -374,6 +388,10 @@ impl Scanner {
             }
         };
         self.drop_unknown(&mut scan);
+        if let Some(w) = scan.walk.as_ref().filter(|w| !w.fell_back.is_empty()) {
+            let note = EventData::WalkFallback { objects: w.fell_back.clone(), rules: w.to_oscap.clone() };
+            self.notes.lock().expect("notes lock").push(note);
+        }
         Ok(scan)
     }
 

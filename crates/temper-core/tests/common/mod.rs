@@ -16,6 +16,16 @@ pub struct Here {
     pub log: Mutex<Vec<Vec<String>>>,
     /// The oscap runs among them, read back.
     pub trips: Mutex<Vec<Trip>>,
+    /// Commands run in the mount namespace of this process (`nsenter -t PID -m`).
+    pub within: Option<u32>,
+}
+
+impl Here {
+    /// This machine as seen from the mount namespace process `pid` holds.
+    #[allow(dead_code)] // not every test that shares this module needs one
+    pub fn within(pid: u32) -> Self {
+        Self { within: Some(pid), ..Self::default() }
+    }
 }
 
 #[async_trait]
@@ -26,7 +36,10 @@ impl Guest for Here {
             self.trips.lock().unwrap().push(t);
         }
         let fail = |e: std::io::Error| PortError::Other(format!("{}: {e}", exec.argv[0]));
-        let mut child = tokio::process::Command::new("timeout")
+        let ns: Vec<String> =
+            self.within.map(|pid| vec!["-t".into(), pid.to_string(), "-m".into(), "--".into(), "timeout".into()]).unwrap_or_default();
+        let mut child = tokio::process::Command::new(if ns.is_empty() { "timeout" } else { "nsenter" })
+            .args(&ns)
             .args(["-k", "2", &format!("{:.3}", exec.timeout.as_secs_f64())])
             .args(&exec.argv)
             .stdin(Stdio::piped())

@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 
 use super::WalkError;
-use super::collect::{Flag, Item, collect};
+use super::collect::{Flag, Names, collect};
+use super::gap::{Fallback, GapAt};
+use super::judge::gap_of;
 use super::listing::Listing;
 use super::object::WalkObject;
 use super::plan::{Added, Element, WalkPart};
@@ -37,18 +39,11 @@ impl ItemField {
 
     /// The item's value of this field, as oscap writes it; none where the item has no such
     /// field (a directory item has no filename or filepath).
-    fn of(self, i: &Item) -> Option<Vec<u8>> {
+    fn of(self, i: &Names<'_>) -> Option<Vec<u8>> {
         match self {
-            Self::Path => Some(i.path.clone()),
-            Self::Filename => i.filename.clone(),
-            Self::Filepath => i.filename.as_ref().map(|name| {
-                let mut p = i.path.clone();
-                if p.last() != Some(&b'/') {
-                    p.push(b'/');
-                }
-                p.extend_from_slice(name);
-                p
-            }),
+            Self::Path => Some(i.path.to_vec()),
+            Self::Filename => i.filename.map(<[u8]>::to_vec),
+            Self::Filepath => i.filepath(),
         }
     }
 }
@@ -151,27 +146,39 @@ fn attr(tag: &str, name: &str) -> Option<String> {
     Some(tag[at..at + tag[at..].find('"')?].to_string())
 }
 
+/// How a feed's markers are filled.
+enum Fill {
+    /// With the walk's values: each constant's element by id.
+    Walked(HashMap<String, String>),
+    /// With the original elements: oscap walks as before. With a gap when the walk could not
+    /// complete the object (a fallback, named); without, when its values cannot stand for
+    /// oscap's (no items, a flag other than complete, a name XML cannot carry).
+    Original(Option<GapAt>),
+}
+
 impl Feed {
-    /// The constants' elements, with the walk's values; `None` where they cannot stand for
-    /// what oscap would find, and oscap walks as before.
-    fn constants(&self, walk: &Listing, var: &dyn Fn(&str) -> Option<Vec<String>>) -> Result<Option<HashMap<String, String>>, WalkError> {
+    /// The constants' elements, with the walk's values, or why oscap walks as before.
+    fn constants(&self, walk: &Listing, var: &dyn Fn(&str) -> Option<Vec<String>>) -> Fill {
         let mut c = match collect(&self.object, walk, var) {
-            Err(WalkError::Unsupported { .. }) => return Ok(None),
-            r => r?,
+            Ok(c) => c,
+            Err(e) => return Fill::Original(Some(gap_of(&e))),
         };
         let filters: Vec<(bool, &FileState)> = self.filters.iter().map(|(x, s)| (*x, s)).collect();
-        if filter(&mut c, walk, &filters, var).is_err() || c.flag != Flag::Complete || c.items.is_empty() {
-            return Ok(None);
+        if let Err(e) = filter(&mut c, walk, &filters, var) {
+            return Fill::Original(Some(gap_of(&e)));
+        }
+        if c.flag != Flag::Complete || c.items.is_empty() {
+            return Fill::Original(None);
         }
         let mut out = HashMap::new();
         for (id, field) in &self.constants {
             let mut values = String::new();
-            for v in c.items.iter().filter_map(|i| field.of(i)) {
-                let Some(v) = carried(&v) else { return Ok(None) };
+            for v in c.items.iter().filter_map(|i| field.of(&c.names(walk, i))) {
+                let Some(v) = carried(&v) else { return Fill::Original(None) };
                 values.push_str(&format!("<value>{}</value>", crate::oval::doc::escape(v)));
             }
             if values.is_empty() {
-                return Ok(None);
+                return Fill::Original(None);
             }
             let text = format!(
                 r#"<constant_variable xmlns="{DEF}" id="{id}" version="1" datatype="string" comment="the items of {}, from the walk">{values}</constant_variable>"#,
@@ -179,7 +186,7 @@ impl Feed {
             );
             out.insert(id.clone(), text);
         }
-        Ok(Some(out))
+        Fill::Walked(out)
     }
 }
 
@@ -191,19 +198,39 @@ fn carried(v: &[u8]) -> Option<&str> {
     (s.chars().all(allowed) && s.trim() == s && !s.is_empty()).then_some(s)
 }
 
+/// A document filled from the walk ([`WalkPart::fill`]).
+#[derive(Debug, Clone, Default)]
+pub struct Filled {
+    pub document: Vec<u8>,
+    /// How many feeds were filled from the walk.
+    pub walked: usize,
+    /// The feeds' objects the walk could not complete: oscap walks for them.
+    pub fallen: Vec<Fallback>,
+}
+
 impl WalkPart {
     /// The document `doc` with each feed's markers filled: with the walk's values, where they
     /// stand for oscap's, or with the original elements. `vars` gives the values of the feeds'
-    /// own variables (from [`WalkPart::pre`]'s run). Returns the document and how many feeds
-    /// were filled from the walk.
-    pub fn fill(&self, doc: &[u8], vars: &HashMap<String, Vec<String>>, walk: &Listing) -> Result<(Vec<u8>, usize), WalkError> {
+    /// own variables (from [`WalkPart::pre`]'s run); `walk` is the walk, or why there is none
+    /// (then every feed's object falls to oscap).
+    pub fn fill(&self, doc: &[u8], vars: &HashMap<String, Vec<String>>, walk: Result<&Listing, &GapAt>) -> Result<Filled, WalkError> {
         let mut text = String::from_utf8(doc.to_vec())
             .map_err(|_| WalkError::Unsupported { object: "the document".into(), why: "bytes that are not UTF-8".into() })?;
         let var = |id: &str| vars.get(id).cloned();
-        let mut walked = 0;
+        let mut filled = Filled::default();
         for feed in &self.feeds {
-            let constants = feed.constants(walk, &var)?;
-            walked += usize::from(constants.is_some());
+            let fill = match walk {
+                Ok(listing) => feed.constants(listing, &var),
+                Err(at) => Fill::Original(Some(at.clone())),
+            };
+            let constants = match fill {
+                Fill::Walked(c) => Some(c),
+                Fill::Original(gap) => {
+                    filled.fallen.extend(gap.map(|at| Fallback::new(&feed.object.id, &at)));
+                    None
+                }
+            };
+            filled.walked += usize::from(constants.is_some());
             for s in &feed.swaps {
                 let with = match &constants {
                     Some(c) => c.get(&s.walked).unwrap_or(&s.walked),
@@ -212,7 +239,8 @@ impl WalkPart {
                 text = text.replacen(&s.marker, with, 1);
             }
         }
-        Ok((text.into_bytes(), walked))
+        filled.document = text.into_bytes();
+        Ok(filled)
     }
 }
 
@@ -288,7 +316,7 @@ mod tests {
             .spawn()
             .unwrap();
         child.stdin.take().unwrap().write_all(super::super::COLLECT.as_bytes()).unwrap();
-        Listing::parse(&child.wait_with_output().unwrap().stdout).unwrap()
+        Listing::parse(child.wait_with_output().unwrap().stdout).unwrap()
     }
 
     #[test]
@@ -309,8 +337,8 @@ mod tests {
             let (feed, _) = plan(0, &o, WalkObject::read(text.as_bytes()).unwrap(), Vec::new(), &[&v]).unwrap();
             let doc: String = feed.swaps.iter().map(|s| s.marker.clone()).collect();
             let part = WalkPart { feeds: vec![feed], ..WalkPart::default() };
-            let (doc, fed) = part.fill(doc.as_bytes(), &HashMap::new(), &listing(t.path())).unwrap();
-            (String::from_utf8(doc).unwrap(), fed)
+            let filled = part.fill(doc.as_bytes(), &HashMap::new(), Ok(&listing(t.path()))).unwrap();
+            (String::from_utf8(filled.document).unwrap(), filled.walked)
         };
         let (doc, fed) = fill("^[ab]");
         assert_eq!(fed, 1);

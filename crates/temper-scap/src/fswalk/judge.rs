@@ -1,15 +1,19 @@
 //! After oscap has run a document cut for the walk: the variables' values from the probes, each
 //! walked test judged on the host, and every definition that names one of them judged again.
-use std::collections::HashMap;
+//! A test whose object the walk cannot complete at run time ([`super::gap`]) is not judged: the
+//! object is named in [`Judged::fallen`], and the rules whose definitions name its tests go to
+//! oscap ([`Judged::rules_to_oscap`]).
+use std::collections::{BTreeSet, HashMap};
 
 use quick_xml::events::Event;
 
 use super::WalkError;
-use super::collect::{Flag, Item, collect};
+use super::collect::{Flag, Names, collect};
+use super::gap::{Fallback, Gap, GapAt};
 use super::listing::{Entry, Listing};
-use super::plan::WalkPart;
+use super::plan::{WalkPart, WalkedTest};
 use super::state::filter;
-use crate::oval::{CollectedItem, Criterion, DefinitionResult, Evidence, OvalReport, OvalResults};
+use crate::oval::{CollectedItem, Criterion, DefinitionResult, Evidence, OvalReport, OvalResults, Plan};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
 
@@ -34,9 +38,27 @@ pub struct JudgedTest {
 pub struct Judged {
     pub results: OvalResults,
     pub tests: HashMap<String, JudgedTest>,
+    /// The objects the walk could not complete, each once, with why: oscap walks for them.
+    pub fallen: Vec<Fallback>,
+    /// The tests on those objects.
+    fallen_tests: BTreeSet<String>,
 }
 
 impl Judged {
+    /// The rules of `plan` whose definitions (through the extended ones) name a test whose
+    /// object fell to oscap: their results in `report` come from the stand-in, which did not
+    /// walk, so they are scanned again with oscap walking.
+    pub fn rules_to_oscap(&self, plan: &Plan, report: &OvalReport) -> Vec<String> {
+        if self.fallen_tests.is_empty() {
+            return Vec::new();
+        }
+        plan.rules
+            .iter()
+            .filter(|r| r.document_id.as_ref().and_then(|d| report.criteria(d)).is_some_and(|c| names_any(&c, &self.fallen_tests)))
+            .map(|r| r.id.clone())
+            .collect()
+    }
+
     /// `evidence` (what the plan finds in oscap's report) with the walked tests' results,
     /// flags and items from the walk, and their criteria judged again.
     pub fn patch(&self, evidence: &mut [Evidence]) {
@@ -61,13 +83,31 @@ impl Judged {
 impl WalkPart {
     /// The document's definition results with the walked tests judged on `walk`. `xml` is the
     /// results document `report` was read from.
-    pub fn results(&self, xml: &[u8], report: &OvalReport, walk: &Listing) -> Result<OvalResults, WalkError> {
-        Ok(self.judge(xml, report, walk)?.results)
+    pub fn results(&self, xml: &[u8], report: &OvalReport, walk: &Listing) -> OvalResults {
+        self.judge(xml, report, walk).results
     }
 
-    /// As [`WalkPart::results`], with each walked test's judgement, for the evidence.
-    pub fn judge(&self, xml: &[u8], report: &OvalReport, walk: &Listing) -> Result<Judged, WalkError> {
-        let values = variable_values(xml)?;
+    /// No walk to judge over (it failed, `at` says how): every walked test's object falls to
+    /// oscap.
+    pub fn unwalked(&self, report: &OvalReport, at: &GapAt) -> Judged {
+        let mut j = Judged { results: report.results(), ..Judged::default() };
+        for t in &self.tests {
+            j.fall(t, at);
+        }
+        j
+    }
+
+    /// As [`WalkPart::results`], with each walked test's judgement, for the evidence, and the
+    /// objects the walk could not complete.
+    pub fn judge(&self, xml: &[u8], report: &OvalReport, walk: &Listing) -> Judged {
+        let mut judged = Judged::default();
+        let values = match variable_values(xml) {
+            Ok(v) => v,
+            Err(e) => {
+                let at = GapAt::new(Gap::Unsupported, format!("the variables' values: {e}"));
+                return self.unwalked(report, &at);
+            }
+        };
         let by_probe: HashMap<&str, &str> = self.probes.iter().map(|(var, obj)| (obj.as_str(), var.as_str())).collect();
         let mut vars: HashMap<&str, Vec<String>> = HashMap::new();
         for (obj, vals) in &values {
@@ -76,40 +116,68 @@ impl WalkPart {
             }
         }
         let var = |id: &str| vars.get(id).cloned();
-        let mut tests: HashMap<String, JudgedTest> = HashMap::new();
         for t in &self.tests {
-            let mut c = collect(&t.object, walk, &var)?;
-            let filters: Vec<(bool, &super::FileState)> = t.filters.iter().map(|(x, s)| (*x, s)).collect();
-            filter(&mut c, walk, &filters, &var)?;
-            let result = DefinitionResult::from(t.test.judge(&c, walk, &t.states, &var)?);
-            // As oscap: an item is compared with the states only when there are some and the
-            // items met the test's check_existence; otherwise it is `not evaluated`.
-            let compares = !t.states.is_empty() && c.flag != Flag::Error && t.test.exists(&c);
-            let mut items = Vec::new();
-            for i in c.items.iter().take(MAX_ITEMS) {
-                let e = walk.entry(i.entry);
-                let compared = match compares {
-                    true => DefinitionResult::from(t.test.item(i, e, &t.states, &var)?),
-                    false => DefinitionResult::NotEvaluated,
-                };
-                items.push(CollectedItem {
-                    id: String::new(),
-                    kind: "file_item".into(),
-                    status: "exists".into(),
-                    result: Some(compared),
-                    fields: fields(i, e),
-                });
+            match judge_test(t, walk, &var) {
+                Ok(j) => {
+                    judged.tests.insert(t.test.id.clone(), j);
+                }
+                Err(e) => judged.fall(t, &gap_of(&e)),
             }
-            tests.insert(t.test.id.clone(), JudgedTest { result, flag: c.flag, items, total: c.items.len() });
         }
         let mut results = report.results();
         for (id, r) in results.definitions.iter_mut() {
-            if let Some(c) = report.criteria(id).filter(|c| names_any(c, &tests)) {
-                *r = c.recompute(&|t| tests.get(t).map(|j| j.result));
+            if let Some(c) = report.criteria(id).filter(|c| names_any(c, &judged.tests)) {
+                *r = c.recompute(&|t| judged.tests.get(t).map(|j| j.result));
             }
         }
-        Ok(Judged { results, tests })
+        judged.results = results;
+        judged
     }
+}
+
+impl Judged {
+    /// Test `t`'s object falls to oscap, `at` says why (named once per object).
+    fn fall(&mut self, t: &WalkedTest, at: &GapAt) {
+        self.fallen_tests.insert(t.test.id.clone());
+        if !self.fallen.iter().any(|f| f.object == t.object.id) {
+            self.fallen.push(Fallback::new(&t.object.id, at));
+        }
+    }
+}
+
+/// Why a walk error leaves an object to oscap.
+pub(super) fn gap_of(e: &WalkError) -> GapAt {
+    match e {
+        WalkError::Incomplete { at, .. } => at.clone(),
+        other => GapAt::new(Gap::Unsupported, other.to_string()),
+    }
+}
+
+/// One walked test judged over the walk: its result, flag and first items.
+fn judge_test(t: &WalkedTest, walk: &Listing, var: &dyn Fn(&str) -> Option<Vec<String>>) -> Result<JudgedTest, WalkError> {
+    let mut c = collect(&t.object, walk, var)?;
+    let filters: Vec<(bool, &super::FileState)> = t.filters.iter().map(|(x, s)| (*x, s)).collect();
+    filter(&mut c, walk, &filters, var)?;
+    let result = DefinitionResult::from(t.test.judge(&c, walk, &t.states, var)?);
+    // As oscap: an item is compared with the states only when there are some and the items met
+    // the test's check_existence; otherwise it is `not evaluated`.
+    let compares = !t.states.is_empty() && c.flag != Flag::Error && t.test.exists(&c);
+    let mut items = Vec::new();
+    for i in c.items.iter().take(MAX_ITEMS) {
+        let (names, e) = (c.names(walk, i), walk.entry(i.entry));
+        let compared = match compares {
+            true => DefinitionResult::from(t.test.item(&names, e, &t.states, var)?),
+            false => DefinitionResult::NotEvaluated,
+        };
+        items.push(CollectedItem {
+            id: String::new(),
+            kind: "file_item".into(),
+            status: "exists".into(),
+            result: Some(compared),
+            fields: fields(&names, e),
+        });
+    }
+    Ok(JudgedTest { result, flag: c.flag, items, total: c.items.len() })
 }
 
 /// A name as oscap's results give it: UTF-8 as it is, and a byte that is not UTF-8 as the
@@ -125,23 +193,18 @@ pub fn name_text(name: &[u8]) -> String {
 }
 
 /// An item's fields, named and ordered as oscap's `file_item`s (times and size are not walked).
-fn fields(i: &Item, e: &Entry) -> Vec<(String, String)> {
+fn fields(i: &Names<'_>, e: &Entry) -> Vec<(String, String)> {
     let mut f = Vec::with_capacity(17);
-    if let Some(name) = &i.filename {
-        let mut p = i.path.clone();
-        if p.last() != Some(&b'/') {
-            p.push(b'/');
-        }
-        p.extend_from_slice(name);
+    if let Some(p) = i.filepath() {
         f.push(("filepath".to_string(), name_text(&p)));
     }
     f.push(("path".into(), name_text(&i.path)));
-    f.push(("filename".into(), i.filename.as_deref().map(name_text).unwrap_or_default()));
+    f.push(("filename".into(), i.filename.map(name_text).unwrap_or_default()));
     f.push(("type".into(), e.kind.oval().into()));
     f.push(("group_id".into(), e.gid.to_string()));
     f.push(("user_id".into(), e.uid.to_string()));
     for (name, bit) in BITS {
-        f.push((name.to_string(), (e.mode & bit != 0).to_string()));
+        f.push((name.to_string(), (u32::from(e.mode) & bit != 0).to_string()));
     }
     f
 }
@@ -161,10 +224,33 @@ const BITS: [(&str, u32); 12] = [
     ("oexec", 0o1),
 ];
 
-fn names_any<V>(c: &Criterion, tests: &HashMap<String, V>) -> bool {
-    match c {
-        Criterion::Test { test, .. } => tests.contains_key(test),
-        Criterion::Criteria { children, .. } => children.iter().any(|c| names_any(c, tests)),
+/// Whether criteria `c` name any of `tests`; a stack of its own, no recursion.
+fn names_any(c: &Criterion, tests: &impl Named) -> bool {
+    let mut todo = vec![c];
+    while let Some(c) = todo.pop() {
+        match c {
+            Criterion::Test { test, .. } if tests.has(test) => return true,
+            Criterion::Test { .. } => {}
+            Criterion::Criteria { children, .. } => todo.extend(children),
+        }
+    }
+    false
+}
+
+/// A set of test ids.
+trait Named {
+    fn has(&self, test: &str) -> bool;
+}
+
+impl<V> Named for HashMap<String, V> {
+    fn has(&self, test: &str) -> bool {
+        self.contains_key(test)
+    }
+}
+
+impl Named for BTreeSet<String> {
+    fn has(&self, test: &str) -> bool {
+        self.contains(test)
     }
 }
 

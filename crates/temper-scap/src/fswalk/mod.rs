@@ -1,14 +1,17 @@
-//! One walk of the file system per scan: the entries under every root the scan's walking
-//! objects need, collected in the guest by one `find` ([`listing::COLLECT`], sent as data), and
-//! those objects' items collected from it on the host ([`collect::collect`]) as oscap's file
-//! probe collects them. What the walk does not implement is a [`WalkError::Unsupported`]
-//! naming the construct, and that rule stays with oscap.
+//! One walk of the file system per scan: the entries under the roots the scan's walking objects
+//! need, collected in the guest by one `find` ([`listing::COLLECT`], sent as data), and those
+//! objects' items collected from it on the host ([`collect::collect`]) as oscap's file probe
+//! collects them. What the walk does not implement is a [`WalkError::Unsupported`] naming the
+//! construct, and that rule stays with oscap. What it cannot complete at run time (a gap in the
+//! walk, a file system it leaves out, a path past PATH_MAX) is a [`WalkError::Incomplete`], and
+//! the object goes to oscap then ([`gap`]).
 //!
 //! Agreement with oscap is tested item for item against the host's oscap
-//! (`tests/fswalk.rs`, `tests/fswalk_ssg.rs`). The scanner uses it with `scan_walk` on
-//! (docs/scan-engines.md, "One walk").
+//! (`tests/fswalk.rs`, with the hostile trees, and `tests/fswalk_ssg.rs`). The scanner uses it
+//! with `scan_walk` on (docs/scan-engines.md, "One walk").
 pub mod collect;
 pub mod feed;
+pub mod gap;
 pub mod judge;
 pub mod listing;
 pub mod object;
@@ -16,10 +19,11 @@ pub mod pattern;
 pub mod plan;
 pub mod state;
 
-pub use collect::{Collected, Flag, Item, collect};
-pub use feed::{Feed, ItemField};
+pub use collect::{Collected, Flag, Item, Names, PATH_MAX, collect};
+pub use feed::{Feed, Filled, ItemField};
+pub use gap::{Fallback, Gap, GapAt};
 pub use judge::{Judged, JudgedTest, name_text};
-pub use listing::{COLLECT, Entry, Kind, Listing};
+pub use listing::{COLLECT, Entry, Kind, Listing, Located, MAX_ENTRIES};
 pub use object::{Behaviors, Entity, FsScope, Op, StateFilter, Target, Value, WalkObject};
 pub use plan::{PrePass, WalkPart, WalkedTest};
 pub use state::{Existence, FileState, FileTest, Truth, filter};
@@ -29,8 +33,14 @@ pub use state::{Existence, FileState, FileTest, Truth, filter};
 pub enum WalkError {
     #[error("the walk's record {n} does not parse: {why}")]
     Record { n: usize, why: String },
+    #[error("the walk is over its bounds: {0}")]
+    TooLarge(String),
+    #[error("find's errors do not read: {0}")]
+    Errors(String),
     #[error("object {object}: the walk does not implement {why}")]
     Unsupported { object: String, why: String },
+    #[error("object {object}: the walk cannot complete it ({} at {})", at.gap, at.path)]
+    Incomplete { object: String, at: GapAt },
     #[error(transparent)]
     Xml(#[from] crate::ScapError),
 }

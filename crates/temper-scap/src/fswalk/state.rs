@@ -9,7 +9,7 @@ use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
 
 use super::WalkError;
-use super::collect::{Collected, Flag, Item};
+use super::collect::{Collected, Flag, Names};
 use super::listing::{Entry, Listing};
 use super::pattern::Pattern;
 
@@ -157,8 +157,8 @@ impl FileState {
         Ok(Self { id, or, checks })
     }
 
-    /// This state against one item.
-    pub fn judge(&self, item: &Item, e: &Entry, vars: Vars<'_>) -> Result<Truth, WalkError> {
+    /// This state against one item (its names and its entry).
+    pub fn judge(&self, item: &Names<'_>, e: &Entry, vars: Vars<'_>) -> Result<Truth, WalkError> {
         let mut out = Vec::with_capacity(self.checks.len());
         for c in &self.checks {
             out.push(self.entity(c, item, e, vars)?);
@@ -166,7 +166,7 @@ impl FileState {
         Ok(Truth::join(self.or, &out))
     }
 
-    fn entity(&self, c: &Check, item: &Item, e: &Entry, vars: Vars<'_>) -> Result<Truth, WalkError> {
+    fn entity(&self, c: &Check, item: &Names<'_>, e: &Entry, vars: Vars<'_>) -> Result<Truth, WalkError> {
         let values = if c.var {
             vars(&c.value)
                 .ok_or_else(|| WalkError::Unsupported { object: self.id.clone(), why: format!("variable {} has no value here", c.value) })?
@@ -190,7 +190,7 @@ impl FileState {
     }
 }
 
-fn compare(c: &Check, v: &str, item: &Item, e: &Entry) -> Result<Truth, String> {
+fn compare(c: &Check, v: &str, item: &Names<'_>, e: &Entry) -> Result<Truth, String> {
     let int = |have: u32| -> Result<Truth, String> {
         let want: i64 = v.trim().parse().map_err(|_| format!("an int {v:?}"))?;
         let have = i64::from(have);
@@ -219,8 +219,8 @@ fn compare(c: &Check, v: &str, item: &Item, e: &Entry) -> Result<Truth, String> 
         Field::UserId => int(e.uid),
         Field::GroupId => int(e.gid),
         Field::Type => text(e.kind.oval().as_bytes()),
-        Field::Filepath => match &item.filename {
-            Some(_) => text(&e.path_as_item(item)),
+        Field::Filepath => match item.filepath() {
+            Some(p) => text(&p),
             None => Ok(Truth::Error), // a directory item has no filepath
         },
         Field::Bit(mask) => {
@@ -229,26 +229,13 @@ fn compare(c: &Check, v: &str, item: &Item, e: &Entry) -> Result<Truth, String> 
                 "false" | "0" => false,
                 _ => return Err(format!("a boolean {v:?}")),
             };
+            let set = u32::from(e.mode) & mask != 0;
             match c.cmp {
-                Cmp::Equals => Ok(Truth::of((e.mode & mask != 0) == want)),
-                Cmp::NotEqual => Ok(Truth::of((e.mode & mask != 0) != want)),
+                Cmp::Equals => Ok(Truth::of(set == want)),
+                Cmp::NotEqual => Ok(Truth::of(set != want)),
                 _ => Err(format!("{:?} on a boolean", c.cmp)),
             }
         }
-    }
-}
-
-impl Entry {
-    /// The item's file path as oscap writes it: its directory as shown, and its name.
-    fn path_as_item(&self, item: &Item) -> Vec<u8> {
-        let mut p = item.path.clone();
-        if let Some(n) = &item.filename {
-            if p.last() != Some(&b'/') {
-                p.push(b'/');
-            }
-            p.extend_from_slice(n);
-        }
-        p
     }
 }
 
@@ -401,7 +388,7 @@ impl FileTest {
         }
         let mut each = Vec::with_capacity(n);
         for item in &c.items {
-            each.push(self.item(item, walk.entry(item.entry), states, vars)?);
+            each.push(self.item(&c.names(walk, item), walk.entry(item.entry), states, vars)?);
         }
         let t = each.iter().filter(|&&t| t == Truth::True).count();
         let f = each.iter().filter(|&&t| t == Truth::False).count();
@@ -421,7 +408,7 @@ impl FileTest {
 
 impl FileTest {
     /// One item against the test's states, joined by its `state_operator`.
-    pub fn item(&self, item: &Item, e: &Entry, states: &[FileState], vars: Vars<'_>) -> Result<Truth, WalkError> {
+    pub fn item(&self, item: &Names<'_>, e: &Entry, states: &[FileState], vars: Vars<'_>) -> Result<Truth, WalkError> {
         let mut per = Vec::with_capacity(states.len());
         for s in states {
             per.push(s.judge(item, e, vars)?);
@@ -434,14 +421,18 @@ impl FileTest {
 /// an `exclude` drops them.
 pub fn filter(c: &mut Collected, walk: &Listing, filters: &[(bool, &FileState)], vars: Vars<'_>) -> Result<(), WalkError> {
     for (exclude, s) in filters {
-        let mut keep = Vec::with_capacity(c.items.len());
-        for item in c.items.drain(..) {
-            let hit = s.judge(&item, walk.entry(item.entry), vars)? == Truth::True;
-            if hit != *exclude {
-                keep.push(item);
+        // Kept in place: no second set of items.
+        let mut items = std::mem::take(&mut c.items);
+        let mut kept = 0;
+        for r in 0..items.len() {
+            let item = items[r];
+            if (s.judge(&c.names(walk, &item), walk.entry(item.entry), vars)? == Truth::True) != *exclude {
+                items[kept] = item;
+                kept += 1;
             }
         }
-        c.items = keep;
+        items.truncate(kept);
+        c.items = items;
     }
     Ok(())
 }

@@ -62,6 +62,15 @@ pub async fn run(config: &Config, cmd: ScanCmd) -> anyhow::Result<u8> {
                     w.fed,
                     if left.is_empty() { String::new() } else { format!("; left to oscap: {}", left.join(", ")) }
                 );
+                if !w.fell_back.is_empty() {
+                    let fell: Vec<String> = w.fell_back.iter().map(ToString::to_string).collect();
+                    eprintln!(
+                        "the walk could not complete {} object(s), so oscap walked for them: {}; rescanned so: {}",
+                        fell.len(),
+                        fell.join(", "),
+                        short(&w.to_oscap)
+                    );
+                }
             }
             show(&scan.results, all, json, evidence.then_some(&scan.evidence[..]))?;
         }

@@ -184,6 +184,8 @@ struct State {
     walks_done: Vec<u32>,
     /// Walks finished so far.
     walks_finished: u32,
+    /// What `find` says on stderr in each walk, and its exit status then (none: nothing, 0).
+    walk_errors: Option<Vec<u8>>,
 }
 
 impl State {
@@ -320,6 +322,12 @@ impl SimGuest {
         self.lock().walk_takes = Some(d);
     }
 
+    /// Each walk from now on says `stderr` (`find`'s errors) and exits 1, as `find` does when it
+    /// could not read a directory or a file vanished.
+    pub fn walk_errors(&self, stderr: &[u8]) {
+        self.lock().walk_errors = Some(stderr.to_vec());
+    }
+
     /// The rules each scan named, with the walks finished when it started.
     pub fn scanned_after_walks(&self) -> Vec<(Vec<String>, u32)> {
         let s = self.lock();
@@ -336,8 +344,14 @@ impl SimGuest {
         if let Some(d) = takes {
             tokio::time::sleep(d).await;
         }
-        self.lock().walks_finished += 1;
-        ok(b"d 755 0 0 2049 ext4\0/\0\0", 0)
+        let errors = {
+            let mut s = self.lock();
+            s.walks_finished += 1;
+            s.walk_errors.clone()
+        };
+        let mut out = ok(b"d 755 0 0 2049 ext4\0/\0\0", u32::from(errors.is_some()));
+        out.stderr = errors.unwrap_or_default();
+        out
     }
 
     /// `rule` passes on the machine, and in every snapshot taken so far (a rule the recorded
