@@ -275,7 +275,7 @@ async fn derived_again(name: &str, rules: &[&str]) {
     let plan = temper_report::plan::build(&data, Some(content()), Some("0".repeat(64))).unwrap();
     let step = plan.steps.iter().find(|s| s.rule == full(CRON)).unwrap();
     assert!(step.derived && step.source == FixSource::Plan, "exported again, the step is still derived: {step:?}");
-    assert!(temper_report::plan::readme(&plan).contains("derives each again on its target"));
+    assert!(temper_report::plan::readme(&plan, &temper_core::plan::Terms::default()).contains("derives each again on its target"));
     took(name, t);
 }
 

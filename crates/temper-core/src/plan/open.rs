@@ -51,6 +51,7 @@ mod tests {
             accepted_nonzero_exit: false,
             needs_reboot: false,
             one_way: None,
+            derived: false,
             evidence_before: None,
             evidence_after: None,
         };

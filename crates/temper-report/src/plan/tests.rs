@@ -37,6 +37,7 @@ fn step(n: usize, rule: &str, fix: &str) -> Step {
         accepted_nonzero_exit: false,
         needs_reboot: false,
         one_way: None,
+        derived: false,
         evidence_before: None,
         evidence_after: None,
     }
