@@ -213,7 +213,16 @@ mod tests {
         let host_keys = vec!["ssh-ed25519 AAAAhost".to_string()];
         assert_eq!(
             i,
-            Inspection { user: true, key: true, sudo_rule: true, oscap: false, datastream: true, package_source: true, content_dir: true, host_keys }
+            Inspection {
+                user: true,
+                key: true,
+                sudo_rule: true,
+                oscap: false,
+                datastream: true,
+                package_source: true,
+                content_dir: true,
+                host_keys
+            }
         );
         assert_eq!(i.missing(), ["openscap-scanner (/usr/bin/oscap)"]);
         let other = parse(OUT, "admin", "ssh-ed25519 BBBB");

@@ -220,7 +220,10 @@ async fn export(
     };
     let path = manifest_path(output);
     std::fs::write(&path, serde_json::to_string_pretty(&manifest)? + "\n").with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("temper: wrote {} and beside it the image's CKL, CKLB, OSCAL assessment results, HDF and HTML report, from its disk's verdict", path.display());
+    eprintln!(
+        "temper: wrote {} and beside it the image's CKL, CKLB, OSCAL assessment results, HDF and HTML report, from its disk's verdict",
+        path.display()
+    );
     if !passed {
         eprintln!("temper: the boot proof failed: see `boot_proof` in {}", path.display());
         return Ok(1);
@@ -253,7 +256,8 @@ async fn prove_only(config: &Config, image: &Path, args: ProofArgs) -> anyhow::R
         _ => None,
     };
     let uri = config.base.libvirt_uri.clone();
-    let subject = prove::Subject { image, libvirt_uri: &uri, direct_boot, admin, harness, port: args.proof_port, boot_within: first_boot(config) };
+    let subject =
+        prove::Subject { image, libvirt_uri: &uri, direct_boot, admin, harness, port: args.proof_port, boot_within: first_boot(config) };
     let p = prove::prove(subject).await?;
     println!("{}", serde_json::to_string_pretty(&ProofRecord { passed: p.passed(), proof: p.clone() })?);
     Ok(if p.passed() { 0 } else { 1 })

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::Serialize;
 use temper_core::handover::HeldRule;
-use temper_core::journal::offline::{DiskJudgement, OfflineVerdict};
 use temper_core::journal::ScanResult;
+use temper_core::journal::offline::{DiskJudgement, OfflineVerdict};
 use temper_offline::{DiskSource, Judge};
 use temper_report::RunData;
 use temper_scap::Benchmark;
@@ -66,7 +66,8 @@ pub async fn judge(
 ) -> anyhow::Result<Judged> {
     let oval = temper_scap::oval::OvalContent::read(datastream).with_context(|| format!("indexing {}", datastream.display()))?;
     let judge = Judge { content: &oval, benchmark: content, scratch: image.parent().map(Path::to_path_buf) };
-    let live: HashMap<String, ScanResult> = data.rules.iter().map(|r| (r.rule_id.clone(), r.final_result.unwrap_or(r.initial_result))).collect();
+    let live: HashMap<String, ScanResult> =
+        data.rules.iter().map(|r| (r.rule_id.clone(), r.final_result.unwrap_or(r.initial_result))).collect();
     let mut each = Vec::new();
     for source in [DiskSource::Snapshot { disk, name: snapshot.to_string() }, DiskSource::Image(image.to_path_buf())] {
         let judged = judge.judge(&source).await.with_context(|| format!("judging {source} from outside the guest"))?;
@@ -90,7 +91,11 @@ pub async fn judge(
     let verdicts: HashMap<&str, &OfflineVerdict> = after.verdicts.iter().map(|v| (v.rule.as_str(), &v.verdict)).collect();
     let held = held
         .iter()
-        .map(|h| HeldVerdict { rule_id: h.rule_id.clone(), settle: h.settle.label(), verdict: verdicts.get(h.rule_id.as_str()).map(|v| (*v).clone()) })
+        .map(|h| HeldVerdict {
+            rule_id: h.rule_id.clone(),
+            settle: h.settle.label(),
+            verdict: verdicts.get(h.rule_id.as_str()).map(|v| (*v).clone()),
+        })
         .collect();
     Ok(Judged { record: OfflineRecord { before: before_record, after: after_record, held }, after })
 }

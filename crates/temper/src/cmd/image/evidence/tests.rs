@@ -85,8 +85,15 @@ fn the_images_evidence_is_its_disks_verdict_and_says_how_each_rule_was_judged() 
         ]
     );
     let reason = |i: usize| rules[i].reason.clone().unwrap_or_default();
-    assert!(reason(0).starts_with("held for the harness: its stock fix applied at the handover; its waiver, held for the harness, ended with it"), "{}", reason(0));
-    assert!(reason(0).contains("judged offline from its disk (disk): pass") && reason(0).ends_with("waiver approved by temper maintainers"));
+    assert!(
+        reason(0)
+            .starts_with("held for the harness: its stock fix applied at the handover; its waiver, held for the harness, ended with it"),
+        "{}",
+        reason(0)
+    );
+    assert!(
+        reason(0).contains("judged offline from its disk (disk): pass") && reason(0).ends_with("waiver approved by temper maintainers")
+    );
     assert!(reason(1).contains("the harness's own sudo rule removed") && !reason(1).contains("ended"), "{}", reason(1));
     assert!(reason(2).contains("stays waived"));
     assert!(reason(3).starts_with("judged live only (sysctl): its last live result, before the handover, pass"), "{}", reason(3));
