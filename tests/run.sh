@@ -90,7 +90,7 @@ suite() {
   read -r exe dir < <(awk -F'\t' -v p="$pkg" -v n="$name" -v k="$k" '$1 == p && $2 == n && $5 == k { print $3, $4; exit }' "$bins")
   if [ -z "$exe" ]; then echo "no test binary $pkg/$name in the build" >&2; return 1; fi
   echo "=== suite $pkg/$name"
-  (cd "$dir" && "$exe" "$@" </dev/null) || rc=1 f=" (failed)"
+  (cd "$dir" && "$exe" "$@" </dev/null) || { rc=$?; f=" (failed)"; }
   echo "suite $pkg/$name: $((SECONDS - s))s$f"
   return $rc
 }
@@ -128,8 +128,11 @@ log=$(mktemp)
 pid=$!
 status=0
 crate_tests || failed
-# The ETA against the recorded journals (no VM): exits 1 when a run misses its goal.
-kind=bench suite temper eta || failed
+# The ETA against the recorded journals (no VM). It exits 1 when a run misses its goal: the miss
+# is printed and reported (docs/benchmarks.md), not a failed suite; any other exit fails it.
+eta_rc=0
+kind=bench suite temper eta || eta_rc=$?
+if [ "$eta_rc" = 1 ]; then echo "eta: a goal missed, printed above (a bench's figure, not a test)"; elif [ "$eta_rc" != 0 ]; then failed; fi
 phase temper-tests
 suites temper "${first[@]}" || failed
 phase

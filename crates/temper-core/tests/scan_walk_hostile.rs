@@ -103,7 +103,8 @@ fn item_differences(oscap: &Scan, walk: &Scan, rules: &[String]) -> (usize, Vec<
                     "{rule} {}: oscap {:?} {:?} {}, the walk {:?} {:?} {}",
                     t.id, t.result, t.flag, t.items_total, u.result, u.flag, u.items_total
                 ));
-            } else if t.items_total <= MAX_ITEMS {
+            }
+            if t.items_total <= MAX_ITEMS && u.items_total <= MAX_ITEMS {
                 for i in items(t, u).symmetric_difference(&items(u, u)) {
                     out.push(format!("{rule} {}: on one side only: {i}", t.id));
                 }

@@ -153,11 +153,17 @@ fn old_rows(tables: &[&str]) -> String {
 
 async fn assert_rows_kept(s: &Store, tables: &[&str]) {
     let name = s.backend();
-    // Columns added since (0010/0009: a rule's escalation cause; 0013/0012: its final evidence)
+    // Columns added since (0010/0009: a rule's escalation cause; 0013/0012: its final evidence; and below)
     // are NULL in the kept rows.
     s.raw_rows("ALTER TABLE old_rules ADD COLUMN escalation_cause TEXT").await.unwrap();
     let json = if name == "postgres" { "JSONB" } else { "TEXT" };
     s.raw_rows(&format!("ALTER TABLE old_rules ADD COLUMN final_evidence {json}")).await.unwrap();
+    // 0024/0023: a rule's verdict from outside the guest; 0023/0022: who approved a memory entry.
+    s.raw_rows(&format!("ALTER TABLE old_rules ADD COLUMN offline_verdict {json}")).await.unwrap();
+    for t in ["lessons", "bans", "tips"] {
+        s.raw_rows(&format!("ALTER TABLE old_{t} ADD COLUMN approved_at TEXT")).await.unwrap();
+        s.raw_rows(&format!("ALTER TABLE old_{t} ADD COLUMN approved_by TEXT")).await.unwrap();
+    }
     for t in tables {
         assert_eq!(s.raw_rows(&format!("SELECT * FROM {t}")).await.unwrap(), 1, "{name}: {t}");
         for (a, b) in [("old_", ""), ("", "old_")] {

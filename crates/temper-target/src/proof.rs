@@ -12,7 +12,7 @@ use virt::connect::Connect;
 
 use crate::enroll::{EnrollError, run, tool};
 use crate::image::DirectBoot;
-use crate::{DomainSpec, SshConfig, SshGuest};
+use crate::{DomainSpec, HostKeyCheck, SshConfig, SshGuest, fingerprint, offered_host_key};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProofError {
@@ -167,12 +167,16 @@ async fn boot_and_check(job: &ProofJob, overlay: &Path, key: &Path, secret: &Pat
     let xml = spec.xml();
     let started = Instant::now();
     create(&job.libvirt_uri, xml).await?;
+    // The overlay makes its host keys at this first boot: the key it offers at the first
+    // contact with the domain just made, on loopback, is pinned for the proof's connections.
+    let pinned = first_contact(job, started).await.map_err(|e| no_login(job, console, e))?;
     let admin = SshGuest::new(SshConfig {
         host: "127.0.0.1".into(),
         port: job.ssh_port,
         user: job.admin.clone(),
         key_path: key.to_path_buf(),
         sync_clock: false,
+        host_key: pinned.clone(),
         ..SshConfig::default()
     })
     .map_err(|e| no_login(job, console, e))?;
@@ -207,6 +211,7 @@ async fn boot_and_check(job: &ProofJob, overlay: &Path, key: &Path, secret: &Pat
                 key_path: harness_key.clone(),
                 sync_clock: false,
                 connect_timeout: Duration::from_secs(30),
+                host_key: pinned.clone(),
                 ..SshConfig::default()
             };
             match SshGuest::connect(cfg).await {
@@ -232,6 +237,19 @@ async fn boot_and_check(job: &ProofJob, overlay: &Path, key: &Path, secret: &Pat
         machine_id,
         harness_user_gone,
     })
+}
+
+/// The host key the domain just made offers at its first contact, once its sshd answers within
+/// `job.boot_within` of `started`: pinned by fingerprint.
+async fn first_contact(job: &ProofJob, started: Instant) -> Result<HostKeyCheck, PortError> {
+    let look = SshConfig { host: "127.0.0.1".into(), port: job.ssh_port, connect_timeout: Duration::from_secs(10), ..SshConfig::default() };
+    loop {
+        match offered_host_key(&look).await {
+            Ok(key) => return Ok(HostKeyCheck::Fingerprint(fingerprint(&key))),
+            Err(e) if started.elapsed() >= job.boot_within => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_secs(2)).await,
+        }
+    }
 }
 
 fn no_login(job: &ProofJob, console: &Path, e: PortError) -> ProofError {

@@ -65,6 +65,19 @@ fn entity(object: &Spec, f: &Field, variables: &[(String, String)], item: &Colle
                 return Err(format!("its text {text:?} does not match its object's pattern"));
             }
         }
+        // APT's `name:arch` names the package `name` of that architecture; an `all` package
+        // answers to any architecture's.
+        "name" if object.kind.starts_with("dpkginfo") => {
+            if let Some(v) = got("name") {
+                let arch = got("arch");
+                let qualified = arch.is_some_and(|a| entity_holds(f, variables, &format!("{v}:{a}")).is_ok());
+                let any_arch = arch == Some("all")
+                    && values(f, variables).is_ok_and(|w| w.iter().any(|w| w.split_once(':').is_some_and(|(n, _)| n == v)));
+                if !qualified && !any_arch {
+                    entity_holds(f, variables, v).map_err(|why| format!("its name {v:?} {why}"))?;
+                }
+            }
+        }
         name => {
             if let Some(v) = got(name) {
                 entity_holds(f, variables, v).map_err(|why| format!("its {name} {v:?} {why}"))?;
@@ -337,6 +350,12 @@ mod tests {
         assert!(check(&unit, &[], &it("ssh.service")).unwrap_err().contains("unit \"ssh.service\""));
         let pkg = object("dpkginfo_object", vec![field("name", None, "telnet")]);
         assert!(check(&pkg, &[], &item("dpkginfo_item", &[("name", "openssh-server")])).is_err());
+        let qualified = object("dpkginfo_object", vec![field("name", None, "bash:amd64")]);
+        assert_eq!(check(&qualified, &[], &item("dpkginfo_item", &[("name", "bash"), ("arch", "amd64")])), Ok(()));
+        assert!(check(&qualified, &[], &item("dpkginfo_item", &[("name", "bash"), ("arch", "i386")])).is_err());
+        let all = object("dpkginfo_object", vec![field("name", None, "tzdata:amd64")]);
+        assert_eq!(check(&all, &[], &item("dpkginfo_item", &[("name", "tzdata"), ("arch", "all")])), Ok(()));
+        assert!(check(&all, &[], &item("dpkginfo_item", &[("name", "bash"), ("arch", "all")])).is_err());
         let mut set = object("textfilecontent54_object", vec![field("set", None, "UNION of a, b")]);
         set.members = vec![
             object("textfilecontent54_object", vec![field("filepath", None, "/etc/a")]),
