@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the host needs: libvirt, qemu (TCG), mmdebstrap, the libvirt headers for the `virt` crate,
 # oscap with autotailor (tailoring tests), systemd-analyze (the schedule's unit checks), and
-# libguestfs (`temper target enroll`) with a kernel for its appliance (this host may boot none).
+# libguestfs (`temper target enroll`) with a kernel for its appliance (this host may boot none), and
+# bindfs (tests/walk/hostile.sh's FUSE mount).
 # Idempotent: skips when everything is already there.
 source "$(dirname "$0")/lib.sh"
 need=(libvirtd virsh qemu-system-x86_64 qemu-img qemu-io mmdebstrap pkg-config mkfs.ext4 oscap autotailor systemd-analyze
-  guestfish virt-customize)
+  guestfish virt-customize bindfs)
 missing=0; for b in "${need[@]}"; do command -v "$b" >/dev/null || missing=1; done
 pkg-config --exists libvirt 2>/dev/null || missing=1
 compgen -G '/boot/vmlinuz-*' >/dev/null || missing=1
@@ -18,5 +19,5 @@ apt-get update -q
 apt-get install -y -q --no-install-recommends --allow-downgrades \
   libvirt-daemon-system libvirt-clients libvirt-dev qemu-system-x86 qemu-utils/bookworm mmdebstrap pkg-config \
   e2fsprogs openscap-scanner openscap-utils systemd openssh-client ca-certificates \
-  libguestfs-tools linux-image-amd64
+  libguestfs-tools linux-image-amd64 bindfs
 log "host deps installed"

@@ -191,7 +191,9 @@ impl Scanner {
             fell_back.extend(judged.iter().flat_map(|j| j.fallen.iter().cloned()));
             let results = judged.as_ref().map_or_else(|| report.results(), |j| j.results.clone());
             let outcomes = plan.outcomes(&results);
-            let mut found_evidence = plan.evidence(&report, &outcomes);
+            // The decisive tests picked by the walk's results, not the stand-ins'.
+            let over = judged.as_ref().map(|j| j.test_results());
+            let mut found_evidence = plan.evidence_judged(&report, &outcomes, over.as_ref());
             if let Some(j) = &judged {
                 j.patch(&mut found_evidence);
                 // A walked test's items are the walk's, collected on the host by its own object:

@@ -13,6 +13,7 @@ use super::gap::{Fallback, Gap, GapAt};
 use super::listing::{Entry, Listing};
 use super::plan::{WalkPart, WalkedTest};
 use super::state::filter;
+use crate::oval::shown;
 use crate::oval::{CollectedItem, Criterion, DefinitionResult, Evidence, OvalReport, OvalResults, Plan};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
@@ -57,6 +58,11 @@ impl Judged {
             .filter(|r| r.document_id.as_ref().and_then(|d| report.criteria(d)).is_some_and(|c| names_any(&c, &self.fallen_tests)))
             .map(|r| r.id.clone())
             .collect()
+    }
+
+    /// Each walked test's result as the host judged it, for [`Plan::evidence_judged`].
+    pub fn test_results(&self) -> crate::oval::TestResults {
+        self.tests.iter().map(|(id, j)| (id.clone(), j.result)).collect()
     }
 
     /// `evidence` (what the plan finds in oscap's report) with the walked tests' results,
@@ -192,14 +198,15 @@ pub fn name_text(name: &[u8]) -> String {
     out
 }
 
-/// An item's fields, named and ordered as oscap's `file_item`s (times and size are not walked).
+/// An item's fields, named and ordered as oscap's `file_item`s (times and size are not walked),
+/// each cut as oscap's are for the evidence ([`shown`]).
 fn fields(i: &Names<'_>, e: &Entry) -> Vec<(String, String)> {
     let mut f = Vec::with_capacity(17);
     if let Some(p) = i.filepath() {
-        f.push(("filepath".to_string(), name_text(&p)));
+        f.push(("filepath".to_string(), shown(name_text(&p))));
     }
-    f.push(("path".into(), name_text(&i.path)));
-    f.push(("filename".into(), i.filename.map(name_text).unwrap_or_default()));
+    f.push(("path".into(), shown(name_text(&i.path))));
+    f.push(("filename".into(), i.filename.map(name_text).map(shown).unwrap_or_default()));
     f.push(("type".into(), e.kind.oval().into()));
     f.push(("group_id".into(), e.gid.to_string()));
     f.push(("user_id".into(), e.uid.to_string()));

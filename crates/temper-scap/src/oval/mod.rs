@@ -33,9 +33,10 @@ mod xccdf;
 pub use cache::{OvalEngine, PlanKey};
 pub use content::OvalContent;
 pub use error::OvalError;
+pub(crate) use evidence::shown;
 pub use evidence::{
     CollectedItem, Criterion, Definitions, Evidence, Field, Filter, FilterAction, Finding, MAX_ITEMS, NamedReport, Operator, OvalReport,
-    Reading, RefusedItem, Spec, TestEvidence,
+    Reading, RefusedItem, Spec, TestEvidence, TestResults,
 };
 pub use graph::{DocElement, PathEntity, document_elements};
 pub use index::{DefClass, Section};

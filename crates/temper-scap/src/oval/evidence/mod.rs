@@ -27,8 +27,9 @@ use super::route::Route;
 pub use host::Definitions;
 pub(crate) use host::Source;
 use parse::Parsed;
+pub(crate) use parts::shown;
 pub use profile::NamedReport;
-pub use read::Reading;
+pub use read::{Reading, TestResults};
 pub use tree::{Criterion, Filter, FilterAction, Operator};
 
 /// Caps: a value's length, tests per rule, items per test.
@@ -164,7 +165,13 @@ impl OvalReport {
 
     /// The document read against `definitions`.
     pub fn against<'a>(&'a self, definitions: &'a Definitions) -> Reading<'a> {
-        Reading { guest: &self.parsed, defs: definitions }
+        Reading { guest: &self.parsed, defs: definitions, judged: None }
+    }
+
+    /// The document read against `definitions`, with the results of the tests the host judged
+    /// (`judged`) in place of the guest's: the decisive tests are picked by them.
+    pub fn against_judged<'a>(&'a self, definitions: &'a Definitions, judged: &'a TestResults) -> Reading<'a> {
+        Reading { guest: &self.parsed, defs: definitions, judged: Some(judged) }
     }
 
     /// Read against its own definitions (none for a guest's document).
@@ -197,6 +204,18 @@ impl Plan {
     /// Evidence for each OVAL-path rule whose outcome is fail or error: `report`'s results and
     /// items read against the rule's check as the host's datastream defines it.
     pub fn evidence(&self, report: &OvalReport, outcomes: &[super::results::RuleOutcome]) -> Vec<Evidence> {
+        self.evidence_judged(report, outcomes, None)
+    }
+
+    /// [`Plan::evidence`], with the results of the tests the host judged (the one walk's) in
+    /// place of the guest's stand-ins, so that a walked test that decides its rule is in the
+    /// rule's evidence.
+    pub fn evidence_judged(
+        &self,
+        report: &OvalReport,
+        outcomes: &[super::results::RuleOutcome],
+        judged: Option<&TestResults>,
+    ) -> Vec<Evidence> {
         let Some(source) = &self.source else { return Vec::new() };
         let mut out = Vec::new();
         for o in outcomes.iter().filter(|o| matches!(o.outcome, Outcome::Fail | Outcome::Error)) {
@@ -206,7 +225,11 @@ impl Plan {
             // The plan was cut from these very definitions, so they read: none is a bug, and the
             // rule goes without evidence rather than with the guest's.
             let Ok(defs) = Definitions::of_check(source, ci, &c.definition, &c.exports) else { continue };
-            out.extend(report.against(&defs).evidence(&r.id, o.outcome, &c.definition, doc_id));
+            let reading = match judged {
+                Some(j) => report.against_judged(&defs, j),
+                None => report.against(&defs),
+            };
+            out.extend(reading.evidence(&r.id, o.outcome, &c.definition, doc_id));
         }
         out
     }

@@ -10,7 +10,7 @@ use crate::xml::{Xml, local};
 
 use super::super::error::{OvalError, Result};
 use super::super::results::DefinitionResult;
-use super::parts::{Node, TestResult, children, criteria, result_of, test_result, text};
+use super::parts::{MAX_RAW, Node, TestResult, children, criteria, result_of, shown, test_result, text_to};
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Item {
@@ -93,7 +93,7 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
                     children(&mut x, |x, c, c_empty| match (local(c), c_empty) {
                         ("variable_value", false) => {
                             let var = x.attr(c, "variable_id")?.unwrap_or_default();
-                            variables.push((var, text(x)?));
+                            variables.push((var, text_to(x, MAX_RAW)?));
                             Ok(true)
                         }
                         _ => {
@@ -113,9 +113,10 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
                 if !empty {
                     children(&mut x, |x, c, c_empty| {
                         let n = x.attr(c, "name")?.filter(|_| local(c) == "field").unwrap_or_else(|| local(c).to_string());
-                        let v = if c_empty { String::new() } else { text(x)? };
-                        item.raw.push((n.clone(), v.clone()));
-                        item.fields.push((n.clone(), withhold(&n, v)));
+                        // Whole for the check against its object; cut for what is shown.
+                        let v = if c_empty { String::new() } else { text_to(x, MAX_RAW)? };
+                        item.fields.push((n.clone(), shown(withhold(&n, v.clone()))));
+                        item.raw.push((n.clone(), v));
                         Ok(!c_empty)
                     })?;
                 }

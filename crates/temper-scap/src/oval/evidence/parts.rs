@@ -33,7 +33,30 @@ pub(crate) fn result_of(x: &Xml<'_>, e: &BytesStart<'_>) -> Result<Option<Defini
 
 /// Text of the element just opened, exactly as written, cut at [`MAX_VALUE`].
 pub(crate) fn text(x: &mut Xml<'_>) -> Result<String> {
-    let mut b = TextBuilder::raw(MAX_VALUE);
+    text_to(x, MAX_VALUE)
+}
+
+/// `v` cut at [`MAX_VALUE`] bytes, on a character's boundary, marked `…` as [`text`] marks it.
+pub(crate) fn shown(mut v: String) -> String {
+    if v.len() > MAX_VALUE {
+        let mut at = MAX_VALUE;
+        while !v.is_char_boundary(at) {
+            at -= 1;
+        }
+        v.truncate(at);
+        v.push('…');
+    }
+    v
+}
+
+/// Largest value read whole for the host's checks (an item's path against its object's, a
+/// variable's value): a path is at most 4,096 bytes; beyond this the value is cut, marked `…`,
+/// and no longer matches what it is checked against.
+pub(crate) const MAX_RAW: usize = 64 * 1024;
+
+/// Text of the element just opened, cut at `max` bytes (marked `…`).
+pub(crate) fn text_to(x: &mut Xml<'_>, max: usize) -> Result<String> {
+    let mut b = TextBuilder::raw(max);
     x.content("value", &mut b)?;
     let cut = b.truncated();
     let mut s = b.finish().plain();
@@ -91,7 +114,7 @@ pub(crate) fn test_result(x: &mut Xml<'_>, t: &mut TestResult) -> Result<()> {
         }
         "tested_variable" if !empty => {
             let id = x.attr(c, "variable_id")?.unwrap_or_default();
-            t.variables.push((id, text(x)?));
+            t.variables.push((id, text_to(x, MAX_RAW)?));
             Ok(true)
         }
         _ => Ok(false),

@@ -23,7 +23,12 @@ const MAX_NODES: usize = 1024;
 pub struct Reading<'a> {
     pub(super) guest: &'a Parsed,
     pub(super) defs: &'a Definitions,
+    /// Tests judged on the host (the one walk's), whose results replace the guest's.
+    pub(super) judged: Option<&'a TestResults>,
 }
+
+/// Tests' results by test id.
+pub type TestResults = std::collections::HashMap<String, DefinitionResult>;
 
 impl Definitions {
     /// An object or state, with its set members `depth` levels down.
@@ -75,8 +80,12 @@ impl Reading<'_> {
         })
     }
 
-    /// A test's result as the guest gives it; `unknown` when it gives none.
+    /// A test's result as the host judged it, else as the guest gives it; `unknown` when it
+    /// gives none.
     fn test_result(&self, id: &str) -> DefinitionResult {
+        if let Some(r) = self.judged.and_then(|j| j.get(id)) {
+            return *r;
+        }
         self.guest.tests.get(id).and_then(|t| t.result).unwrap_or(DefinitionResult::Unknown)
     }
 
