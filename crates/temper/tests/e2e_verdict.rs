@@ -19,13 +19,14 @@ const RULES: [&str; 3] =
 /// alice's home holds a file owned by a stranger's uid, a world-writable one, and a two-letter
 /// dotfile owned by a system uid (the dotfile fix's glob, `.[^.]?*`, never matches it); bob's
 /// home does not exist, so a `find` over every home exits 1.
+/// Their uids (2001, 2002) are clear of the image's own users (admin 1000, temper 1001).
 const BREAK: &str = "set -e
-useradd -m -u 1001 -s /bin/bash alice
+useradd -m -u 2001 -s /bin/bash alice
 mkdir -p /home/alice/docs
 echo notes > /home/alice/docs/notes && chown 1234:1234 /home/alice/docs/notes
 echo open > /home/alice/docs/open && chmod 0777 /home/alice/docs/open
 echo x > /home/alice/.a && chown 2:2 /home/alice/.a
-useradd -M -u 1002 -d /home/bob-gone -s /bin/bash bob
+useradd -M -u 2002 -d /home/bob-gone -s /bin/bash bob
 ";
 
 async fn broken_snapshot(name: &str) {

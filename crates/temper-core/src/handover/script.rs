@@ -116,6 +116,20 @@ pub fn render(h: &Handover) -> Result<String, ScriptError> {
     Ok(s)
 }
 
+/// The script for an export that keeps the harness (`--keep-harness`): nothing applied or
+/// removed, only the admins said and the clean power-off, so that the copied disk is one a
+/// shut-down machine leaves (a live snapshot's ext4 still needs its journal replayed).
+pub fn render_kept(admin_group: &str) -> Result<String, ScriptError> {
+    if !account_name(admin_group) {
+        return Err(ScriptError::Name(admin_group.into()));
+    }
+    let mut s = String::from(HEAD);
+    let _ = writeln!(s, "admin_group={}\nuid=", q(admin_group));
+    s += "say \"admins $(getent group \"$admin_group\" | cut -d: -f4)\"\n";
+    s += TAIL;
+    Ok(s)
+}
+
 /// A here-document delimiter that is no line of `text`.
 fn delimiter(text: &str) -> String {
     (0..).map(|n| format!("TEMPER_HELD_FIX_{n}")).find(|d| !text.lines().any(|l| l.trim() == d)).expect("some number is free")

@@ -71,3 +71,16 @@ fn what_cannot_be_passed_on_as_data_is_refused() {
     let h = Handover { user: "temper", public_key: None, footprint: &bad, admin_group: "sudo", steps: &[] };
     assert!(matches!(render(&h), Err(ScriptError::Footprint(_))));
 }
+
+#[test]
+fn an_export_that_keeps_the_harness_removes_nothing_and_powers_off_clean() {
+    let s = render_kept("sudo").unwrap();
+    parses(&s);
+    // The removals' calls, each at a line's start (HEAD only defines them).
+    for call in ["drop_user", "drop_key ", "gone ", "packages ", "held ", "for p in "] {
+        assert!(!s.lines().any(|l| l.starts_with(call) && !l.contains("() {")), "keeps everything: {call:?} in\n{s}");
+    }
+    let (admins, end) = (s.find("say \"admins").unwrap(), s.find("systemctl poweroff").unwrap());
+    assert!(admins < end && s.trim_end().ends_with("handover </dev/null"), "{s}");
+    assert_eq!(render_kept("su do; reboot"), Err(ScriptError::Name("su do; reboot".into())));
+}

@@ -46,22 +46,27 @@ pub async fn hand_over(ask: &Ask<'_>) -> anyhow::Result<HandedOver> {
     let admin_group = ask.skill.manifest.admin_group.clone();
     let mut secs = BTreeMap::new();
     let checkpoint = data.run.checkpoint.clone();
-    let (report, source_disk, direct_boot) = if ask.keep_harness {
-        let exported = hv.export_snapshot(&checkpoint, ask.work).await?;
-        (handover::GuestReport::default(), exported.source_disk, exported.direct_boot)
-    } else {
-        let script = handover::render(&Handover {
-            user: &target.ssh_user,
-            public_key: public_key.as_deref(),
-            footprint,
-            admin_group: &admin_group,
-            steps: &steps,
-        })?;
-        eprintln!(
-            "temper: the handover, from snapshot {checkpoint} of {}: {} held fix(es), then the harness removes itself",
-            target.domain,
-            steps.len()
-        );
+    // Kept or not, the disk is copied from a clean power-off: a live snapshot's ext4 still needs
+    // its journal replayed, and an image should leave as a shut-down machine does.
+    let (report, source_disk, direct_boot) = {
+        let script = match ask.keep_harness {
+            true => handover::render_kept(&admin_group)?,
+            false => handover::render(&Handover {
+                user: &target.ssh_user,
+                public_key: public_key.as_deref(),
+                footprint,
+                admin_group: &admin_group,
+                steps: &steps,
+            })?,
+        };
+        match ask.keep_harness {
+            true => eprintln!("temper: from snapshot {checkpoint} of {}: the harness kept, a clean power-off", target.domain),
+            false => eprintln!(
+                "temper: the handover, from snapshot {checkpoint} of {}: {} held fix(es), then the harness removes itself",
+                target.domain,
+                steps.len()
+            ),
+        }
         let job = HandoverJob {
             checkpoint: &checkpoint,
             script: &script,
