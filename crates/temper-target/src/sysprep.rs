@@ -73,7 +73,7 @@ pub const SSH_DROP_IN: (&str, &str) = (
 
 /// Runs virt-sysprep's [`APPLIED`] operations on `image`; with `ssh_unit`, the drop-in too
 /// (Debian's ssh.service; RHEL's sshd makes its keys itself). `scratch` holds the drop-in's file.
-pub async fn sysprep(image: &Path, ssh_unit: bool, scratch: &Path) -> Result<(), EnrollError> {
+pub async fn sysprep(image: &Path, ssh_unit: bool, logs: &[KeptLog], scratch: &Path) -> Result<(), EnrollError> {
     let ops: Vec<&str> = APPLIED.iter().map(|(op, _)| *op).collect();
     let mut cmd = tool("virt-sysprep");
     cmd.args(["--format", "qcow2"]).arg("-a").arg(image).args(["--operations", &ops.join(",")]);
@@ -87,7 +87,73 @@ pub async fn sysprep(image: &Path, ssh_unit: bool, scratch: &Path) -> Result<(),
     cmd.args(NO_MACHINE_ID);
     let result = run("virt-sysprep", cmd, image, "").await;
     let _ = std::fs::remove_file(&file);
-    result.map(|_| ())
+    result?;
+    if logs.is_empty() {
+        return Ok(());
+    }
+    // `logfiles` removed them: each put back empty as it was, by libguestfs' own calls (no
+    // program of the guest's runs).
+    let mut cmd = tool("guestfish");
+    cmd.args(["--format=qcow2", "-a"]).arg(image).arg("-i");
+    run("guestfish", cmd, image, &put_back(logs)).await.map(|_| ())
+}
+
+/// guestfish's script that makes each of `logs` an empty file with its owner, group and mode.
+fn put_back(logs: &[KeptLog]) -> String {
+    logs.iter().map(|l| format!("touch {p}\nchown {} {} {p}\nchmod 0{:o} {p}\n", l.uid, l.gid, l.mode & 0o7777, p = l.path)).collect()
+}
+
+/// A file rsyslog writes, as the disk had it before `logfiles` removed it: put back empty with
+/// its owner, group and mode after virt-sysprep, so that the image reads as the run proved it
+/// (the rsyslog files rules) and rsyslog appends to it at first boot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptLog {
+    pub path: String,
+    pub uid: u32,
+    pub gid: u32,
+    pub mode: u32,
+}
+
+/// The files under `/var/log` that rsyslog's configuration (`/etc/rsyslog.conf`,
+/// `/etc/rsyslog.d/*.conf`) writes to and `disk` holds as regular files.
+pub fn rsyslog_logs(disk: &crate::DiskFiles) -> Vec<KeptLog> {
+    use temper_core::handover::ImageView;
+    let mut confs = vec!["/etc/rsyslog.conf".to_string()];
+    confs.extend(
+        disk.list("/etc/rsyslog.d").unwrap_or_default().into_iter().filter(|n| n.ends_with(".conf")).map(|n| format!("/etc/rsyslog.d/{n}")),
+    );
+    let mut out: Vec<KeptLog> = Vec::new();
+    for conf in confs {
+        let text = disk.read(&conf).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+        for path in log_paths(&text) {
+            let Some((dir, name)) = path.rsplit_once('/') else { continue };
+            let Some(e) = disk.entries(dir).and_then(|es| es.into_iter().find(|e| e.name == name)) else { continue };
+            if e.mode & 0o170000 == 0o100000 && !out.iter().any(|k| k.path == path) {
+                out.push(KeptLog { path, uid: e.uid, gid: e.gid, mode: e.mode });
+            }
+        }
+    }
+    out
+}
+
+/// The files an rsyslog configuration writes to under `/var/log`: a selector line's action
+/// (`auth.* /var/log/auth.log`, `-/var/log/syslog`) or an `omfile` action's `file="…"`.
+fn log_paths(conf: &str) -> Vec<String> {
+    let ok =
+        |p: &str| p.starts_with("/var/log/") && !p.contains("..") && p.chars().all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c));
+    let mut out = Vec::new();
+    for line in conf.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('$')) {
+        if let Some(at) = line.find("file=\"") {
+            let rest = &line[at + 6..];
+            out.extend(rest.split('"').next().filter(|p| ok(p)).map(str::to_string));
+        } else if let Some(last) = line.split_whitespace().last() {
+            let p = last.trim_start_matches('-');
+            if line.split_whitespace().count() >= 2 && ok(p) {
+                out.push(p.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// libguestfs' customize step writes a machine id into an empty `/etc/machine-id` (after the
@@ -109,6 +175,15 @@ mod tests {
         }
         assert!(APPLIED.iter().chain(LEFT_OUT).all(|(_, why)| why.len() > 15));
         assert!(SSH_DROP_IN.1.contains("ExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\nExecStartPre=/usr/sbin/sshd -t\n"));
+    }
+
+    #[test]
+    fn rsyslogs_files_are_its_file_actions_under_var_log() {
+        let conf = "# x\n$FileGroup adm\nauth,authpriv.*\t\t\t/var/log/auth.log\n*.*;auth,authpriv.none\t\t-/var/log/syslog\n\
+                    action(type=\"omfile\" file=\"/var/log/cron.log\")\n*.emerg :omusrmsg:*\nmail.* /etc/passwd\nx.* /var/log/../shadow\n";
+        assert_eq!(log_paths(conf), ["/var/log/auth.log", "/var/log/syslog", "/var/log/cron.log"]);
+        let kept = KeptLog { path: "/var/log/auth.log".into(), uid: 0, gid: 4, mode: 0o100640 };
+        assert_eq!(put_back(&[kept]), "touch /var/log/auth.log\nchown 0 4 /var/log/auth.log\nchmod 0640 /var/log/auth.log\n");
     }
 
     /// virt-sysprep knows every operation named here (its own list, on this host).

@@ -84,12 +84,13 @@ pub async fn hand_over(ask: &Ask<'_>) -> anyhow::Result<HandedOver> {
 
     let scratch = ask.work.with_extension("raw");
     let started = Instant::now();
-    let ssh_unit = {
+    let (ssh_unit, logs) = {
         let files = DiskFiles::open(ask.work, &scratch).await?;
-        ["/usr/lib/systemd/system/ssh.service", "/lib/systemd/system/ssh.service"].iter().any(|u| files.exists(u))
+        let unit = ["/usr/lib/systemd/system/ssh.service", "/lib/systemd/system/ssh.service"].iter().any(|u| files.exists(u));
+        (unit, temper_target::rsyslog_logs(&files))
     };
     let scratch_dir = ask.work.parent().unwrap_or(Path::new("."));
-    temper_target::sysprep(ask.work, ssh_unit, scratch_dir).await.context("virt-sysprep on the handed-over copy")?;
+    temper_target::sysprep(ask.work, ssh_unit, &logs, scratch_dir).await.context("virt-sysprep on the handed-over copy")?;
     secs.insert("sysprep", started.elapsed().as_secs_f64());
 
     let started = Instant::now();
