@@ -1,13 +1,9 @@
-//! A snapshot's disk as a standalone image: `qemu-img convert` of the domain's internal snapshot
-//! into a new, compressed qcow2 with no snapshots and no backing file. The domain is paused while
-//! qemu-img reads its file, so its qcow2 metadata holds still.
+//! An image's files: the handed-over disk as a new, compressed qcow2 (`compress`), the errors of
+//! reading a domain's disk, and what a domain's XML says of its disk and its kernel.
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use quick_xml::events::Event;
-use temper_core::ports::PortError;
-
-use crate::LibvirtHypervisor;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
@@ -17,25 +13,10 @@ pub enum ImageError {
     Remote { uri: String },
     #[error("domain `{0}` has no file-backed disk to export")]
     NoDisk(String),
-    #[error("snapshot `{0}` does not exist")]
-    NoSnapshot(String),
-    #[error("snapshot name `{0}` cannot be passed to qemu-img (a comma)")]
-    BadName(String),
     #[error("qemu-img convert failed: {0}")]
     QemuImg(String),
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
-}
-
-/// What was written.
-#[derive(Debug, Clone)]
-pub struct Exported {
-    pub path: PathBuf,
-    pub bytes: u64,
-    /// The domain's disk file the snapshot lives in.
-    pub source_disk: PathBuf,
-    /// The domain boots a kernel from the host, not from its disk: the image needs these too.
-    pub direct_boot: Option<DirectBoot>,
 }
 
 /// A domain's `<os>` kernel, initrd and command line (direct kernel boot).
@@ -44,74 +25,6 @@ pub struct DirectBoot {
     pub kernel: String,
     pub initrd: Option<String>,
     pub cmdline: Option<String>,
-}
-
-impl LibvirtHypervisor {
-    /// Writes the disk of internal snapshot `snapshot` to `out` (replaced only once complete).
-    pub async fn export_snapshot(&self, snapshot: &str, out: &Path) -> Result<Exported, ImageError> {
-        let cfg = self.config().clone();
-        if !is_local(&cfg.uri) {
-            return Err(ImageError::Remote { uri: cfg.uri });
-        }
-        if snapshot.contains(',') {
-            return Err(ImageError::BadName(snapshot.into()));
-        }
-        let name = snapshot.to_string();
-        let found = self
-            .with_domain("export", move |dom| {
-                let lv = |e: virt::error::Error| PortError::Hypervisor(e.message().to_string());
-                virt::domain::Domain::lookup_snapshot_by_name(dom, &name, 0).map_err(|_| PortError::NoSnapshot(name.clone()))?;
-                let xml = dom.xml_desc(0).map_err(lv)?;
-                let disk = disk_source(&xml);
-                // Paused only when there is a disk to read.
-                let paused = disk.is_some() && dom.is_active().map_err(lv)?;
-                if paused {
-                    dom.suspend().map_err(lv)?;
-                }
-                Ok((disk, direct_boot(&xml), paused))
-            })
-            .await;
-        let (disk, direct_boot, was_running) = match found {
-            Ok(f) => f,
-            Err(PortError::NoSnapshot(n)) => return Err(ImageError::NoSnapshot(n)),
-            Err(e) => return Err(ImageError::Libvirt(e.to_string())),
-        };
-        let converted = match &disk {
-            Some(d) => convert_snapshot(Path::new(d), snapshot, out).await,
-            None => Err(ImageError::NoDisk(cfg.domain.clone())),
-        };
-        if was_running {
-            let resumed =
-                self.with_domain("resume", |dom| dom.resume().map(|_| ()).map_err(|e| PortError::Hypervisor(e.message().to_string())));
-            resumed.await.map_err(|e| ImageError::Libvirt(e.to_string()))?;
-        }
-        let bytes = converted?;
-        Ok(Exported { path: out.to_path_buf(), bytes, source_disk: PathBuf::from(disk.unwrap_or_default()), direct_boot })
-    }
-}
-
-/// `qemu-img convert` of internal snapshot `snapshot` of `disk` into a compressed qcow2 at `out`,
-/// through a temporary file beside it. Returns its size.
-pub async fn convert_snapshot(disk: &Path, snapshot: &str, out: &Path) -> Result<u64, ImageError> {
-    fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ImageError + '_ {
-        move |source| ImageError::Io { path: path.to_path_buf(), source }
-    }
-    let tmp = out.with_extension("part");
-    let result = tokio::process::Command::new("qemu-img")
-        .args(["convert", "-U", "-q", "-c", "-O", "qcow2", "-l"])
-        .arg(format!("snapshot.name={snapshot}"))
-        .arg(disk)
-        .arg(&tmp)
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .map_err(io(Path::new("qemu-img")))?;
-    if !result.status.success() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(ImageError::QemuImg(String::from_utf8_lossy(&result.stderr).trim().to_string()));
-    }
-    std::fs::rename(&tmp, out).map_err(io(out))?;
-    Ok(std::fs::metadata(out).map_err(io(out))?.len())
 }
 
 /// `input` (any qcow2) as a compressed qcow2 at `out`, through a temporary file beside it.

@@ -22,7 +22,7 @@ pub use disk::{DiskError, DiskFiles, Entry};
 pub use domain::DomainSpec;
 pub use enroll::{EnrollError, Harness, Inspection, inspect, prepare};
 pub use handover::{HandedOver, HandoverError, HandoverJob};
-pub use image::{DirectBoot, Exported, ImageError, compress, convert_snapshot};
+pub use image::{DirectBoot, ImageError, compress};
 pub use known_hosts::{DEFAULT_KNOWN_HOSTS, HostKeyError, KnownHosts, fingerprint, host_pattern, parse_key};
 pub use libvirt::{LibvirtConfig, LibvirtHypervisor};
 pub use offline::DiskJudge;

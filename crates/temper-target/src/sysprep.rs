@@ -122,15 +122,23 @@ pub fn rsyslog_logs(disk: &crate::DiskFiles) -> Vec<KeptLog> {
     confs.extend(
         disk.list("/etc/rsyslog.d").unwrap_or_default().into_iter().filter(|n| n.ends_with(".conf")).map(|n| format!("/etc/rsyslog.d/{n}")),
     );
-    let mut out: Vec<KeptLog> = Vec::new();
+    let mut paths: Vec<String> = Vec::new();
     for conf in confs {
         let text = disk.read(&conf).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
-        for path in log_paths(&text) {
-            let Some((dir, name)) = path.rsplit_once('/') else { continue };
-            let Some(e) = disk.entries(dir).and_then(|es| es.into_iter().find(|e| e.name == name)) else { continue };
-            if e.mode & 0o170000 == 0o100000 && !out.iter().any(|k| k.path == path) {
-                out.push(KeptLog { path, uid: e.uid, gid: e.gid, mode: e.mode });
+        for p in log_paths(&text) {
+            if !paths.contains(&p) {
+                paths.push(p);
             }
+        }
+    }
+    // Each folder listed once (one debugfs run each).
+    let mut folders: std::collections::HashMap<String, Vec<crate::Entry>> = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for path in paths {
+        let Some((dir, name)) = path.rsplit_once('/') else { continue };
+        let entries = folders.entry(dir.to_string()).or_insert_with(|| disk.entries(dir).unwrap_or_default());
+        if let Some(e) = entries.iter().find(|e| e.name == name && e.mode & 0o170000 == 0o100000) {
+            out.push(KeptLog { uid: e.uid, gid: e.gid, mode: e.mode, path });
         }
     }
     out

@@ -13,8 +13,7 @@ use super::gap::{Fallback, Gap, GapAt};
 use super::listing::{Entry, Listing};
 use super::plan::{WalkPart, WalkedTest};
 use super::state::filter;
-use crate::oval::shown;
-use crate::oval::{CollectedItem, Criterion, DefinitionResult, Evidence, OvalReport, OvalResults, Plan};
+use crate::oval::{CollectedItem, Criterion, DefinitionResult, Evidence, OvalReport, OvalResults, Plan, shown};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
 

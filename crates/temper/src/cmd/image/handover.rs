@@ -49,24 +49,20 @@ pub async fn hand_over(ask: &Ask<'_>) -> anyhow::Result<HandedOver> {
     // Kept or not, the disk is copied from a clean power-off: a live snapshot's ext4 still needs
     // its journal replayed, and an image should leave as a shut-down machine does.
     let (report, source_disk, direct_boot) = {
-        let script = match ask.keep_harness {
-            true => handover::render_kept(&admin_group)?,
-            false => handover::render(&Handover {
-                user: &target.ssh_user,
-                public_key: public_key.as_deref(),
-                footprint,
-                admin_group: &admin_group,
-                steps: &steps,
-            })?,
-        };
-        match ask.keep_harness {
-            true => eprintln!("temper: from snapshot {checkpoint} of {}: the harness kept, a clean power-off", target.domain),
-            false => eprintln!(
-                "temper: the handover, from snapshot {checkpoint} of {}: {} held fix(es), then the harness removes itself",
-                target.domain,
-                steps.len()
+        let (script, what) = match ask.keep_harness {
+            true => (handover::render_kept(&admin_group)?, "the harness kept, a clean power-off".to_string()),
+            false => (
+                handover::render(&Handover {
+                    user: &target.ssh_user,
+                    public_key: public_key.as_deref(),
+                    footprint,
+                    admin_group: &admin_group,
+                    steps: &steps,
+                })?,
+                format!("the handover: {} held fix(es), then the harness removes itself", steps.len()),
             ),
-        }
+        };
+        eprintln!("temper: from snapshot {checkpoint} of {}: {what}", target.domain);
         let job = HandoverJob {
             checkpoint: &checkpoint,
             script: &script,
