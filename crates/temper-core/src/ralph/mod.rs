@@ -1,66 +1,67 @@
 //! The Ralph loop: one run, as a plain sequence of steps over the port traits. `Ralph` keeps the
-//! loop's order, the ports and the run's journal; each step is a type of its own, made for one
-//! call, with a small surface:
+//! loop's order and nothing else. What the steps share is four rooms below them:
+//! - `books/`: the run's record (journal, events, phase, LLM turns, memory, the rest's time);
+//! - `machine/`: the guest, its hypervisor and scanner, the guard, scripts, snapshots;
+//! - `offer/`: the rules the harness offers now, and the proven plan's due steps;
+//! - `ledger.rs`: a rule's moves (passes, applies, unstable); `state/`: what the loop carries.
 //!
-//! 1. `Preflight` (`preflight.rs`): restore the checkpoint (rebuilt when it is gone: `lost.rs`),
-//!    check access and health, scan the profile;
-//! 2. `Picker` (`pick.rs`): the Architect picks one failing rule the harness offers;
-//! 3. `Attempter` (`attempt.rs`): the Worker's single `apply_fix`, checked against the deny-list;
-//! 4. evaluated: rescan, health, lockout guard, regression set;
-//! 5. kept (checkpoint) or reverted (script, verified, else snapshot): `keep.rs`, `revert.rs`;
-//!    every snapshot taken, restored or dropped: `snapshots.rs`;
-//!    on a large profile kept fixes wait in a batch for one regression rescan: `Check`
-//!    (`regress.rs`); a proven plan's steps are applied and checked in batches: `Batch`
-//!    (`plan_batch.rs`), through the `Attempter`'s surface;
-//! 6. `Reflection` (`reflect.rs`, `escalate.rs`): reflect on failure, escalate on budget, plateau
-//!    or the Architect's word; then finish: the reboot proof (`Proof`, `boot/`), a final scan,
-//!    the summary and the exit code.
-mod ahead;
-mod applicable;
+//! Each step has a folder, with its type, its `new` and its methods together; it holds only the
+//! rooms and knobs it uses, taken from the run's `Crew` when it is made, and nothing reaches its
+//! fields from outside:
+//! 1. `preflight/`: restore the checkpoint (rebuilt when it is gone: `lost.rs`), check access and
+//!    health, scan the profile;
+//! 2. `pick/`: the Architect picks one failing rule the harness offers (or the harness picks a
+//!    replay, a plan step, a remembered fix, a second pass);
+//! 3. `attempt/`: the Worker's single `apply_fix`, checked against the deny-list, run, evaluated
+//!    (rescan, health, lockout guard), then kept (checkpoint) or reverted (script, verified, else
+//!    snapshot);
+//! 4. `check/`: on a large profile kept fixes wait in a batch for one regression check, bisected
+//!    when it finds one; `batch/`: a proven plan's steps applied and checked in batches;
+//! 5. `reflect/`, `escalate/`: the lesson of a failure; escalation on budget, plateau or the
+//!    Architect's word;
+//! 6. `proof/`: the reboot proof; `finish/`: the final scan, the guest cross-examined, the summary
+//!    and the exit code.
 mod attempt;
-mod boot;
-mod cross;
+mod batch;
+mod books;
+mod check;
+mod crew;
 mod escalate;
-mod evidence;
 mod finish;
-mod keep;
-mod lost;
+mod ledger;
+mod machine;
+mod offer;
 mod pick;
-mod plan_batch;
-mod planned;
 mod preflight;
+mod proof;
 mod reflect;
-mod regress;
-mod rescan;
-mod reuse;
-mod revert;
-mod second_pass;
+mod replay;
 mod settings;
-mod snapshots;
-mod spent;
 mod state;
-mod status;
-mod steps;
 mod trial;
 
-use pick::Next;
-use std::time::Instant;
-use steps::{Attempter, Batch, Check, Picker, Preflight};
+use attempt::Attempter;
+use batch::PlanBatch;
+use check::RegressionCheck;
+use crew::Crew;
+use finish::Finisher;
+use pick::{Next, Picker};
+use preflight::Preflight;
 
-use temper_scap::Benchmark;
-
-pub use crate::journal::Phase;
-pub use ahead::Ahead;
-pub use boot::RebootProof;
+pub use crate::journal::{Booted, Phase};
+pub use books::{Observer, Quiet, Status};
+pub use finish::{EXIT_DONE, EXIT_GUEST_DISAGREES, EXIT_REMAINING};
 pub use preflight::checkpoint_prefix;
+pub use proof::RebootProof;
 pub use settings::Settings;
-pub use status::{Observer, Quiet, Status};
+pub use state::{Ahead, Kept, RunState};
 
 use crate::agent::{Architect, Reflector, Worker};
-use crate::journal::{EventData, Journal, JournalError, Lease, Recall, RunId, RunJournal, RunSummary};
+use crate::journal::{Journal, JournalError, Lease, RunId, RunSummary};
 use crate::ports::{Guest, Hypervisor, OfflineJudge, PortError};
 use crate::scan::{ScanError, Scanner};
 use crate::skill::Skill;
+use temper_scap::Benchmark;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoopError {
@@ -90,6 +91,7 @@ pub enum LoopError {
 pub type LoopResult<T> = Result<T, LoopError>;
 
 /// The agents for the three roles.
+#[derive(Clone, Copy)]
 pub struct Agents<'a> {
     pub architect: &'a dyn Architect,
     pub worker: &'a dyn Worker,
@@ -114,100 +116,46 @@ pub struct Parts<'a> {
     pub offline: Option<&'a dyn OfflineJudge>,
 }
 
-/// One run's loop: its parts, and the lease under which this process drives it. The time spent in
-/// the guest and hypervisor is summed on the lease's clock: wrap the ports in
+/// One run's loop: the crew its steps are made from, under the lease this process holds. The
+/// time spent in the guest and hypervisor is summed on the lease's clock: wrap the ports in
 /// [`crate::ports::Timed`] over it.
 pub struct Ralph<'a> {
-    /// The journal of the run this loop drives (the lease's run).
-    journal: RunJournal<'a>,
-    hv: &'a dyn Hypervisor,
-    guest: &'a dyn Guest,
-    agents: Agents<'a>,
-    skill: &'a Skill,
-    content: &'a Benchmark,
-    scanner: Scanner,
-    settings: Settings,
-    observer: &'a dyn Observer,
-    offline: Option<&'a dyn OfflineJudge>,
-    started: Instant,
-    /// Its loss stops the loop; it carries the earlier segments' times.
-    lease: &'a Lease,
-    /// What `phase` keeps for the ETA (`status.rs`).
-    eta_books: status::EtaBooks,
-    /// What the rest of the run's time went to since the last `spent` event (`spent.rs`).
-    spent: spent::Spent,
-    /// The run's target (its label, as the run row keeps it): the memory that holds on it.
-    target: std::sync::OnceLock<String>,
+    crew: Crew<'a>,
 }
 
 impl<'a> Ralph<'a> {
     /// The loop for the run `lease` holds: the one constructor, for the CLI and the tests alike.
     pub fn new(parts: Parts<'a>, lease: &'a Lease) -> Self {
-        let Parts { store, hv, guest, agents, skill, content, scanner, settings, observer, offline } = parts;
-        let (journal, started) = (RunJournal::new(store, lease.run), Instant::now());
-        // The guest writes the results: a rule id the content lacks is dropped at the scanner.
-        let scanner = scanner.with_known_rules(content.selected_rules.iter().map(|r| r.id.clone()));
-        Self {
-            journal,
-            hv,
-            guest,
-            agents,
-            skill,
-            content,
-            scanner,
-            settings,
-            observer,
-            offline,
-            started,
-            lease,
-            eta_books: Default::default(),
-            spent: Default::default(),
-            target: std::sync::OnceLock::new(),
-        }
-    }
-}
-
-impl Ralph<'_> {
-    /// The memory this run shares: its skill's, made by a run on its target or approved for the
-    /// skill by a person (before the run's row is read: the approved alone).
-    fn recall(&self) -> Recall<'_> {
-        Recall::skill(self.skill.name()).on(self.target.get().map_or("", String::as_str))
-    }
-
-    /// Appends an event to the run's journal, after the notes the scanner made since the last
-    /// (`walk_fallback`: objects the walk left to oscap).
-    async fn note(&self, rule: Option<&str>, data: EventData) -> LoopResult<()> {
-        for n in self.scanner.take_notes() {
-            self.journal.event(None, &n).await?;
-        }
-        Ok(self.journal.event(rule, &data).await?)
+        Self { crew: Crew::new(parts, lease) }
     }
 
     /// Runs the run (a new one, or one being resumed) to its end.
-    #[tracing::instrument(name = "run", skip_all, fields(run = %self.journal.id()))]
+    #[tracing::instrument(name = "run", skip_all, fields(run = %self.crew.books.id()))]
     pub async fn run(&self) -> LoopResult<RunSummary> {
-        let _ = self.target.set(self.journal.row().await?.target);
-        let mut state = Preflight::new(self).run().await?;
+        let c = &self.crew;
+        c.books.load_target().await?;
+        let (check, batch, attempter, finisher) = (RegressionCheck::new(c), PlanBatch::new(c), Attempter::new(c), Finisher::new(c));
+        let mut state = Preflight::new(c).run().await?;
         let last = loop {
             if state.batch_due() {
-                Check::new(self, &mut state).run().await?;
+                check.run(&mut state).await?;
             }
-            if Batch::new(self).run(&mut state).await? {
+            if batch.run(&mut state).await? {
                 continue;
             }
-            match Picker::new(self, state.worked_mut()).run().await? {
-                Next::Work(pick) => Attempter::new(self).work_on(&mut state, pick).await?,
+            match Picker::new(c).run(&mut state).await? {
+                Next::Work(pick) => attempter.work_on(&mut state, pick).await?,
                 Next::Again => {}
                 // The last batch; a regression reopens rules, so pick again after it.
-                Next::Done if !state.pending().is_empty() => Check::new(self, &mut state).run().await?,
+                Next::Done if !state.pending().is_empty() => check.run(&mut state).await?,
                 Next::Done => {
-                    if let End::Holds(scan) = self.final_scan(&mut state).await? {
+                    if let End::Holds(scan) = finisher.final_scan(&mut state).await? {
                         break scan;
                     }
                 }
             }
         };
-        self.finish(&state, &last).await
+        finisher.finish(&state, &last).await
     }
 }
 
@@ -219,6 +167,3 @@ pub(super) enum End<T = ()> {
     /// A fix was blamed or a rule reopened: the loop goes back to picking.
     Reopened,
 }
-
-pub use crate::journal::Booted;
-pub use state::{Kept, RunState};

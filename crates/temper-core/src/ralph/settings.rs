@@ -20,10 +20,10 @@ pub struct Settings {
     pub fix_watch: crate::script::Watch,
     /// How long to wait for SSH after a revert.
     pub ssh_ready: Duration,
-    /// Fixes per regression check; `None` measures it in preflight (see `regress::batch_size`).
+    /// Fixes per regression check; `None` measures it in preflight (see `check::batch_size`).
     pub regression_every: Option<u32>,
     /// The reboot proof at the end of the run; `None` skips it (the summary then says so).
-    pub reboot: Option<super::boot::RebootProof>,
+    pub reboot: Option<super::proof::RebootProof>,
     /// A proven plan's steps (`temper run --plan`), tried in order before the Architect is asked.
     pub plan: Vec<crate::plan::PlannedFix>,
     /// The plan's cadence (its source run's), taken instead of measuring one when
@@ -52,10 +52,30 @@ impl Default for Settings {
             fix_watch: crate::script::Watch::default(),
             ssh_ready: crate::ports::SSH_READY,
             regression_every: None,
-            reboot: Some(super::boot::RebootProof::default()),
+            reboot: Some(super::proof::RebootProof::default()),
             plan: Vec::new(),
             plan_cadence: None,
             derive: None,
+        }
+    }
+}
+
+/// How long a rule may be worked on, and when the Architect is asked again.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Budget {
+    pub max_attempts: u32,
+    pub rule_budget: Duration,
+    pub reengage_every: u32,
+    pub plateau_window: usize,
+}
+
+impl Budget {
+    pub fn of(s: &Settings) -> Self {
+        Self {
+            max_attempts: s.max_attempts,
+            rule_budget: s.rule_budget,
+            reengage_every: s.reengage_every,
+            plateau_window: s.plateau_window,
         }
     }
 }

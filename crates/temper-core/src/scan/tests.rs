@@ -240,11 +240,16 @@ fn every_thread_parked_is_read_from_the_kernel_s_own_wait_channels() {
     let spawn = |args: &[&str]| Command::new(args[0]).args(&args[1..]).stdout(Stdio::null()).spawn().unwrap();
     let parked = "import threading\nt = threading.Thread(target=threading.Event().wait)\nt.start()\nt.join()";
     let mut kids = [spawn(&["python3", "-c", parked]), spawn(&["sleep", "60"]), spawn(&["sh", "-c", "while :; do :; done"])];
-    std::thread::sleep(Duration::from_millis(800));
     let read = |pid: u32| {
         let out = Command::new("ps").args(["-L", "-o", "stat=,wchan:32=", "-p", &pid.to_string()]).output().unwrap();
         String::from_utf8(out.stdout).unwrap()
     };
+    // On a loaded host python takes a while to start its thread: wait for it (10 s at most).
+    let started = std::time::Instant::now();
+    while read(kids[0].id()).lines().count() < 2 && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     let seen: Vec<String> = kids.iter().map(|k| read(k.id())).collect();
     for k in &mut kids {
         k.kill().unwrap();

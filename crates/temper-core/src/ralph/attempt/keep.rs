@@ -1,0 +1,35 @@
+//! Step 5: keep a fix as a new checkpoint (or, in a batch, a pending snapshot); `revert.rs`
+//! undoes one that failed.
+use super::Attempter;
+use crate::journal::{AttemptId, Evaluation, EventData};
+use crate::ralph::{Kept, LoopResult, RunState};
+
+impl Attempter<'_> {
+    /// Keeps a fix: a snapshot with memory. When the regression set was scanned with the rule it
+    /// is the new checkpoint and the old one is deleted; otherwise it waits for the batch check.
+    #[tracing::instrument(name = "keep", skip_all)]
+    pub(in crate::ralph) async fn keep(&self, state: &mut RunState, id: AttemptId, rule: &str, e: &Evaluation) -> LoopResult<()> {
+        let name = format!("{}a{id}", state.prefix());
+        self.machine.take_snapshot(&name, &format!("{rule} fixed")).await?;
+        // A fix awaiting its reboot joins the regression set once the proof sees its rule pass.
+        if e.verdict == crate::verdict::Verdict::Fixed {
+            self.ledger.now_passes(state, rule);
+        }
+        if state.batched() {
+            self.books.journal().record_pending_fix(id, e, rule, &name).await?;
+            state.keep(Kept { attempt: id, rule: rule.to_string(), snapshot: name.clone() });
+            let batch = EventData::KeptPending { snapshot: name, pending: state.pending().len(), every: state.regression_every() };
+            return self.books.note(Some(rule), batch).await;
+        }
+        self.books.journal().record_fix(id, e, rule, &name).await?;
+        let kept = self.books.journal().rule_attempts(rule).await?.into_iter().filter(|a| a.id == id);
+        self.books.remember(kept).await?;
+        let old = state.set_checkpoint(name.clone());
+        // The checkpoint proven to boot stays: the reboot proof replays fixes onto it.
+        if !state.pinned(&old) {
+            self.machine.drop_snapshot(&old).await?;
+        }
+        self.books.note(Some(rule), EventData::Checkpoint { snapshot: name, replaced: old, fixes: None }).await?;
+        Ok(())
+    }
+}

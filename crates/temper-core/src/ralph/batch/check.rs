@@ -1,0 +1,249 @@
+//! A plan batch's check: its steps applied and judged together, then kept with one snapshot or
+//! bisected over their prefixes.
+use std::time::Instant;
+
+use super::{PlanBatch, Step};
+use crate::journal::{AttemptId, AttemptState, Evaluation, EventData, KeptFix, PlanBatched, PlanBisected, ScanResult};
+use crate::ralph::attempt::{ScriptRun, diagnostics, evaluation};
+use crate::ralph::pick::Pick;
+use crate::ralph::trial::Ended;
+use crate::ralph::{LoopResult, RunState};
+use crate::scan::Scan;
+use crate::verdict::{Checks, Guard, Reboot, Rescan, Verdict};
+
+/// The batch's first steps, applied on the checkpoint and checked.
+pub(super) struct BatchChecked {
+    /// One per step, judged on its own rule with the shared guard.
+    pub evaluations: Vec<Evaluation>,
+    /// One per step: its verdict keeps it (fixed, or awaiting the run's reboot proof).
+    pub kept: Vec<bool>,
+    /// Regression-set rules that fail.
+    pub regressions: Vec<String>,
+    pub guard: Option<String>,
+    pub scan: Option<Scan>,
+    pub secs: f64,
+    /// The guest's journal errors, read when the check failed.
+    pub journal: String,
+}
+
+impl BatchChecked {
+    pub fn clean(&self) -> bool {
+        self.regressions.is_empty() && self.kept.iter().all(|k| *k)
+    }
+
+    /// The steps' rules whose checks failed, then the regression set's.
+    pub fn failed(&self, steps: &[Step]) -> Vec<String> {
+        let own = steps.iter().zip(&self.kept).filter(|(_, k)| !**k).map(|(s, _)| s.fix.rule.clone());
+        own.chain(self.regressions.iter().cloned()).collect()
+    }
+}
+
+impl PlanBatch<'_> {
+    /// Applies `steps` in order on the guest as it stands, then checks them: their rules, the
+    /// regression set and `watched` in one rescan, beside the guard, which also takes the
+    /// evidence of `ahead`. `first`: the batch's own application (its attempts become `applied`,
+    /// and its check is journaled), not a probe.
+    pub(super) async fn apply_and_check(
+        &self,
+        state: &RunState,
+        steps: &[Step],
+        watched: &[String],
+        ahead: &[String],
+        first: bool,
+    ) -> LoopResult<BatchChecked> {
+        let mut applied = Vec::new();
+        for s in steps {
+            applied.push(self.attempt.apply(&s.fix.fix).await);
+            if first {
+                self.books.journal().set_attempt_state(s.trial.id, AttemptState::Applied).await?;
+            }
+        }
+        let checked = self.check(state, steps, &applied, watched, ahead).await?;
+        if first {
+            let (rules, watched, secs) = (state.regression_set().len(), watched.len(), checked.secs);
+            let (steps_n, failed, guard) = (steps.iter().map(|s| s.fix.n).collect(), checked.failed(steps), checked.guard.clone());
+            self.books.note(None, EventData::PlanBatch(PlanBatched { steps: steps_n, rules, watched, failed, guard, secs })).await?;
+        }
+        Ok(checked)
+    }
+
+    async fn check(
+        &self,
+        state: &RunState,
+        steps: &[Step],
+        applied: &[ScriptRun],
+        watched: &[String],
+        ahead: &[String],
+    ) -> LoopResult<BatchChecked> {
+        let mut rules: Vec<String> = steps.iter().map(|s| s.fix.rule.clone()).collect();
+        for r in state.regression_set().iter().chain(watched).chain(ahead) {
+            if !rules.contains(r) {
+                rules.push(r.clone());
+            }
+        }
+        let started = Instant::now();
+        let (guard, scan) = tokio::join!(self.machine.guard(), self.machine.scan(&rules));
+        let secs = started.elapsed().as_secs_f64();
+        let guard = Guard::from(guard);
+        let regressions = scan.as_ref().map(|s| s.not_passing(state.regression_set())).unwrap_or_default();
+        let evaluations = steps
+            .iter()
+            .zip(applied)
+            .map(|(s, a)| {
+                let rescan = match &scan {
+                    Ok(scan) => Rescan::Read(ScanResult::from(scan.outcome(&s.fix.rule))),
+                    Err(e) => Rescan::Failed(e.to_string()),
+                };
+                // A step that takes effect at boot (its content says so, or the run kept it for its
+                // proof) is kept for the proof when its rule still fails live, as any fix is.
+                let reboot = match (s.fix.needs_reboot, self.proof) {
+                    (false, _) => Reboot::No,
+                    (true, true) => Reboot::WithProof,
+                    (true, false) => Reboot::WithoutProof,
+                };
+                let checks = Checks { exit: a.exit(), guard: guard.clone(), rescan, regressions: Vec::new(), reboot, batched: false };
+                let mut e = evaluation(a, &checks, scan.as_ref().ok(), &s.fix.rule);
+                // The check is shared: each step is charged its share, so the run's times add up.
+                e.findings.evaluate_ms = Some((secs * 1000.0 / steps.len() as f64) as i64);
+                e
+            })
+            .collect::<Vec<Evaluation>>();
+        let kept = evaluations.iter().map(|e| self.attempt.kept(e.verdict)).collect();
+        let problem = guard.failure().map(|(_, d)| d);
+        let mut checked = BatchChecked { evaluations, kept, regressions, guard: problem, scan: scan.ok(), secs, journal: String::new() };
+        if !checked.clean() {
+            checked.journal = self.machine.journal_errors().await;
+        }
+        Ok(checked)
+    }
+
+    /// A clean batch: one snapshot, the new checkpoint, with every step kept in one transaction.
+    pub(super) async fn keep_batch(
+        &self,
+        state: &mut RunState,
+        steps: &[Step],
+        checked: &BatchChecked,
+        watched: &[String],
+    ) -> LoopResult<()> {
+        let name = format!("{}a{}", state.prefix(), steps[0].trial.id);
+        let (first, last) = (steps[0].fix.n, steps[steps.len() - 1].fix.n);
+        self.machine.take_snapshot(&name, &format!("plan steps {first} to {last} fixed")).await?;
+        let fixes: Vec<KeptFix> = steps
+            .iter()
+            .zip(&checked.evaluations)
+            .map(|(s, evaluation)| KeptFix { id: s.trial.id, rule_id: s.fix.rule.clone(), evaluation: evaluation.clone() })
+            .collect();
+        self.books.journal().record_fixes(&fixes, &name).await?;
+        let share = (checked.secs * 1000.0) as i64 / steps.len() as i64;
+        for f in &fixes {
+            let (verdict, reason) = (f.evaluation.verdict, f.evaluation.verdict_reason.clone());
+            let n = steps.iter().find(|s| s.trial.id == f.id).map_or(0, |s| i64::from(s.trial.n));
+            self.books.note(Some(&f.rule_id), EventData::Verdict { attempt: Some(n), verdict, reason }).await?;
+            self.books.journal().add_rule_time(&f.rule_id, share).await?;
+            // One awaiting its reboot joins the regression set once the proof sees its rule pass.
+            if verdict == Verdict::Fixed {
+                self.ledger.now_passes(state, &f.rule_id);
+            }
+        }
+        let ids: Vec<AttemptId> = steps.iter().map(|s| s.trial.id).collect();
+        self.books.remember(self.books.journal().attempts().await?.into_iter().filter(|a| ids.contains(&a.id))).await?;
+        let old = state.set_checkpoint(name.clone());
+        if !state.pinned(&old) {
+            self.machine.drop_snapshot(&old).await?;
+        }
+        self.books.note(None, EventData::Checkpoint { snapshot: name, replaced: old, fixes: Some(steps.len()) }).await?;
+        if let Some(scan) = &checked.scan {
+            self.ledger.now_applicable(state, scan, watched).await?;
+        }
+        Ok(())
+    }
+
+    /// Finds the first step the checks fail with, by binary search over the batch's prefixes,
+    /// each applied again on the checkpoint; that step's rule goes to the normal loop.
+    pub(super) async fn bisect_batch(&self, state: &mut RunState, steps: &[Step], mut full: BatchChecked) -> LoopResult<()> {
+        // A regression-set rule that fails at the checkpoint too was not broken by the batch.
+        let unstable = self.machine.not_passing_at(state.checkpoint(), &full.regressions).await?;
+        for r in &unstable {
+            state.unwatch(r);
+            self.ledger.mark_unstable(r, "failed a plan batch's check, and fails again at the checkpoint where it passed").await?;
+        }
+        full.regressions.retain(|r| !unstable.contains(r));
+        if full.clean() {
+            self.machine.restore(state.checkpoint()).await?;
+            let why = "applied in a plan batch whose check failed only on rules that fail at the checkpoint too (unstable): \
+                       applied again in the next batch";
+            return self
+                .books
+                .journal()
+                .set_aside_attempts(&steps.iter().map(|s| s.trial.id).collect::<Vec<_>>(), why)
+                .await
+                .map_err(Into::into);
+        }
+        let (mut lo, mut hi, mut probes, mut at_hi) = (1, steps.len(), 0, full);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            probes += 1;
+            self.machine.restore(state.checkpoint()).await?;
+            let c = self.apply_and_check(state, &steps[..mid], &[], &[], false).await?;
+            if c.clean() {
+                lo = mid + 1;
+            } else {
+                (hi, at_hi) = (mid, c);
+            }
+        }
+        self.machine.restore(state.checkpoint()).await?;
+        let culprit = &steps[lo - 1];
+        let e = blamed(&steps[..lo], at_hi);
+        let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
+        self.books.journal().finish_attempt(culprit.trial.id, &e).await?;
+        self.books
+            .note(
+                Some(&culprit.fix.rule),
+                EventData::Verdict { attempt: Some(i64::from(culprit.trial.n)), verdict, reason: reason.clone() },
+            )
+            .await?;
+        let again: Vec<&Step> = steps.iter().filter(|s| s.trial.id != culprit.trial.id).collect();
+        let why = format!(
+            "applied in a plan batch that failed its check; bisection found step {} ({}) failing it, so the batch was undone \
+             and this step is applied again in a later batch",
+            culprit.fix.n, culprit.fix.rule
+        );
+        self.books.journal().set_aside_attempts(&again.iter().map(|s| s.trial.id).collect::<Vec<_>>(), &why).await?;
+        let (step, rule, again) = (culprit.fix.n, culprit.fix.rule.clone(), again.iter().map(|s| s.fix.n).collect());
+        self.books
+            .note(
+                Some(&rule),
+                EventData::PlanBisected(PlanBisected { step, rule: rule.clone(), verdict, reason: reason.clone(), probes, again }),
+            )
+            .await?;
+        let diagnostics = e.findings.diagnostics.clone().unwrap_or_default();
+        let ended = Ended { trial: culprit.trial.clone(), verdict, reason, fix_script: culprit.fix.fix.fix_script.clone(), diagnostics };
+        self.escalator.reflect().reflect(&ended).await?;
+        // The normal loop takes the rule up now, as after a single step: the content's fix first.
+        let preset = self.offer.stock_fix(&rule, &culprit.fix.fix.fix_script);
+        if preset.is_some() {
+            let plan = format!("step {} of the proven plan failed; the normal loop takes the rule up", culprit.fix.n);
+            self.attempt.work_on(state, Pick { rule_id: rule, plan, preset }).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The culprit's evaluation (the last of `steps`) from the check of the first prefix that failed:
+/// its own verdict when it failed on its own; else a regression of the rules the checks found
+/// failing with it (the steps before it passed without it, as did the regression set).
+fn blamed(steps: &[Step], at: BatchChecked) -> Evaluation {
+    let last = steps.len() - 1;
+    let broken = at.failed(&steps[..last]);
+    let own_failure = !at.kept[last];
+    let mut e = at.evaluations.into_iter().nth(last).expect("a prefix has its last step");
+    if !own_failure {
+        e.verdict = Verdict::Regression;
+        e.verdict_reason =
+            format!("rules that passed now fail: {} (found by a plan batch's check, bisected to this step)", broken.join(", "));
+        e.findings.regressions = broken;
+    }
+    e.revert_method = crate::journal::RevertMethod::Snapshot;
+    e.findings.diagnostics = Some(diagnostics(&e, &at.journal));
+    e
+}

@@ -1,0 +1,86 @@
+//! Live status for a progress line (`temper status` reads the same from the store).
+use std::time::Duration;
+
+use super::Books;
+use crate::journal::{Eta, Event, Outlook, Phase, Remembered, Rule, RunId, Tally, predict_end, standing};
+use crate::ralph::LoopResult;
+
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub run: RunId,
+    pub phase: Phase,
+    pub rule: Option<String>,
+    pub attempt: u32,
+    pub fixed: usize,
+    pub escalated: usize,
+    /// Failing rules in scope still open.
+    pub open: usize,
+    pub elapsed: Duration,
+    /// The time left, predicted from the run's events (`journal::predict_end`).
+    pub eta: Option<Eta>,
+}
+
+pub trait Observer: Send + Sync {
+    fn update(&self, status: &Status);
+    /// Whether it shows the ETA: it is made from every event of the run, so only for one that does.
+    fn shows_eta(&self) -> bool {
+        true
+    }
+}
+
+/// What [`Books::enter`] keeps for the ETA between phases: the run's events so far, read again
+/// from the last one seen (not all of them at each phase), and what the skill remembers, read
+/// once.
+#[derive(Default)]
+pub(super) struct EtaBooks {
+    events: std::sync::Mutex<Vec<Event>>,
+    memory: tokio::sync::OnceCell<Remembered>,
+}
+
+/// An observer that ignores updates.
+pub struct Quiet;
+
+impl Observer for Quiet {
+    fn update(&self, _: &Status) {}
+    fn shows_eta(&self) -> bool {
+        false
+    }
+}
+
+impl Books<'_> {
+    /// Tells the observer where the run stands, with the time left when it shows it.
+    pub(super) async fn tell_observer(&self, phase: Phase, rule: Option<&str>, attempt: u32) -> LoopResult<()> {
+        let rules = self.journal.rules().await?;
+        let tally = Tally::of(&rules);
+        let eta = match self.observer.shows_eta() {
+            true => self.eta(&rules).await?,
+            false => None,
+        };
+        self.observer.update(&Status {
+            run: self.journal.id(),
+            phase,
+            rule: rule.map(str::to_string),
+            attempt,
+            fixed: tally.fixed,
+            escalated: tally.escalated,
+            open: tally.open,
+            elapsed: self.started.elapsed(),
+            eta,
+        });
+        Ok(())
+    }
+
+    /// The time left (`journal::predict_end`), from the run's events so far and what its skill
+    /// remembers.
+    async fn eta(&self, rules: &[Rule]) -> LoopResult<Option<Eta>> {
+        let books = &self.eta;
+        let memory = books.memory.get_or_try_init(|| self.journal.remembered()).await?;
+        let seen = books.events.lock().unwrap_or_else(|e| e.into_inner()).last().map_or(0, |e| e.id);
+        let new = self.journal.events(seen).await?;
+        let mut events = books.events.lock().unwrap_or_else(|e| e.into_inner());
+        events.extend(new.into_iter().filter(|e| e.id > seen));
+        let (open, not_applicable) = standing(rules);
+        let outlook = Outlook::new(&events, &open).remembering(&not_applicable, memory);
+        Ok(predict_end(&outlook, chrono::Utc::now().fixed_offset()))
+    }
+}

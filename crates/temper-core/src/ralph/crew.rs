@@ -1,0 +1,48 @@
+//! The crew a run's steps are made from: the run's books, the machine, the offer, the agents,
+//! the skill and its content, and the loop's knobs. Each step takes from it only what it uses
+//! when it is made (its `new`), and holds nothing else; none is handed the crew itself.
+use std::sync::Arc;
+
+use temper_scap::Benchmark;
+
+use super::books::{self, Books, Spent};
+use super::machine::{self, Machine};
+use super::offer::{self, Offer};
+use super::{Agents, Parts, Settings};
+use crate::journal::{Lease, RunJournal};
+use crate::ports::OfflineJudge;
+use crate::skill::Skill;
+
+pub(super) struct Crew<'a> {
+    pub books: Books<'a>,
+    pub machine: Machine<'a>,
+    pub offer: Offer<'a>,
+    pub agents: Agents<'a>,
+    pub skill: &'a Skill,
+    /// The profile's selected rules, for titles, rationale and stock fixes.
+    pub content: &'a Benchmark,
+    pub settings: Settings,
+    /// Judges the final state's disk from outside the guest (`finish/cross.rs`).
+    pub offline: Option<&'a dyn OfflineJudge>,
+}
+
+impl<'a> Crew<'a> {
+    pub fn new(parts: Parts<'a>, lease: &'a Lease) -> Self {
+        let Parts { store, hv, guest, agents, skill, content, scanner, settings, observer, offline } = parts;
+        let journal = RunJournal::new(store, lease.run);
+        // The guest writes the results: a rule id the content lacks is dropped at the scanner.
+        let scanner = scanner.with_known_rules(content.selected_rules.iter().map(|r| r.id.clone()));
+        let spent = Arc::new(Spent::default());
+        let books = Books::open(books::Opening {
+            journal,
+            observer,
+            lease,
+            spent: spent.clone(),
+            notes: scanner.clone(),
+            skill: skill.name().to_string(),
+        });
+        let machine = Machine::new(machine::Parts { hv, guest, scanner: scanner.clone(), run: lease.run, spent }, &settings);
+        let offer = Offer::new(offer::Parts { journal, skill, content, scanner }, &settings);
+        Self { books, machine, offer, agents, skill, content, settings, offline }
+    }
+}
