@@ -5,14 +5,45 @@ use std::sync::Arc;
 
 use temper_scap::Benchmark;
 
-use super::books::{self, Books, Spent};
-use super::machine::{self, Machine};
-use super::offer::{self, Offer};
-use super::{Agents, Parts, Settings};
-use crate::journal::{Lease, RunJournal};
+use crate::agent::{Architect, Reflector, Worker};
+use crate::journal::{Journal, Lease, RunJournal};
 use crate::ports::OfflineJudge;
+use crate::ports::{Guest, Hypervisor};
+use crate::ralph::books::Observer;
+use crate::ralph::books::{self, Books, Spent};
+use crate::ralph::machine::{self, Machine};
+use crate::ralph::offer::{self, Offer};
+use crate::ralph::settings::Settings;
+use crate::scan::Scanner;
 use crate::skill::Skill;
 
+/// The agents for the three roles.
+#[derive(Clone, Copy)]
+pub struct Agents<'a> {
+    pub architect: &'a dyn Architect,
+    pub worker: &'a dyn Worker,
+    pub reflector: &'a dyn Reflector,
+}
+
+/// What a run is driven with: the ports (the hardware sits behind their traits), the agents, the
+/// skill and its content, and how the loop is tuned.
+pub struct Parts<'a> {
+    pub store: &'a dyn Journal,
+    pub hv: &'a dyn Hypervisor,
+    pub guest: &'a dyn Guest,
+    pub agents: Agents<'a>,
+    pub skill: &'a Skill,
+    /// The profile's selected rules, for titles, rationale and stock fixes.
+    pub content: &'a Benchmark,
+    pub scanner: Scanner,
+    pub settings: Settings,
+    pub observer: &'a dyn Observer,
+    /// Judges the final state's disk from outside the guest, to cross-examine its final scan
+    /// (`cross.rs`); `None`: the guest's scan alone.
+    pub offline: Option<&'a dyn OfflineJudge>,
+}
+
+/// What the steps are made from (each takes only what it uses).
 pub(super) struct Crew<'a> {
     pub books: Books<'a>,
     pub machine: Machine<'a>,

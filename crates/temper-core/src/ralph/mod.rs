@@ -26,6 +26,7 @@ mod batch;
 mod books;
 mod check;
 mod crew;
+mod error;
 mod escalate;
 mod finish;
 mod ledger;
@@ -50,71 +51,15 @@ use preflight::Preflight;
 
 pub use crate::journal::{Booted, Phase};
 pub use books::{Observer, Quiet, Status};
+pub use crew::{Agents, Parts};
+pub use error::{LoopError, LoopResult};
 pub use finish::{EXIT_DONE, EXIT_GUEST_DISAGREES, EXIT_REMAINING};
 pub use preflight::checkpoint_prefix;
-pub use proof::RebootProof;
-pub use settings::Settings;
+pub use settings::{RebootProof, Settings};
 pub use state::{Ahead, Kept, RunState};
 
-use crate::agent::{Architect, Reflector, Worker};
-use crate::journal::{Journal, JournalError, Lease, RunId, RunSummary};
-use crate::ports::{Guest, Hypervisor, OfflineJudge, PortError};
-use crate::scan::{ScanError, Scanner};
-use crate::skill::Skill;
-use temper_scap::Benchmark;
-
-#[derive(Debug, thiserror::Error)]
-pub enum LoopError {
-    #[error("baseline snapshot `{0}` does not exist: run `bash vm/up.sh` (or create it) first")]
-    NoBaseline(String),
-    #[error("preflight: {0}")]
-    Preflight(String),
-    #[error("the LLM is unavailable; run {run} is paused, `temper resume` continues it: {reason}")]
-    Paused { run: RunId, reason: String },
-    #[error("scan: {0}")]
-    Scan(#[from] ScanError),
-    #[error("target: {0}")]
-    Port(#[from] PortError),
-    #[error("store: {0}")]
-    Store(#[from] JournalError),
-    #[error("another process took over run {0} (this one stalled past its lease); it stopped here")]
-    LeaseLost(RunId),
-    #[error("the guest could not be restored to checkpoint `{checkpoint}`: {reason}")]
-    Restore { checkpoint: String, reason: String },
-    #[error(
-        "a batch's check failed, and fails at checkpoint `{checkpoint}` too, where it held before ({problem}): no fix of the \
-         batch is to blame; the fixes stay pending, and `temper resume` checks again"
-    )]
-    CheckpointFails { checkpoint: String, problem: String },
-}
-
-pub type LoopResult<T> = Result<T, LoopError>;
-
-/// The agents for the three roles.
-#[derive(Clone, Copy)]
-pub struct Agents<'a> {
-    pub architect: &'a dyn Architect,
-    pub worker: &'a dyn Worker,
-    pub reflector: &'a dyn Reflector,
-}
-
-/// What a run is driven with: the ports (the hardware sits behind their traits), the agents, the
-/// skill and its content, and how the loop is tuned.
-pub struct Parts<'a> {
-    pub store: &'a dyn Journal,
-    pub hv: &'a dyn Hypervisor,
-    pub guest: &'a dyn Guest,
-    pub agents: Agents<'a>,
-    pub skill: &'a Skill,
-    /// The profile's selected rules, for titles, rationale and stock fixes.
-    pub content: &'a Benchmark,
-    pub scanner: Scanner,
-    pub settings: Settings,
-    pub observer: &'a dyn Observer,
-    /// Judges the final state's disk from outside the guest, to cross-examine its final scan
-    /// (`cross.rs`); `None`: the guest's scan alone.
-    pub offline: Option<&'a dyn OfflineJudge>,
-}
+use crate::journal::{Lease, RunSummary};
+use error::End;
 
 /// One run's loop: the crew its steps are made from, under the lease this process holds. The
 /// time spent in the guest and hypervisor is summed on the lease's clock: wrap the ports in
@@ -157,13 +102,4 @@ impl<'a> Ralph<'a> {
         };
         finisher.finish(&state, &last).await
     }
-}
-
-/// Where the end of a run stands after one of its final steps.
-#[derive(Debug)]
-pub(super) enum End<T = ()> {
-    /// It holds: with the final scan, once that is taken.
-    Holds(T),
-    /// A fix was blamed or a rule reopened: the loop goes back to picking.
-    Reopened,
 }

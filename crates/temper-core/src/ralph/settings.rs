@@ -1,5 +1,13 @@
 use std::time::Duration;
 
+// The loop's fixed limits: a regression batch's and a plan batch's most fixes.
+/// The most fixes a batch holds: the most work one regression can send back to replay.
+pub const MAX_BATCH: u32 = 16;
+/// The most steps one plan batch applies: twice a regression batch's most, as each step was
+/// proven on the plan's source target and a batch fails rarely (none in the ANSSI plan's 95
+/// steps for the rules failing at baseline); one that fails costs about log2(32) = 5 checks.
+pub const PLAN_BATCH: usize = 2 * MAX_BATCH as usize;
+
 /// The run's knobs, from temper.toml, env and flags.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -23,7 +31,7 @@ pub struct Settings {
     /// Fixes per regression check; `None` measures it in preflight (see `check::batch_size`).
     pub regression_every: Option<u32>,
     /// The reboot proof at the end of the run; `None` skips it (the summary then says so).
-    pub reboot: Option<super::proof::RebootProof>,
+    pub reboot: Option<RebootProof>,
     /// A proven plan's steps (`temper run --plan`), tried in order before the Architect is asked.
     pub plan: Vec<crate::plan::PlannedFix>,
     /// The plan's cadence (its source run's), taken instead of measuring one when
@@ -52,7 +60,7 @@ impl Default for Settings {
             fix_watch: crate::script::Watch::default(),
             ssh_ready: crate::ports::SSH_READY,
             regression_every: None,
-            reboot: Some(super::proof::RebootProof::default()),
+            reboot: Some(RebootProof::default()),
             plan: Vec::new(),
             plan_cadence: None,
             derive: None,
@@ -77,5 +85,20 @@ impl Budget {
             reengage_every: s.reengage_every,
             plateau_window: s.plateau_window,
         }
+    }
+}
+
+/// How long a cold reboot may take: the clean shutdown, then the boot up to SSH.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RebootProof {
+    /// After this the guest is powered off.
+    pub grace: Duration,
+    /// A guest not reachable over SSH this long after its start does not boot.
+    pub boot_timeout: Duration,
+}
+
+impl Default for RebootProof {
+    fn default() -> Self {
+        Self { grace: Duration::from_secs(90), boot_timeout: Duration::from_secs(300) }
     }
 }

@@ -1,7 +1,33 @@
-//! One attempt's identity and how it ended: what the attempt step hands to the reflection, the
-//! regression check and the reboot proof.
+//! What passes between the steps: a pick and the fix the harness chose for it, what the pick
+//! hands the attempt; an attempt's identity and how it ended, what the attempt hands the
+//! reflection, the regression check and the reboot proof.
+use crate::agent::{ApplyFix, FixSource};
 use crate::journal::{Attempt, AttemptId};
 use crate::verdict::Verdict;
+
+/// The rule to work on and the Architect's plan for it.
+#[derive(Debug, Clone)]
+pub(in crate::ralph) struct Pick {
+    pub rule_id: String,
+    pub plan: String,
+    /// A fix the harness runs as the first attempt instead of asking the Worker.
+    pub preset: Option<Preset>,
+}
+
+/// A fix chosen by the harness: a replay (rolled back with a regressed batch), the stock fix's
+/// second pass, a plan's step (`planned.rs`) or a remembered fix (`reuse.rs`). It keeps the
+/// source it had.
+#[derive(Debug, Clone)]
+pub(in crate::ralph) struct Preset {
+    pub fix: ApplyFix,
+    pub source: FixSource,
+    pub replayed: bool,
+    /// The remembered fix it is, whose try is counted.
+    pub remembered: Option<i64>,
+    /// A plan's derived step (its number): `fix` is the source's, and the attempt derives its
+    /// own from this target's evidence (`planned.rs`).
+    pub derived: Option<usize>,
+}
 
 /// One attempt's identity, from its start through the reflection and the escalation checks.
 #[derive(Debug, Clone)]

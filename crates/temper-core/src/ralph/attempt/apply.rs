@@ -5,8 +5,9 @@ use super::Attempter;
 use super::rescan::RescanScope;
 use crate::agent::ApplyFix;
 use crate::journal::{Evaluation, Findings, ScanResult};
+use crate::ralph::error::LoopResult;
 use crate::ralph::machine::OUTPUT_CAP;
-use crate::ralph::{LoopResult, RunState};
+use crate::ralph::state::RunState;
 use crate::scan::{Scan, tail};
 use crate::script::ScriptError;
 use crate::verdict::{self, Checks, Exit, Guard, Reboot};
@@ -23,7 +24,7 @@ pub(in crate::ralph) struct ScriptRun {
 
 impl ScriptRun {
     /// How the script ended, for the verdict.
-    pub fn exit(&self) -> Exit {
+    pub(in crate::ralph) fn exit(&self) -> Exit {
         self.exit.clone()
     }
 }

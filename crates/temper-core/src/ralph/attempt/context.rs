@@ -7,8 +7,9 @@ use crate::agent::{ApplyFix, FixContext, FixSource, Tried};
 use crate::ban::BanScope;
 use crate::journal::{AttemptSpec, Ban, Evaluation, EventData, Findings};
 use crate::policy::{DenyList, DenySource};
+use crate::ralph::error::LoopResult;
+use crate::ralph::state::RunState;
 use crate::ralph::trial::{Ended, Trial};
-use crate::ralph::{LoopResult, RunState};
 use crate::verdict::Verdict;
 
 /// Where an attempt's fix and its evidence before came from.
@@ -163,7 +164,7 @@ impl Attempter<'_> {
     }
 
     /// What the Reflector sees, captured before the revert.
-    pub(in crate::ralph) async fn diagnostics(&self, o: &Evaluation) -> String {
+    pub(super) async fn diagnostics(&self, o: &Evaluation) -> String {
         super::diagnostics(o, &self.machine.journal_errors().await)
     }
 }

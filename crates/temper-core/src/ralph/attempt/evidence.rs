@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 use temper_scap::oval::Evidence;
 
 use super::Attempter;
+use crate::ralph::error::LoopResult;
+use crate::ralph::state::RunState;
 use crate::ralph::state::{Ahead, Seen};
-use crate::ralph::{LoopResult, RunState};
 use crate::scan::Engine;
 
 /// The rule before an attempt, as the guest stands now.
@@ -29,7 +30,7 @@ pub(in crate::ralph) struct BeforeFix {
 }
 
 impl BeforeFix {
-    pub fn evidence(&self) -> Option<Evidence> {
+    pub(super) fn evidence(&self) -> Option<Evidence> {
         self.seen.as_ref().and_then(|s| s.evidence.clone())
     }
 }
@@ -54,7 +55,7 @@ impl Attempter<'_> {
 
 impl Attempter<'_> {
     /// The rule before a fix: looked ahead when that is still the state, else rescanned.
-    pub(in crate::ralph) async fn before(&self, state: &mut RunState, rule: &str) -> BeforeFix {
+    pub(super) async fn before(&self, state: &mut RunState, rule: &str) -> BeforeFix {
         let head = state.head().to_string();
         let mut ahead = state.take_ahead().and_then(|a| a.at(&head));
         match ahead.as_mut().and_then(|a| a.take(rule)) {
@@ -67,7 +68,7 @@ impl Attempter<'_> {
     /// open untried rules with no stock fix that it lacks, taken by one rescan (the stock Worker
     /// derives their fixes from it, or escalates them as well). Tree walkers and rules that need
     /// an `oscap xccdf eval` of their own are left to a rescan each. `None` with the xccdf engine.
-    pub(in crate::ralph) async fn ahead_past(&self, state: &RunState, rest: Option<Ahead>) -> LoopResult<Option<Ahead>> {
+    pub(super) async fn ahead_past(&self, state: &RunState, rest: Option<Ahead>) -> LoopResult<Option<Ahead>> {
         if self.machine.scanner().engine() != Engine::Oval {
             return Ok(None);
         }

@@ -2,13 +2,14 @@
 //! undoes one that failed.
 use super::Attempter;
 use crate::journal::{AttemptId, Evaluation, EventData};
-use crate::ralph::{Kept, LoopResult, RunState};
+use crate::ralph::error::LoopResult;
+use crate::ralph::state::{Kept, RunState};
 
 impl Attempter<'_> {
     /// Keeps a fix: a snapshot with memory. When the regression set was scanned with the rule it
     /// is the new checkpoint and the old one is deleted; otherwise it waits for the batch check.
     #[tracing::instrument(name = "keep", skip_all)]
-    pub(in crate::ralph) async fn keep(&self, state: &mut RunState, id: AttemptId, rule: &str, e: &Evaluation) -> LoopResult<()> {
+    pub(super) async fn keep(&self, state: &mut RunState, id: AttemptId, rule: &str, e: &Evaluation) -> LoopResult<()> {
         let name = format!("{}a{id}", state.prefix());
         self.machine.take_snapshot(&name, &format!("{rule} fixed")).await?;
         // A fix awaiting its reboot joins the regression set once the proof sees its rule pass.

@@ -17,18 +17,20 @@ use temper_scap::Benchmark;
 pub(super) use apply::{ScriptRun, diagnostics, evaluation};
 pub(super) use context::AttemptOrigin;
 
-use super::books::Books;
-use super::check::RegressionCheck;
-use super::escalate::Escalator;
-use super::ledger::Ledger;
-use super::machine::Machine;
-use super::offer::Offer;
-use super::pick::{Pick, Preset};
-use super::state::Seen;
-use super::trial::Ended;
-use super::{Crew, LoopResult, Phase, RunState};
 use crate::agent::{AgentError, ApplyFix, FixSource, Worker};
-use crate::journal::{AttemptState, Escalation, EscalationCause, EventData};
+use crate::journal::{AttemptState, Escalation, EscalationCause, EventData, Phase};
+use crate::ralph::books::Books;
+use crate::ralph::check::RegressionCheck;
+use crate::ralph::crew::Crew;
+use crate::ralph::error::LoopResult;
+use crate::ralph::escalate::Escalator;
+use crate::ralph::ledger::Ledger;
+use crate::ralph::machine::Machine;
+use crate::ralph::offer::Offer;
+use crate::ralph::state::RunState;
+use crate::ralph::state::Seen;
+use crate::ralph::trial::Ended;
+use crate::ralph::trial::{Pick, Preset};
 use crate::skill::Skill;
 use crate::verdict::Verdict;
 
@@ -52,7 +54,7 @@ pub(super) struct Attempter<'r> {
 }
 
 impl<'r> Attempter<'r> {
-    pub fn new(c: &'r Crew<'r>) -> Self {
+    pub(in crate::ralph) fn new(c: &'r Crew<'r>) -> Self {
         Self {
             books: &c.books,
             machine: &c.machine,

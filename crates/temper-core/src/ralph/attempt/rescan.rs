@@ -5,7 +5,8 @@
 //! before its own fix (`evidence.rs`). Once the fix is kept, the rescan's word on those is taken
 //! up.
 use super::Attempter;
-use crate::ralph::{Ahead, LoopResult, RunState};
+use crate::ralph::error::LoopResult;
+use crate::ralph::state::{Ahead, RunState};
 use crate::scan::Scan;
 
 /// The rules one rescan after a fix of `rule` covers.
@@ -18,7 +19,7 @@ pub(in crate::ralph) struct RescanScope {
 
 impl RescanScope {
     /// Every rule to scan, the fixed one first.
-    pub fn rules(&self, state: &RunState) -> Vec<String> {
+    pub(super) fn rules(&self, state: &RunState) -> Vec<String> {
         let mut rules = vec![self.rule.clone()];
         rules.extend(self.regression_rules(state));
         if !state.batched() {
@@ -30,7 +31,7 @@ impl RescanScope {
 
     /// The regression set's rules this rescan covers: all of them, unless the set waits for the
     /// batch's check.
-    pub fn regression_rules(&self, state: &RunState) -> Vec<String> {
+    pub(super) fn regression_rules(&self, state: &RunState) -> Vec<String> {
         if state.batched() {
             return Vec::new();
         }
@@ -39,14 +40,14 @@ impl RescanScope {
 }
 
 impl Attempter<'_> {
-    pub(in crate::ralph) async fn rescan_of(&self, state: &RunState, rule: &str) -> LoopResult<RescanScope> {
+    pub(super) async fn rescan_of(&self, state: &RunState, rule: &str) -> LoopResult<RescanScope> {
         let watched = if state.batched() { Vec::new() } else { self.offer.watched().await? };
         let next = self.offer.next_up(rule).await?;
         Ok(RescanScope { rule: rule.to_string(), next, watched })
     }
 
     /// After the fix is kept: the next rule as the rescan saw it, and the rules that apply now.
-    pub(in crate::ralph) async fn take_up(&self, state: &mut RunState, rescan: &RescanScope, scan: &Scan) -> LoopResult<()> {
+    pub(super) async fn take_up(&self, state: &mut RunState, rescan: &RescanScope, scan: &Scan) -> LoopResult<()> {
         let head = state.head().to_string();
         state.look_ahead(rescan.next.as_ref().map(|n| Ahead::of(&head, scan, std::slice::from_ref(n))));
         self.ledger.now_applicable(state, scan, &rescan.watched).await?;

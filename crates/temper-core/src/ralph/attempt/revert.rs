@@ -9,20 +9,15 @@ use super::Attempter;
 use crate::agent::ApplyFix;
 use crate::checks::GuardFailure;
 use crate::journal::{EventData, RevertMethod};
-use crate::ralph::{LoopResult, RunState};
+use crate::ralph::error::LoopResult;
+use crate::ralph::state::RunState;
 use crate::scan::tail;
 
 impl Attempter<'_> {
     /// The Worker's revert script, verified; else (or when unreachable) the newest kept
     /// snapshot. Returns how, and how long it took in ms.
     #[tracing::instrument(name = "revert", skip_all)]
-    pub(in crate::ralph) async fn revert(
-        &self,
-        state: &RunState,
-        rule: &str,
-        fix: &ApplyFix,
-        reachable: bool,
-    ) -> LoopResult<(RevertMethod, i64)> {
+    pub(super) async fn revert(&self, state: &RunState, rule: &str, fix: &ApplyFix, reachable: bool) -> LoopResult<(RevertMethod, i64)> {
         let started = Instant::now();
         let mut method = RevertMethod::Snapshot;
         let one_way = self.skill.one_way(temper_scap::short_rule_id(rule));

@@ -5,9 +5,10 @@ use std::time::Instant;
 use super::{PlanBatch, Step};
 use crate::journal::{AttemptId, AttemptState, Evaluation, EventData, KeptFix, PlanBatched, PlanBisected, ScanResult};
 use crate::ralph::attempt::{ScriptRun, diagnostics, evaluation};
-use crate::ralph::pick::Pick;
+use crate::ralph::error::LoopResult;
+use crate::ralph::state::RunState;
 use crate::ralph::trial::Ended;
-use crate::ralph::{LoopResult, RunState};
+use crate::ralph::trial::Pick;
 use crate::scan::Scan;
 use crate::verdict::{Checks, Guard, Reboot, Rescan, Verdict};
 
@@ -27,12 +28,12 @@ pub(super) struct BatchChecked {
 }
 
 impl BatchChecked {
-    pub fn clean(&self) -> bool {
+    pub(super) fn clean(&self) -> bool {
         self.regressions.is_empty() && self.kept.iter().all(|k| *k)
     }
 
     /// The steps' rules whose checks failed, then the regression set's.
-    pub fn failed(&self, steps: &[Step]) -> Vec<String> {
+    pub(super) fn failed(&self, steps: &[Step]) -> Vec<String> {
         let own = steps.iter().zip(&self.kept).filter(|(_, k)| !**k).map(|(s, _)| s.fix.rule.clone());
         own.chain(self.regressions.iter().cloned()).collect()
     }

@@ -15,20 +15,23 @@ use std::collections::BTreeMap;
 
 use temper_scap::oval::Evidence;
 
-use super::attempt::{AttemptOrigin, Attempter};
-use super::books::Books;
-use super::check::RegressionCheck;
-use super::escalate::Escalator;
-use super::ledger::Ledger;
-use super::machine::Machine;
-use super::offer::{Offer, PLAN_BATCH};
-use super::state::Seen;
-use super::trial::Trial;
-use super::{Ahead, Crew, LoopResult, Phase, RunState};
 use crate::agent::FixSource;
-use crate::journal::{EventData, Picked, PickedBy};
+use crate::journal::{EventData, Phase, Picked, PickedBy};
 use crate::plan::PlannedFix;
 use crate::policy::DenyList;
+use crate::ralph::attempt::{AttemptOrigin, Attempter};
+use crate::ralph::books::Books;
+use crate::ralph::check::RegressionCheck;
+use crate::ralph::crew::Crew;
+use crate::ralph::error::LoopResult;
+use crate::ralph::escalate::Escalator;
+use crate::ralph::ledger::Ledger;
+use crate::ralph::machine::Machine;
+use crate::ralph::offer::Offer;
+use crate::ralph::settings::PLAN_BATCH;
+use crate::ralph::state::Seen;
+use crate::ralph::state::{Ahead, RunState};
+use crate::ralph::trial::Trial;
 use crate::verdict::Verdict;
 
 /// A proven plan's batch: its due steps applied together, checked once, kept together or
@@ -48,7 +51,7 @@ pub(super) struct PlanBatch<'r> {
 }
 
 impl<'r> PlanBatch<'r> {
-    pub fn new(c: &'r Crew<'r>) -> Self {
+    pub(in crate::ralph) fn new(c: &'r Crew<'r>) -> Self {
         Self {
             books: &c.books,
             machine: &c.machine,
@@ -73,7 +76,7 @@ impl PlanBatch<'_> {
     /// single step goes the way any pick goes, `planned.rs`), or while the batch waits for the
     /// loop's other rules (`Tail`).
     #[tracing::instrument(name = "plan_batch", skip_all)]
-    pub async fn run(&self, state: &mut RunState) -> LoopResult<bool> {
+    pub(in crate::ralph) async fn run(&self, state: &mut RunState) -> LoopResult<bool> {
         let tail = self.offer.plan_tail(self.room(state)).await?;
         if tail.waits || tail.due.len() < 2 {
             return Ok(false);

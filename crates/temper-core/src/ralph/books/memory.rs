@@ -5,7 +5,7 @@
 use super::Books;
 use crate::agent::FixSource;
 use crate::journal::{Attempt, NewRememberedFix};
-use crate::ralph::LoopResult;
+use crate::ralph::error::LoopResult;
 use crate::verdict::Verdict;
 
 impl Books<'_> {

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 pub(in crate::ralph) use spent::Spent;
 pub use status::{Observer, Quiet, Status};
 
-use super::{LoopError, LoopResult, Phase};
 use crate::agent::TurnRecord;
-use crate::journal::{AttemptId, EventData, Lease, NewTurn, Overhead, Recall, RunId, RunJournal, RunStatus};
+use crate::journal::{AttemptId, EventData, Lease, NewTurn, Overhead, Phase, Recall, RunId, RunJournal, RunStatus};
+use crate::ralph::error::{LoopError, LoopResult};
 use crate::scan::{Scan, Scanner};
 
 /// The run's record, written by every step.

@@ -3,7 +3,7 @@ use std::time::Duration;
 
 use super::Books;
 use crate::journal::{Eta, Event, Outlook, Phase, Remembered, Rule, RunId, Tally, predict_end, standing};
-use crate::ralph::LoopResult;
+use crate::ralph::error::LoopResult;
 
 #[derive(Debug, Clone)]
 pub struct Status {

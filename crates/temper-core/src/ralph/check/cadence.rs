@@ -2,10 +2,8 @@
 //! one-rule rescan, re-derived from each check's own time.
 use std::time::Duration;
 
-use crate::ralph::RunState;
-
-/// The most fixes a batch holds: the most work one regression can send back to replay.
-pub(in crate::ralph) const MAX_BATCH: u32 = 16;
+use crate::ralph::settings::MAX_BATCH;
+use crate::ralph::state::RunState;
 
 /// What a regression check may cost each fix of its batch, in one-rule rescans. Checks find a
 /// regression rarely (none in 146 fixes of the full ANSSI run), and one costs a bisection of a

@@ -1,6 +1,6 @@
 //! What a check, or a probe of its bisection, found wrong, and the verdict on the fix it blames.
 use crate::journal::{Culprit, ScanResult};
-use crate::ralph::{Kept, RunState};
+use crate::ralph::state::{Kept, RunState};
 use crate::scan::{Scan, ScanError};
 use crate::verdict::{Guard, Verdict};
 
@@ -17,7 +17,7 @@ pub(super) struct CheckFindings {
 
 impl CheckFindings {
     /// What `guard` (when it ran) and `scan` found, of the rules `expected` to pass.
-    pub fn read(guard: Option<Guard>, scan: &Result<Option<Scan>, ScanError>, expected: &[String]) -> Self {
+    pub(super) fn read(guard: Option<Guard>, scan: &Result<Option<Scan>, ScanError>, expected: &[String]) -> Self {
         let guard = guard.and_then(|g| g.failure());
         match scan {
             Ok(Some(s)) => {
@@ -28,18 +28,18 @@ impl CheckFindings {
             Err(e) => CheckFindings { guard, scan: Some(e.to_string()), rules: Vec::new() },
         }
     }
-    pub fn clean(&self) -> bool {
+    pub(super) fn clean(&self) -> bool {
         self.guard.is_none() && self.scan.is_none() && self.rules.is_empty()
     }
     /// The guard's failure or the scan's error, in words.
-    pub fn problem(&self) -> Option<String> {
+    pub(super) fn problem(&self) -> Option<String> {
         match (&self.guard, &self.scan) {
             (Some((v, d)), _) => Some(format!("{v}: {d}")),
             (None, Some(e)) => Some(format!("the scan could not run: {e}")),
             (None, None) => None,
         }
     }
-    pub fn rule_ids(&self) -> Vec<String> {
+    pub(super) fn rule_ids(&self) -> Vec<String> {
         self.rules.iter().map(|(r, _)| r.clone()).collect()
     }
 }

@@ -15,19 +15,21 @@ use std::time::{Duration, Instant};
 
 use temper_scap::Outcome;
 
+pub(in crate::ralph) use cadence::batch_size;
 use cadence::retimed;
-pub(in crate::ralph) use cadence::{MAX_BATCH, batch_size};
 use findings::{CheckFindings, blame, expected};
 
-use super::books::Books;
-use super::escalate::Escalator;
-use super::ledger::Ledger;
-use super::machine::Machine;
-use super::offer::Offer;
-use super::proof::BootProof;
-use super::trial::{Ended, Trial};
-use super::{Ahead, Crew, Kept, LoopError, LoopResult, Phase, RunState};
-use crate::journal::{EventData, Regressed};
+use crate::journal::{EventData, Phase, Regressed};
+use crate::ralph::books::Books;
+use crate::ralph::crew::Crew;
+use crate::ralph::error::{LoopError, LoopResult};
+use crate::ralph::escalate::Escalator;
+use crate::ralph::ledger::Ledger;
+use crate::ralph::machine::Machine;
+use crate::ralph::offer::Offer;
+use crate::ralph::proof::BootProof;
+use crate::ralph::state::{Ahead, Kept, RunState};
+use crate::ralph::trial::{Ended, Trial};
 use crate::verdict::Verdict;
 
 /// One regression check over the kept fixes pending, and its bisection when it finds one.
@@ -43,7 +45,7 @@ pub(super) struct RegressionCheck<'r> {
 }
 
 impl<'r> RegressionCheck<'r> {
-    pub fn new(c: &'r Crew<'r>) -> Self {
+    pub(in crate::ralph) fn new(c: &'r Crew<'r>) -> Self {
         Self {
             books: &c.books,
             machine: &c.machine,
@@ -60,7 +62,7 @@ impl RegressionCheck<'_> {
     /// (`ledger.rs`), beside the guard; re-derives the cadence from the check's time (unless
     /// rules apply now); promotes the batch (then takes up the rules that apply now), or bisects it.
     #[tracing::instrument(name = "regression_check", skip_all, fields(fixes = state.pending().len()))]
-    pub async fn run(&self, state: &mut RunState) -> LoopResult<()> {
+    pub(in crate::ralph) async fn run(&self, state: &mut RunState) -> LoopResult<()> {
         if state.pending().is_empty() {
             return Ok(());
         }
@@ -100,7 +102,7 @@ impl RegressionCheck<'_> {
     /// kept fix's. With fixes pending, the batch is checked now (its guard fails at the head, so
     /// it is bisected over its snapshots); with none, the fixes kept since the last booted
     /// checkpoint are bisected by replays (`BootProof::guard_fails`).
-    pub async fn after_guard_failure(&self, state: &mut RunState, broken: (Verdict, String)) -> LoopResult<()> {
+    pub(in crate::ralph) async fn after_guard_failure(&self, state: &mut RunState, broken: (Verdict, String)) -> LoopResult<()> {
         if state.pending().is_empty() {
             return self.proof.guard_fails(state, broken).await;
         }

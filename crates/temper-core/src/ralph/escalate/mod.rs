@@ -2,13 +2,14 @@
 
 use temper_scap::Benchmark;
 
-use super::books::Books;
-use super::reflect::Reflect;
-use super::settings::Budget;
-use super::trial::Ended;
-use super::{Crew, LoopResult};
 use crate::agent::{AgentError, Architect, Decision, ReengageContext};
 use crate::journal::{Attempt, Escalation, EscalationCause, EventData};
+use crate::ralph::books::Books;
+use crate::ralph::crew::Crew;
+use crate::ralph::error::LoopResult;
+use crate::ralph::reflect::Reflect;
+use crate::ralph::settings::Budget;
+use crate::ralph::trial::Ended;
 use crate::verdict::Verdict;
 
 /// Step 6b: the budgets, a plateau, the Architect re-engaged; a rule escalated to a human.
@@ -22,20 +23,20 @@ pub(super) struct Escalator<'r> {
 }
 
 impl<'r> Escalator<'r> {
-    pub fn new(c: &'r Crew<'r>) -> Self {
+    pub(in crate::ralph) fn new(c: &'r Crew<'r>) -> Self {
         let budget = Budget::of(&c.settings);
         Self { books: &c.books, architect: c.agents.architect, content: c.content, budget, reflect: Reflect::new(c) }
     }
 
     /// The reflection it follows.
-    pub fn reflect(&self) -> Reflect<'r> {
+    pub(in crate::ralph) fn reflect(&self) -> Reflect<'r> {
         self.reflect
     }
 }
 
 impl Escalator<'_> {
     /// The attempt or wall-clock budget, checked before each attempt.
-    pub async fn budget_spent(&self, rule: &str) -> LoopResult<Option<Escalation>> {
+    pub(in crate::ralph) async fn budget_spent(&self, rule: &str) -> LoopResult<Option<Escalation>> {
         let Some(r) = self.books.journal().rule(rule).await? else { return Ok(None) };
         let max = self.budget.max_attempts;
         if r.attempts as u32 >= max {
@@ -52,7 +53,7 @@ impl Escalator<'_> {
 
     /// A kept fix found wanting later (a batch's regression, the reboot proof): the Reflector's
     /// lesson, then the escalation checks.
-    pub async fn reflect_or_escalate(&self, ended: &Ended) -> LoopResult<()> {
+    pub(in crate::ralph) async fn reflect_or_escalate(&self, ended: &Ended) -> LoopResult<()> {
         self.reflect.reflect(ended).await?;
         let (rule, mut plan) = (ended.trial.rule.as_str(), ended.trial.plan.clone());
         if let Some(e) = self.should_escalate(rule, &mut plan).await? {
@@ -62,7 +63,7 @@ impl Escalator<'_> {
     }
 
     /// After a failed attempt: the budget, a plateau, or the Architect re-engaged.
-    pub async fn should_escalate(&self, rule: &str, plan: &mut String) -> LoopResult<Option<Escalation>> {
+    pub(in crate::ralph) async fn should_escalate(&self, rule: &str, plan: &mut String) -> LoopResult<Option<Escalation>> {
         if let Some(e) = self.budget_spent(rule).await? {
             return Ok(Some(e));
         }
@@ -148,7 +149,7 @@ impl Escalator<'_> {
     }
 
     /// Escalates `rule` to a human, with why.
-    pub async fn escalate(&self, rule: &str, e: &Escalation) -> LoopResult<()> {
+    pub(in crate::ralph) async fn escalate(&self, rule: &str, e: &Escalation) -> LoopResult<()> {
         self.books.journal().escalate_rule(rule, e).await?;
         self.books.note(Some(rule), EventData::Escalate { reason: e.reason.clone(), cause: Some(e.cause) }).await?;
         Ok(())

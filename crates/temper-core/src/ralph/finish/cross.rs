@@ -14,7 +14,8 @@ use super::Finisher;
 use crate::journal::offline::{CrossExam, CrossExamination, DiskJudgement, JudgeError};
 use crate::journal::{EventData, ScanResult};
 use crate::ports::{Exec, OfflineJudge};
-use crate::ralph::{LoopResult, RunState};
+use crate::ralph::error::LoopResult;
+use crate::ralph::state::RunState;
 use crate::scan::Scan;
 
 /// How long the guest's `sync` may take.

@@ -3,7 +3,7 @@
 use temper_scap::Outcome;
 
 use super::Finisher;
-use crate::ralph::LoopResult;
+use crate::ralph::error::LoopResult;
 use crate::scan::{Engine, Scan};
 
 impl Finisher<'_> {

@@ -2,14 +2,16 @@
 mod cross;
 mod evidence;
 
-use super::books::Books;
-use super::ledger::Ledger;
-use super::machine::Machine;
-use super::offer::{OUT_OF_SCOPE, Offer};
-use super::proof::BootProof;
-use super::{Crew, End, LoopResult, Phase, RunState};
-use crate::journal::{self, EventData, EventKind, RuleStatus, RunSummary, ScanKind, ScanResult, Tally, count_by};
+use crate::journal::{self, EventData, EventKind, Phase, RuleStatus, RunSummary, ScanKind, ScanResult, Tally, count_by};
 use crate::ports::OfflineJudge;
+use crate::ralph::books::Books;
+use crate::ralph::crew::Crew;
+use crate::ralph::error::{End, LoopResult};
+use crate::ralph::ledger::Ledger;
+use crate::ralph::machine::Machine;
+use crate::ralph::offer::{OUT_OF_SCOPE, Offer};
+use crate::ralph::proof::BootProof;
+use crate::ralph::state::RunState;
 use crate::scan::Scan;
 
 /// Exit codes: every failing rule in scope fixed or dispositioned; some remain.
@@ -35,7 +37,7 @@ pub(super) struct Finisher<'r> {
 }
 
 impl<'r> Finisher<'r> {
-    pub fn new(c: &'r Crew<'r>) -> Self {
+    pub(in crate::ralph) fn new(c: &'r Crew<'r>) -> Self {
         Self {
             books: &c.books,
             machine: &c.machine,
@@ -54,7 +56,7 @@ impl Finisher<'_> {
     /// made it applicable) reopens (`applicable.rs`). A rule reopens for applicability once at
     /// most, and each blame rolls back a fix, so it ends.
     #[tracing::instrument(name = "final_scan", skip_all)]
-    pub async fn final_scan(&self, state: &mut RunState) -> LoopResult<End<Scan>> {
+    pub(in crate::ralph) async fn final_scan(&self, state: &mut RunState) -> LoopResult<End<Scan>> {
         self.books.enter(Phase::Finish, None, 0).await?;
         state.take_ahead();
         if let End::Reopened = self.proof.prove_boot(state).await? {
@@ -74,7 +76,7 @@ impl Finisher<'_> {
     }
 
     #[tracing::instrument(name = "finish", skip_all)]
-    pub async fn finish(&self, state: &RunState, scan: &Scan) -> LoopResult<RunSummary> {
+    pub(in crate::ralph) async fn finish(&self, state: &RunState, scan: &Scan) -> LoopResult<RunSummary> {
         for r in self.books.journal().rules().await? {
             let after = ScanResult::from(scan.outcome(&r.rule_id));
             self.books.journal().set_final_result(&r.rule_id, after).await?;

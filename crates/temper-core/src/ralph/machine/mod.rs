@@ -6,11 +6,12 @@ mod snapshots;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::books::Spent;
-use super::{LoopResult, Settings};
 use crate::checks::{self, GuardFailure};
 use crate::journal::RunId;
 use crate::ports::{ExecOutput, Guest, Hypervisor};
+use crate::ralph::books::Spent;
+use crate::ralph::error::LoopResult;
+use crate::ralph::settings::Settings;
 use crate::scan::{Scan, ScanError, Scanner};
 use crate::script::{self, ScriptError, Watch};
 use crate::verdict::{Guard, Verdict};

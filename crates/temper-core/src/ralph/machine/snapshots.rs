@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use super::Machine;
 use crate::journal::Overhead;
-use crate::ralph::{LoopError, LoopResult};
+use crate::ralph::error::{LoopError, LoopResult};
 
 impl Machine<'_> {
     /// A snapshot with memory of the guest as it runs now.

@@ -9,13 +9,12 @@ use std::cmp::Reverse;
 
 use temper_scap::{Benchmark, Severity};
 
-pub(in crate::ralph) use plan::PLAN_BATCH;
-
-use super::pick::Preset;
-use super::{LoopResult, Settings};
 use crate::agent::{ApplyFix, Candidate, Derive, FixSource};
 use crate::journal::{Rule, RuleStatus, RunJournal};
 use crate::plan::PlannedFix;
+use crate::ralph::error::LoopResult;
+use crate::ralph::settings::Settings;
+use crate::ralph::trial::Preset;
 use crate::scan::Scanner;
 use crate::skill::Skill;
 

@@ -1,7 +1,7 @@
 //! The rules likely next, whose result and evidence a rescan may take ahead of their own
 //! attempts (`attempt/evidence.rs`, `check/`): only when they add little to that rescan.
 use super::Offer;
-use crate::ralph::LoopResult;
+use crate::ralph::error::LoopResult;
 use crate::scan::Engine;
 
 impl Offer<'_> {

@@ -14,12 +14,8 @@ use super::Offer;
 use crate::agent::{ApplyFix, Candidate, FixContext, FixSource};
 use crate::journal::{AttemptState, RuleStatus};
 use crate::plan::PlannedFix;
-use crate::ralph::LoopResult;
-
-/// The most steps one plan batch applies: twice a regression batch's most, as each step was
-/// proven on the plan's source target and a batch fails rarely (none in the ANSSI plan's 95
-/// steps for the rules failing at baseline); one that fails costs about log2(32) = 5 checks.
-pub(in crate::ralph) const PLAN_BATCH: usize = 2 * crate::ralph::check::MAX_BATCH as usize;
+use crate::ralph::error::LoopResult;
+use crate::ralph::settings::PLAN_BATCH;
 
 /// The plan's untried steps whose rules are open and in scope, as the next batch may take them.
 #[derive(Debug, Default)]

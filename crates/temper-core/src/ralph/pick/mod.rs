@@ -4,37 +4,16 @@ mod planned;
 mod remembered;
 mod second_pass;
 
-use super::books::Books;
-use super::escalate::Escalator;
-use super::offer::Offer;
-use super::{Crew, LoopResult, Phase, RunState};
 use crate::agent::{AgentError, ApplyFix, Architect, Candidate, FixSource, PickContext};
-use crate::journal::{Attempt, AttemptState, Escalation, EscalationCause, EventData, Picked, PickedBy, Replayed, RuleStatus};
+use crate::journal::{Attempt, AttemptState, Escalation, EscalationCause, EventData, Phase, Picked, PickedBy, Replayed, RuleStatus};
+use crate::ralph::books::Books;
+use crate::ralph::crew::Crew;
+use crate::ralph::error::LoopResult;
+use crate::ralph::escalate::Escalator;
+use crate::ralph::offer::Offer;
+use crate::ralph::state::RunState;
+use crate::ralph::trial::{Pick, Preset};
 use crate::skill::Skill;
-
-/// The rule to work on and the Architect's plan for it.
-#[derive(Debug, Clone)]
-pub struct Pick {
-    pub rule_id: String,
-    pub plan: String,
-    /// A fix the harness runs as the first attempt instead of asking the Worker.
-    pub preset: Option<Preset>,
-}
-
-/// A fix chosen by the harness: a replay (rolled back with a regressed batch), the stock fix's
-/// second pass, a plan's step (`planned.rs`) or a remembered fix (`reuse.rs`). It keeps the
-/// source it had.
-#[derive(Debug, Clone)]
-pub struct Preset {
-    pub fix: ApplyFix,
-    pub source: FixSource,
-    pub replayed: bool,
-    /// The remembered fix it is, whose try is counted.
-    pub remembered: Option<i64>,
-    /// A plan's derived step (its number): `fix` is the source's, and the attempt derives its
-    /// own from this target's evidence (`planned.rs`).
-    pub derived: Option<usize>,
-}
 
 /// What a pick leaves the loop with.
 #[derive(Debug)]
@@ -59,7 +38,7 @@ pub(super) struct Picker<'r> {
 }
 
 impl<'r> Picker<'r> {
-    pub fn new(c: &'r Crew<'r>) -> Self {
+    pub(in crate::ralph) fn new(c: &'r Crew<'r>) -> Self {
         Self { books: &c.books, offer: &c.offer, architect: c.agents.architect, escalator: Escalator::new(c), skill: c.skill }
     }
 }
@@ -68,7 +47,7 @@ impl Picker<'_> {
     /// The rule to work on next, with its plan (and a fix the harness chose, if any); `Done` when
     /// nothing is left to pick or `--max-rules` is reached.
     #[tracing::instrument(name = "pick", skip_all)]
-    pub async fn run(&self, state: &mut RunState) -> LoopResult<Next> {
+    pub(in crate::ralph) async fn run(&self, state: &mut RunState) -> LoopResult<Next> {
         self.books.enter(Phase::Pick, None, 0).await?;
         // Fixes undone with a regressed batch go first; they were picked once already.
         if let Some(a) = self.books.journal().fixes_to_replay().await?.into_iter().find(|a| self.offer.in_scope(&a.spec.rule_id)) {

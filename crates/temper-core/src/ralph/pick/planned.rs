@@ -2,14 +2,15 @@
 //! says which steps are due and which wait).
 use std::collections::HashSet;
 
-use super::{Pick, Picker, Preset};
+use super::Picker;
 use crate::agent::{Candidate, FixSource};
 use crate::journal::{EventData, Picked, PickedBy};
-use crate::ralph::LoopResult;
+use crate::ralph::error::LoopResult;
+use crate::ralph::trial::{Pick, Preset};
 
 impl Picker<'_> {
     /// The next plan step to apply, picked by the harness.
-    pub(in crate::ralph) async fn planned_pick(&self, candidates: &[Candidate]) -> LoopResult<Option<Pick>> {
+    pub(super) async fn planned_pick(&self, candidates: &[Candidate]) -> LoopResult<Option<Pick>> {
         if self.offer.plan().is_empty() {
             return Ok(None);
         }

@@ -4,14 +4,15 @@
 //! counted, and two failures in a row retire the fix (`books/memory.rs`).
 use std::collections::HashSet;
 
-use super::{Pick, Picker, Preset};
+use super::Picker;
 use crate::agent::{ApplyFix, Candidate, FixSource};
 use crate::journal::{EventData, Picked, PickedBy};
-use crate::ralph::LoopResult;
+use crate::ralph::error::LoopResult;
+use crate::ralph::trial::{Pick, Preset};
 
 impl Picker<'_> {
     /// The first candidate with a remembered fix this run has not tried yet, picked by the harness.
-    pub(in crate::ralph) async fn remembered_pick(&self, candidates: &[Candidate]) -> LoopResult<Option<Pick>> {
+    pub(super) async fn remembered_pick(&self, candidates: &[Candidate]) -> LoopResult<Option<Pick>> {
         // Two reads, not two per candidate: the skill's rules with a fix in force (filtered in
         // the database), and the rules this run has tried a remembered fix on.
         let skill = self.skill.name();

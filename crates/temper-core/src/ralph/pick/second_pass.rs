@@ -4,14 +4,15 @@
 //! left it failing gets that fix once more, fully verified, in the skill's order, provided a fix
 //! kept since has changed the system.
 
-use super::{Pick, Picker};
+use super::Picker;
 use crate::journal::{Attempt, EventData, Picked, PickedBy, Rule, RuleStatus};
-use crate::ralph::LoopResult;
+use crate::ralph::error::LoopResult;
+use crate::ralph::trial::Pick;
 use crate::verdict::Verdict;
 
 impl Picker<'_> {
     /// The next rule for the second pass, reopened; `None` when there is none.
-    pub(in crate::ralph) async fn second_pass(&self) -> LoopResult<Option<Pick>> {
+    pub(super) async fn second_pass(&self) -> LoopResult<Option<Pick>> {
         let attempts = self.books.journal().attempts().await?;
         let mut due: Vec<(_, Rule, usize)> = Vec::new();
         for r in self.books.journal().rules().await? {

@@ -5,20 +5,16 @@
 //! again in order, and the lost snapshots taken again. Nothing is confirmed that was not: the
 //! next regression check verifies the pending fixes, and the reboot proof every replayed one.
 use super::Preflight;
+use crate::journal::Booted;
 use crate::journal::{Attempt, EventData, KeptState, ReplayWhy};
+use crate::ralph::error::LoopResult;
 use crate::ralph::replay::replay;
-use crate::ralph::{Booted, Kept, LoopResult};
+use crate::ralph::state::Kept;
 
 impl Preflight<'_> {
     /// Restores the newest kept state, rebuilding what is gone. Returns the checkpoint in force
     /// (a new one when the old was gone and fixes were replayed).
-    pub(in crate::ralph) async fn restore_head(
-        &self,
-        checkpoint: &str,
-        pending: &[Kept],
-        booted: &Booted,
-        prefix: &str,
-    ) -> LoopResult<String> {
+    pub(super) async fn restore_head(&self, checkpoint: &str, pending: &[Kept], booted: &Booted, prefix: &str) -> LoopResult<String> {
         // One listing: each `snapshot_exists` lists them all again.
         let have = self.machine.hv().snapshot_list().await?;
         let kept = std::iter::once(checkpoint).chain(pending.iter().map(|k| k.snapshot.as_str()));

@@ -5,14 +5,18 @@ use std::time::Duration;
 
 use temper_scap::{Benchmark, Outcome};
 
-use super::books::Books;
-use super::ledger::Ledger;
-use super::machine::Machine;
-use super::offer::Offer;
-use super::proof::BootProof;
-use super::{Ahead, Booted, Crew, Kept, LoopError, LoopResult, Phase, RunState};
 use crate::checks::GuardFailure;
-use crate::journal::{AttemptId, Cadence, Event, EventData, EventKind, NewRule, RuleStatus, RunId, ScanKind, ScanResult, Timed};
+use crate::journal::{
+    AttemptId, Booted, Cadence, Event, EventData, EventKind, NewRule, Phase, RuleStatus, RunId, ScanKind, ScanResult, Timed,
+};
+use crate::ralph::books::Books;
+use crate::ralph::crew::Crew;
+use crate::ralph::error::{LoopError, LoopResult};
+use crate::ralph::ledger::Ledger;
+use crate::ralph::machine::Machine;
+use crate::ralph::offer::Offer;
+use crate::ralph::proof::BootProof;
+use crate::ralph::state::{Ahead, Kept, RunState};
 use crate::scan::{Engine, Scan};
 use crate::verdict::Guard;
 use crate::verdict::Verdict;
@@ -33,7 +37,7 @@ pub(super) struct Preflight<'r> {
 }
 
 impl<'r> Preflight<'r> {
-    pub fn new(c: &'r Crew<'r>) -> Self {
+    pub(in crate::ralph) fn new(c: &'r Crew<'r>) -> Self {
         Self {
             books: &c.books,
             machine: &c.machine,
@@ -50,7 +54,7 @@ impl<'r> Preflight<'r> {
 impl Preflight<'_> {
     /// The state the loop starts from: a new run's first scan, or what a resumed run left.
     #[tracing::instrument(name = "preflight", skip_all)]
-    pub async fn run(&self) -> LoopResult<RunState> {
+    pub(in crate::ralph) async fn run(&self) -> LoopResult<RunState> {
         self.books.enter(Phase::Preflight, None, 0).await?;
         let row = self.books.journal().row().await?;
         if !self.machine.hv().snapshot_exists(&row.baseline).await? {

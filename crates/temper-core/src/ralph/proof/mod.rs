@@ -10,32 +10,20 @@
 //! proof, and a rule of it that fails is bisected the same way.
 mod rebuild;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use super::books::Books;
-use super::escalate::Escalator;
-use super::ledger::Ledger;
-use super::machine::Machine;
-use super::{Crew, End, LoopError, LoopResult, RunState};
 use crate::checks::GuardFailure;
 use crate::journal::{Attempt, EventData};
+use crate::ralph::books::Books;
+use crate::ralph::crew::Crew;
+use crate::ralph::error::{End, LoopError, LoopResult};
+use crate::ralph::escalate::Escalator;
+use crate::ralph::ledger::Ledger;
+use crate::ralph::machine::Machine;
+use crate::ralph::settings::RebootProof;
+use crate::ralph::state::RunState;
 use crate::scan::Scan;
 use crate::verdict::Verdict;
-
-/// How long a cold reboot may take: the clean shutdown, then the boot up to SSH.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RebootProof {
-    /// After this the guest is powered off.
-    pub grace: Duration,
-    /// A guest not reachable over SSH this long after its start does not boot.
-    pub boot_timeout: Duration,
-}
-
-impl Default for RebootProof {
-    fn default() -> Self {
-        Self { grace: Duration::from_secs(90), boot_timeout: Duration::from_secs(300) }
-    }
-}
 
 /// Why a guest failed a reboot: the verdict it gives the blamed fix, and what was seen.
 pub(super) type Broken = (Verdict, String);
@@ -69,7 +57,7 @@ pub(super) struct BootProof<'r> {
 }
 
 impl<'r> BootProof<'r> {
-    pub fn new(c: &'r Crew<'r>) -> Self {
+    pub(in crate::ralph) fn new(c: &'r Crew<'r>) -> Self {
         Self { books: &c.books, machine: &c.machine, ledger: Ledger::new(c), escalator: Escalator::new(c), reboot: c.settings.reboot }
     }
 }
@@ -85,7 +73,7 @@ pub(super) struct BootCulprit {
 impl BootProof<'_> {
     /// Reboots the guest if fixes were kept since the last booted checkpoint: it holds when the
     /// guest came back whole, and reopens when a fix was blamed (its rule reopened).
-    pub async fn prove_boot(&self, state: &mut RunState) -> LoopResult<End> {
+    pub(in crate::ralph) async fn prove_boot(&self, state: &mut RunState) -> LoopResult<End> {
         if self.reboot.is_none() {
             return Ok(End::Holds(()));
         }
@@ -106,7 +94,7 @@ impl BootProof<'_> {
     /// booted checkpoint, or a walker, is bisected over the fixes. Without the proof only the
     /// final set is new here, and its probes replay without a reboot. With any blamed, the rest
     /// are rebuilt on the booted checkpoint: false.
-    pub async fn persisted(&self, state: &mut RunState, scan: &Scan) -> LoopResult<End> {
+    pub(in crate::ralph) async fn persisted(&self, state: &mut RunState, scan: &Scan) -> LoopResult<End> {
         let proof = self.reboot.is_some();
         if !proof && state.final_set().is_empty() {
             return Ok(End::Holds(()));
@@ -164,7 +152,7 @@ impl BootProof<'_> {
     /// batch's check with them) are bisected as for a failed reboot, each probe replayed onto
     /// that checkpoint and guarded (rebooted, with the proof on); the culprit is blamed and the
     /// rest rebuilt. With none kept since, nothing is left to blame.
-    pub async fn guard_fails(&self, state: &mut RunState, broken: Broken) -> LoopResult<()> {
+    pub(in crate::ralph) async fn guard_fails(&self, state: &mut RunState, broken: Broken) -> LoopResult<()> {
         let fixes = self.unproven(state).await?;
         if fixes.is_empty() {
             let checkpoint = state.checkpoint().to_string();
@@ -213,7 +201,7 @@ impl BootProof<'_> {
 
     /// On resume: a run cut off while it rebuilt on the booted checkpoint restores that checkpoint,
     /// without the fixes kept since it; they are replayed onto it, as the rebuild would have.
-    pub async fn replay_unproven(&self, state: &RunState) -> LoopResult<()> {
+    pub(in crate::ralph) async fn replay_unproven(&self, state: &RunState) -> LoopResult<()> {
         if !state.pending().is_empty() || state.checkpoint() != state.booted().snapshot {
             return Ok(());
         }

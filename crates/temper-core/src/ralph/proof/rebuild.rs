@@ -2,20 +2,16 @@
 //! the booted checkpoint with the others and prove it again.
 use super::{BootCulprit, BootProbe, BootProof, Broken};
 use crate::journal::{Attempt, AttemptId, Blamed, Booted, Culprit, EventData, EventKind, MemoryKind, Regressed, ReplayWhy};
+use crate::ralph::error::LoopResult;
+use crate::ralph::state::RunState;
 use crate::ralph::trial::{Ended, Trial};
-use crate::ralph::{LoopResult, RunState};
 use crate::scan::tail;
 use crate::verdict::Verdict;
 
 impl BootProof<'_> {
     /// The first fix after which the probe fails: each step reverts to the booted checkpoint,
     /// replays the fixes up to it and reboots. Probing all of them failed already.
-    pub(in crate::ralph) async fn bisect_boot(
-        &self,
-        state: &RunState,
-        probe: &BootProbe<'_>,
-        mut broken: Broken,
-    ) -> LoopResult<BootCulprit> {
+    pub(super) async fn bisect_boot(&self, state: &RunState, probe: &BootProbe<'_>, mut broken: Broken) -> LoopResult<BootCulprit> {
         let (mut lo, mut hi, mut live) = (probe.shortest(), probe.fixes.len(), None);
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -29,7 +25,7 @@ impl BootProof<'_> {
 
     /// The booted checkpoint with `fixes` replayed, rebooted (with the proof on): up, healthy
     /// (the guard, after the reboot or after the replay), and `pass` passing?
-    pub(in crate::ralph) async fn probe(&self, state: &RunState, fixes: &[Attempt], pass: &[String]) -> LoopResult<Result<(), Broken>> {
+    pub(super) async fn probe(&self, state: &RunState, fixes: &[Attempt], pass: &[String]) -> LoopResult<Result<(), Broken>> {
         self.replay_on_booted(state, fixes).await?;
         if self.reboot.is_some() {
             if let Err(b) = self.reboot("a bisection probe", fixes.len()).await? {
@@ -46,13 +42,13 @@ impl BootProof<'_> {
     }
 
     /// Why rules that passed at the booted checkpoint fail now.
-    pub(in crate::ralph) fn final_failure(&self, rules: &[String]) -> String {
+    pub(super) fn final_failure(&self, rules: &[String]) -> String {
         let after = if self.reboot.is_some() { ", after a cold reboot" } else { "" };
         format!("rules that passed at the last booted checkpoint fail at the final scan{after}: {}", rules.join(", "))
     }
 
     /// Reverts to the booted checkpoint and runs `fixes` again, in order.
-    pub(in crate::ralph) async fn replay_on_booted(&self, state: &RunState, fixes: &[Attempt]) -> LoopResult<()> {
+    pub(super) async fn replay_on_booted(&self, state: &RunState, fixes: &[Attempt]) -> LoopResult<()> {
         let onto = &state.booted().snapshot;
         self.machine.restore(onto).await?;
         crate::ralph::replay::replay(self.books, self.machine, &fixes.iter().collect::<Vec<_>>(), onto, ReplayWhy::RebootProof).await
@@ -61,7 +57,7 @@ impl BootProof<'_> {
     /// Blames `blamed`, then builds the booted checkpoint plus every other fix, reboots it and
     /// makes it the next booted checkpoint (`live`: the guest runs that already). Should it still
     /// not come up, the next culprit among the rest is found the same way.
-    pub(in crate::ralph) async fn rebuild(
+    pub(super) async fn rebuild(
         &self,
         state: &mut RunState,
         fixes: &[Attempt],
@@ -103,7 +99,7 @@ impl BootProof<'_> {
     }
 
     /// The verdict on a kept fix, its rule reopened (or escalated), the Reflector told why.
-    pub(in crate::ralph) async fn blame(&self, state: &mut RunState, a: &Attempt, (verdict, reason): &Broken) -> LoopResult<()> {
+    pub(super) async fn blame(&self, state: &mut RunState, a: &Attempt, (verdict, reason): &Broken) -> LoopResult<()> {
         let proof = self.reboot.is_some();
         let by = if proof { "The reboot proof" } else { "The final scan" };
         let cold = if proof { " A cold reboot is a clean shutdown through the hypervisor, then a start." } else { "" };
@@ -136,7 +132,7 @@ impl BootProof<'_> {
     }
 
     /// The guest as it runs now, just rebooted, becomes the checkpoint and the booted one.
-    pub(in crate::ralph) async fn mark_booted(&self, state: &mut RunState, through: AttemptId) -> LoopResult<()> {
+    pub(super) async fn mark_booted(&self, state: &mut RunState, through: AttemptId) -> LoopResult<()> {
         let n = self.books.journal().events(0).await?.iter().filter(|e| e.kind == EventKind::Booted).count() + 1;
         let name = format!("{}boot{n}", state.prefix());
         self.machine.take_snapshot(&name, "proven to boot").await?;
@@ -153,7 +149,7 @@ impl BootProof<'_> {
     }
 
     /// Without the proof: the guest as it runs now, rebuilt, becomes the checkpoint (not booted).
-    pub(in crate::ralph) async fn checkpoint_here(&self, state: &mut RunState, fixes: usize) -> LoopResult<()> {
+    pub(super) async fn checkpoint_here(&self, state: &mut RunState, fixes: usize) -> LoopResult<()> {
         let name = format!("{}rebuilt{}", state.prefix(), self.books.journal().attempts().await?.len());
         self.machine.take_snapshot(&name, "rebuilt after a final-scan regression").await?;
         self.books.journal().confirm_fixes(&name).await?;
@@ -165,7 +161,7 @@ impl BootProof<'_> {
     }
 
     /// The booted checkpoint, as it is, becomes the run's checkpoint again.
-    pub(in crate::ralph) async fn back_to_booted(&self, state: &mut RunState) -> LoopResult<()> {
+    pub(super) async fn back_to_booted(&self, state: &mut RunState) -> LoopResult<()> {
         let booted = state.booted().snapshot.clone();
         self.machine.restore(&booted).await?;
         self.books.journal().confirm_fixes(&booted).await?;

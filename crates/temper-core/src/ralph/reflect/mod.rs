@@ -3,12 +3,13 @@
 
 use temper_scap::Benchmark;
 
-use super::books::Books;
-use super::trial::{Ended, Trial};
-use super::{Crew, LoopResult, Phase};
 use crate::agent::{AgentError, ReflectContext, Reflector};
 use crate::ban::BanScope;
-use crate::journal::EventData;
+use crate::journal::{EventData, Phase};
+use crate::ralph::books::Books;
+use crate::ralph::crew::Crew;
+use crate::ralph::error::LoopResult;
+use crate::ralph::trial::{Ended, Trial};
 
 /// The most a distilled line may hold.
 pub const DISTILLED_MAX: usize = 200;
@@ -22,7 +23,7 @@ pub(super) struct Reflect<'r> {
 }
 
 impl<'r> Reflect<'r> {
-    pub fn new(c: &'r Crew<'r>) -> Self {
+    pub(in crate::ralph) fn new(c: &'r Crew<'r>) -> Self {
         Self { books: &c.books, reflector: c.agents.reflector, content: c.content }
     }
 }
@@ -30,7 +31,7 @@ impl<'r> Reflect<'r> {
 impl Reflect<'_> {
     /// The lesson of a fix that failed, its ban and tips, kept in memory.
     #[tracing::instrument(name = "reflect", skip_all)]
-    pub async fn reflect(&self, ended: &Ended) -> LoopResult<()> {
+    pub(in crate::ralph) async fn reflect(&self, ended: &Ended) -> LoopResult<()> {
         let Trial { id, n, rule, .. } = &ended.trial;
         let (rule, attempt, n) = (rule.as_str(), Some(*id), *n);
         self.books.enter(Phase::Reflect, Some(rule), n).await?;
