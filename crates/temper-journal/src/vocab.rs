@@ -123,7 +123,7 @@ text_enum! {
         Reflect = "reflect",
         /// The batch's regression rescan, and its bisection when it finds one.
         Regression = "regression",
-        /// A proven plan's steps applied together and checked once (`ralph/plan_batch.rs`).
+        /// A proven plan's steps applied together and checked once (`ralph/batch/`).
         PlanBatch = "plan_batch",
         Finish = "finish",
         Done = "done",

@@ -1,4 +1,4 @@
-//! The loop's bookkeeping at each phase change (`Ralph::phase`, about 500 in a README run),
+//! The loop's bookkeeping at each phase change (`Books::enter`, about 500 in a README run),
 //! part by part, on both backends, with a recorded README run's journal as it stands at its end
 //! (`crates/temper/tests/data/runs/`, the newest; its rules and events copied into a scratch
 //! store): the run's phase written, its rules read (the tally), and the ETA: every event read

@@ -39,7 +39,7 @@ pub struct Parts<'a> {
     pub settings: Settings,
     pub observer: &'a dyn Observer,
     /// Judges the final state's disk from outside the guest, to cross-examine its final scan
-    /// (`cross.rs`); `None`: the guest's scan alone.
+    /// (`finish/cross.rs`); `None`: the guest's scan alone.
     pub offline: Option<&'a dyn OfflineJudge>,
 }
 

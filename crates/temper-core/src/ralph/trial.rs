@@ -15,7 +15,7 @@ pub(in crate::ralph) struct Pick {
 }
 
 /// A fix chosen by the harness: a replay (rolled back with a regressed batch), the stock fix's
-/// second pass, a plan's step (`planned.rs`) or a remembered fix (`reuse.rs`). It keeps the
+/// second pass, a plan's step (`pick/planned.rs`) or a remembered fix (`pick/remembered.rs`). It keeps the
 /// source it had.
 #[derive(Debug, Clone)]
 pub(in crate::ralph) struct Preset {
@@ -25,7 +25,7 @@ pub(in crate::ralph) struct Preset {
     /// The remembered fix it is, whose try is counted.
     pub remembered: Option<i64>,
     /// A plan's derived step (its number): `fix` is the source's, and the attempt derives its
-    /// own from this target's evidence (`planned.rs`).
+    /// own from this target's evidence (`offer/plan.rs`).
     pub derived: Option<usize>,
 }
 

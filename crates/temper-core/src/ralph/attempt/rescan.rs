@@ -1,7 +1,7 @@
 //! What the rescan after a fix covers: the fixed rule, read right after its fix, before any
 //! other fix runs (so its result is its own fix's doing); the regression set when it is cheap
-//! enough to ride along (else it waits for the batch, `regress.rs`) and with it the rules not
-//! applicable so far (`applicable.rs`); and the rule likely next, for its result and evidence
+//! enough to ride along (else it waits for the batch, `check/`) and with it the rules not
+//! applicable so far (`ledger.rs`); and the rule likely next, for its result and evidence
 //! before its own fix (`evidence.rs`). Once the fix is kept, the rescan's word on those is taken
 //! up.
 use super::Attempter;

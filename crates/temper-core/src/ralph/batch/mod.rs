@@ -73,7 +73,7 @@ pub(super) struct Step {
 
 impl PlanBatch<'_> {
     /// Applies the next batch of plan steps when two or more are due; false when fewer are (a
-    /// single step goes the way any pick goes, `planned.rs`), or while the batch waits for the
+    /// single step goes the way any pick goes, `pick/planned.rs`), or while the batch waits for the
     /// loop's other rules (`Tail`).
     #[tracing::instrument(name = "plan_batch", skip_all)]
     pub(in crate::ralph) async fn run(&self, state: &mut RunState) -> LoopResult<bool> {

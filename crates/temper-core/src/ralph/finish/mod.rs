@@ -53,7 +53,7 @@ impl<'r> Finisher<'r> {
 impl Finisher<'_> {
     /// The reboot proof, then the final full scan, which holds unless the loop must go on. A fix the
     /// proof blames reopens its rule. A rule not applicable so far that fails now (another fix
-    /// made it applicable) reopens (`applicable.rs`). A rule reopens for applicability once at
+    /// made it applicable) reopens (`ledger.rs`). A rule reopens for applicability once at
     /// most, and each blame rolls back a fix, so it ends.
     #[tracing::instrument(name = "final_scan", skip_all)]
     pub(in crate::ralph) async fn final_scan(&self, state: &mut RunState) -> LoopResult<End<Scan>> {

@@ -178,7 +178,7 @@ impl Preflight<'_> {
     /// Fixes per regression check: the setting, else the run's, else on a new run the plan's or
     /// one measured, else 1; with the one-rule rescan when it was measured (the checks then
     /// re-derive the cadence). A plan run's batches check the regression set from the first, and
-    /// find a rule unstable there (`plan_batch.rs`), as the measurement does.
+    /// find a rule unstable there (`batch/`), as the measurement does.
     /// `walkers` are left to the final scan, so neither their checks nor their cost count here.
     async fn regression_every(&self, new_run: bool, walkers: &[String], events: &[Event]) -> LoopResult<(u32, Option<Duration>)> {
         let stored = self.books.journal().row().await?.regression_every.map(|n| n.max(1) as u32);

@@ -1,5 +1,5 @@
 //! What a rescan saw of rules other than its own, kept for their attempts while the guest stays
-//! where the rescan saw it (`evidence.rs` serves it): each rule's result, so an attempt knows its
+//! where the rescan saw it (`attempt/evidence.rs` serves it): each rule's result, so an attempt knows its
 //! rule still fails right before its fix runs, and the scanner's evidence of what is wrong.
 use std::collections::BTreeMap;
 

@@ -32,7 +32,7 @@ pub struct RunState {
     booted: Booted,
     /// Bans made by other runs of the skill that this run has recorded as in force (`ban_shared`).
     shared_bans: Vec<i64>,
-    /// Evidence looked ahead to by the last rescan (`evidence.rs`).
+    /// Evidence looked ahead to by the last rescan (`attempt/evidence.rs`).
     ahead: Option<Ahead>,
 }
 
