@@ -20,7 +20,7 @@ use temper_scap::{Benchmark, Outcome};
 use tokio::process::Command;
 
 use crate::disk::{self, DiskSource, Tree};
-use crate::error::{OfflineError, Result};
+use crate::error::{OfflineError, OfflineResult};
 use crate::probe::dpkg::Dpkg;
 use crate::probe::{self, HostProbe, Reach};
 
@@ -78,7 +78,7 @@ enum Open {
 
 impl Judge<'_> {
     /// Reads `source` and judges every rule the profile selects.
-    pub async fn judge(&self, source: &DiskSource) -> Result<Judged> {
+    pub async fn judge(&self, source: &DiskSource) -> OfflineResult<Judged> {
         let started = Instant::now();
         let scratch = self.scratch.clone().unwrap_or_else(std::env::temp_dir);
         let work = tempfile::Builder::new().prefix("temper-offline-").tempdir_in(&scratch).map_err(OfflineError::io(&scratch))?;
@@ -103,7 +103,7 @@ impl Judge<'_> {
     }
 
     /// Judges a copy already on the host (`tree.root`), with `work` for the scan's files.
-    pub async fn judge_tree(&self, tree: &Tree, work: &Path) -> Result<Judged> {
+    pub async fn judge_tree(&self, tree: &Tree, work: &Path) -> OfflineResult<Judged> {
         let rules: Vec<String> = self.benchmark.selected_rules.iter().map(|r| r.id.clone()).collect();
         let plan = Plan::build(self.content, self.benchmark, &rules)?;
         let Some(document) = plan.document.as_deref() else {
@@ -315,7 +315,7 @@ fn tests_of(c: &Criterion, out: &mut Vec<String>) {
 }
 
 /// The host's `oscap-chroot ROOT oval eval` of `document`: its results document.
-async fn scan(root: &Path, work: &Path, document: &[u8], variables: Option<&[u8]>) -> Result<Vec<u8>> {
+async fn scan(root: &Path, work: &Path, document: &[u8], variables: Option<&[u8]>) -> OfflineResult<Vec<u8>> {
     let io = |p: &Path| OfflineError::io(p.to_path_buf());
     let (doc, vars, results) = (work.join("offline-oval.xml"), work.join("offline-variables.xml"), work.join("offline-results.xml"));
     tokio::fs::write(&doc, document).await.map_err(io(&doc))?;

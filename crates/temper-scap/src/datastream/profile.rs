@@ -5,7 +5,7 @@ use quick_xml::events::BytesStart;
 use serde::Serialize;
 
 use crate::Severity;
-use crate::error::{Result, ScapError};
+use crate::error::{ScapResult, ScapError};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local, parse_bool};
 
@@ -37,7 +37,7 @@ pub(crate) struct ProfileDef {
     severities: Vec<(String, Severity)>,
 }
 
-pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<ProfileDef> {
+pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> ScapResult<ProfileDef> {
     let offset = x.pos();
     let [id, extends] = x.attrs(e, ["id", "extends"])?;
     let id = id.ok_or(ScapError::MissingAttr { element: "Profile", attr: "id", offset })?;
@@ -101,7 +101,7 @@ pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) ->
 }
 
 /// A value's text exactly as written (entities resolved), at most [`MAX_VALUE`] bytes.
-pub(crate) fn raw_value(x: &mut Xml<'_>, name: &str) -> Result<String> {
+pub(crate) fn raw_value(x: &mut Xml<'_>, name: &str) -> ScapResult<String> {
     let offset = x.pos();
     let mut b = TextBuilder::raw(MAX_VALUE);
     x.content(name, &mut b)?;
@@ -112,7 +112,7 @@ pub(crate) fn raw_value(x: &mut Xml<'_>, name: &str) -> Result<String> {
 }
 
 /// Finds a profile by full id, or by its short name (`stig` for `..._profile_stig`).
-pub(crate) fn find_profile(defs: &[ProfileDef], name: &str) -> Result<usize> {
+pub(crate) fn find_profile(defs: &[ProfileDef], name: &str) -> ScapResult<usize> {
     if let Some(i) = defs.iter().position(|d| d.info.id == name) {
         return Ok(i);
     }
@@ -138,7 +138,7 @@ pub(crate) struct Policy {
 }
 
 impl Policy {
-    pub fn resolve(defs: &[ProfileDef], index: usize) -> Result<Self> {
+    pub fn resolve(defs: &[ProfileDef], index: usize) -> ScapResult<Self> {
         let mut chain = vec![index];
         let mut seen = HashSet::from([index]);
         let mut cur = index;
@@ -159,7 +159,7 @@ impl Policy {
 
     /// A tailoring profile over the Benchmark's `defs`: its base (`extends`, a Benchmark
     /// profile, which may share its id) first, then its own selections and values.
-    pub fn resolve_tailored(defs: &[ProfileDef], tailored: &ProfileDef) -> Result<Self> {
+    pub fn resolve_tailored(defs: &[ProfileDef], tailored: &ProfileDef) -> ScapResult<Self> {
         let mut p = match tailored.extends.as_deref() {
             Some(base) => {
                 let i = defs.iter().position(|d| d.info.id == base).ok_or_else(|| ScapError::ProfileNotFound(base.to_string()))?;

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use quick_xml::events::BytesStart;
 use serde::Serialize;
 
-use crate::error::{Result, ScapError};
+use crate::error::{ScapResult, ScapError};
 use crate::xml::{Xml, local};
 
 use super::MAX_TITLE;
@@ -35,7 +35,7 @@ impl Value {
     }
 }
 
-pub(crate) fn parse_value(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<Value> {
+pub(crate) fn parse_value(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> ScapResult<Value> {
     let offset = x.pos();
     let [id, value_type] = x.attrs(e, ["id", "type"])?;
     let id = id.ok_or(ScapError::MissingAttr { element: "Value", attr: "id", offset })?;

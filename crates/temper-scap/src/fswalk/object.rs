@@ -198,7 +198,7 @@ fn read_entity(x: &mut Xml<'_>, e: &quick_xml::events::BytesStart<'_>, empty: bo
 }
 
 /// The element's text as written (no whitespace folded: patterns keep their spaces).
-fn raw(x: &mut Xml<'_>, name: &str) -> crate::error::Result<String> {
+fn raw(x: &mut Xml<'_>, name: &str) -> crate::error::ScapResult<String> {
     let mut b = TextBuilder::raw(CAP);
     x.content(name, &mut b)?;
     Ok(b.finish().plain())

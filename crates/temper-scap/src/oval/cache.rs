@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use crate::Benchmark;
 
 use super::content::{OvalContent, hex};
-use super::error::Result;
+use super::error::OvalResult;
 use super::plan::{Plan, Stage};
 
 /// What a plan depends on. The selection part hashes what the profile and tailoring resolve
@@ -75,25 +75,25 @@ impl OvalEngine {
     }
 
     /// The plan for `rules` under `benchmark`'s profile, built on first use.
-    pub fn plan(&self, benchmark: &Benchmark, rules: &[String]) -> Result<Arc<Plan>> {
+    pub fn plan(&self, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Arc<Plan>> {
         self.staged(benchmark, rules, Stage::Full)
     }
 
     /// The platforms-only plan of a two-stage scan (see [`Plan::split`]).
-    pub fn platforms(&self, benchmark: &Benchmark, rules: &[String]) -> Result<Arc<Plan>> {
+    pub fn platforms(&self, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Arc<Plan>> {
         self.staged(benchmark, rules, Stage::Platforms)
     }
 
     /// The plan for `rules` with the one walk's part ([`Plan::build_walked`]).
-    pub fn plan_walked(&self, benchmark: &Benchmark, rules: &[String]) -> Result<Arc<Plan>> {
+    pub fn plan_walked(&self, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Arc<Plan>> {
         self.planned(benchmark, rules, Stage::Full, true)
     }
 
-    fn staged(&self, benchmark: &Benchmark, rules: &[String], stage: Stage) -> Result<Arc<Plan>> {
+    fn staged(&self, benchmark: &Benchmark, rules: &[String], stage: Stage) -> OvalResult<Arc<Plan>> {
         self.planned(benchmark, rules, stage, false)
     }
 
-    fn planned(&self, benchmark: &Benchmark, rules: &[String], stage: Stage, walk: bool) -> Result<Arc<Plan>> {
+    fn planned(&self, benchmark: &Benchmark, rules: &[String], stage: Stage, walk: bool) -> OvalResult<Arc<Plan>> {
         let mut key = PlanKey::staged(&self.content, benchmark, rules, stage);
         if walk {
             key.rules = Sha256::new().chain_update(key.rules).chain_update(b"walked").finalize().into();

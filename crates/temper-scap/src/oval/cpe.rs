@@ -8,7 +8,7 @@ use quick_xml::events::{BytesStart, Event};
 
 use crate::xml::{Xml, local};
 
-use super::error::Result;
+use super::error::OvalResult;
 
 /// A CPE check: an OVAL definition in the component the catalog names `href`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -121,7 +121,7 @@ pub(crate) fn cpe_match(name: &str, item: &str) -> bool {
 }
 
 /// Reads a `platform-specification` whose start tag was just read.
-pub(crate) fn read_platforms(x: &mut Xml<'_>, cpe: &mut Cpe) -> Result<()> {
+pub(crate) fn read_platforms(x: &mut Xml<'_>, cpe: &mut Cpe) -> OvalResult<()> {
     loop {
         match x.next()? {
             Event::Start(e) if local(&e) == "platform" => {
@@ -144,7 +144,7 @@ pub(crate) fn read_platforms(x: &mut Xml<'_>, cpe: &mut Cpe) -> Result<()> {
 const MAX_DEPTH: usize = 32;
 
 /// The logical tests and fact refs inside the element just opened, up to its end.
-fn read_tests(x: &mut Xml<'_>, out: &mut Vec<Expr>, depth: usize) -> Result<()> {
+fn read_tests(x: &mut Xml<'_>, out: &mut Vec<Expr>, depth: usize) -> OvalResult<()> {
     loop {
         let Some((e, empty)) = x.child("platform")? else {
             return Ok(());
@@ -176,7 +176,7 @@ fn read_tests(x: &mut Xml<'_>, out: &mut Vec<Expr>, depth: usize) -> Result<()> 
     }
 }
 
-fn skip_rest(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<()> {
+fn skip_rest(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> OvalResult<()> {
     if !empty {
         x.skip(e)?;
     }
@@ -184,7 +184,7 @@ fn skip_rest(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<()> {
 }
 
 /// Reads a `cpe-list` (the dictionary) whose start tag was just read.
-pub(crate) fn read_dictionary(x: &mut Xml<'_>, cpe: &mut Cpe) -> Result<()> {
+pub(crate) fn read_dictionary(x: &mut Xml<'_>, cpe: &mut Cpe) -> OvalResult<()> {
     let mut item: Option<(String, Vec<CpeCheck>)> = None;
     let mut depth = 0usize;
     loop {

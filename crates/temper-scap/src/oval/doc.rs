@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::{Captures, Regex};
 
 use super::content::OvalContent;
-use super::error::{OvalError, Result};
+use super::error::{OvalError, OvalResult};
 use super::index::{Component, Section};
 use crate::fswalk::plan::{Element, WalkPart, cut};
 
@@ -29,7 +29,7 @@ pub(crate) struct Built {
 }
 
 /// The ids reachable from `roots` in one component.
-pub(crate) fn closure(comp: &Component, roots: &[String]) -> Result<HashSet<String>> {
+pub(crate) fn closure(comp: &Component, roots: &[String]) -> OvalResult<HashSet<String>> {
     let mut seen: HashSet<String> = HashSet::new();
     let mut stack: Vec<(String, String)> = roots.iter().map(|r| (r.clone(), "the XCCDF check".to_string())).collect();
     while let Some((id, from)) = stack.pop() {
@@ -49,7 +49,7 @@ type Picked = (Section, usize, usize, String, String, Vec<String>);
 
 /// Builds the document from (component index, root definition ids), components in order; with
 /// `walk`, cut for the one walk ([`crate::fswalk::plan`]).
-pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], walk: bool) -> Result<Built> {
+pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], walk: bool) -> OvalResult<Built> {
     let mut taken: HashSet<String> = HashSet::new();
     let mut renamed = Vec::new();
     let mut picked: Vec<Picked> = Vec::new();
@@ -125,7 +125,7 @@ fn reach(elements: &[Element], roots: &[String]) -> HashSet<String> {
 }
 
 /// The document of `picked`, with the root, namespaces and generator of `roots`' components.
-fn write(content: &OvalContent, roots: &[(usize, Vec<String>)], mut picked: Vec<Picked>) -> Result<(String, BTreeMap<Section, usize>)> {
+fn write(content: &OvalContent, roots: &[(usize, Vec<String>)], mut picked: Vec<Picked>) -> OvalResult<(String, BTreeMap<Section, usize>)> {
     picked.sort_by_key(|a| (a.0, a.1, a.2));
     let first = &content.components[roots.first().map_or(0, |r| r.0)];
     let used: Vec<&Component> = roots.iter().map(|(ci, _)| &content.components[*ci]).collect();
@@ -178,7 +178,7 @@ pub(crate) fn rewrite(text: &str, map: &HashMap<String, String>) -> String {
 }
 
 /// The namespace declarations of every component used; one prefix must mean one namespace.
-fn namespaces(used: &[&Component]) -> Result<Vec<(String, String)>> {
+fn namespaces(used: &[&Component]) -> OvalResult<Vec<(String, String)>> {
     let mut out: Vec<(String, String)> = Vec::new();
     for c in used {
         for (k, v) in &c.ns {

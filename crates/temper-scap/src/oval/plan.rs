@@ -9,7 +9,7 @@ use crate::Benchmark;
 use super::content::OvalContent;
 use super::cpe::{Cpe, CpeCheck};
 use super::doc::{build, closure};
-use super::error::{OvalError, Result};
+use super::error::{OvalError, OvalResult};
 use super::index::Section;
 use super::route::{Route, Router, XccdfReason};
 use super::vars::{Binding, variables_document};
@@ -68,26 +68,26 @@ pub struct Plan {
 
 impl Plan {
     /// Plans `rules` (full ids) of `benchmark` (read with the profile and tailoring to scan).
-    pub fn build(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> Result<Self> {
+    pub fn build(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Self> {
         Self::build_stage(content, benchmark, rules, Stage::Full)
     }
 
     /// The first stage of a two-stage scan: only the platforms of `rules`.
-    pub fn platforms(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> Result<Self> {
+    pub fn platforms(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Self> {
         Self::build_stage(content, benchmark, rules, Stage::Platforms)
     }
 
     /// As [`Plan::build`], with the document cut for the one walk: the tree-walking tests it
     /// implements are judged on the host over the walk ([`Plan::walk`]).
-    pub fn build_walked(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> Result<Self> {
+    pub fn build_walked(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Self> {
         Self::build_with(content, benchmark, rules, Stage::Full, true)
     }
 
-    pub fn build_stage(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage) -> Result<Self> {
+    pub fn build_stage(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage) -> OvalResult<Self> {
         Self::build_with(content, benchmark, rules, stage, false)
     }
 
-    pub(crate) fn build_with(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage, walk: bool) -> Result<Self> {
+    pub(crate) fn build_with(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage, walk: bool) -> OvalResult<Self> {
         let router = Router::new(content, benchmark);
         let mut planned: Vec<PlannedRule> = Vec::new();
         let mut seen = HashSet::new();
@@ -190,7 +190,7 @@ impl Plan {
 
 /// Sends to the xccdf path the OVAL rules whose definition needs an external variable their
 /// check does not export, or that export one with another value than an earlier rule.
-fn check_variables(content: &OvalContent, planned: &mut [PlannedRule]) -> Result<()> {
+fn check_variables(content: &OvalContent, planned: &mut [PlannedRule]) -> OvalResult<()> {
     let mut bound: HashMap<(usize, String), String> = HashMap::new();
     for r in planned.iter_mut() {
         let Route::Oval(c) = &r.route else { continue };

@@ -12,7 +12,7 @@ use crate::results::Outcome;
 use crate::xml::{Xml, local, read_file};
 
 use super::cpe::CpeCheck;
-use super::error::{OvalError, Result};
+use super::error::{OvalError, OvalResult};
 use super::index::DefClass;
 use super::plan::Plan;
 use super::route::{OvalCheck, Route};
@@ -80,11 +80,11 @@ pub struct OvalResults {
 }
 
 impl OvalResults {
-    pub fn read(path: impl AsRef<Path>) -> Result<Self> {
+    pub fn read(path: impl AsRef<Path>) -> OvalResult<Self> {
         Self::parse(&read_file(path.as_ref())?)
     }
 
-    pub fn parse(input: &[u8]) -> Result<Self> {
+    pub fn parse(input: &[u8]) -> OvalResult<Self> {
         let mut x = Xml::new(input)?;
         let mut out = OvalResults::default();
         let mut root = None;

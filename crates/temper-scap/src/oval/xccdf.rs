@@ -9,7 +9,7 @@ use quick_xml::events::{BytesStart, Event};
 use crate::xml::{Xml, local, parse_bool};
 
 use super::cpe::{Cpe, read_platforms};
-use super::error::Result;
+use super::error::OvalResult;
 
 pub(crate) const OVAL_SYSTEM: &str = "http://oval.mitre.org/XMLSchema/oval-definitions-5";
 pub(crate) const SCE_SYSTEM: &str = "http://open-scap.org/page/SCE";
@@ -74,7 +74,7 @@ impl Xccdf {
 }
 
 /// Reads the Benchmark whose start tag was just read.
-pub(crate) fn walk_benchmark(x: &mut Xml<'_>, out: &mut Xccdf) -> Result<()> {
+pub(crate) fn walk_benchmark(x: &mut Xml<'_>, out: &mut Xccdf) -> OvalResult<()> {
     let mut open: Vec<usize> = Vec::new();
     loop {
         let (e, empty) = match x.next()? {
@@ -121,7 +121,7 @@ pub(crate) fn walk_benchmark(x: &mut Xml<'_>, out: &mut Xccdf) -> Result<()> {
     }
 }
 
-fn skip(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<()> {
+fn skip(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> OvalResult<()> {
     if !empty {
         x.skip(e)?;
     }
@@ -129,7 +129,7 @@ fn skip(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<()> {
 }
 
 /// Reads `platform`, `requires` or `conflicts` into an item; false when `e` is none of them.
-fn item_prop(x: &Xml<'_>, e: &BytesStart<'_>, item: &mut Item) -> Result<bool> {
+fn item_prop(x: &Xml<'_>, e: &BytesStart<'_>, item: &mut Item) -> OvalResult<bool> {
     match local(e) {
         "platform" => item.platforms.extend(x.attr(e, "idref")?),
         "requires" => item.requires.push(x.attr(e, "idref")?.unwrap_or_default().split_whitespace().map(str::to_string).collect()),
@@ -139,7 +139,7 @@ fn item_prop(x: &Xml<'_>, e: &BytesStart<'_>, item: &mut Item) -> Result<bool> {
     Ok(true)
 }
 
-fn read_rule(x: &mut Xml<'_>, r: &mut Item, offset: u64) -> Result<()> {
+fn read_rule(x: &mut Xml<'_>, r: &mut Item, offset: u64) -> OvalResult<()> {
     loop {
         let Some((e, empty)) = x.child("Rule")? else {
             return Ok(());
@@ -172,7 +172,7 @@ fn read_rule(x: &mut Xml<'_>, r: &mut Item, offset: u64) -> Result<()> {
     }
 }
 
-fn read_check(x: &mut Xml<'_>, c: &mut Check) -> Result<()> {
+fn read_check(x: &mut Xml<'_>, c: &mut Check) -> OvalResult<()> {
     loop {
         let Some((e, empty)) = x.child("check")? else {
             return Ok(());
@@ -193,7 +193,7 @@ fn read_check(x: &mut Xml<'_>, c: &mut Check) -> Result<()> {
 }
 
 /// Notes every rule a Profile's `refine-rule` gives a role.
-fn read_profile_roles(x: &mut Xml<'_>, out: &mut Xccdf) -> Result<()> {
+fn read_profile_roles(x: &mut Xml<'_>, out: &mut Xccdf) -> OvalResult<()> {
     loop {
         let Some((e, empty)) = x.child("Profile")? else {
             return Ok(());

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::results::Outcome;
 use crate::xml::read_file;
 
-use super::error::Result;
+use super::error::OvalResult;
 use super::plan::Plan;
 use super::results::{DefinitionResult, OvalResults};
 use super::route::Route;
@@ -140,21 +140,21 @@ pub struct OvalReport {
 
 impl OvalReport {
     /// A results file this host's oscap wrote, with the definitions it carries.
-    pub fn read(path: impl AsRef<Path>) -> Result<Self> {
+    pub fn read(path: impl AsRef<Path>) -> OvalResult<Self> {
         Self::parse(&read_file(path.as_ref())?)
     }
 
     /// A results document this host's oscap wrote (a test's, `temper scan parse`): its
     /// results, and the definitions it carries for [`OvalReport::test`] and
     /// [`OvalReport::definition`]. A guest's document is read with [`OvalReport::from_guest`].
-    pub fn parse(input: &[u8]) -> Result<Self> {
+    pub fn parse(input: &[u8]) -> OvalResult<Self> {
         Ok(Self { parsed: parse::parse(input)?, own: Some(Definitions::parse(input)?) })
     }
 
     /// A results document a guest wrote: its results and what its probes collected. The
     /// definitions it carries are never read: its evidence comes from the host's
     /// ([`Plan::evidence`], [`super::OvalEngine::profile_evidence`]).
-    pub fn from_guest(input: &[u8]) -> Result<Self> {
+    pub fn from_guest(input: &[u8]) -> OvalResult<Self> {
         Ok(Self { parsed: parse::parse(input)?, own: None })
     }
 

@@ -8,7 +8,7 @@ use quick_xml::events::{BytesStart, Event};
 
 use crate::xml::{Xml, local};
 
-use super::super::error::{OvalError, Result};
+use super::super::error::{OvalError, OvalResult};
 use super::super::results::DefinitionResult;
 use super::parts::{MAX_RAW, Node, TestResult, children, criteria, result_of, shown, test_result, text_to};
 
@@ -35,7 +35,7 @@ pub(crate) struct Parsed {
     pub items: HashMap<String, Item>,
 }
 
-pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
+pub(crate) fn parse(input: &[u8]) -> OvalResult<Parsed> {
     let mut x = Xml::new(input)?;
     let mut p = Parsed::default();
     let mut first = true;
@@ -142,7 +142,7 @@ fn withhold(field: &str, value: String) -> String {
 }
 
 /// A definition result without its id or result says nothing: skipped, as `OvalResults` does.
-fn skip_unnamed(empty: bool, x: &mut Xml<'_>, e: &BytesStart<'_>) -> Result<()> {
+fn skip_unnamed(empty: bool, x: &mut Xml<'_>, e: &BytesStart<'_>) -> OvalResult<()> {
     if !empty {
         x.skip(e)?;
     }
