@@ -1,7 +1,7 @@
 //! A disk judged on the host: every rule of the profile, by the host's content and scanner.
 //!
 //! One OVAL document is cut for all the profile's rules and their platforms (the OVAL engine's
-//! [`Plan`]), evaluated by the host's `oscap-chroot` over the disk's copy. Then each test is
+//! [`OvalPlan`]), evaluated by the host's `oscap-chroot` over the disk's copy. Then each test is
 //! taken as the disk can answer it ([`crate::probe`]): oscap's result where its probe read the
 //! copy, temper's own probe where oscap has none offline (dpkg's status), and *open* where only
 //! the running system (or nothing temper implements) can answer. A rule is judged offline when
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use temper_journal::ScanResult;
 use temper_journal::offline::{DiskJudgement, LiveNeed, NotJudged, OfflineBasis, OfflineTimes, OfflineVerdict, RuleVerdict};
-use temper_scap::oval::{Criterion, DefinitionResult, Evidence, OvalContent, OvalReport, OvalResults, Plan, RuleOutcome};
+use temper_scap::oval::{Criterion, DefinitionResult, Evidence, OvalContent, OvalPlan, OvalReport, OvalResults, RuleOutcome};
 use temper_scap::{Benchmark, Outcome};
 use tokio::process::Command;
 
@@ -105,7 +105,7 @@ impl Judge<'_> {
     /// Judges a copy already on the host (`tree.root`), with `work` for the scan's files.
     pub async fn judge_tree(&self, tree: &Tree, work: &Path) -> OfflineResult<Judged> {
         let rules: Vec<String> = self.benchmark.selected_rules.iter().map(|r| r.id.clone()).collect();
-        let plan = Plan::build(self.content, self.benchmark, &rules)?;
+        let plan = OvalPlan::build(self.content, self.benchmark, &rules)?;
         let Some(document) = plan.document.as_deref() else {
             let verdicts = rules.iter().map(|r| verdict_without_document(&plan, r)).collect();
             return Ok(self.judged(DiskJudgement { verdicts, ..DiskJudgement::default() }, tree, 0, TestCounts::default()));
@@ -178,7 +178,7 @@ impl Judge<'_> {
     }
 }
 
-fn verdict_without_document(plan: &Plan, rule: &str) -> RuleVerdict {
+fn verdict_without_document(plan: &OvalPlan, rule: &str) -> RuleVerdict {
     let results = OvalResults::default();
     let verdict = match plan.outcome(rule, &results) {
         Some(o) => offline(o.outcome, OfflineBasis::Disk),
@@ -198,7 +198,7 @@ fn offline(o: Outcome, basis: OfflineBasis) -> OfflineVerdict {
 
 /// What the per-rule judgement reads.
 struct Ctx<'a> {
-    plan: &'a Plan,
+    plan: &'a OvalPlan,
     trees: &'a HashMap<String, Criterion>,
     host: &'a HashMap<String, (DefinitionResult, Vec<temper_scap::oval::CollectedItem>)>,
     open: &'a HashMap<String, Open>,

@@ -13,7 +13,7 @@ use quick_xml::events::BytesStart;
 use serde::{Deserialize, Serialize};
 
 use crate::Severity;
-use crate::error::{ScapResult, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::xml::{Xml, clip, local, read_file};
 
 /// An XCCDF rule result; every value kept apart.

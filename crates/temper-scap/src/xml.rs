@@ -6,7 +6,7 @@ use quick_xml::errors::IllFormedError;
 use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 
-use crate::error::{ScapResult, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::text::TextBuilder;
 
 /// Largest input read (1 GiB); SSG datastreams are about 25 MB.

@@ -5,7 +5,7 @@ use quick_xml::events::BytesStart;
 use serde::Serialize;
 
 use crate::Severity;
-use crate::error::{ScapResult, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local, parse_bool};
 
@@ -21,7 +21,7 @@ pub struct ProfileInfo {
 
 /// How a profile picks a Value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Choice {
+pub(crate) enum ValueChoice {
     /// `refine-value selector=...`: one of the Value's options.
     Selector(String),
     /// `set-value`: a literal.
@@ -33,7 +33,7 @@ pub(crate) struct ProfileDef {
     pub info: ProfileInfo,
     pub extends: Option<String>,
     selects: Vec<(String, bool)>,
-    values: Vec<(String, Choice)>,
+    values: Vec<(String, ValueChoice)>,
     severities: Vec<(String, Severity)>,
 }
 
@@ -72,7 +72,7 @@ pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) ->
                 let [idref, selector] = x.attrs(&c, ["idref", "selector"])?;
                 let idref = idref.ok_or(ScapError::MissingAttr { element: "refine-value", attr: "idref", offset })?;
                 if let Some(s) = selector {
-                    def.values.push((idref, Choice::Selector(s)));
+                    def.values.push((idref, ValueChoice::Selector(s)));
                 }
                 if !c_empty {
                     x.skip(&c)?;
@@ -82,7 +82,7 @@ pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) ->
                 let idref = x.attr(&c, "idref")?;
                 let idref = idref.ok_or(ScapError::MissingAttr { element: "set-value", attr: "idref", offset })?;
                 let value = if c_empty { String::new() } else { raw_value(x, "set-value")? };
-                def.values.push((idref, Choice::Set(value)));
+                def.values.push((idref, ValueChoice::Set(value)));
             }
             "refine-rule" => {
                 let [idref, severity] = x.attrs(&c, ["idref", "severity"])?;
@@ -133,7 +133,7 @@ pub(crate) struct Policy {
     /// idref -> (order, selected); later entries win.
     select: HashMap<String, (usize, bool)>,
     order: usize,
-    values: HashMap<String, Choice>,
+    values: HashMap<String, ValueChoice>,
     severity: HashMap<String, Severity>,
 }
 
@@ -201,7 +201,7 @@ impl Policy {
         }
     }
 
-    pub fn choice(&self, value_id: &str) -> Option<&Choice> {
+    pub fn choice(&self, value_id: &str) -> Option<&ValueChoice> {
         self.values.get(value_id)
     }
 

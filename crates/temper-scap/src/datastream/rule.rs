@@ -6,7 +6,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use crate::Severity;
-use crate::error::{ScapResult, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::text::{Template, TextBuilder};
 use crate::xml::{Xml, local, parse_bool};
 

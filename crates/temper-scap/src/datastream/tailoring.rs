@@ -5,7 +5,7 @@ use std::path::Path;
 use quick_xml::events::Event;
 use serde::Serialize;
 
-use crate::error::{ScapResult, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::xml::{Xml, local, read_file};
 
 use super::MAX_TITLE;

@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 use quick_xml::events::BytesStart;
 use serde::Serialize;
 
-use crate::error::{ScapResult, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::xml::{Xml, local};
 
 use super::MAX_TITLE;
-use super::profile::{Choice, Policy, raw_value};
+use super::profile::{Policy, ValueChoice, raw_value};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Value {
@@ -28,8 +28,8 @@ impl Value {
     /// (the default when the selector names no option), else the default.
     pub(crate) fn chosen(&self, policy: &Policy) -> String {
         match policy.choice(&self.id) {
-            Some(Choice::Set(v)) => v.clone(),
-            Some(Choice::Selector(s)) => self.options.get(s).unwrap_or(&self.default).clone(),
+            Some(ValueChoice::Set(v)) => v.clone(),
+            Some(ValueChoice::Selector(s)) => self.options.get(s).unwrap_or(&self.default).clone(),
             None => self.default.clone(),
         }
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use quick_xml::events::{BytesStart, Event};
 
 use crate::Severity;
-use crate::error::{ScapResult, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::xml::{Xml, local, parse_bool};
 
 use super::profile::{Policy, ProfileDef, ProfileInfo, find_profile, parse_profile};

@@ -18,7 +18,7 @@ pub(crate) struct CpeCheck {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Op {
+pub(crate) enum CpeOp {
     And,
     Or,
 }
@@ -27,7 +27,7 @@ pub(crate) enum Op {
 #[derive(Debug, Clone)]
 pub(crate) enum Expr {
     Test {
-        op: Op,
+        op: CpeOp,
         negate: bool,
         items: Vec<Expr>,
     },
@@ -86,8 +86,8 @@ impl Cpe {
         match e {
             Expr::Test { op, negate, items } => {
                 let v = match op {
-                    Op::And => items.iter().all(|i| self.eval(i, is_true)),
-                    Op::Or => items.iter().any(|i| self.eval(i, is_true)),
+                    CpeOp::And => items.iter().all(|i| self.eval(i, is_true)),
+                    CpeOp::Or => items.iter().any(|i| self.eval(i, is_true)),
                 };
                 v != *negate
             }
@@ -157,9 +157,9 @@ fn read_tests(x: &mut Xml<'_>, out: &mut Vec<Expr>, depth: usize) -> OvalResult<
                     read_tests(x, &mut items, depth + 1)?;
                 } else if !empty {
                     x.skip(&e)?;
-                    items.push(Expr::Test { op: Op::Or, negate: false, items: Vec::new() });
+                    items.push(Expr::Test { op: CpeOp::Or, negate: false, items: Vec::new() });
                 }
-                let op = if op.as_deref().is_some_and(|o| o.eq_ignore_ascii_case("OR")) { Op::Or } else { Op::And };
+                let op = if op.as_deref().is_some_and(|o| o.eq_ignore_ascii_case("OR")) { CpeOp::Or } else { CpeOp::And };
                 out.push(Expr::Test { op, negate: matches!(negate.as_deref(), Some("true" | "1")), items });
             }
             "fact-ref" => {
@@ -229,9 +229,9 @@ mod tests {
     fn logical_tests_and_negation() {
         let check = |id: &str| Expr::Check(CpeCheck { href: "c.xml".into(), id: id.into() });
         let mut cpe = Cpe::default();
-        cpe.platforms.insert("both".into(), Expr::Test { op: Op::And, negate: false, items: vec![check("a"), check("b")] });
-        cpe.platforms.insert("not_a".into(), Expr::Test { op: Op::And, negate: true, items: vec![check("a")] });
-        cpe.platforms.insert("either".into(), Expr::Test { op: Op::Or, negate: false, items: vec![check("a"), check("b")] });
+        cpe.platforms.insert("both".into(), Expr::Test { op: CpeOp::And, negate: false, items: vec![check("a"), check("b")] });
+        cpe.platforms.insert("not_a".into(), Expr::Test { op: CpeOp::And, negate: true, items: vec![check("a")] });
+        cpe.platforms.insert("either".into(), Expr::Test { op: CpeOp::Or, negate: false, items: vec![check("a"), check("b")] });
         let only_a = |c: &CpeCheck| c.id == "a";
         assert!(!cpe.holds("#both", &only_a));
         assert!(cpe.holds("#either", &only_a));

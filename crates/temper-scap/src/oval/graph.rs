@@ -40,7 +40,7 @@ pub struct PathEntity {
     pub operation: String,
 }
 
-/// The elements of a definitions document (such as a [`super::Plan`]'s), in no order.
+/// The elements of a definitions document (such as a [`super::OvalPlan`]'s), in no order.
 pub fn document_elements(document: &[u8]) -> OvalResult<Vec<DocElement>> {
     let mut x = Xml::new(document)?;
     let root = loop {

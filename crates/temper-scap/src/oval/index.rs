@@ -64,7 +64,7 @@ impl DefClass {
 }
 
 #[derive(Debug, Clone)]
-pub(crate) struct Entry {
+pub(crate) struct IndexEntry {
     pub section: Section,
     /// The element, start tag to end tag, in the datastream's bytes.
     pub range: Range<usize>,
@@ -88,11 +88,11 @@ pub(crate) struct Component {
     pub generator: Option<Range<usize>>,
     /// Qualified names of the five lists, as written.
     pub section_names: HashMap<Section, String>,
-    pub entries: HashMap<String, Entry>,
+    pub entries: HashMap<String, IndexEntry>,
 }
 
 impl Component {
-    pub fn entry(&self, id: &str, from: &str) -> OvalResult<&Entry> {
+    pub fn entry(&self, id: &str, from: &str) -> OvalResult<&IndexEntry> {
         self.entries.get(id).ok_or_else(|| OvalError::UnknownId { id: id.into(), from: from.into(), component: self.id.clone() })
     }
 }
@@ -156,7 +156,7 @@ fn entry(x: &mut Xml<'_>, el: &BytesStart<'_>, empty: bool, section: Section, st
         refs_inside(x, &mut refs)?;
     }
     let external = (local(el) == "external_variable").then(|| datatype.unwrap_or_else(|| "string".into()));
-    let e = Entry { section, range: start..x.pos() as usize, refs, class: class.as_deref().and_then(DefClass::parse), external };
+    let e = IndexEntry { section, range: start..x.pos() as usize, refs, class: class.as_deref().and_then(DefClass::parse), external };
     if c.entries.insert(id.clone(), e).is_some() {
         return Err(OvalError::DuplicateId { id, component: c.id.clone() });
     }

@@ -20,13 +20,13 @@ use crate::results::Outcome;
 use crate::xml::read_file;
 
 use super::error::OvalResult;
-use super::plan::Plan;
+use super::plan::OvalPlan;
 use super::results::{DefinitionResult, OvalResults};
 use super::route::Route;
 
 pub use host::Definitions;
 pub(crate) use host::Source;
-use parse::Parsed;
+use parse::ParsedResults;
 pub(crate) use parts::shown;
 pub use profile::NamedReport;
 pub use read::{Reading, TestResults};
@@ -133,7 +133,7 @@ pub struct Evidence {
 /// the host's own for a guest's document; its own only for one this host's oscap wrote.
 #[derive(Debug, Clone)]
 pub struct OvalReport {
-    parsed: Parsed,
+    parsed: ParsedResults,
     /// The definitions the document carries, read only by [`OvalReport::parse`].
     own: Option<Definitions>,
 }
@@ -153,7 +153,7 @@ impl OvalReport {
 
     /// A results document a guest wrote: its results and what its probes collected. The
     /// definitions it carries are never read: its evidence comes from the host's
-    /// ([`Plan::evidence`], [`super::OvalEngine::profile_evidence`]).
+    /// ([`OvalPlan::evidence`], [`super::OvalEngine::profile_evidence`]).
     pub fn from_guest(input: &[u8]) -> OvalResult<Self> {
         Ok(Self { parsed: parse::parse(input)?, own: None })
     }
@@ -200,14 +200,14 @@ impl OvalReport {
     }
 }
 
-impl Plan {
+impl OvalPlan {
     /// Evidence for each OVAL-path rule whose outcome is fail or error: `report`'s results and
     /// items read against the rule's check as the host's datastream defines it.
     pub fn evidence(&self, report: &OvalReport, outcomes: &[super::results::RuleOutcome]) -> Vec<Evidence> {
         self.evidence_judged(report, outcomes, None)
     }
 
-    /// [`Plan::evidence`], with the results of the tests the host judged (the one walk's) in
+    /// [`OvalPlan::evidence`], with the results of the tests the host judged (the one walk's) in
     /// place of the guest's stand-ins, so that a walked test that decides its rule is in the
     /// rule's evidence.
     pub fn evidence_judged(

@@ -21,7 +21,7 @@ pub(crate) enum Node {
 }
 
 #[derive(Debug, Clone, Default)]
-pub(crate) struct TestResult {
+pub(crate) struct OvalTestResult {
     pub result: Option<DefinitionResult>,
     pub items: Vec<(String, Option<DefinitionResult>)>,
     pub variables: Vec<(String, String)>,
@@ -105,7 +105,7 @@ pub(crate) fn criteria(x: &mut Xml<'_>, depth: usize) -> OvalResult<Vec<Node>> {
     Ok(out)
 }
 
-pub(crate) fn test_result(x: &mut Xml<'_>, t: &mut TestResult) -> OvalResult<()> {
+pub(crate) fn test_result(x: &mut Xml<'_>, t: &mut OvalTestResult) -> OvalResult<()> {
     children(x, |x, c, empty| match local(c) {
         "tested_item" => {
             let [id, result] = x.attrs(c, ["item_id", "result"])?;
