@@ -155,7 +155,7 @@ impl Judge<'_> {
         let base = report.results();
         let trees: HashMap<String, Criterion> =
             base.definitions.keys().filter_map(|d| report.criteria(d).map(|c| (d.clone(), c))).collect();
-        let ctx = Ctx { plan: &plan, trees: &trees, host: &host, open: &open };
+        let ctx = JudgeInputs { plan: &plan, trees: &trees, host: &host, open: &open };
         let mut work_results = base.clone();
         let mut verdicts = Vec::with_capacity(rules.len());
         let mut failing = Vec::new();
@@ -197,14 +197,14 @@ fn offline(o: Outcome, basis: OfflineBasis) -> OfflineVerdict {
 }
 
 /// What the per-rule judgement reads.
-struct Ctx<'a> {
+struct JudgeInputs<'a> {
     plan: &'a OvalPlan,
     trees: &'a HashMap<String, Criterion>,
     host: &'a HashMap<String, (DefinitionResult, Vec<temper_scap::oval::CollectedItem>)>,
     open: &'a HashMap<String, Open>,
 }
 
-impl Ctx<'_> {
+impl JudgeInputs<'_> {
     /// One rule's verdict, and its outcome when the disk decides it.
     fn verdict(&self, rule: &str, results: &mut OvalResults) -> (OfflineVerdict, Option<RuleOutcome>) {
         let deps = self.plan.depends_on(rule);

@@ -33,13 +33,13 @@ pub async fn events(
     app.run(run).await?;
     // A browser that reconnects says where it stopped.
     let last_seen = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
-    let feed = Feed { app, run, after: last_seen.unwrap_or(q.after), last: None, queue: VecDeque::new(), started: false, over: false };
+    let feed = PageFeed { app, run, after: last_seen.unwrap_or(q.after), last: None, queue: VecDeque::new(), started: false, over: false };
     let stream = futures_util::stream::unfold(feed, |mut feed| async move { feed.next().await.map(|e| (Ok(e), feed)) });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
 /// One page's reading position in the journal.
-struct Feed {
+struct PageFeed {
     app: AppState,
     run: RunId,
     /// The last journal event sent.
@@ -51,7 +51,7 @@ struct Feed {
     over: bool,
 }
 
-impl Feed {
+impl PageFeed {
     async fn next(&mut self) -> Option<Event> {
         loop {
             if let Some(e) = self.queue.pop_front() {

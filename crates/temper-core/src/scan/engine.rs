@@ -73,10 +73,10 @@ type Walked = Result<(Listing, f64), GapAt>;
 type Walking<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Walked> + Send + 'a>>;
 
 /// One `oscap oval eval`: its results document and the stalls it took.
-type Run = Result<(Vec<u8>, u32), ScanError>;
+type EvalRun = Result<(Vec<u8>, u32), ScanError>;
 /// Each plan's `oscap oval eval` (its results and stalls), the walk, and how the feeds' objects
 /// were filled from it (how many, and those that fell to oscap).
-type Evaluated = (Vec<Run>, Option<Walked>, Filled);
+type Evaluated = (Vec<EvalRun>, Option<Walked>, Filled);
 
 /// What the OVAL path of one scan gave.
 pub(super) struct OvalScan {
@@ -294,7 +294,7 @@ impl Scanner {
         };
         let (now, later) = tokio::join!(now, later);
         let (later, walk, filled) = later?;
-        let mut runs: Vec<(usize, Run)> = plain.into_iter().zip(now).chain(fed.into_iter().zip(later)).collect();
+        let mut runs: Vec<(usize, EvalRun)> = plain.into_iter().zip(now).chain(fed.into_iter().zip(later)).collect();
         runs.sort_by_key(|(i, _)| *i);
         Ok((runs.into_iter().map(|(_, r)| r).collect(), walk, filled))
     }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use temper_journal::{Rule, RuleStatus, Run, RunStatus};
 use temper_report::Format;
 use temper_report::plan::PlanView;
-use temper_report::{Progress as Chart, chart_svg};
+use temper_report::{ProgressChart, chart_svg};
 
 use crate::WebError;
 use crate::pages::{EventView, RunRow};
@@ -98,7 +98,7 @@ struct RunPage {
 }
 
 /// The chart of `events`; a running run's time axis runs to now.
-fn live_chart(run: &Run, events: &[temper_journal::Event]) -> Chart {
-    let chart = Chart::of(events);
+fn live_chart(run: &Run, events: &[temper_journal::Event]) -> ProgressChart {
+    let chart = ProgressChart::of(events);
     if run.status == RunStatus::Running { chart.to_now(events, chrono::Utc::now().fixed_offset()) } else { chart }
 }
