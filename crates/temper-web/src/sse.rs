@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use crate::WebError;
 use crate::pages::EventView;
-use crate::progress::{self, Progress};
+use crate::progress::{self, RunProgress};
 use crate::state::AppState;
 use temper_journal::RunId;
 
@@ -45,7 +45,7 @@ struct PageFeed {
     /// The last journal event sent.
     after: i64,
     /// The last state sent.
-    last: Option<progress::State>,
+    last: Option<progress::LoopState>,
     queue: VecDeque<Event>,
     started: bool,
     over: bool,
@@ -75,7 +75,7 @@ impl PageFeed {
             self.after = e.id;
             self.queue.push_back(Event::default().event("event").id(e.id.to_string()).data(json(&EventView::from(&e))));
         }
-        let p = Progress::load(&self.app, self.run).await?;
+        let p = RunProgress::load(&self.app, self.run).await?;
         if self.last.as_ref() != Some(&p.state) {
             self.queue.push_back(Event::default().event("state").data(json(&p)));
             self.last = Some(p.state.clone());

@@ -2,13 +2,13 @@
 use serde::Serialize;
 use temper_journal::{Attempt, Event, EventKind, Run};
 
-use crate::progress::Progress;
+use crate::progress::RunProgress;
 
 /// A line of the runs page.
 #[derive(Debug, Serialize)]
 pub struct RunRow {
     pub run: Run,
-    pub p: Progress,
+    pub p: RunProgress,
 }
 
 /// One attempt with what the report also derives: its label, outcome and warning. Its fields,

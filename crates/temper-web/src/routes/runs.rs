@@ -10,7 +10,7 @@ use temper_report::{ProgressChart, chart_svg};
 
 use crate::WebError;
 use crate::pages::{EventView, RunRow};
-use crate::progress::Progress;
+use crate::progress::RunProgress;
 use crate::state::AppState;
 use temper_journal::RunId;
 
@@ -23,7 +23,7 @@ pub async fn index(State(app): State<AppState>) -> Result<Html<String>, WebError
         let rules = app.journal.rules(run.id).await?;
         let events = if run.status == RunStatus::Running { app.journal.events(run.id, 0).await? } else { Vec::new() };
         let memory = crate::progress::remembered(&app, &run).await?;
-        rows.push(RunRow { p: Progress::of(&run, &rules, &events, &memory), run });
+        rows.push(RunRow { p: RunProgress::of(&run, &rules, &events, &memory), run });
     }
     #[derive(Serialize)]
     struct Page {
@@ -53,7 +53,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<RunId>, Query(q): 
     let run = app.run(id).await?;
     let mut rules = app.journal.rules(id).await?;
     let events = app.journal.events(id, 0).await?;
-    let p = Progress::of(&run, &rules, &events, &crate::progress::remembered(&app, &run).await?);
+    let p = RunProgress::of(&run, &rules, &events, &crate::progress::remembered(&app, &run).await?);
     let total = rules.len();
     let plan = temper_report::plan::applied(&run, &rules, &app.journal.attempts(id).await?, &events);
     let interruptions = temper_report::interruptions(&events);
@@ -78,7 +78,7 @@ pub async fn chart(State(app): State<AppState>, Path(id): Path<RunId>) -> Result
 #[derive(Serialize)]
 struct RunPage {
     run: Run,
-    p: Progress,
+    p: RunProgress,
     /// In review order; only `filter`'s when set.
     rules: Vec<Rule>,
     /// Every rule of the run, shown or not.
