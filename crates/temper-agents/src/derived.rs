@@ -7,7 +7,7 @@ use temper_core::verdict::Verdict;
 use temper_derive::Refusal;
 use temper_scap::oval::Evidence;
 
-use crate::prompt::{Fence, Section};
+use crate::prompt::{Fence, PromptSection};
 
 /// The plan of an attempt at a derived fix.
 pub const DERIVED_PLAN: &str = "derive a fix from the rule's OVAL check and the items the scanner found";
@@ -76,7 +76,7 @@ pub fn stock_story(ctx: &FixContext) -> String {
 
 /// The Worker prompt's account of a derived fix that failed: why, and its script (both name
 /// what the guest holds: fenced).
-pub fn failed_section(fence: &Fence, tried: &[Tried]) -> Option<Section> {
+pub fn failed_section(fence: &Fence, tried: &[Tried]) -> Option<PromptSection> {
     let t = tried.iter().rfind(|t| t.source == FixSource::Derived)?;
     let why = match t.verdict {
         Some(v) => format!("{v}: {}", t.reason),
@@ -84,5 +84,5 @@ pub fn failed_section(fence: &Fence, tried: &[Tried]) -> Option<Section> {
     };
     let heading = "## The fix temper derived from the check failed\nDo not repeat it unchanged; find what it missed.";
     let text = format!("Why: {why}\n\n{}", t.fix_script.trim());
-    Some(Section::data(fence, "derived_fix", 1, heading, "the derived fix that failed, and why (from the guest's findings)", &text))
+    Some(PromptSection::data(fence, "derived_fix", 1, heading, "the derived fix that failed, and why (from the guest's findings)", &text))
 }

@@ -3,7 +3,7 @@
 //! Sections carry a priority (0 first). They are placed in priority order; one that no longer fits
 //! is cut (when it may be) or dropped, and every fate is recorded. The assembled prompt keeps the
 //! sections' original order. Token counts are estimates: [`estimate_tokens`]. A section of
-//! text temper does not vouch for is fenced ([`Section::data`], [`fence`]); a cut keeps its fence.
+//! text temper does not vouch for is fenced ([`PromptSection::data`], [`fence`]); a cut keeps its fence.
 use temper_core::agent::{Fate, SectionFate};
 
 use crate::text::clip_bytes;
@@ -36,7 +36,7 @@ pub enum Keep {
 }
 
 #[derive(Debug, Clone)]
-pub struct Section {
+pub struct PromptSection {
     pub name: String,
     pub text: String,
     /// 0 is placed first.
@@ -50,7 +50,7 @@ pub struct Section {
     pub frame: Option<(String, String)>,
 }
 
-impl Section {
+impl PromptSection {
     /// A section kept whole or not at all; required.
     pub fn fixed(name: &str, text: String) -> Self {
         Self { name: name.into(), text, priority: 0, required: true, cuttable: false, keep: Keep::Head, frame: None }
@@ -126,7 +126,7 @@ pub struct BudgetError {
     pub budget: u32,
 }
 
-pub fn assemble(sections: Vec<Section>, budget: u32) -> Result<Assembled, BudgetError> {
+pub fn assemble(sections: Vec<PromptSection>, budget: u32) -> Result<Assembled, BudgetError> {
     let mut order: Vec<usize> = (0..sections.len()).collect();
     order.sort_by_key(|&i| (sections[i].priority, i));
     let mut placed: Vec<Option<(String, Fate)>> = vec![None; sections.len()];

@@ -15,7 +15,7 @@ use std::time::Duration;
 use temper_core::agent::{AgentError, TurnRecord, TurnRole};
 
 use crate::client::{CallError, LlmClient};
-use crate::prompt::{Fence, Section, assemble, estimate_tokens};
+use crate::prompt::{Fence, PromptSection, assemble, estimate_tokens};
 use crate::tool_call::{Mode, RawCall, extract};
 use crate::tools::ToolSpec;
 use crate::wire::{ChatRequest, Message};
@@ -29,7 +29,7 @@ pub struct TurnSpec<'a> {
     pub role: TurnRole,
     pub system: String,
     /// User-message sections; the system prompt is added as a required section.
-    pub sections: Vec<Section>,
+    pub sections: Vec<PromptSection>,
     /// This prompt's fence around its data sections; the system prompt says what it means.
     pub fence: Fence,
     pub tool: &'a ToolSpec,
@@ -85,8 +85,9 @@ pub async fn run<T>(
     let budget = spec.budget.min(room);
 
     // Fenced data is data: the system prompt says so, with this prompt's fence.
-    let system = if spec.sections.iter().any(Section::is_data) { format!("{}\n\n{}", spec.system, spec.fence.rule()) } else { spec.system };
-    let mut sections = vec![Section::fixed("system", system)];
+    let system =
+        if spec.sections.iter().any(PromptSection::is_data) { format!("{}\n\n{}", spec.system, spec.fence.rule()) } else { spec.system };
+    let mut sections = vec![PromptSection::fixed("system", system)];
     sections.extend(spec.sections);
     let assembled = match assemble(sections, budget) {
         Ok(a) => a,
@@ -204,8 +205,8 @@ fn reject(mut record: TurnRecord, reason: String, content: Option<String>) -> Fa
 
 /// A list of what was learned from the guest as a fenced data section of `- item` lines, or
 /// `None` when empty.
-pub fn data_bullets(fence: &Fence, name: &str, priority: u8, title: &str, source: &str, items: &[String]) -> Option<Section> {
-    (!items.is_empty()).then(|| Section::data(fence, name, priority, &format!("## {title}"), source, &lines(items)))
+pub fn data_bullets(fence: &Fence, name: &str, priority: u8, title: &str, source: &str, items: &[String]) -> Option<PromptSection> {
+    (!items.is_empty()).then(|| PromptSection::data(fence, name, priority, &format!("## {title}"), source, &lines(items)))
 }
 
 fn lines(items: &[String]) -> String {

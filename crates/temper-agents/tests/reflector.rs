@@ -3,7 +3,7 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use temper_core::agent::{AgentError, Reflector, Tip};
+use temper_core::agent::{AgentError, NewTip, Reflector};
 use temper_mockllm::{MockLlm, Scripted};
 
 fn reflection(banned: serde_json::Value, distilled: &str) -> Scripted {
@@ -33,7 +33,7 @@ async fn reflection_is_parsed() {
     assert_eq!(r.distilled, "sed on sshd_config lost to 50-redhat.conf");
     assert_eq!(
         r.tips,
-        [Tip { text: "sshd uses the first value it reads".into(), kind: "config".into(), mechanism: "sshd_config.d ordering".into() }],
+        [NewTip { text: "sshd uses the first value it reads".into(), kind: "config".into(), mechanism: "sshd_config.d ordering".into() }],
         "tips with no text are dropped"
     );
     assert!(turn.records[0].error.is_none());

@@ -87,7 +87,7 @@ pub use crate::journal::{FixSource, TurnMode, TurnRole};
 /// check and `evidence` (this target's) call for that is not among `tried`, or why there is
 /// none. A plan's derived step is derived again so on each target, never run as its source's.
 pub type Derive = fn(evidence: Option<&Evidence>, tried: &[Tried]) -> Result<ApplyFix, String>;
-pub use temper_journal::turn::{ApplyFix, Decision, Fate, SectionFate, Tip, TurnRecord};
+pub use temper_journal::turn::{ApplyFix, Decision, Fate, NewTip, SectionFate, TurnRecord};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReflectContext {
@@ -108,7 +108,7 @@ pub struct Reflection {
     pub preferred: String,
     /// At most 200 characters; kept in episodic memory.
     pub distilled: String,
-    pub tips: Vec<Tip>,
+    pub tips: Vec<NewTip>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -29,7 +29,7 @@ pub struct DenyRule {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub struct DenyRefusal {
     pub pattern: String,
     pub reason: String,
     pub source: DenySource,
@@ -37,7 +37,7 @@ pub struct Refusal {
     pub line: String,
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for DenyRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "refused by {} rule `{}` ({}): {}", self.source.as_str(), self.pattern, self.reason, self.line)
     }
@@ -103,12 +103,12 @@ impl DenyList {
     }
 
     /// Checks a script; the first matching rule refuses it.
-    pub fn check(&self, script: &str) -> Result<(), Refusal> {
+    pub fn check(&self, script: &str) -> Result<(), DenyRefusal> {
         for rule in &self.rules {
             if let Some(m) = rule.pattern.find(script) {
                 let line =
                     script[..m.end()].rsplit('\n').next().unwrap_or("").to_string() + script[m.end()..].split('\n').next().unwrap_or("");
-                return Err(Refusal {
+                return Err(DenyRefusal {
                     pattern: rule.pattern.as_str().to_string(),
                     reason: rule.reason.clone(),
                     source: rule.source,

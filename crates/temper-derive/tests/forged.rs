@@ -6,12 +6,12 @@
 //! `families.rs`), forged as a compromised guest would: a failing test added under an AND (an
 //! sshd `AuthorizedKeysCommand`, a setuid bit), a state's value changed, a variable's value
 //! changed, an item added outside its object's directories. Then the evidence the engine reads
-//! from it (`Plan::evidence`) goes to the real derive code.
+//! from it (`OvalPlan::evidence`) goes to the real derive code.
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use temper_derive::{DerivedFix, Refusal, derive};
-use temper_scap::oval::{OvalContent, OvalReport, Plan};
+use temper_scap::oval::{OvalContent, OvalPlan, OvalReport};
 use temper_scap::{Benchmark, read_benchmark};
 
 const HIGH: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";
@@ -43,7 +43,7 @@ fn after(doc: &str, at: &str, add: &str) -> String {
 fn derived(rule: &str, doc: &str) -> Result<DerivedFix, Refusal> {
     let (content, bench) = host();
     let id = format!("xccdf_org.ssgproject.content_rule_{rule}");
-    let plan = Plan::build(content, bench, std::slice::from_ref(&id)).unwrap();
+    let plan = OvalPlan::build(content, bench, std::slice::from_ref(&id)).unwrap();
     let doc = platforms_true(&plan, doc);
     let report = OvalReport::parse(doc.as_bytes()).unwrap();
     let outcomes = plan.outcomes(&report.results());
@@ -55,7 +55,7 @@ fn derived(rule: &str, doc: &str) -> Result<DerivedFix, Refusal> {
 
 /// `doc` with every definition of the plan's document it has no result for (the rule's CPE
 /// platforms) `true`, as the guest's oscap finds them on a Debian 12 machine.
-fn platforms_true(plan: &Plan, doc: &str) -> String {
+fn platforms_true(plan: &OvalPlan, doc: &str) -> String {
     let cut = String::from_utf8_lossy(plan.document.as_ref().unwrap()).into_owned();
     let ids: Vec<&str> = cut.split(" id=\"").skip(1).filter_map(|s| s.split('"').next()).filter(|id| id.contains(":def:")).collect();
     let lines: String = ids

@@ -41,11 +41,11 @@ impl RunControls {
     /// The run's controls; none for runs started before they existed.
     pub fn of(run: &Run) -> Self {
         #[derive(Deserialize)]
-        struct Options {
+        struct OptionsWithControls {
             #[serde(default)]
             controls: RunControls,
         }
-        serde_json::from_str::<Options>(&run.options_json).map(|o| o.controls).unwrap_or_default()
+        serde_json::from_str::<OptionsWithControls>(&run.options_json).map(|o| o.controls).unwrap_or_default()
     }
 
     /// The datastream through the run's tailoring, when it has one (`temper_scap::read_content`).

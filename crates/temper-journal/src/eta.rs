@@ -89,7 +89,7 @@ fn span(secs: i64, round: Round) -> String {
 
 /// The kinds of fix, read from a rule's id as the content names its rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum Kind {
+enum FixKind {
     /// A package installed or removed: the long ones (downloads, triggers, databases).
     Package,
     /// An audit rule written and loaded.
@@ -101,7 +101,7 @@ enum Kind {
     Other,
 }
 
-impl Kind {
+impl FixKind {
     fn of(rule_id: &str) -> Self {
         let short = rule_id.strip_prefix("xccdf_org.ssgproject.content_rule_").unwrap_or(rule_id);
         let starts = |p: &[&str]| p.iter().any(|p| short.starts_with(p));
@@ -174,7 +174,7 @@ pub fn predict(o: &Outlook, now: DateTime<FixedOffset>) -> Option<Eta> {
 #[derive(Debug, Clone)]
 struct Sample {
     rule: String,
-    kind: Kind,
+    kind: FixKind,
     secs: f64,
 }
 
@@ -226,7 +226,7 @@ impl Measured {
             };
             if let Some(rule) = settled.filter(|_| at >= m.last) {
                 let secs = (at - m.last).num_milliseconds() as f64 / 1000.0;
-                m.samples.push(Sample { rule: rule.to_string(), kind: Kind::of(rule), secs });
+                m.samples.push(Sample { rule: rule.to_string(), kind: FixKind::of(rule), secs });
                 m.last = at;
                 if m.under_way.as_deref() == Some(rule) {
                     m.under_way = None;
@@ -245,10 +245,10 @@ impl Measured {
             let rest = prior * (open.len() - 1) as f64;
             return (0.5 * (rest + left), rest + left, 2.0 * (rest + left));
         }
-        let mut by_kind: BTreeMap<Kind, Spread> = BTreeMap::new();
+        let mut by_kind: BTreeMap<FixKind, Spread> = BTreeMap::new();
         let (mut low, mut mid, mut high) = (0.0, 0.0, 0.0);
         for rule in open {
-            let s = *by_kind.entry(Kind::of(rule)).or_insert_with_key(|k| self.quartiles(*k));
+            let s = *by_kind.entry(FixKind::of(rule)).or_insert_with_key(|k| self.quartiles(*k));
             (low, mid, high) = (low + s.low, mid + s.mid, high + s.high);
         }
         // One more long fix, as long as the longest so far.
@@ -264,9 +264,10 @@ impl Measured {
     /// A kind's quartiles: its own samples; while it has few, those of the kinds like it
     /// (packages are like no other: a run that starts with its package installs, 150 s to 40 min
     /// each, must not give every sysctl as long); while there are none, the prior.
-    fn quartiles(&self, kind: Kind) -> Spread {
+    fn quartiles(&self, kind: FixKind) -> Spread {
         let own: Vec<f64> = self.samples.iter().filter(|s| s.kind == kind).map(|s| s.secs).collect();
-        let like: Vec<f64> = self.samples.iter().filter(|s| kind == Kind::Package || s.kind != Kind::Package).map(|s| s.secs).collect();
+        let like: Vec<f64> =
+            self.samples.iter().filter(|s| kind == FixKind::Package || s.kind != FixKind::Package).map(|s| s.secs).collect();
         let xs = if own.len() >= MIN_SAMPLES { own } else { like };
         if xs.is_empty() {
             return Spread { low: 0.5 * self.prior, mid: self.prior, high: 2.0 * self.prior };
@@ -279,9 +280,9 @@ impl Measured {
     fn remembered(&self, o: &Outlook, current: f64) -> (f64, f64, f64) {
         let under_way = self.under_way.as_deref().filter(|r| o.open.contains(r));
         let estimate = |rule: &str, pace: &Pace| match o.memory.get(rule) {
-            Some(s) => s.times(pace.of(Kind::of(rule))),
+            Some(s) => s.times(pace.of(FixKind::of(rule))),
             None if self.samples.len() < MIN_SAMPLES => Spread { low: 0.5 * self.prior, mid: self.prior, high: 2.0 * self.prior },
-            None => self.quartiles(Kind::of(rule)),
+            None => self.quartiles(FixKind::of(rule)),
         };
         let settled = Pace::measured(self, o.memory, None);
         let pace = Pace::measured(self, o.memory, under_way.map(|r| (r, current)));
@@ -314,14 +315,14 @@ impl Measured {
 /// of the rules of the kind settled so far (and of the rule under way, once past its remembered
 /// time); 1 for a kind none of whose rules has settled. By kind, since a run's package installs
 /// (downloads) may go slower or faster than its other fixes (the processor).
-struct Pace(BTreeMap<Kind, f64>);
+struct Pace(BTreeMap<FixKind, f64>);
 
 impl Pace {
     /// From the rules settled, and `under_way` (a rule and the time it has run so far) when given.
     fn measured(m: &Measured, memory: &Remembered, under_way: Option<(&str, f64)>) -> Self {
-        let mut sums: BTreeMap<Kind, (f64, f64)> = BTreeMap::new();
+        let mut sums: BTreeMap<FixKind, (f64, f64)> = BTreeMap::new();
         let remembered = m.samples.iter().filter_map(|s| Some((s.kind, s.secs, memory.get(&s.rule)?.mid)));
-        let overrun = under_way.and_then(|(r, current)| Some((Kind::of(r), current, memory.get(r)?.mid))).filter(|(_, c, t)| c > t);
+        let overrun = under_way.and_then(|(r, current)| Some((FixKind::of(r), current, memory.get(r)?.mid))).filter(|(_, c, t)| c > t);
         for (kind, took, then) in remembered.chain(overrun) {
             let e = sums.entry(kind).or_default();
             (e.0, e.1) = (e.0 + took, e.1 + then);
@@ -329,7 +330,7 @@ impl Pace {
         Self(sums.into_iter().filter(|(_, (_, then))| *then > 0.0).map(|(k, (now, then))| (k, now / then)).collect())
     }
 
-    fn of(&self, kind: Kind) -> f64 {
+    fn of(&self, kind: FixKind) -> f64 {
         self.0.get(&kind).copied().unwrap_or(1.0)
     }
 }

@@ -3,7 +3,7 @@
 //! written through [`RunJournal::memory`]; what this run adds to it is placed in this run.
 use temper_scap::oval::Evidence;
 
-use crate::turn::Tip as NewTip;
+use crate::turn::NewTip;
 use crate::{
     Attempt, Culprit, Escalation, Event, EventData, Journal, JournalResult, KeptFix, MemoryLog, NewRule, Phase, Rule, RuleStatus, Run,
     RunId, RunStatus, RunSummary, ScanResult,

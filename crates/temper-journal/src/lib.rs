@@ -38,7 +38,7 @@ pub use event::{
 pub use handle::RunJournal;
 pub use id::{AttemptId, RunId};
 pub use records::{
-    Ban, Claim, Escalation, Event, Lesson, NewRememberedFix, NewRule, NewRun, NewTurn, QueueItem, RETIRE_AFTER, RebootProof, Recall,
+    Ban, Escalation, Event, Lesson, NewRememberedFix, NewRule, NewRun, NewTurn, QueueClaim, QueueItem, RETIRE_AFTER, RebootOutcome, Recall,
     RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
 };
 pub use split::{Overhead, Part, Share, Spend, Spending, TimeSplit};
@@ -176,7 +176,7 @@ pub trait EventLog: Send + Sync {
 pub trait MemoryLog: Send + Sync {
     async fn add_lesson(&self, run: RunId, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<i64>;
     async fn add_ban(&self, run: RunId, rule: &str, pattern: &str, reason: &str) -> JournalResult<i64>;
-    async fn add_tip(&self, run: RunId, rule: &str, tip: &crate::turn::Tip) -> JournalResult<i64>;
+    async fn add_tip(&self, run: RunId, rule: &str, tip: &crate::turn::NewTip) -> JournalResult<i64>;
     /// Active lessons, newest first; a recall of one rule is that rule's episodic memory.
     async fn lessons(&self, recall: Recall<'_>) -> JournalResult<Vec<Lesson>>;
     /// Active bans, oldest first.

@@ -4,7 +4,7 @@
 //! and `resume`.
 use serde::{Deserialize, Serialize};
 
-use crate::{RebootProof, Run, RunId, RunStatus, reboot_line};
+use crate::{RebootOutcome, Run, RunId, RunStatus, reboot_line};
 
 /// What the fleet did with the first target's plan, stored with each other target's run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,7 +25,7 @@ pub enum Withheld {
     #[error("its run did not finish (it is {status}, exit code {exit_code})")]
     Unfinished { status: RunStatus, exit_code: u8 },
     #[error("its reboot proof did not pass ({})", proof_words(*proof))]
-    NotProven { proof: RebootProof },
+    NotProven { proof: RebootOutcome },
     #[error("its plan could not be exported: {error}")]
     Export { error: String },
     /// Its plan, sealed at its end with the host's own key, is missing, does not hold, or the
@@ -35,11 +35,11 @@ pub enum Withheld {
 }
 
 /// The reboot proof as the reports say it.
-fn proof_words(proof: RebootProof) -> &'static str {
+fn proof_words(proof: RebootOutcome) -> &'static str {
     reboot_line(match proof {
-        RebootProof::Proven => Some(true),
-        RebootProof::NotProven => Some(false),
-        RebootProof::NotRun => None,
+        RebootOutcome::Proven => Some(true),
+        RebootOutcome::NotProven => Some(false),
+        RebootOutcome::NotRun => None,
     })
 }
 
@@ -60,9 +60,9 @@ impl PlanFrom {
     /// The run's, when `temper fleet run --plan-from` started it.
     pub fn of(run: &Run) -> Option<Self> {
         #[derive(Deserialize)]
-        struct Options {
+        struct OptionsWithPlanFrom {
             plan_from: Option<PlanFrom>,
         }
-        serde_json::from_str::<Options>(&run.options_json).ok()?.plan_from
+        serde_json::from_str::<OptionsWithPlanFrom>(&run.options_json).ok()?.plan_from
     }
 }

@@ -359,7 +359,7 @@ pub struct QueueItem {
 
 /// What a worker took from the queue.
 #[derive(Debug, Clone)]
-pub enum Claim {
+pub enum QueueClaim {
     /// A target with no run yet: start one.
     Start(QueueItem),
     /// A target whose run stopped unfinished, or whose worker died: resume it.
@@ -378,7 +378,7 @@ pub fn reboot_line(rebooted: Option<bool>) -> &'static str {
 /// What a summary's `rebooted` says, as a value a program reads (the JSON report).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RebootProof {
+pub enum RebootOutcome {
     /// The final state survived a cold reboot.
     Proven,
     /// Fixes were kept that no reboot has proven.
@@ -387,7 +387,7 @@ pub enum RebootProof {
     NotRun,
 }
 
-impl RebootProof {
+impl RebootOutcome {
     pub fn of(rebooted: Option<bool>) -> Self {
         match rebooted {
             Some(true) => Self::Proven,

@@ -13,7 +13,7 @@ pub struct ApplyFix {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Tip {
+pub struct NewTip {
     pub text: String,
     /// e.g. "package", "config", "service".
     pub kind: String,

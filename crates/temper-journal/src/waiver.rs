@@ -75,7 +75,7 @@ impl Waiver {
 }
 
 #[derive(Deserialize)]
-struct File {
+struct WaiversFile {
     #[serde(default)]
     waiver: Vec<Waiver>,
 }
@@ -83,7 +83,7 @@ struct File {
 /// Reads a waivers file; every waiver needs a pattern that compiles, a reason and an approver.
 pub fn load(path: &Path) -> Result<Vec<Waiver>, WaiverError> {
     let text = std::fs::read_to_string(path).map_err(|source| WaiverError::Read { path: path.to_path_buf(), source })?;
-    let file: File = toml::from_str(&text).map_err(|source| WaiverError::Parse { path: path.to_path_buf(), source })?;
+    let file: WaiversFile = toml::from_str(&text).map_err(|source| WaiverError::Parse { path: path.to_path_buf(), source })?;
     let invalid = |w: &Waiver, problem: String| WaiverError::Invalid { path: path.to_path_buf(), rule: w.rule.clone(), problem };
     let mut out = Vec::with_capacity(file.waiver.len());
     for mut w in file.waiver {

@@ -15,5 +15,5 @@ pub mod reply;
 pub mod script;
 mod server;
 
-pub use script::{Arguments, ScriptError, Scripted, ScriptedCall, load};
+pub use script::{Arguments, MockScriptError, Scripted, ScriptedCall, load};
 pub use server::{MockLlm, Order};

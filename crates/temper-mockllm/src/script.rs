@@ -154,13 +154,13 @@ impl Scripted {
 }
 
 /// Reads a script file (JSON array of entries).
-pub fn load(path: &std::path::Path) -> Result<Vec<Scripted>, ScriptError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScriptError::Read { path: path.display().to_string(), source: e })?;
-    serde_json::from_str(&text).map_err(|e| ScriptError::Parse { path: path.display().to_string(), source: e })
+pub fn load(path: &std::path::Path) -> Result<Vec<Scripted>, MockScriptError> {
+    let text = std::fs::read_to_string(path).map_err(|e| MockScriptError::Read { path: path.display().to_string(), source: e })?;
+    serde_json::from_str(&text).map_err(|e| MockScriptError::Parse { path: path.display().to_string(), source: e })
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ScriptError {
+pub enum MockScriptError {
     #[error("cannot read script {path}: {source}")]
     Read { path: String, source: std::io::Error },
     #[error("invalid script {path}: {source}")]

@@ -23,7 +23,7 @@ pub enum OfflineError {
     Scan(String),
 }
 
-pub type Result<T, E = OfflineError> = std::result::Result<T, E>;
+pub type OfflineResult<T, E = OfflineError> = std::result::Result<T, E>;
 
 impl OfflineError {
     /// Whose side the failure is on: the disk's own content (no root file system, a file system

@@ -1,7 +1,7 @@
 //! A disk judged on the host: every rule of the profile, by the host's content and scanner.
 //!
 //! One OVAL document is cut for all the profile's rules and their platforms (the OVAL engine's
-//! [`Plan`]), evaluated by the host's `oscap-chroot` over the disk's copy. Then each test is
+//! [`OvalPlan`]), evaluated by the host's `oscap-chroot` over the disk's copy. Then each test is
 //! taken as the disk can answer it ([`crate::probe`]): oscap's result where its probe read the
 //! copy, temper's own probe where oscap has none offline (dpkg's status), and *open* where only
 //! the running system (or nothing temper implements) can answer. A rule is judged offline when
@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use temper_journal::ScanResult;
 use temper_journal::offline::{DiskJudgement, LiveNeed, NotJudged, OfflineBasis, OfflineTimes, OfflineVerdict, RuleVerdict};
-use temper_scap::oval::{Criterion, DefinitionResult, Evidence, OvalContent, OvalReport, OvalResults, Plan, RuleOutcome};
+use temper_scap::oval::{Criterion, DefinitionResult, Evidence, OvalContent, OvalPlan, OvalReport, OvalResults, RuleOutcome};
 use temper_scap::{Benchmark, Outcome};
 use tokio::process::Command;
 
 use crate::disk::{self, DiskSource, Tree};
-use crate::error::{OfflineError, Result};
+use crate::error::{OfflineError, OfflineResult};
 use crate::probe::dpkg::Dpkg;
 use crate::probe::{self, HostProbe, Reach};
 
@@ -78,7 +78,7 @@ enum Open {
 
 impl Judge<'_> {
     /// Reads `source` and judges every rule the profile selects.
-    pub async fn judge(&self, source: &DiskSource) -> Result<Judged> {
+    pub async fn judge(&self, source: &DiskSource) -> OfflineResult<Judged> {
         let started = Instant::now();
         let scratch = self.scratch.clone().unwrap_or_else(std::env::temp_dir);
         let work = tempfile::Builder::new().prefix("temper-offline-").tempdir_in(&scratch).map_err(OfflineError::io(&scratch))?;
@@ -103,9 +103,9 @@ impl Judge<'_> {
     }
 
     /// Judges a copy already on the host (`tree.root`), with `work` for the scan's files.
-    pub async fn judge_tree(&self, tree: &Tree, work: &Path) -> Result<Judged> {
+    pub async fn judge_tree(&self, tree: &Tree, work: &Path) -> OfflineResult<Judged> {
         let rules: Vec<String> = self.benchmark.selected_rules.iter().map(|r| r.id.clone()).collect();
-        let plan = Plan::build(self.content, self.benchmark, &rules)?;
+        let plan = OvalPlan::build(self.content, self.benchmark, &rules)?;
         let Some(document) = plan.document.as_deref() else {
             let verdicts = rules.iter().map(|r| verdict_without_document(&plan, r)).collect();
             return Ok(self.judged(DiskJudgement { verdicts, ..DiskJudgement::default() }, tree, 0, TestCounts::default()));
@@ -155,7 +155,7 @@ impl Judge<'_> {
         let base = report.results();
         let trees: HashMap<String, Criterion> =
             base.definitions.keys().filter_map(|d| report.criteria(d).map(|c| (d.clone(), c))).collect();
-        let ctx = Ctx { plan: &plan, trees: &trees, host: &host, open: &open };
+        let ctx = JudgeInputs { plan: &plan, trees: &trees, host: &host, open: &open };
         let mut work_results = base.clone();
         let mut verdicts = Vec::with_capacity(rules.len());
         let mut failing = Vec::new();
@@ -178,7 +178,7 @@ impl Judge<'_> {
     }
 }
 
-fn verdict_without_document(plan: &Plan, rule: &str) -> RuleVerdict {
+fn verdict_without_document(plan: &OvalPlan, rule: &str) -> RuleVerdict {
     let results = OvalResults::default();
     let verdict = match plan.outcome(rule, &results) {
         Some(o) => offline(o.outcome, OfflineBasis::Disk),
@@ -197,14 +197,14 @@ fn offline(o: Outcome, basis: OfflineBasis) -> OfflineVerdict {
 }
 
 /// What the per-rule judgement reads.
-struct Ctx<'a> {
-    plan: &'a Plan,
+struct JudgeInputs<'a> {
+    plan: &'a OvalPlan,
     trees: &'a HashMap<String, Criterion>,
     host: &'a HashMap<String, (DefinitionResult, Vec<temper_scap::oval::CollectedItem>)>,
     open: &'a HashMap<String, Open>,
 }
 
-impl Ctx<'_> {
+impl JudgeInputs<'_> {
     /// One rule's verdict, and its outcome when the disk decides it.
     fn verdict(&self, rule: &str, results: &mut OvalResults) -> (OfflineVerdict, Option<RuleOutcome>) {
         let deps = self.plan.depends_on(rule);
@@ -315,7 +315,7 @@ fn tests_of(c: &Criterion, out: &mut Vec<String>) {
 }
 
 /// The host's `oscap-chroot ROOT oval eval` of `document`: its results document.
-async fn scan(root: &Path, work: &Path, document: &[u8], variables: Option<&[u8]>) -> Result<Vec<u8>> {
+async fn scan(root: &Path, work: &Path, document: &[u8], variables: Option<&[u8]>) -> OfflineResult<Vec<u8>> {
     let io = |p: &Path| OfflineError::io(p.to_path_buf());
     let (doc, vars, results) = (work.join("offline-oval.xml"), work.join("offline-variables.xml"), work.join("offline-results.xml"));
     tokio::fs::write(&doc, document).await.map_err(io(&doc))?;

@@ -13,5 +13,5 @@ mod judge;
 pub mod probe;
 
 pub use disk::{DiskSource, Tree};
-pub use error::{OfflineError, Result};
+pub use error::{OfflineError, OfflineResult};
 pub use judge::{Judge, Judged, TestCounts, TreeStats};

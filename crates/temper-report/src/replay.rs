@@ -15,12 +15,12 @@
 //! does not name.
 
 use chrono::SecondsFormat;
-use temper_journal::plan::{Plan, Step, Terms, at_boot};
+use temper_journal::plan::{Plan, PlanStep, Terms, at_boot};
 use temper_journal::{Run, RunId};
 
 /// Where the steps came from, for the script's comments.
 #[derive(Debug, Clone)]
-pub struct Origin {
+pub struct ReplayOrigin {
     pub run: RunId,
     pub target: String,
     pub profile: String,
@@ -37,7 +37,7 @@ pub enum Home {
     Report,
 }
 
-impl Origin {
+impl ReplayOrigin {
     pub fn of_plan(plan: &Plan, terms: &Terms) -> Self {
         let h = &plan.header;
         let content = format!("{} {} (sha256 {})", h.content.datastream, h.content.version, h.content.sha256);
@@ -52,7 +52,7 @@ impl Origin {
 }
 
 /// The bash script that replays `steps` in order.
-pub fn replay(origin: &Origin, steps: &[Step]) -> String {
+pub fn replay(origin: &ReplayOrigin, steps: &[PlanStep]) -> String {
     let mut s = String::new();
     let mut line = |l: &str| {
         s.push_str(l);
@@ -229,7 +229,7 @@ fn s_push(line: &mut impl FnMut(&str), text: &str) {
 }
 
 /// The file a step's fix is written to in the replay's folder.
-fn file(st: &Step) -> String {
+fn file(st: &PlanStep) -> String {
     format!("{:03}.sh", st.n)
 }
 
@@ -262,10 +262,10 @@ mod tests {
         assert_eq!(delimiter("cat <<X\nTEMPER_FIX_2_END\nX\n", 2), "TEMPER_FIX_2_END_");
     }
 
-    fn step(n: usize, needs_reboot: bool) -> Step {
+    fn step(n: usize, needs_reboot: bool) -> PlanStep {
         use temper_journal::plan::{Script, ScriptKind};
         let rule = format!("xccdf_org.ssgproject.content_rule_r{n}");
-        Step {
+        PlanStep {
             n,
             title: String::new(),
             source: temper_journal::FixSource::Stock,
@@ -287,7 +287,7 @@ mod tests {
     /// A one-way step says so in its comment, with the skill's reason, on one line.
     #[test]
     fn a_one_way_step_says_so() {
-        let origin = Origin { run: RunId(1), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
+        let origin = ReplayOrigin { run: RunId(1), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
         let mut one_way = step(2, false);
         one_way.one_way = Some("held until\nthe next boot".into());
         let script = replay(&origin, &[step(1, false), one_way]);
@@ -298,7 +298,7 @@ mod tests {
     /// A derived step says so in its comment: temper derives it again on each target.
     #[test]
     fn a_derived_step_says_so() {
-        let origin = Origin { run: RunId(1), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
+        let origin = ReplayOrigin { run: RunId(1), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
         let mut derived = step(2, false);
         derived.source = temper_journal::FixSource::Derived;
         let script = replay(&origin, &[step(1, false), derived]);
@@ -311,7 +311,7 @@ mod tests {
     /// find their rules failing.
     #[test]
     fn steps_that_need_a_reboot_are_named_at_the_end() {
-        let origin = Origin { run: RunId(1), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
+        let origin = ReplayOrigin { run: RunId(1), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
         let script = replay(&origin, &[step(1, false), step(2, true), step(3, true)]);
         let tail: Vec<&str> = script.lines().rev().take(2).collect();
         assert_eq!(tail, ["echo \"== 2 step(s) take effect at boot (2 3): reboot before you scan\"", "echo \"== done: 3 steps\""]);

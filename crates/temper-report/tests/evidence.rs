@@ -8,7 +8,7 @@ use std::process::Command;
 
 use common::*;
 use temper_report::{Format, load, render};
-use temper_scap::oval::{Evidence, OvalContent, OvalEval, OvalReport, OvalResults, Plan};
+use temper_scap::oval::{Evidence, OvalContent, OvalEval, OvalPlan, OvalReport, OvalResults};
 
 const RULES: [&str; 2] = ["accounts_password_set_max_life_root", "file_permission_user_init_files"];
 const HOSTILE: &str = "/home/x/<script>alert(1)</script>";
@@ -18,7 +18,7 @@ fn real_evidence() -> Evidence {
     let (ds, c) = (ssg("ssg-debian12-ds.xml"), debian12_anssi());
     let content = OvalContent::read(&ds).unwrap();
     let rules: Vec<String> = RULES.iter().map(|r| full(c, r)).collect();
-    let plan = Plan::build(&content, c, &rules).unwrap();
+    let plan = OvalPlan::build(&content, c, &rules).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (doc, vars, res) = (dir.path().join("doc.xml"), dir.path().join("vars.xml"), dir.path().join("res.xml"));
     std::fs::write(&doc, plan.document.as_ref().unwrap()).unwrap();

@@ -53,7 +53,7 @@ pub enum ScapError {
     MissingAttr { element: &'static str, attr: &'static str, offset: u64 },
 }
 
-pub type Result<T, E = ScapError> = std::result::Result<T, E>;
+pub type ScapResult<T, E = ScapError> = std::result::Result<T, E>;
 
 impl ScapError {
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {

@@ -13,7 +13,7 @@ use quick_xml::events::BytesStart;
 use serde::{Deserialize, Serialize};
 
 use crate::Severity;
-use crate::error::{Result, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::xml::{Xml, clip, local, read_file};
 
 /// An XCCDF rule result; every value kept apart.
@@ -132,11 +132,11 @@ impl TestResult {
 pub(crate) const DEFAULT_SCORING: &str = "urn:xccdf:scoring:default";
 const SHORT: usize = 4096;
 
-pub fn parse_results(path: impl AsRef<Path>) -> Result<TestResult> {
+pub fn parse_results(path: impl AsRef<Path>) -> ScapResult<TestResult> {
     parse_results_bytes(&read_file(path.as_ref())?)
 }
 
-pub fn parse_results_bytes(input: &[u8]) -> Result<TestResult> {
+pub fn parse_results_bytes(input: &[u8]) -> ScapResult<TestResult> {
     let mut x = Xml::new(input)?;
     let root = |name: &str| match name {
         "Benchmark" | "TestResult" | "asset-report-collection" => Ok(()),
@@ -151,7 +151,7 @@ pub fn parse_results_bytes(input: &[u8]) -> Result<TestResult> {
     last.ok_or(ScapError::NoTestResult)
 }
 
-fn test_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<TestResult> {
+fn test_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> ScapResult<TestResult> {
     let [id, start, end, system] = x.attrs(e, ["id", "start-time", "end-time", "test-system"])?;
     let mut t = TestResult { id: id.unwrap_or_default(), start_time: start, end_time: end, test_system: system, ..TestResult::default() };
     if empty {
@@ -186,11 +186,11 @@ fn test_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<TestR
     }
 }
 
-fn number(s: &str, what: &'static str, offset: u64) -> Result<f64> {
+fn number(s: &str, what: &'static str, offset: u64) -> ScapResult<f64> {
     s.trim().parse::<f64>().map_err(|_| ScapError::Invalid { what, value: clip(s), offset })
 }
 
-fn rule_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<RuleResult> {
+fn rule_result(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> ScapResult<RuleResult> {
     let offset = x.pos();
     let [idref, severity, time] = x.attrs(e, ["idref", "severity", "time"])?;
     let idref = idref.ok_or(ScapError::MissingAttr { element: "rule-result", attr: "idref", offset })?;

@@ -2,14 +2,14 @@
 //! parts and resolved once the profile's values are known.
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Part {
+pub(crate) enum TextPart {
     Text(String),
     Sub(String),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Template {
-    parts: Vec<Part>,
+    parts: Vec<TextPart>,
     /// The source was longer than the cap and was cut.
     pub truncated: bool,
 }
@@ -21,8 +21,8 @@ impl Template {
         let mut out = String::new();
         for p in &self.parts {
             match p {
-                Part::Text(t) => out.push_str(t),
-                Part::Sub(id) => match lookup(id) {
+                TextPart::Text(t) => out.push_str(t),
+                TextPart::Sub(id) => match lookup(id) {
                     Some(v) => out.push_str(v),
                     None => {
                         if !unresolved.contains(id) {
@@ -41,7 +41,7 @@ impl Template {
     }
 
     pub fn has_subs(&self) -> bool {
-        self.parts.iter().any(|p| matches!(p, Part::Sub(_)))
+        self.parts.iter().any(|p| matches!(p, TextPart::Sub(_)))
     }
 }
 
@@ -55,7 +55,7 @@ pub const TRUNCATED: &str = " … [truncated]";
 /// scripts) keeps every byte.
 pub(crate) struct TextBuilder {
     prose: bool,
-    parts: Vec<Part>,
+    parts: Vec<TextPart>,
     cur: String,
     cap: usize,
     used: usize,
@@ -191,9 +191,9 @@ impl TextBuilder {
         }
         self.flush();
         if !self.cur.is_empty() {
-            self.parts.push(Part::Text(std::mem::take(&mut self.cur)));
+            self.parts.push(TextPart::Text(std::mem::take(&mut self.cur)));
         }
-        self.parts.push(Part::Sub(idref));
+        self.parts.push(TextPart::Sub(idref));
         self.started = true;
     }
 
@@ -249,7 +249,7 @@ impl TextBuilder {
             }
         }
         if !self.cur.is_empty() {
-            self.parts.push(Part::Text(self.cur));
+            self.parts.push(TextPart::Text(self.cur));
         }
         Template { parts: self.parts, truncated: self.truncated }
     }

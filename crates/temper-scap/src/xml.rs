@@ -6,7 +6,7 @@ use quick_xml::errors::IllFormedError;
 use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 
-use crate::error::{Result, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::text::TextBuilder;
 
 /// Largest input read (1 GiB); SSG datastreams are about 25 MB.
@@ -17,7 +17,7 @@ pub const MAX_INPUT: u64 = 1 << 30;
 /// sets, Groups, logical tests) can go deeper than this, whatever the input.
 pub const MAX_DEPTH: usize = 256;
 
-pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read_file(path: &Path) -> ScapResult<Vec<u8>> {
     let meta = std::fs::metadata(path).map_err(|e| ScapError::io(path, e))?;
     if meta.len() > MAX_INPUT {
         return Err(ScapError::TooLarge { what: format!("file {}", path.display()), limit: MAX_INPUT, offset: 0 });
@@ -37,7 +37,7 @@ pub(crate) fn local<'e>(e: &'e BytesStart<'_>) -> &'e str {
 }
 
 impl<'a> Xml<'a> {
-    pub fn new(input: &'a [u8]) -> Result<Self> {
+    pub fn new(input: &'a [u8]) -> ScapResult<Self> {
         if input.len() as u64 > MAX_INPUT {
             return Err(ScapError::TooLarge { what: "input".into(), limit: MAX_INPUT, offset: 0 });
         }
@@ -61,7 +61,7 @@ impl<'a> Xml<'a> {
     }
 
     /// The next event; an element opened deeper than [`MAX_DEPTH`] is an error.
-    pub fn next(&mut self) -> Result<Event<'a>> {
+    pub fn next(&mut self) -> ScapResult<Event<'a>> {
         match self.r.read_event() {
             Ok(Event::DocType(_)) => Err(ScapError::Dtd { offset: self.pos() }),
             Ok(Event::Start(e)) => {
@@ -82,7 +82,7 @@ impl<'a> Xml<'a> {
 
     /// Skips the element whose start tag was just read, event by event: its nesting counts
     /// against [`MAX_DEPTH`] too.
-    pub fn skip(&mut self, e: &BytesStart<'_>) -> Result<()> {
+    pub fn skip(&mut self, e: &BytesStart<'_>) -> ScapResult<()> {
         let outside = self.depth.saturating_sub(1);
         loop {
             match self.next()? {
@@ -96,7 +96,7 @@ impl<'a> Xml<'a> {
     /// The next child element (its start tag, and whether it is empty) of the element whose
     /// start tag was just read; `None` at that element's end. Text, comments and the like are
     /// passed over; the input ending first is a truncation of `parent`.
-    pub fn child(&mut self, parent: &str) -> Result<Option<(BytesStart<'a>, bool)>> {
+    pub fn child(&mut self, parent: &str) -> ScapResult<Option<(BytesStart<'a>, bool)>> {
         loop {
             match self.next()? {
                 Event::Start(e) => return Ok(Some((e, false))),
@@ -117,9 +117,9 @@ impl<'a> Xml<'a> {
         &mut self,
         inside: &[&'static str],
         wanted: &str,
-        root: impl Fn(&str) -> Result<()>,
-        mut found: impl FnMut(&mut Self, BytesStart<'a>, bool) -> Result<Option<T>>,
-    ) -> Result<Option<T>> {
+        root: impl Fn(&str) -> ScapResult<()>,
+        mut found: impl FnMut(&mut Self, BytesStart<'a>, bool) -> ScapResult<Option<T>>,
+    ) -> ScapResult<Option<T>> {
         let mut open: Vec<&'static str> = Vec::new();
         let mut root_seen = false;
         loop {
@@ -164,7 +164,7 @@ impl<'a> Xml<'a> {
     }
 
     /// Values of the named (unprefixed) attributes, unescaped.
-    pub fn attrs<const N: usize>(&self, e: &BytesStart<'_>, names: [&str; N]) -> Result<[Option<String>; N]> {
+    pub fn attrs<const N: usize>(&self, e: &BytesStart<'_>, names: [&str; N]) -> ScapResult<[Option<String>; N]> {
         let mut out: [Option<String>; N] = std::array::from_fn(|_| None);
         for a in e.attributes() {
             let a = a.map_err(|err| self.xml_err(err.into()))?;
@@ -178,7 +178,7 @@ impl<'a> Xml<'a> {
     }
 
     /// Every attribute as (qualified name, unescaped value), in document order.
-    pub fn all_attrs(&self, e: &BytesStart<'_>) -> Result<Vec<(String, String)>> {
+    pub fn all_attrs(&self, e: &BytesStart<'_>) -> ScapResult<Vec<(String, String)>> {
         let mut out = Vec::new();
         for a in e.attributes() {
             let a = a.map_err(|err| self.xml_err(err.into()))?;
@@ -188,13 +188,13 @@ impl<'a> Xml<'a> {
         Ok(out)
     }
 
-    pub fn attr(&self, e: &BytesStart<'_>, name: &str) -> Result<Option<String>> {
+    pub fn attr(&self, e: &BytesStart<'_>, name: &str) -> ScapResult<Option<String>> {
         let [v] = self.attrs(e, [name])?;
         Ok(v)
     }
 
     /// Resolves `&name;`: character references and the five XML entities only.
-    pub fn entity(&self, r: &BytesRef<'_>, out: &mut TextBuilder) -> Result<()> {
+    pub fn entity(&self, r: &BytesRef<'_>, out: &mut TextBuilder) -> ScapResult<()> {
         if let Some(c) = r.resolve_char_ref().map_err(|e| self.xml_err(e))? {
             let mut buf = [0u8; 4];
             out.text(c.encode_utf8(&mut buf));
@@ -211,7 +211,7 @@ impl<'a> Xml<'a> {
 
     /// Reads the content of the element just opened into `out`: text, entities and
     /// (for prose) XHTML structure; `<sub idref>` becomes a placeholder.
-    pub fn content(&mut self, name: &str, out: &mut TextBuilder) -> Result<()> {
+    pub fn content(&mut self, name: &str, out: &mut TextBuilder) -> ScapResult<()> {
         let mut depth = 0usize;
         loop {
             match self.next()? {
@@ -239,7 +239,7 @@ impl<'a> Xml<'a> {
         }
     }
 
-    fn open(&self, e: &BytesStart<'_>, out: &mut TextBuilder) -> Result<()> {
+    fn open(&self, e: &BytesStart<'_>, out: &mut TextBuilder) -> ScapResult<()> {
         let tag = local(e);
         if tag == "sub" {
             if let Some(idref) = self.attr(e, "idref")? {
@@ -252,7 +252,7 @@ impl<'a> Xml<'a> {
     }
 
     /// Text of the element just opened, whitespace collapsed, at most `cap` bytes.
-    pub fn plain(&mut self, name: &str, cap: usize) -> Result<String> {
+    pub fn plain(&mut self, name: &str, cap: usize) -> ScapResult<String> {
         let mut b = TextBuilder::prose(cap);
         self.content(name, &mut b)?;
         Ok(b.finish().plain())
@@ -260,7 +260,7 @@ impl<'a> Xml<'a> {
 }
 
 /// XCCDF booleans: `true`, `false`, `1`, `0`.
-pub(crate) fn parse_bool(v: &str, what: &'static str, offset: u64) -> Result<bool> {
+pub(crate) fn parse_bool(v: &str, what: &'static str, offset: u64) -> ScapResult<bool> {
     match v.trim() {
         "true" | "1" => Ok(true),
         "false" | "0" => Ok(false),

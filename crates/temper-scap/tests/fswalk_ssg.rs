@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use temper_scap::fswalk::{COLLECT, Listing};
-use temper_scap::oval::{CollectedItem, Criterion, MAX_ITEMS, OvalContent, OvalReport, Plan};
+use temper_scap::oval::{CollectedItem, Criterion, MAX_ITEMS, OvalContent, OvalPlan, OvalReport};
 use temper_scap::{Outcome, read_benchmark};
 
 const DS: &str = "ssg-debian12-ds.xml";
@@ -21,7 +21,7 @@ fn rule(short: &str) -> String {
 }
 
 /// `oscap oval eval` of a plan, its schema checked: the results document, and oscap's seconds.
-fn oval_eval(dir: &Path, stem: &str, plan: &Plan) -> (Vec<u8>, f64) {
+fn oval_eval(dir: &Path, stem: &str, plan: &OvalPlan) -> (Vec<u8>, f64) {
     let (results, took) = common::oval::oval_eval_files(dir, stem, plan, false);
     (std::fs::read(&results).unwrap(), took.as_secs_f64())
 }
@@ -50,12 +50,12 @@ fn both(label: &str, rules: &[String], roots: &[&str]) -> Both {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fswalk_ssg").join(label);
     std::fs::create_dir_all(&dir).unwrap();
 
-    let plain = Plan::build(&content, &bench, rules).unwrap();
+    let plain = OvalPlan::build(&content, &bench, rules).unwrap();
     let (xml, oscap_secs) = oval_eval(&dir, "plain", &plain);
     let plain_report = OvalReport::parse(&xml).unwrap();
     let theirs = plain.outcomes(&plain_report.results());
 
-    let mut walked = Plan::build_walked(&content, &bench, rules).unwrap();
+    let mut walked = OvalPlan::build_walked(&content, &bench, rules).unwrap();
     let part = walked.walk.clone().expect("a walk part");
     assert!(part.left.is_empty(), "walking objects left to oscap: {:?}", part.left);
     assert!(!part.tests.is_empty() || !part.feeds.is_empty(), "the walk takes some objects");

@@ -9,19 +9,19 @@ use std::process::Command;
 
 use common::ssg;
 use temper_scap::Outcome;
-use temper_scap::oval::{DefinitionResult, OvalContent, OvalEngine, OvalEval, OvalReport, OvalResults, Plan};
+use temper_scap::oval::{DefinitionResult, OvalContent, OvalEngine, OvalEval, OvalPlan, OvalReport, OvalResults};
 use temper_scap::read_benchmark;
 
 const PERMS: &str = "xccdf_org.ssgproject.content_rule_file_permission_user_init_files";
 const ROOT_MAX: &str = "xccdf_org.ssgproject.content_rule_accounts_password_set_max_life_root";
 
 /// Evaluates `rules` of ANSSI high on this host; returns the plan, the outcomes and the report.
-fn evaluate(rules: &[&str]) -> (Plan, Vec<temper_scap::oval::RuleOutcome>, OvalReport) {
+fn evaluate(rules: &[&str]) -> (OvalPlan, Vec<temper_scap::oval::RuleOutcome>, OvalReport) {
     let ds = ssg("ssg-debian12-ds.xml");
     let content = OvalContent::read(&ds).unwrap();
     let bench = read_benchmark(&ds, Some("anssi_bp28_high")).unwrap();
     let rules: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
-    let plan = Plan::build(&content, &bench, &rules).unwrap();
+    let plan = OvalPlan::build(&content, &bench, &rules).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let doc = dir.path().join("doc.xml");
     std::fs::write(&doc, plan.document.as_ref().unwrap()).unwrap();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::{autotailor, ssg};
 use regex::Regex;
-use temper_scap::oval::{OvalContent, OvalEngine, OvalError, Plan, PlanKey, Route, XccdfReason};
+use temper_scap::oval::{OvalContent, OvalEngine, OvalError, OvalPlan, PlanKey, Route, XccdfReason};
 use temper_scap::{Benchmark, Tailoring, read_benchmark, read_benchmark_tailored};
 
 const RULE: &str = "xccdf_org.ssgproject.content_rule_";
@@ -17,7 +17,7 @@ fn all_rules(b: &Benchmark) -> Vec<String> {
     b.selected_rules.iter().map(|r| r.id.clone()).collect()
 }
 
-fn route<'p>(plan: &'p Plan, short: &str) -> &'p Route {
+fn route<'p>(plan: &'p OvalPlan, short: &str) -> &'p Route {
     &plan.rules.iter().find(|r| r.id == format!("{RULE}{short}")).unwrap_or_else(|| panic!("{short} planned")).route
 }
 
@@ -26,7 +26,7 @@ fn routes_follow_the_checks() {
     let ds = ssg("ssg-debian12-ds.xml");
     let content = OvalContent::read(&ds).unwrap();
     let bench = read_benchmark(&ds, Some("anssi_bp28_high")).unwrap();
-    let plan = Plan::build(&content, &bench, &all_rules(&bench)).unwrap();
+    let plan = OvalPlan::build(&content, &bench, &all_rules(&bench)).unwrap();
     let xccdf: BTreeMap<&str, XccdfReason> = plan.xccdf_rules().into_iter().collect();
     assert_eq!(xccdf.get(&*format!("{RULE}security_patches_up_to_date")), Some(&XccdfReason::MultiCheck));
     assert_eq!(xccdf.get(&*format!("{RULE}all_apparmor_profiles_enforced")), Some(&XccdfReason::NoCheck));
@@ -45,10 +45,10 @@ fn routes_follow_the_checks() {
         "<variable id=\"oval:ssg-var_sudo_umask:var:1\" datatype=\"string\" comment=\"Unknown\">\n      <value>{value}</value>"
     )));
 
-    let err = Plan::build(&content, &bench, &[format!("{RULE}no_such_rule")]).unwrap_err();
+    let err = OvalPlan::build(&content, &bench, &[format!("{RULE}no_such_rule")]).unwrap_err();
     assert!(matches!(err, OvalError::UnknownRule(_)), "{err}");
     // One rule: a small document, with the CPE definitions its platforms need.
-    let one = Plan::build(&content, &bench, &[format!("{RULE}sshd_disable_root_login")]).unwrap();
+    let one = OvalPlan::build(&content, &bench, &[format!("{RULE}sshd_disable_root_login")]).unwrap();
     let doc = String::from_utf8(one.document.clone().unwrap()).unwrap();
     assert!(
         doc.contains("id=\"oval:ssg-sshd_disable_root_login:def:1\"") && doc.contains("id=\"oval:ssg-installed_OS_is_debian12:def:1\"")
@@ -70,7 +70,7 @@ fn assert_closed(label: &str, doc: &str) {
 }
 
 /// oscap's own schema check of a document (and of its variables).
-fn assert_valid(label: &str, plan: &Plan, schematron: bool) {
+fn assert_valid(label: &str, plan: &OvalPlan, schematron: bool) {
     let dir = tempfile::tempdir().unwrap();
     let doc = dir.path().join("doc.xml");
     std::fs::write(&doc, plan.document.as_ref().unwrap()).unwrap();
@@ -104,7 +104,7 @@ fn documents_are_closed_and_valid() {
         let path = ssg(ds);
         let content = OvalContent::read(&path).unwrap();
         let bench = read_benchmark(&path, Some(profile)).unwrap();
-        let plan = Plan::build(&content, &bench, &all_rules(&bench)).unwrap();
+        let plan = OvalPlan::build(&content, &bench, &all_rules(&bench)).unwrap();
         let label = format!("{ds} {profile}");
         assert_closed(&label, std::str::from_utf8(plan.document.as_ref().unwrap()).unwrap());
         assert_valid(&label, &plan, schematron);
@@ -153,7 +153,7 @@ fn bad_input_is_an_error() {
     assert_ne!(broken, doc, "the test id is in the datastream");
     let content = OvalContent::from_bytes(broken.into_bytes()).unwrap();
     let bench = read_benchmark(ssg("ssg-debian12-ds.xml"), Some("anssi_bp28_high")).unwrap();
-    let err = Plan::build(&content, &bench, &[format!("{RULE}sshd_disable_root_login")]).unwrap_err();
+    let err = OvalPlan::build(&content, &bench, &[format!("{RULE}sshd_disable_root_login")]).unwrap_err();
     assert!(matches!(&err, OvalError::UnknownId { id, .. } if id == "oval:ssg-test_sshd_disable_root_login:tst:1"), "{err}");
 }
 

@@ -55,7 +55,8 @@ impl Location {
     }
 }
 
-pub(crate) enum Db {
+/// The open database's connection pool.
+pub(crate) enum Pool {
     Sqlite(SqlitePool),
     Postgres(PgPool),
 }
@@ -63,7 +64,7 @@ pub(crate) enum Db {
 /// The store. Cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    db: std::sync::Arc<Db>,
+    db: std::sync::Arc<Pool>,
     label: String,
     /// Where each run's `events.jsonl` is mirrored: beside a database file, else `.temper/runs`.
     runs_dir: PathBuf,
@@ -74,8 +75,8 @@ pub struct Store {
 macro_rules! with_db {
     ($self:expr, $p:ident => $body:expr) => {
         match &*$self.db {
-            $crate::Db::Sqlite($p) => $body.await,
-            $crate::Db::Postgres($p) => $body.await,
+            $crate::Pool::Sqlite($p) => $body.await,
+            $crate::Pool::Postgres($p) => $body.await,
         }
         .map_err($crate::db_error)
     };
@@ -165,7 +166,7 @@ impl Store {
         ready.map_err(fail)?;
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(opts).await.map_err(|e| fail(e.to_string()))?;
         let runs_dir = path.parent().unwrap_or_else(|| Path::new(".")).join("runs");
-        Ok(Self { db: std::sync::Arc::new(Db::Sqlite(pool)), label: format!("sqlite {}", path.display()), runs_dir })
+        Ok(Self { db: std::sync::Arc::new(Pool::Sqlite(pool)), label: format!("sqlite {}", path.display()), runs_dir })
     }
 
     async fn open_postgres(url: &str) -> JournalResult<Self> {
@@ -181,7 +182,7 @@ impl Store {
             .await
             .map_err(|e| fail(e.to_string()))?;
         POSTGRES.run(&pool).await.map_err(|e| fail(format!("migrating: {e}")))?;
-        Ok(Self { db: std::sync::Arc::new(Db::Postgres(pool)), label, runs_dir: PathBuf::from(".temper/runs") })
+        Ok(Self { db: std::sync::Arc::new(Pool::Postgres(pool)), label, runs_dir: PathBuf::from(".temper/runs") })
     }
 
     /// Mirrors each run's events under `dir/<id>/events.jsonl` instead of the default.
@@ -201,8 +202,8 @@ impl Store {
     /// Which backend is open: `sqlite` or `postgres`.
     pub fn backend(&self) -> &'static str {
         match &*self.db {
-            Db::Sqlite(_) => "sqlite",
-            Db::Postgres(_) => "postgres",
+            Pool::Sqlite(_) => "sqlite",
+            Pool::Postgres(_) => "postgres",
         }
     }
 
@@ -232,12 +233,12 @@ impl Journal for Store {
 
     async fn integrity_check(&self) -> JournalResult<String> {
         match &*self.db {
-            Db::Sqlite(p) => {
+            Pool::Sqlite(p) => {
                 let (s,): (String,) = sqlx::query_as("PRAGMA integrity_check").fetch_one(p).await.map_err(db_error)?;
                 Ok(s)
             }
             // PostgreSQL keeps its own consistency; an answer is all there is to check here.
-            Db::Postgres(p) => sqlx::query("SELECT 1").execute(p).await.map(|_| "ok".to_string()).map_err(db_error),
+            Pool::Postgres(p) => sqlx::query("SELECT 1").execute(p).await.map(|_| "ok".to_string()).map_err(db_error),
         }
     }
 }

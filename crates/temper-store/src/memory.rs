@@ -1,7 +1,7 @@
 //! Semantic memory: lessons, bans, tips and verified fixes, kept across runs until forgotten.
 use async_trait::async_trait;
 use temper_journal::RunId;
-use temper_journal::turn::Tip as NewTip;
+use temper_journal::turn::NewTip;
 use temper_journal::{
     Ban, JournalError, JournalResult, Lesson, MemoryKind, MemoryLog, NewRememberedFix, RECALL_RUNS, RETIRE_AFTER, Recall, RememberedFix,
     RuleTime, Tip,

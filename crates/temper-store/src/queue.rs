@@ -9,9 +9,9 @@ use sqlx::PgPool;
 use sqlx::types::Json;
 use temper_journal::RunId;
 use temper_journal::target::Target;
-use temper_journal::{Claim, JournalError, JournalResult, QueueItem, QueueState, RunStatus, now_ms};
+use temper_journal::{JournalError, JournalResult, QueueClaim, QueueItem, QueueState, RunStatus, now_ms};
 
-use crate::{Db, Store, db_error, now};
+use crate::{Pool, Store, db_error, now};
 
 /// Items a worker may take: queued ones, and claimed ones not held (`lease_until` passed)
 /// whose run, if any, is unfinished and has no live driver.
@@ -23,8 +23,8 @@ const TAKEABLE: &str = "SELECT q.* FROM queue q LEFT JOIN runs r ON r.id = q.run
 impl Store {
     fn pg(&self) -> JournalResult<&PgPool> {
         match &*self.db {
-            Db::Postgres(p) => Ok(p),
-            Db::Sqlite(_) => Err(JournalError::Unsupported(
+            Pool::Postgres(p) => Ok(p),
+            Pool::Sqlite(_) => Err(JournalError::Unsupported(
                 "the fleet queue needs PostgreSQL shared by the workers (db = \"postgres://USER@HOST/DB\"); \
                  with SQLite, drive each target with `temper run --target NAME`"
                     .into(),
@@ -49,7 +49,7 @@ impl Store {
 
     /// Takes the next item for `worker`, held for `hold` until its run exists. An item taken
     /// `max_tries` times already is marked failed instead. Items whose run finished are closed.
-    pub async fn claim(&self, worker: &str, hold: Duration, max_tries: i64) -> JournalResult<Option<Claim>> {
+    pub async fn claim(&self, worker: &str, hold: Duration, max_tries: i64) -> JournalResult<Option<QueueClaim>> {
         let p = self.pg()?;
         self.close_finished(p).await?;
         loop {
@@ -88,7 +88,7 @@ impl Store {
             .await
             .map_err(db_error)?;
             tx.commit().await.map_err(db_error)?;
-            return Ok(Some(if item.run_id.is_some() { Claim::Resume(item) } else { Claim::Start(item) }));
+            return Ok(Some(if item.run_id.is_some() { QueueClaim::Resume(item) } else { QueueClaim::Start(item) }));
         }
     }
 
@@ -120,7 +120,7 @@ impl Store {
     /// run's queue item, not the worker's hold, so a killed worker's target is taken over as soon
     /// as the lease runs out. Nothing to do on SQLite (no queue).
     pub async fn lease_guards_item(&self, run: RunId) -> JournalResult<()> {
-        let Db::Postgres(p) = &*self.db else { return Ok(()) };
+        let Pool::Postgres(p) = &*self.db else { return Ok(()) };
         sqlx::query("UPDATE queue SET lease_until = $1 WHERE run_id = $2 AND state = $3")
             .bind(now_ms())
             .bind(run)

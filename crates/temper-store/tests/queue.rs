@@ -20,10 +20,10 @@ async fn pg() -> Store {
     backends("queue").await.pop().filter(|b| b.name == "postgres").map(|b| b.store).unwrap()
 }
 
-fn item(c: Claim) -> (bool, QueueItem) {
+fn item(c: QueueClaim) -> (bool, QueueItem) {
     match c {
-        Claim::Start(i) => (false, i),
-        Claim::Resume(i) => (true, i),
+        QueueClaim::Start(i) => (false, i),
+        QueueClaim::Resume(i) => (true, i),
     }
 }
 

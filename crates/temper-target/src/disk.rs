@@ -22,7 +22,7 @@ pub enum DiskError {
 
 /// One entry of a folder, as `debugfs ls -p` gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub struct DiskEntry {
     pub name: String,
     pub mode: u32,
     pub uid: u32,
@@ -100,7 +100,7 @@ impl DiskFiles {
     }
 
     /// A folder's entries (without `.` and `..`); `None` when it is not there.
-    pub fn entries(&self, dir: &str) -> Option<Vec<Entry>> {
+    pub fn entries(&self, dir: &str) -> Option<Vec<DiskEntry>> {
         let (out, _) = self.debugfs_bytes(&format!("ls -p {}", quoted(dir)?));
         Some(parse_ls(&String::from_utf8_lossy(&out?)))
     }
@@ -132,14 +132,14 @@ fn quoted(path: &str) -> Option<String> {
 }
 
 /// `debugfs ls -p` lines: `/INODE/MODE/UID/GID/NAME/SIZE/`, without `.` and `..`.
-pub fn parse_ls(out: &str) -> Vec<Entry> {
+pub fn parse_ls(out: &str) -> Vec<DiskEntry> {
     out.lines()
         .filter_map(|l| {
             let inner = l.trim_end().strip_prefix('/')?.strip_suffix('/')?;
             let mut f = inner.splitn(5, '/');
             let (_ino, mode, uid, gid, rest) = (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
             let name = rest.rsplit_once('/').map_or(rest, |(n, _size)| n);
-            (name != "." && name != "..").then(|| Entry {
+            (name != "." && name != "..").then(|| DiskEntry {
                 name: name.to_string(),
                 mode: u32::from_str_radix(mode, 8).unwrap_or(0),
                 uid: uid.parse().unwrap_or(0),

@@ -18,7 +18,7 @@ mod ssh;
 mod sysprep;
 
 pub use command::remote_command;
-pub use disk::{DiskError, DiskFiles, Entry};
+pub use disk::{DiskEntry, DiskError, DiskFiles};
 pub use domain::DomainSpec;
 pub use enroll::{EnrollError, Harness, Inspection, inspect, prepare};
 pub use handover::{HandedOver, HandoverError, HandoverJob};

@@ -132,7 +132,7 @@ pub fn rsyslog_logs(disk: &crate::DiskFiles) -> Vec<KeptLog> {
         }
     }
     // Each folder listed once (one debugfs run each).
-    let mut folders: std::collections::HashMap<String, Vec<crate::Entry>> = std::collections::HashMap::new();
+    let mut folders: std::collections::HashMap<String, Vec<crate::DiskEntry>> = std::collections::HashMap::new();
     let mut out = Vec::new();
     for path in paths {
         let Some((dir, name)) = path.rsplit_once('/') else { continue };

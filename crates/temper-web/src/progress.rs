@@ -1,5 +1,5 @@
 //! Where a run stands: status, phase, rule, counts by rule status, elapsed time and an ETA.
-//! The run page shows it and the event stream sends it again whenever its [`State`] changes.
+//! The run page shows it and the event stream sends it again whenever its [`LoopState`] changes.
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use temper_journal::{Event, Outlook, Phase, Remembered, Rule, RuleStatus, Run, RunStatus, Tally, now_ms, predict_end, standing};
@@ -10,12 +10,12 @@ use temper_journal::RunId;
 
 /// What changes as the loop works; a change sends a `state` event.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct State {
+pub struct LoopState {
     pub status: RunStatus,
     pub phase: Phase,
     pub rule: Option<String>,
     /// Rule statuses present in the run, in review order (`RuleStatus::REVIEW_ORDER`).
-    pub counts: Vec<Count>,
+    pub counts: Vec<StatusCount>,
     pub failing_at_start: usize,
     pub open: usize,
     pub done: usize,
@@ -25,16 +25,16 @@ pub struct State {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Count {
+pub struct StatusCount {
     pub status: RuleStatus,
     pub n: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Progress {
+pub struct RunProgress {
     pub run: RunId,
     #[serde(flatten)]
-    pub state: State,
+    pub state: LoopState,
     /// The current rule's short id.
     pub rule_short: Option<String>,
     pub elapsed_secs: i64,
@@ -44,7 +44,7 @@ pub struct Progress {
     pub eta: Option<String>,
 }
 
-impl Progress {
+impl RunProgress {
     pub async fn load(app: &AppState, run: RunId) -> Result<Self, WebError> {
         let row = app.run(run).await?;
         let rules = app.journal.rules(run).await?;
@@ -56,7 +56,7 @@ impl Progress {
     /// its skill remembers ([`remembered`]).
     pub fn of(run: &Run, rules: &[Rule], events: &[Event], memory: &Remembered) -> Self {
         let count = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
-        let counts = RuleStatus::REVIEW_ORDER.iter().map(|&status| Count { status, n: count(status) }).filter(|c| c.n > 0).collect();
+        let counts = RuleStatus::REVIEW_ORDER.iter().map(|&status| StatusCount { status, n: count(status) }).filter(|c| c.n > 0).collect();
         // Rules the loop has settled after working on them; their mean time predicts the rest.
         let worked: Vec<&Rule> = rules
             .iter()
@@ -72,7 +72,7 @@ impl Progress {
         let status = if run.driver_gone(now_ms()) { RunStatus::Interrupted } else { run.status };
         Self {
             run: run.id,
-            state: State {
+            state: LoopState {
                 status,
                 phase: run.phase,
                 rule: run.current_rule.clone(),

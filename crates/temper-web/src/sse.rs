@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use crate::WebError;
 use crate::pages::EventView;
-use crate::progress::{self, Progress};
+use crate::progress::{self, RunProgress};
 use crate::state::AppState;
 use temper_journal::RunId;
 
@@ -33,25 +33,25 @@ pub async fn events(
     app.run(run).await?;
     // A browser that reconnects says where it stopped.
     let last_seen = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
-    let feed = Feed { app, run, after: last_seen.unwrap_or(q.after), last: None, queue: VecDeque::new(), started: false, over: false };
+    let feed = PageFeed { app, run, after: last_seen.unwrap_or(q.after), last: None, queue: VecDeque::new(), started: false, over: false };
     let stream = futures_util::stream::unfold(feed, |mut feed| async move { feed.next().await.map(|e| (Ok(e), feed)) });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
 /// One page's reading position in the journal.
-struct Feed {
+struct PageFeed {
     app: AppState,
     run: RunId,
     /// The last journal event sent.
     after: i64,
     /// The last state sent.
-    last: Option<progress::State>,
+    last: Option<progress::LoopState>,
     queue: VecDeque<Event>,
     started: bool,
     over: bool,
 }
 
-impl Feed {
+impl PageFeed {
     async fn next(&mut self) -> Option<Event> {
         loop {
             if let Some(e) = self.queue.pop_front() {
@@ -75,7 +75,7 @@ impl Feed {
             self.after = e.id;
             self.queue.push_back(Event::default().event("event").id(e.id.to_string()).data(json(&EventView::from(&e))));
         }
-        let p = Progress::load(&self.app, self.run).await?;
+        let p = RunProgress::load(&self.app, self.run).await?;
         if self.last.as_ref() != Some(&p.state) {
             self.queue.push_back(Event::default().event("state").data(json(&p)));
             self.last = Some(p.state.clone());

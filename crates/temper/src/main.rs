@@ -21,7 +21,7 @@ fn main() -> std::process::ExitCode {
         }
     };
     // Outside the async runtime: the OTLP exporter runs on a thread of its own.
-    let telemetry = telemetry::init(&telemetry::Settings { format: cli.log_format, otlp_endpoint: config.otlp_endpoint.clone() });
+    let telemetry = telemetry::init(&telemetry::TelemetrySettings { format: cli.log_format, otlp_endpoint: config.otlp_endpoint.clone() });
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {

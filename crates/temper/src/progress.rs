@@ -5,9 +5,9 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use temper_core::ralph::{Observer, Status};
 
-pub struct Progress(ProgressBar);
+pub struct CliProgress(ProgressBar);
 
-impl Progress {
+impl CliProgress {
     /// Drawn (with `\r` and escape codes) only when stderr is a terminal; hidden in logs and under systemd.
     pub fn new() -> Self {
         if !std::io::stderr().is_terminal() {
@@ -24,7 +24,7 @@ impl Progress {
     }
 }
 
-impl Observer for Progress {
+impl Observer for CliProgress {
     /// A hidden bar (stderr is no terminal) shows nothing.
     fn shows_eta(&self) -> bool {
         !self.0.is_hidden()

@@ -34,7 +34,7 @@ impl LogFormat {
 
 /// What `init` sets up.
 #[derive(Debug, Clone, Default)]
-pub struct Settings {
+pub struct TelemetrySettings {
     pub format: LogFormat,
     pub otlp_endpoint: Option<String>,
 }
@@ -74,7 +74,7 @@ pub fn notice(level: Level, msg: std::fmt::Arguments<'_>) {
     }
 }
 
-pub fn init(settings: &Settings) -> Telemetry {
+pub fn init(settings: &TelemetrySettings) -> Telemetry {
     set_format(settings.format);
     let filter = EnvFilter::try_from_env("TEMPER_LOG").unwrap_or_else(|_| EnvFilter::new("warn,temper=info"));
     let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());

@@ -8,7 +8,7 @@ use temper_core::agent::{AgentResult, Architect, Decision, PickContext, Reengage
 use temper_core::agent::{TurnMode, TurnRole};
 
 use super::LlmAgent;
-use crate::prompt::{Fence, Section};
+use crate::prompt::{Fence, PromptSection};
 use crate::skill::PromptFile;
 use crate::tools::{DecideArgs, SelectRuleArgs, decide, parse_args, select_rule};
 use crate::turn::{Failure, TurnSpec, data_bullets, run};
@@ -110,7 +110,7 @@ fn text_decision(ctx: &ReengageContext, content: &str) -> Option<Decision> {
 
 const LEARNED: &str = "learned from earlier attempts, made from the machine's output";
 
-fn select_sections(fence: &Fence, ctx: &PickContext) -> Vec<Section> {
+fn select_sections(fence: &Fence, ctx: &PickContext) -> Vec<PromptSection> {
     let lines: Vec<String> = ctx
         .candidates
         .iter()
@@ -128,18 +128,18 @@ fn select_sections(fence: &Fence, ctx: &PickContext) -> Vec<Section> {
         })
         .collect();
     let mut s = vec![
-        Section::fixed("task", format!("Skill: {}\nProfile: {}", ctx.skill, ctx.profile)),
-        Section::optional("candidates", 0, format!("## Candidates (preferred order)\n{}", lines.join("\n"))).required(),
+        PromptSection::fixed("task", format!("Skill: {}\nProfile: {}", ctx.skill, ctx.profile)),
+        PromptSection::optional("candidates", 0, format!("## Candidates (preferred order)\n{}", lines.join("\n"))).required(),
     ];
     if let Some(l) = data_bullets(fence, "lessons", 2, "Lessons", LEARNED, &ctx.lessons) {
         s.push(l);
     }
-    s.push(Section::fixed("ask", "Call the tool `select_rule` exactly once; copy rule_id exactly from the candidate list.".into()));
+    s.push(PromptSection::fixed("ask", "Call the tool `select_rule` exactly once; copy rule_id exactly from the candidate list.".into()));
     s
 }
 
-fn reengage_sections(fence: &Fence, ctx: &ReengageContext) -> Vec<Section> {
-    let mut s = vec![Section::fixed(
+fn reengage_sections(fence: &Fence, ctx: &ReengageContext) -> Vec<PromptSection> {
+    let mut s = vec![PromptSection::fixed(
         "task",
         format!(
             "Rule: {}\nTitle: {}\nAttempts so far: {}\nPlateau: {}",
@@ -150,11 +150,14 @@ fn reengage_sections(fence: &Fence, ctx: &ReengageContext) -> Vec<Section> {
         ),
     )];
     if !ctx.plan.trim().is_empty() {
-        s.push(Section::data(fence, "plan", 1, "## Current plan", "the Architect's plan", &ctx.plan));
+        s.push(PromptSection::data(fence, "plan", 1, "## Current plan", "the Architect's plan", &ctx.plan));
     }
     if let Some(e) = data_bullets(fence, "episodes", 1, "Attempts (oldest first)", LEARNED, &ctx.episodes) {
         s.push(e.keep_tail());
     }
-    s.push(Section::fixed("ask", "Call the tool `decide` exactly once: CONTINUE, PIVOT or ESCALATE, with the plan or the reason.".into()));
+    s.push(PromptSection::fixed(
+        "ask",
+        "Call the tool `decide` exactly once: CONTINUE, PIVOT or ESCALATE, with the plan or the reason.".into(),
+    ));
     s
 }

@@ -1,12 +1,12 @@
 //! The Reflector: one `reflect` call distilled into a `Reflection`.
 use async_trait::async_trait;
-use temper_core::agent::{AgentResult, ReflectContext, Reflection, Reflector, Tip, Turn};
+use temper_core::agent::{AgentResult, NewTip, ReflectContext, Reflection, Reflector, Turn};
 use temper_core::ban::check_ban;
 
 use temper_core::agent::TurnRole;
 
 use super::LlmAgent;
-use crate::prompt::{Fence, Section};
+use crate::prompt::{Fence, PromptSection};
 use crate::skill::PromptFile;
 use crate::text::clip;
 use crate::tools::{ReflectArgs, parse_args, reflect};
@@ -69,7 +69,7 @@ pub fn validate_reflection(arguments: &str) -> Result<(Reflection, Option<String
         .tips
         .into_iter()
         .filter(|t| !t.text.trim().is_empty())
-        .map(|t| Tip { text: t.text.trim().into(), kind: t.kind.trim().into(), mechanism: t.mechanism.trim().into() })
+        .map(|t| NewTip { text: t.text.trim().into(), kind: t.kind.trim().into(), mechanism: t.mechanism.trim().into() })
         .collect();
     let reflection =
         Reflection { distilled: clip(distilled, MAX_DISTILLED_CHARS), lesson, banned, preferred: a.preferred.trim().to_owned(), tips };
@@ -78,20 +78,20 @@ pub fn validate_reflection(arguments: &str) -> Result<(Reflection, Option<String
 
 /// The fix's output, the checks' findings and the earlier lessons come from the guest, and the
 /// fix may quote it: each is fenced data.
-pub fn sections(fence: &Fence, ctx: &ReflectContext) -> Vec<Section> {
-    let mut s = vec![Section::fixed("task", format!("Rule: {}\nTitle: {}\nVerdict: {}", ctx.rule_id, ctx.title, ctx.verdict))];
+pub fn sections(fence: &Fence, ctx: &ReflectContext) -> Vec<PromptSection> {
+    let mut s = vec![PromptSection::fixed("task", format!("Rule: {}\nTitle: {}\nVerdict: {}", ctx.rule_id, ctx.title, ctx.verdict))];
     if !ctx.fix_script.trim().is_empty() {
-        s.push(Section::data(fence, "fix_script", 1, "## The fix that was tried", "the fix script that was tried", &ctx.fix_script));
+        s.push(PromptSection::data(fence, "fix_script", 1, "## The fix that was tried", "the fix script that was tried", &ctx.fix_script));
     }
     if !ctx.diagnostics.trim().is_empty() {
         let source = "the fix's output on the machine being hardened, and the checks' findings there";
-        s.push(Section::data(fence, "diagnostics", 1, "## Diagnostics", source, &ctx.diagnostics));
+        s.push(PromptSection::data(fence, "diagnostics", 1, "## Diagnostics", source, &ctx.diagnostics));
     }
     let source = "lessons from earlier attempts, made from the machine's output";
     if let Some(e) = data_bullets(fence, "episodes", 2, "Earlier attempts (oldest first)", source, &ctx.episodes) {
         s.push(e.keep_tail());
     }
-    s.push(Section::fixed(
+    s.push(PromptSection::fixed(
         "ask",
         "Call the tool `reflect` exactly once. Leave banned null unless one narrow pattern must never be used again.".into(),
     ));

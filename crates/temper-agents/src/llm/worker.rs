@@ -6,7 +6,7 @@ use temper_core::agent::TurnRole;
 
 use super::LlmAgent;
 use crate::client::LlmClient;
-use crate::prompt::{Fence, Section};
+use crate::prompt::{Fence, PromptSection};
 use crate::skill::PromptFile;
 use crate::tool_call::Mode;
 use crate::tools::{ApplyFixArgs, apply_fix, parse_args};
@@ -52,17 +52,24 @@ pub fn validate_fix(max_bytes: usize) -> impl Fn(&str) -> Result<ApplyFix, Strin
 /// What the guest holds (the scanner's items), and what was made from its output (plans,
 /// lessons, bans, earlier attempts): fenced data. The content's own text (title, fix,
 /// description, rationale) is not.
-pub fn sections(fence: &Fence, ctx: &FixContext) -> Vec<Section> {
-    let mut s = vec![Section::fixed(
+pub fn sections(fence: &Fence, ctx: &FixContext) -> Vec<PromptSection> {
+    let mut s = vec![PromptSection::fixed(
         "task",
         format!("Rule: {}\nTitle: {}\nSeverity: {}\nAttempt: {}", ctx.rule_id, ctx.title, ctx.severity, ctx.attempt),
     )];
     if !ctx.plan.trim().is_empty() {
-        s.push(Section::data(fence, "plan", 1, "## Plan from the Architect", "the Architect's plan", &ctx.plan));
+        s.push(PromptSection::data(fence, "plan", 1, "## Plan from the Architect", "the Architect's plan", &ctx.plan));
     }
     if let Some(e) = &ctx.evidence {
         let head = "## What the scanner finds wrong now (OVAL: object, expected state, collected items)";
-        s.push(Section::data(fence, "evidence", 1, head, "the items the scanner collected on the machine being hardened", &e.brief()));
+        s.push(PromptSection::data(
+            fence,
+            "evidence",
+            1,
+            head,
+            "the items the scanner collected on the machine being hardened",
+            &e.brief(),
+        ));
     }
     let learned = "learned from earlier attempts, made from the machine's output";
     let head = "Refused patterns (scripts matching these regexes are rejected)";
@@ -76,7 +83,7 @@ pub fn sections(fence: &Fence, ctx: &FixContext) -> Vec<Section> {
         s.push(d);
     }
     if let Some(fix) = ctx.stock_fix.as_deref().filter(|f| !f.trim().is_empty()) {
-        s.push(Section::optional(
+        s.push(PromptSection::optional(
             "stock_fix",
             2,
             format!(
@@ -86,14 +93,14 @@ pub fn sections(fence: &Fence, ctx: &FixContext) -> Vec<Section> {
         ));
     }
     if !ctx.description.trim().is_empty() {
-        s.push(Section::optional("description", 3, format!("## Description\n{}", ctx.description.trim())));
+        s.push(PromptSection::optional("description", 3, format!("## Description\n{}", ctx.description.trim())));
     }
     if let Some(l) = data_bullets(fence, "lessons", 3, "Lessons", learned, &ctx.lessons) {
         s.push(l);
     }
     if !ctx.rationale.trim().is_empty() {
-        s.push(Section::optional("rationale", 4, format!("## Rationale\n{}", ctx.rationale.trim())));
+        s.push(PromptSection::optional("rationale", 4, format!("## Rationale\n{}", ctx.rationale.trim())));
     }
-    s.push(Section::fixed("ask", "Call the tool `apply_fix` exactly once, with fix_script, revert_script and description.".into()));
+    s.push(PromptSection::fixed("ask", "Call the tool `apply_fix` exactly once, with fix_script, revert_script and description.".into()));
     s
 }

@@ -11,7 +11,7 @@ pub mod script;
 pub use held::{HeldRule, HeldStep, Settle, held_rules};
 pub use leftover::{Expect, ImageView, Leftover, dpkg_installed, leftovers, not_clone_ready};
 pub use report::{GuestReport, Item, Removal, parse};
-pub use script::{Handover, ScriptError, render, render_kept};
+pub use script::{Handover, HandoverScriptError, render, render_kept};
 
 /// What runs leave in every guest, on any target: the derived fixes' records
 /// (`temper_derive::script::STATE_DIR` is below the first) and the scanner's files

@@ -31,7 +31,7 @@ pub struct Handover<'a> {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ScriptError {
+pub enum HandoverScriptError {
     #[error("`{0}` is not a user or group name the handover can pass on")]
     Name(String),
     #[error("the harness's public key is not `TYPE BASE64`")]
@@ -51,10 +51,10 @@ pub const MARK: &str = "temper-handover ";
 /// Renders the script. Names and paths are checked, then single-quoted; each held fix goes in
 /// as a here-document under a delimiter its text does not hold, and runs as a file of its own
 /// with stdin closed.
-pub fn render(h: &Handover) -> Result<String, ScriptError> {
+pub fn render(h: &Handover) -> Result<String, HandoverScriptError> {
     for name in [h.user, h.admin_group] {
         if !account_name(name) {
-            return Err(ScriptError::Name(name.into()));
+            return Err(HandoverScriptError::Name(name.into()));
         }
     }
     h.footprint.check()?;
@@ -63,7 +63,7 @@ pub fn render(h: &Handover) -> Result<String, ScriptError> {
             let parts: Vec<&str> = k.split_whitespace().take(2).collect();
             let plain = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "+/=-@.".contains(c));
             if parts.len() != 2 || !parts.iter().all(|p| plain(p)) {
-                return Err(ScriptError::Key);
+                return Err(HandoverScriptError::Key);
             }
             Some(parts.join(" "))
         }
@@ -119,9 +119,9 @@ pub fn render(h: &Handover) -> Result<String, ScriptError> {
 /// The script for an export that keeps the harness (`--keep-harness`): nothing applied or
 /// removed, only the admins said and the clean power-off, so that the copied disk is one a
 /// shut-down machine leaves (a live snapshot's ext4 still needs its journal replayed).
-pub fn render_kept(admin_group: &str) -> Result<String, ScriptError> {
+pub fn render_kept(admin_group: &str) -> Result<String, HandoverScriptError> {
     if !account_name(admin_group) {
-        return Err(ScriptError::Name(admin_group.into()));
+        return Err(HandoverScriptError::Name(admin_group.into()));
     }
     let mut s = String::from(HEAD);
     let _ = writeln!(s, "admin_group={}\nuid=", q(admin_group));

@@ -32,13 +32,13 @@ mod tests {
     use std::process::Command;
 
     use super::*;
-    use crate::plan::{ContentRef, FILE, Header, PLAYBOOK, README, REPLAY, Script, ScriptKind, SourceRun, Step, Terms, VERSION};
+    use crate::plan::{ContentRef, FILE, Header, PLAYBOOK, PlanStep, README, REPLAY, Script, ScriptKind, SourceRun, Terms, VERSION};
     use crate::plan::{sha256_hex, terms::Applying as At};
 
     /// A signed plan of one step in `dir`, and the allowed-signers file for its key.
     fn signed(dir: &Path, fix: &str) -> std::path::PathBuf {
         let rule = "xccdf_org.ssgproject.content_rule_r";
-        let step = Step {
+        let step = PlanStep {
             n: 1,
             rule: rule.into(),
             title: "t".into(),

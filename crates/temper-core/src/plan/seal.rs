@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use ssh_key::{HashAlg, LineEnding, PrivateKey, PublicKey, SshSig};
 
-use super::signers::{self, Refusal};
+use super::signers::{self, SignerRefusal};
 use super::{Applying, Folder, FolderError, STEPS_DIR, Terms, TermsError, sha256_hex, terms};
 pub use super::{MANIFEST, NAMESPACE, SIGNATURE};
 
@@ -62,7 +62,7 @@ pub enum SealError {
     #[error("the plan is signed by {0}, a key that is not in the allowed signers: nothing was run")]
     UnknownKey(String),
     #[error("the plan is signed by {fingerprint}, which the allowed signers' line {line} names, but {why}: nothing was run")]
-    Refused { fingerprint: String, line: usize, why: Refusal },
+    Refused { fingerprint: String, line: usize, why: SignerRefusal },
     #[error("the signature does not match {MANIFEST}: the plan was changed after it was signed; nothing was run")]
     BadSignature,
     #[error("{file} does not match its sha256 in {MANIFEST}: the plan was changed after it was signed; nothing was run")]

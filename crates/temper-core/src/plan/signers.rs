@@ -24,14 +24,14 @@ pub struct Allowed {
 
 /// Why a key that is in the file does not sign for `namespace` now.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub enum SignerRefusal {
     Namespace(String),
     NotYet(String),
     Expired(String),
     CertAuthority,
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for SignerRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Namespace(n) => write!(f, "its namespaces=\"{n}\" does not hold this one"),
@@ -44,18 +44,18 @@ impl std::fmt::Display for Refusal {
 
 impl Allowed {
     /// Whether this line lets its key sign for `namespace` at `now`.
-    pub fn allows(&self, namespace: &str, now: DateTime<Utc>) -> Result<(), Refusal> {
+    pub fn allows(&self, namespace: &str, now: DateTime<Utc>) -> Result<(), SignerRefusal> {
         if self.cert_authority {
-            return Err(Refusal::CertAuthority);
+            return Err(SignerRefusal::CertAuthority);
         }
         if let Some(ns) = self.namespaces.as_deref().filter(|ns| !pattern_list(namespace, ns)) {
-            return Err(Refusal::Namespace(ns.to_string()));
+            return Err(SignerRefusal::Namespace(ns.to_string()));
         }
         if let Some(t) = self.valid_after.filter(|t| now < *t) {
-            return Err(Refusal::NotYet(t.to_rfc3339()));
+            return Err(SignerRefusal::NotYet(t.to_rfc3339()));
         }
         if let Some(t) = self.valid_before.filter(|t| now >= *t) {
-            return Err(Refusal::Expired(t.to_rfc3339()));
+            return Err(SignerRefusal::Expired(t.to_rfc3339()));
         }
         Ok(())
     }
@@ -196,9 +196,9 @@ mod tests {
         assert_eq!(all[1].principals, "bob@x,carol@x");
         let now = Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap();
         assert_eq!(all[1].allows("temper-plan", now), Ok(()));
-        assert_eq!(all[1].allows("file", now), Err(Refusal::Namespace("git,temper-*".into())));
+        assert_eq!(all[1].allows("file", now), Err(SignerRefusal::Namespace("git,temper-*".into())));
         let later = Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0).unwrap();
-        assert!(matches!(all[1].allows("temper-plan", later), Err(Refusal::Expired(_))));
+        assert!(matches!(all[1].allows("temper-plan", later), Err(SignerRefusal::Expired(_))));
     }
 
     #[test]
@@ -207,7 +207,7 @@ mod tests {
         assert!(parse("a ssh-ed25519 AAAA\n").unwrap_err().starts_with("line 1: not a public key"));
         assert!(parse(&format!("a valid-after=2030 {KEY}\n")).unwrap_err().contains("not a timestamp"));
         let ca = parse(&format!("*@x cert-authority {KEY}\n")).unwrap();
-        assert_eq!(ca[0].allows("temper-plan", Utc::now()), Err(Refusal::CertAuthority));
+        assert_eq!(ca[0].allows("temper-plan", Utc::now()), Err(SignerRefusal::CertAuthority));
     }
 
     #[test]

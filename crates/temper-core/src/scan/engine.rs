@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use futures_util::future::join_all;
 
-use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalReport, OvalResults, Plan, RuleOutcome, XccdfReason};
+use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalPlan, OvalReport, OvalResults, RuleOutcome, XccdfReason};
 use temper_scap::{Benchmark, Outcome, RuleResult, TestResult};
 
 use temper_scap::fswalk::{COLLECT, Fallback, Filled, Gap, GapAt, Listing};
@@ -73,10 +73,10 @@ type Walked = Result<(Listing, f64), GapAt>;
 type Walking<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Walked> + Send + 'a>>;
 
 /// One `oscap oval eval`: its results document and the stalls it took.
-type Run = Result<(Vec<u8>, u32), ScanError>;
+type EvalRun = Result<(Vec<u8>, u32), ScanError>;
 /// Each plan's `oscap oval eval` (its results and stalls), the walk, and how the feeds' objects
 /// were filled from it (how many, and those that fell to oscap).
-type Evaluated = (Vec<Run>, Option<Walked>, Filled);
+type Evaluated = (Vec<EvalRun>, Option<Walked>, Filled);
 
 /// What the OVAL path of one scan gave.
 pub(super) struct OvalScan {
@@ -157,8 +157,8 @@ impl Scanner {
             false => side.engine.plan(&side.benchmark, part),
         };
         let plans = lanes(&evaluate, self.lanes).iter().map(plan).collect::<Result<Vec<_>, _>>()?;
-        let evaluated: Vec<&Plan> = plans.iter().filter(|p| p.document.is_some()).map(|p| p.as_ref()).collect();
-        let walks = |p: &&Plan| p.walk.as_ref().is_some_and(|w| !w.tests.is_empty() || !w.feeds.is_empty());
+        let evaluated: Vec<&OvalPlan> = plans.iter().filter(|p| p.document.is_some()).map(|p| p.as_ref()).collect();
+        let walks = |p: &&OvalPlan| p.walk.as_ref().is_some_and(|w| !w.tests.is_empty() || !w.feeds.is_empty());
         let walk = match evaluated.iter().any(walks) {
             false => None,
             true if walked.is_some() => walked.map(|w| Box::pin(async { w }) as Walking<'_>),
@@ -180,7 +180,7 @@ impl Scanner {
             let (bytes, s) = run?;
             stalls += s;
             // One parse gives the outcomes and the evidence: the guest's results and items, its
-            // copy of the definitions unread (the evidence reads the host's: `Plan::evidence`).
+            // copy of the definitions unread (the evidence reads the host's: `OvalPlan::evidence`).
             let report = OvalReport::from_guest(&bytes)?;
             let judged = match (&plan.walk, &walk) {
                 (Some(part), Some(Ok(listing))) => Some(part.judge(&bytes, &report, listing)),
@@ -253,15 +253,15 @@ impl Scanner {
     /// first, and each such plan's document is filled from the walk before oscap evaluates it;
     /// the plans that feed nothing (the other lane's) run at once, beside the walk. Returns each
     /// plan's run, in `plans`' order, the walk, and how many objects were fed from it.
-    async fn evaluate(&self, guest: &dyn Guest, plans: &[&Plan], walk: Option<Walking<'_>>) -> Result<Evaluated, ScanError> {
+    async fn evaluate(&self, guest: &dyn Guest, plans: &[&OvalPlan], walk: Option<Walking<'_>>) -> Result<Evaluated, ScanError> {
         let walk = async move {
             match walk {
                 Some(w) => Some(w.await),
                 None => None,
             }
         };
-        let feeds = |p: &Plan| p.walk.as_ref().is_some_and(|w| !w.feeds.is_empty());
-        let document = |p: &Plan| p.document.clone().expect("a plan with a document");
+        let feeds = |p: &OvalPlan| p.walk.as_ref().is_some_and(|w| !w.feeds.is_empty());
+        let document = |p: &OvalPlan| p.document.clone().expect("a plan with a document");
         // Plans that feed nothing run at once, beside the walk; those that feed wait for it.
         let (plain, fed): (Vec<usize>, Vec<usize>) = (0..plans.len()).partition(|&i| !feeds(plans[i]));
         let now = join_all(plain.iter().map(|&i| self.oval_eval(guest, document(plans[i]), plans[i].variables.as_ref())));
@@ -294,13 +294,13 @@ impl Scanner {
         };
         let (now, later) = tokio::join!(now, later);
         let (later, walk, filled) = later?;
-        let mut runs: Vec<(usize, Run)> = plain.into_iter().zip(now).chain(fed.into_iter().zip(later)).collect();
+        let mut runs: Vec<(usize, EvalRun)> = plain.into_iter().zip(now).chain(fed.into_iter().zip(later)).collect();
         runs.sort_by_key(|(i, _)| *i);
         Ok((runs.into_iter().map(|(_, r)| r).collect(), walk, filled))
     }
 
     /// The first run of a plan whose feeds need variables: their values, by variable id.
-    async fn pre_eval(&self, guest: &dyn Guest, plan: &Plan) -> Result<HashMap<String, Vec<String>>, ScanError> {
+    async fn pre_eval(&self, guest: &dyn Guest, plan: &OvalPlan) -> Result<HashMap<String, Vec<String>>, ScanError> {
         let Some(pre) = plan.walk.as_ref().and_then(|w| w.pre.as_ref()) else { return Ok(HashMap::new()) };
         let (bytes, _) = self.oval_eval(guest, pre.document.clone(), None).await?;
         Ok(pre.values(&bytes)?)

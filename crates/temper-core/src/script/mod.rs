@@ -134,7 +134,7 @@ async fn stalled(guest: &dyn Guest, tag: &str, w: Watch) -> (Stop, u32) {
 
 /// One look at the script's processes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sample {
+pub struct ProcSample {
     pub root: u32,
     pub procs: u32,
     pub ticks: u64,
@@ -161,9 +161,9 @@ pub fn probe(tag: &str, root: Option<u32>, mode: Mode) -> Exec {
         .max_output(64 * 1024)
 }
 
-async fn sample(guest: &dyn Guest, tag: &str, root: Option<u32>) -> Option<Sample> {
+async fn sample(guest: &dyn Guest, tag: &str, root: Option<u32>) -> Option<ProcSample> {
     let out = guest.exec(probe(tag, root, Mode::Sample)).await.ok()?;
-    out.success().then(|| Sample::parse(&out.stdout_str())).flatten()
+    out.success().then(|| ProcSample::parse(&out.stdout_str())).flatten()
 }
 
 /// The package-manager locks the probe names; anything else it says is not believed.
@@ -177,7 +177,7 @@ const LOCKS: &[&str] = &[
     "/run/dnf/rpmdb.lock",
 ];
 
-impl Sample {
+impl ProcSample {
     /// Reads the probe's output, which comes from the guest: numbers must be numbers, a lock
     /// one of [`LOCKS`] or `inode:N`, a name at most 32 plain characters. `None` when it is
     /// not a sample (`gone`, or anything malformed).
@@ -186,7 +186,7 @@ impl Sample {
         let root = lines.next()?.strip_prefix("root ")?.parse().ok()?;
         let tree: Vec<&str> = lines.next()?.strip_prefix("tree ")?.split(' ').collect();
         let [procs, ticks, written] = tree[..] else { return None };
-        let mut s = Sample { root, procs: procs.parse().ok()?, ticks: ticks.parse().ok()?, written: written.parse().ok()?, lock: None };
+        let mut s = ProcSample { root, procs: procs.parse().ok()?, ticks: ticks.parse().ok()?, written: written.parse().ok()?, lock: None };
         for line in lines {
             let Some(rest) = line.strip_prefix("lock ") else { continue };
             let w: Vec<&str> = rest.split(' ').collect();

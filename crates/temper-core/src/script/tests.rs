@@ -118,17 +118,17 @@ async fn a_fix_still_working_at_the_hard_cap_is_stopped_there_saying_so() {
 
 #[test]
 fn the_probes_output_is_read_as_untrusted() {
-    let ok = Sample::parse("root 12\ntree 3 40 999\nlock /var/lib/dpkg/lock 8 unattended-upgr\n").unwrap();
+    let ok = ProcSample::parse("root 12\ntree 3 40 999\nlock /var/lib/dpkg/lock 8 unattended-upgr\n").unwrap();
     assert_eq!((ok.root, ok.procs, ok.ticks, ok.written), (12, 3, 40, 999));
     assert_eq!(ok.lock.unwrap().name, "unattended-upgr");
-    assert_eq!(Sample::parse("gone\n"), None);
-    assert_eq!(Sample::parse("root 12\ntree 3 x 9\n"), None, "numbers only");
-    assert_eq!(Sample::parse("root 12\ntree 3 4\n"), None, "three counts");
+    assert_eq!(ProcSample::parse("gone\n"), None);
+    assert_eq!(ProcSample::parse("root 12\ntree 3 x 9\n"), None, "numbers only");
+    assert_eq!(ProcSample::parse("root 12\ntree 3 4\n"), None, "three counts");
     for lock in ["lock /etc/shadow 8 x", "lock /var/lib/dpkg/lock 8 $(reboot)", "lock inode: 8 x", "lock /var/lib/dpkg/lock x y"] {
-        let s = Sample::parse(&format!("root 1\ntree 1 1 1\n{lock}\n")).unwrap();
+        let s = ProcSample::parse(&format!("root 1\ntree 1 1 1\n{lock}\n")).unwrap();
         assert_eq!(s.lock, None, "{lock}");
     }
-    let blocking = Sample::parse("root 1\ntree 1 1 1\nlock inode:4711 0 ?\n").unwrap();
+    let blocking = ProcSample::parse("root 1\ntree 1 1 1\nlock inode:4711 0 ?\n").unwrap();
     assert_eq!(blocking.lock.unwrap().lock, "inode:4711");
 }
 
@@ -198,16 +198,16 @@ fn the_probe_reads_a_real_process_tree() {
     let lk = lockfile.path().display().to_string();
     let mut a = launch(&tag, &format!("flock {lk} sh -c 'while :; do :; done' & sleep 60 & wait"));
     std::thread::sleep(Duration::from_millis(700));
-    let first = Sample::parse(&probe_of(&tag, "sample")).expect("a sample");
+    let first = ProcSample::parse(&probe_of(&tag, "sample")).expect("a sample");
     std::thread::sleep(Duration::from_millis(500));
-    let second = Sample::parse(&probe_of(&tag, "sample")).unwrap();
+    let second = ProcSample::parse(&probe_of(&tag, "sample")).unwrap();
     assert_eq!(first.root, a.id(), "the launcher's bash is the root");
     assert!(second.procs >= 4, "bash, flock, its shell and sleep: {second:?}");
     assert!(second.ticks > first.ticks, "the busy child counts: {first:?} {second:?}");
     let waiter = format!("w{}", std::process::id());
     let mut b = launch(&waiter, &format!("flock {lk} true"));
     std::thread::sleep(Duration::from_millis(500));
-    let waiting = Sample::parse(&probe_of(&waiter, "sample")).unwrap();
+    let waiting = ProcSample::parse(&probe_of(&waiter, "sample")).unwrap();
     let lock = waiting.lock.expect("the blocking wait is seen");
     assert!(lock.lock.starts_with("inode:") && lock.name == "flock", "{lock:?}");
     assert!(probe_of(&tag, "kill").contains("killed"));
@@ -222,7 +222,7 @@ fn the_probe_reads_a_real_process_tree() {
     use std::io::Write;
     c.stdin.take().unwrap().write_all(b"exec sleep 30\n").unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    let s = Sample::parse(&probe_of(&execs, "sample")).expect("found after its exec");
+    let s = ProcSample::parse(&probe_of(&execs, "sample")).expect("found after its exec");
     assert_ne!(s.root, c.id(), "not timeout itself: its child");
     assert!(probe_of(&execs, "kill").contains("killed"));
     assert!(!c.wait().unwrap().success());

@@ -18,13 +18,13 @@ const COLUMNS: [(&str, &[&str]); 6] = [
 ];
 
 /// One row of the table: per column, `None` for `any` or the words listed.
-struct Row {
+struct TableRow {
     line: usize,
     cells: Vec<Option<Vec<String>>>,
     verdict: Verdict,
 }
 
-impl Row {
+impl TableRow {
     fn matches(&self, words: &[&str]) -> bool {
         self.cells.iter().zip(words).all(|(cell, word)| cell.as_ref().is_none_or(|list| list.iter().any(|w| w == word)))
     }
@@ -34,7 +34,7 @@ fn cells(line: &str) -> Vec<String> {
     line.trim().trim_matches('|').split('|').map(|c| c.trim().trim_matches('`').to_string()).collect()
 }
 
-fn table() -> Vec<Row> {
+fn table() -> Vec<TableRow> {
     let mut lines = DOC.lines().enumerate().skip_while(|(_, l)| !l.starts_with("| exit"));
     let header = cells(lines.next().expect("docs/verdicts.md has a table whose first column is `exit`").1);
     let names: Vec<&str> = COLUMNS.iter().map(|c| c.0).chain(["verdict"]).collect();
@@ -54,7 +54,7 @@ fn table() -> Vec<Row> {
                 Some(list)
             })
             .collect();
-        Row { line, cells, verdict }
+        TableRow { line, cells, verdict }
     })
     .collect()
 }

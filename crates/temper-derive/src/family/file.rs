@@ -17,7 +17,7 @@ const BITS: [&str; 12] = ["suid", "sgid", "sticky", "uread", "uwrite", "uexec", 
 /// What the items must become: an owner, a group, bits to set and to clear, and why an id was
 /// chosen where the check asks for a range.
 #[derive(Debug, Default, Clone)]
-struct Target {
+struct FileTarget {
     uid: Option<u32>,
     gid: Option<u32>,
     set: u32,
@@ -52,7 +52,7 @@ pub fn choices(t: &TestEvidence) -> usize {
 
 /// The actions of fix `choice` (0: the least disruptive; see [`choices`]).
 pub fn actions(t: &TestEvidence, choice: usize) -> Result<Vec<Action>, Refusal> {
-    let mut target = Target::default();
+    let mut target = FileTarget::default();
     for s in &t.states {
         if !is_meta_state(s) {
             return Err(Refusal::Unsupported { test: t.id.clone(), why: format!("state {} checks more than ownership and mode", s.id) });
@@ -73,7 +73,7 @@ pub fn actions(t: &TestEvidence, choice: usize) -> Result<Vec<Action>, Refusal> 
 
 /// The state the items must match: each field's one value; an id asked for in a range, 0
 /// where 0 meets it.
-fn meet(t: &TestEvidence, s: &Spec, target: &mut Target) -> Result<(), Refusal> {
+fn meet(t: &TestEvidence, s: &Spec, target: &mut FileTarget) -> Result<(), Refusal> {
     for f in &s.fields {
         let op = f.operation.as_deref().unwrap_or("equals");
         if is_id(f) && RANGES.contains(&op) {
@@ -94,7 +94,7 @@ fn is_id(f: &Field) -> bool {
 }
 
 /// `f` asks for an id `op` its value: 0, the id the content's own fixes set, where 0 meets it.
-fn zero_meets(t: &TestEvidence, f: &Field, op: &str, target: &mut Target) -> Result<(), Refusal> {
+fn zero_meets(t: &TestEvidence, f: &Field, op: &str, target: &mut FileTarget) -> Result<(), Refusal> {
     let bound: i64 = literal(t, &Field { operation: None, ..f.clone() })?.parse().map_err(|_| Refusal::RangeState {
         test: t.id.clone(),
         field: f.name.clone(),
@@ -117,7 +117,7 @@ fn zero_meets(t: &TestEvidence, f: &Field, op: &str, target: &mut Target) -> Res
 /// The state the items are in and must leave. Fields ORed: each negated (every one must stop
 /// holding). Fields ANDed: one of them negated, which is enough; `choice` picks which, in
 /// [`disruption`] order.
-fn avoid(t: &TestEvidence, s: &Spec, choice: usize, target: &mut Target) -> Result<(), Refusal> {
+fn avoid(t: &TestEvidence, s: &Spec, choice: usize, target: &mut FileTarget) -> Result<(), Refusal> {
     let ored = s.operator.as_deref() == Some("OR");
     let mut fields: Vec<&Field> = s.fields.iter().collect();
     if fields.len() > 1 && !ored {
@@ -159,7 +159,7 @@ fn disruption(f: &Field) -> u8 {
 }
 
 /// `want`: the field must equal `v` (true), or must not (false; booleans only).
-fn set(t: &TestEvidence, f: &Field, v: &str, want: bool, target: &mut Target) -> Result<(), Refusal> {
+fn set(t: &TestEvidence, f: &Field, v: &str, want: bool, target: &mut FileTarget) -> Result<(), Refusal> {
     let bad = || Refusal::Unsupported { test: t.id.clone(), why: format!("{} = {v:?} is not a value to set", f.name) };
     match f.name.as_str() {
         "user_id" => target.uid = Some(v.parse().map_err(|_| bad())?),
@@ -178,7 +178,7 @@ fn set(t: &TestEvidence, f: &Field, v: &str, want: bool, target: &mut Target) ->
 }
 
 /// One failing item: its path, what it was, what it must become.
-fn item(t: &TestEvidence, i: &CollectedItem, target: &Target) -> Result<FileFix, Refusal> {
+fn item(t: &TestEvidence, i: &CollectedItem, target: &FileTarget) -> Result<FileFix, Refusal> {
     let path = match (item_field(i, "filepath"), item_field(i, "path"), item_field(i, "filename")) {
         (Some(p), _, _) if !p.is_empty() => p.to_string(),
         (_, Some(dir), Some(name)) if !name.is_empty() => format!("{}/{name}", dir.trim_end_matches('/')),

@@ -78,7 +78,7 @@ fn slug(rule: &str) -> String {
 
 /// One action's share of each section.
 #[derive(Default)]
-struct Part {
+struct ActionPart {
     check: String,
     record: String,
     change: String,
@@ -91,7 +91,7 @@ pub fn render(rule: &str, actions: &[Action]) -> DerivedFix {
     let tail = format!(" for {rule} from its OVAL check and the items found.\nset -euo pipefail\n");
     let state = format!("state={}\n{}{}", q(&format!("{STATE_DIR}/{rule}")), guard::FUNCTION.as_str(), record::FUNCTIONS);
     let files: Vec<&str> = actions.iter().filter_map(|a| if let Action::File(x) = a { Some(x.path.as_str()) } else { None }).collect();
-    let parts: Vec<Part> = actions.iter().enumerate().map(|(n, a)| part(&rule, n, a, &files)).collect();
+    let parts: Vec<ActionPart> = actions.iter().enumerate().map(|(n, a)| part(&rule, n, a, &files)).collect();
     let mut fix = format!("{HEADER}{tail}{state}");
     fix += "# 1. check: every item is the one the scan named, as the scan found it (or already fixed).\n";
     parts.iter().for_each(|p| fix += &p.check);
@@ -126,7 +126,7 @@ pub fn render(rule: &str, actions: &[Action]) -> DerivedFix {
 }
 
 /// `files`: every file item of the fix, for the ones another names by a linked folder.
-fn part(rule: &str, n: usize, a: &Action, files: &[&str]) -> Part {
+fn part(rule: &str, n: usize, a: &Action, files: &[&str]) -> ActionPart {
     match a {
         Action::File(x) => file(n, x, &aliases(&x.path, files)),
         Action::Sysctl(x) => sysctl(rule, x),
@@ -159,7 +159,7 @@ fn unless_alias(n: usize, p: &str, aliases: &[String], [check, record, change]: 
     [check, only(record), only(change)]
 }
 
-fn file(n: usize, x: &FileFix, aliases: &[String]) -> Part {
+fn file(n: usize, x: &FileFix, aliases: &[String]) -> ActionPart {
     let p = q(&x.path);
     let rec = Record::new("meta", &[&x.path], Names::File, &p);
     let meta = |m: &crate::action::Meta| format!("{} {} {:o}", m.uid, m.gid, m.mode);
@@ -181,10 +181,10 @@ fn file(n: usize, x: &FileFix, aliases: &[String]) -> Part {
     }
     let record = rec.keep_first(&format!("stat -c '%u %g %a' -- {p}"));
     let [check, record, change] = unless_alias(n, &p, aliases, [check, record, change]);
-    Part { check, record, change, restore: restore::file(&p, &rec), step }
+    ActionPart { check, record, change, restore: restore::file(&p, &rec), step }
 }
 
-fn sysctl(rule: &str, x: &SysctlFix) -> Part {
+fn sysctl(rule: &str, x: &SysctlFix) -> ActionPart {
     let rec = Record::new("sysctl", &[&x.key], Names::Name, &q(&x.key));
     let dropin = q(&format!("/etc/sysctl.d/99-temper-{rule}.conf"));
     let setting = format!("{} = {}", x.key, x.value);
@@ -209,10 +209,10 @@ fn sysctl(rule: &str, x: &SysctlFix) -> Part {
     if !x.overrides.is_empty() {
         step += &format!(", its other value commented out in {}", x.overrides.join(", "));
     }
-    Part { check, record, change, restore, step }
+    ActionPart { check, record, change, restore, step }
 }
 
-fn unit(x: &UnitFix) -> Part {
+fn unit(x: &UnitFix) -> ActionPart {
     let u = q(&x.unit);
     let rec = Record::new("unit", &[&x.unit], Names::Name, &u);
     let mut change = String::new();
@@ -228,7 +228,7 @@ fn unit(x: &UnitFix) -> Part {
     // `is-enabled` and `is-active` exit non-zero for a unit that is not: their word is the record.
     let state =
         format!("printf '%s %s\\n' \"$(systemctl is-enabled {u} 2>/dev/null || true)\" \"$(systemctl is-active {u} 2>/dev/null || true)\"");
-    Part {
+    ActionPart {
         check: String::new(),
         record: rec.keep_first(&state),
         change,
@@ -237,7 +237,7 @@ fn unit(x: &UnitFix) -> Part {
     }
 }
 
-fn line(x: &LineFix) -> Part {
+fn line(x: &LineFix) -> ActionPart {
     let p = q(&x.path);
     let rec = Record::new("orig", &[&x.path], Names::Copy, &p);
     let setting = if x.equals { format!("{} = {}", x.key, x.value) } else { format!("{} {}", x.key, x.value) };
@@ -253,7 +253,7 @@ fn line(x: &LineFix) -> Part {
     // First in the file: sshd takes the first value it reads, and a Match block may end it.
     writeln!(change, "  sed -i {} {p}", q(&format!("1i {setting}"))).unwrap();
     writeln!(change, "else\n  printf '%s\\n' {} > {p}\nfi", q(&setting)).unwrap();
-    Part {
+    ActionPart {
         check: format!("temper_path {p}\n"),
         record: rec.keep_first_copy(&p),
         change,
@@ -262,7 +262,7 @@ fn line(x: &LineFix) -> Part {
     }
 }
 
-fn package(x: &PackageFix) -> Part {
+fn package(x: &PackageFix) -> ActionPart {
     let name = q(&x.name);
     let rec = Record::new("package", &[&x.name], Names::Name, &name);
     let apt = "DEBIAN_FRONTEND=noninteractive apt-get -y -q";
@@ -272,7 +272,7 @@ fn package(x: &PackageFix) -> Part {
     } else {
         (format!("{apt} purge {name}\n"), format!("package {} removed", x.name))
     };
-    Part { check: String::new(), record: rec.keep_first(&state), change, restore: restore::package(x, &name, apt, &rec), step }
+    ActionPart { check: String::new(), record: rec.keep_first(&state), change, restore: restore::package(x, &name, apt, &rec), step }
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ pub enum PlanError {
 
 /// What the target's run uses, for [`Plan::check`].
 #[derive(Debug, Clone)]
-pub struct Expect<'a> {
+pub struct RunInputs<'a> {
     pub profile: &'a str,
     /// The sha256 of the datastream file the run reads.
     pub content_sha256: &'a str,
@@ -77,7 +77,7 @@ impl Plan {
     }
 
     /// Refuses a plan made for other content, another profile or another tailoring.
-    pub fn check(&self, here: &Expect<'_>) -> Result<(), PlanError> {
+    pub fn check(&self, here: &RunInputs<'_>) -> Result<(), PlanError> {
         let h = &self.header;
         if h.content.sha256 != here.content_sha256 {
             let plan = format!("{} {} (sha256 {})", h.content.datastream, h.content.version, h.content.sha256);
@@ -119,14 +119,14 @@ fn read_script(folder: &Folder, n: usize, rule: &str, script: &mut Script) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{ContentRef, Header, ScriptKind, SourceRun, Step, TailoringRef};
+    use crate::plan::{ContentRef, Header, PlanStep, ScriptKind, SourceRun, TailoringRef};
     use crate::{FixSource, RunId};
 
     const SHA: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
     fn plan(tailoring: Option<TailoringRef>) -> Plan {
         let rule = "xccdf_org.ssgproject.content_rule_sshd_disable_root_login";
-        let step = Step {
+        let step = PlanStep {
             n: 1,
             rule: rule.into(),
             title: "t".into(),
@@ -156,8 +156,8 @@ mod tests {
         Plan { version: VERSION, header, steps: vec![step] }
     }
 
-    fn expect<'a>(profile: &'a str, sha: &'a str, tailoring: Option<(&'a str, &'a str)>) -> Expect<'a> {
-        Expect { profile, content_sha256: sha, tailoring }
+    fn expect<'a>(profile: &'a str, sha: &'a str, tailoring: Option<(&'a str, &'a str)>) -> RunInputs<'a> {
+        RunInputs { profile, content_sha256: sha, tailoring }
     }
 
     /// The skill's own parsing and whole-id matching: `temper_core::skill`'s tests.

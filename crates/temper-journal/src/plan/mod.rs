@@ -15,7 +15,7 @@ use crate::turn::ApplyFix;
 use crate::{FixSource, RunId};
 
 pub use folder::{Folder, FolderError};
-pub use load::{Expect, PlanError};
+pub use load::{PlanError, RunInputs};
 pub use terms::{Applying, Terms, TermsError};
 
 /// The version of `plan.json` this temper writes and reads (`schemas/plan.schema.json`).
@@ -40,7 +40,7 @@ pub struct Plan {
     pub version: u32,
     pub header: Header,
     /// In the order the run kept them.
-    pub steps: Vec<Step>,
+    pub steps: Vec<PlanStep>,
 }
 
 /// Where the plan came from, and what it fits.
@@ -102,7 +102,7 @@ pub enum PlanOrigin {
 
 /// One kept fix.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step {
+pub struct PlanStep {
     /// 1-based, in the order the run kept the fixes.
     pub n: usize,
     /// The full XCCDF rule id.
@@ -136,7 +136,7 @@ pub struct Step {
     pub evidence_after: Option<Evidence>,
 }
 
-impl Step {
+impl PlanStep {
     /// The exit codes a replay accepts: 0, and the one the run kept the fix with.
     pub fn accepted_exit_codes(&self) -> Vec<i64> {
         let mut codes = vec![0];
@@ -173,7 +173,7 @@ impl Step {
 }
 
 /// The steps that take effect at boot, in order: the exports reboot, or say to, after them.
-pub fn at_boot(steps: &[Step]) -> impl Iterator<Item = &Step> {
+pub fn at_boot(steps: &[PlanStep]) -> impl Iterator<Item = &PlanStep> {
     steps.iter().filter(|s| s.needs_reboot)
 }
 
@@ -184,14 +184,14 @@ pub struct PlannedFix {
     pub n: usize,
     pub rule: String,
     pub fix: ApplyFix,
-    /// The exit codes the step is kept with (`Step::accepted_exit_codes`); empty reads as 0 only.
+    /// The exit codes the step is kept with (`PlanStep::accepted_exit_codes`); empty reads as 0 only.
     #[serde(default)]
     pub accepted_exits: Vec<i64>,
     /// It takes effect after a reboot: when its rule still fails live, it is kept for the run's
     /// reboot proof, as any such fix is.
     #[serde(default)]
     pub needs_reboot: bool,
-    /// Derived on the source target (`Step::derived`): the run derives its fix again from this
+    /// Derived on the source target (`PlanStep::derived`): the run derives its fix again from this
     /// target's own evidence, and `fix` (the source's) never runs.
     #[serde(default)]
     pub derived: bool,

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use ext4_view::{Ext4, FileType};
 use serde::Serialize;
 
-use crate::error::{OfflineError, Result};
+use crate::error::{OfflineError, OfflineResult};
 
 /// A file larger than the file system holds is sparse: its length is kept, its content not read.
 const CHUNK: usize = 1 << 16;
@@ -55,7 +55,7 @@ pub struct Skipped {
 }
 
 /// Copies the whole of `fs` into `dest` (which must exist and be empty).
-pub(crate) fn extract(fs: &Ext4, dest: &Path, fs_bytes: u64) -> Result<Tree> {
+pub(crate) fn extract(fs: &Ext4, dest: &Path, fs_bytes: u64) -> OfflineResult<Tree> {
     let mut tree = Tree { root: dest.to_path_buf(), ..Tree::default() };
     // Directories get their owner and mode last: they stay writable while they are filled.
     let mut dirs: Vec<(PathBuf, u32, u32, u16)> = Vec::new();

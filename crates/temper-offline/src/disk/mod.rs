@@ -16,7 +16,7 @@ use tokio::process::Command;
 
 pub use extract::{Skipped, Tree};
 
-use crate::error::{OfflineError, Result};
+use crate::error::{OfflineError, OfflineResult};
 
 /// Where a disk is read from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub struct Disk {
 
 /// Reads `source` into a folder `root` under `work` (both private: 0700), through a raw copy
 /// in `work` that is removed once read.
-pub async fn read(source: &DiskSource, work: &Path) -> Result<Disk> {
+pub async fn read(source: &DiskSource, work: &Path) -> OfflineResult<Disk> {
     let started = Instant::now();
     let (raw, owned) = raw_disk(source, work).await?;
     let raw_took = started.elapsed();
@@ -74,7 +74,7 @@ struct ImageInfo {
 }
 
 /// A raw form of the disk: (its path, whether it is a copy to remove).
-async fn raw_disk(source: &DiskSource, work: &Path) -> Result<(PathBuf, bool)> {
+async fn raw_disk(source: &DiskSource, work: &Path) -> OfflineResult<(PathBuf, bool)> {
     let out = work.join("disk.raw");
     match source {
         DiskSource::Image(path) => {
@@ -111,7 +111,7 @@ async fn raw_disk(source: &DiskSource, work: &Path) -> Result<(PathBuf, bool)> {
     }
 }
 
-async fn qemu_img(args: &[&std::ffi::OsStr]) -> Result<Vec<u8>> {
+async fn qemu_img(args: &[&std::ffi::OsStr]) -> OfflineResult<Vec<u8>> {
     let out = Command::new("qemu-img")
         .args(args)
         .stdin(std::process::Stdio::null())
@@ -140,7 +140,7 @@ impl Ext4Read for Window {
 }
 
 /// The file system holding `/etc/os-release`, copied into `root`: (the copy, its partition).
-fn extract_root(raw: &Path, root: &Path) -> Result<(Tree, usize)> {
+fn extract_root(raw: &Path, root: &Path) -> OfflineResult<(Tree, usize)> {
     let mut f = File::open(raw).map_err(OfflineError::io(raw))?;
     let size = f.metadata().map_err(OfflineError::io(raw))?.len();
     let volumes = parts::volumes(&mut f, size).map_err(OfflineError::io(raw))?;
@@ -176,7 +176,7 @@ fn name(partition: usize) -> String {
 }
 
 /// Creates `dir`, empty, readable by its owner alone.
-pub(crate) fn make_private(dir: &Path) -> Result<()> {
+pub(crate) fn make_private(dir: &Path) -> OfflineResult<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new().mode(0o700).create(dir).map_err(OfflineError::io(dir))
 }

@@ -10,7 +10,7 @@ pub use fleet::render as render_fleet;
 
 use crate::run::Interruption;
 use crate::text::{md, md_code, md_code_id, md_id, md_ticks, md_ticks_cell};
-use crate::view::{ControlsView, Count, Found, Report, RuleSection};
+use crate::view::{BeforeAfter, ControlsView, Report, RuleFindings, RuleSection};
 
 /// The tailoring and the waivers, each with its expiry; an expired one is flagged.
 fn controls(s: &mut String, c: &ControlsView) {
@@ -230,7 +230,7 @@ fn interruptions(s: &mut String, all: &[Interruption]) {
     s.push('\n');
 }
 
-fn counts(s: &mut String, what: &str, before: &str, after: &str, rows: &[Count]) {
+fn counts(s: &mut String, what: &str, before: &str, after: &str, rows: &[BeforeAfter]) {
     let _ = writeln!(s, "| {what} | {before} | {after} |\n|---|---:|---:|");
     for c in rows {
         let _ = writeln!(s, "| {} | {} | {} |", md(&c.name.replace('_', " "), true), c.before, c.after);
@@ -240,7 +240,7 @@ fn counts(s: &mut String, what: &str, before: &str, after: &str, rows: &[Count])
 
 /// What the final scan found: each failed test's items against the state expected, then the
 /// whole evidence in a fence.
-fn found(s: &mut String, f: &Found, heading: &str) {
+fn found(s: &mut String, f: &RuleFindings, heading: &str) {
     let _ = writeln!(s, "**{heading}**\n");
     for x in &f.findings {
         let _ = writeln!(

@@ -15,7 +15,7 @@ use temper_scap::Benchmark;
 pub use ansible::playbook;
 pub use readme::readme;
 
-pub use crate::replay::{Home, Origin, replay};
+pub use crate::replay::{Home, ReplayOrigin, replay};
 pub use crate::run::{NotApplied, PlanCounts, PlanTry, PlanView, StepOutcome, StepView, applied};
 pub use crate::view::steps;
 
@@ -53,10 +53,10 @@ pub fn build(data: &RunData, content: Option<&Benchmark>, content_sha256: Option
 /// stored options).
 pub fn recorded_content_sha256(run: &Run) -> Option<String> {
     #[derive(serde::Deserialize)]
-    struct Options {
+    struct OptionsWithContentSha {
         content_sha256: Option<String>,
     }
-    serde_json::from_str::<Options>(&run.options_json).ok()?.content_sha256
+    serde_json::from_str::<OptionsWithContentSha>(&run.options_json).ok()?.content_sha256
 }
 
 /// Writes `plan` into `dir`, a new or empty folder, bound by `terms` (which `replay.sh` and the
@@ -73,7 +73,7 @@ pub fn write(plan: &Plan, dir: &Path, terms: &Terms) -> Result<(), ReportError> 
         }
     }
     std::fs::write(dir.join(plan::FILE), serde_json::to_string_pretty(plan)? + "\n").map_err(io)?;
-    std::fs::write(dir.join(plan::REPLAY), replay(&Origin::of_plan(plan, terms), &plan.steps)).map_err(io)?;
+    std::fs::write(dir.join(plan::REPLAY), replay(&ReplayOrigin::of_plan(plan, terms), &plan.steps)).map_err(io)?;
     std::fs::write(dir.join(plan::PLAYBOOK), playbook(plan, terms)).map_err(io)?;
     std::fs::write(dir.join(plan::README), readme(plan, terms)).map_err(io)?;
     #[cfg(unix)]

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use chrono::{Duration, Utc};
 use temper_journal::RunId;
-use temper_journal::plan::{ContentRef, Header, Script, ScriptKind, SourceRun, Step, Terms};
+use temper_journal::plan::{ContentRef, Header, PlanStep, Script, ScriptKind, SourceRun, Terms};
 
 use super::*;
 
@@ -23,8 +23,8 @@ struct Written {
     owned: PathBuf,
 }
 
-fn step(n: usize, rule: &str, fix: &str) -> Step {
-    Step {
+fn step(n: usize, rule: &str, fix: &str) -> PlanStep {
+    PlanStep {
         n,
         rule: rule.to_string(),
         title: format!("step {n}"),
@@ -43,7 +43,7 @@ fn step(n: usize, rule: &str, fix: &str) -> Step {
     }
 }
 
-fn plan(steps: Vec<Step>) -> Plan {
+fn plan(steps: Vec<PlanStep>) -> Plan {
     let header = Header {
         skill: "s".into(),
         profile: "xccdf_org.ssgproject.content_profile_standard".into(),
@@ -62,10 +62,10 @@ fn written(terms: &Terms, rules: [&str; 2]) -> Written {
 }
 
 /// As [`written`], each step changed by `edit` (given the file only hostile text would make).
-fn written_with(terms: &Terms, rules: [&str; 2], edit: impl Fn(&mut Step, &Path)) -> Written {
+fn written_with(terms: &Terms, rules: [&str; 2], edit: impl Fn(&mut PlanStep, &Path)) -> Written {
     let tmp = tempfile::tempdir().unwrap();
     let (log, owned) = (tmp.path().join("log"), tmp.path().join("owned"));
-    let mut steps: Vec<Step> = rules
+    let mut steps: Vec<PlanStep> = rules
         .iter()
         .zip(["one", "two"])
         .enumerate()

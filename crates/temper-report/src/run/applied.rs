@@ -138,10 +138,10 @@ struct Stored {
 
 fn stored_plan(run: &Run) -> Option<Stored> {
     #[derive(Deserialize)]
-    struct Options {
+    struct OptionsWithPlan {
         plan: Option<Stored>,
     }
-    serde_json::from_str::<Options>(&run.options_json).ok()?.plan
+    serde_json::from_str::<OptionsWithPlan>(&run.options_json).ok()?.plan
 }
 
 /// A step's outcome from its rule and the rule's attempts (in the order they started).

@@ -14,7 +14,7 @@ use temper_scap::oval::Evidence;
 
 pub use applied::{NotApplied, PlanCounts, PlanTry, PlanView, StepOutcome, StepView, applied};
 pub use interruptions::{Interruption, interruptions};
-pub use progress::Progress;
+pub use progress::ProgressChart;
 
 /// Reading a run or a fleet from the store.
 #[derive(Debug, thiserror::Error)]
@@ -50,7 +50,7 @@ pub struct RunData {
     /// regression check blames the rest), from the run's events.
     pub blamed: Vec<Blame>,
     /// Rules fixed and scores over time, from the run's events.
-    pub progress: Progress,
+    pub progress: ProgressChart,
     /// The proven plan the run applied (`temper run --plan`), step by step.
     pub plan: Option<PlanView>,
     /// Each time the run stopped and was resumed, in order.
@@ -139,7 +139,7 @@ pub async fn load(store: &dyn Journal, run_id: RunId) -> Result<RunData, LoadErr
     let bans = store.bans(Recall::all()).await?.into_iter().filter(|b| b.run_id == Some(run_id)).collect();
     let events = store.events(run_id, 0).await?;
     let blamed = blames(&events);
-    let progress = Progress::of(&events);
+    let progress = ProgressChart::of(&events);
     let plan = applied(&run, &rules, &attempts, &events);
     let interruptions = interruptions(&events);
     let reboot_kinds = [EventKind::Reboot, EventKind::Booted, EventKind::RebootBlamed];

@@ -10,7 +10,7 @@ use temper_journal::{Event, EventData, Regressed, ScanKind};
 
 /// The points of the chart, oldest first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Progress {
+pub struct ProgressChart {
     pub fixed: Vec<FixPoint>,
     pub scores: Vec<ScorePoint>,
     /// Where the time axis ends: the last event, or now for a run still going on (`to_now`).
@@ -36,7 +36,7 @@ pub struct ScorePoint {
     pub kind: ScanKind,
 }
 
-impl Progress {
+impl ProgressChart {
     pub fn of(events: &[Event]) -> Self {
         let start = events.first().and_then(|e| stamp(&e.ts));
         let secs = |i: usize, e: &Event| match (start, stamp(&e.ts)) {

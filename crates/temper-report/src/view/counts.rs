@@ -18,7 +18,7 @@ pub struct RoleTime {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Count {
+pub struct BeforeAfter {
     pub name: String,
     pub before: usize,
     pub after: usize,
@@ -28,7 +28,7 @@ pub struct Count {
 pub(super) const DISPOSITIONS: [RuleStatus; 6] =
     [RuleStatus::Fixed, RuleStatus::Escalated, RuleStatus::StillFailing, RuleStatus::Skipped, RuleStatus::Waived, RuleStatus::Deferred];
 
-pub(super) fn results(rules: &[journal::Rule]) -> Vec<Count> {
+pub(super) fn results(rules: &[journal::Rule]) -> Vec<BeforeAfter> {
     let mut m: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for (name, n) in count_by(rules, |r| Some(r.initial_result)) {
         m.entry(name).or_default().0 = n;
@@ -37,18 +37,18 @@ pub(super) fn results(rules: &[journal::Rule]) -> Vec<Count> {
         m.entry(name).or_default().1 = n;
     }
     let rank = |s: &str| ["fail", "error", "unknown", "pass", "notapplicable", "notchecked"].iter().position(|x| *x == s).unwrap_or(9);
-    let mut v: Vec<Count> = m.into_iter().map(|(name, (before, after))| Count { name, before, after }).collect();
+    let mut v: Vec<BeforeAfter> = m.into_iter().map(|(name, (before, after))| BeforeAfter { name, before, after }).collect();
     v.sort_by_key(|c| (rank(&c.name), c.name.clone()));
     v
 }
 
 /// Before the run every failing rule is open (its first-scan status); after, its final status.
-pub(super) fn dispositions(rules: &[journal::Rule]) -> Vec<Count> {
+pub(super) fn dispositions(rules: &[journal::Rule]) -> Vec<BeforeAfter> {
     let after = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
     // Other statuses, where rules have them, by name.
     let mut others: Vec<RuleStatus> = RuleStatus::ALL.iter().copied().filter(|s| !DISPOSITIONS.contains(s) && after(*s) > 0).collect();
     others.sort_by_key(|s| s.as_str());
-    DISPOSITIONS.into_iter().chain(others).map(|s| Count { name: s.to_string(), before: before(s, rules), after: after(s) }).collect()
+    DISPOSITIONS.into_iter().chain(others).map(|s| BeforeAfter { name: s.to_string(), before: before(s, rules), after: after(s) }).collect()
 }
 
 /// How many rules the first scan left as `status`: failing rules open, the rest as scanned.
@@ -97,6 +97,6 @@ pub(super) fn roles(data: &RunData) -> Vec<RoleTime> {
         .collect()
 }
 
-pub(super) fn reverts(attempts: &[Attempt]) -> Vec<Count> {
-    journal::reverts(attempts).into_iter().map(|(name, n)| Count { name, before: 0, after: n }).collect()
+pub(super) fn reverts(attempts: &[Attempt]) -> Vec<BeforeAfter> {
+    journal::reverts(attempts).into_iter().map(|(name, n)| BeforeAfter { name, before: 0, after: n }).collect()
 }

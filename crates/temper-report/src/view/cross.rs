@@ -5,7 +5,7 @@ use temper_journal::offline::{CrossExam, Disagreement, JudgeFailure, OfflineVerd
 use temper_scap::Benchmark;
 
 use super::info::{RuleInfo, rule_info};
-use super::rules::Found;
+use super::rules::RuleFindings;
 use crate::run::RunData;
 
 /// How the cross-examination went.
@@ -51,7 +51,7 @@ pub struct DisagreementView {
     pub live: String,
     pub offline: String,
     /// What the disk shows, when it fails the rule.
-    pub found: Option<Found>,
+    pub found: Option<RuleFindings>,
 }
 
 impl CrossView {
@@ -63,7 +63,12 @@ impl CrossView {
                 Some(r) => rule_info(r, content.and_then(|c| c.rule(&r.rule_id))),
                 None => bare(&d.rule),
             };
-            DisagreementView { info, live: d.live.to_string(), offline: d.offline.to_string(), found: d.evidence.as_ref().map(Found::of) }
+            DisagreementView {
+                info,
+                live: d.live.to_string(),
+                offline: d.offline.to_string(),
+                found: d.evidence.as_ref().map(RuleFindings::of),
+            }
         };
         let empty = |outcome, reason: &str| CrossView {
             outcome,

@@ -19,7 +19,7 @@ pub struct FleetReport {
     pub fleet: String,
     pub targets: Vec<TargetRow>,
     /// Escalated rules, the ones on most targets first.
-    pub escalations: Vec<Escalation>,
+    pub escalations: Vec<FleetEscalation>,
     pub fixed: usize,
     pub escalated: usize,
 }
@@ -49,7 +49,7 @@ pub struct TargetRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Escalation {
+pub struct FleetEscalation {
     pub rule_id: String,
     pub short_id: String,
     pub title: String,
@@ -101,7 +101,7 @@ fn count(d: &RunData, status: RuleStatus) -> usize {
 
 fn build(fleet: String, runs: &[RunData]) -> FleetReport {
     let mut targets = Vec::new();
-    let mut by_rule: BTreeMap<String, Escalation> = BTreeMap::new();
+    let mut by_rule: BTreeMap<String, FleetEscalation> = BTreeMap::new();
     for d in runs {
         let target = target_of(&d.run);
         let wall_secs = d.summary.as_ref().map_or(d.run.wall_ms as f64 / 1000.0, |s| s.wall_secs);
@@ -127,7 +127,7 @@ fn build(fleet: String, runs: &[RunData]) -> FleetReport {
                 let info = rule_info(rule, None);
                 let attempts: Vec<_> = d.attempts.iter().filter(|a| a.spec.rule_id == rule.rule_id).collect();
                 let step = next_steps(&info, rule, &attempts, d).into_iter().next().expect("never empty");
-                Escalation {
+                FleetEscalation {
                     rule_id: rule.rule_id.clone(),
                     short_id: short(&rule.rule_id).to_string(),
                     title: rule.title.clone(),
@@ -141,7 +141,7 @@ fn build(fleet: String, runs: &[RunData]) -> FleetReport {
             e.recurs = e.targets.len() > 1;
         }
     }
-    let mut escalations: Vec<Escalation> = by_rule.into_values().collect();
+    let mut escalations: Vec<FleetEscalation> = by_rule.into_values().collect();
     escalations.sort_by(|a, b| b.targets.len().cmp(&a.targets.len()).then(a.rule_id.cmp(&b.rule_id)));
     let fixed = targets.iter().map(|t| t.fixed).sum();
     let escalated = targets.iter().map(|t| t.escalated).sum();

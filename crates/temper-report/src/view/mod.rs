@@ -12,11 +12,11 @@ mod rules;
 mod steps;
 
 pub use controls::{ControlsView, WaiverView, target_comment};
-pub use counts::Count;
+pub use counts::BeforeAfter;
 pub use cross::{CrossOutcome, CrossView};
-pub use fleet::{Escalation, FleetReport, TargetRow, load_fleet};
+pub use fleet::{FleetEscalation, FleetReport, TargetRow, load_fleet};
 pub use info::rule_info;
 pub use next_step::next_steps;
 pub use report::{Report, SCHEMA, build};
-pub use rules::{FixedRule, Found, RuleSection, fixed_rules};
+pub use rules::{FixedRule, RuleFindings, RuleSection, fixed_rules};
 pub use steps::{replay_script, steps};

@@ -4,11 +4,11 @@ use temper_journal::{self as journal, RuleStatus, RunId};
 use temper_scap::{Benchmark, Severity};
 
 use super::controls::ControlsView;
-use super::counts::{Count, RoleTime, dispositions, results, reverts, roles};
+use super::counts::{BeforeAfter, RoleTime, dispositions, results, reverts, roles};
 use super::info::rule_info;
-use super::rules::{FixedRule, Found, LeftFailing, RuleLine, RuleSection, StatusGroup, fixed_rules, section};
+use super::rules::{FixedRule, LeftFailing, RuleFindings, RuleLine, RuleSection, StatusGroup, fixed_rules, section};
 use super::steps::replay_script;
-use crate::run::{Interruption, PlanView, Progress, RunData};
+use crate::run::{Interruption, PlanView, ProgressChart, RunData};
 use crate::text::{ms, span_ms};
 
 /// The JSON report's schema name (`schemas/report.schema.json`): 2, `reboot` is a value with its
@@ -21,9 +21,9 @@ pub struct Report {
     pub schema: &'static str,
     pub run: RunInfo,
     /// Scan results, first scan against final scan.
-    pub results: Vec<Count>,
+    pub results: Vec<BeforeAfter>,
     /// What the run did with each rule: fixed, escalated, skipped...
-    pub dispositions: Vec<Count>,
+    pub dispositions: Vec<BeforeAfter>,
     /// Failing rules outside the run's scope (`--rules`): not worked on, counted in no total.
     pub out_of_scope: usize,
     pub score_before: Option<f64>,
@@ -31,10 +31,10 @@ pub struct Report {
     /// `61.20 → 78.50`, `-` for a score not known.
     pub score: String,
     /// Whether the final state survived a cold reboot, and why it says so.
-    pub reboot: Reboot,
+    pub reboot: RebootView,
     pub roles: Vec<RoleTime>,
     pub attempt_time: AttemptTime,
-    pub reverts: Vec<Count>,
+    pub reverts: Vec<BeforeAfter>,
     pub timing: Option<Timing>,
     /// Where a finished run's wall time went: its fix scripts, and the proof around them.
     pub time_split: Option<journal::TimeSplit>,
@@ -47,7 +47,7 @@ pub struct Report {
     /// The statuses the rules have, in review order, with their counts.
     pub groups: Vec<StatusGroup>,
     /// Rules fixed and scores over time.
-    pub progress: Progress,
+    pub progress: ProgressChart,
     pub controls: ControlsView,
     pub replay: String,
     /// The proven plan the run applied (`temper run --plan`): each step's outcome; `null` for a
@@ -62,17 +62,17 @@ pub struct Report {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Reboot {
-    pub proof: journal::RebootProof,
+pub struct RebootView {
+    pub proof: journal::RebootOutcome,
     /// In words (`temper_journal::reboot_line`).
     pub reason: String,
 }
 
-impl Reboot {
+impl RebootView {
     fn of(summary: Option<&journal::RunSummary>) -> Self {
         match summary {
-            Some(s) => Self { proof: journal::RebootProof::of(s.rebooted), reason: journal::reboot_line(s.rebooted).into() },
-            None => Self { proof: journal::RebootProof::NotRun, reason: "the run has not finished".into() },
+            Some(s) => Self { proof: journal::RebootOutcome::of(s.rebooted), reason: journal::reboot_line(s.rebooted).into() },
+            None => Self { proof: journal::RebootOutcome::NotRun, reason: "the run has not finished".into() },
         }
     }
 }
@@ -152,7 +152,7 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         .iter()
         .filter(|r| r.status != RuleStatus::Escalated)
         .filter_map(|r| {
-            let found = Found::of(r.final_evidence.as_ref()?);
+            let found = RuleFindings::of(r.final_evidence.as_ref()?);
             let reason = r.reason.clone().unwrap_or_default();
             Some(LeftFailing { info: rule_info(r, lookup(&r.rule_id)), status: r.status, reason, found })
         })
@@ -185,7 +185,7 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         dispositions: dispositions(&data.rules),
         out_of_scope: temper_journal::Tally::of(&data.rules).out_of_scope,
         score: format!("{} → {}", score_text(score_before), score_text(score_after)),
-        reboot: Reboot::of(data.summary.as_ref()),
+        reboot: RebootView::of(data.summary.as_ref()),
         score_before,
         score_after,
         roles: roles(data),

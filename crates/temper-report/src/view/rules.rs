@@ -22,18 +22,18 @@ pub struct RuleSection {
     pub bans: Vec<LessonView>,
     pub next_steps: Vec<NextStep>,
     /// What the final scan found wrong with it, when it says.
-    pub found: Option<Found>,
+    pub found: Option<RuleFindings>,
 }
 
 /// What the scanner found wrong with a rule: each failed test's items against the state
 /// expected, and the whole evidence as text.
 #[derive(Debug, Serialize)]
-pub struct Found {
+pub struct RuleFindings {
     pub findings: Vec<Finding>,
     pub text: String,
 }
 
-impl Found {
+impl RuleFindings {
     pub(super) fn of(e: &Evidence) -> Self {
         Self { findings: e.findings(), text: e.to_text() }
     }
@@ -46,7 +46,7 @@ pub struct LeftFailing {
     pub info: RuleInfo,
     pub status: RuleStatus,
     pub reason: String,
-    pub found: Found,
+    pub found: RuleFindings,
 }
 
 #[derive(Debug, Serialize)]
@@ -121,7 +121,7 @@ pub(super) fn section(data: &RunData, r: &journal::Rule, c: Option<&Rule>) -> Ru
             .map(|b| LessonView { text: b.pattern.clone(), detail: b.reason.clone(), extra: String::new() })
             .collect(),
         next_steps,
-        found: r.final_evidence.as_ref().map(Found::of),
+        found: r.final_evidence.as_ref().map(RuleFindings::of),
         info,
     }
 }

@@ -1,25 +1,25 @@
 //! The run's kept fixes as the proven plan's steps, and as one bash script (`replay.sh`).
 use temper_journal::Verdict;
-use temper_journal::plan::{Script, ScriptKind, Step};
+use temper_journal::plan::{PlanStep, Script, ScriptKind};
 use temper_journal::{Attempt, FixSource};
 use temper_scap::Benchmark;
 
 use super::info::rule_info;
 use super::rules::kept_attempts;
-use crate::replay::{Origin, replay};
+use crate::replay::{ReplayOrigin, replay};
 use crate::run::RunData;
 
 /// The run's kept fixes as plan steps, in the order they were kept.
-pub fn steps(data: &RunData, content: Option<&Benchmark>) -> Vec<Step> {
+pub fn steps(data: &RunData, content: Option<&Benchmark>) -> Vec<PlanStep> {
     kept_attempts(data).into_iter().enumerate().map(|(i, a)| step(i + 1, a, data, content)).collect()
 }
 
-fn step(n: usize, a: &Attempt, data: &RunData, content: Option<&Benchmark>) -> Step {
+fn step(n: usize, a: &Attempt, data: &RunData, content: Option<&Benchmark>) -> PlanStep {
     let c = content.and_then(|c| c.rule(&a.spec.rule_id));
     let title = data.rules.iter().find(|r| r.rule_id == a.spec.rule_id).map(|r| rule_info(r, c).title).unwrap_or_default();
     let stock_reboot = a.spec.source == FixSource::Stock && c.and_then(|c| c.fix.as_ref()).is_some_and(|f| f.reboot);
     let exit_code = a.findings.fix_exit_code;
-    Step {
+    PlanStep {
         n,
         rule: a.spec.rule_id.clone(),
         title,
@@ -46,5 +46,5 @@ fn derived(a: &Attempt) -> bool {
 
 /// The run's kept fixes as one bash script (the plan's `replay.sh`), for the reports.
 pub fn replay_script(data: &RunData, content: Option<&Benchmark>) -> String {
-    replay(&Origin::of_run(&data.run), &steps(data, content))
+    replay(&ReplayOrigin::of_run(&data.run), &steps(data, content))
 }

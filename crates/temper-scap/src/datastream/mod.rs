@@ -23,7 +23,7 @@ pub use score::ScoreTree;
 pub use tailoring::{Tailoring, TailoringInfo};
 pub use value::Value;
 
-use crate::error::Result;
+use crate::error::ScapResult;
 use crate::xml::read_file;
 
 /// Caps on what is kept. Prose beyond its cap is cut and marked; a fix script or a
@@ -66,28 +66,28 @@ impl Benchmark {
 }
 
 /// The profiles of the datastream's Benchmark (reading stops after them).
-pub fn list_profiles(path: impl AsRef<Path>) -> Result<Vec<ProfileInfo>> {
+pub fn list_profiles(path: impl AsRef<Path>) -> ScapResult<Vec<ProfileInfo>> {
     list_profiles_bytes(&read_file(path.as_ref())?)
 }
 
-pub fn list_profiles_bytes(input: &[u8]) -> Result<Vec<ProfileInfo>> {
+pub fn list_profiles_bytes(input: &[u8]) -> ScapResult<Vec<ProfileInfo>> {
     walk::profiles(input)
 }
 
 /// Reads the Benchmark with `profile` applied: a full profile id or its short name
 /// (`stig`). `None` keeps the Benchmark's default selection and values.
-pub fn read_benchmark(path: impl AsRef<Path>, profile: Option<&str>) -> Result<Benchmark> {
+pub fn read_benchmark(path: impl AsRef<Path>, profile: Option<&str>) -> ScapResult<Benchmark> {
     read_benchmark_bytes(&read_file(path.as_ref())?, profile)
 }
 
-pub fn read_benchmark_bytes(input: &[u8], profile: Option<&str>) -> Result<Benchmark> {
+pub fn read_benchmark_bytes(input: &[u8], profile: Option<&str>) -> ScapResult<Benchmark> {
     walk::benchmark(input, profile, None)
 }
 
 /// The datastream as a run reads it: through its tailoring (the tailoring document, kept whole
 /// with the run) when it has one, else `profile` as it stands. The loop, the reports and the
 /// web view all read content here.
-pub fn read_content(path: impl AsRef<Path>, tailoring_xml: Option<&str>, profile: &str) -> Result<Benchmark> {
+pub fn read_content(path: impl AsRef<Path>, tailoring_xml: Option<&str>, profile: &str) -> ScapResult<Benchmark> {
     match tailoring_xml {
         Some(xml) => read_benchmark_tailored(path, &Tailoring::parse(xml.as_bytes())?, Some(profile)),
         None => read_benchmark(path, Some(profile)),
@@ -98,7 +98,7 @@ pub fn read_content(path: impl AsRef<Path>, tailoring_xml: Option<&str>, profile
 /// profiles, or a Benchmark profile one of them extends; with none, its only profile. The
 /// tailored selection and values apply on top of its base profile's, as `oscap
 /// --tailoring-file` does.
-pub fn read_benchmark_tailored(path: impl AsRef<Path>, tailoring: &Tailoring, profile: Option<&str>) -> Result<Benchmark> {
+pub fn read_benchmark_tailored(path: impl AsRef<Path>, tailoring: &Tailoring, profile: Option<&str>) -> ScapResult<Benchmark> {
     let id = tailoring.pick(profile)?;
     walk::benchmark(&read_file(path.as_ref())?, Some(&id), Some(tailoring))
 }

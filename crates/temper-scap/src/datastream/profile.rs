@@ -5,7 +5,7 @@ use quick_xml::events::BytesStart;
 use serde::Serialize;
 
 use crate::Severity;
-use crate::error::{Result, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local, parse_bool};
 
@@ -21,7 +21,7 @@ pub struct ProfileInfo {
 
 /// How a profile picks a Value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Choice {
+pub(crate) enum ValueChoice {
     /// `refine-value selector=...`: one of the Value's options.
     Selector(String),
     /// `set-value`: a literal.
@@ -33,11 +33,11 @@ pub(crate) struct ProfileDef {
     pub info: ProfileInfo,
     pub extends: Option<String>,
     selects: Vec<(String, bool)>,
-    values: Vec<(String, Choice)>,
+    values: Vec<(String, ValueChoice)>,
     severities: Vec<(String, Severity)>,
 }
 
-pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<ProfileDef> {
+pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> ScapResult<ProfileDef> {
     let offset = x.pos();
     let [id, extends] = x.attrs(e, ["id", "extends"])?;
     let id = id.ok_or(ScapError::MissingAttr { element: "Profile", attr: "id", offset })?;
@@ -72,7 +72,7 @@ pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) ->
                 let [idref, selector] = x.attrs(&c, ["idref", "selector"])?;
                 let idref = idref.ok_or(ScapError::MissingAttr { element: "refine-value", attr: "idref", offset })?;
                 if let Some(s) = selector {
-                    def.values.push((idref, Choice::Selector(s)));
+                    def.values.push((idref, ValueChoice::Selector(s)));
                 }
                 if !c_empty {
                     x.skip(&c)?;
@@ -82,7 +82,7 @@ pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) ->
                 let idref = x.attr(&c, "idref")?;
                 let idref = idref.ok_or(ScapError::MissingAttr { element: "set-value", attr: "idref", offset })?;
                 let value = if c_empty { String::new() } else { raw_value(x, "set-value")? };
-                def.values.push((idref, Choice::Set(value)));
+                def.values.push((idref, ValueChoice::Set(value)));
             }
             "refine-rule" => {
                 let [idref, severity] = x.attrs(&c, ["idref", "severity"])?;
@@ -101,7 +101,7 @@ pub(crate) fn parse_profile(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) ->
 }
 
 /// A value's text exactly as written (entities resolved), at most [`MAX_VALUE`] bytes.
-pub(crate) fn raw_value(x: &mut Xml<'_>, name: &str) -> Result<String> {
+pub(crate) fn raw_value(x: &mut Xml<'_>, name: &str) -> ScapResult<String> {
     let offset = x.pos();
     let mut b = TextBuilder::raw(MAX_VALUE);
     x.content(name, &mut b)?;
@@ -112,7 +112,7 @@ pub(crate) fn raw_value(x: &mut Xml<'_>, name: &str) -> Result<String> {
 }
 
 /// Finds a profile by full id, or by its short name (`stig` for `..._profile_stig`).
-pub(crate) fn find_profile(defs: &[ProfileDef], name: &str) -> Result<usize> {
+pub(crate) fn find_profile(defs: &[ProfileDef], name: &str) -> ScapResult<usize> {
     if let Some(i) = defs.iter().position(|d| d.info.id == name) {
         return Ok(i);
     }
@@ -133,12 +133,12 @@ pub(crate) struct Policy {
     /// idref -> (order, selected); later entries win.
     select: HashMap<String, (usize, bool)>,
     order: usize,
-    values: HashMap<String, Choice>,
+    values: HashMap<String, ValueChoice>,
     severity: HashMap<String, Severity>,
 }
 
 impl Policy {
-    pub fn resolve(defs: &[ProfileDef], index: usize) -> Result<Self> {
+    pub fn resolve(defs: &[ProfileDef], index: usize) -> ScapResult<Self> {
         let mut chain = vec![index];
         let mut seen = HashSet::from([index]);
         let mut cur = index;
@@ -159,7 +159,7 @@ impl Policy {
 
     /// A tailoring profile over the Benchmark's `defs`: its base (`extends`, a Benchmark
     /// profile, which may share its id) first, then its own selections and values.
-    pub fn resolve_tailored(defs: &[ProfileDef], tailored: &ProfileDef) -> Result<Self> {
+    pub fn resolve_tailored(defs: &[ProfileDef], tailored: &ProfileDef) -> ScapResult<Self> {
         let mut p = match tailored.extends.as_deref() {
             Some(base) => {
                 let i = defs.iter().position(|d| d.info.id == base).ok_or_else(|| ScapError::ProfileNotFound(base.to_string()))?;
@@ -201,7 +201,7 @@ impl Policy {
         }
     }
 
-    pub fn choice(&self, value_id: &str) -> Option<&Choice> {
+    pub fn choice(&self, value_id: &str) -> Option<&ValueChoice> {
         self.values.get(value_id)
     }
 

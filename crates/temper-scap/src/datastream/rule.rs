@@ -6,7 +6,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use crate::Severity;
-use crate::error::{Result, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::text::{Template, TextBuilder};
 use crate::xml::{Xml, local, parse_bool};
 
@@ -147,7 +147,7 @@ impl RawRule {
 }
 
 /// Reads a Rule whose start tag (with `id` and `severity`) was just read.
-pub(crate) fn parse_rule(x: &mut Xml<'_>, id: String, severity: Severity, empty: bool) -> Result<RawRule> {
+pub(crate) fn parse_rule(x: &mut Xml<'_>, id: String, severity: Severity, empty: bool) -> ScapResult<RawRule> {
     let mut r = RawRule::new(id, severity);
     if empty {
         return Ok(r);
@@ -193,14 +193,14 @@ pub(crate) fn parse_rule(x: &mut Xml<'_>, id: String, severity: Severity, empty:
     }
 }
 
-fn prose(x: &mut Xml<'_>, name: &str, cap: usize) -> Result<Template> {
+fn prose(x: &mut Xml<'_>, name: &str, cap: usize) -> ScapResult<Template> {
     let mut b = TextBuilder::prose(cap);
     x.content(name, &mut b)?;
     Ok(b.finish())
 }
 
 /// A `<fix>`: kept when it is the first shell fix of the rule, else skipped.
-fn fix(x: &mut Xml<'_>, c: &BytesStart<'_>, wanted: bool) -> Result<Option<RawFix>> {
+fn fix(x: &mut Xml<'_>, c: &BytesStart<'_>, wanted: bool) -> ScapResult<Option<RawFix>> {
     let offset = x.pos();
     let [system, reboot, disruption, complexity, strategy] = x.attrs(c, ["system", "reboot", "disruption", "complexity", "strategy"])?;
     if !wanted || system.as_deref() != Some(FIX_SH) {
@@ -231,7 +231,7 @@ fn fix(x: &mut Xml<'_>, c: &BytesStart<'_>, wanted: bool) -> Result<Option<RawFi
 }
 
 /// The first `check-content-ref` of an OVAL `<check>`.
-fn check_ref(x: &mut Xml<'_>) -> Result<Option<OvalRef>> {
+fn check_ref(x: &mut Xml<'_>) -> ScapResult<Option<OvalRef>> {
     let mut out = None;
     loop {
         let Some((c, c_empty)) = x.child("check")? else {

@@ -10,11 +10,11 @@ use crate::results::{DEFAULT_SCORING, Outcome, Score, TestResult};
 /// The Benchmark's Groups and selected Rules, in document order, with their weights.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScoreTree {
-    nodes: Vec<Node>,
+    nodes: Vec<ScoreNode>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-enum Node {
+enum ScoreNode {
     Group { weight: f32, children: Vec<usize> },
     Rule { id: String, weight: f32 },
 }
@@ -25,24 +25,24 @@ const ROOT: usize = 0;
 impl Default for ScoreTree {
     /// The Benchmark alone.
     fn default() -> Self {
-        Self { nodes: vec![Node::Group { weight: 1.0, children: Vec::new() }] }
+        Self { nodes: vec![ScoreNode::Group { weight: 1.0, children: Vec::new() }] }
     }
 }
 
 impl ScoreTree {
     /// Adds a Group under `parent` and returns its index (pass it as a later parent).
     pub(super) fn group(&mut self, parent: Option<usize>, weight: f32) -> usize {
-        self.add(parent, Node::Group { weight, children: Vec::new() })
+        self.add(parent, ScoreNode::Group { weight, children: Vec::new() })
     }
 
     pub(super) fn rule(&mut self, parent: Option<usize>, id: String, weight: f32) {
-        self.add(parent, Node::Rule { id, weight });
+        self.add(parent, ScoreNode::Rule { id, weight });
     }
 
-    fn add(&mut self, parent: Option<usize>, node: Node) -> usize {
+    fn add(&mut self, parent: Option<usize>, node: ScoreNode) -> usize {
         let i = self.nodes.len();
         self.nodes.push(node);
-        if let Node::Group { children, .. } = &mut self.nodes[parent.unwrap_or(ROOT)] {
+        if let ScoreNode::Group { children, .. } = &mut self.nodes[parent.unwrap_or(ROOT)] {
             children.push(i);
         }
         i
@@ -67,7 +67,7 @@ impl ScoreTree {
 
     fn score(&self, i: usize, outcomes: &HashMap<&str, Outcome>) -> Option<Scored> {
         match &self.nodes[i] {
-            Node::Rule { id, weight } => {
+            ScoreNode::Rule { id, weight } => {
                 let o = *outcomes.get(id.as_str())?;
                 if matches!(o, Outcome::NotSelected | Outcome::NotApplicable | Outcome::Informational | Outcome::NotChecked) {
                     return None;
@@ -75,7 +75,7 @@ impl ScoreTree {
                 let score = if matches!(o, Outcome::Pass | Outcome::Fixed) { 100.0 } else { 0.0 };
                 Some(Scored { score, weight: *weight })
             }
-            Node::Group { weight, children } => {
+            ScoreNode::Group { weight, children } => {
                 let (mut sum, mut acc, mut count) = (0f32, 0f32, 0);
                 for s in children.iter().filter_map(|&c| self.score(c, outcomes)) {
                     sum += s.score * s.weight;

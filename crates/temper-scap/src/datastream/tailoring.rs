@@ -5,7 +5,7 @@ use std::path::Path;
 use quick_xml::events::Event;
 use serde::Serialize;
 
-use crate::error::{Result, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::xml::{Xml, local, read_file};
 
 use super::MAX_TITLE;
@@ -33,11 +33,11 @@ pub struct TailoringInfo {
 }
 
 impl Tailoring {
-    pub fn read(path: impl AsRef<Path>) -> Result<Self> {
+    pub fn read(path: impl AsRef<Path>) -> ScapResult<Self> {
         Self::parse(&read_file(path.as_ref())?)
     }
 
-    pub fn parse(input: &[u8]) -> Result<Self> {
+    pub fn parse(input: &[u8]) -> ScapResult<Self> {
         let mut x = Xml::new(input)?;
         let root = loop {
             match x.next()? {
@@ -85,7 +85,7 @@ impl Tailoring {
     /// The tailored profile to use: the one `requested` names (full id or short name), else the
     /// only one. A request that names a Benchmark profile the tailoring extends picks that
     /// tailoring profile (autotailor keeps the base profile's id unless told otherwise).
-    pub fn pick(&self, requested: Option<&str>) -> Result<String> {
+    pub fn pick(&self, requested: Option<&str>) -> ScapResult<String> {
         let named = |id: &str, name: &str| id == name || id.ends_with(&format!("_profile_{name}"));
         if let Some(name) = requested {
             let hits: Vec<&ProfileDef> =

@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 use quick_xml::events::BytesStart;
 use serde::Serialize;
 
-use crate::error::{Result, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::xml::{Xml, local};
 
 use super::MAX_TITLE;
-use super::profile::{Choice, Policy, raw_value};
+use super::profile::{Policy, ValueChoice, raw_value};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Value {
@@ -28,14 +28,14 @@ impl Value {
     /// (the default when the selector names no option), else the default.
     pub(crate) fn chosen(&self, policy: &Policy) -> String {
         match policy.choice(&self.id) {
-            Some(Choice::Set(v)) => v.clone(),
-            Some(Choice::Selector(s)) => self.options.get(s).unwrap_or(&self.default).clone(),
+            Some(ValueChoice::Set(v)) => v.clone(),
+            Some(ValueChoice::Selector(s)) => self.options.get(s).unwrap_or(&self.default).clone(),
             None => self.default.clone(),
         }
     }
 }
 
-pub(crate) fn parse_value(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<Value> {
+pub(crate) fn parse_value(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> ScapResult<Value> {
     let offset = x.pos();
     let [id, value_type] = x.attrs(e, ["id", "type"])?;
     let id = id.ok_or(ScapError::MissingAttr { element: "Value", attr: "id", offset })?;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use quick_xml::events::{BytesStart, Event};
 
 use crate::Severity;
-use crate::error::{Result, ScapError};
+use crate::error::{ScapError, ScapResult};
 use crate::xml::{Xml, local, parse_bool};
 
 use super::profile::{Policy, ProfileDef, ProfileInfo, find_profile, parse_profile};
@@ -15,7 +15,7 @@ use super::tailoring::Tailoring;
 use super::value::{Value, parse_value};
 use super::{Benchmark, MAX_TITLE};
 
-pub(super) fn profiles(input: &[u8]) -> Result<Vec<ProfileInfo>> {
+pub(super) fn profiles(input: &[u8]) -> ScapResult<Vec<ProfileInfo>> {
     let mut x = Xml::new(input)?;
     let (e, empty) = seek_benchmark(&mut x)?;
     let mut w = Walker::new(None, None, true);
@@ -23,7 +23,7 @@ pub(super) fn profiles(input: &[u8]) -> Result<Vec<ProfileInfo>> {
     Ok(w.defs.into_iter().map(|d| d.info).collect())
 }
 
-pub(super) fn benchmark(input: &[u8], profile: Option<&str>, tailoring: Option<&Tailoring>) -> Result<Benchmark> {
+pub(super) fn benchmark(input: &[u8], profile: Option<&str>, tailoring: Option<&Tailoring>) -> ScapResult<Benchmark> {
     let mut x = Xml::new(input)?;
     let (e, empty) = seek_benchmark(&mut x)?;
     let mut w = Walker::new(profile, tailoring, false);
@@ -33,7 +33,7 @@ pub(super) fn benchmark(input: &[u8], profile: Option<&str>, tailoring: Option<&
 
 /// Reads up to the first Benchmark start tag: the root itself (plain XCCDF) or a child
 /// of a datastream `component`. Everything else is skipped.
-fn seek_benchmark<'a>(x: &mut Xml<'a>) -> Result<(BytesStart<'a>, bool)> {
+fn seek_benchmark<'a>(x: &mut Xml<'a>) -> ScapResult<(BytesStart<'a>, bool)> {
     let root = |name: &str| match name {
         "Benchmark" | "data-stream-collection" => Ok(()),
         other => Err(ScapError::NotADatastream(other.to_string())),
@@ -78,7 +78,7 @@ impl<'p> Walker<'p> {
     }
 
     /// Builds the policy when the first item shows up; false means "stop here".
-    fn ready(&mut self) -> Result<bool> {
+    fn ready(&mut self) -> ScapResult<bool> {
         if self.profiles_only {
             return Ok(false);
         }
@@ -110,7 +110,7 @@ impl<'p> Walker<'p> {
         self.policy.as_ref().expect("ready() ran")
     }
 
-    fn run(&mut self, x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<()> {
+    fn run(&mut self, x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> ScapResult<()> {
         let offset = x.pos();
         self.id = x.attr(e, "id")?.ok_or(ScapError::MissingAttr { element: "Benchmark", attr: "id", offset })?;
         if empty {
@@ -187,7 +187,7 @@ impl<'p> Walker<'p> {
     }
 
     /// The item's id and its own selection under the policy.
-    fn item_selected(&self, x: &Xml<'_>, c: &BytesStart<'_>, element: &'static str, offset: u64) -> Result<(String, bool)> {
+    fn item_selected(&self, x: &Xml<'_>, c: &BytesStart<'_>, element: &'static str, offset: u64) -> ScapResult<(String, bool)> {
         let [id, selected, cluster] = x.attrs(c, ["id", "selected", "cluster-id"])?;
         let id = id.ok_or(ScapError::MissingAttr { element, attr: "id", offset })?;
         let default = match selected {
@@ -221,7 +221,7 @@ impl<'p> Walker<'p> {
 }
 
 /// An item's `weight` (XCCDF: a non-negative decimal, 1 when absent).
-fn weight(x: &Xml<'_>, c: &BytesStart<'_>, offset: u64) -> Result<f32> {
+fn weight(x: &Xml<'_>, c: &BytesStart<'_>, offset: u64) -> ScapResult<f32> {
     match x.attr(c, "weight")? {
         None => Ok(1.0),
         Some(w) => match w.trim().parse::<f32>() {

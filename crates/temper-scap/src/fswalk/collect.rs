@@ -10,8 +10,8 @@ use std::borrow::Cow;
 
 use super::WalkError;
 use super::gap::{Gap, GapAt};
-use super::listing::{Kind, Listing, Located, PRUNED, normal, parent};
-use super::object::{Entity, FsScope, Op, Target, Value, WalkObject};
+use super::listing::{EntryKind, Listing, Located, PRUNED, normal, parent};
+use super::object::{Entity, EntityOp, EntityValue, FsScope, ObjectTarget, WalkObject};
 use super::pattern::{NotUtf8, Pattern};
 
 /// The longest path oscap's file probe reaches (PATH_MAX less its NUL): past it, the object
@@ -24,7 +24,7 @@ const OWN: u32 = u32::MAX;
 /// One collected item: the entry it stands for, what kind of item it is, and the start it was
 /// found from ([`Collected::names`] gives its path and file name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Item {
+pub struct WalkItem {
     pub entry: usize,
     role: Role,
     start: u32,
@@ -40,7 +40,7 @@ enum Role {
     File,
 }
 
-impl Item {
+impl WalkItem {
     /// Whether it is a file item (with a file name), not a directory item.
     pub fn is_file(&self) -> bool {
         self.role == Role::File
@@ -57,12 +57,12 @@ struct Start {
 /// An item's names as oscap writes them: its path (the directory, for a file item) and its file
 /// name (none for a directory item).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Names<'a> {
+pub struct ItemNames<'a> {
     pub path: Cow<'a, [u8]>,
     pub filename: Option<&'a [u8]>,
 }
 
-impl Names<'_> {
+impl ItemNames<'_> {
     /// The file path (`path/filename`); none for a directory item.
     pub fn filepath(&self) -> Option<Vec<u8>> {
         self.filename.map(|name| {
@@ -98,20 +98,20 @@ impl Flag {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Collected {
-    pub items: Vec<Item>,
+    pub items: Vec<WalkItem>,
     pub flag: Flag,
     starts: Vec<Start>,
 }
 
 impl Collected {
-    /// Item `i`'s path and file name, as oscap names them: under the object's start as written,
+    /// The item `i`'s path and file name, as oscap names them: under the object's start as written,
     /// even where that is a symlink.
-    pub fn names<'a>(&'a self, walk: &'a Listing, i: &Item) -> Names<'a> {
+    pub fn names<'a>(&'a self, walk: &'a Listing, i: &WalkItem) -> ItemNames<'a> {
         let own = walk.path(i.entry);
         match i.role {
-            Role::Start => Names { path: Cow::Borrowed(&self.starts[i.start as usize].shown), filename: None },
-            Role::Dir => Names { path: self.shown(walk, i.start, own), filename: None },
-            Role::File => Names { path: self.shown(walk, i.start, parent(own)), filename: Some(walk.name(i.entry)) },
+            Role::Start => ItemNames { path: Cow::Borrowed(&self.starts[i.start as usize].shown), filename: None },
+            Role::Dir => ItemNames { path: self.shown(walk, i.start, own), filename: None },
+            Role::File => ItemNames { path: self.shown(walk, i.start, parent(own)), filename: Some(walk.name(i.entry)) },
         }
     }
 
@@ -128,7 +128,7 @@ impl Collected {
     /// from two starts).
     fn settle(&mut self, walk: &Listing) {
         let mut items = std::mem::take(&mut self.items);
-        let key = |i: &Item| self.names(walk, i);
+        let key = |i: &WalkItem| self.names(walk, i);
         items.sort_unstable_by(|a, b| {
             let (x, y) = (key(a), key(b));
             x.path.cmp(&y.path).then(x.filename.cmp(&y.filename)).then(a.entry.cmp(&b.entry))
@@ -185,8 +185,8 @@ fn is_local(fs: &str) -> bool {
 /// The values of an entity: its own, or its variable's (from `var`).
 fn values(e: &Entity, var: &dyn Fn(&str) -> Option<Vec<String>>, object: &str) -> Result<Vec<String>, WalkError> {
     match &e.value {
-        Value::Literal(v) => Ok(vec![v.clone()]),
-        Value::Var(id) => {
+        EntityValue::Literal(v) => Ok(vec![v.clone()]),
+        EntityValue::Var(id) => {
             var(id).ok_or_else(|| WalkError::Unsupported { object: object.into(), why: format!("variable {id} has no value here") })
         }
     }
@@ -197,19 +197,19 @@ fn values(e: &Entity, var: &dyn Fn(&str) -> Option<Vec<String>>, object: &str) -
 pub fn collect(obj: &WalkObject, walk: &Listing, var: &dyn Fn(&str) -> Option<Vec<String>>) -> Result<Collected, WalkError> {
     let mut c = Collector { walk, obj, items: Vec::new(), starts: Vec::new(), bad_name: false, filename: None, nil: true, refused: None };
     match &obj.target {
-        Target::Dir { path, filename } => {
+        ObjectTarget::Dir { path, filename } => {
             if let Some(f) = filename {
                 c.nil = false;
                 c.filename = Some(Matcher::new(f, &values(f, var, &obj.id)?, &obj.id)?);
             }
             let starts = values(path, var, &obj.id)?;
             match path.op {
-                Op::Equals => {
+                EntityOp::Equals => {
                     for p in &starts {
                         c.start(p.as_bytes());
                     }
                 }
-                Op::NotEqual | Op::PatternMatch => {
+                EntityOp::NotEqual | EntityOp::PatternMatch => {
                     // Any directory may match: one the walk could not list may too.
                     if let Some(g) = walk.any_gap() {
                         c.refuse(g.clone());
@@ -226,18 +226,18 @@ pub fn collect(obj: &WalkObject, walk: &Listing, var: &dyn Fn(&str) -> Option<Ve
                 }
             }
         }
-        Target::Filepath(fp) => {
-            if fp.op != Op::Equals {
+        ObjectTarget::Filepath(fp) => {
+            if fp.op != EntityOp::Equals {
                 return Err(WalkError::Unsupported { object: obj.id.clone(), why: "a filepath that is not `equals`".into() });
             }
             for p in values(fp, var, &obj.id)? {
                 let p = normal(p.as_bytes());
                 match walk.locate(&p) {
-                    Located::At(i) if walk.entry(i).kind != Kind::Directory => {
+                    Located::At(i) if walk.entry(i).kind != EntryKind::Directory => {
                         if p.len() > PATH_MAX {
                             c.refuse(GapAt::new(Gap::TooLong, super::judge::name_text(&p)));
                         }
-                        c.items.push(Item { entry: i, role: Role::File, start: OWN });
+                        c.items.push(WalkItem { entry: i, role: Role::File, start: OWN });
                     }
                     Located::Behind(d) => c.refuse_at(d),
                     _ => {}
@@ -262,14 +262,14 @@ pub fn collect(obj: &WalkObject, walk: &Listing, var: &dyn Fn(&str) -> Option<Ve
 
 /// An entity compared with names: equal to one of its values, equal to none, or matching one.
 struct Matcher {
-    op: Op,
+    op: EntityOp,
     literal: Vec<Vec<u8>>,
     patterns: Vec<Pattern>,
 }
 
 impl Matcher {
     fn new(e: &Entity, values: &[String], object: &str) -> Result<Self, WalkError> {
-        let patterns = if e.op == Op::PatternMatch {
+        let patterns = if e.op == EntityOp::PatternMatch {
             values
                 .iter()
                 .map(|v| Pattern::new(v))
@@ -283,9 +283,9 @@ impl Matcher {
 
     fn is_match(&self, name: &[u8]) -> Result<bool, NotUtf8> {
         Ok(match self.op {
-            Op::Equals => self.literal.iter().any(|l| l == name),
-            Op::NotEqual => self.literal.iter().all(|l| l != name),
-            Op::PatternMatch => {
+            EntityOp::Equals => self.literal.iter().any(|l| l == name),
+            EntityOp::NotEqual => self.literal.iter().all(|l| l != name),
+            EntityOp::PatternMatch => {
                 let mut hit = false;
                 for p in &self.patterns {
                     hit |= p.is_match(name)?;
@@ -299,7 +299,7 @@ impl Matcher {
 struct Collector<'a> {
     walk: &'a Listing,
     obj: &'a WalkObject,
-    items: Vec<Item>,
+    items: Vec<WalkItem>,
     starts: Vec<Start>,
     bad_name: bool,
     filename: Option<Matcher>,
@@ -343,9 +343,9 @@ impl Collector<'_> {
             },
         };
         let dir = match self.walk.entry(at).kind {
-            Kind::Directory => at,
-            Kind::Symlink => match self.walk.resolve_located(&shown) {
-                Located::At(t) if self.walk.entry(t).kind == Kind::Directory => t,
+            EntryKind::Directory => at,
+            EntryKind::Symlink => match self.walk.resolve_located(&shown) {
+                Located::At(t) if self.walk.entry(t).kind == EntryKind::Directory => t,
                 Located::Behind(d) => return self.refuse_at(d),
                 _ => return,
             },
@@ -368,9 +368,9 @@ impl Collector<'_> {
         };
         if self.nil {
             if s == OWN {
-                self.items.push(Item { entry: at, role: Role::Dir, start: OWN });
+                self.items.push(WalkItem { entry: at, role: Role::Dir, start: OWN });
             } else {
-                self.items.push(Item { entry: at, role: Role::Start, start: s });
+                self.items.push(WalkItem { entry: at, role: Role::Start, start: s });
             }
         }
         self.visit(dir, s);
@@ -415,7 +415,7 @@ impl Collector<'_> {
             }
             for c in walk.children(dir) {
                 let e = walk.entry(c);
-                if e.kind != Kind::Directory {
+                if e.kind != EntryKind::Directory {
                     let Some(m) = self.filename.take() else { continue };
                     let hit = self.check(&m, walk.name(c));
                     self.filename = Some(m);
@@ -423,7 +423,7 @@ impl Collector<'_> {
                         if self.shown_len(s, c) > PATH_MAX {
                             return self.refuse(GapAt::new(Gap::TooLong, super::judge::name_text(walk.path(c))));
                         }
-                        self.items.push(Item { entry: c, role: Role::File, start: s });
+                        self.items.push(WalkItem { entry: c, role: Role::File, start: s });
                     }
                     continue;
                 }
@@ -434,7 +434,7 @@ impl Collector<'_> {
                     return self.refuse(GapAt::new(Gap::TooLong, super::judge::name_text(walk.path(c))));
                 }
                 if self.nil {
-                    self.items.push(Item { entry: c, role: Role::Dir, start: s });
+                    self.items.push(WalkItem { entry: c, role: Role::Dir, start: s });
                 }
                 let enter = match b.fs {
                     FsScope::All => true,

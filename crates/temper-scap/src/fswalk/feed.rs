@@ -8,12 +8,12 @@
 use std::collections::HashMap;
 
 use super::WalkError;
-use super::collect::{Flag, Names, collect};
+use super::collect::{Flag, ItemNames, collect};
 use super::gap::{Fallback, GapAt};
 use super::judge::gap_of;
 use super::listing::Listing;
 use super::object::WalkObject;
-use super::plan::{Added, Element, WalkPart};
+use super::plan::{Added, RawElement, WalkPart};
 use super::state::{FileState, filter};
 use crate::oval::index::Section;
 
@@ -39,7 +39,7 @@ impl ItemField {
 
     /// The item's value of this field, as oscap writes it; none where the item has no such
     /// field (a directory item has no filename or filepath).
-    fn of(self, i: &Names<'_>) -> Option<Vec<u8>> {
+    fn of(self, i: &ItemNames<'_>) -> Option<Vec<u8>> {
         match self {
             Self::Path => Some(i.path.to_vec()),
             Self::Filename => i.filename.map(<[u8]>::to_vec),
@@ -79,10 +79,10 @@ fn marker(f: usize, n: usize) -> String {
 /// values at fill time.
 pub(crate) fn plan(
     f: usize,
-    o: &Element,
+    o: &RawElement,
     object: WalkObject,
     filters: Vec<(bool, FileState)>,
-    users: &[&Element],
+    users: &[&RawElement],
 ) -> Result<(Feed, Added), String> {
     let mut constants: Vec<(String, ItemField)> = Vec::new();
     let mut swaps = Vec::new();
@@ -256,8 +256,8 @@ impl super::plan::PrePass {
 mod tests {
     use super::*;
 
-    fn element(section: Section, id: &str, local: &str, text: &str) -> Element {
-        Element { section, id: id.into(), local: local.into(), refs: Vec::new(), text: text.into() }
+    fn element(section: Section, id: &str, local: &str, text: &str) -> RawElement {
+        RawElement { section, id: id.into(), local: local.into(), refs: Vec::new(), text: text.into() }
     }
 
     const OBJ: &str = r#"<unix:file_object id="oval:t:obj:1" version="1"><unix:behaviors recurse="directories" recurse_direction="down" max_depth="-1"/><unix:path>/</unix:path><unix:filename operation="pattern match">^\w+</unix:filename></unix:file_object>"#;

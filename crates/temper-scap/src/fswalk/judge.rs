@@ -1,19 +1,19 @@
 //! After oscap has run a document cut for the walk: the variables' values from the probes, each
 //! walked test judged on the host, and every definition that names one of them judged again.
 //! A test whose object the walk cannot complete at run time ([`super::gap`]) is not judged: the
-//! object is named in [`Judged::fallen`], and the rules whose definitions name its tests go to
-//! oscap ([`Judged::rules_to_oscap`]).
+//! object is named in [`JudgedWalk::fallen`], and the rules whose definitions name its tests go to
+//! oscap ([`JudgedWalk::rules_to_oscap`]).
 use std::collections::{BTreeSet, HashMap};
 
 use quick_xml::events::Event;
 
 use super::WalkError;
-use super::collect::{Flag, Names, collect};
+use super::collect::{Flag, ItemNames, collect};
 use super::gap::{Fallback, Gap, GapAt};
-use super::listing::{Entry, Listing};
+use super::listing::{ListedEntry, Listing};
 use super::plan::{WalkPart, WalkedTest};
 use super::state::filter;
-use crate::oval::{CollectedItem, Criterion, DefinitionResult, Evidence, OvalReport, OvalResults, Plan, shown};
+use crate::oval::{CollectedItem, Criterion, DefinitionResult, Evidence, OvalPlan, OvalReport, OvalResults, shown};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
 
@@ -35,7 +35,7 @@ pub struct JudgedTest {
 
 /// A document's results with its walked tests judged on the host.
 #[derive(Debug, Clone, Default)]
-pub struct Judged {
+pub struct JudgedWalk {
     pub results: OvalResults,
     pub tests: HashMap<String, JudgedTest>,
     /// The objects the walk could not complete, each once, with why: oscap walks for them.
@@ -44,11 +44,11 @@ pub struct Judged {
     fallen_tests: BTreeSet<String>,
 }
 
-impl Judged {
+impl JudgedWalk {
     /// The rules of `plan` whose definitions (through the extended ones) name a test whose
     /// object fell to oscap: their results in `report` come from the stand-in, which did not
     /// walk, so they are scanned again with oscap walking.
-    pub fn rules_to_oscap(&self, plan: &Plan, report: &OvalReport) -> Vec<String> {
+    pub fn rules_to_oscap(&self, plan: &OvalPlan, report: &OvalReport) -> Vec<String> {
         if self.fallen_tests.is_empty() {
             return Vec::new();
         }
@@ -59,7 +59,7 @@ impl Judged {
             .collect()
     }
 
-    /// Each walked test's result as the host judged it, for [`Plan::evidence_judged`].
+    /// Each walked test's result as the host judged it, for [`OvalPlan::evidence_judged`].
     pub fn test_results(&self) -> crate::oval::TestResults {
         self.tests.iter().map(|(id, j)| (id.clone(), j.result)).collect()
     }
@@ -94,8 +94,8 @@ impl WalkPart {
 
     /// No walk to judge over (it failed, `at` says how): every walked test's object falls to
     /// oscap.
-    pub fn unwalked(&self, report: &OvalReport, at: &GapAt) -> Judged {
-        let mut j = Judged { results: report.results(), ..Judged::default() };
+    pub fn unwalked(&self, report: &OvalReport, at: &GapAt) -> JudgedWalk {
+        let mut j = JudgedWalk { results: report.results(), ..JudgedWalk::default() };
         for t in &self.tests {
             j.fall(t, at);
         }
@@ -104,8 +104,8 @@ impl WalkPart {
 
     /// As [`WalkPart::results`], with each walked test's judgement, for the evidence, and the
     /// objects the walk could not complete.
-    pub fn judge(&self, xml: &[u8], report: &OvalReport, walk: &Listing) -> Judged {
-        let mut judged = Judged::default();
+    pub fn judge(&self, xml: &[u8], report: &OvalReport, walk: &Listing) -> JudgedWalk {
+        let mut judged = JudgedWalk::default();
         let values = match variable_values(xml) {
             Ok(v) => v,
             Err(e) => {
@@ -140,7 +140,7 @@ impl WalkPart {
     }
 }
 
-impl Judged {
+impl JudgedWalk {
     /// Test `t`'s object falls to oscap, `at` says why (named once per object).
     fn fall(&mut self, t: &WalkedTest, at: &GapAt) {
         self.fallen_tests.insert(t.test.id.clone());
@@ -199,7 +199,7 @@ pub fn name_text(name: &[u8]) -> String {
 
 /// An item's fields, named and ordered as oscap's `file_item`s (times and size are not walked),
 /// each cut as oscap's are for the evidence ([`shown`]).
-fn fields(i: &Names<'_>, e: &Entry) -> Vec<(String, String)> {
+fn fields(i: &ItemNames<'_>, e: &ListedEntry) -> Vec<(String, String)> {
     let mut f = Vec::with_capacity(17);
     if let Some(p) = i.filepath() {
         f.push(("filepath".to_string(), shown(name_text(&p))));

@@ -43,7 +43,7 @@ const MAX_MOUNTS: usize = u16::MAX as usize;
 
 /// What an entry is, as `find -printf %y` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
+pub enum EntryKind {
     Regular,
     Directory,
     Symlink,
@@ -53,7 +53,7 @@ pub enum Kind {
     Socket,
 }
 
-impl Kind {
+impl EntryKind {
     fn from_find(c: u8) -> Option<Self> {
         Some(match c {
             b'f' => Self::Regular,
@@ -91,7 +91,7 @@ struct Span {
 /// One entry of the walk: what it is, its mode and owners; its path, link target, file system
 /// and children through the [`Listing`] (`path`, `name`, `link`, `fs`, `dev`, `children`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
+pub struct ListedEntry {
     path: Span,
     link: Span,
     /// Its children in [`Listing::kids`].
@@ -102,7 +102,7 @@ pub struct Entry {
     mount: u16,
     /// Permission bits with setuid, setgid and sticky (`mode & 0o7777`).
     pub mode: u16,
-    pub kind: Kind,
+    pub kind: EntryKind,
 }
 
 /// Every entry of one walk, as a tree.
@@ -111,7 +111,7 @@ pub struct Listing {
     /// What the walk printed; paths and link targets are read from it (paths normalized in
     /// place: no doubled `/`, none at the end).
     out: Vec<u8>,
-    entries: Vec<Entry>,
+    entries: Vec<ListedEntry>,
     /// Each directory's entries, one run per directory, sorted by name.
     kids: Vec<u32>,
     /// (device, type) of each file system seen.
@@ -171,9 +171,9 @@ impl Listing {
                 }
                 None => return Err(WalkError::TooLarge(format!("over {MAX_MOUNTS} file systems"))),
             };
-            let link = if head.kind == Kind::Symlink { span(path_end + 1, link_end) } else { Span::default() };
+            let link = if head.kind == EntryKind::Symlink { span(path_end + 1, link_end) } else { Span::default() };
             let i = k as u32;
-            l.entries.push(Entry {
+            l.entries.push(ListedEntry {
                 path,
                 link,
                 kids: Span::default(),
@@ -199,7 +199,7 @@ impl Listing {
                 }
                 None => return Err(bad("an entry not directly under a directory listed before it".into())),
             }
-            if head.kind == Kind::Directory {
+            if head.kind == EntryKind::Directory {
                 stack.push(i);
             }
             at = link_end + 1;
@@ -252,10 +252,10 @@ impl Listing {
 
     /// The bytes this listing holds: the walk's output and its index.
     pub fn size(&self) -> usize {
-        self.out.capacity() + self.entries.capacity() * size_of::<Entry>() + self.kids.capacity() * size_of::<u32>()
+        self.out.capacity() + self.entries.capacity() * size_of::<ListedEntry>() + self.kids.capacity() * size_of::<u32>()
     }
 
-    pub fn entry(&self, i: usize) -> &Entry {
+    pub fn entry(&self, i: usize) -> &ListedEntry {
         &self.entries[i]
     }
 
@@ -272,7 +272,7 @@ impl Listing {
     /// A symlink's target, as stored.
     pub fn link(&self, i: usize) -> Option<&[u8]> {
         let e = &self.entries[i];
-        (e.kind == Kind::Symlink).then(|| self.bytes(e.link))
+        (e.kind == EntryKind::Symlink).then(|| self.bytes(e.link))
     }
 
     /// The type of the entry's file system (`ext4`, `tmpfs`, `proc`).
@@ -293,7 +293,7 @@ impl Listing {
 
     /// Every directory of the walk.
     pub fn directories(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.entries.len()).filter(|&i| self.entries[i].kind == Kind::Directory)
+        (0..self.entries.len()).filter(|&i| self.entries[i].kind == EntryKind::Directory)
     }
 
     /// The entry at `path` (no symlink followed), if the walk saw it.
@@ -402,7 +402,7 @@ impl Listing {
             let at = GapAt { gap, path: super::judge::name_text(&path) };
             let mut marked = false;
             if let Located::At(i) = self.locate(&path).or_nearest(self, &path)
-                && self.entries[i].kind == Kind::Directory
+                && self.entries[i].kind == EntryKind::Directory
             {
                 self.gaps.entry(i as u32).or_insert_with(|| at.clone());
                 marked = true;
@@ -461,7 +461,7 @@ impl Located {
 
 /// A record's head: `TYPE MODE UID GID DEV FSTYPE`, the type's span relative to the head.
 struct Head {
-    kind: Kind,
+    kind: EntryKind,
     mode: u16,
     uid: u32,
     gid: u32,
@@ -475,7 +475,7 @@ fn head_fields(head: &[u8]) -> Result<Head, String> {
     let [kind, mode, uid, gid, dev, fs] = f.as_slice() else {
         return Err(format!("its head has {} fields, not 6: {text:?}", f.len()));
     };
-    let kind = kind.bytes().next().filter(|_| kind.len() == 1).and_then(Kind::from_find).ok_or_else(|| format!("type {kind:?}"))?;
+    let kind = kind.bytes().next().filter(|_| kind.len() == 1).and_then(EntryKind::from_find).ok_or_else(|| format!("type {kind:?}"))?;
     let num = |v: &str, what: &str| v.parse::<u64>().map_err(|_| format!("{what} {v:?}"));
     let mode = u32::from_str_radix(mode, 8).map_err(|_| format!("mode {mode:?}"))?;
     let fs_at = text.len() - fs.len();

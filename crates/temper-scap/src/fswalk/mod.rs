@@ -19,12 +19,12 @@ pub mod pattern;
 pub mod plan;
 pub mod state;
 
-pub use collect::{Collected, Flag, Item, Names, PATH_MAX, collect};
+pub use collect::{Collected, Flag, ItemNames, PATH_MAX, WalkItem, collect};
 pub use feed::{Feed, Filled, ItemField};
 pub use gap::{Fallback, Gap, GapAt};
-pub use judge::{Judged, JudgedTest, name_text};
-pub use listing::{COLLECT, Entry, Kind, Listing, Located, MAX_ENTRIES};
-pub use object::{Behaviors, Entity, FsScope, Op, StateFilter, Target, Value, WalkObject};
+pub use judge::{JudgedTest, JudgedWalk, name_text};
+pub use listing::{COLLECT, EntryKind, ListedEntry, Listing, Located, MAX_ENTRIES};
+pub use object::{Behaviors, Entity, EntityOp, EntityValue, FsScope, ObjectTarget, StateFilter, WalkObject};
 pub use plan::{PrePass, WalkPart, WalkedTest};
 pub use state::{Existence, FileState, FileTest, Truth, filter};
 

@@ -11,7 +11,7 @@ const CAP: usize = 4096;
 
 /// An entity's operation, among those the walk implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub enum EntityOp {
     Equals,
     NotEqual,
     PatternMatch,
@@ -19,20 +19,20 @@ pub enum Op {
 
 /// An entity's value: written in the object, or a variable's values.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Value {
+pub enum EntityValue {
     Literal(String),
     Var(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entity {
-    pub op: Op,
-    pub value: Value,
+    pub op: EntityOp,
+    pub value: EntityValue,
 }
 
 /// What the object names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum ObjectTarget {
     /// `path` and `filename`; no filename (`xsi:nil`): the directories themselves.
     Dir {
         path: Entity,
@@ -77,7 +77,7 @@ pub struct StateFilter {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalkObject {
     pub id: String,
-    pub target: Target,
+    pub target: ObjectTarget,
     pub behaviors: Behaviors,
     pub filters: Vec<StateFilter>,
 }
@@ -128,8 +128,8 @@ impl WalkObject {
             }
         }
         let target = match (path, filename, filepath) {
-            (Some(path), Some(filename), None) => Target::Dir { path, filename },
-            (None, None, Some(fp)) => Target::Filepath(fp),
+            (Some(path), Some(filename), None) => ObjectTarget::Dir { path, filename },
+            (None, None, Some(fp)) => ObjectTarget::Filepath(fp),
             _ => return Err(unsupported("neither path and filename nor filepath".into())),
         };
         Ok(Self { id, target, behaviors, filters })
@@ -169,15 +169,15 @@ fn read_behaviors(x: &Xml<'_>, e: &quick_xml::events::BytesStart<'_>) -> Result<
 }
 
 fn read_entity(x: &mut Xml<'_>, e: &quick_xml::events::BytesStart<'_>, empty: bool, name: &str) -> Result<Entity, String> {
-    let mut op = Op::Equals;
+    let mut op = EntityOp::Equals;
     let mut var = None;
     for (k, v) in x.all_attrs(e).map_err(|e| e.to_string())? {
         match k.as_str() {
             "operation" => {
                 op = match v.as_str() {
-                    "equals" => Op::Equals,
-                    "not equal" => Op::NotEqual,
-                    "pattern match" => Op::PatternMatch,
+                    "equals" => EntityOp::Equals,
+                    "not equal" => EntityOp::NotEqual,
+                    "pattern match" => EntityOp::PatternMatch,
                     _ => return Err(format!("{name} operation {v:?}")),
                 }
             }
@@ -190,15 +190,15 @@ fn read_entity(x: &mut Xml<'_>, e: &quick_xml::events::BytesStart<'_>, empty: bo
     }
     let text = if empty { String::new() } else { raw(x, name).map_err(|e| e.to_string())? };
     let value = match var {
-        Some(v) if text.is_empty() => Value::Var(v),
+        Some(v) if text.is_empty() => EntityValue::Var(v),
         Some(_) => return Err(format!("{name} has both a var_ref and a value")),
-        None => Value::Literal(text),
+        None => EntityValue::Literal(text),
     };
     Ok(Entity { op, value })
 }
 
 /// The element's text as written (no whitespace folded: patterns keep their spaces).
-fn raw(x: &mut Xml<'_>, name: &str) -> crate::error::Result<String> {
+fn raw(x: &mut Xml<'_>, name: &str) -> crate::error::ScapResult<String> {
     let mut b = TextBuilder::raw(CAP);
     x.content(name, &mut b)?;
     Ok(b.finish().plain())

@@ -13,13 +13,13 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::WalkError;
 use super::feed::{self, Feed};
-use super::object::{Target, Value, WalkObject};
+use super::object::{EntityValue, ObjectTarget, WalkObject};
 use super::state::{FileState, FileTest};
 use crate::oval::index::Section;
 
 /// One element of the document: its list, id, the ids it names, and its text.
 #[derive(Debug, Clone)]
-pub(crate) struct Element {
+pub(crate) struct RawElement {
     pub section: Section,
     pub id: String,
     pub local: String,
@@ -82,13 +82,13 @@ pub fn walks_down(local: &str, text: &str) -> bool {
 }
 
 /// Plans the walk's part of a document made of `elements`.
-pub(crate) fn cut(elements: &[Element]) -> Cut {
-    let by_id: HashMap<&str, &Element> = elements.iter().map(|e| (e.id.as_str(), e)).collect();
+pub(crate) fn cut(elements: &[RawElement]) -> Cut {
+    let by_id: HashMap<&str, &RawElement> = elements.iter().map(|e| (e.id.as_str(), e)).collect();
     let mut cut = Cut::default();
     let mut vars: BTreeSet<String> = BTreeSet::new();
     let mut fed: BTreeSet<String> = BTreeSet::new();
     for o in elements.iter().filter(|e| e.section == Section::Objects && walks_down(&e.local, &e.text)) {
-        let users: Vec<&Element> = elements.iter().filter(|e| e.section == Section::Variables && e.refs.contains(&o.id)).collect();
+        let users: Vec<&RawElement> = elements.iter().filter(|e| e.section == Section::Variables && e.refs.contains(&o.id)).collect();
         if !users.is_empty() {
             match feed_of(cut.part.feeds.len(), o, &users, elements, &by_id) {
                 Ok((f, add, used)) => {
@@ -164,10 +164,10 @@ fn probes(vars: &BTreeSet<String>, from: usize, def: usize) -> (Added, Vec<(Stri
 /// adds and the variables its object and filters need; or why it stays with oscap.
 fn feed_of(
     f: usize,
-    o: &Element,
-    users: &[&Element],
-    all: &[Element],
-    by_id: &HashMap<&str, &Element>,
+    o: &RawElement,
+    users: &[&RawElement],
+    all: &[RawElement],
+    by_id: &HashMap<&str, &RawElement>,
 ) -> Result<(Feed, Added, Vec<String>), String> {
     if let Some(t) = all.iter().find(|e| e.section == Section::Tests && e.refs.contains(&o.id)) {
         return Err(format!("variables take values from its items, and {} {} looks at it", t.local, t.id));
@@ -186,25 +186,25 @@ fn feed_of(
 /// The variables an object's own entities name.
 fn object_vars(object: &WalkObject) -> Vec<String> {
     let mut vars = Vec::new();
-    let mut var_of = |v: &Value| {
-        if let Value::Var(id) = v {
+    let mut var_of = |v: &EntityValue| {
+        if let EntityValue::Var(id) = v {
             vars.push(id.clone());
         }
     };
     match &object.target {
-        Target::Dir { path, filename } => {
+        ObjectTarget::Dir { path, filename } => {
             var_of(&path.value);
             if let Some(f) = filename {
                 var_of(&f.value);
             }
         }
-        Target::Filepath(fp) => var_of(&fp.value),
+        ObjectTarget::Filepath(fp) => var_of(&fp.value),
     }
     vars
 }
 
 /// State `id`, read, with the variables it names added to `vars`.
-fn read_state(id: &str, by_id: &HashMap<&str, &Element>, vars: &mut Vec<String>) -> Result<FileState, String> {
+fn read_state(id: &str, by_id: &HashMap<&str, &RawElement>, vars: &mut Vec<String>) -> Result<FileState, String> {
     let e = by_id.get(id).ok_or_else(|| format!("state {id} is not in the document"))?;
     let s = FileState::read(e.text.as_bytes()).map_err(|e| e.to_string())?;
     vars.extend(s.checks.iter().filter(|c| c.var).map(|c| c.value.clone()));
@@ -213,7 +213,7 @@ fn read_state(id: &str, by_id: &HashMap<&str, &Element>, vars: &mut Vec<String>)
 
 /// The tests on walking object `o`, read whole, and the variables they need; or why the
 /// object stays with oscap.
-fn take(o: &Element, all: &[Element], by_id: &HashMap<&str, &Element>) -> Result<(Vec<WalkedTest>, Vec<String>), String> {
+fn take(o: &RawElement, all: &[RawElement], by_id: &HashMap<&str, &RawElement>) -> Result<(Vec<WalkedTest>, Vec<String>), String> {
     let why = |e: WalkError| e.to_string();
     let object = WalkObject::read(o.text.as_bytes()).map_err(why)?;
     let mut vars = object_vars(&object);

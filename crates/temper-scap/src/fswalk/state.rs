@@ -9,13 +9,13 @@ use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
 
 use super::WalkError;
-use super::collect::{Collected, Flag, Names};
-use super::listing::{Entry, Listing};
+use super::collect::{Collected, Flag, ItemNames};
+use super::listing::{ListedEntry, Listing};
 use super::pattern::Pattern;
 
 /// An item's field that a state can test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
+pub enum StateField {
     UserId,
     GroupId,
     Type,
@@ -24,7 +24,7 @@ pub enum Field {
     Bit(u32),
 }
 
-impl Field {
+impl StateField {
     fn from_name(n: &str) -> Option<Self> {
         Some(match n {
             "user_id" => Self::UserId,
@@ -69,8 +69,8 @@ pub enum VarCheck {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
-    pub field: Field,
+pub struct FieldCheck {
+    pub field: StateField,
     pub cmp: Cmp,
     /// The value written, or a variable's id.
     pub value: String,
@@ -83,7 +83,7 @@ pub struct FileState {
     pub id: String,
     /// `operator="OR"`; AND otherwise.
     pub or: bool,
-    pub checks: Vec<Check>,
+    pub checks: Vec<FieldCheck>,
 }
 
 /// OVAL's results of a test or a state: true, false, or error.
@@ -158,7 +158,7 @@ impl FileState {
     }
 
     /// This state against one item (its names and its entry).
-    pub fn judge(&self, item: &Names<'_>, e: &Entry, vars: Vars<'_>) -> Result<Truth, WalkError> {
+    pub fn judge(&self, item: &ItemNames<'_>, e: &ListedEntry, vars: Vars<'_>) -> Result<Truth, WalkError> {
         let mut out = Vec::with_capacity(self.checks.len());
         for c in &self.checks {
             out.push(self.entity(c, item, e, vars)?);
@@ -166,7 +166,7 @@ impl FileState {
         Ok(Truth::join(self.or, &out))
     }
 
-    fn entity(&self, c: &Check, item: &Names<'_>, e: &Entry, vars: Vars<'_>) -> Result<Truth, WalkError> {
+    fn entity(&self, c: &FieldCheck, item: &ItemNames<'_>, e: &ListedEntry, vars: Vars<'_>) -> Result<Truth, WalkError> {
         let values = if c.var {
             vars(&c.value)
                 .ok_or_else(|| WalkError::Unsupported { object: self.id.clone(), why: format!("variable {} has no value here", c.value) })?
@@ -190,7 +190,7 @@ impl FileState {
     }
 }
 
-fn compare(c: &Check, v: &str, item: &Names<'_>, e: &Entry) -> Result<Truth, String> {
+fn compare(c: &FieldCheck, v: &str, item: &ItemNames<'_>, e: &ListedEntry) -> Result<Truth, String> {
     let int = |have: u32| -> Result<Truth, String> {
         let want: i64 = v.trim().parse().map_err(|_| format!("an int {v:?}"))?;
         let have = i64::from(have);
@@ -216,14 +216,14 @@ fn compare(c: &Check, v: &str, item: &Names<'_>, e: &Entry) -> Result<Truth, Str
         })
     };
     match c.field {
-        Field::UserId => int(e.uid),
-        Field::GroupId => int(e.gid),
-        Field::Type => text(e.kind.oval().as_bytes()),
-        Field::Filepath => match item.filepath() {
+        StateField::UserId => int(e.uid),
+        StateField::GroupId => int(e.gid),
+        StateField::Type => text(e.kind.oval().as_bytes()),
+        StateField::Filepath => match item.filepath() {
             Some(p) => text(&p),
             None => Ok(Truth::Error), // a directory item has no filepath
         },
-        Field::Bit(mask) => {
+        StateField::Bit(mask) => {
             let want = match v.trim() {
                 "true" | "1" => true,
                 "false" | "0" => false,
@@ -250,9 +250,9 @@ pub(super) fn first<'a>(x: &mut Xml<'a>) -> Result<(BytesStart<'a>, bool), WalkE
     }
 }
 
-fn read_check(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<Check, String> {
+fn read_check(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<FieldCheck, String> {
     let name = local(e).to_string();
-    let field = Field::from_name(&name).ok_or_else(|| format!("the state entity <{name}>"))?;
+    let field = StateField::from_name(&name).ok_or_else(|| format!("the state entity <{name}>"))?;
     let (mut cmp, mut var, mut var_check) = (Cmp::Equals, None, VarCheck::All);
     for (k, v) in x.all_attrs(e).map_err(|e| e.to_string())? {
         match k.as_str() {
@@ -290,8 +290,8 @@ fn read_check(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<Check,
         b.finish().plain()
     };
     Ok(match var {
-        Some(id) => Check { field, cmp, value: id, var: true, var_check },
-        None => Check { field, cmp, value: text, var: false, var_check },
+        Some(id) => FieldCheck { field, cmp, value: id, var: true, var_check },
+        None => FieldCheck { field, cmp, value: text, var: false, var_check },
     })
 }
 
@@ -408,7 +408,7 @@ impl FileTest {
 
 impl FileTest {
     /// One item against the test's states, joined by its `state_operator`.
-    pub fn item(&self, item: &Names<'_>, e: &Entry, states: &[FileState], vars: Vars<'_>) -> Result<Truth, WalkError> {
+    pub fn item(&self, item: &ItemNames<'_>, e: &ListedEntry, states: &[FileState], vars: Vars<'_>) -> Result<Truth, WalkError> {
         let mut per = Vec::with_capacity(states.len());
         for s in states {
             per.push(s.judge(item, e, vars)?);

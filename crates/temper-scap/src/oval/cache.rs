@@ -8,8 +8,8 @@ use sha2::{Digest, Sha256};
 use crate::Benchmark;
 
 use super::content::{OvalContent, hex};
-use super::error::Result;
-use super::plan::{Plan, Stage};
+use super::error::OvalResult;
+use super::plan::{OvalPlan, Stage};
 
 /// What a plan depends on. The selection part hashes what the profile and tailoring resolve
 /// to (profile id, tailoring id and version, every Value's pick, the selected rules), so two
@@ -62,7 +62,7 @@ impl PlanKey {
 #[derive(Debug)]
 pub struct OvalEngine {
     content: Arc<OvalContent>,
-    plans: Mutex<HashMap<PlanKey, Arc<Plan>>>,
+    plans: Mutex<HashMap<PlanKey, Arc<OvalPlan>>>,
 }
 
 impl OvalEngine {
@@ -75,25 +75,25 @@ impl OvalEngine {
     }
 
     /// The plan for `rules` under `benchmark`'s profile, built on first use.
-    pub fn plan(&self, benchmark: &Benchmark, rules: &[String]) -> Result<Arc<Plan>> {
+    pub fn plan(&self, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Arc<OvalPlan>> {
         self.staged(benchmark, rules, Stage::Full)
     }
 
-    /// The platforms-only plan of a two-stage scan (see [`Plan::split`]).
-    pub fn platforms(&self, benchmark: &Benchmark, rules: &[String]) -> Result<Arc<Plan>> {
+    /// The platforms-only plan of a two-stage scan (see [`OvalPlan::split`]).
+    pub fn platforms(&self, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Arc<OvalPlan>> {
         self.staged(benchmark, rules, Stage::Platforms)
     }
 
-    /// The plan for `rules` with the one walk's part ([`Plan::build_walked`]).
-    pub fn plan_walked(&self, benchmark: &Benchmark, rules: &[String]) -> Result<Arc<Plan>> {
+    /// The plan for `rules` with the one walk's part ([`OvalPlan::build_walked`]).
+    pub fn plan_walked(&self, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Arc<OvalPlan>> {
         self.planned(benchmark, rules, Stage::Full, true)
     }
 
-    fn staged(&self, benchmark: &Benchmark, rules: &[String], stage: Stage) -> Result<Arc<Plan>> {
+    fn staged(&self, benchmark: &Benchmark, rules: &[String], stage: Stage) -> OvalResult<Arc<OvalPlan>> {
         self.planned(benchmark, rules, stage, false)
     }
 
-    fn planned(&self, benchmark: &Benchmark, rules: &[String], stage: Stage, walk: bool) -> Result<Arc<Plan>> {
+    fn planned(&self, benchmark: &Benchmark, rules: &[String], stage: Stage, walk: bool) -> OvalResult<Arc<OvalPlan>> {
         let mut key = PlanKey::staged(&self.content, benchmark, rules, stage);
         if walk {
             key.rules = Sha256::new().chain_update(key.rules).chain_update(b"walked").finalize().into();
@@ -101,7 +101,7 @@ impl OvalEngine {
         if let Some(p) = self.plans.lock().expect("plan cache lock").get(&key) {
             return Ok(p.clone());
         }
-        let plan = Arc::new(Plan::build_with(&self.content, benchmark, rules, stage, walk)?);
+        let plan = Arc::new(OvalPlan::build_with(&self.content, benchmark, rules, stage, walk)?);
         self.plans.lock().expect("plan cache lock").insert(key, plan.clone());
         Ok(plan)
     }

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use crate::xml::{Xml, local, read_file};
 
 use super::cpe::read_dictionary;
-use super::error::{OvalError, Result};
+use super::error::{OvalError, OvalResult};
 use super::index::{Component, read_component};
 use super::xccdf::{Xccdf, walk_benchmark};
 
@@ -28,11 +28,11 @@ pub struct OvalContent {
 }
 
 impl OvalContent {
-    pub fn read(path: impl AsRef<Path>) -> Result<Self> {
+    pub fn read(path: impl AsRef<Path>) -> OvalResult<Self> {
         Self::from_bytes(read_file(path.as_ref())?)
     }
 
-    pub fn from_bytes(mut bytes: Vec<u8>) -> Result<Self> {
+    pub fn from_bytes(mut bytes: Vec<u8>) -> OvalResult<Self> {
         if bytes.starts_with(b"\xEF\xBB\xBF") {
             bytes.drain(..3);
         }
@@ -69,7 +69,7 @@ impl OvalContent {
 
 /// Reads the datastream: its OVAL components into `components`, its Benchmark (the first) and
 /// CPE dictionary into `xccdf`; returns the catalog.
-fn walk(bytes: &[u8], components: &mut Vec<Component>, xccdf: &mut Xccdf) -> Result<Catalog> {
+fn walk(bytes: &[u8], components: &mut Vec<Component>, xccdf: &mut Xccdf) -> OvalResult<Catalog> {
     let mut x = Xml::new(bytes)?;
     let root = loop {
         match x.next()? {
@@ -112,7 +112,7 @@ fn component_body(
     have_benchmark: bool,
     components: &mut Vec<Component>,
     xccdf: &mut Xccdf,
-) -> Result<bool> {
+) -> OvalResult<bool> {
     let mut was_benchmark = false;
     loop {
         let Some((e, empty)) = x.child("component")? else {
@@ -158,7 +158,7 @@ struct Catalog {
     uris: Vec<(String, String)>,
 }
 
-fn read_catalog(x: &mut Xml<'_>, c: &mut Catalog) -> Result<()> {
+fn read_catalog(x: &mut Xml<'_>, c: &mut Catalog) -> OvalResult<()> {
     let mut depth = 0usize;
     loop {
         let (e, empty) = match x.next()? {
@@ -194,7 +194,7 @@ fn read_catalog(x: &mut Xml<'_>, c: &mut Catalog) -> Result<()> {
 }
 
 /// The `xmlns` and `xmlns:p` attributes of a start tag.
-fn ns_decls(x: &Xml<'_>, e: &BytesStart<'_>) -> Result<Vec<(String, String)>> {
+fn ns_decls(x: &Xml<'_>, e: &BytesStart<'_>) -> OvalResult<Vec<(String, String)>> {
     Ok(x.all_attrs(e)?.into_iter().filter(|(k, _)| k == "xmlns" || k.starts_with("xmlns:")).collect())
 }
 

@@ -8,7 +8,7 @@ use quick_xml::events::{BytesStart, Event};
 
 use crate::xml::{Xml, local};
 
-use super::error::Result;
+use super::error::OvalResult;
 
 /// A CPE check: an OVAL definition in the component the catalog names `href`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -18,7 +18,7 @@ pub(crate) struct CpeCheck {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Op {
+pub(crate) enum CpeOp {
     And,
     Or,
 }
@@ -27,7 +27,7 @@ pub(crate) enum Op {
 #[derive(Debug, Clone)]
 pub(crate) enum Expr {
     Test {
-        op: Op,
+        op: CpeOp,
         negate: bool,
         items: Vec<Expr>,
     },
@@ -86,8 +86,8 @@ impl Cpe {
         match e {
             Expr::Test { op, negate, items } => {
                 let v = match op {
-                    Op::And => items.iter().all(|i| self.eval(i, is_true)),
-                    Op::Or => items.iter().any(|i| self.eval(i, is_true)),
+                    CpeOp::And => items.iter().all(|i| self.eval(i, is_true)),
+                    CpeOp::Or => items.iter().any(|i| self.eval(i, is_true)),
                 };
                 v != *negate
             }
@@ -121,7 +121,7 @@ pub(crate) fn cpe_match(name: &str, item: &str) -> bool {
 }
 
 /// Reads a `platform-specification` whose start tag was just read.
-pub(crate) fn read_platforms(x: &mut Xml<'_>, cpe: &mut Cpe) -> Result<()> {
+pub(crate) fn read_platforms(x: &mut Xml<'_>, cpe: &mut Cpe) -> OvalResult<()> {
     loop {
         match x.next()? {
             Event::Start(e) if local(&e) == "platform" => {
@@ -144,7 +144,7 @@ pub(crate) fn read_platforms(x: &mut Xml<'_>, cpe: &mut Cpe) -> Result<()> {
 const MAX_DEPTH: usize = 32;
 
 /// The logical tests and fact refs inside the element just opened, up to its end.
-fn read_tests(x: &mut Xml<'_>, out: &mut Vec<Expr>, depth: usize) -> Result<()> {
+fn read_tests(x: &mut Xml<'_>, out: &mut Vec<Expr>, depth: usize) -> OvalResult<()> {
     loop {
         let Some((e, empty)) = x.child("platform")? else {
             return Ok(());
@@ -157,9 +157,9 @@ fn read_tests(x: &mut Xml<'_>, out: &mut Vec<Expr>, depth: usize) -> Result<()> 
                     read_tests(x, &mut items, depth + 1)?;
                 } else if !empty {
                     x.skip(&e)?;
-                    items.push(Expr::Test { op: Op::Or, negate: false, items: Vec::new() });
+                    items.push(Expr::Test { op: CpeOp::Or, negate: false, items: Vec::new() });
                 }
-                let op = if op.as_deref().is_some_and(|o| o.eq_ignore_ascii_case("OR")) { Op::Or } else { Op::And };
+                let op = if op.as_deref().is_some_and(|o| o.eq_ignore_ascii_case("OR")) { CpeOp::Or } else { CpeOp::And };
                 out.push(Expr::Test { op, negate: matches!(negate.as_deref(), Some("true" | "1")), items });
             }
             "fact-ref" => {
@@ -176,7 +176,7 @@ fn read_tests(x: &mut Xml<'_>, out: &mut Vec<Expr>, depth: usize) -> Result<()> 
     }
 }
 
-fn skip_rest(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<()> {
+fn skip_rest(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> OvalResult<()> {
     if !empty {
         x.skip(e)?;
     }
@@ -184,7 +184,7 @@ fn skip_rest(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<()> {
 }
 
 /// Reads a `cpe-list` (the dictionary) whose start tag was just read.
-pub(crate) fn read_dictionary(x: &mut Xml<'_>, cpe: &mut Cpe) -> Result<()> {
+pub(crate) fn read_dictionary(x: &mut Xml<'_>, cpe: &mut Cpe) -> OvalResult<()> {
     let mut item: Option<(String, Vec<CpeCheck>)> = None;
     let mut depth = 0usize;
     loop {
@@ -229,9 +229,9 @@ mod tests {
     fn logical_tests_and_negation() {
         let check = |id: &str| Expr::Check(CpeCheck { href: "c.xml".into(), id: id.into() });
         let mut cpe = Cpe::default();
-        cpe.platforms.insert("both".into(), Expr::Test { op: Op::And, negate: false, items: vec![check("a"), check("b")] });
-        cpe.platforms.insert("not_a".into(), Expr::Test { op: Op::And, negate: true, items: vec![check("a")] });
-        cpe.platforms.insert("either".into(), Expr::Test { op: Op::Or, negate: false, items: vec![check("a"), check("b")] });
+        cpe.platforms.insert("both".into(), Expr::Test { op: CpeOp::And, negate: false, items: vec![check("a"), check("b")] });
+        cpe.platforms.insert("not_a".into(), Expr::Test { op: CpeOp::And, negate: true, items: vec![check("a")] });
+        cpe.platforms.insert("either".into(), Expr::Test { op: CpeOp::Or, negate: false, items: vec![check("a"), check("b")] });
         let only_a = |c: &CpeCheck| c.id == "a";
         assert!(!cpe.holds("#both", &only_a));
         assert!(cpe.holds("#either", &only_a));

@@ -9,9 +9,9 @@ use std::sync::LazyLock;
 use regex::{Captures, Regex};
 
 use super::content::OvalContent;
-use super::error::{OvalError, Result};
+use super::error::{OvalError, OvalResult};
 use super::index::{Component, Section};
-use crate::fswalk::plan::{Element, WalkPart, cut};
+use crate::fswalk::plan::{RawElement, WalkPart, cut};
 
 static OVAL_ID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"oval:([A-Za-z0-9_.\-]+):(def|tst|obj|ste|var):([0-9]+)").unwrap());
 
@@ -29,7 +29,7 @@ pub(crate) struct Built {
 }
 
 /// The ids reachable from `roots` in one component.
-pub(crate) fn closure(comp: &Component, roots: &[String]) -> Result<HashSet<String>> {
+pub(crate) fn closure(comp: &Component, roots: &[String]) -> OvalResult<HashSet<String>> {
     let mut seen: HashSet<String> = HashSet::new();
     let mut stack: Vec<(String, String)> = roots.iter().map(|r| (r.clone(), "the XCCDF check".to_string())).collect();
     while let Some((id, from)) = stack.pop() {
@@ -45,14 +45,14 @@ pub(crate) fn closure(comp: &Component, roots: &[String]) -> Result<HashSet<Stri
 
 /// One element picked for the document: its list, component position, offset, text, id (as
 /// in the document) and the ids it names.
-type Picked = (Section, usize, usize, String, String, Vec<String>);
+type PickedElement = (Section, usize, usize, String, String, Vec<String>);
 
 /// Builds the document from (component index, root definition ids), components in order; with
 /// `walk`, cut for the one walk ([`crate::fswalk::plan`]).
-pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], walk: bool) -> Result<Built> {
+pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], walk: bool) -> OvalResult<Built> {
     let mut taken: HashSet<String> = HashSet::new();
     let mut renamed = Vec::new();
-    let mut picked: Vec<Picked> = Vec::new();
+    let mut picked: Vec<PickedElement> = Vec::new();
     let mut externals = Vec::new();
     for (n, (ci, ids)) in roots.iter().enumerate() {
         let comp = &content.components[*ci];
@@ -72,18 +72,18 @@ pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], walk:
         renamed.push(map);
     }
     let walk = walk.then(|| {
-        let elements: Vec<Element> = picked
+        let elements: Vec<RawElement> = picked
             .iter()
-            .map(|p| Element { section: p.0, id: p.4.clone(), local: tag(&p.3), refs: p.5.clone(), text: p.3.clone() })
+            .map(|p| RawElement { section: p.0, id: p.4.clone(), local: tag(&p.3), refs: p.5.clone(), text: p.3.clone() })
             .collect();
         let c = cut(&elements);
         // The first run's document: its probes, and what the variables they read need, as they
         // were before the cut.
-        let pre: Vec<Picked> = match c.pre_vars.is_empty() {
+        let pre: Vec<PickedElement> = match c.pre_vars.is_empty() {
             true => Vec::new(),
             false => {
                 let needed = reach(&elements, &c.pre_vars);
-                let mut pre: Vec<Picked> = picked.iter().filter(|p| needed.contains(&p.4)).cloned().collect();
+                let mut pre: Vec<PickedElement> = picked.iter().filter(|p| needed.contains(&p.4)).cloned().collect();
                 pre.extend(c.pre.iter().cloned().map(added));
                 pre
             }
@@ -107,13 +107,13 @@ pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], walk:
 }
 
 /// An element the walk adds.
-fn added((section, text): (Section, String)) -> Picked {
+fn added((section, text): (Section, String)) -> PickedElement {
     (section, usize::MAX, 0, text, String::new(), Vec::new())
 }
 
 /// The ids reachable from `roots` among `elements`.
-fn reach(elements: &[Element], roots: &[String]) -> HashSet<String> {
-    let by_id: HashMap<&str, &Element> = elements.iter().map(|e| (e.id.as_str(), e)).collect();
+fn reach(elements: &[RawElement], roots: &[String]) -> HashSet<String> {
+    let by_id: HashMap<&str, &RawElement> = elements.iter().map(|e| (e.id.as_str(), e)).collect();
     let mut seen: HashSet<String> = HashSet::new();
     let mut stack: Vec<&str> = roots.iter().map(String::as_str).collect();
     while let Some(id) = stack.pop() {
@@ -125,7 +125,11 @@ fn reach(elements: &[Element], roots: &[String]) -> HashSet<String> {
 }
 
 /// The document of `picked`, with the root, namespaces and generator of `roots`' components.
-fn write(content: &OvalContent, roots: &[(usize, Vec<String>)], mut picked: Vec<Picked>) -> Result<(String, BTreeMap<Section, usize>)> {
+fn write(
+    content: &OvalContent,
+    roots: &[(usize, Vec<String>)],
+    mut picked: Vec<PickedElement>,
+) -> OvalResult<(String, BTreeMap<Section, usize>)> {
     picked.sort_by_key(|a| (a.0, a.1, a.2));
     let first = &content.components[roots.first().map_or(0, |r| r.0)];
     let used: Vec<&Component> = roots.iter().map(|(ci, _)| &content.components[*ci]).collect();
@@ -178,7 +182,7 @@ pub(crate) fn rewrite(text: &str, map: &HashMap<String, String>) -> String {
 }
 
 /// The namespace declarations of every component used; one prefix must mean one namespace.
-fn namespaces(used: &[&Component]) -> Result<Vec<(String, String)>> {
+fn namespaces(used: &[&Component]) -> OvalResult<Vec<(String, String)>> {
     let mut out: Vec<(String, String)> = Vec::new();
     for c in used {
         for (k, v) in &c.ns {

@@ -25,4 +25,4 @@ pub enum OvalError {
     BadResult { id: String, value: String },
 }
 
-pub type Result<T, E = OvalError> = std::result::Result<T, E>;
+pub type OvalResult<T, E = OvalError> = std::result::Result<T, E>;

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use quick_xml::events::Event;
 use regex::Regex;
 
-use super::error::{OvalError, Result};
+use super::error::{OvalError, OvalResult};
 use super::index::{Section, read_component};
 use crate::xml::{Xml, local};
 
@@ -40,8 +40,8 @@ pub struct PathEntity {
     pub operation: String,
 }
 
-/// The elements of a definitions document (such as a [`super::Plan`]'s), in no order.
-pub fn document_elements(document: &[u8]) -> Result<Vec<DocElement>> {
+/// The elements of a definitions document (such as a [`super::OvalPlan`]'s), in no order.
+pub fn document_elements(document: &[u8]) -> OvalResult<Vec<DocElement>> {
     let mut x = Xml::new(document)?;
     let root = loop {
         match x.next()? {

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::xml::{Xml, local};
 
-use super::error::{OvalError, Result};
+use super::error::{OvalError, OvalResult};
 
 /// The five lists of an OVAL definitions document, in the order the schema wants them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -64,7 +64,7 @@ impl DefClass {
 }
 
 #[derive(Debug, Clone)]
-pub(crate) struct Entry {
+pub(crate) struct IndexEntry {
     pub section: Section,
     /// The element, start tag to end tag, in the datastream's bytes.
     pub range: Range<usize>,
@@ -88,18 +88,18 @@ pub(crate) struct Component {
     pub generator: Option<Range<usize>>,
     /// Qualified names of the five lists, as written.
     pub section_names: HashMap<Section, String>,
-    pub entries: HashMap<String, Entry>,
+    pub entries: HashMap<String, IndexEntry>,
 }
 
 impl Component {
-    pub fn entry(&self, id: &str, from: &str) -> Result<&Entry> {
+    pub fn entry(&self, id: &str, from: &str) -> OvalResult<&IndexEntry> {
         self.entries.get(id).ok_or_else(|| OvalError::UnknownId { id: id.into(), from: from.into(), component: self.id.clone() })
     }
 }
 
 /// Reads the `oval_definitions` element whose start tag `e` was just read (it started at
 /// byte `start`).
-pub(crate) fn read_component(x: &mut Xml<'_>, e: &BytesStart<'_>, id: &str, ns: Vec<(String, String)>) -> Result<Component> {
+pub(crate) fn read_component(x: &mut Xml<'_>, e: &BytesStart<'_>, id: &str, ns: Vec<(String, String)>) -> OvalResult<Component> {
     let mut c = Component {
         id: id.to_string(),
         root_name: e.name().into_inner().to_string(),
@@ -142,7 +142,7 @@ pub(crate) fn read_component(x: &mut Xml<'_>, e: &BytesStart<'_>, id: &str, ns: 
     }
 }
 
-fn entry(x: &mut Xml<'_>, el: &BytesStart<'_>, empty: bool, section: Section, start: usize, c: &mut Component) -> Result<()> {
+fn entry(x: &mut Xml<'_>, el: &BytesStart<'_>, empty: bool, section: Section, start: usize, c: &mut Component) -> OvalResult<()> {
     let [id, class, datatype] = x.attrs(el, ["id", "class", "datatype"])?;
     let Some(id) = id else {
         if !empty {
@@ -156,7 +156,7 @@ fn entry(x: &mut Xml<'_>, el: &BytesStart<'_>, empty: bool, section: Section, st
         refs_inside(x, &mut refs)?;
     }
     let external = (local(el) == "external_variable").then(|| datatype.unwrap_or_else(|| "string".into()));
-    let e = Entry { section, range: start..x.pos() as usize, refs, class: class.as_deref().and_then(DefClass::parse), external };
+    let e = IndexEntry { section, range: start..x.pos() as usize, refs, class: class.as_deref().and_then(DefClass::parse), external };
     if c.entries.insert(id.clone(), e).is_some() {
         return Err(OvalError::DuplicateId { id, component: c.id.clone() });
     }
@@ -164,7 +164,7 @@ fn entry(x: &mut Xml<'_>, el: &BytesStart<'_>, empty: bool, section: Section, st
 }
 
 /// Walks an element's content to its end tag, collecting the ids it names.
-fn refs_inside(x: &mut Xml<'_>, refs: &mut Vec<String>) -> Result<()> {
+fn refs_inside(x: &mut Xml<'_>, refs: &mut Vec<String>) -> OvalResult<()> {
     let mut depth = 0usize;
     loop {
         match x.next()? {
@@ -188,7 +188,7 @@ fn refs_inside(x: &mut Xml<'_>, refs: &mut Vec<String>) -> Result<()> {
     }
 }
 
-fn ref_attrs(x: &Xml<'_>, el: &BytesStart<'_>, refs: &mut Vec<String>) -> Result<()> {
+fn ref_attrs(x: &Xml<'_>, el: &BytesStart<'_>, refs: &mut Vec<String>) -> OvalResult<()> {
     for (k, v) in x.all_attrs(el)? {
         if k.ends_with("_ref") && !refs.contains(&v) {
             refs.push(v);

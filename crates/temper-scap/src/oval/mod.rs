@@ -7,8 +7,8 @@
 //! Rules whose result does not come from exactly one OVAL definition are routed to the xccdf
 //! path with an [`XccdfReason`]. Platform applicability (the Benchmark's, each Group's and the
 //! rule's) is evaluated from the CPE OVAL definitions, as oscap does: a platform holds only
-//! when its definition is `true`. Either in the same document ([`Plan::build`]) or first on
-//! its own ([`Plan::platforms`], then [`Plan::split`]) so that the checks of rules that are
+//! when its definition is `true`. Either in the same document ([`OvalPlan::build`]) or first on
+//! its own ([`OvalPlan::platforms`], then [`OvalPlan::split`]) so that the checks of rules that are
 //! not applicable never run, as under `oscap xccdf eval`.
 //!
 //! Figures on this host (Debian 12, oscap 1.3.7, see `tests/oval_engine.rs`): one ANSSI rule
@@ -40,7 +40,7 @@ pub use evidence::{
 };
 pub use graph::{DocElement, PathEntity, document_elements};
 pub use index::{DefClass, Section};
-pub use plan::{Plan, PlanStats, PlannedRule, Stage};
+pub use plan::{OvalPlan, PlanStats, PlannedRule, Stage};
 pub use results::{DefinitionResult, OvalResults, RuleOutcome, Split};
 pub use route::{OvalCheck, Route, XccdfReason};
 pub use walk::tree_walkers;

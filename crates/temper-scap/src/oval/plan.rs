@@ -9,7 +9,7 @@ use crate::Benchmark;
 use super::content::OvalContent;
 use super::cpe::{Cpe, CpeCheck};
 use super::doc::{build, closure};
-use super::error::{OvalError, Result};
+use super::error::{OvalError, OvalResult};
 use super::index::Section;
 use super::route::{Route, Router, XccdfReason};
 use super::vars::{Binding, variables_document};
@@ -43,12 +43,12 @@ pub enum Stage {
     /// The rules' definitions and their platforms' CPE definitions: one run decides them.
     Full,
     /// Only the CPE definitions: a first, cheap run that finds the rules not applicable, so
-    /// their checks never run (oscap skips them too). See [`Plan::split`].
+    /// their checks never run (oscap skips them too). See [`OvalPlan::split`].
     Platforms,
 }
 
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct OvalPlan {
     pub stage: Stage,
     pub rules: Vec<PlannedRule>,
     /// The OVAL definitions document; `None` when no rule takes the OVAL path.
@@ -59,35 +59,35 @@ pub struct Plan {
     pub(crate) cpe: Cpe,
     /// Each CPE check the document evaluates -> its definition id there.
     pub(crate) cpe_defs: HashMap<CpeCheck, String>,
-    /// The tests the one walk judges ([`Plan::build_walked`]); their definitions' results come
+    /// The tests the one walk judges ([`OvalPlan::build_walked`]); their definitions' results come
     /// from [`crate::fswalk::WalkPart::results`].
     pub walk: Option<crate::fswalk::WalkPart>,
-    /// The host's definitions the document was cut from, for the evidence ([`Plan::evidence`]).
+    /// The host's definitions the document was cut from, for the evidence ([`OvalPlan::evidence`]).
     pub(crate) source: Option<super::evidence::Source>,
 }
 
-impl Plan {
+impl OvalPlan {
     /// Plans `rules` (full ids) of `benchmark` (read with the profile and tailoring to scan).
-    pub fn build(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> Result<Self> {
+    pub fn build(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Self> {
         Self::build_stage(content, benchmark, rules, Stage::Full)
     }
 
     /// The first stage of a two-stage scan: only the platforms of `rules`.
-    pub fn platforms(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> Result<Self> {
+    pub fn platforms(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Self> {
         Self::build_stage(content, benchmark, rules, Stage::Platforms)
     }
 
-    /// As [`Plan::build`], with the document cut for the one walk: the tree-walking tests it
-    /// implements are judged on the host over the walk ([`Plan::walk`]).
-    pub fn build_walked(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> Result<Self> {
+    /// As [`OvalPlan::build`], with the document cut for the one walk: the tree-walking tests it
+    /// implements are judged on the host over the walk ([`OvalPlan::walk`]).
+    pub fn build_walked(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Self> {
         Self::build_with(content, benchmark, rules, Stage::Full, true)
     }
 
-    pub fn build_stage(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage) -> Result<Self> {
+    pub fn build_stage(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage) -> OvalResult<Self> {
         Self::build_with(content, benchmark, rules, stage, false)
     }
 
-    pub(crate) fn build_with(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage, walk: bool) -> Result<Self> {
+    pub(crate) fn build_with(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage, walk: bool) -> OvalResult<Self> {
         let router = Router::new(content, benchmark);
         let mut planned: Vec<PlannedRule> = Vec::new();
         let mut seen = HashSet::new();
@@ -123,7 +123,7 @@ impl Plan {
             }
         }
         if roots.is_empty() {
-            return Ok(Plan::new(stage, planned, None, None, BTreeMap::new(), content, HashMap::new()));
+            return Ok(OvalPlan::new(stage, planned, None, None, BTreeMap::new(), content, HashMap::new()));
         }
         let built = build(content, &roots, walk && stage == Stage::Full)?;
         let doc_id = |ci: usize, id: &str| {
@@ -149,7 +149,7 @@ impl Plan {
         let cpe_defs = cpe_at.into_iter().map(|(c, ci)| (c.clone(), doc_id(ci, &c.id))).collect();
         let mut source = content.source();
         source.renamed = roots.iter().zip(built.renamed).filter(|(_, m)| !m.is_empty()).map(|((ci, _), m)| (*ci, m)).collect();
-        let mut plan = Plan::new(stage, planned, Some(built.bytes), variables, built.counts, content, cpe_defs);
+        let mut plan = OvalPlan::new(stage, planned, Some(built.bytes), variables, built.counts, content, cpe_defs);
         plan.walk = built.walk;
         plan.source = Some(source);
         Ok(plan)
@@ -173,7 +173,7 @@ impl Plan {
             document_bytes: document.as_ref().map_or(0, Vec::len),
             datastream_bytes: content.len(),
         };
-        Plan { stage, rules, document, variables, stats, cpe: content.xccdf.cpe.clone(), cpe_defs, walk: None, source: None }
+        OvalPlan { stage, rules, document, variables, stats, cpe: content.xccdf.cpe.clone(), cpe_defs, walk: None, source: None }
     }
 
     /// The rules left to `oscap xccdf eval`, with why.
@@ -190,7 +190,7 @@ impl Plan {
 
 /// Sends to the xccdf path the OVAL rules whose definition needs an external variable their
 /// check does not export, or that export one with another value than an earlier rule.
-fn check_variables(content: &OvalContent, planned: &mut [PlannedRule]) -> Result<()> {
+fn check_variables(content: &OvalContent, planned: &mut [PlannedRule]) -> OvalResult<()> {
     let mut bound: HashMap<(usize, String), String> = HashMap::new();
     for r in planned.iter_mut() {
         let Route::Oval(c) = &r.route else { continue };

@@ -12,9 +12,9 @@ use crate::results::Outcome;
 use crate::xml::{Xml, local, read_file};
 
 use super::cpe::CpeCheck;
-use super::error::{OvalError, Result};
+use super::error::{OvalError, OvalResult};
 use super::index::DefClass;
-use super::plan::Plan;
+use super::plan::OvalPlan;
 use super::route::{OvalCheck, Route};
 
 /// An OVAL definition (or test, or criterion) result.
@@ -80,11 +80,11 @@ pub struct OvalResults {
 }
 
 impl OvalResults {
-    pub fn read(path: impl AsRef<Path>) -> Result<Self> {
+    pub fn read(path: impl AsRef<Path>) -> OvalResult<Self> {
         Self::parse(&read_file(path.as_ref())?)
     }
 
-    pub fn parse(input: &[u8]) -> Result<Self> {
+    pub fn parse(input: &[u8]) -> OvalResult<Self> {
         let mut x = Xml::new(input)?;
         let mut out = OvalResults::default();
         let mut root = None;
@@ -129,7 +129,7 @@ pub struct RuleOutcome {
     pub definition: Option<DefinitionResult>,
 }
 
-impl Plan {
+impl OvalPlan {
     fn applicable(&self, check: &OvalCheck, results: &OvalResults) -> bool {
         let is_true = |c: &CpeCheck| self.cpe_defs.get(c).and_then(|id| results.definition(id)) == Some(DefinitionResult::True);
         check.platforms.iter().all(|any| any.iter().any(|p| self.cpe.holds(p, &is_true)))
@@ -137,12 +137,12 @@ impl Plan {
 
     /// The XCCDF result of every rule not on the xccdf path. A definition missing from the
     /// results counts as `not evaluated` (oscap: `notchecked`). For a platforms-only plan,
-    /// use [`Plan::split`].
+    /// use [`OvalPlan::split`].
     pub fn outcomes(&self, results: &OvalResults) -> Vec<RuleOutcome> {
         self.rules.iter().filter_map(|r| self.outcome_of(r, results)).collect()
     }
 
-    /// [`Plan::outcomes`] for one rule; `None` when it is not in the plan or on the xccdf path.
+    /// [`OvalPlan::outcomes`] for one rule; `None` when it is not in the plan or on the xccdf path.
     pub fn outcome(&self, rule: &str, results: &OvalResults) -> Option<RuleOutcome> {
         self.rules.iter().find(|r| r.id == rule).and_then(|r| self.outcome_of(r, results))
     }
@@ -188,8 +188,8 @@ pub struct Split {
     pub not_applicable: Vec<RuleOutcome>,
 }
 
-impl Plan {
-    /// From the results of a platforms-only plan ([`Plan::platforms`]): the rules whose
+impl OvalPlan {
+    /// From the results of a platforms-only plan ([`OvalPlan::platforms`]): the rules whose
     /// platforms hold (and every rule not on the OVAL path) go on to a full plan; the rest are
     /// `notapplicable`, and their checks never run (oscap does not run them either).
     pub fn split(&self, results: &OvalResults) -> Split {

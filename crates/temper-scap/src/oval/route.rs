@@ -9,7 +9,7 @@ use crate::results::Outcome;
 
 use super::content::OvalContent;
 use super::index::{DefClass, Section};
-use super::xccdf::{Check, Item, OVAL_SYSTEM, SCE_SYSTEM, Xccdf};
+use super::xccdf::{OVAL_SYSTEM, SCE_SYSTEM, Xccdf, XccdfCheck, XccdfItem};
 
 /// Why a rule is left to `oscap xccdf eval`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -142,7 +142,7 @@ impl<'a> Router<'a> {
         }
     }
 
-    fn names_group(&self, item: &Item) -> bool {
+    fn names_group(&self, item: &XccdfItem) -> bool {
         let groups = &self.xccdf().groups;
         let is_group = |id: &String| groups.iter().any(|g| &g.id == id);
         item.conflicts.iter().any(is_group) || item.requires.iter().flatten().any(is_group)
@@ -173,7 +173,7 @@ impl<'a> Router<'a> {
         })
     }
 
-    fn oval_check(&self, check: &Check, chain: &[&Item]) -> Result<OvalCheck, XccdfReason> {
+    fn oval_check(&self, check: &XccdfCheck, chain: &[&XccdfItem]) -> Result<OvalCheck, XccdfReason> {
         if check.multi {
             return Err(XccdfReason::MultiCheck);
         }
@@ -197,7 +197,7 @@ impl<'a> Router<'a> {
 }
 
 /// The check oscap picks: a complex-check wins; else the first check of a system it runs.
-fn pick_check(rule: &Item) -> Result<&Check, XccdfReason> {
+fn pick_check(rule: &XccdfItem) -> Result<&XccdfCheck, XccdfReason> {
     if rule.complex_check {
         return Err(XccdfReason::ComplexCheck);
     }

@@ -9,14 +9,14 @@ use quick_xml::events::{BytesStart, Event};
 use crate::xml::{Xml, local, parse_bool};
 
 use super::cpe::{Cpe, read_platforms};
-use super::error::Result;
+use super::error::OvalResult;
 
 pub(crate) const OVAL_SYSTEM: &str = "http://oval.mitre.org/XMLSchema/oval-definitions-5";
 pub(crate) const SCE_SYSTEM: &str = "http://open-scap.org/page/SCE";
 
 /// One `<check>` of a Rule.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Check {
+pub(crate) struct XccdfCheck {
     pub system: String,
     pub selector: Option<String>,
     pub multi: bool,
@@ -29,7 +29,7 @@ pub(crate) struct Check {
 
 /// A Group or Rule, with what decides whether it is evaluated.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Item {
+pub(crate) struct XccdfItem {
     pub id: String,
     /// Index of the enclosing Group in [`Xccdf::groups`].
     pub parent: Option<usize>,
@@ -39,7 +39,7 @@ pub(crate) struct Item {
     pub conflicts: Vec<String>,
     /// Rules only.
     pub role: Option<String>,
-    pub checks: Vec<Check>,
+    pub checks: Vec<XccdfCheck>,
     pub complex_check: bool,
 }
 
@@ -47,21 +47,21 @@ pub(crate) struct Item {
 pub(crate) struct Xccdf {
     pub benchmark_platforms: Vec<String>,
     pub cpe: Cpe,
-    pub groups: Vec<Item>,
+    pub groups: Vec<XccdfItem>,
     /// Rules by id, in document order.
-    pub rules: Vec<Item>,
+    pub rules: Vec<XccdfItem>,
     pub rule_index: HashMap<String, usize>,
     /// Rules some Profile gives a `role` with `refine-rule`.
     pub refined_roles: HashSet<String>,
 }
 
 impl Xccdf {
-    pub fn rule(&self, id: &str) -> Option<&Item> {
+    pub fn rule(&self, id: &str) -> Option<&XccdfItem> {
         self.rule_index.get(id).map(|&i| &self.rules[i])
     }
 
     /// The Groups enclosing a rule, outermost first.
-    pub fn ancestors(&self, rule: &Item) -> Vec<&Item> {
+    pub fn ancestors(&self, rule: &XccdfItem) -> Vec<&XccdfItem> {
         let mut out = Vec::new();
         let mut cur = rule.parent;
         while let Some(i) = cur {
@@ -74,7 +74,7 @@ impl Xccdf {
 }
 
 /// Reads the Benchmark whose start tag was just read.
-pub(crate) fn walk_benchmark(x: &mut Xml<'_>, out: &mut Xccdf) -> Result<()> {
+pub(crate) fn walk_benchmark(x: &mut Xml<'_>, out: &mut Xccdf) -> OvalResult<()> {
     let mut open: Vec<usize> = Vec::new();
     loop {
         let (e, empty) = match x.next()? {
@@ -102,14 +102,14 @@ pub(crate) fn walk_benchmark(x: &mut Xml<'_>, out: &mut Xccdf) -> Result<()> {
             "Profile" if !empty => read_profile_roles(x, out)?,
             "Group" => {
                 let id = x.attr(&e, "id")?.unwrap_or_default();
-                out.groups.push(Item { id, parent: open.last().copied(), ..Item::default() });
+                out.groups.push(XccdfItem { id, parent: open.last().copied(), ..XccdfItem::default() });
                 if !empty {
                     open.push(out.groups.len() - 1);
                 }
             }
             "Rule" => {
                 let [id, role] = x.attrs(&e, ["id", "role"])?;
-                let mut r = Item { id: id.unwrap_or_default(), parent: open.last().copied(), role, ..Item::default() };
+                let mut r = XccdfItem { id: id.unwrap_or_default(), parent: open.last().copied(), role, ..XccdfItem::default() };
                 if !empty {
                     read_rule(x, &mut r, offset)?;
                 }
@@ -121,7 +121,7 @@ pub(crate) fn walk_benchmark(x: &mut Xml<'_>, out: &mut Xccdf) -> Result<()> {
     }
 }
 
-fn skip(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<()> {
+fn skip(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> OvalResult<()> {
     if !empty {
         x.skip(e)?;
     }
@@ -129,7 +129,7 @@ fn skip(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<()> {
 }
 
 /// Reads `platform`, `requires` or `conflicts` into an item; false when `e` is none of them.
-fn item_prop(x: &Xml<'_>, e: &BytesStart<'_>, item: &mut Item) -> Result<bool> {
+fn item_prop(x: &Xml<'_>, e: &BytesStart<'_>, item: &mut XccdfItem) -> OvalResult<bool> {
     match local(e) {
         "platform" => item.platforms.extend(x.attr(e, "idref")?),
         "requires" => item.requires.push(x.attr(e, "idref")?.unwrap_or_default().split_whitespace().map(str::to_string).collect()),
@@ -139,7 +139,7 @@ fn item_prop(x: &Xml<'_>, e: &BytesStart<'_>, item: &mut Item) -> Result<bool> {
     Ok(true)
 }
 
-fn read_rule(x: &mut Xml<'_>, r: &mut Item, offset: u64) -> Result<()> {
+fn read_rule(x: &mut Xml<'_>, r: &mut XccdfItem, offset: u64) -> OvalResult<()> {
     loop {
         let Some((e, empty)) = x.child("Rule")? else {
             return Ok(());
@@ -151,12 +151,12 @@ fn read_rule(x: &mut Xml<'_>, r: &mut Item, offset: u64) -> Result<()> {
         match local(&e) {
             "check" => {
                 let [system, selector, multi, negate] = x.attrs(&e, ["system", "selector", "multi-check", "negate"])?;
-                let mut c = Check {
+                let mut c = XccdfCheck {
                     system: system.unwrap_or_default(),
                     selector: selector.filter(|s| !s.is_empty()),
                     multi: multi.map(|v| parse_bool(&v, "check@multi-check", offset)).transpose()?.unwrap_or(false),
                     negate: negate.map(|v| parse_bool(&v, "check@negate", offset)).transpose()?.unwrap_or(false),
-                    ..Check::default()
+                    ..XccdfCheck::default()
                 };
                 if !empty {
                     read_check(x, &mut c)?;
@@ -172,7 +172,7 @@ fn read_rule(x: &mut Xml<'_>, r: &mut Item, offset: u64) -> Result<()> {
     }
 }
 
-fn read_check(x: &mut Xml<'_>, c: &mut Check) -> Result<()> {
+fn read_check(x: &mut Xml<'_>, c: &mut XccdfCheck) -> OvalResult<()> {
     loop {
         let Some((e, empty)) = x.child("check")? else {
             return Ok(());
@@ -193,7 +193,7 @@ fn read_check(x: &mut Xml<'_>, c: &mut Check) -> Result<()> {
 }
 
 /// Notes every rule a Profile's `refine-rule` gives a role.
-fn read_profile_roles(x: &mut Xml<'_>, out: &mut Xccdf) -> Result<()> {
+fn read_profile_roles(x: &mut Xml<'_>, out: &mut Xccdf) -> OvalResult<()> {
     loop {
         let Some((e, empty)) = x.child("Profile")? else {
             return Ok(());

@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use temper_scap::oval::{OvalContent, OvalEngine, OvalEval, OvalResults, Plan, RuleOutcome, Split, XccdfReason};
+use temper_scap::oval::{OvalContent, OvalEngine, OvalEval, OvalPlan, OvalResults, RuleOutcome, Split, XccdfReason};
 use temper_scap::{Benchmark, Outcome, Tailoring, parse_results, read_benchmark, read_benchmark_tailored};
 
 use super::{oscap, ssg};
@@ -27,7 +27,7 @@ pub struct Case<'a> {
 pub struct Compared {
     pub label: String,
     pub rules: usize,
-    pub plan: Arc<Plan>,
+    pub plan: Arc<OvalPlan>,
     pub build: Duration,
     /// The platforms-only run of a two-stage case, and how many rules it found not applicable.
     pub platforms: Option<(Duration, usize)>,
@@ -90,7 +90,7 @@ fn xccdf_eval(c: &Case<'_>, profile_id: &str, rules: &[&str], out: &Path) -> Dur
 }
 
 /// Runs `oscap oval eval` on a plan's files in `dir`, named after `stem`.
-fn oval_eval(dir: &Path, stem: &str, plan: &Plan) -> (OvalResults, Duration, PathBuf) {
+fn oval_eval(dir: &Path, stem: &str, plan: &OvalPlan) -> (OvalResults, Duration, PathBuf) {
     let (results, took) = oval_eval_files(dir, stem, plan, true);
     (OvalResults::read(&results).unwrap(), took, results)
 }
@@ -98,7 +98,7 @@ fn oval_eval(dir: &Path, stem: &str, plan: &Plan) -> (OvalResults, Duration, Pat
 /// Writes a plan's document (and variables) to `dir`, named after `stem`, and runs `oscap oval
 /// eval` on them, the schema checked unless `skip_valid`: the results document's path, and how
 /// long oscap took.
-pub fn oval_eval_files(dir: &Path, stem: &str, plan: &Plan, skip_valid: bool) -> (PathBuf, Duration) {
+pub fn oval_eval_files(dir: &Path, stem: &str, plan: &OvalPlan, skip_valid: bool) -> (PathBuf, Duration) {
     let doc = dir.join(format!("{stem}.xml"));
     std::fs::write(&doc, plan.document.as_ref().expect("a document")).unwrap();
     let vars = plan.variables.as_ref().map(|v| {

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::WebError;
 pub use format::duration;
-pub use view::{AttemptView, EventView, RunRow};
+pub use view::{EventView, LabeledAttempt, RunRow};
 
 const TEMPLATES: [(&str, &str); 4] = [
     ("base.html", include_str!("../../templates/base.html")),

@@ -2,19 +2,19 @@
 use serde::Serialize;
 use temper_journal::{Attempt, Event, EventKind, Run};
 
-use crate::progress::Progress;
+use crate::progress::RunProgress;
 
 /// A line of the runs page.
 #[derive(Debug, Serialize)]
 pub struct RunRow {
     pub run: Run,
-    pub p: Progress,
+    pub p: RunProgress,
 }
 
 /// One attempt with what the report also derives: its label, outcome and warning. Its fields,
 /// the regressions among them, are the attempt's own.
 #[derive(Debug, Serialize)]
-pub struct AttemptView {
+pub struct LabeledAttempt {
     #[serde(flatten)]
     pub attempt: Attempt,
     pub label: String,
@@ -22,7 +22,7 @@ pub struct AttemptView {
     pub warning: Option<String>,
 }
 
-impl AttemptView {
+impl LabeledAttempt {
     /// `all`: the rule's attempts, which tell a second pass from a first try.
     pub fn new(a: &Attempt, all: &[Attempt]) -> Self {
         Self { attempt: a.clone(), label: a.label(all), outcome: a.outcome(), warning: a.warning() }

@@ -7,7 +7,7 @@ use temper_report::plan::StepView;
 use temper_scap::oval::{Evidence, Finding};
 
 use crate::WebError;
-use crate::pages::AttemptView;
+use crate::pages::LabeledAttempt;
 use crate::state::AppState;
 use temper_journal::RunId;
 
@@ -16,7 +16,7 @@ pub async fn show(State(app): State<AppState>, Path((id, rule_id)): Path<(RunId,
     let rule = app.rule(id, &rule_id).await?;
     let attempts = app.journal.rule_attempts(id, &rule_id).await?;
     let plan = plan_step(&app, &run, &rule_id).await?;
-    let attempts: Vec<AttemptView> = attempts.iter().map(|a| AttemptView::new(a, &attempts)).collect();
+    let attempts: Vec<LabeledAttempt> = attempts.iter().map(|a| LabeledAttempt::new(a, &attempts)).collect();
     let lessons: Vec<Lesson> =
         app.journal.lessons(Recall::all().rule(&rule_id)).await?.into_iter().filter(|l| l.run_id == Some(id)).collect();
     let bans: Vec<Ban> = app
@@ -40,7 +40,7 @@ struct RulePage {
     /// What the final scan found wrong with it, against what the check expects.
     findings: Vec<Finding>,
     evidence: Option<String>,
-    attempts: Vec<AttemptView>,
+    attempts: Vec<LabeledAttempt>,
     lessons: Vec<Lesson>,
     bans: Vec<Ban>,
 }

@@ -6,11 +6,11 @@ use serde::{Deserialize, Serialize};
 use temper_journal::{Rule, RuleStatus, Run, RunStatus};
 use temper_report::Format;
 use temper_report::plan::PlanView;
-use temper_report::{Progress as Chart, chart_svg};
+use temper_report::{ProgressChart, chart_svg};
 
 use crate::WebError;
 use crate::pages::{EventView, RunRow};
-use crate::progress::Progress;
+use crate::progress::RunProgress;
 use crate::state::AppState;
 use temper_journal::RunId;
 
@@ -23,7 +23,7 @@ pub async fn index(State(app): State<AppState>) -> Result<Html<String>, WebError
         let rules = app.journal.rules(run.id).await?;
         let events = if run.status == RunStatus::Running { app.journal.events(run.id, 0).await? } else { Vec::new() };
         let memory = crate::progress::remembered(&app, &run).await?;
-        rows.push(RunRow { p: Progress::of(&run, &rules, &events, &memory), run });
+        rows.push(RunRow { p: RunProgress::of(&run, &rules, &events, &memory), run });
     }
     #[derive(Serialize)]
     struct Page {
@@ -53,7 +53,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<RunId>, Query(q): 
     let run = app.run(id).await?;
     let mut rules = app.journal.rules(id).await?;
     let events = app.journal.events(id, 0).await?;
-    let p = Progress::of(&run, &rules, &events, &crate::progress::remembered(&app, &run).await?);
+    let p = RunProgress::of(&run, &rules, &events, &crate::progress::remembered(&app, &run).await?);
     let total = rules.len();
     let plan = temper_report::plan::applied(&run, &rules, &app.journal.attempts(id).await?, &events);
     let interruptions = temper_report::interruptions(&events);
@@ -78,7 +78,7 @@ pub async fn chart(State(app): State<AppState>, Path(id): Path<RunId>) -> Result
 #[derive(Serialize)]
 struct RunPage {
     run: Run,
-    p: Progress,
+    p: RunProgress,
     /// In review order; only `filter`'s when set.
     rules: Vec<Rule>,
     /// Every rule of the run, shown or not.
@@ -98,7 +98,7 @@ struct RunPage {
 }
 
 /// The chart of `events`; a running run's time axis runs to now.
-fn live_chart(run: &Run, events: &[temper_journal::Event]) -> Chart {
-    let chart = Chart::of(events);
+fn live_chart(run: &Run, events: &[temper_journal::Event]) -> ProgressChart {
+    let chart = ProgressChart::of(events);
     if run.status == RunStatus::Running { chart.to_now(events, chrono::Utc::now().fixed_offset()) } else { chart }
 }

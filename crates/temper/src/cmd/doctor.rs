@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::wiring;
 
 #[derive(Debug, Serialize)]
-struct Check {
+struct DoctorCheck {
     check: &'static str,
     ok: bool,
     detail: String,
@@ -19,19 +19,19 @@ struct Check {
     fix: &'static str,
 }
 
-fn check(check: &'static str, result: Result<String, String>, fix: &'static str) -> Check {
+fn check(check: &'static str, result: Result<String, String>, fix: &'static str) -> DoctorCheck {
     match result {
-        Ok(detail) => Check { check, ok: true, detail, fix: "" },
-        Err(detail) => Check { check, ok: false, detail, fix },
+        Ok(detail) => DoctorCheck { check, ok: true, detail, fix: "" },
+        Err(detail) => DoctorCheck { check, ok: false, detail, fix },
     }
 }
 
 /// One target's checks.
 #[derive(Debug, Serialize)]
-struct Report {
+struct DoctorReport {
     target: String,
     ok: bool,
-    checks: Vec<Check>,
+    checks: Vec<DoctorCheck>,
 }
 
 /// Checks one target (`--target`, else the only one or `default`), or every one (`--all`).
@@ -40,7 +40,7 @@ pub async fn run(config: &Config, target: Option<&str>, all: bool, json: bool) -
     let mut reports = Vec::new();
     for t in &targets {
         let checks = target_checks(config, t).await;
-        reports.push(Report { target: t.name.clone(), ok: checks.iter().all(|c| c.ok), checks });
+        reports.push(DoctorReport { target: t.name.clone(), ok: checks.iter().all(|c| c.ok), checks });
     }
     // The LLM endpoint is the same for every target: checked once.
     let llm = match wiring::llm_config(config, None, None) {
@@ -63,7 +63,7 @@ pub async fn run(config: &Config, target: Option<&str>, all: bool, json: bool) -
         } else {
             // One target: every check in one list, as before targets.
             let r = reports.remove(0);
-            let checks: Vec<&Check> = r.checks.iter().chain(&llm).collect();
+            let checks: Vec<&DoctorCheck> = r.checks.iter().chain(&llm).collect();
             print_json(&serde_json::json!({"ok": ok, "target": r.target, "checks": checks}))?;
         }
     } else {
@@ -77,7 +77,7 @@ pub async fn run(config: &Config, target: Option<&str>, all: bool, json: bool) -
     Ok(if ok { 0 } else { 1 })
 }
 
-fn print_check(c: &Check) {
+fn print_check(c: &DoctorCheck) {
     println!("[{}] {}: {}", if c.ok { " ok " } else { "FAIL" }, c.check, c.detail);
     if !c.ok {
         println!("       fix: {}", c.fix);
@@ -85,7 +85,7 @@ fn print_check(c: &Check) {
 }
 
 /// Hypervisor, baseline, SSH, sudo, skill, content and oscap, for one target.
-async fn target_checks(config: &Config, target: &Target) -> Vec<Check> {
+async fn target_checks(config: &Config, target: &Target) -> Vec<DoctorCheck> {
     let mut checks = Vec::new();
     let hv = wiring::hypervisor(target);
     let running = hv.is_running().await;

@@ -14,13 +14,13 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use temper_core::controls::RunControls;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{RebootProof, Run, RunId, RunStatus, RunSummary};
+use temper_core::journal::{RebootOutcome, Run, RunId, RunStatus, RunSummary};
 use temper_core::plan::own_key::OwnKey;
 use temper_core::plan::seal::{self, Trust};
 use temper_core::plan::{Applying, PlanOrigin, PlannedFix, Terms};
 use temper_core::target::Target;
 
-use super::plan::{Applied, ForRun, export, for_run};
+use super::plan::{AppliedPlan, ForRun, export, for_run};
 use crate::config::Config;
 
 /// What makes two runs on one target and snapshot one job: skill, profile, rules asked for,
@@ -53,7 +53,7 @@ pub enum NoPlan {
     /// The datastream could not be read: no run can be matched to it.
     UnknownContent,
     /// The last finished run of this job did not pass its reboot proof (or had none).
-    NotProven { run: RunId, proof: RebootProof },
+    NotProven { run: RunId, proof: RebootOutcome },
     /// The last finished run of this job kept no fix.
     NothingKept { run: RunId },
     /// Its plan could not be written or read back.
@@ -70,7 +70,7 @@ impl NoPlan {
             Self::NoEarlierRun => "no earlier finished run of this job on this target".into(),
             Self::UnknownContent => "the datastream could not be read, so no earlier run can be matched to it".into(),
             Self::NotProven { run, proof } => {
-                let why = if *proof == RebootProof::NotRun { "skipped the reboot proof" } else { "did not pass its reboot proof" };
+                let why = if *proof == RebootOutcome::NotRun { "skipped the reboot proof" } else { "did not pass its reboot proof" };
                 format!("the last run of this job, run {run}, {why}")
             }
             Self::NothingKept { run } => format!("the last run of this job, run {run}, kept no fix"),
@@ -96,8 +96,8 @@ pub fn choose(runs: &[Run], target: &Target, job: &Job) -> Result<RunId, NoPlan>
     };
     let last = runs.iter().filter(same).max_by_key(|r| r.id).ok_or(NoPlan::NoEarlierRun)?;
     let summary = last.summary_json.as_deref().and_then(|s| serde_json::from_str::<RunSummary>(s).ok());
-    let proof = RebootProof::of(summary.and_then(|s| s.rebooted));
-    if proof != RebootProof::Proven {
+    let proof = RebootOutcome::of(summary.and_then(|s| s.rebooted));
+    if proof != RebootOutcome::Proven {
         return Err(NoPlan::NotProven { run: last.id, proof });
     }
     Ok(last.id)
@@ -108,7 +108,7 @@ pub fn choose(runs: &[Run], target: &Target, job: &Job) -> Result<RunId, NoPlan>
 /// the content, profile and tailoring) and matched against the store, or why there is none.
 /// Errors stop the run before it exists: the store failing, the host's key exposed, or a sealed
 /// plan that does not hold or that the store no longer agrees with.
-pub async fn take(config: &Config, store: &temper_store::Store, target: &Target, job: &Job) -> anyhow::Result<Result<Applied, NoPlan>> {
+pub async fn take(config: &Config, store: &temper_store::Store, target: &Target, job: &Job) -> anyhow::Result<Result<AppliedPlan, NoPlan>> {
     let runs = store.list_runs(i64::MAX).await?;
     let run = match choose(&runs, target, job) {
         Ok(run) => run,
@@ -120,7 +120,11 @@ pub async fn take(config: &Config, store: &temper_store::Store, target: &Target,
     }
     let at = Applying { now: chrono::Utc::now(), target: Some(&target.name), fleet: None };
     let applied = proven(config, store, run, &dir, job, at).await?;
-    Ok(if applied.fixes.is_empty() { Err(NoPlan::NothingKept { run }) } else { Ok(Applied { origin: PlanOrigin::LastProven, ..applied }) })
+    Ok(if applied.fixes.is_empty() {
+        Err(NoPlan::NothingKept { run })
+    } else {
+        Ok(AppliedPlan { origin: PlanOrigin::LastProven, ..applied })
+    })
 }
 
 /// Run `run`'s plan sealed in `dir`, verified with the host's own key `at` a target, and the
@@ -132,7 +136,7 @@ pub async fn proven(
     dir: &Path,
     job: &Job,
     at: Applying<'_>,
-) -> anyhow::Result<Applied> {
+) -> anyhow::Result<AppliedPlan> {
     let key = OwnKey::open(&config.plan_key_file)?;
     let refused = || format!("run {run}'s plan, sealed at its end in {}, is refused; `--no-plan` runs the full loop", dir.display());
     let trust = Trust::Signers(key.signers.clone());

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use temper_core::controls::RunControls;
 use temper_core::journal::Journal;
 use temper_core::plan::seal::{self, Trust};
-use temper_core::plan::{Applying, Expect, Folder, Opened, Plan, PlanOrigin, PlannedFix, Terms, terms};
+use temper_core::plan::{Applying, Folder, Opened, Plan, PlanOrigin, PlannedFix, RunInputs, Terms, terms};
 use temper_report::{load, plan, resolve_run};
 
 use crate::config::Config;
@@ -234,7 +234,7 @@ fn unpack(config: &Config, dir: &Path, output: &Path, check: &CheckArgs) -> anyh
 /// A plan a run applies (`temper run --plan`), kept with the run's options so that a resume
 /// applies the same steps.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Applied {
+pub struct AppliedPlan {
     pub dir: String,
     /// The run it was exported from.
     pub from_run: RunId,
@@ -265,7 +265,7 @@ pub struct ForRun<'a> {
 /// its sha256) and refuses it unless it was made with this content, profile and tailoring.
 /// Nothing has touched the guest yet, and nothing is read from `dir` again. Applied as given
 /// (`--plan`): the caller says otherwise.
-pub fn for_run(dir: &Path, r: &ForRun<'_>) -> anyhow::Result<Applied> {
+pub fn for_run(dir: &Path, r: &ForRun<'_>) -> anyhow::Result<AppliedPlan> {
     let within = || format!("the plan in {}", dir.display());
     let folder = Folder::read(dir).with_context(within)?;
     let opened = temper_core::plan::open(&folder, r.trust, &r.at).with_context(within)?;
@@ -283,9 +283,16 @@ pub fn for_run(dir: &Path, r: &ForRun<'_>) -> anyhow::Result<Applied> {
     let plan = opened.plan;
     let content_sha256 = r.content_sha256.context("the datastream could not be read to check the plan's content against it")?;
     let tailoring = r.controls.tailoring.as_ref().map(|t| (t.file.as_str(), t.sha256.as_str()));
-    plan.check(&Expect { profile: r.profile, content_sha256, tailoring }).with_context(within)?;
+    plan.check(&RunInputs { profile: r.profile, content_sha256, tailoring }).with_context(within)?;
     let (from_run, regression_every) = (plan.header.source.run, plan.header.source.regression_every);
-    Ok(Applied { dir: dir.display().to_string(), from_run, fixes: plan.fixes(), regression_every, signed_by, origin: PlanOrigin::Given })
+    Ok(AppliedPlan {
+        dir: dir.display().to_string(),
+        from_run,
+        fixes: plan.fixes(),
+        regression_every,
+        signed_by,
+        origin: PlanOrigin::Given,
+    })
 }
 
 /// What `temper run --plan` asks of the plan: `--unsigned`, or a signature by a key of

@@ -22,14 +22,14 @@ use super::last_plan::{self, NoPlan};
 use super::{EXIT_ERROR, EXIT_PAUSED, print_json};
 use crate::cli::{AgentArgs, RunArgs};
 use crate::config::Config;
-use crate::progress::{Progress, hms};
+use crate::progress::{CliProgress, hms};
 use crate::telemetry::notice;
 use crate::wiring;
 use temper_core::journal::RunId;
 
 /// What a run was started with; stored so `resume` continues the same run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Options {
+struct RunOptions {
     /// Skill, profile, rules, controls and content: what makes two runs one job.
     #[serde(flatten)]
     job: last_plan::Job,
@@ -51,7 +51,7 @@ struct Options {
     reboot_proof: bool,
     /// The proven plan the run applies first (`--plan`, or the job's last proven one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    plan: Option<super::plan::Applied>,
+    plan: Option<super::plan::AppliedPlan>,
     /// Why it applies none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     no_plan: Option<NoPlan>,
@@ -62,7 +62,7 @@ struct Options {
 
 /// Where a run comes from when not from `temper run` itself.
 #[derive(Debug, Clone, Default)]
-pub struct Origin {
+pub struct RunOrigin {
     /// Groups the fleet's runs.
     pub fleet: Option<String>,
     /// The fleet queue item the run is for: the run is recorded on it as soon as it exists.
@@ -73,12 +73,12 @@ pub struct Origin {
 
 pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {
     let target = config.target(args.target.name.as_deref())?;
-    start_on(config, target, args, Origin::default()).await
+    start_on(config, target, args, RunOrigin::default()).await
 }
 
 /// `temper run` on `target`. A fleet queue item's run is recorded on the item as soon as it
 /// exists, so a worker that takes the item over resumes that run.
-pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin: Origin) -> anyhow::Result<u8> {
+pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin: RunOrigin) -> anyhow::Result<u8> {
     if let Some(s) = &args.skill {
         target.skill = s.clone();
     }
@@ -126,7 +126,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
             Err(why) => (None, Some(why)),
         },
     };
-    let opts = Options {
+    let opts = RunOptions {
         job,
         rule_budget_secs: args.rule_budget_secs.unwrap_or(config.rule_budget_secs),
         max_attempts: args.max_attempts.unwrap_or(config.max_attempts),
@@ -199,7 +199,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
         }
         (None, _) => {}
     }
-    execute(config, Arc::new(store), Job { run, target, kind, opts, resuming: false }).await
+    execute(config, Arc::new(store), RunToDrive { run, target, kind, opts, resuming: false }).await
 }
 
 pub async fn resume(config: &Config, run: Option<RunId>, agent: AgentArgs, quiet: bool, json: bool) -> anyhow::Result<u8> {
@@ -211,7 +211,7 @@ pub async fn resume(config: &Config, run: Option<RunId>, agent: AgentArgs, quiet
     if row.status == RunStatus::Finished {
         anyhow::bail!("run {} is finished (exit code {:?}); start a new one with `temper run`", row.id, row.exit_code);
     }
-    let mut opts: Options = serde_json::from_str(&row.options_json).context("the run's stored options")?;
+    let mut opts: RunOptions = serde_json::from_str(&row.options_json).context("the run's stored options")?;
     if agent.llm.is_some() {
         opts.llm_url = agent.llm;
     }
@@ -238,12 +238,12 @@ pub async fn resume(config: &Config, run: Option<RunId>, agent: AgentArgs, quiet
             target.label()
         ),
     );
-    execute(config, Arc::new(store), Job { run: row.id, target, kind, opts, resuming: true }).await
+    execute(config, Arc::new(store), RunToDrive { run: row.id, target, kind, opts, resuming: true }).await
 }
 
 /// The target a run was started on, as stored with it, whatever the config says now. A run
 /// from before targets were stored goes on with the configured one, its skill and baseline kept.
-fn stored_target(config: &Config, row: &Run, opts: &Options) -> anyhow::Result<Target> {
+fn stored_target(config: &Config, row: &Run, opts: &RunOptions) -> anyhow::Result<Target> {
     if let Some(t) = &row.target_config {
         return Ok(t.clone());
     }
@@ -255,17 +255,17 @@ fn stored_target(config: &Config, row: &Run, opts: &Options) -> anyhow::Result<T
 }
 
 /// One run to drive: on what, with which agent and options.
-struct Job {
+struct RunToDrive {
     run: RunId,
     target: Target,
     kind: AgentKind,
-    opts: Options,
+    opts: RunOptions,
     /// A resume: the run is marked running again and the resume recorded.
     resuming: bool,
 }
 
 /// Takes the run's lease (refused while another live process drives it), then drives the run.
-async fn execute(config: &Config, store: Arc<Store>, job: Job) -> anyhow::Result<u8> {
+async fn execute(config: &Config, store: Arc<Store>, job: RunToDrive) -> anyhow::Result<u8> {
     let run = job.run;
     let clock = Arc::new(Clock::default());
     let journal: Arc<dyn Journal> = store.clone();
@@ -304,8 +304,8 @@ async fn execute(config: &Config, store: Arc<Store>, job: Job) -> anyhow::Result
     code
 }
 
-async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyhow::Result<u8> {
-    let Job { run, target, kind, opts, .. } = job;
+async fn drive(config: &Config, store: &Store, lease: &Lease, job: RunToDrive) -> anyhow::Result<u8> {
+    let RunToDrive { run, target, kind, opts, .. } = job;
     let skill = wiring::skill(config, &opts.job.skill)?;
     let ds = wiring::host_datastream(config, &skill);
     let content = opts.job.controls.read_content(&opts.job.profile, &ds).with_context(|| format!("reading {}", ds.display()))?;
@@ -314,7 +314,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: Job) -> anyho
     let agent = wiring::agents(kind, llm, &skill)?;
     let (hv, guest) = (wiring::hypervisor(&target), wiring::guest(config, &target)?);
     let clock = lease.clock();
-    let progress = (!opts.quiet).then(Progress::new);
+    let progress = (!opts.quiet).then(CliProgress::new);
     let mut scanner = wiring::scanner(config, &skill, &opts.job.profile).for_run(run);
     let side = wiring::oval(config, &skill, content.clone())?;
     if opts.engine == Engine::Oval {

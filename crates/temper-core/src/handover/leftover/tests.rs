@@ -4,16 +4,16 @@ use super::*;
 
 /// A disk as a map of paths to contents; a folder is a path ending in `/`.
 #[derive(Default)]
-struct Disk(BTreeMap<String, Vec<u8>>);
+struct FakeDisk(BTreeMap<String, Vec<u8>>);
 
-impl Disk {
+impl FakeDisk {
     fn with(mut self, path: &str, text: &str) -> Self {
         self.0.insert(path.into(), text.as_bytes().to_vec());
         self
     }
 }
 
-impl ImageView for Disk {
+impl ImageView for FakeDisk {
     fn read(&self, path: &str) -> Option<Vec<u8>> {
         self.0.get(path).cloned()
     }
@@ -39,8 +39,8 @@ impl ImageView for Disk {
 const STATUS: &str = "Package: sudo\nStatus: install ok installed\n\nPackage: openscap-scanner\nStatus: deinstall ok config-files\n\n\
                       Package: ssg-base\nStatus: purge ok not-installed\n\nPackage: libopenscap25\nStatus: install ok installed\n";
 
-fn clean() -> Disk {
-    Disk::default()
+fn clean() -> FakeDisk {
+    FakeDisk::default()
         .with("/etc/passwd", "root:x:0:0::/root:/bin/bash\nadmin:x:1000:1000::/home/admin:/bin/bash\n")
         .with("/etc/group", "sudo:x:27:admin\nadmin:x:1000:\n")
         .with("/etc/sudoers", "root ALL=(ALL:ALL) ALL\n%sudo ALL=(ALL:ALL) ALL\nDefaults requiretty\n")

@@ -63,13 +63,13 @@ fn what_cannot_be_passed_on_as_data_is_refused() {
     let f = Footprint::default();
     for (user, group) in [("temper;id", "sudo"), ("temper", "$(id)")] {
         let h = Handover { user, public_key: None, footprint: &f, admin_group: group, steps: &[] };
-        assert!(matches!(render(&h), Err(ScriptError::Name(_))));
+        assert!(matches!(render(&h), Err(HandoverScriptError::Name(_))));
     }
     let h = Handover { user: "temper", public_key: Some("ssh-ed25519 AAA'$(id)"), footprint: &f, admin_group: "sudo", steps: &[] };
-    assert_eq!(render(&h), Err(ScriptError::Key));
+    assert_eq!(render(&h), Err(HandoverScriptError::Key));
     let bad = Footprint { packages: vec!["x y".into()], ..Footprint::default() };
     let h = Handover { user: "temper", public_key: None, footprint: &bad, admin_group: "sudo", steps: &[] };
-    assert!(matches!(render(&h), Err(ScriptError::Footprint(_))));
+    assert!(matches!(render(&h), Err(HandoverScriptError::Footprint(_))));
 }
 
 #[test]
@@ -82,5 +82,5 @@ fn an_export_that_keeps_the_harness_removes_nothing_and_powers_off_clean() {
     }
     let (admins, end) = (s.find("say \"admins").unwrap(), s.find("systemctl poweroff").unwrap());
     assert!(admins < end && s.trim_end().ends_with("handover </dev/null"), "{s}");
-    assert_eq!(render_kept("su do; reboot"), Err(ScriptError::Name("su do; reboot".into())));
+    assert_eq!(render_kept("su do; reboot"), Err(HandoverScriptError::Name("su do; reboot".into())));
 }

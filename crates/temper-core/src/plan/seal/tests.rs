@@ -156,9 +156,9 @@ fn a_key_not_allowed_for_plans_or_expired_is_refused() {
     sign(&f.dir, &f.key, None).unwrap();
     let tmp = f.dir.parent().unwrap();
     let git_only = allowed(tmp, "git@x", &f.key, "namespaces=\"git\" ");
-    assert!(matches!(verify(&f.dir, &git_only), Err(SealError::Refused { why: Refusal::Namespace(_), line: 2, .. })));
+    assert!(matches!(verify(&f.dir, &git_only), Err(SealError::Refused { why: SignerRefusal::Namespace(_), line: 2, .. })));
     let expired = allowed(tmp, "old@x", &f.key, "valid-before=20200101Z ");
-    assert!(matches!(verify(&f.dir, &expired), Err(SealError::Refused { why: Refusal::Expired(_), .. })));
+    assert!(matches!(verify(&f.dir, &expired), Err(SealError::Refused { why: SignerRefusal::Expired(_), .. })));
 }
 
 #[test]

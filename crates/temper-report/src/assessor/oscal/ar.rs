@@ -8,7 +8,7 @@ use temper_journal::RuleStatus;
 use temper_journal::controls::RunControls;
 use temper_scap::Benchmark;
 
-use crate::assessor::oscal::{self, Doc, Kind, RuleDoc, failing, prop, props, text};
+use crate::assessor::oscal::{self, Doc, RuleDoc, UuidKind, failing, prop, props, text};
 use crate::error::ReportError;
 use crate::run::RunData;
 
@@ -25,18 +25,18 @@ pub fn render(data: &RunData, content: Option<&Benchmark>) -> Result<String, Rep
     let risks: Vec<Value> = at_risk.iter().map(|d| oscal::risk(data, content, ids, p, d, oscal::waiver_of(&waivers, d.rule))).collect();
     let findings: Vec<Value> = at_risk.iter().map(|d| oscal::finding(ids, p, d, true)).collect();
     let profile_title = content.and_then(|c| c.profile.as_ref()).map_or(run.profile.as_str(), |p| p.title.as_str());
-    let plan = ids.of(Kind::Plan, "");
+    let plan = ids.of(UuidKind::Plan, "");
     let still = at_risk.iter().filter(|d| failing(d.result)).count();
     let mut doc = json!({
         "assessment-results": {
-            "uuid": ids.of(Kind::AssessmentResults, ""),
+            "uuid": ids.of(UuidKind::AssessmentResults, ""),
             "metadata": oscal::metadata(run, format!("temper run {}: {profile_title} on {}", run.id, run.target)),
             "import-ap": {
                 "href": format!("#{plan}"),
                 "remarks": "temper writes no assessment plan: the back-matter resource this points to names the profile, content and tailoring the run assessed.",
             },
             "results": [{
-                "uuid": ids.of(Kind::Result, ""),
+                "uuid": ids.of(UuidKind::Result, ""),
                 "title": text(&format!("temper run {}", run.id)),
                 "description": text(&format!(
                     "temper run {} on {}: {} rules scanned, {} failed a scan, {still} still fail. Score {} before, {} after. Reboot proof: {}.",
@@ -63,7 +63,7 @@ pub fn render(data: &RunData, content: Option<&Benchmark>) -> Result<String, Rep
                     "inventory-items": p.inventory(run),
                     "assessment-assets": {
                         "assessment-platforms": [{
-                            "uuid": ids.of(Kind::Platform, ""),
+                            "uuid": ids.of(UuidKind::Platform, ""),
                             "title": "temper",
                             "uses-components": [{"component-uuid": p.tool}],
                         }],

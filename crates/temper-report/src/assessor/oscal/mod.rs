@@ -31,7 +31,7 @@ pub const NS: &str = "https://temper.invalid/ns/oscal";
 
 /// What a UUID names; with the run it gives the same UUID on every export.
 #[derive(Debug, Clone, Copy)]
-pub enum Kind {
+pub enum UuidKind {
     AssessmentResults,
     Poam,
     Result,
@@ -48,7 +48,7 @@ pub enum Kind {
     PoamItem,
 }
 
-impl Kind {
+impl UuidKind {
     fn as_str(self) -> &'static str {
         match self {
             Self::AssessmentResults => "assessment-results",
@@ -78,7 +78,7 @@ impl Ids {
     }
 
     /// The UUID of a `kind` keyed by `key` (a rule id, an attempt id, or empty).
-    pub fn of(&self, kind: Kind, key: &str) -> String {
+    pub fn of(&self, kind: UuidKind, key: &str) -> String {
         Uuid::new_v5(&self.0, format!("{}:{key}", kind.as_str()).as_bytes()).to_string()
     }
 }
@@ -175,7 +175,7 @@ pub struct Parties {
 
 impl Parties {
     pub fn new(ids: &Ids) -> Self {
-        Self { target: ids.of(Kind::Target, ""), target_item: ids.of(Kind::TargetItem, ""), tool: ids.of(Kind::Tool, "") }
+        Self { target: ids.of(UuidKind::Target, ""), target_item: ids.of(UuidKind::TargetItem, ""), tool: ids.of(UuidKind::Tool, "") }
     }
 
     pub fn components(&self, data: &RunData, content: Option<&Benchmark>) -> Value {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use temper_journal::RuleStatus;
 use temper_scap::Benchmark;
 
-use crate::assessor::oscal::{self, Doc, Kind, RuleDoc, failing, prop, props, text};
+use crate::assessor::oscal::{self, Doc, RuleDoc, UuidKind, failing, prop, props, text};
 use crate::error::ReportError;
 use crate::run::RunData;
 
@@ -30,7 +30,7 @@ pub fn render(data: &RunData, content: Option<&Benchmark>) -> Result<String, Rep
         findings.push(oscal::finding(ids, p, d, true));
         let rule = &d.rule.rule_id;
         items.push(json!({
-            "uuid": ids.of(Kind::PoamItem, rule),
+            "uuid": ids.of(UuidKind::PoamItem, rule),
             "title": text(&d.title),
             "description": text(&format!(
                 "{}{}",
@@ -44,14 +44,14 @@ pub fn render(data: &RunData, content: Option<&Benchmark>) -> Result<String, Rep
                 prop("final-scan", d.result.as_str()),
             ]),
             "origins": p.origins(),
-            "related-findings": [{"finding-uuid": ids.of(Kind::Finding, rule)}],
-            "related-observations": [{"observation-uuid": ids.of(Kind::Observation, rule)}],
-            "related-risks": [{"risk-uuid": ids.of(Kind::Risk, rule)}],
+            "related-findings": [{"finding-uuid": ids.of(UuidKind::Finding, rule)}],
+            "related-observations": [{"observation-uuid": ids.of(UuidKind::Observation, rule)}],
+            "related-risks": [{"risk-uuid": ids.of(UuidKind::Risk, rule)}],
         }));
     }
     let profile_title = content.and_then(|c| c.profile.as_ref()).map_or(run.profile.as_str(), |p| p.title.as_str());
     let mut poam = json!({
-        "uuid": ids.of(Kind::Poam, ""),
+        "uuid": ids.of(UuidKind::Poam, ""),
         "metadata": oscal::metadata(run, format!("temper run {}: plan of action and milestones for {} ({profile_title})", run.id, run.target)),
         "system-id": {"identifier-type": "http://ietf.org/rfc/rfc4122", "id": p.target},
         "local-definitions": {

@@ -2,7 +2,7 @@
 use serde_json::{Value, json};
 use temper_journal::{Event, EventData};
 
-use super::{Ids, Kind, Parties, last_modified, prop, props, text};
+use super::{Ids, Parties, UuidKind, last_modified, prop, props, text};
 use crate::run::RunData;
 
 /// Whether the final state survived a cold reboot, as a property value.
@@ -23,7 +23,7 @@ pub fn reboot_observation(data: &RunData, ids: &Ids, p: &Parties) -> Value {
         evidence.push(json!({"description": "No reboot is recorded for this run."}));
     }
     json!({
-        "uuid": ids.of(Kind::Reboot, ""),
+        "uuid": ids.of(UuidKind::Reboot, ""),
         "title": "Reboot proof",
         "description": text(&format!("Reboot proof: {line}.")),
         "props": props([prop("reboot-proof", reboot_value(data))]),

@@ -5,7 +5,7 @@ use temper_journal::waiver::{Waiver, WaiverState};
 use temper_journal::{Attempt, Rule, RuleStatus, ScanResult};
 use temper_scap::Benchmark;
 
-use super::{Ids, Kind, Parties, code, failing, last_modified, last_result, oscal_start, prop, props, sha256, text, token};
+use super::{Ids, Parties, UuidKind, code, failing, last_modified, last_result, oscal_start, prop, props, sha256, text, token};
 use crate::run::RunData;
 use crate::text::short;
 use crate::view::{next_steps, rule_info};
@@ -65,7 +65,7 @@ pub fn observation(data: &RunData, ids: &Ids, p: &Parties, d: &RuleDoc) -> Value
         }));
     }
     json!({
-        "uuid": ids.of(Kind::Observation, &r.rule_id),
+        "uuid": ids.of(UuidKind::Observation, &r.rule_id),
         "title": text(&d.title),
         "description": text(&d.summary()),
         "props": props([
@@ -114,7 +114,7 @@ pub fn finding(ids: &Ids, p: &Parties, d: &RuleDoc, risk: bool) -> Value {
     let r = d.rule;
     let (state, reason) = if failing(d.result) { ("not-satisfied", "fail") } else { ("satisfied", "pass") };
     let mut f = json!({
-        "uuid": ids.of(Kind::Finding, &r.rule_id),
+        "uuid": ids.of(UuidKind::Finding, &r.rule_id),
         "title": text(&d.title),
         "description": text(&d.summary()),
         "origins": p.origins(),
@@ -124,10 +124,10 @@ pub fn finding(ids: &Ids, p: &Parties, d: &RuleDoc, risk: bool) -> Value {
             "title": text(&d.title),
             "status": {"state": state, "reason": reason},
         },
-        "related-observations": [{"observation-uuid": ids.of(Kind::Observation, &r.rule_id)}],
+        "related-observations": [{"observation-uuid": ids.of(UuidKind::Observation, &r.rule_id)}],
     });
     if risk {
-        f["related-risks"] = json!([{"risk-uuid": ids.of(Kind::Risk, &r.rule_id)}]);
+        f["related-risks"] = json!([{"risk-uuid": ids.of(UuidKind::Risk, &r.rule_id)}]);
     }
     f
 }
@@ -144,9 +144,9 @@ pub fn waiver_of<'w>(waivers: &'w [(&'w Waiver, WaiverState)], r: &Rule) -> Opti
 pub fn risk(data: &RunData, content: Option<&Benchmark>, ids: &Ids, p: &Parties, d: &RuleDoc, waiver: Option<&Waiver>) -> Value {
     let r = d.rule;
     let kept: Vec<&&Attempt> = d.attempts.iter().filter(|a| a.in_force()).collect();
-    let mut related = vec![json!({"observation-uuid": ids.of(Kind::Observation, &r.rule_id)})];
+    let mut related = vec![json!({"observation-uuid": ids.of(UuidKind::Observation, &r.rule_id)})];
     let (status, remediations) = if !failing(d.result) && !kept.is_empty() {
-        related.push(json!({"observation-uuid": ids.of(Kind::Reboot, "")}));
+        related.push(json!({"observation-uuid": ids.of(UuidKind::Reboot, "")}));
         ("closed", kept.iter().map(|a| remediation(ids, p, a)).collect::<Vec<_>>())
     } else {
         let info = rule_info(r, content.and_then(|c| c.rule(&r.rule_id)));
@@ -157,7 +157,7 @@ pub fn risk(data: &RunData, content: Option<&Benchmark>, ids: &Ids, p: &Parties,
             .enumerate()
             .map(|(i, s)| {
                 json!({
-                    "uuid": ids.of(Kind::Remediation, &format!("{}:next:{i}", r.rule_id)),
+                    "uuid": ids.of(UuidKind::Remediation, &format!("{}:next:{i}", r.rule_id)),
                     "lifecycle": lifecycle,
                     "title": text(&format!("Next step ({})", s.cause)),
                     "description": text(&format!("{} {}", s.check, s.try_)),
@@ -169,7 +169,7 @@ pub fn risk(data: &RunData, content: Option<&Benchmark>, ids: &Ids, p: &Parties,
         (if waiver.is_some() { "deviation-approved" } else { "open" }, recs)
     };
     let mut risk = json!({
-        "uuid": ids.of(Kind::Risk, &r.rule_id),
+        "uuid": ids.of(UuidKind::Risk, &r.rule_id),
         "title": text(&d.title),
         "description": text(&d.summary()),
         "statement": text(&format!(
@@ -194,7 +194,7 @@ pub fn risk(data: &RunData, content: Option<&Benchmark>, ids: &Ids, p: &Parties,
         );
         risk["deadline"] = json!(format!("{}T23:59:59.000Z", w.expires));
         risk["risk-log"] = json!({"entries": [{
-            "uuid": ids.of(Kind::Remediation, &format!("{}:waiver", r.rule_id)),
+            "uuid": ids.of(UuidKind::Remediation, &format!("{}:waiver", r.rule_id)),
             "title": "Waiver approved",
             "description": text(&format!("Accepted by waiver: {} (approved by {}, expires {}, from {}).", w.reason, w.approved_by, w.expires, w.source)),
             "start": oscal_start(&data.run),
@@ -215,7 +215,7 @@ fn remediation(ids: &Ids, p: &Parties, a: &Attempt) -> Value {
     }
     let verdict = a.verdict.map_or("none", Verdict::as_str);
     json!({
-        "uuid": ids.of(Kind::Remediation, &a.id.to_string()),
+        "uuid": ids.of(UuidKind::Remediation, &a.id.to_string()),
         "lifecycle": "completed",
         "title": text(&format!("Attempt {}: {}", a.n, a.spec.description)),
         "description": attempt_text(a),

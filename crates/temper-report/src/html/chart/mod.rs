@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use temper_journal::ScanKind;
 
-use crate::run::Progress;
+use crate::run::ProgressChart;
 use crate::text::{escape, ms, short, xml_chars};
 
 const W: f64 = 640.0;
@@ -19,7 +19,7 @@ const SCORE: &str = "#1565c0";
 const AXIS: &str = "#666";
 
 /// The chart as HTML: an `<svg>`, or a note while there is nothing to draw.
-pub fn svg(p: &Progress) -> String {
+pub fn svg(p: &ProgressChart) -> String {
     if p.is_empty() {
         return "<p class=\"chart-empty\">No progress yet: no rule has been fixed and no scan has scored the run.</p>".into();
     }

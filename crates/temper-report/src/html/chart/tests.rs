@@ -4,7 +4,7 @@ use temper_journal::Verdict;
 use temper_journal::{Blamed, Event, EventData, ScanKind};
 
 use super::*;
-use crate::run::Progress;
+use crate::run::ProgressChart;
 use temper_journal::RunId;
 
 fn event(id: i64, secs: i64, rule: Option<&str>, data: EventData) -> Event {
@@ -34,7 +34,7 @@ fn run() -> Vec<Event> {
 
 #[test]
 fn points_follow_the_events() {
-    let p = Progress::of(&run());
+    let p = ProgressChart::of(&run());
     let fixed: Vec<(f64, &str, usize, bool)> = p.fixed.iter().map(|f| (f.secs, f.rule_id.as_str(), f.fixed, f.gained)).collect();
     // A second `fixed` for rule_a counts once; the reboot proof takes rule_b's fix away.
     assert_eq!(fixed, [(60.0, "rule_a", 1, true), (120.0, "rule_b", 2, true), (150.0, "rule_b", 1, false)]);
@@ -44,7 +44,7 @@ fn points_follow_the_events() {
 
 #[test]
 fn the_svg_has_axes_points_and_titles() {
-    let s = svg(&Progress::of(&run()));
+    let s = svg(&ProgressChart::of(&run()));
     assert!(s.starts_with("<svg ") && s.ends_with("</svg>"), "{s}");
     assert_eq!(s.matches("class=\"fixed-point\"").count(), 3);
     assert_eq!(s.matches("class=\"score-point\"").count(), 2);
@@ -62,21 +62,21 @@ fn the_svg_has_axes_points_and_titles() {
 
 #[test]
 fn a_run_without_events_says_so() {
-    let p = Progress::of(&[]);
+    let p = ProgressChart::of(&[]);
     assert!(p.is_empty());
     let s = svg(&p);
     assert!(s.contains("No progress yet"));
     assert!(!s.contains("<svg"));
     // Events that neither fix nor score draw nothing either.
     let other = [event(1, 0, None, EventData::Error { error: "boom".into() })];
-    assert!(svg(&Progress::of(&other)).contains("No progress yet"));
+    assert!(svg(&ProgressChart::of(&other)).contains("No progress yet"));
 }
 
 #[test]
 fn text_from_the_journal_is_escaped() {
     let evil = "<script>alert(1)</script><img src=x onerror=\"a()\"> & 'q'\u{1}\u{1b}[31m";
     let events = [event(1, 0, None, scan(ScanKind::Full, 50.0)), event(2, 5, Some(evil), fixed())];
-    let s = svg(&Progress::of(&events));
+    let s = svg(&ProgressChart::of(&events));
     assert!(!s.contains("<script") && !s.contains("<img"), "{s}");
     assert!(
         s.contains("&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=&quot;a()&quot;&gt; &amp; &#x27;q&#x27;\\x01\\x1b[31m"),
@@ -95,10 +95,10 @@ fn text_from_the_journal_is_escaped() {
 fn the_time_axis_runs_to_now() {
     let mut events = run();
     events.push(event(7, 300, None, EventData::Error { error: "a later event".into() }));
-    let over = Progress::of(&events);
+    let over = ProgressChart::of(&events);
     assert_eq!(over.until, 300.0, "the last event");
     let start = chrono::DateTime::parse_from_rfc3339(&events[0].ts).unwrap();
-    let live = Progress::of(&events).to_now(&events, start + chrono::Duration::minutes(27));
+    let live = ProgressChart::of(&events).to_now(&events, start + chrono::Duration::minutes(27));
     assert_eq!(live.until, 1620.0);
     let s = svg(&live);
     assert!(s.contains(">27 min 00 s<"), "the last tick is now: {s}");

@@ -12,7 +12,7 @@ use crate::xml::{Xml, local};
 
 use super::super::content::OvalContent;
 use super::super::doc::{closure, rewrite};
-use super::super::error::Result;
+use super::super::error::OvalResult;
 use super::super::index::{Component, Section};
 use super::Field;
 use super::parts::{Node, children, criteria, metadata_title, text};
@@ -82,7 +82,7 @@ impl Definitions {
     /// of the one a results document carries. Only for documents the host trusts: results its
     /// own oscap wrote (a test's, `temper scan parse`), whose external variables have the values
     /// the results give.
-    pub fn parse(document: &[u8]) -> Result<Self> {
+    pub fn parse(document: &[u8]) -> OvalResult<Self> {
         let mut x = Xml::new(document)?;
         let mut d = Definitions::default();
         // The local name of the list we are in (`tests`, `objects`...), once inside definitions.
@@ -113,7 +113,7 @@ impl Definitions {
     /// element from the datastream; ids renamed as the scan's document renamed them, and the
     /// profile's values (`exports`: variable id in the datastream, value) bound to the external
     /// variables.
-    pub(crate) fn of_check(source: &Source, ci: usize, definition: &str, exports: &[(String, String)]) -> Result<Self> {
+    pub(crate) fn of_check(source: &Source, ci: usize, definition: &str, exports: &[(String, String)]) -> OvalResult<Self> {
         let comp = &source.components[ci];
         let renamed = source.renamed.get(&ci);
         let named = |id: &str| renamed.and_then(|m| m.get(id)).cloned().unwrap_or_else(|| id.to_string());
@@ -150,7 +150,7 @@ impl Definitions {
 
     /// One element of list `section`, whose start tag `e` was just read; an external variable
     /// reads as `external`.
-    fn read(&mut self, x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool, section: Section, external: Variable) -> Result<()> {
+    fn read(&mut self, x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool, section: Section, external: Variable) -> OvalResult<()> {
         let id = x.attr(e, "id")?.unwrap_or_default();
         match section {
             Section::Definitions => {
@@ -186,7 +186,7 @@ fn section(name: &str) -> Option<Section> {
     Section::ALL.into_iter().find(|s| s.local() == name)
 }
 
-fn skip_rest(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<()> {
+fn skip_rest(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> OvalResult<()> {
     if !empty {
         x.skip(e)?;
     }
@@ -194,7 +194,7 @@ fn skip_rest(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<()> {
 }
 
 /// A definition's title and criteria (their results left unknown), up to its end tag.
-fn definition(x: &mut Xml<'_>) -> Result<(String, Vec<Node>)> {
+fn definition(x: &mut Xml<'_>) -> OvalResult<(String, Vec<Node>)> {
     let mut title = String::new();
     let mut nodes = Vec::new();
     children(x, |x, c, empty| match (local(c), empty) {
@@ -216,7 +216,7 @@ fn definition(x: &mut Xml<'_>) -> Result<(String, Vec<Node>)> {
 }
 
 /// A `constant_variable`'s values.
-fn values(x: &mut Xml<'_>) -> Result<Vec<String>> {
+fn values(x: &mut Xml<'_>) -> OvalResult<Vec<String>> {
     let mut out = Vec::new();
     children(x, |x, c, empty| match (local(c), empty) {
         ("value", false) => {
@@ -233,7 +233,7 @@ fn values(x: &mut Xml<'_>) -> Result<Vec<String>> {
 }
 
 /// A test, object or state whose start tag `e` was just read.
-pub(crate) fn element(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<Element> {
+pub(crate) fn element(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> OvalResult<Element> {
     let [comment, check, existence, operator] = x.attrs(e, ["comment", "check", "check_existence", "operator"])?;
     let mut el = Element {
         kind: local(e).to_string(),
@@ -251,7 +251,7 @@ pub(crate) fn element(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Resul
     Ok(el)
 }
 
-fn read_fields(x: &mut Xml<'_>, el: &mut Element) -> Result<()> {
+fn read_fields(x: &mut Xml<'_>, el: &mut Element) -> OvalResult<()> {
     loop {
         let Some((c, empty)) = x.child("OVAL element")? else {
             return Ok(());
@@ -298,7 +298,7 @@ fn read_fields(x: &mut Xml<'_>, el: &mut Element) -> Result<()> {
 
 /// The `object_reference`s of a `set`, through nested sets (a loop, not a recursion: the reader
 /// bounds the nesting); filters are skipped.
-fn read_set(x: &mut Xml<'_>, refs: &mut Vec<String>) -> Result<()> {
+fn read_set(x: &mut Xml<'_>, refs: &mut Vec<String>) -> OvalResult<()> {
     let mut open = 1usize;
     while open > 0 {
         let Some((c, empty)) = x.child("set")? else {

@@ -23,7 +23,7 @@ fn check_at(object: &Spec, variables: &[(String, String)], item: &CollectedItem)
     if kind(&object.kind, "_object") != kind(&item.kind, "_item") {
         return Err((0, format!("a {} is not what a {} collects", item.kind, object.kind)));
     }
-    let file = File::of(item).map_err(|why| (0, why))?;
+    let file = ItemFile::of(item).map_err(|why| (0, why))?;
     for (n, f) in object.fields.iter().enumerate() {
         entity(object, f, variables, item, file.as_ref()).map_err(|why| (n + 1, why))?;
     }
@@ -31,7 +31,7 @@ fn check_at(object: &Spec, variables: &[(String, String)], item: &CollectedItem)
 }
 
 /// Whether the item meets one entity `f` of `object`.
-fn entity(object: &Spec, f: &Field, variables: &[(String, String)], item: &CollectedItem, file: Option<&File>) -> Result<(), String> {
+fn entity(object: &Spec, f: &Field, variables: &[(String, String)], item: &CollectedItem, file: Option<&ItemFile>) -> Result<(), String> {
     let got = |name: &str| item.fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
     match f.name.as_str() {
         "behaviors" | "set" | "notes" => {}
@@ -89,13 +89,13 @@ fn entity(object: &Spec, f: &Field, variables: &[(String, String)], item: &Colle
 
 /// An item's file: its path, directory and name, from whichever it gives (a fix takes
 /// `filepath` first, else `path` and `filename`); those it gives must agree.
-struct File {
+struct ItemFile {
     path: String,
     dir: String,
     name: String,
 }
 
-impl File {
+impl ItemFile {
     fn of(item: &CollectedItem) -> Result<Option<Self>, String> {
         let got = |name: &str| item.fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
         let (filepath, dir, name) = (got("filepath").filter(|p| !p.is_empty()), got("path"), got("filename"));
@@ -116,7 +116,7 @@ impl File {
         };
         let dir = dir.map(str::to_string).unwrap_or(up);
         let name = name.map(str::to_string).unwrap_or(if filepath.is_some() { base } else { String::new() });
-        Ok(Some(File { path, dir, name }))
+        Ok(Some(ItemFile { path, dir, name }))
     }
 }
 

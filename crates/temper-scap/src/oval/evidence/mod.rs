@@ -19,14 +19,14 @@ use serde::{Deserialize, Serialize};
 use crate::results::Outcome;
 use crate::xml::read_file;
 
-use super::error::Result;
-use super::plan::Plan;
+use super::error::OvalResult;
+use super::plan::OvalPlan;
 use super::results::{DefinitionResult, OvalResults};
 use super::route::Route;
 
 pub use host::Definitions;
 pub(crate) use host::Source;
-use parse::Parsed;
+use parse::ParsedResults;
 pub(crate) use parts::shown;
 pub use profile::NamedReport;
 pub use read::{Reading, TestResults};
@@ -133,28 +133,28 @@ pub struct Evidence {
 /// the host's own for a guest's document; its own only for one this host's oscap wrote.
 #[derive(Debug, Clone)]
 pub struct OvalReport {
-    parsed: Parsed,
+    parsed: ParsedResults,
     /// The definitions the document carries, read only by [`OvalReport::parse`].
     own: Option<Definitions>,
 }
 
 impl OvalReport {
     /// A results file this host's oscap wrote, with the definitions it carries.
-    pub fn read(path: impl AsRef<Path>) -> Result<Self> {
+    pub fn read(path: impl AsRef<Path>) -> OvalResult<Self> {
         Self::parse(&read_file(path.as_ref())?)
     }
 
     /// A results document this host's oscap wrote (a test's, `temper scan parse`): its
     /// results, and the definitions it carries for [`OvalReport::test`] and
     /// [`OvalReport::definition`]. A guest's document is read with [`OvalReport::from_guest`].
-    pub fn parse(input: &[u8]) -> Result<Self> {
+    pub fn parse(input: &[u8]) -> OvalResult<Self> {
         Ok(Self { parsed: parse::parse(input)?, own: Some(Definitions::parse(input)?) })
     }
 
     /// A results document a guest wrote: its results and what its probes collected. The
     /// definitions it carries are never read: its evidence comes from the host's
-    /// ([`Plan::evidence`], [`super::OvalEngine::profile_evidence`]).
-    pub fn from_guest(input: &[u8]) -> Result<Self> {
+    /// ([`OvalPlan::evidence`], [`super::OvalEngine::profile_evidence`]).
+    pub fn from_guest(input: &[u8]) -> OvalResult<Self> {
         Ok(Self { parsed: parse::parse(input)?, own: None })
     }
 
@@ -200,14 +200,14 @@ impl OvalReport {
     }
 }
 
-impl Plan {
+impl OvalPlan {
     /// Evidence for each OVAL-path rule whose outcome is fail or error: `report`'s results and
     /// items read against the rule's check as the host's datastream defines it.
     pub fn evidence(&self, report: &OvalReport, outcomes: &[super::results::RuleOutcome]) -> Vec<Evidence> {
         self.evidence_judged(report, outcomes, None)
     }
 
-    /// [`Plan::evidence`], with the results of the tests the host judged (the one walk's) in
+    /// [`OvalPlan::evidence`], with the results of the tests the host judged (the one walk's) in
     /// place of the guest's stand-ins, so that a walked test that decides its rule is in the
     /// rule's evidence.
     pub fn evidence_judged(

@@ -8,12 +8,12 @@ use quick_xml::events::{BytesStart, Event};
 
 use crate::xml::{Xml, local};
 
-use super::super::error::{OvalError, Result};
+use super::super::error::{OvalError, OvalResult};
 use super::super::results::DefinitionResult;
-use super::parts::{MAX_RAW, Node, TestResult, children, criteria, result_of, shown, test_result, text_to};
+use super::parts::{MAX_RAW, Node, OvalTestResult, children, criteria, result_of, shown, test_result, text_to};
 
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Item {
+pub(crate) struct ParsedItem {
     pub kind: String,
     pub status: String,
     /// Each field, its secrets withheld: what evidence keeps.
@@ -24,20 +24,20 @@ pub(crate) struct Item {
 }
 
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Parsed {
+pub(crate) struct ParsedResults {
     /// Each definition's result, and its criteria with their results, as the guest gives them.
     pub definitions: HashMap<String, (DefinitionResult, Vec<Node>)>,
-    pub tests: HashMap<String, TestResult>,
+    pub tests: HashMap<String, OvalTestResult>,
     /// Collected object id -> (flag, item ids).
     pub collected: HashMap<String, (String, Vec<String>)>,
     /// Collected object id -> the values its variables had (`variable_value`).
     pub object_variables: HashMap<String, Vec<(String, String)>>,
-    pub items: HashMap<String, Item>,
+    pub items: HashMap<String, ParsedItem>,
 }
 
-pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
+pub(crate) fn parse(input: &[u8]) -> OvalResult<ParsedResults> {
     let mut x = Xml::new(input)?;
-    let mut p = Parsed::default();
+    let mut p = ParsedResults::default();
     let mut first = true;
     // Where we are: the local names of the open containers that matter.
     let mut path: Vec<String> = Vec::new();
@@ -78,7 +78,7 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
             }
             ("tests", "test") => {
                 let id = x.attr(&e, "test_id")?.unwrap_or_default();
-                let mut t = TestResult { result: result_of(&x, &e)?, ..TestResult::default() };
+                let mut t = OvalTestResult { result: result_of(&x, &e)?, ..OvalTestResult::default() };
                 if !empty {
                     test_result(&mut x, &mut t)?;
                 }
@@ -109,7 +109,7 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed> {
             }
             ("system_data", _) => {
                 let [id, status] = x.attrs(&e, ["id", "status"])?;
-                let mut item = Item { kind: name.clone(), status: status.unwrap_or_default(), ..Item::default() };
+                let mut item = ParsedItem { kind: name.clone(), status: status.unwrap_or_default(), ..ParsedItem::default() };
                 if !empty {
                     children(&mut x, |x, c, c_empty| {
                         let n = x.attr(c, "name")?.filter(|_| local(c) == "field").unwrap_or_else(|| local(c).to_string());
@@ -142,7 +142,7 @@ fn withhold(field: &str, value: String) -> String {
 }
 
 /// A definition result without its id or result says nothing: skipped, as `OvalResults` does.
-fn skip_unnamed(empty: bool, x: &mut Xml<'_>, e: &BytesStart<'_>) -> Result<()> {
+fn skip_unnamed(empty: bool, x: &mut Xml<'_>, e: &BytesStart<'_>) -> OvalResult<()> {
     if !empty {
         x.skip(e)?;
     }

@@ -5,7 +5,7 @@ use quick_xml::events::BytesStart;
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
 
-use super::super::error::Result;
+use super::super::error::OvalResult;
 use super::super::results::DefinitionResult;
 use super::{MAX_VALUE, Operator};
 
@@ -21,18 +21,18 @@ pub(crate) enum Node {
 }
 
 #[derive(Debug, Clone, Default)]
-pub(crate) struct TestResult {
+pub(crate) struct OvalTestResult {
     pub result: Option<DefinitionResult>,
     pub items: Vec<(String, Option<DefinitionResult>)>,
     pub variables: Vec<(String, String)>,
 }
 
-pub(crate) fn result_of(x: &Xml<'_>, e: &BytesStart<'_>) -> Result<Option<DefinitionResult>> {
+pub(crate) fn result_of(x: &Xml<'_>, e: &BytesStart<'_>) -> OvalResult<Option<DefinitionResult>> {
     Ok(x.attr(e, "result")?.and_then(|r| r.parse().ok()))
 }
 
 /// Text of the element just opened, exactly as written, cut at [`MAX_VALUE`].
-pub(crate) fn text(x: &mut Xml<'_>) -> Result<String> {
+pub(crate) fn text(x: &mut Xml<'_>) -> OvalResult<String> {
     text_to(x, MAX_VALUE)
 }
 
@@ -55,7 +55,7 @@ pub(crate) fn shown(mut v: String) -> String {
 pub(crate) const MAX_RAW: usize = 64 * 1024;
 
 /// Text of the element just opened, cut at `max` bytes (marked `…`).
-pub(crate) fn text_to(x: &mut Xml<'_>, max: usize) -> Result<String> {
+pub(crate) fn text_to(x: &mut Xml<'_>, max: usize) -> OvalResult<String> {
     let mut b = TextBuilder::raw(max);
     x.content("value", &mut b)?;
     let cut = b.truncated();
@@ -68,7 +68,7 @@ pub(crate) fn text_to(x: &mut Xml<'_>, max: usize) -> Result<String> {
 
 /// Calls `f` for each child element of the element just opened; `f` says whether it read
 /// the child's content (the rest are skipped).
-pub(crate) fn children(x: &mut Xml<'_>, mut f: impl FnMut(&mut Xml<'_>, &BytesStart<'_>, bool) -> Result<bool>) -> Result<()> {
+pub(crate) fn children(x: &mut Xml<'_>, mut f: impl FnMut(&mut Xml<'_>, &BytesStart<'_>, bool) -> OvalResult<bool>) -> OvalResult<()> {
     loop {
         let Some((e, empty)) = x.child("element")? else {
             return Ok(());
@@ -81,7 +81,7 @@ pub(crate) fn children(x: &mut Xml<'_>, mut f: impl FnMut(&mut Xml<'_>, &BytesSt
 
 /// The `criteria` tree of a result definition, up to its end tag.
 /// Nesting beyond [`MAX_DEPTH`] is skipped (hostile input must not exhaust the stack).
-pub(crate) fn criteria(x: &mut Xml<'_>, depth: usize) -> Result<Vec<Node>> {
+pub(crate) fn criteria(x: &mut Xml<'_>, depth: usize) -> OvalResult<Vec<Node>> {
     let mut out = Vec::new();
     children(x, |x, c, empty| {
         let result = result_of(x, c)?.unwrap_or(DefinitionResult::Unknown);
@@ -105,7 +105,7 @@ pub(crate) fn criteria(x: &mut Xml<'_>, depth: usize) -> Result<Vec<Node>> {
     Ok(out)
 }
 
-pub(crate) fn test_result(x: &mut Xml<'_>, t: &mut TestResult) -> Result<()> {
+pub(crate) fn test_result(x: &mut Xml<'_>, t: &mut OvalTestResult) -> OvalResult<()> {
     children(x, |x, c, empty| match local(c) {
         "tested_item" => {
             let [id, result] = x.attrs(c, ["item_id", "result"])?;
@@ -122,7 +122,7 @@ pub(crate) fn test_result(x: &mut Xml<'_>, t: &mut TestResult) -> Result<()> {
 }
 
 /// The `title` of a definition's `metadata`, whose start tag was just read, up to its end tag.
-pub(crate) fn metadata_title(x: &mut Xml<'_>) -> Result<String> {
+pub(crate) fn metadata_title(x: &mut Xml<'_>) -> OvalResult<String> {
     let mut title = String::new();
     children(x, |x, m, m_empty| {
         if local(m) == "title" && !m_empty {

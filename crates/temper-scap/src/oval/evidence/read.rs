@@ -6,7 +6,7 @@ use crate::results::Outcome;
 
 use super::super::results::DefinitionResult;
 use super::host::{Definitions, Variable};
-use super::parse::Parsed;
+use super::parse::ParsedResults;
 use super::parts::Node;
 use super::{CollectedItem, Criterion, Evidence, Filter, MAX_ITEMS, MAX_TESTS, Operator, RefusedItem, Spec, TestEvidence, items};
 
@@ -21,7 +21,7 @@ const MAX_NODES: usize = 1024;
 /// One results document read against one set of definitions.
 #[derive(Debug, Clone, Copy)]
 pub struct Reading<'a> {
-    pub(super) guest: &'a Parsed,
+    pub(super) guest: &'a ParsedResults,
     pub(super) defs: &'a Definitions,
     /// Tests judged on the host (the one walk's), whose results replace the guest's.
     pub(super) judged: Option<&'a TestResults>,

@@ -16,7 +16,7 @@ use tracing::Level;
 use super::plan_from::{self, PlanFrom};
 use crate::cli::{RunArgs, parse_run_args};
 use crate::cmd::EXIT_ERROR;
-use crate::cmd::run::{self, Origin};
+use crate::cmd::run::{self, RunOrigin};
 use crate::config::Config;
 use crate::telemetry::notice;
 use crate::wiring;
@@ -74,7 +74,7 @@ pub async fn lanes(config: &Config, a: LaneArgs) -> anyhow::Result<u8> {
     notice(Level::INFO, format_args!("fleet {fleet}: {n} target(s) in {} lane(s)", a.lanes));
     let config = Arc::new(config.clone());
     let ticker = tokio::spawn(tell_every(config.clone(), fleet.clone(), Duration::from_secs(a.every_secs.max(1))));
-    let origin = |plan_from| Origin { fleet: Some(fleet.clone()), queue_item: None, plan_from };
+    let origin = |plan_from| RunOrigin { fleet: Some(fleet.clone()), queue_item: None, plan_from };
     let mut codes = Vec::new();
     let mut plan_from = None;
     if let Some(first) = first {
@@ -108,7 +108,7 @@ pub async fn lanes(config: &Config, a: LaneArgs) -> anyhow::Result<u8> {
 }
 
 /// One target's whole `temper run`; its exit code, an error counting as [`EXIT_ERROR`].
-async fn lane(config: &Config, fleet: &str, t: Target, args: RunArgs, origin: Origin) -> u8 {
+async fn lane(config: &Config, fleet: &str, t: Target, args: RunArgs, origin: RunOrigin) -> u8 {
     let name = t.name.clone();
     let code = run::start_on(config, t, args, origin).await.unwrap_or_else(|e| {
         notice(Level::ERROR, format_args!("fleet {fleet}: target {name}: {e:#}"));

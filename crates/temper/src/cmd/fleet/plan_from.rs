@@ -8,7 +8,7 @@
 //! to the fleet's runs (`# temper-plan fleet NAME`), sealed with that key again, and each other
 //! run verifies it with that key as it would any plan.
 use temper_core::journal::prelude::*;
-use temper_core::journal::{RebootProof, RunStatus};
+use temper_core::journal::{RebootOutcome, RunStatus};
 use temper_core::plan::own_key::OwnKey;
 use temper_core::plan::seal::{self, Trust};
 use temper_core::plan::{Applying, Terms};
@@ -40,8 +40,8 @@ pub async fn decide(config: &Config, store: &temper_store::Store, fleet: &str, f
     let Some(summary) = summary.filter(|_| run.status == RunStatus::Finished) else {
         return withheld(Withheld::Unfinished { status: run.status, exit_code });
     };
-    let proof = RebootProof::of(summary.rebooted);
-    if proof != RebootProof::Proven {
+    let proof = RebootOutcome::of(summary.rebooted);
+    if proof != RebootOutcome::Proven {
         return withheld(Withheld::NotProven { proof });
     }
     let dir = store.fleet_dir(fleet).join(format!("plan-from-run{}", run.id));

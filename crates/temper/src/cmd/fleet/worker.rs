@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::Args;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{Claim, driver_id};
+use temper_core::journal::{QueueClaim, driver_id};
 use tracing::Level;
 
 use crate::cli::AgentArgs;
@@ -51,18 +51,18 @@ pub async fn worker(config: &Config, args: WorkerArgs) -> anyhow::Result<u8> {
             continue;
         };
         let (item, code) = match claim {
-            Claim::Start(item) => {
+            QueueClaim::Start(item) => {
                 notice(Level::INFO, format_args!("worker {name}: target {} (queue item {}), starting its run", item.target.name, item.id));
                 let code = match parse_run_args(&item.args) {
                     Ok(a) => {
-                        let origin = run::Origin { fleet: Some(item.fleet.clone()), queue_item: Some(item.id), plan_from: None };
+                        let origin = run::RunOrigin { fleet: Some(item.fleet.clone()), queue_item: Some(item.id), plan_from: None };
                         run::start_on(config, item.target.clone(), a, origin).await
                     }
                     Err(e) => Err(anyhow::anyhow!("queue item {}: bad run arguments: {e}", item.id)),
                 };
                 (item, code)
             }
-            Claim::Resume(item) => {
+            QueueClaim::Resume(item) => {
                 notice(
                     Level::INFO,
                     format_args!("worker {name}: target {}, resuming run {:?} (try {})", item.target.name, item.run_id, item.tries),

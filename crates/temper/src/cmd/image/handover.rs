@@ -14,10 +14,10 @@ use temper_report::RunData;
 use temper_scap::Benchmark;
 use temper_target::{DirectBoot, DiskFiles, HandoverJob, LibvirtConfig, LibvirtHypervisor, SshConfig};
 
-use super::manifest::{HandoverRecord, Harness, Operation};
+use super::manifest::{HandoverRecord, HarnessInImage, Operation};
 
 /// The handed-over disk (uncompressed, ready to clone) and what the handover did.
-pub struct HandedOver {
+pub struct HandedOverDisk {
     pub work: PathBuf,
     pub record: HandoverRecord,
     pub source_disk: PathBuf,
@@ -35,7 +35,7 @@ pub struct Ask<'a> {
     pub keep_harness: bool,
 }
 
-pub async fn hand_over(ask: &Ask<'_>) -> anyhow::Result<HandedOver> {
+pub async fn hand_over(ask: &Ask<'_>) -> anyhow::Result<HandedOverDisk> {
     let (data, target) = (ask.data, ask.target);
     let hv = LibvirtHypervisor::new(LibvirtConfig::for_target(target));
     let controls = temper_core::controls::RunControls::of(&data.run);
@@ -117,7 +117,7 @@ pub async fn hand_over(ask: &Ask<'_>) -> anyhow::Result<HandedOver> {
     let mut removed: Vec<Removal> = report.removals.clone();
     removed.sort();
     let record = HandoverRecord {
-        harness: if ask.keep_harness { Harness::Kept } else { Harness::Removed },
+        harness: if ask.keep_harness { HarnessInImage::Kept } else { HarnessInImage::Removed },
         user: target.ssh_user.clone(),
         footprint: footprint.clone(),
         removed,
@@ -130,7 +130,7 @@ pub async fn hand_over(ask: &Ask<'_>) -> anyhow::Result<HandedOver> {
         clone_prep_left_out: Operation::all(temper_target::SYSPREP_LEFT_OUT),
         secs,
     };
-    Ok(HandedOver { work: ask.work.to_path_buf(), record, source_disk, direct_boot })
+    Ok(HandedOverDisk { work: ask.work.to_path_buf(), record, source_disk, direct_boot })
 }
 
 /// The members of `group` in the image's /etc/group.

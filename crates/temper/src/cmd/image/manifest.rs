@@ -10,7 +10,7 @@ use temper_core::journal::RunId;
 use temper_target::{BootProof, DirectBoot};
 
 #[derive(Debug, Serialize)]
-pub struct Manifest {
+pub struct ImageManifest {
     pub image: String,
     pub format: &'static str,
     pub bytes: u64,
@@ -60,7 +60,7 @@ pub struct Reports {
 /// Whether the harness is in the image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Harness {
+pub enum HarnessInImage {
     /// Taken away at the handover (the default).
     Removed,
     /// Still there (`--keep-harness`): its user, key, sudo rule, scanner and content.
@@ -70,7 +70,7 @@ pub enum Harness {
 /// What the handover did.
 #[derive(Debug, Serialize)]
 pub struct HandoverRecord {
-    pub harness: Harness,
+    pub harness: HarnessInImage,
     /// The harness user.
     pub user: String,
     /// What temper recorded it put on the target (vm/build-image.sh or `temper target enroll`).

@@ -19,7 +19,7 @@ use temper_report::{Format, load, render, resolve_run};
 
 use crate::config::Config;
 pub use manifest::manifest_path;
-use manifest::{Manifest, ProofRecord, Reports};
+use manifest::{ImageManifest, ProofRecord, Reports};
 
 #[derive(Debug, Subcommand)]
 pub enum ImageCmd {
@@ -184,7 +184,7 @@ async fn export(
     };
     let name = |p: PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let passed = proof.as_ref().is_none_or(|p| p.passed);
-    let manifest = Manifest {
+    let manifest = ImageManifest {
         image: name(output.to_path_buf()),
         format: "qcow2",
         bytes,

@@ -17,7 +17,7 @@ use temper_scap::Benchmark;
 use super::evidence;
 
 /// Both judgements, and what the manifest says of them.
-pub struct Judged {
+pub struct ImageVerdicts {
     pub after: DiskJudgement,
     pub record: OfflineRecord,
 }
@@ -63,7 +63,7 @@ pub async fn judge(
     (disk, snapshot): (PathBuf, &str),
     image: &Path,
     held: &[HeldRule],
-) -> anyhow::Result<Judged> {
+) -> anyhow::Result<ImageVerdicts> {
     let oval = temper_scap::oval::OvalContent::read(datastream).with_context(|| format!("indexing {}", datastream.display()))?;
     let judge = Judge { content: &oval, benchmark: content, scratch: image.parent().map(Path::to_path_buf) };
     let live: HashMap<String, ScanResult> =
@@ -97,7 +97,7 @@ pub async fn judge(
             verdict: verdicts.get(h.rule_id.as_str()).map(|v| (*v).clone()),
         })
         .collect();
-    Ok(Judged { record: OfflineRecord { before: before_record, after: after_record, held }, after })
+    Ok(ImageVerdicts { record: OfflineRecord { before: before_record, after: after_record, held }, after })
 }
 
 fn disk_record(source: &str, j: &DiskJudgement, live: &HashMap<String, ScanResult>, content: &Benchmark) -> DiskRecord {

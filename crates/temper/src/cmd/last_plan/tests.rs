@@ -11,20 +11,20 @@ use temper_core::plan::own_key::OwnKey;
 
 const STANDARD: &str = "xccdf_org.ssgproject.content_profile_standard";
 
-struct World {
+struct LastPlanWorld {
     _dir: tempfile::TempDir,
     config: Config,
     store: temper_store::Store,
     target: Target,
 }
 
-async fn world() -> World {
+async fn world() -> LastPlanWorld {
     let dir = tempfile::tempdir().unwrap();
     let store = temper_store::Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
     let config =
         Config { content_dir: dir.path().join("no-content"), plan_key_file: dir.path().join("state/plan_ed25519"), ..Config::default() };
     let target = Target { name: "web1".into(), ..Target::default() };
-    World { _dir: dir, config, store, target }
+    LastPlanWorld { _dir: dir, config, store, target }
 }
 
 fn job() -> Job {
@@ -40,7 +40,7 @@ fn job() -> Job {
 
 /// How a recorded run ended.
 #[derive(Clone, Copy)]
-enum End {
+enum RunEnd {
     /// Still running.
     Running,
     /// Finished, `rebooted` as its summary says.
@@ -48,7 +48,7 @@ enum End {
 }
 
 /// A run of `job` on `target` that kept its one fix (or none), ended as `end`.
-async fn run_of(w: &World, target: &Target, job: &Job, kept: bool, end: End) -> RunId {
+async fn run_of(w: &LastPlanWorld, target: &Target, job: &Job, kept: bool, end: RunEnd) -> RunId {
     // As `temper run` stores them: the job flattened among the other options.
     let mut options = serde_json::to_value(job).unwrap();
     options["quiet"] = true.into();
@@ -63,28 +63,28 @@ async fn run_of(w: &World, target: &Target, job: &Job, kept: bool, end: End) -> 
         baseline: target.baseline.clone(),
     };
     let finished = match end {
-        End::Running => None,
-        End::Finished(rebooted) => Some(rebooted),
+        RunEnd::Running => None,
+        RunEnd::Finished(rebooted) => Some(rebooted),
     };
     let run = crate::cmd::recorded::run(&w.store, target, &new, kept, finished).await;
     // As `temper run` does at the end of a run that passed its proof.
-    if let End::Finished(Some(true)) = end {
+    if let RunEnd::Finished(Some(true)) = end {
         seal_at_end(&w.config, &w.store, run).await.unwrap();
     }
     run
 }
 
-async fn take_for(w: &World, job: &Job) -> Result<Applied, NoPlan> {
+async fn take_for(w: &LastPlanWorld, job: &Job) -> Result<AppliedPlan, NoPlan> {
     take(&w.config, &w.store, &w.target, job).await.unwrap()
 }
 
 #[tokio::test]
 async fn the_last_proven_run_of_the_job_gives_the_plan_it_sealed_at_its_end() {
     let w = world().await;
-    let old = run_of(&w, &w.target, &job(), true, End::Finished(Some(true))).await;
-    let last = run_of(&w, &w.target, &job(), true, End::Finished(Some(true))).await;
+    let old = run_of(&w, &w.target, &job(), true, RunEnd::Finished(Some(true))).await;
+    let last = run_of(&w, &w.target, &job(), true, RunEnd::Finished(Some(true))).await;
     // A run still going (or cut off) is not a finished run of the job: it does not decide.
-    run_of(&w, &w.target, &job(), false, End::Running).await;
+    run_of(&w, &w.target, &job(), false, RunEnd::Running).await;
     let a = take_for(&w, &job()).await.expect("a plan");
     assert_eq!((a.from_run, a.origin, a.fixes.len()), (last, PlanOrigin::LastProven, 1), "the newest, not run {old}");
     assert_eq!(a.fixes[0].rule, RULE);
@@ -110,7 +110,7 @@ async fn the_last_proven_run_of_the_job_gives_the_plan_it_sealed_at_its_end() {
 #[tokio::test]
 async fn a_step_written_into_the_store_by_hand_is_refused() {
     let w = world().await;
-    let last = run_of(&w, &w.target, &job(), true, End::Finished(Some(true))).await;
+    let last = run_of(&w, &w.target, &job(), true, RunEnd::Finished(Some(true))).await;
     assert!(take_for(&w, &job()).await.is_ok());
     // The kept fix's script changed in the database itself.
     let url = format!("sqlite://{}", w._dir.path().join("temper.db").display());
@@ -184,8 +184,8 @@ async fn another_job_or_target_gives_none() {
     assert_eq!(take_for(&w, &job()).await.unwrap_err(), NoPlan::NoEarlierRun);
     let other_target = Target { name: "web2".into(), ..Target::default() };
     let other_snapshot = Target { baseline: "golden".into(), ..w.target.clone() };
-    run_of(&w, &other_target, &job(), true, End::Finished(Some(true))).await;
-    run_of(&w, &other_snapshot, &job(), true, End::Finished(Some(true))).await;
+    run_of(&w, &other_target, &job(), true, RunEnd::Finished(Some(true))).await;
+    run_of(&w, &other_snapshot, &job(), true, RunEnd::Finished(Some(true))).await;
     let others = [
         Job { profile: "xccdf_org.ssgproject.content_profile_anssi_bp28_high".into(), ..job() },
         Job { skill: "rhel9-stig".into(), ..job() },
@@ -194,7 +194,7 @@ async fn another_job_or_target_gives_none() {
         Job { content_sha256: Some("b".repeat(64)), ..job() },
     ];
     for other in &others {
-        run_of(&w, &w.target, other, true, End::Finished(Some(true))).await;
+        run_of(&w, &w.target, other, true, RunEnd::Finished(Some(true))).await;
     }
     assert_eq!(take_for(&w, &job()).await.unwrap_err(), NoPlan::NoEarlierRun, "none of those is this job on this target");
     for other in &others {
@@ -207,17 +207,17 @@ async fn another_job_or_target_gives_none() {
 #[tokio::test]
 async fn an_unproven_or_empty_last_run_gives_none_even_with_a_proven_one_before_it() {
     let w = world().await;
-    run_of(&w, &w.target, &job(), true, End::Finished(Some(true))).await;
-    let skipped = run_of(&w, &w.target, &job(), true, End::Finished(None)).await;
+    run_of(&w, &w.target, &job(), true, RunEnd::Finished(Some(true))).await;
+    let skipped = run_of(&w, &w.target, &job(), true, RunEnd::Finished(None)).await;
     let why = take_for(&w, &job()).await.unwrap_err();
-    assert_eq!(why, NoPlan::NotProven { run: skipped, proof: RebootProof::NotRun });
+    assert_eq!(why, NoPlan::NotProven { run: skipped, proof: RebootOutcome::NotRun });
     assert!(why.says().contains(&format!("run {skipped}, skipped the reboot proof")), "{}", why.says());
-    let failed = run_of(&w, &w.target, &job(), true, End::Finished(Some(false))).await;
+    let failed = run_of(&w, &w.target, &job(), true, RunEnd::Finished(Some(false))).await;
     let why = take_for(&w, &job()).await.unwrap_err();
-    assert_eq!(why, NoPlan::NotProven { run: failed, proof: RebootProof::NotProven });
+    assert_eq!(why, NoPlan::NotProven { run: failed, proof: RebootOutcome::NotProven });
     assert!(why.says().contains("did not pass its reboot proof"), "{}", why.says());
     assert!(!w.store.run_dir(failed).join("plan").exists(), "nothing sealed");
-    let empty = run_of(&w, &w.target, &job(), false, End::Finished(Some(true))).await;
+    let empty = run_of(&w, &w.target, &job(), false, RunEnd::Finished(Some(true))).await;
     assert_eq!(take_for(&w, &job()).await.unwrap_err(), NoPlan::NothingKept { run: empty });
 }
 

@@ -23,7 +23,7 @@ pub fn parse_run_args(args: &[String]) -> Result<RunArgs, ScheduleError> {
 
 /// What a fire does, from the newest unfinished run.
 #[derive(Debug, PartialEq, Eq)]
-enum Plan {
+enum FireAction {
     Start,
     Resume {
         run: RunId,
@@ -44,15 +44,15 @@ pub async fn fire(config: &Config, name: &str, run_args: Vec<String>) -> anyhow:
         return Ok(0);
     };
     match plan(config).await? {
-        Plan::Busy { run, driver } => {
+        FireAction::Busy { run, driver } => {
             notice(Level::WARN, format_args!("schedule {name}: run {run} is being driven by another process ({driver}); not running"));
             Ok(0)
         }
-        Plan::Resume { run, was } => {
+        FireAction::Resume { run, was } => {
             tracing::info!(schedule = name, %run, was = was.as_str(), "scheduled run: resuming the unfinished run");
             run::resume(config, Some(run), args.agent, args.quiet, args.json).await
         }
-        Plan::Start => {
+        FireAction::Start => {
             tracing::info!(schedule = name, "scheduled run: starting a new run");
             run::start(config, args).await
         }
@@ -94,15 +94,15 @@ fn lock(path: &Path) -> Result<Option<File>, ScheduleError> {
     Ok(Some(file))
 }
 
-async fn plan(config: &Config) -> anyhow::Result<Plan> {
+async fn plan(config: &Config) -> anyhow::Result<FireAction> {
     let store = crate::wiring::store(config).await?;
     let Some(row) = store.unfinished_run().await? else {
-        return Ok(Plan::Start);
+        return Ok(FireAction::Start);
     };
     Ok(match row.status {
-        RunStatus::Paused | RunStatus::Interrupted => Plan::Resume { run: row.id, was: row.status },
-        RunStatus::Running if row.driver_gone(now_ms()) => Plan::Resume { run: row.id, was: RunStatus::Interrupted },
-        RunStatus::Running => Plan::Busy { run: row.id, driver: row.driver.unwrap_or_default() },
-        RunStatus::Finished | RunStatus::Failed => Plan::Start,
+        RunStatus::Paused | RunStatus::Interrupted => FireAction::Resume { run: row.id, was: row.status },
+        RunStatus::Running if row.driver_gone(now_ms()) => FireAction::Resume { run: row.id, was: RunStatus::Interrupted },
+        RunStatus::Running => FireAction::Busy { run: row.id, driver: row.driver.unwrap_or_default() },
+        RunStatus::Finished | RunStatus::Failed => FireAction::Start,
     })
 }

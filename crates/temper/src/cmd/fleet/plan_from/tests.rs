@@ -8,24 +8,24 @@ use temper_core::plan::{Folder, Plan};
 use super::*;
 use temper_core::journal::RunId;
 
-struct World {
+struct PlanFromWorld {
     _dir: tempfile::TempDir,
     config: Config,
     store: temper_store::Store,
     first: Target,
 }
 
-async fn world() -> World {
+async fn world() -> PlanFromWorld {
     let dir = tempfile::tempdir().unwrap();
     let store = temper_store::Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
     let config =
         Config { content_dir: dir.path().join("no-content"), plan_key_file: dir.path().join("state/plan_ed25519"), ..Config::default() };
     let first = Target { name: "a".into(), ..Target::default() };
-    World { _dir: dir, config, store, first }
+    PlanFromWorld { _dir: dir, config, store, first }
 }
 
 /// A run of fleet `night` on `a` that kept one fix; finished with `rebooted` unless `None`.
-async fn first_run(w: &World, finished: Option<Option<bool>>) -> RunId {
+async fn first_run(w: &PlanFromWorld, finished: Option<Option<bool>>) -> RunId {
     let profile = "xccdf_org.ssgproject.content_profile_standard";
     let options =
         serde_json::json!({"fleet": "night", "skill": "debian12-anssi", "profile": profile, "content_sha256": "a".repeat(64)}).to_string();
@@ -102,7 +102,7 @@ async fn an_unproven_or_unfinished_run_hands_nothing_on_and_says_why() {
     let why = Withheld::Unfinished { status: temper_core::journal::RunStatus::Running, exit_code: 75 };
     assert_eq!(d, PlanFrom::Withheld { target: "a".into(), run: Some(run), why });
 
-    for (rebooted, proof) in [(Some(false), RebootProof::NotProven), (None, RebootProof::NotRun)] {
+    for (rebooted, proof) in [(Some(false), RebootOutcome::NotProven), (None, RebootOutcome::NotRun)] {
         let run = first_run(&w, Some(rebooted)).await;
         let d = decide(&w.config, &w.store, "night", &w.first, 0).await;
         assert_eq!(d, PlanFrom::Withheld { target: "a".into(), run: Some(run), why: Withheld::NotProven { proof } });
@@ -111,7 +111,7 @@ async fn an_unproven_or_unfinished_run_hands_nothing_on_and_says_why() {
         assert!(!w.store.fleet_dir("night").join(format!("plan-from-run{run}")).exists(), "nothing exported");
     }
     // Stored with the other runs' options as a tagged value.
-    let d = PlanFrom::Withheld { target: "a".into(), run: Some(RunId(3)), why: Withheld::NotProven { proof: RebootProof::NotRun } };
+    let d = PlanFrom::Withheld { target: "a".into(), run: Some(RunId(3)), why: Withheld::NotProven { proof: RebootOutcome::NotRun } };
     let v = serde_json::to_value(&d).unwrap();
     assert_eq!(v, serde_json::json!({"kind": "withheld", "target": "a", "run": 3, "why": {"kind": "not_proven", "proof": "not_run"}}));
     assert_eq!(serde_json::from_value::<PlanFrom>(v).unwrap(), d);
