@@ -1,23 +1,22 @@
-//! Live status for a progress line (`temper status` reads the same from the store), and the
-//! records of LLM calls.
+//! Live status for a progress line (where the run stands, as `temper status` and the web view
+//! read it from the store), and the records of LLM calls.
 use std::time::{Duration, Instant};
 
 use super::{LoopError, LoopResult, Phase, Ralph};
 use crate::agent::TurnRecord;
 use crate::journal::{
-    AttemptId, Eta, Event, EventData, NewTurn, Outlook, Overhead, Remembered, Rule, RunId, RunStatus, Tally, predict_end, standing,
+    AttemptId, Eta, Event, EventData, NewTurn, Outlook, Overhead, Remembered, Rule, RunId, RunStatus, Standing, predict_end, standing,
 };
 
 #[derive(Debug, Clone)]
 pub struct Status {
     pub run: RunId,
-    pub phase: Phase,
-    pub rule: Option<String>,
+    /// Where the run stands: its phase and rule, the tries made and its rules in scope counted,
+    /// the one value `temper status` and the web view show too.
+    pub standing: Standing,
+    /// The attempt under way on the rule, by its number (0 between attempts): the loop knows it
+    /// before the journal records it.
     pub attempt: u32,
-    pub fixed: usize,
-    pub escalated: usize,
-    /// Failing rules in scope still open.
-    pub open: usize,
     pub elapsed: Duration,
     /// The time left, predicted from the run's events (`journal::predict_end`).
     pub eta: Option<Eta>,
@@ -63,22 +62,12 @@ impl Ralph<'_> {
         self.journal.set_phase(phase, rule).await?;
         tracing::info!(run = %self.journal.id(), phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
         let rules = self.journal.rules().await?;
-        let tally = Tally::of(&rules);
+        let standing = Standing::of(phase, rule, &rules);
         let eta = match self.observer.shows_eta() {
             true => self.eta(&rules).await?,
             false => None,
         };
-        self.observer.update(&Status {
-            run: self.journal.id(),
-            phase,
-            rule: rule.map(str::to_string),
-            attempt,
-            fixed: tally.fixed,
-            escalated: tally.escalated,
-            open: tally.open,
-            elapsed: self.started.elapsed(),
-            eta,
-        });
+        self.observer.update(&Status { run: self.journal.id(), standing, attempt, elapsed: self.started.elapsed(), eta });
         self.note_spent(false).await?;
         self.spent.add(Overhead::Bookkeeping, started.elapsed());
         Ok(())
