@@ -20,6 +20,7 @@ pub mod plan_from;
 mod records;
 mod review;
 mod split;
+mod standing;
 mod tally;
 pub mod target;
 pub mod turn;
@@ -42,6 +43,7 @@ pub use records::{
     RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
 };
 pub use split::{Overhead, Part, Share, Spend, Spending, TimeSplit};
+pub use standing::Standing;
 pub use tally::{Tally, count_by, reverts};
 pub use verdict::Verdict;
 pub(crate) use vocab::text_enum;

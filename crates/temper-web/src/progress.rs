@@ -1,8 +1,9 @@
-//! Where a run stands: status, phase, rule, counts by rule status, elapsed time and an ETA.
-//! The run page shows it and the event stream sends it again whenever its [`LoopState`] changes.
+//! Where a run stands ([`Standing`], as `temper status` and the loop's progress line show it),
+//! with its status, counts by rule status, elapsed time and an ETA. The run page shows it and
+//! the event stream sends it again whenever its [`LoopState`] changes.
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use temper_journal::{Event, Outlook, Phase, Remembered, Rule, RuleStatus, Run, RunStatus, Tally, now_ms, predict_end, standing};
+use temper_journal::{Event, Outlook, Remembered, Rule, RuleStatus, Run, RunStatus, Standing, now_ms, predict_end, standing};
 
 use crate::state::AppState;
 use crate::{WebError, pages::duration};
@@ -12,14 +13,11 @@ use temper_journal::RunId;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LoopState {
     pub status: RunStatus,
-    pub phase: Phase,
-    pub rule: Option<String>,
+    /// Phase, rule, attempts and the rules in scope counted (`phase`, `open`, `in_scope`...).
+    #[serde(flatten)]
+    pub standing: Standing,
     /// Rule statuses present in the run, in review order (`RuleStatus::REVIEW_ORDER`).
     pub counts: Vec<StatusCount>,
-    pub failing_at_start: usize,
-    pub open: usize,
-    pub done: usize,
-    pub attempts: i64,
     pub score_before: Option<f64>,
     pub score_after: Option<f64>,
 }
@@ -37,6 +35,8 @@ pub struct RunProgress {
     pub state: LoopState,
     /// The current rule's short id.
     pub rule_short: Option<String>,
+    /// The rules open, of what the states add up to ([`Standing::open_of`]).
+    pub open_of: String,
     pub elapsed_secs: i64,
     pub elapsed: String,
     /// The time left, predicted from what the run has measured (`journal::predict_end`).
@@ -57,14 +57,7 @@ impl RunProgress {
     pub fn of(run: &Run, rules: &[Rule], events: &[Event], memory: &Remembered) -> Self {
         let count = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
         let counts = RuleStatus::REVIEW_ORDER.iter().map(|&status| StatusCount { status, n: count(status) }).filter(|c| c.n > 0).collect();
-        // Rules the loop has settled after working on them; their mean time predicts the rest.
-        let worked: Vec<&Rule> = rules
-            .iter()
-            .filter(|r| matches!(r.status, RuleStatus::Fixed | RuleStatus::Escalated | RuleStatus::StillFailing))
-            .filter(|r| r.attempts > 0 || r.elapsed_ms > 0)
-            .collect();
-        let tally = Tally::of(rules);
-        let open = tally.open;
+        let at = Standing::of_run(run, rules);
         let (pending, not_applicable) = standing(rules);
         let outlook = Outlook::new(events, &pending).remembering(&not_applicable, memory);
         let eta = (run.status == RunStatus::Running).then(|| predict_end(&outlook, Utc::now().fixed_offset())).flatten();
@@ -72,19 +65,9 @@ impl RunProgress {
         let status = if run.driver_gone(now_ms()) { RunStatus::Interrupted } else { run.status };
         Self {
             run: run.id,
-            state: LoopState {
-                status,
-                phase: run.phase,
-                rule: run.current_rule.clone(),
-                counts,
-                failing_at_start: tally.failing_at_start,
-                open,
-                done: worked.len(),
-                attempts: rules.iter().map(|r| r.attempts).sum(),
-                score_before: run.score_before,
-                score_after: run.score_after,
-            },
-            rule_short: run.current_rule.as_deref().map(|r| temper_scap::short_rule_id(r).to_string()),
+            open_of: at.open_of(),
+            rule_short: at.rule.as_deref().map(|r| temper_scap::short_rule_id(r).to_string()),
+            state: LoopState { status, standing: at, counts, score_before: run.score_before, score_after: run.score_after },
             elapsed_secs,
             elapsed: duration(elapsed_secs * 1000),
             eta_secs: eta.map(|e| e.secs),

@@ -31,7 +31,7 @@
     rule.replaceChildren(s.rule ? ruleLink(s.rule, s.rule_short) : '-');
     text('elapsed', s.elapsed);
     text('eta', dash(s.eta));
-    text('open', s.open + ' of ' + s.failing_at_start + ' failing at start');
+    text('open', s.open_of);
     text('attempts', s.attempts);
     const pct = (v) => (typeof v === 'number' ? v.toFixed(2) + '%' : '-');
     text('score', pct(s.score_before) + ' → ' + pct(s.score_after));

@@ -226,6 +226,54 @@ async fn the_event_stream_sends_state_and_events_as_the_run_moves() {
     assert!(seen.contains(&format!("id: {last}")), "{seen}");
 }
 
+/// The one `state` event's JSON the stream sends first.
+async fn first_state(web: &Web, run: temper_journal::RunId) -> serde_json::Value {
+    let mut r = get(&format!("{}/runs/{run}/events", web.base)).await;
+    let mut seen = String::new();
+    read_until(&mut r, &mut seen, |s| s.split("event: state\ndata: ").nth(1).is_some_and(|d| d.contains('\n'))).await;
+    let data = seen.split("event: state\ndata: ").nth(1).and_then(|d| d.lines().next()).unwrap();
+    serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {data}"))
+}
+
+/// The text of the `<dd id="ID">` of `page`.
+fn dd<'a>(page: &'a str, id: &str) -> &'a str {
+    let from = page.split(&format!("<dd id=\"{id}\">")).nth(1).unwrap_or_else(|| panic!("no dd {id}"));
+    &from[..from.find("</dd>").unwrap()]
+}
+
+/// Mid-run, a rule that other fixes made applicable is open: the page, the index and the state
+/// event count it in the run's scope, the states add up to the scope (never `open 2 of 1`), and
+/// the attempts are the tries the rules count (one undone with its batch is none), as `temper
+/// status` and the loop's progress line show them: one [`temper_journal::Standing`].
+#[tokio::test]
+async fn rules_made_applicable_count_in_the_scope_the_page_and_the_stream_show() {
+    let f = Fixture::running().await;
+    f.with_rules_made_applicable().await;
+    let web = serve(&f.store, None).await;
+    let (run, rules) = (f.store.run(f.run).await.unwrap(), f.store.rules(f.run).await.unwrap());
+    let at = temper_journal::Standing::of_run(&run, &rules);
+    let t = at.tally;
+    assert_eq!((t.failing_at_start, t.became_applicable, t.in_scope, t.open, t.fixed, t.escalated), (3, 1, 4, 2, 1, 1), "{t:?}");
+    assert_eq!(f.store.attempts(f.run).await.unwrap().len(), 3, "three attempts recorded, two of them tries");
+
+    let (_, page) = text(&format!("{}/runs/{}", web.base, f.run)).await;
+    assert_eq!(dd(&page, "open"), "2 of 4 in scope (3 failing at baseline, 1 became applicable)");
+    assert_eq!(dd(&page, "attempts"), "2");
+    assert_eq!(dd(&page, "phase"), "fix");
+    let (_, index) = text(&format!("{}/", web.base)).await;
+    let row = index.split(&format!("href=\"/runs/{}\"", f.run)).nth(1).unwrap();
+    let cells: Vec<&str> = row.split("<td>").skip(7).take(6).map(|c| &c[..c.find("</td>").unwrap()]).collect();
+    assert_eq!(cells, ["3", "4", "1", "1", "2", "2"], "failing at baseline, in scope, fixed, escalated, open, attempts");
+
+    let state = first_state(&web, f.run).await;
+    let standing = serde_json::to_value(&at).unwrap();
+    for (key, want) in standing.as_object().unwrap() {
+        assert_eq!(&state[key], want, "{key}: {state}");
+    }
+    assert_eq!((state["open"].as_u64(), state["in_scope"].as_u64(), state["attempts"].as_u64()), (Some(2), Some(4), Some(2)), "{state}");
+    assert_eq!(state["rule"], APPLIES);
+}
+
 #[tokio::test]
 async fn a_non_loopback_bind_needs_a_token() {
     let f = Fixture::running().await;

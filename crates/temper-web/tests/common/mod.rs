@@ -18,8 +18,11 @@ use temper_web::{Server, Token, WebConfig};
 
 mod plan;
 mod progress;
+mod scope;
 #[allow(unused_imports)]
 pub use progress::hostile_rule_id;
+#[allow(unused_imports)]
+pub use scope::{APPLIES, APPLIES_PASSING, NOT_APPLICABLE};
 
 /// Markup that runs script if a page ever writes it unescaped.
 pub const PWN_SCRIPT: &str = "<script>window.__pwned=1</script>";

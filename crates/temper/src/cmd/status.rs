@@ -1,7 +1,7 @@
 //! `temper status`: a run's progress, read from the database.
 use serde_json::json;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{Outlook, Remembered, RunStatus, Tally, now_ms, predict_end, standing};
+use temper_core::journal::{Outlook, Remembered, RunStatus, Standing, now_ms, predict_end, standing};
 
 use super::print_json;
 use crate::config::Config;
@@ -17,9 +17,9 @@ pub async fn run(config: &Config, run: Option<RunId>, json_out: bool) -> anyhow:
         },
     };
     let rules = store.rules(row.id).await?;
-    // Counts and the ETA speak of the run's scope only.
-    let t = Tally::of(&rules);
-    let attempts = store.attempts(row.id).await?;
+    // Where it stands, as the loop's progress line and the web view show it; counts and the ETA
+    // speak of the run's scope only.
+    let at = Standing::of_run(&row, &rules);
     // A run marked running whose process is gone is interrupted, whatever the row says.
     let gone = row.driver_gone(now_ms());
     let status = if gone { RunStatus::Interrupted } else { row.status };
@@ -36,30 +36,16 @@ pub async fn run(config: &Config, run: Option<RunId>, json_out: bool) -> anyhow:
         }
         _ => None,
     };
-    let current_attempt = row.current_rule.as_deref().and_then(|r| rules.iter().find(|x| x.rule_id == r)).map(|r| r.attempts);
-    let v = json!({
+    let mut v = json!({
         "run": row.id,
         "status": status,
         "driver": row.driver,
         "driver_gone": gone,
         "next": next,
-        "phase": row.phase,
-        "rule": row.current_rule,
-        "attempt": current_attempt,
         "target": row.target_config.as_ref().map(|t| &t.name),
         "skill": row.skill,
         "profile": row.profile,
         "agent": row.agent,
-        "failing_at_start": t.failing_at_start,
-        "fixed": t.fixed,
-        "escalated": t.escalated,
-        "skipped": t.skipped,
-        "waived": t.waived,
-        "deferred": t.deferred,
-        "still_failing": t.still_failing,
-        "open": t.open,
-        "out_of_scope": t.out_of_scope,
-        "attempts": attempts.len(),
         "elapsed_secs": elapsed,
         "eta_secs": eta.map(|e| e.secs),
         "eta_low_secs": eta.map(|e| e.low),
@@ -69,21 +55,22 @@ pub async fn run(config: &Config, run: Option<RunId>, json_out: bool) -> anyhow:
         "exit_code": row.exit_code,
         "error": row.error,
     });
+    // The standing's own keys: phase, rule, attempt, attempts and the counts (`failing_at_start`,
+    // `became_applicable`, `in_scope`, `open`, `fixed`...).
+    if let (Some(v), serde_json::Value::Object(at)) = (v.as_object_mut(), serde_json::to_value(&at)?) {
+        v.extend(at);
+    }
     if json_out {
         print_json(&v)?;
     } else {
         println!(
-            "run {} {} | phase {} | rule {} | fixed {} escalated {} open {} of {} failing{} | {} attempts | {}s elapsed{}",
+            "run {} {} | phase {} | rule {} | {} | {} attempts | {}s elapsed{}",
             row.id,
             status,
-            row.phase,
-            row.current_rule.as_deref().map(temper_scap::short_rule_id).unwrap_or("-"),
-            t.fixed,
-            t.escalated,
-            t.open,
-            t.failing_at_start,
-            if t.out_of_scope > 0 { format!(" in scope ({} out of scope)", t.out_of_scope) } else { String::new() },
-            attempts.len(),
+            at.phase,
+            at.rule.as_deref().map(temper_scap::short_rule_id).unwrap_or("-"),
+            at.counts(),
+            at.attempts,
             elapsed,
             eta.map(|e| format!(", eta {}", e.human())).unwrap_or_default(),
         );

@@ -1,20 +1,20 @@
-//! Live status for a progress line (`temper status` reads the same from the store).
+//! Live status for a progress line (where the run stands, as `temper status` and the web view
+//! read it from the store).
 use std::time::Duration;
 
 use super::Books;
-use crate::journal::{Eta, Event, Outlook, Phase, Remembered, Rule, RunId, Tally, predict_end, standing};
+use crate::journal::{Eta, Event, Outlook, Phase, Remembered, Rule, RunId, Standing, predict_end, standing};
 use crate::ralph::error::LoopResult;
 
 #[derive(Debug, Clone)]
 pub struct Status {
     pub run: RunId,
-    pub phase: Phase,
-    pub rule: Option<String>,
+    /// Where the run stands: its phase and rule, the tries made and its rules in scope counted,
+    /// the one value `temper status` and the web view show too.
+    pub standing: Standing,
+    /// The attempt under way on the rule, by its number (0 between attempts): the loop knows it
+    /// before the journal records it.
     pub attempt: u32,
-    pub fixed: usize,
-    pub escalated: usize,
-    /// Failing rules in scope still open.
-    pub open: usize,
     pub elapsed: Duration,
     /// The time left, predicted from the run's events (`journal::predict_end`).
     pub eta: Option<Eta>,
@@ -51,22 +51,12 @@ impl Books<'_> {
     /// Tells the observer where the run stands, with the time left when it shows it.
     pub(super) async fn tell_observer(&self, phase: Phase, rule: Option<&str>, attempt: u32) -> LoopResult<()> {
         let rules = self.journal.rules().await?;
-        let tally = Tally::of(&rules);
+        let standing = Standing::of(phase, rule, &rules);
         let eta = match self.observer.shows_eta() {
             true => self.eta(&rules).await?,
             false => None,
         };
-        self.observer.update(&Status {
-            run: self.journal.id(),
-            phase,
-            rule: rule.map(str::to_string),
-            attempt,
-            fixed: tally.fixed,
-            escalated: tally.escalated,
-            open: tally.open,
-            elapsed: self.started.elapsed(),
-            eta,
-        });
+        self.observer.update(&Status { run: self.journal.id(), standing, attempt, elapsed: self.started.elapsed(), eta });
         Ok(())
     }
 
