@@ -72,8 +72,8 @@ impl<'a> Crew<'a> {
             notes: scanner.clone(),
             skill: skill.name().to_string(),
         });
-        let machine = Machine::new(machine::Parts { hv, guest, scanner: scanner.clone(), run: lease.run, spent }, &settings);
-        let offer = Offer::new(offer::Parts { journal, skill, content, scanner }, &settings);
+        let machine = Machine::new(machine::MachineParts { hv, guest, scanner: scanner.clone(), run: lease.run, spent }, &settings);
+        let offer = Offer::new(offer::OfferParts { journal, skill, content, scanner }, &settings);
         Self { books, machine, offer, agents, skill, content, settings, offline }
     }
 }

@@ -27,7 +27,7 @@ use crate::ralph::escalate::Escalator;
 use crate::ralph::ledger::Ledger;
 use crate::ralph::machine::Machine;
 use crate::ralph::offer::Offer;
-use crate::ralph::proof::BootProof;
+use crate::ralph::proof::RebootProver;
 use crate::ralph::state::{Ahead, Kept, RunState};
 use crate::ralph::trial::{Ended, Trial};
 use crate::verdict::Verdict;
@@ -41,7 +41,7 @@ pub(super) struct RegressionCheck<'r> {
     ledger: Ledger<'r>,
     escalator: Escalator<'r>,
     /// Bisects the fixes kept since the last booted checkpoint when the guard fails there too.
-    proof: BootProof<'r>,
+    proof: RebootProver<'r>,
 }
 
 impl<'r> RegressionCheck<'r> {
@@ -52,7 +52,7 @@ impl<'r> RegressionCheck<'r> {
             offer: &c.offer,
             ledger: Ledger::new(c),
             escalator: Escalator::new(c),
-            proof: BootProof::new(c),
+            proof: RebootProver::new(c),
         }
     }
 }
@@ -101,7 +101,7 @@ impl RegressionCheck<'_> {
     /// After a fix's guard failed, and failed again once the fix was undone: the damage is a
     /// kept fix's. With fixes pending, the batch is checked now (its guard fails at the head, so
     /// it is bisected over its snapshots); with none, the fixes kept since the last booted
-    /// checkpoint are bisected by replays (`BootProof::guard_fails`).
+    /// checkpoint are bisected by replays (`RebootProver::guard_fails`).
     pub(in crate::ralph) async fn after_guard_failure(&self, state: &mut RunState, broken: (Verdict, String)) -> LoopResult<()> {
         if state.pending().is_empty() {
             return self.proof.guard_fails(state, broken).await;

@@ -10,7 +10,7 @@ use crate::ralph::error::{End, LoopResult};
 use crate::ralph::ledger::Ledger;
 use crate::ralph::machine::Machine;
 use crate::ralph::offer::{OUT_OF_SCOPE, Offer};
-use crate::ralph::proof::BootProof;
+use crate::ralph::proof::RebootProver;
 use crate::ralph::state::RunState;
 use crate::scan::Scan;
 
@@ -28,7 +28,7 @@ pub(super) struct Finisher<'r> {
     machine: &'r Machine<'r>,
     offer: &'r Offer<'r>,
     ledger: Ledger<'r>,
-    proof: BootProof<'r>,
+    proof: RebootProver<'r>,
     /// Judges the final state's disk from outside the guest (`cross.rs`); `None`: the guest's
     /// scan alone.
     offline: Option<&'r dyn OfflineJudge>,
@@ -43,7 +43,7 @@ impl<'r> Finisher<'r> {
             machine: &c.machine,
             offer: &c.offer,
             ledger: Ledger::new(c),
-            proof: BootProof::new(c),
+            proof: RebootProver::new(c),
             offline: c.offline,
             rebooted: c.settings.reboot.is_some(),
         }

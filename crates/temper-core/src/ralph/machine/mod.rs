@@ -36,7 +36,7 @@ pub(in crate::ralph) struct Machine<'a> {
 }
 
 /// What the machine is made of.
-pub(in crate::ralph) struct Parts<'a> {
+pub(in crate::ralph) struct MachineParts<'a> {
     pub hv: &'a dyn Hypervisor,
     pub guest: &'a dyn Guest,
     pub scanner: Scanner,
@@ -45,7 +45,7 @@ pub(in crate::ralph) struct Parts<'a> {
 }
 
 impl<'a> Machine<'a> {
-    pub fn new(p: Parts<'a>, s: &Settings) -> Self {
+    pub fn new(p: MachineParts<'a>, s: &Settings) -> Self {
         Self {
             hv: p.hv,
             guest: p.guest,

@@ -36,7 +36,7 @@ pub(in crate::ralph) struct Offer<'a> {
 }
 
 /// What the offer is made of.
-pub(in crate::ralph) struct Parts<'a> {
+pub(in crate::ralph) struct OfferParts<'a> {
     pub journal: RunJournal<'a>,
     pub skill: &'a Skill,
     pub content: &'a Benchmark,
@@ -44,7 +44,7 @@ pub(in crate::ralph) struct Parts<'a> {
 }
 
 impl<'a> Offer<'a> {
-    pub fn new(p: Parts<'a>, s: &Settings) -> Self {
+    pub fn new(p: OfferParts<'a>, s: &Settings) -> Self {
         Self {
             journal: p.journal,
             skill: p.skill,

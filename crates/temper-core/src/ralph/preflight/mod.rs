@@ -15,7 +15,7 @@ use crate::ralph::error::{LoopError, LoopResult};
 use crate::ralph::ledger::Ledger;
 use crate::ralph::machine::Machine;
 use crate::ralph::offer::Offer;
-use crate::ralph::proof::BootProof;
+use crate::ralph::proof::RebootProver;
 use crate::ralph::state::{Ahead, Kept, RunState};
 use crate::scan::{Engine, Scan};
 use crate::verdict::Guard;
@@ -28,7 +28,7 @@ pub(super) struct Preflight<'r> {
     machine: &'r Machine<'r>,
     offer: &'r Offer<'r>,
     ledger: Ledger<'r>,
-    proof: BootProof<'r>,
+    proof: RebootProver<'r>,
     content: &'r Benchmark,
     /// Fixes per regression check when set (`Settings::regression_every`).
     every: Option<u32>,
@@ -43,7 +43,7 @@ impl<'r> Preflight<'r> {
             machine: &c.machine,
             offer: &c.offer,
             ledger: Ledger::new(c),
-            proof: BootProof::new(c),
+            proof: RebootProver::new(c),
             content: c.content,
             every: c.settings.regression_every,
             plan_cadence: c.settings.plan_cadence,

@@ -47,7 +47,7 @@ impl BootProbe<'_> {
 
 /// The reboot proof of a run's end, and the bisections by replay that share its probes.
 #[derive(Clone, Copy)]
-pub(super) struct BootProof<'r> {
+pub(super) struct RebootProver<'r> {
     books: &'r Books<'r>,
     machine: &'r Machine<'r>,
     ledger: Ledger<'r>,
@@ -56,7 +56,7 @@ pub(super) struct BootProof<'r> {
     reboot: Option<RebootProof>,
 }
 
-impl<'r> BootProof<'r> {
+impl<'r> RebootProver<'r> {
     pub(in crate::ralph) fn new(c: &'r Crew<'r>) -> Self {
         Self { books: &c.books, machine: &c.machine, ledger: Ledger::new(c), escalator: Escalator::new(c), reboot: c.settings.reboot }
     }
@@ -70,7 +70,7 @@ pub(super) struct BootCulprit {
     pub live: Option<usize>,
 }
 
-impl BootProof<'_> {
+impl RebootProver<'_> {
     /// Reboots the guest if fixes were kept since the last booted checkpoint: it holds when the
     /// guest came back whole, and reopens when a fix was blamed (its rule reopened).
     pub(in crate::ralph) async fn prove_boot(&self, state: &mut RunState) -> LoopResult<End> {

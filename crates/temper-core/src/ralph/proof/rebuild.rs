@@ -1,6 +1,6 @@
 //! The reboot proof's repairs: bisect the fixes a failed reboot or final scan blames, then rebuild
 //! the booted checkpoint with the others and prove it again.
-use super::{BootCulprit, BootProbe, BootProof, Broken};
+use super::{BootCulprit, BootProbe, Broken, RebootProver};
 use crate::journal::{Attempt, AttemptId, Blamed, Booted, Culprit, EventData, EventKind, MemoryKind, Regressed, ReplayWhy};
 use crate::ralph::error::LoopResult;
 use crate::ralph::state::RunState;
@@ -8,7 +8,7 @@ use crate::ralph::trial::{Ended, Trial};
 use crate::scan::tail;
 use crate::verdict::Verdict;
 
-impl BootProof<'_> {
+impl RebootProver<'_> {
     /// The first fix after which the probe fails: each step reverts to the booted checkpoint,
     /// replays the fixes up to it and reboots. Probing all of them failed already.
     pub(super) async fn bisect_boot(&self, state: &RunState, probe: &BootProbe<'_>, mut broken: Broken) -> LoopResult<BootCulprit> {
