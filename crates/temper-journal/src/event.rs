@@ -12,7 +12,7 @@ use crate::{AttemptState, EscalationCause, EventKind, FixSource, JournalError, R
 use crate::{Engine, RunId};
 
 pub use crate::event_parts::{
-    Blamed, Booted, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, ScanKind, Timed,
+    Blamed, Booted, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, RescanTimes, ScanKind,
 };
 
 /// One event's data. Serialized adjacently (`{"kind": …, "data": {…}}`); the store splits the two.
@@ -155,7 +155,7 @@ pub enum EventData {
     RegressionEvery {
         every: u32,
         how: Cadence,
-        secs: Option<Timed>,
+        secs: Option<RescanTimes>,
         final_scan_only: Vec<String>,
     },
     RegressionFound(Regressed),

@@ -95,7 +95,7 @@ pub enum ScanKind {
 
 /// The rescans preflight timed to set the regression cadence.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Timed {
+pub struct RescanTimes {
     pub one_rule: f64,
     pub with_set: f64,
 }

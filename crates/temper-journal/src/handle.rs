@@ -8,7 +8,7 @@ use crate::{
     Attempt, Culprit, Escalation, Event, EventData, Journal, JournalResult, KeptFix, MemoryLog, NewRule, Phase, Rule, RuleStatus, Run,
     RunId, RunStatus, RunSummary, ScanResult,
 };
-use crate::{AttemptId, AttemptSpec, AttemptState, Evaluation, NewTurn, Turn};
+use crate::{AttemptId, AttemptSpec, AttemptState, Evaluation, NewTurn, StoredTurn};
 
 #[derive(Clone, Copy)]
 pub struct RunJournal<'a> {
@@ -134,7 +134,7 @@ impl<'a> RunJournal<'a> {
     pub async fn add_turn(&self, turn: &NewTurn<'_>) -> JournalResult<i64> {
         self.journal.add_turn(self.run, turn).await
     }
-    pub async fn turns(&self) -> JournalResult<Vec<Turn>> {
+    pub async fn turns(&self) -> JournalResult<Vec<StoredTurn>> {
         self.journal.turns(self.run).await
     }
     pub async fn event(&self, rule_id: Option<&str>, data: &EventData) -> JournalResult<()> {

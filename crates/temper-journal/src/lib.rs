@@ -34,13 +34,13 @@ pub use attempt::{Attempt, AttemptSpec, Culprit, Evaluation, Findings, KeptFix};
 pub use driver::{driver_id, driver_is_dead, now_ms};
 pub use eta::{Eta, Outlook, RECALL_RUNS, Remembered, RuleTime, open_ids, predict as predict_end, rule_times, standing};
 pub use event::{
-    Blamed, Booted, Cadence, EventData, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, ScanKind, Timed,
+    Blamed, Booted, Cadence, EventData, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, RescanTimes, ScanKind,
 };
 pub use handle::RunJournal;
 pub use id::{AttemptId, RunId};
 pub use records::{
     Ban, Escalation, Event, Lesson, NewRememberedFix, NewRule, NewRun, NewTurn, QueueClaim, QueueItem, RETIRE_AFTER, RebootOutcome, Recall,
-    RememberedFix, Rule, Run, RunSummary, Tip, Turn, reboot_line,
+    RememberedFix, Rule, Run, RunSummary, StoredTurn, Tip, reboot_line,
 };
 pub use split::{Overhead, Part, Share, Spend, Spending, TimeSplit};
 pub use standing::Standing;
@@ -162,7 +162,7 @@ pub trait AttemptLog: Send + Sync {
 #[async_trait]
 pub trait TurnLog: Send + Sync {
     async fn add_turn(&self, run: RunId, turn: &NewTurn<'_>) -> JournalResult<i64>;
-    async fn turns(&self, run: RunId) -> JournalResult<Vec<Turn>>;
+    async fn turns(&self, run: RunId) -> JournalResult<Vec<StoredTurn>>;
 }
 
 /// The run's event journal (also appended to `runs/<id>/events.jsonl` beside a file database).

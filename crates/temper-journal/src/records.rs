@@ -128,7 +128,7 @@ impl Escalation {
 /// One LLM call. `tool_calls_dropped` and `sections` are JSON arrays.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
-pub struct Turn {
+pub struct StoredTurn {
     pub id: i64,
     pub run_id: RunId,
     pub attempt_id: Option<AttemptId>,

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Attempt, Event, EventData, ScanKind, Turn};
+use crate::{Attempt, Event, EventData, ScanKind, StoredTurn};
 
 /// A part of a run's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -133,7 +133,7 @@ pub struct TimeSplit {
 impl TimeSplit {
     /// From a run's events, attempts and turns; `wall_secs` is its wall time over all its
     /// segments.
-    pub fn of(events: &[Event], attempts: &[Attempt], turns: &[Turn], wall_secs: f64) -> Self {
+    pub fn of(events: &[Event], attempts: &[Attempt], turns: &[StoredTurn], wall_secs: f64) -> Self {
         let parts: Vec<Share> = Part::ALL.iter().map(|&part| share(part, events, attempts)).collect();
         let known: f64 = parts.iter().map(|s| s.secs).sum();
         let scripts = parts.iter().find(|s| s.part == Part::FixScripts).map_or(0.0, |s| s.secs);
@@ -156,7 +156,7 @@ impl TimeSplit {
 }
 
 /// The rest's parts: the `spent` events' sums, and the LLM's turns.
-fn rest_shares(events: &[Event], turns: &[Turn]) -> Vec<Share<Overhead>> {
+fn rest_shares(events: &[Event], turns: &[StoredTurn]) -> Vec<Share<Overhead>> {
     let mut sums: BTreeMap<Overhead, Spend> = BTreeMap::new();
     for e in events {
         if let EventData::Spent(s) = &e.data {

@@ -1,12 +1,12 @@
 //! JSON shapes for the CLI (`temper content rules|profiles --json`, `temper scan parse --json`).
 use serde_json::{Value, json};
 
-use crate::datastream::{ProfileInfo, Rule};
+use crate::datastream::{ContentRule, ProfileInfo};
 use crate::results::{Outcome, TestResult};
 
 /// `{id, title, severity, stig_ids, sv_ids, v_ids, cci, has_fix, fix}`; `fix` is null or
 /// `{script, reboot, disruption, complexity, strategy}` with the script resolved.
-pub fn rule_json(r: &Rule) -> Value {
+pub fn rule_json(r: &ContentRule) -> Value {
     json!({
         "id": r.id,
         "title": r.title,
@@ -26,7 +26,7 @@ pub fn rule_json(r: &Rule) -> Value {
     })
 }
 
-pub fn rules_json(rules: &[Rule]) -> Value {
+pub fn rules_json(rules: &[ContentRule]) -> Value {
     Value::Array(rules.iter().map(rule_json).collect())
 }
 

@@ -16,8 +16,8 @@ mod text;
 mod xml;
 
 pub use datastream::{
-    Benchmark, FIX_SH, Fix, OvalRef, ProfileInfo, Rule, ScoreTree, Tailoring, TailoringInfo, Value, list_profiles, list_profiles_bytes,
-    read_benchmark, read_benchmark_bytes, read_benchmark_tailored, read_content, short_rule_id,
+    Benchmark, ContentRule, FIX_SH, Fix, OvalRef, ProfileInfo, ScoreTree, Tailoring, TailoringInfo, Value, list_profiles,
+    list_profiles_bytes, read_benchmark, read_benchmark_bytes, read_benchmark_tailored, read_content, short_rule_id,
 };
 pub use error::ScapError;
 pub use json::{profiles_json, results_json, rule_json, rules_json};

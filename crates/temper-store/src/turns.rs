@@ -1,6 +1,6 @@
 use async_trait::async_trait;
 use temper_journal::RunId;
-use temper_journal::{JournalResult, NewTurn, Turn, TurnLog};
+use temper_journal::{JournalResult, NewTurn, StoredTurn, TurnLog};
 
 use crate::{Store, now, with_db};
 
@@ -40,7 +40,7 @@ impl TurnLog for Store {
         })
     }
 
-    async fn turns(&self, run: RunId) -> JournalResult<Vec<Turn>> {
+    async fn turns(&self, run: RunId) -> JournalResult<Vec<StoredTurn>> {
         with_db!(self, p => async { sqlx::query_as("SELECT * FROM turns WHERE run_id = $1 ORDER BY id").bind(run).fetch_all(p).await })
     }
 }

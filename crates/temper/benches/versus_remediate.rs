@@ -50,7 +50,7 @@ use std::time::Duration;
 use temper_core::checks;
 use temper_core::journal::RunId;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{Event, EventData, EventKind, RuleStatus, ScanKind, Turn};
+use temper_core::journal::{Event, EventData, EventKind, RuleStatus, ScanKind, StoredTurn};
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::scan::Scanner;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
@@ -125,7 +125,7 @@ fn first_pass(started_at: &str, events: &[Event]) -> Option<(Duration, usize)> {
 
 /// Where temper's wall time went (`journal::TimeSplit`, as the report gives it): each part, the
 /// rest (snapshots, restores, picks), and the proof (all but the fix scripts) over the fix scripts.
-fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], turns: &[Turn], wall: Duration) {
+fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], turns: &[StoredTurn], wall: Duration) {
     use temper_core::journal::{Part, TimeSplit};
     let t = TimeSplit::of(events, attempts, turns, wall.as_secs_f64());
     let total = t.wall_secs;
@@ -186,7 +186,7 @@ fn derived_class(reason: &str) -> Option<&str> {
     reason.split_once("no derived fix (").and_then(|(_, rest)| rest.split_once(')')).map(|(class, _)| class)
 }
 
-fn solo_figures(events: &[Event], attempts: &[temper_core::journal::Attempt], turns: &[Turn], started_at: &str) {
+fn solo_figures(events: &[Event], attempts: &[temper_core::journal::Attempt], turns: &[StoredTurn], started_at: &str) {
     if let Some((d, reopened)) = first_pass(started_at, events) {
         println!("temper's first pass (to its first final scan): {:.1}s; that scan reopened {reopened} rules", d.as_secs_f64());
     }

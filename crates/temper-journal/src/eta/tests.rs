@@ -46,7 +46,7 @@ fn no_prediction_before_the_first_scan_or_with_nothing_open() {
 }
 
 fn cadence(secs: i64, one_rule: f64, with_set: f64, every: u32) -> Event {
-    let timed = crate::Timed { one_rule, with_set };
+    let timed = crate::RescanTimes { one_rule, with_set };
     event(secs, None, EventData::RegressionEvery { every, how: crate::Cadence::Measured, secs: Some(timed), final_scan_only: Vec::new() })
 }
 

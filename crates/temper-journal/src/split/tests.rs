@@ -1,5 +1,5 @@
 use super::*;
-use crate::{AttemptId, AttemptSpec, AttemptState, Cadence, Findings, FixSource, PlanBatched, PowerOff, RunId, Timed};
+use crate::{AttemptId, AttemptSpec, AttemptState, Cadence, Findings, FixSource, PlanBatched, PowerOff, RescanTimes, RunId};
 
 fn event(data: EventData) -> Event {
     Event { id: 0, run_id: RunId(1), ts: "2026-12-01T10:00:00+00:00".into(), kind: data.kind(), rule_id: None, data }
@@ -48,7 +48,7 @@ fn each_part_from_its_own_record_and_the_proof_is_the_rest_of_the_wall() {
         event(EventData::RegressionEvery {
             every: 4,
             how: Cadence::Measured,
-            secs: Some(Timed { one_rule: 5.0, with_set: 15.0 }),
+            secs: Some(RescanTimes { one_rule: 5.0, with_set: 15.0 }),
             final_scan_only: Vec::new(),
         }),
         event(EventData::RegressionCheck {
@@ -143,9 +143,9 @@ fn spent(parts: &[(Overhead, u32, f64)]) -> Event {
     event(EventData::Spent(Spending { parts }))
 }
 
-fn turn(latency_ms: i64) -> Turn {
+fn turn(latency_ms: i64) -> StoredTurn {
     let record = crate::turn::TurnRecord::new(crate::TurnRole::Worker, "m");
-    Turn {
+    StoredTurn {
         id: 1,
         run_id: RunId(1),
         attempt_id: None,

@@ -3,7 +3,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
 use temper_journal::{self as journal, RuleStatus, RunId, ScanResult};
-use temper_scap::{Benchmark, Outcome, Rule, Severity};
+use temper_scap::{Benchmark, ContentRule, Outcome, Severity};
 
 use crate::error::ReportError;
 use crate::run::RunData;
@@ -116,10 +116,10 @@ pub fn checklist(data: &RunData, content: &Benchmark) -> Result<Checklist, Repor
     if data.rules.is_empty() {
         return Err(ReportError::NoRules(data.run.id));
     }
-    let known: Vec<(&journal::Rule, &Rule)> = data.rules.iter().filter_map(|r| content.rule(&r.rule_id).map(|c| (r, c))).collect();
+    let known: Vec<(&journal::Rule, &ContentRule)> = data.rules.iter().filter_map(|r| content.rule(&r.rule_id).map(|c| (r, c))).collect();
     let disa = known.iter().any(|(_, c)| !c.stig_ids.is_empty());
     let sv = sv_by_stig(content);
-    let mut groups: BTreeMap<String, Vec<(&journal::Rule, &Rule)>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<(&journal::Rule, &ContentRule)>> = BTreeMap::new();
     for &(r, c) in &known {
         if disa {
             for id in &c.stig_ids {
@@ -182,7 +182,7 @@ fn outcome(s: &str) -> Option<Outcome> {
 }
 
 /// The worst severity of the members, as a checklist writes it.
-fn severity(members: &[(&journal::Rule, &Rule)]) -> &'static str {
+fn severity(members: &[(&journal::Rule, &ContentRule)]) -> &'static str {
     match members.iter().map(|(_, c)| c.severity).max().unwrap_or_default() {
         Severity::High => "high",
         Severity::Low => "low",
@@ -194,7 +194,7 @@ fn severity(members: &[(&journal::Rule, &Rule)]) -> &'static str {
 fn vuln(
     data: &RunData,
     key: &str,
-    members: &[(&journal::Rule, &Rule)],
+    members: &[(&journal::Rule, &ContentRule)],
     disa: bool,
     final_scan: bool,
     sv: Option<&&str>,
@@ -274,7 +274,7 @@ fn v_of(sv: &str) -> String {
     format!("V-{digits}")
 }
 
-fn check_content(members: &[(&journal::Rule, &Rule)], profile: &str) -> String {
+fn check_content(members: &[(&journal::Rule, &ContentRule)], profile: &str) -> String {
     let mut s = String::new();
     for (r, c) in members {
         let _ = writeln!(s, "{} ({}):", c.title, r.rule_id);
@@ -290,7 +290,7 @@ fn check_content(members: &[(&journal::Rule, &Rule)], profile: &str) -> String {
     s.trim_end().to_string()
 }
 
-fn fix_text(members: &[(&journal::Rule, &Rule)]) -> String {
+fn fix_text(members: &[(&journal::Rule, &ContentRule)]) -> String {
     let mut s = String::new();
     for (r, c) in members {
         match &c.fix {
@@ -307,7 +307,7 @@ fn fix_text(members: &[(&journal::Rule, &Rule)]) -> String {
 }
 
 /// COMMENTS: the fix temper applied, or the escalation summary, or the disposition.
-fn comment(out: &mut String, data: &RunData, r: &journal::Rule, c: &Rule, fixes: &[FixedRule]) {
+fn comment(out: &mut String, data: &RunData, r: &journal::Rule, c: &ContentRule, fixes: &[FixedRule]) {
     let name = &r.rule_id;
     match r.status {
         RuleStatus::Fixed => {

@@ -7,8 +7,8 @@ mod progress;
 
 use serde::Serialize;
 use temper_journal::{
-    Attempt, Ban, Event, EventData, EventKind, Journal, Lesson, Recall, Regressed, Rule, RuleStatus, Run, RunId, RunSummary, TimeSplit,
-    Turn,
+    Attempt, Ban, Event, EventData, EventKind, Journal, Lesson, Recall, Regressed, Rule, RuleStatus, Run, RunId, RunSummary, StoredTurn,
+    TimeSplit,
 };
 use temper_scap::oval::Evidence;
 
@@ -39,7 +39,7 @@ pub struct RunData {
     pub rules: Vec<Rule>,
     /// In the order they started.
     pub attempts: Vec<Attempt>,
-    pub turns: Vec<Turn>,
+    pub turns: Vec<StoredTurn>,
     /// This run's active lessons, oldest first (a forgotten lesson is left out).
     pub lessons: Vec<Lesson>,
     /// This run's active bans.

@@ -1,7 +1,7 @@
 //! A rule's ids and prose: from the content when it has the rule, else from the store.
 use serde::Serialize;
 use temper_journal as journal;
-use temper_scap::{Rule, Severity};
+use temper_scap::{ContentRule, Severity};
 
 use crate::text::short;
 
@@ -24,7 +24,7 @@ pub struct RuleInfo {
     pub stock_fix: Option<String>,
 }
 
-pub fn rule_info(r: &journal::Rule, c: Option<&Rule>) -> RuleInfo {
+pub fn rule_info(r: &journal::Rule, c: Option<&ContentRule>) -> RuleInfo {
     let short_id = short(&r.rule_id).to_string();
     let title = c.map(|c| c.title.clone()).filter(|t| !t.is_empty()).unwrap_or_else(|| r.title.clone());
     RuleInfo {

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use temper_journal::{self as journal, Attempt, RuleStatus};
 use temper_scap::oval::{Evidence, Finding};
-use temper_scap::{Benchmark, Rule, Severity};
+use temper_scap::{Benchmark, ContentRule, Severity};
 
 use super::attempt::{AttemptView, attempt_view};
 use super::info::{RuleInfo, rule_info};
@@ -98,7 +98,7 @@ pub struct StatusGroup {
     pub n: usize,
 }
 
-pub(super) fn section(data: &RunData, r: &journal::Rule, c: Option<&Rule>) -> RuleSection {
+pub(super) fn section(data: &RunData, r: &journal::Rule, c: Option<&ContentRule>) -> RuleSection {
     let attempts: Vec<&Attempt> = data.attempts.iter().filter(|a| a.spec.rule_id == r.rule_id).collect();
     let info = rule_info(r, c);
     let next_steps = next_steps(&info, r, &attempts, data);

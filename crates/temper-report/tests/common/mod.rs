@@ -427,7 +427,7 @@ impl Fixture {
             .await
             .unwrap();
         let (s, run) = (&f.store, f.run);
-        let rules: Vec<&temper_scap::Rule> = c.selected_rules.iter().filter(|r| r.stig_ids.is_empty()).take(6).collect();
+        let rules: Vec<&temper_scap::ContentRule> = c.selected_rules.iter().filter(|r| r.stig_ids.is_empty()).take(6).collect();
         assert_eq!(rules.len(), 6, "the ANSSI profile has rules");
         let results = [ScanResult::Fail, ScanResult::Fail, ScanResult::Pass, ScanResult::Pass, ScanResult::NotApplicable, ScanResult::Fail];
         for (r, res) in rules.iter().zip(results) {

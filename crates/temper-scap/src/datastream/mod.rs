@@ -18,7 +18,7 @@ use std::path::Path;
 use serde::Serialize;
 
 pub use profile::ProfileInfo;
-pub use rule::{FIX_SH, Fix, OvalRef, Rule, short_rule_id};
+pub use rule::{ContentRule, FIX_SH, Fix, OvalRef, short_rule_id};
 pub use score::ScoreTree;
 pub use tailoring::{Tailoring, TailoringInfo};
 pub use value::Value;
@@ -50,7 +50,7 @@ pub struct Benchmark {
     /// Value id -> the value the profile picks.
     pub resolved_values: BTreeMap<String, String>,
     /// The selected rules, in document order.
-    pub selected_rules: Vec<Rule>,
+    pub selected_rules: Vec<ContentRule>,
     /// Every Rule in the Benchmark, selected or not.
     pub rule_count: usize,
     /// Groups and selected Rules with their weights: the default score of merged results.
@@ -60,7 +60,7 @@ pub struct Benchmark {
 
 impl Benchmark {
     /// A selected rule by full id or short name (`sshd_disable_root_login`).
-    pub fn rule(&self, id: &str) -> Option<&Rule> {
+    pub fn rule(&self, id: &str) -> Option<&ContentRule> {
         self.selected_rules.iter().find(|r| r.id == id || r.short_id() == id)
     }
 }

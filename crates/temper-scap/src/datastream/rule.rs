@@ -46,7 +46,7 @@ pub struct OvalRef {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Rule {
+pub struct ContentRule {
     pub id: String,
     pub title: String,
     /// Profile's `refine-rule` severity if any, else the Rule's (`unknown` when absent).
@@ -66,7 +66,7 @@ pub struct Rule {
     pub fix: Option<Fix>,
 }
 
-impl Rule {
+impl ContentRule {
     pub fn has_fix(&self) -> bool {
         self.fix.is_some()
     }

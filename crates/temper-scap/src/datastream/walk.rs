@@ -9,7 +9,7 @@ use crate::error::{ScapError, ScapResult};
 use crate::xml::{Xml, local, parse_bool};
 
 use super::profile::{Policy, ProfileDef, ProfileInfo, find_profile, parse_profile};
-use super::rule::{Fix, RawRule, Rule, parse_rule};
+use super::rule::{ContentRule, Fix, RawRule, parse_rule};
 use super::score::ScoreTree;
 use super::tailoring::Tailoring;
 use super::value::{Value, parse_value};
@@ -231,14 +231,14 @@ fn weight(x: &Xml<'_>, c: &BytesStart<'_>, offset: u64) -> ScapResult<f32> {
     }
 }
 
-fn build<'v>(r: RawRule, policy: &Policy, lookup: &impl Fn(&str) -> Option<&'v str>) -> Rule {
+fn build<'v>(r: RawRule, policy: &Policy, lookup: &impl Fn(&str) -> Option<&'v str>) -> ContentRule {
     let mut ignored = Vec::new();
     let fix = r.fix.map(|f| {
         let mut unresolved = Vec::new();
         let script = f.script.render(lookup, &mut unresolved);
         Fix { script, reboot: f.reboot, disruption: f.disruption, complexity: f.complexity, strategy: f.strategy, unresolved }
     });
-    Rule {
+    ContentRule {
         severity: policy.severity(&r.id).unwrap_or(r.severity),
         title: r.title.render(lookup, &mut ignored),
         description: r.description.render(lookup, &mut ignored),

@@ -74,7 +74,7 @@ impl Attempter<'_> {
             self.books.note(Some(rule), EventData::EvidenceRefused { refused }).await?;
         }
         let c = self.content.rule(rule);
-        let text = |f: fn(&temper_scap::Rule) -> &str| c.map(f).unwrap_or("").to_string();
+        let text = |f: fn(&temper_scap::ContentRule) -> &str| c.map(f).unwrap_or("").to_string();
         let episodes = self.books.episodes(rule).await?;
         let lessons = self
             .books

@@ -7,7 +7,7 @@ use temper_scap::{Benchmark, Outcome};
 
 use crate::checks::GuardFailure;
 use crate::journal::{
-    AttemptId, Booted, Cadence, Event, EventData, EventKind, NewRule, Phase, RuleStatus, RunId, ScanKind, ScanResult, Timed,
+    AttemptId, Booted, Cadence, Event, EventData, EventKind, NewRule, Phase, RescanTimes, RuleStatus, RunId, ScanKind, ScanResult,
 };
 use crate::ralph::books::Books;
 use crate::ralph::crew::Crew;
@@ -195,7 +195,7 @@ impl Preflight<'_> {
             (None, None, false) => (1, Cadence::Default, None),
         };
         self.books.journal().set_regression_every(every).await?;
-        let secs = one.map(|(one, both)| Timed { one_rule: one.as_secs_f64(), with_set: both.as_secs_f64() });
+        let secs = one.map(|(one, both)| RescanTimes { one_rule: one.as_secs_f64(), with_set: both.as_secs_f64() });
         self.books.note(None, EventData::RegressionEvery { every, how, secs, final_scan_only: walkers.to_vec() }).await?;
         Ok((every, one.map(|(one, _)| one)))
     }
