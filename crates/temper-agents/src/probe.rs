@@ -1,6 +1,7 @@
 //! `temper llm probe`: one Worker-shaped request, reported as JSON.
 use serde::Serialize;
 use temper_core::agent::{AgentError, FixContext, FixSource, TurnMode, TurnRecord, TurnRole};
+use temper_core::journal::AttemptNo;
 
 use crate::client::LlmClient;
 use crate::config::LlmConfig;
@@ -78,7 +79,7 @@ fn probe_context() -> FixContext {
         episodes: Vec::new(),
         lessons: Vec::new(),
         bans: Vec::new(),
-        attempt: 1,
+        attempt: AttemptNo::FIRST,
         evidence: None,
         tried: Vec::new(),
     }

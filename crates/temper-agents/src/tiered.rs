@@ -5,6 +5,7 @@ use temper_core::agent::{
     AgentResult, ApplyFix, Architect, Decision, FixContext, FixSource, PickContext, ReengageContext, ReflectContext, Reflection, Reflector,
     Selection, Worker,
 };
+use temper_core::journal::AttemptNo;
 
 use crate::llm::LlmAgent;
 use crate::stock::StockAgent;
@@ -26,7 +27,7 @@ impl TieredAgent {
 /// The stock fix is used on the first attempt only, when there is one and no earlier attempt
 /// on the rule is remembered (a remembered attempt means the stock fix failed or broke something).
 pub fn uses_stock(ctx: &FixContext) -> bool {
-    ctx.attempt <= 1 && ctx.episodes.is_empty() && ctx.stock_fix.as_deref().is_some_and(|f| !f.trim().is_empty())
+    ctx.attempt == AttemptNo::FIRST && ctx.episodes.is_empty() && ctx.stock_fix.as_deref().is_some_and(|f| !f.trim().is_empty())
 }
 
 #[async_trait]

@@ -9,6 +9,7 @@ use common::*;
 use temper_agents::derived::DERIVED_PLAN;
 use temper_agents::{StockAgent, TieredAgent};
 use temper_core::agent::{AgentError, Architect, Decision, FixSource, Tried, Worker};
+use temper_core::journal::AttemptNo;
 use temper_core::verdict::Verdict;
 use temper_mockllm::{MockLlm, Scripted};
 use temper_scap::Outcome;
@@ -131,13 +132,13 @@ async fn tiered_tries_the_derived_fix_then_shows_the_llm_why_it_failed() {
     let tiered = TieredAgent::new(agent(&mock.url()));
     let mut ctx = fix_context();
     ctx.stock_fix = None;
-    ctx.attempt = 1;
+    ctx.attempt = AttemptNo::FIRST;
     ctx.evidence = Some(evidence("service_auditd_enabled"));
     let (fix, source) = tiered.propose(&ctx).await.unwrap().value;
     assert_eq!(source, FixSource::Derived);
     assert!(mock.requests().is_empty(), "no LLM call for it");
 
-    ctx.attempt = 2;
+    ctx.attempt = AttemptNo::new(2).unwrap();
     ctx.tried = vec![tried(FixSource::Derived, Verdict::HealthBroken, &fix.fix_script)];
     let (_, source) = tiered.propose(&ctx).await.unwrap().value;
     assert_eq!(source, FixSource::Llm);

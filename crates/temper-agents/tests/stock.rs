@@ -6,6 +6,7 @@ use serde_json::json;
 use temper_agents::derived::DERIVED_PLAN;
 use temper_agents::{StockAgent, TieredAgent};
 use temper_core::agent::{AgentError, Architect, Decision, FixSource, Reflector, Worker};
+use temper_core::journal::AttemptNo;
 use temper_mockllm::{MockLlm, Scripted};
 
 #[tokio::test]
@@ -71,7 +72,7 @@ async fn tiered_uses_stock_on_the_first_attempt_without_calling_the_llm() {
     let mock = MockLlm::start(vec![]).await.unwrap();
     let tiered = TieredAgent::new(agent(&mock.url()));
     let mut ctx = fix_context();
-    ctx.attempt = 1;
+    ctx.attempt = AttemptNo::FIRST;
     let (fix, source) = tiered.propose(&ctx).await.unwrap().value;
     assert_eq!(source, FixSource::Stock);
     assert_eq!(Some(fix.fix_script), ctx.stock_fix);
@@ -85,12 +86,12 @@ async fn tiered_uses_the_llm_after_the_stock_fix_or_without_one() {
     let tiered = TieredAgent::new(agent(&mock.url()));
 
     let mut second = fix_context();
-    second.attempt = 2;
+    second.attempt = AttemptNo::new(2).unwrap();
     let mut no_stock = fix_context();
-    no_stock.attempt = 1;
+    no_stock.attempt = AttemptNo::FIRST;
     no_stock.stock_fix = None;
     let mut remembered = fix_context();
-    remembered.attempt = 1;
+    remembered.attempt = AttemptNo::FIRST;
     remembered.episodes = vec!["stock fix broke sshd".into()];
     for ctx in [second, no_stock, remembered] {
         let turn = tiered.propose(&ctx).await.unwrap();

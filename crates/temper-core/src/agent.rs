@@ -50,7 +50,7 @@ pub struct FixContext {
     pub lessons: Vec<String>,
     /// Regexes the harness will refuse; shown so the Worker can avoid them.
     pub bans: Vec<String>,
-    pub attempt: u32,
+    pub attempt: crate::journal::AttemptNo,
     /// What the scanner found wrong with the rule just now: the OVAL objects, expected states
     /// and collected items (OVAL engine only).
     pub evidence: Option<Evidence>,

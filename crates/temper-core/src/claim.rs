@@ -31,11 +31,12 @@ impl Claim {
         Ok(Self { store, store_id, run, driver, until_ms: now_ms() + LEASE_FOR.as_millis() as i64 })
     }
 
-    /// True when this claim keeps `other` off the target: it is another run's, its term has not
-    /// run out, and its process is not known dead. The same run (a resume, a worker taking it
-    /// over) is never kept off: the run's own lease decides between its drivers.
-    pub fn keeps_off(&self, other: &Claim) -> bool {
-        (self.store_id != other.store_id || self.run != other.run) && self.until_ms > now_ms() && !driver_is_dead(&self.driver)
+    /// True when this claim keeps run `run` of the store `store_id` off the target (`None`: a
+    /// run not started yet): it is another run's, its term has not run out, and its process is
+    /// not known dead. The same run (a resume, a worker taking it over) is never kept off: the
+    /// run's own lease decides between its drivers.
+    pub fn keeps_off(&self, store_id: &str, run: Option<RunId>) -> bool {
+        (self.store_id != store_id || Some(self.run) != run) && self.until_ms > now_ms() && !driver_is_dead(&self.driver)
     }
 }
 
@@ -56,10 +57,11 @@ fn until(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms).map_or("?".into(), |t| t.to_rfc3339())
 }
 
-/// Refuses when another run's live claim holds the target; touches nothing.
-pub async fn check(hv: &dyn Hypervisor, mine: &Claim) -> Result<(), ClaimError> {
+/// Refuses run `run` of the store `store_id` (`None`: one about to start) when another run's
+/// live claim holds the target; touches nothing.
+pub async fn check(hv: &dyn Hypervisor, store_id: &str, run: Option<RunId>) -> Result<(), ClaimError> {
     match hv.read_claim().await? {
-        Some(held) if held.keeps_off(mine) => Err(ClaimError::Held(held)),
+        Some(held) if held.keeps_off(store_id, run) => Err(ClaimError::Held(held)),
         _ => Ok(()),
     }
 }
@@ -79,11 +81,11 @@ impl TargetClaim {
     /// refused.
     pub async fn take(hv: Arc<dyn Hypervisor>, mine: Claim, term: Term) -> Result<TargetClaim, ClaimError> {
         let mine = Claim { until_ms: term.until_ms(), ..mine };
-        check(&*hv, &mine).await?;
+        check(&*hv, &mine.store_id, Some(mine.run)).await?;
         hv.write_claim(Some(&mine)).await?;
         tokio::time::sleep(Duration::from_millis(200)).await;
         match hv.read_claim().await? {
-            Some(held) if held.keeps_off(&mine) => return Err(ClaimError::Held(held)),
+            Some(held) if held.keeps_off(&mine.store_id, Some(mine.run)) => return Err(ClaimError::Held(held)),
             _ => {}
         }
         let renewer = {
@@ -96,7 +98,7 @@ impl TargetClaim {
                         return;
                     }
                     match hv.read_claim().await {
-                        Ok(Some(held)) if held.keeps_off(&mine) => {
+                        Ok(Some(held)) if held.keeps_off(&mine.store_id, Some(mine.run)) => {
                             tracing::error!(run = %mine.run, "another run claimed the target: {}", ClaimError::Held(held));
                             return;
                         }
@@ -127,5 +129,26 @@ impl TargetClaim {
 impl Drop for TargetClaim {
     fn drop(&mut self) {
         self.renewer.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run 3 of store `a`, driven from another host (never judged dead from here).
+    fn held(until_ms: i64) -> Claim {
+        let run = RunId::new(3).unwrap();
+        Claim { store: "sqlite a".into(), store_id: "a".into(), run, driver: "elsewhere:1:0".into(), until_ms }
+    }
+
+    #[test]
+    fn a_live_claim_keeps_off_other_runs_and_one_about_to_start() {
+        let live = held(now_ms() + 60_000);
+        assert!(!live.keeps_off("a", RunId::new(3)), "the same run (a resume)");
+        assert!(live.keeps_off("a", RunId::new(4)));
+        assert!(live.keeps_off("b", RunId::new(3)), "the same number in another store");
+        assert!(live.keeps_off("a", None), "a run not started yet, even in the same store");
+        assert!(!held(now_ms() - 1).keeps_off("a", None), "a claim whose term ran out keeps none off");
     }
 }

@@ -18,7 +18,7 @@ fn skill(name: &str) -> Skill {
 fn rule(short: &str, status: RuleStatus, result: ScanResult) -> Rule {
     Rule {
         id: 0,
-        run_id: RunId(1),
+        run_id: RunId::new(1).unwrap(),
         rule_id: format!("{RULE}{short}"),
         title: String::new(),
         severity: Default::default(),

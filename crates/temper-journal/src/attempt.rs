@@ -5,7 +5,7 @@ use serde::Serialize;
 use temper_scap::oval::Evidence;
 
 use crate::Verdict;
-use crate::id::{AttemptId, RunId};
+use crate::id::{AttemptId, AttemptNo, RunId};
 use crate::vocab::{AttemptState, FixSource, KeptState, RevertMethod, ScanResult};
 
 /// What an attempt tries: the rule, the fix and where it starts from. Written (state `started`)
@@ -115,7 +115,7 @@ pub struct Attempt {
     pub id: AttemptId,
     pub run_id: RunId,
     /// Its number on its rule.
-    pub n: i64,
+    pub n: AttemptNo,
     pub state: AttemptState,
     #[serde(flatten)]
     #[cfg_attr(feature = "sqlx", sqlx(flatten))]

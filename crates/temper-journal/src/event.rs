@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::PowerOff;
 use crate::Verdict;
 use crate::turn::Decision;
+use crate::{AttemptNo, Engine, MemoryId, RunId};
 use crate::{AttemptState, EscalationCause, EventKind, FixSource, JournalError, RevertMethod, RuleStatus, RunSummary, TurnRole};
-use crate::{Engine, RunId};
 
 pub use crate::event_parts::{
     Blamed, Booted, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, RescanTimes, ScanKind,
@@ -26,14 +26,14 @@ pub enum EventData {
         default: Option<String>,
     },
     Attempt {
-        attempt: i64,
+        attempt: AttemptNo,
         source: FixSource,
         replayed: bool,
         #[serde(default)]
         evidence_looked_ahead: bool,
     },
     AttemptInterrupted {
-        attempt: i64,
+        attempt: AttemptNo,
         state: AttemptState,
     },
     /// A ban refused: it does not compile, or it would forbid too much (`reason` says which;
@@ -45,7 +45,7 @@ pub enum EventData {
     },
     /// A ban another run made is in force here from this attempt on: once per run and ban.
     BanShared {
-        ban: i64,
+        ban: MemoryId,
         from_run: Option<RunId>,
         made_for: Option<String>,
         pattern: String,
@@ -207,7 +207,7 @@ pub enum EventData {
     /// An attempt's verdict; `attempt` is absent when nothing ran (refused or rejected).
     Verdict {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        attempt: Option<i64>,
+        attempt: Option<AttemptNo>,
         verdict: Verdict,
         reason: String,
     },

@@ -2,13 +2,15 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Verdict;
-use crate::{AttemptId, FixSource, RunId};
+use crate::{AttemptId, AttemptNo, FixSource, MemoryId, RunId};
 
-/// A checkpoint that survived a cold reboot, and the newest attempt whose fix it holds.
+/// A checkpoint that survived a cold reboot, and the newest attempt whose fix it holds (`None`:
+/// the baseline, no fix yet; written as 0).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Booted {
     pub snapshot: String,
-    pub through: AttemptId,
+    #[serde(with = "crate::id::zero_is_none")]
+    pub through: Option<AttemptId>,
 }
 
 /// A rule picked, with its plan and what picked it.
@@ -25,7 +27,7 @@ pub struct Picked {
 pub enum PickedBy {
     /// A fix remembered from another target of the skill.
     Memory {
-        memory: i64,
+        memory: MemoryId,
         from_run: RunId,
         tried: i64,
         kept: i64,
@@ -51,8 +53,8 @@ pub enum PickedBy {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Replayed {
-    Onto { attempt: i64, onto: String, exit_code: Option<u32>, why: ReplayWhy },
-    RolledBack { attempt: i64, source: FixSource },
+    Onto { attempt: AttemptNo, onto: String, exit_code: Option<u32>, why: ReplayWhy },
+    RolledBack { attempt: AttemptNo, source: FixSource },
 }
 
 /// Why kept fixes were replayed onto an older state. Stored as the text it always was.
@@ -69,7 +71,7 @@ pub enum ReplayWhy {
 /// A kept fix blamed after the fact: by the reboot proof, or by the final scan without it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Blamed {
-    pub attempt: i64,
+    pub attempt: AttemptNo,
     pub verdict: Verdict,
     pub reason: String,
     /// The fix's description, cut to its last 200 characters.

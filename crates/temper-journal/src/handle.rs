@@ -8,7 +8,7 @@ use crate::{
     Attempt, Culprit, Escalation, Event, EventData, Journal, JournalResult, KeptFix, MemoryLog, NewRule, Phase, Rule, RuleStatus, Run,
     RunId, RunStatus, RunSummary, ScanResult,
 };
-use crate::{AttemptId, AttemptSpec, AttemptState, Evaluation, NewTurn, StoredTurn};
+use crate::{AttemptId, AttemptNo, AttemptSpec, AttemptState, Evaluation, EventId, MemoryId, NewTurn, StoredTurn, TurnId};
 
 #[derive(Clone, Copy)]
 pub struct RunJournal<'a> {
@@ -45,7 +45,7 @@ impl<'a> RunJournal<'a> {
     /// Finishes the run: each settled rule's time remembered for its skill (the ETA of the
     /// skill's later runs reads it), then its summary.
     pub async fn finish(&self, summary: &RunSummary) -> JournalResult<()> {
-        let times = crate::rule_times(self.run, &self.events(0).await?);
+        let times = crate::rule_times(self.run, &self.events(None).await?);
         self.journal.remember_times(self.run, &times).await?;
         self.journal.finish_run(self.run, summary).await
     }
@@ -85,7 +85,7 @@ impl<'a> RunJournal<'a> {
         self.journal.set_offline_verdicts(self.run, verdicts).await
     }
 
-    pub async fn start_attempt(&self, a: &AttemptSpec) -> JournalResult<(AttemptId, i64)> {
+    pub async fn start_attempt(&self, a: &AttemptSpec) -> JournalResult<(AttemptId, AttemptNo)> {
         self.journal.start_attempt(self.run, a).await
     }
     pub async fn set_attempt_state(&self, id: AttemptId, state: AttemptState) -> JournalResult<()> {
@@ -131,7 +131,7 @@ impl<'a> RunJournal<'a> {
         self.journal.rule_attempts(self.run, rule_id).await
     }
 
-    pub async fn add_turn(&self, turn: &NewTurn<'_>) -> JournalResult<i64> {
+    pub async fn add_turn(&self, turn: &NewTurn<'_>) -> JournalResult<TurnId> {
         self.journal.add_turn(self.run, turn).await
     }
     pub async fn turns(&self) -> JournalResult<Vec<StoredTurn>> {
@@ -140,17 +140,17 @@ impl<'a> RunJournal<'a> {
     pub async fn event(&self, rule_id: Option<&str>, data: &EventData) -> JournalResult<()> {
         self.journal.event(self.run, rule_id, data).await
     }
-    pub async fn events(&self, after_id: i64) -> JournalResult<Vec<Event>> {
-        self.journal.events(self.run, after_id).await
+    pub async fn events(&self, after: Option<EventId>) -> JournalResult<Vec<Event>> {
+        self.journal.events(self.run, after).await
     }
 
-    pub async fn add_lesson(&self, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<i64> {
+    pub async fn add_lesson(&self, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<MemoryId> {
         self.journal.add_lesson(self.run, rule, lesson, preferred, distilled).await
     }
-    pub async fn add_ban(&self, rule: &str, pattern: &str, reason: &str) -> JournalResult<i64> {
+    pub async fn add_ban(&self, rule: &str, pattern: &str, reason: &str) -> JournalResult<MemoryId> {
         self.journal.add_ban(self.run, rule, pattern, reason).await
     }
-    pub async fn add_tip(&self, rule: &str, tip: &NewTip) -> JournalResult<i64> {
+    pub async fn add_tip(&self, rule: &str, tip: &NewTip) -> JournalResult<MemoryId> {
         self.journal.add_tip(self.run, rule, tip).await
     }
 }

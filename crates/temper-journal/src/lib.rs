@@ -37,7 +37,7 @@ pub use event::{
     Blamed, Booted, Cadence, EventData, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, RescanTimes, ScanKind,
 };
 pub use handle::RunJournal;
-pub use id::{AttemptId, RunId};
+pub use id::{AttemptId, AttemptNo, EventId, IdError, MemoryId, RunId, TurnId, zero_is_none};
 pub use records::{
     Ban, Escalation, Event, Lesson, NewRememberedFix, NewRule, NewRun, NewTurn, QueueClaim, QueueItem, RETIRE_AFTER, RebootOutcome, Recall,
     RememberedFix, Rule, Run, RunSummary, StoredTurn, Tip, reboot_line,
@@ -125,8 +125,9 @@ pub trait RuleLog: Send + Sync {
 /// Attempts: started before the fix runs, finished with their evaluation, kept or settled.
 #[async_trait]
 pub trait AttemptLog: Send + Sync {
-    /// Numbers the attempt and counts it on its rule, in one transaction. Returns (id, n).
-    async fn start_attempt(&self, run: RunId, a: &AttemptSpec) -> JournalResult<(AttemptId, i64)>;
+    /// Numbers the attempt and counts it on its rule, in one transaction: its id, and its number
+    /// on the rule.
+    async fn start_attempt(&self, run: RunId, a: &AttemptSpec) -> JournalResult<(AttemptId, AttemptNo)>;
     async fn set_attempt_state(&self, id: AttemptId, state: AttemptState) -> JournalResult<()>;
     async fn finish_attempt(&self, id: AttemptId, e: &Evaluation) -> JournalResult<()>;
     /// Keeps a fix in one transaction: the evaluation, the rule `fixed`, and `checkpoint` in force.
@@ -161,7 +162,7 @@ pub trait AttemptLog: Send + Sync {
 /// LLM calls.
 #[async_trait]
 pub trait TurnLog: Send + Sync {
-    async fn add_turn(&self, run: RunId, turn: &NewTurn<'_>) -> JournalResult<i64>;
+    async fn add_turn(&self, run: RunId, turn: &NewTurn<'_>) -> JournalResult<TurnId>;
     async fn turns(&self, run: RunId) -> JournalResult<Vec<StoredTurn>>;
 }
 
@@ -170,15 +171,16 @@ pub trait TurnLog: Send + Sync {
 pub trait EventLog: Send + Sync {
     /// Appends `data` (its kind is the variant's) to the run's journal.
     async fn event(&self, run: RunId, rule_id: Option<&str>, data: &EventData) -> JournalResult<()>;
-    async fn events(&self, run: RunId, after_id: i64) -> JournalResult<Vec<Event>>;
+    /// The run's events after `after` (all of them for `None`), oldest first.
+    async fn events(&self, run: RunId, after: Option<EventId>) -> JournalResult<Vec<Event>>;
 }
 
 /// Semantic memory: lessons, bans, tips and verified fixes, kept across runs until forgotten.
 #[async_trait]
 pub trait MemoryLog: Send + Sync {
-    async fn add_lesson(&self, run: RunId, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<i64>;
-    async fn add_ban(&self, run: RunId, rule: &str, pattern: &str, reason: &str) -> JournalResult<i64>;
-    async fn add_tip(&self, run: RunId, rule: &str, tip: &crate::turn::NewTip) -> JournalResult<i64>;
+    async fn add_lesson(&self, run: RunId, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<MemoryId>;
+    async fn add_ban(&self, run: RunId, rule: &str, pattern: &str, reason: &str) -> JournalResult<MemoryId>;
+    async fn add_tip(&self, run: RunId, rule: &str, tip: &crate::turn::NewTip) -> JournalResult<MemoryId>;
     /// Active lessons, newest first; a recall of one rule is that rule's episodic memory.
     async fn lessons(&self, recall: Recall<'_>) -> JournalResult<Vec<Lesson>>;
     /// Active bans, oldest first.
@@ -186,11 +188,11 @@ pub trait MemoryLog: Send + Sync {
     /// Active tips, newest first.
     async fn tips(&self, recall: Recall<'_>) -> JournalResult<Vec<Tip>>;
     /// Forgets one item; it stays in its table, inactive, for the record.
-    async fn forget(&self, kind: MemoryKind, id: i64) -> JournalResult<()>;
+    async fn forget(&self, kind: MemoryKind, id: MemoryId) -> JournalResult<()>;
     /// A person approves a lesson, ban or tip for its skill: from then on it holds on every
     /// target, not only its run's. `NotFound` when there is no such item in force, or it was
     /// approved already; `Unsupported` for remembered fixes (each target verifies them itself).
-    async fn approve(&self, kind: MemoryKind, id: i64, by: &str) -> JournalResult<()>;
+    async fn approve(&self, kind: MemoryKind, id: MemoryId, by: &str) -> JournalResult<()>;
     /// Remembers a kept, regression-checked fix (once per skill, rule and script).
     async fn remember_fix(&self, fix: &NewRememberedFix) -> JournalResult<()>;
     /// The fix to try first for `rule` with `skill`: not retired, the most often kept.
@@ -201,7 +203,7 @@ pub trait MemoryLog: Send + Sync {
     async fn remembered_rules(&self, skill: &str) -> JournalResult<Vec<String>>;
     /// Counts one try of fix `id`: kept, or failed ([`RETIRE_AFTER`] in a row retire it).
     /// Returns the fix as it now stands.
-    async fn count_remembered(&self, id: i64, kept: bool) -> JournalResult<RememberedFix>;
+    async fn count_remembered(&self, id: MemoryId, kept: bool) -> JournalResult<RememberedFix>;
     /// Remembers each rule's time in finished run `run` (`eta::rule_times`), for its skill; a
     /// run remembered again has its times replaced.
     async fn remember_times(&self, run: RunId, times: &[RuleTime]) -> JournalResult<()>;

@@ -7,7 +7,7 @@ use crate::vocab::{EscalationCause, EventKind, Phase, QueueState, RuleStatus, Ru
 use temper_scap::Severity;
 use temper_scap::oval::Evidence;
 
-use crate::id::{AttemptId, RunId};
+use crate::id::{AttemptId, EventId, MemoryId, RunId, TurnId};
 
 /// What a new run is started with.
 #[derive(Debug, Clone)]
@@ -129,7 +129,7 @@ impl Escalation {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct StoredTurn {
-    pub id: i64,
+    pub id: TurnId,
     pub run_id: RunId,
     pub attempt_id: Option<AttemptId>,
     pub rule_id: Option<String>,
@@ -161,7 +161,7 @@ pub struct NewTurn<'a> {
 /// An event read back: its kind, and its data typed ([`crate::EventData`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
-    pub id: i64,
+    pub id: EventId,
     pub run_id: RunId,
     pub ts: String,
     pub kind: EventKind,
@@ -213,7 +213,7 @@ impl<'a> Recall<'a> {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct Lesson {
-    pub id: i64,
+    pub id: MemoryId,
     pub run_id: Option<RunId>,
     pub rule_id: Option<String>,
     pub lesson: String,
@@ -229,7 +229,7 @@ pub struct Lesson {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct Ban {
-    pub id: i64,
+    pub id: MemoryId,
     pub run_id: Option<RunId>,
     pub rule_id: Option<String>,
     pub pattern: String,
@@ -244,7 +244,7 @@ pub struct Ban {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct Tip {
-    pub id: i64,
+    pub id: MemoryId,
     pub run_id: Option<RunId>,
     pub rule_id: Option<String>,
     pub text: String,
@@ -262,7 +262,7 @@ pub struct Tip {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "sqlx", derive(sqlx::FromRow))]
 pub struct RememberedFix {
-    pub id: i64,
+    pub id: MemoryId,
     pub skill: String,
     pub rule_id: String,
     pub fix_script: String,
@@ -299,7 +299,9 @@ pub const RETIRE_AFTER: i64 = 2;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunSummary {
-    pub run: RunId,
+    /// `None` only in a summary made without its run (written as 0, as it always was).
+    #[serde(with = "crate::id::zero_is_none")]
+    pub run: Option<RunId>,
     pub exit_code: i64,
     /// Rules by final status: fixed, escalated, skipped, waived, deferred, still_failing, passing...
     pub statuses: BTreeMap<String, usize>,

@@ -59,7 +59,7 @@ mod tests {
     fn rule(id: &str, initial: ScanResult, status: RuleStatus, attempts: i64) -> Rule {
         Rule {
             id: 0,
-            run_id: RunId::default(),
+            run_id: RunId::new(1).unwrap(),
             rule_id: id.into(),
             title: String::new(),
             severity: Default::default(),

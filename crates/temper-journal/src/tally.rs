@@ -131,7 +131,7 @@ mod tests {
     fn rule(initial: ScanResult, status: RuleStatus) -> Rule {
         Rule {
             id: 0,
-            run_id: RunId(1),
+            run_id: RunId::new(1).unwrap(),
             rule_id: "r".into(),
             title: String::new(),
             severity: Default::default(),

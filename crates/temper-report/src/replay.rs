@@ -269,7 +269,7 @@ mod tests {
             n,
             title: String::new(),
             source: temper_journal::FixSource::Stock,
-            attempt: 1,
+            attempt: temper_journal::AttemptNo::FIRST,
             description: String::new(),
             fix: Script::new(n, &rule, ScriptKind::Fix, "true\n"),
             revert: Script::new(n, &rule, ScriptKind::Revert, ""),
@@ -287,7 +287,8 @@ mod tests {
     /// A one-way step says so in its comment, with the skill's reason, on one line.
     #[test]
     fn a_one_way_step_says_so() {
-        let origin = ReplayOrigin { run: RunId(1), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
+        let origin =
+            ReplayOrigin { run: RunId::new(1).unwrap(), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
         let mut one_way = step(2, false);
         one_way.one_way = Some("held until\nthe next boot".into());
         let script = replay(&origin, &[step(1, false), one_way]);
@@ -298,7 +299,8 @@ mod tests {
     /// A derived step says so in its comment: temper derives it again on each target.
     #[test]
     fn a_derived_step_says_so() {
-        let origin = ReplayOrigin { run: RunId(1), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
+        let origin =
+            ReplayOrigin { run: RunId::new(1).unwrap(), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
         let mut derived = step(2, false);
         derived.source = temper_journal::FixSource::Derived;
         let script = replay(&origin, &[step(1, false), derived]);
@@ -311,7 +313,8 @@ mod tests {
     /// find their rules failing.
     #[test]
     fn steps_that_need_a_reboot_are_named_at_the_end() {
-        let origin = ReplayOrigin { run: RunId(1), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
+        let origin =
+            ReplayOrigin { run: RunId::new(1).unwrap(), target: "t".into(), profile: "p".into(), content: "c".into(), home: Home::Report };
         let script = replay(&origin, &[step(1, false), step(2, true), step(3, true)]);
         let tail: Vec<&str> = script.lines().rev().take(2).collect();
         assert_eq!(tail, ["echo \"== 2 step(s) take effect at boot (2 3): reboot before you scan\"", "echo \"== done: 3 steps\""]);

@@ -128,7 +128,6 @@ fn evidence(rule: &str) -> Evidence {
 /// whose title and evidence are hostile.
 async fn assessed_run() -> (Fixture, RunData) {
     let c = rhel9();
-    let mut f = Fixture::open().await;
     let options = json!({"controls": {"waivers": [{
         "rule": WAIVED, "reason": "FIPS crypto policy <after the HSM> & the rest", "approved_by": WAIVER_BY,
         "expires": WAIVER_EXPIRES, "source": "site-waivers.toml",
@@ -138,7 +137,7 @@ async fn assessed_run() -> (Fixture, RunData) {
         options_json: options.to_string(),
         ..new_run("rhel9-stig", STIG, &ds, Some(c.version.clone()), "libvirt:temper-rhel9", "stock")
     };
-    f.run = f.store.create_run(&new).await.unwrap();
+    let f = Fixture::open(&new).await;
     let (s, run) = (&f.store, f.run);
     s.set_scores(run, Some(40.0), None).await.unwrap();
     use RuleStatus as S;
@@ -221,7 +220,7 @@ async fn assessed_run() -> (Fixture, RunData) {
         problem: None,
     };
     s.event(run, None, &reboot).await.unwrap();
-    s.event(run, None, &EventData::Booted(Booted { snapshot: "temper-r1-a1".into(), through: AttemptId(1) })).await.unwrap();
+    s.event(run, None, &EventData::Booted(Booted { snapshot: "temper-r1-a1".into(), through: AttemptId::new(1) })).await.unwrap();
 
     for (short, _, after, status) in rules {
         let id = full(c, short);
@@ -233,7 +232,9 @@ async fn assessed_run() -> (Fixture, RunData) {
     s.set_final_result(run, HOSTILE_RULE, R::Fail).await.unwrap();
     s.set_rule_status(run, HOSTILE_RULE, S::StillFailing, Some(&hostile())).await.unwrap();
     s.set_scores(run, None, Some(55.5)).await.unwrap();
-    s.finish_run(run, &RunSummary { run, exit_code: 2, rebooted: Some(true), wall_secs: 321.0, ..Default::default() }).await.unwrap();
+    s.finish_run(run, &RunSummary { run: Some(run), exit_code: 2, rebooted: Some(true), wall_secs: 321.0, ..Default::default() })
+        .await
+        .unwrap();
     let data = load(s, run).await.unwrap();
     (f, data)
 }

@@ -244,8 +244,7 @@ async fn cklb_carries_the_same_rules_and_statuses_with_the_fields_stig_viewer_3_
 #[tokio::test]
 async fn a_whole_profile_checklist_has_one_entry_per_stig_id() {
     let c = rhel9();
-    let mut f = Fixture::open().await;
-    f.run = f.store.create_run(&new_run("s", STIG, "ds.xml", None, "libvirt:all", "a")).await.unwrap();
+    let f = Fixture::open(&new_run("s", STIG, "ds.xml", None, "libvirt:all", "a")).await;
     for r in &c.selected_rules {
         f.store
             .add_rule(f.run, &new_rule(&r.id, &r.title, r.severity.as_str(), ScanResult::Pass, RuleStatus::Passing, None))

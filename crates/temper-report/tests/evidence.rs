@@ -46,9 +46,8 @@ async fn evidence_is_in_the_reports_and_the_checklist() {
     let shown = before.tests.iter().flat_map(|t| &t.items).flat_map(|i| &i.fields).next().expect("a collected value").1.clone();
 
     let c = debian12_anssi();
-    let mut f = Fixture::open().await;
     let ds = ssg("ssg-debian12-ds.xml").display().to_string();
-    f.run = f.store.create_run(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await.unwrap();
+    let f = Fixture::open(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await;
     let (s, run) = (&f.store, f.run);
     let rule = &before.rule;
     s.add_rule(run, &new_rule(rule, "", "medium", ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
@@ -72,7 +71,7 @@ async fn evidence_is_in_the_reports_and_the_checklist() {
     s.finish_attempt(id, &still).await.unwrap();
     s.set_rule_status(run, rule, RuleStatus::Escalated, Some("the stock fix left it failing")).await.unwrap();
     s.set_final_result(run, rule, ScanResult::Fail).await.unwrap();
-    s.finish_run(run, &RunSummary { run, exit_code: 2, ..Default::default() }).await.unwrap();
+    s.finish_run(run, &RunSummary { run: Some(run), exit_code: 2, ..Default::default() }).await.unwrap();
 
     let data = load(s, run).await.unwrap();
     let stored = &data.attempts[0];
@@ -158,9 +157,8 @@ fn kernel_config(rule: &str, found: &str) -> Evidence {
 #[tokio::test]
 async fn rules_never_attempted_carry_the_final_scans_evidence_into_every_format() {
     let c = debian12_anssi();
-    let mut f = Fixture::open().await;
     let ds = ssg("ssg-debian12-ds.xml").display().to_string();
-    f.run = f.store.create_run(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await.unwrap();
+    let f = Fixture::open(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await;
     let (s, run) = (&f.store, f.run);
     let ids: Vec<String> = c.selected_rules.iter().filter(|r| r.stig_ids.is_empty()).take(2).map(|r| r.id.clone()).collect();
     let (esc, out) = (&ids[0], &ids[1]);
@@ -175,7 +173,7 @@ async fn rules_never_attempted_carry_the_final_scans_evidence_into_every_format(
         s.set_final_result(run, id, ScanResult::Fail).await.unwrap();
         s.set_final_evidence(run, id, &kernel_config(id, found)).await.unwrap();
     }
-    s.finish_run(run, &RunSummary { run, exit_code: 2, ..Default::default() }).await.unwrap();
+    s.finish_run(run, &RunSummary { run: Some(run), exit_code: 2, ..Default::default() }).await.unwrap();
     let data = load(s, run).await.unwrap();
     assert_eq!(data.rules[1].final_evidence.as_ref(), Some(&kernel_config(out, PLANTED)), "stored whole");
 

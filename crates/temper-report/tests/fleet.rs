@@ -34,20 +34,20 @@ async fn target_run_with(store: &temper_store::Store, options: serde_json::Value
         store.add_rule(id, &rule(r, RuleStatus::Escalated, Some("attempt budget spent: 3 of 3 attempts failed"))).await.unwrap();
     }
     store.set_scores(id, Some(40.0), Some(55.5)).await.unwrap();
-    let summary = RunSummary { run: id, exit_code: 2, wall_secs: 754.0, healthy: Some(healthy), ..Default::default() };
+    let summary = RunSummary { run: Some(id), exit_code: 2, wall_secs: 754.0, healthy: Some(healthy), ..Default::default() };
     store.finish_run(id, &summary).await.unwrap();
     id
 }
 
 #[tokio::test]
 async fn a_fleet_report_has_each_target_and_the_escalations_that_recur_across_them() {
-    let f = Fixture::open().await;
+    let (_dir, store) = empty_store().await;
     let nasty = format!("lab-b {NASTY}");
-    let a = target_run(&f.store, "night", "lab-a", &[SHARED], true).await;
-    target_run(&f.store, "other", "elsewhere", &[ONLY_B], true).await;
-    let b = target_run(&f.store, "night", &nasty, &[SHARED, ONLY_B], false).await;
+    let a = target_run(&store, "night", "lab-a", &[SHARED], true).await;
+    target_run(&store, "other", "elsewhere", &[ONLY_B], true).await;
+    let b = target_run(&store, "night", &nasty, &[SHARED, ONLY_B], false).await;
 
-    let r = load_fleet(&f.store, Some("night")).await.unwrap();
+    let r = load_fleet(&store, Some("night")).await.unwrap();
     assert_eq!(r.targets.iter().map(|t| t.run).collect::<Vec<_>>(), [a, b], "the fleet's runs only, oldest first");
     assert_eq!((r.fixed, r.escalated), (2, 3));
     assert_eq!(r.targets[0].target, "lab-a");
@@ -57,8 +57,8 @@ async fn a_fleet_report_has_each_target_and_the_escalations_that_recur_across_th
     assert_eq!((shared.rule_id.as_str(), shared.recurs, shared.targets.len()), (SHARED, true, 2), "on most targets first");
     assert!(!shared.next_step.check.is_empty(), "one next step");
     assert_eq!((r.escalations[1].rule_id.as_str(), r.escalations[1].recurs), (ONLY_B, false));
-    assert_eq!(load_fleet(&f.store, None).await.unwrap().fleet, "night", "the newest fleet by default");
-    assert!(matches!(load_fleet(&f.store, Some("nosuch")).await, Err(LoadError::NoFleet(Some(_)))));
+    assert_eq!(load_fleet(&store, None).await.unwrap().fleet, "night", "the newest fleet by default");
+    assert!(matches!(load_fleet(&store, Some("nosuch")).await, Err(LoadError::NoFleet(Some(_)))));
     assert!(matches!(render_fleet(&r, Format::Ckl), Err(ReportError::FleetChecklist(Format::Ckl))));
 
     let md = render_fleet(&r, Format::Md).unwrap();
@@ -93,13 +93,13 @@ async fn a_fleet_report_has_each_target_and_the_escalations_that_recur_across_th
 /// applied it says how its steps ended, and one started when the plan was withheld says why.
 #[tokio::test]
 async fn a_plan_from_fleet_says_which_target_gave_the_plan_and_what_became_of_it() {
-    let f = Fixture::open().await;
-    let gold = target_run(&f.store, "golden", "gold", &[], true).await;
+    let (_dir, store) = empty_store().await;
+    let gold = target_run(&store, "golden", "gold", &[], true).await;
     let fixes = serde_json::json!([{"n": 1, "rule": FIXED, "fix": {"fix_script": "true", "revert_script": "", "description": ""}}]);
     let applied = serde_json::json!({"kind": "applied", "target": "gold", "run": gold, "dir": "/srv/fleets/golden/plan", "steps": 1});
     let options = serde_json::json!({"fleet": "golden", "plan_from": applied, "plan": {"dir": "/srv/fleets/golden/plan", "from_run": gold, "fixes": fixes}});
-    let web = target_run_with(&f.store, options, "web", &[], true).await;
-    let r = load_fleet(&f.store, Some("golden")).await.unwrap();
+    let web = target_run_with(&store, options, "web", &[], true).await;
+    let r = load_fleet(&store, Some("golden")).await.unwrap();
     let plans: Vec<Option<&str>> = r.targets.iter().map(|t| t.plan.as_deref()).collect();
     // web's one step: its rule is fixed, by no attempt of the fixture's: not needed.
     assert_eq!(
@@ -117,7 +117,7 @@ async fn a_plan_from_fleet_says_which_target_gave_the_plan_and_what_became_of_it
     assert!(render_fleet(&r, Format::Html).unwrap().contains("<td class=\"plan\">the plan&#x27;s source"));
 
     let withheld = serde_json::json!({"kind": "withheld", "target": "gold2", "run": null, "why": {"kind": "no_run", "exit_code": 1}});
-    target_run_with(&f.store, serde_json::json!({"fleet": "lost", "plan_from": withheld}), "db", &[], true).await;
-    let r = load_fleet(&f.store, Some("lost")).await.unwrap();
+    target_run_with(&store, serde_json::json!({"fleet": "lost", "plan_from": withheld}), "db", &[], true).await;
+    let r = load_fleet(&store, Some("lost")).await.unwrap();
     assert_eq!(r.targets[0].plan.as_deref(), Some("full loop: gold2's plan was not handed on, its run was never recorded (exit code 1)"));
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use common::*;
 use serde_json::Value;
-use temper_journal::{EventData, Phase, ReplayWhy, Replayed, RunStatus};
+use temper_journal::{AttemptNo, EventData, Phase, ReplayWhy, Replayed, RunStatus};
 use temper_report::{Format, load, render};
 
 /// A snapshot name with markup and a table's cell separator: code in Markdown, text in HTML.
@@ -25,9 +25,10 @@ async fn resumed_twice() -> (Fixture, String) {
     note(EventData::Error { error: "the driver was killed".into() }, None).await;
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     note(EventData::Resume { was: RunStatus::Interrupted, phase: Phase::Fix, checkpoint: HOSTILE.into() }, None).await;
-    note(EventData::AttemptInterrupted { attempt: 2, state: AttemptState::Started }, Some(rule.clone())).await;
+    note(EventData::AttemptInterrupted { attempt: AttemptNo::new(2).unwrap(), state: AttemptState::Started }, Some(rule.clone())).await;
     note(EventData::CheckpointLost { missing: vec![HOSTILE.into()], from: "baseline".into(), replayed: 3 }, None).await;
-    let replayed = Replayed::Onto { attempt: 1, onto: "baseline".into(), exit_code: Some(0), why: ReplayWhy::CheckpointLost };
+    let replayed =
+        Replayed::Onto { attempt: AttemptNo::FIRST, onto: "baseline".into(), exit_code: Some(0), why: ReplayWhy::CheckpointLost };
     note(EventData::Replay(replayed), Some(rule.clone())).await;
     note(EventData::Resume { was: RunStatus::Running, phase: Phase::Regression, checkpoint: "temper-r1-lost3".into() }, None).await;
     (f, rule)
@@ -44,7 +45,7 @@ fn schema_errors(doc: &Value) -> Vec<String> {
 async fn each_resume_is_in_every_report_with_what_it_cut_short_and_rebuilt() {
     let (f, rule) = resumed_twice().await;
     let data = load(&f.store, f.run).await.unwrap();
-    let events = f.store.events(f.run, 0).await.unwrap();
+    let events = f.store.events(f.run, None).await.unwrap();
 
     let doc: Value = serde_json::from_str(&render(&data, Some(rhel9()), Format::Json).unwrap()).unwrap();
     assert_eq!(schema_errors(&doc), Vec::<String>::new());

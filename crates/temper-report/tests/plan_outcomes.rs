@@ -79,7 +79,6 @@ async fn plan_run() -> Fixture {
 
 /// `plan_run`, with `more` added to the stored plan (`{"origin": "last_proven"}`).
 async fn plan_run_with(more: Value) -> Fixture {
-    let mut f = Fixture::open().await;
     let mut run = new_run("debian12-anssi", ANSSI, "ssg-debian12-ds.xml", Some("0.1.76".into()), "libvirt:b", "stock");
     let mut steps: Vec<String> = STEPS.iter().map(|(s, _)| rule(s)).collect();
     steps.push(rule("not_scanned"));
@@ -91,7 +90,7 @@ async fn plan_run_with(more: Value) -> Fixture {
     let mut plan = json!({"dir": HOSTILE_DIR, "from_run": 7, "fixes": fixes});
     plan.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
     run.options_json = json!({ "plan": plan }).to_string();
-    f.run = f.store.create_run(&run).await.unwrap();
+    let f = Fixture::open(&run).await;
     for (short, scanned) in STEPS {
         let (initial, status) = scanned.unwrap();
         let pending = if initial == ScanResult::Fail { RuleStatus::Pending } else { status };

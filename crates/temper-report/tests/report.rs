@@ -128,12 +128,15 @@ async fn reports_work_without_content_but_checklists_need_it() {
 
 #[tokio::test]
 async fn runs_and_formats_resolve_with_clear_errors() {
-    let empty = Fixture::open().await;
-    assert!(matches!(resolve_run(&empty.store, "latest").await, Err(LoadError::NoRuns)));
+    let (_dir, empty) = empty_store().await;
+    assert!(matches!(resolve_run(&empty, "latest").await, Err(LoadError::NoRuns)));
     let f = Fixture::rhel9_run().await;
     assert_eq!(resolve_run(&f.store, "latest").await.unwrap(), f.run);
-    assert_eq!(resolve_run(&f.store, "1").await.unwrap(), RunId(1));
+    assert_eq!(resolve_run(&f.store, "1").await.unwrap(), RunId::new(1).unwrap());
     assert!(matches!(resolve_run(&f.store, "99").await, Err(LoadError::Store(_))));
+    for no_run in ["0", "-1"] {
+        assert!(matches!(resolve_run(&f.store, no_run).await, Err(LoadError::BadRun(_))), "no run is numbered {no_run}");
+    }
     let e = resolve_run(&f.store, "abc").await.unwrap_err();
     assert!(e.to_string().contains("give a run number or `latest`"), "{e}");
     assert_eq!("CKLB".parse::<Format>().unwrap(), Format::Cklb);
@@ -170,8 +173,7 @@ async fn replay_script_is_valid_bash_with_the_fixes_in_order() {
 #[tokio::test]
 async fn replay_script_runs_the_fixes_verbatim() {
     let c = rhel9();
-    let mut f = Fixture::open().await;
-    f.run = f.store.create_run(&new_run("s", STIG, "ds.xml", None, "t", "a")).await.unwrap();
+    let f = Fixture::open(&new_run("s", STIG, "ds.xml", None, "t", "a")).await;
     let steps = [
         ("sshd_disable_root_login", "printf '%s\\n' \"one <a & b> 'q' $((1+1))\" >> \"$LOG\"\n"),
         ("file_owner_sshd_config", "cat >> \"$LOG\" <<'EOF'\ntwo `not run` $HOME\nEOF\n"),

@@ -9,9 +9,8 @@ use temper_report::{Format, load, render};
 /// An ANSSI run scoped to two rules: one fixed, one still failing; two failing rules outside it.
 async fn scoped_run() -> (Fixture, Vec<String>) {
     let c = debian12_anssi();
-    let mut f = Fixture::open().await;
     let ds = ssg("ssg-debian12-ds.xml").display().to_string();
-    f.run = f.store.create_run(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await.unwrap();
+    let f = Fixture::open(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await;
     let (s, run) = (&f.store, f.run);
     let ids: Vec<String> = c.selected_rules.iter().filter(|r| r.stig_ids.is_empty()).take(4).map(|r| r.id.clone()).collect();
     let statuses = [RuleStatus::Pending, RuleStatus::Pending, RuleStatus::OutOfScope, RuleStatus::OutOfScope];
@@ -24,7 +23,7 @@ async fn scoped_run() -> (Fixture, Vec<String>) {
     for (i, id) in ids.iter().enumerate() {
         s.set_final_result(run, id, if i == 0 { ScanResult::Pass } else { ScanResult::Fail }).await.unwrap();
     }
-    let summary = RunSummary { run, exit_code: 2, rebooted: Some(false), ..Default::default() };
+    let summary = RunSummary { run: Some(run), exit_code: 2, rebooted: Some(false), ..Default::default() };
     s.finish_run(run, &summary).await.unwrap();
     (f, ids)
 }

@@ -28,7 +28,7 @@ fn newest_journal() -> PathBuf {
 
 /// Run 1 of the recorded journal, copied into `store`: its row, rules and events.
 async fn copy(from: &Store, store: &Store) -> (RunId, Vec<Event>) {
-    let row = from.run(RunId(1)).await.unwrap();
+    let row = from.run(RunId::new(1).unwrap()).await.unwrap();
     let new = NewRun {
         skill: row.skill.clone(),
         profile: row.profile.clone(),
@@ -51,7 +51,7 @@ async fn copy(from: &Store, store: &Store) -> (RunId, Vec<Event>) {
         };
         store.add_rule(run, &rule).await.unwrap();
     }
-    let events = from.events(row.id, 0).await.unwrap();
+    let events = from.events(row.id, None).await.unwrap();
     for e in &events {
         store.event(run, e.rule_id.as_deref(), &e.data).await.unwrap();
     }
@@ -99,8 +99,8 @@ async fn main() {
         store.remember_times(run, &rule_times(run, &recorded)).await.unwrap();
         let skill = store.run(run).await.unwrap().skill;
         let rules = store.rules(run).await.unwrap();
-        let events = store.events(run, 0).await.unwrap();
-        let last = events.last().map_or(0, |e| e.id);
+        let events = store.events(run, None).await.unwrap();
+        let last = events.last().map(|e| e.id);
         let now = chrono::Utc::now().fixed_offset();
         let memory = Remembered::of(&store.recalled_times(&skill).await.unwrap());
         let worked = |s: RuleStatus| matches!(s, RuleStatus::Fixed | RuleStatus::Escalated | RuleStatus::StillFailing);
@@ -120,7 +120,7 @@ async fn main() {
             (
                 "the ETA, every event read again (before)",
                 time(n, || async {
-                    let events = store.events(run, 0).await.unwrap();
+                    let events = store.events(run, None).await.unwrap();
                     std::hint::black_box(predict_end(&Outlook::new(&events, &open), now));
                 })
                 .await,

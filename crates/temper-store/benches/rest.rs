@@ -66,7 +66,7 @@ async fn main() {
                 println!("{} run {}: not finished", path.display(), run.id);
                 continue;
             };
-            let events = store.events(run.id, 0).await.unwrap();
+            let events = store.events(run.id, None).await.unwrap();
             let attempts = store.attempts(run.id).await.unwrap();
             let turns = store.turns(run.id).await.unwrap();
             let t = TimeSplit::of(&events, &attempts, &turns, summary.wall_secs);

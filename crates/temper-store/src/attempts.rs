@@ -3,7 +3,7 @@ use temper_journal::Verdict;
 use temper_journal::{
     Attempt, AttemptLog, AttemptSpec, AttemptState, Culprit, Evaluation, JournalResult, KeptFix, KeptState, RevertMethod, RuleStatus,
 };
-use temper_journal::{AttemptId, RunId};
+use temper_journal::{AttemptId, AttemptNo, RunId};
 
 use crate::{BeginWrite, Store, now, with_db};
 
@@ -103,7 +103,7 @@ macro_rules! set_checkpoint {
 
 #[async_trait]
 impl AttemptLog for Store {
-    async fn start_attempt(&self, run: RunId, a: &AttemptSpec) -> JournalResult<(AttemptId, i64)> {
+    async fn start_attempt(&self, run: RunId, a: &AttemptSpec) -> JournalResult<(AttemptId, AttemptNo)> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
             // The rule's counter first: its row lock (PostgreSQL), or the write lock taken up
@@ -114,7 +114,7 @@ impl AttemptLog for Store {
                 .bind(&a.rule_id)
                 .execute(&mut *tx)
                 .await?;
-            let (n,): (i64,) = sqlx::query_as("SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE run_id = $1 AND rule_id = $2")
+            let (n,): (AttemptNo,) = sqlx::query_as("SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE run_id = $1 AND rule_id = $2")
                 .bind(run)
                 .bind(&a.rule_id)
                 .fetch_one(&mut *tx)

@@ -1,8 +1,8 @@
 use std::io::Write;
 
 use async_trait::async_trait;
-use temper_journal::RunId;
 use temper_journal::{Event, EventData, EventKind, EventLog, JournalError, JournalResult};
+use temper_journal::{EventId, RunId};
 
 use crate::{Store, now, with_db};
 
@@ -14,8 +14,8 @@ impl EventLog for Store {
         let kind = data.kind();
         let data = data.fields();
         let data_s = data.to_string();
-        let id: i64 = with_db!(self, p => async {
-            let (id,): (i64,) = sqlx::query_as("INSERT INTO events (run_id, ts, kind, rule_id, data) VALUES ($1, $2, $3, $4, $5) RETURNING id")
+        let id: EventId = with_db!(self, p => async {
+            let (id,): (EventId,) = sqlx::query_as("INSERT INTO events (run_id, ts, kind, rule_id, data) VALUES ($1, $2, $3, $4, $5) RETURNING id")
                 .bind(run)
                 .bind(&ts)
                 .bind(kind)
@@ -36,7 +36,8 @@ impl EventLog for Store {
         write().map_err(|e| JournalError::EventLog { path: path.display().to_string(), reason: e.to_string() })
     }
 
-    async fn events(&self, run: RunId, after_id: i64) -> JournalResult<Vec<Event>> {
+    async fn events(&self, run: RunId, after: Option<EventId>) -> JournalResult<Vec<Event>> {
+        let after_id = after.map_or(0, EventId::get);
         let rows: Vec<Row> = with_db!(self, p => async {
             sqlx::query_as("SELECT * FROM events WHERE run_id = $1 AND id > $2 ORDER BY id").bind(run).bind(after_id).fetch_all(p).await
         })?;
@@ -47,7 +48,7 @@ impl EventLog for Store {
 /// An event as its row holds it; its data is typed on the way out.
 #[derive(sqlx::FromRow)]
 struct Row {
-    id: i64,
+    id: EventId,
     run_id: RunId,
     ts: String,
     kind: EventKind,

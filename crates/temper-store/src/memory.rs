@@ -1,11 +1,11 @@
 //! Semantic memory: lessons, bans, tips and verified fixes, kept across runs until forgotten.
 use async_trait::async_trait;
-use temper_journal::RunId;
 use temper_journal::turn::NewTip;
 use temper_journal::{
     Ban, JournalError, JournalResult, Lesson, MemoryKind, MemoryLog, NewRememberedFix, RECALL_RUNS, RETIRE_AFTER, Recall, RememberedFix,
     RuleTime, Tip,
 };
+use temper_journal::{MemoryId, RunId};
 
 use crate::{BeginWrite, Store, now, with_db};
 
@@ -27,9 +27,9 @@ macro_rules! recalled {
 
 #[async_trait]
 impl MemoryLog for Store {
-    async fn add_lesson(&self, run: RunId, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<i64> {
+    async fn add_lesson(&self, run: RunId, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<MemoryId> {
         with_db!(self, p => async {
-            let (id,): (i64,) = sqlx::query_as(
+            let (id,): (MemoryId,) = sqlx::query_as(
                 "INSERT INTO lessons (run_id, rule_id, lesson, preferred, distilled, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
             )
             .bind(run)
@@ -44,9 +44,9 @@ impl MemoryLog for Store {
         })
     }
 
-    async fn add_ban(&self, run: RunId, rule: &str, pattern: &str, reason: &str) -> JournalResult<i64> {
+    async fn add_ban(&self, run: RunId, rule: &str, pattern: &str, reason: &str) -> JournalResult<MemoryId> {
         with_db!(self, p => async {
-            let (id,): (i64,) =
+            let (id,): (MemoryId,) =
                 sqlx::query_as("INSERT INTO bans (run_id, rule_id, pattern, reason, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id")
                     .bind(run)
                     .bind(rule)
@@ -59,9 +59,9 @@ impl MemoryLog for Store {
         })
     }
 
-    async fn add_tip(&self, run: RunId, rule: &str, t: &NewTip) -> JournalResult<i64> {
+    async fn add_tip(&self, run: RunId, rule: &str, t: &NewTip) -> JournalResult<MemoryId> {
         with_db!(self, p => async {
-            let (id,): (i64,) = sqlx::query_as(
+            let (id,): (MemoryId,) = sqlx::query_as(
                 "INSERT INTO tips (run_id, rule_id, text, kind, mechanism, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
             )
             .bind(run)
@@ -88,7 +88,7 @@ impl MemoryLog for Store {
         with_db!(self, p => async { sqlx::query_as(recalled!("tips", "DESC")).bind(recall.rule).bind(recall.skill).bind(recall.target).fetch_all(p).await })
     }
 
-    async fn forget(&self, kind: MemoryKind, id: i64) -> JournalResult<()> {
+    async fn forget(&self, kind: MemoryKind, id: MemoryId) -> JournalResult<()> {
         let sql = match kind {
             MemoryKind::Lessons => "UPDATE lessons SET active = FALSE WHERE id = $1 AND active = TRUE",
             MemoryKind::Bans => "UPDATE bans SET active = FALSE WHERE id = $1 AND active = TRUE",
@@ -107,7 +107,7 @@ impl MemoryLog for Store {
         Ok(())
     }
 
-    async fn approve(&self, kind: MemoryKind, id: i64, by: &str) -> JournalResult<()> {
+    async fn approve(&self, kind: MemoryKind, id: MemoryId, by: &str) -> JournalResult<()> {
         let sql = match kind {
             MemoryKind::Lessons => {
                 "UPDATE lessons SET approved_at = $2, approved_by = $3 WHERE id = $1 AND active = TRUE AND approved_at IS NULL"
@@ -180,7 +180,7 @@ impl MemoryLog for Store {
         })
     }
 
-    async fn count_remembered(&self, id: i64, kept: bool) -> JournalResult<RememberedFix> {
+    async fn count_remembered(&self, id: MemoryId, kept: bool) -> JournalResult<RememberedFix> {
         with_db!(self, p => async {
             sqlx::query_as(
                 "UPDATE remembered_fixes SET tried = tried + 1,

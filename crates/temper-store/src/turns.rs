@@ -1,17 +1,17 @@
 use async_trait::async_trait;
-use temper_journal::RunId;
 use temper_journal::{JournalResult, NewTurn, StoredTurn, TurnLog};
+use temper_journal::{RunId, TurnId};
 
 use crate::{Store, now, with_db};
 
 #[async_trait]
 impl TurnLog for Store {
-    async fn add_turn(&self, run: RunId, t: &NewTurn<'_>) -> JournalResult<i64> {
+    async fn add_turn(&self, run: RunId, t: &NewTurn<'_>) -> JournalResult<TurnId> {
         let r = t.record;
         let dropped = serde_json::to_string(&r.tool_calls_dropped).unwrap_or_else(|_| "[]".into());
         let sections = serde_json::to_string(&r.sections).unwrap_or_else(|_| "[]".into());
         with_db!(self, p => async {
-            let (id,): (i64,) = sqlx::query_as(
+            let (id,): (TurnId,) = sqlx::query_as(
                 "INSERT INTO turns (run_id, attempt_id, rule_id, role, model, prompt_chars, prompt_tokens_est, prompt_tokens,
                    completion_tokens, latency_ms, retries, tool_calls_seen, tool_calls_dropped, mode, finish_reason, sections, error, created_at)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id",

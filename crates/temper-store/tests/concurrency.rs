@@ -79,20 +79,20 @@ async fn two_processes_write_one_postgres_database() {
         let runs = r["runs"].as_array().unwrap();
         assert_eq!(runs.len(), RUNS, "child {role}");
         for run_r in runs {
-            let run = RunId(run_r["run"].as_i64().unwrap());
+            let run = RunId::new(run_r["run"].as_i64().unwrap()).unwrap();
             assert_eq!(store.run(run).await.unwrap().agent, format!("conc-{role}"), "run {run} is child {role}'s");
             let mine: BTreeMap<AttemptId, (String, i64)> = run_r["attempts"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|a| (AttemptId(a[0].as_i64().unwrap()), (a[1].as_str().unwrap().to_string(), a[2].as_i64().unwrap())))
+                .map(|a| (AttemptId::new(a[0].as_i64().unwrap()).unwrap(), (a[1].as_str().unwrap().to_string(), a[2].as_i64().unwrap())))
                 .collect();
             let rows = store.attempts(run).await.unwrap();
             assert_eq!(rows.len(), RULES * ATTEMPTS, "child {role} run {run}: attempts");
             for a in &rows {
                 assert_eq!(
                     mine.get(&a.id),
-                    Some(&(a.spec.rule_id.clone(), a.n)),
+                    Some(&(a.spec.rule_id.clone(), a.n.get())),
                     "run {run}: attempt {} as returned to child {role}",
                     a.id
                 );
@@ -102,7 +102,7 @@ async fn two_processes_write_one_postgres_database() {
             returned_ids.extend(mine.keys());
             for i in 0..RULES {
                 let rule_id = format!("r{i}");
-                let ns: Vec<i64> = store.rule_attempts(run, &rule_id).await.unwrap().iter().map(|a| a.n).collect();
+                let ns: Vec<i64> = store.rule_attempts(run, &rule_id).await.unwrap().iter().map(|a| a.n.get()).collect();
                 assert_eq!(ns, (1..=ATTEMPTS as i64).collect::<Vec<_>>(), "run {run} rule {rule_id}: numbered 1..n");
                 assert_eq!(
                     store.rule(run, &rule_id).await.unwrap().unwrap().attempts,
@@ -110,21 +110,21 @@ async fn two_processes_write_one_postgres_database() {
                     "run {run} rule {rule_id}: counted"
                 );
             }
-            let events = store.events(run, 0).await.unwrap();
+            let events = store.events(run, None).await.unwrap();
             assert_eq!(events.len(), RULES * ATTEMPTS * EVENTS, "child {role} run {run}: events");
             assert_eq!(run_r["events"].as_u64(), Some(events.len() as u64));
             for e in &events {
                 let data = tag(e);
                 assert_eq!(
                     (e.run_id, data["run"].as_i64(), data["child"].as_str()),
-                    (run, Some(run.0), Some(role.as_str())),
+                    (run, Some(run.get()), Some(role.as_str())),
                     "event {}",
                     e.id
                 );
-                let attempt = AttemptId(data["attempt"].as_i64().unwrap());
+                let attempt = AttemptId::new(data["attempt"].as_i64().unwrap()).unwrap();
                 assert_eq!(attempt_run.get(&attempt), Some(&run), "event {}: its attempt {attempt} is in its run", e.id);
             }
-            event_ids.extend(events.iter().map(|e| e.id));
+            event_ids.extend(events.iter().map(|e| e.id.get()));
             total_attempts += rows.len();
             total_events += events.len();
         }
@@ -133,30 +133,30 @@ async fn two_processes_write_one_postgres_database() {
     // The shared rule: both processes numbered attempts on it; together they run 1..2n.
     let rows = store.attempts(shared).await.unwrap();
     assert_eq!(rows.len(), ROLES.len() * SHARED, "shared run: attempts");
-    let mut ns: Vec<i64> = rows.iter().map(|a| a.n).collect();
+    let mut ns: Vec<i64> = rows.iter().map(|a| a.n.get()).collect();
     ns.sort_unstable();
     assert_eq!(ns, (1..=(ROLES.len() * SHARED) as i64).collect::<Vec<_>>(), "shared rule: numbered 1..n across processes");
     assert_eq!(store.rule(shared, "shared").await.unwrap().unwrap().attempts, (ROLES.len() * SHARED) as i64);
-    let in_db: BTreeMap<AttemptId, i64> = rows.iter().map(|a| (a.id, a.n)).collect();
+    let in_db: BTreeMap<AttemptId, i64> = rows.iter().map(|a| (a.id, a.n.get())).collect();
     for (role, r) in &results {
         for a in r["shared"].as_array().unwrap() {
-            let (id, n) = (AttemptId(a[0].as_i64().unwrap()), a[1].as_i64().unwrap());
+            let (id, n) = (AttemptId::new(a[0].as_i64().unwrap()).unwrap(), a[1].as_i64().unwrap());
             assert_eq!(in_db.get(&id), Some(&n), "shared attempt {id} as returned to child {role}");
             attempt_run.insert(id, shared);
             returned_ids.push(id);
         }
     }
-    let events = store.events(shared, 0).await.unwrap();
+    let events = store.events(shared, None).await.unwrap();
     assert_eq!(events.len(), ROLES.len() * SHARED, "shared run: events");
     for role in ROLES {
         let theirs = events.iter().filter(|e| tag(e)["child"] == role).count();
         assert_eq!(theirs, SHARED, "shared run: child {role}'s events");
     }
     for e in &events {
-        let attempt = AttemptId(tag(e)["attempt"].as_i64().unwrap());
+        let attempt = AttemptId::new(tag(e)["attempt"].as_i64().unwrap()).unwrap();
         assert_eq!(attempt_run.get(&attempt), Some(&shared), "event {}: its attempt {attempt} is in the shared run", e.id);
     }
-    event_ids.extend(events.iter().map(|e| e.id));
+    event_ids.extend(events.iter().map(|e| e.id.get()));
     total_attempts += rows.len();
     total_events += events.len();
 
@@ -176,7 +176,7 @@ async fn two_processes_write_one_postgres_database() {
     let row = store.run(contested).await.unwrap();
     assert_eq!((row.driver, row.lease_until), (None, None), "b released it in turn");
     let taken: Vec<Value> = store
-        .events(contested, 0)
+        .events(contested, None)
         .await
         .unwrap()
         .iter()

@@ -81,7 +81,7 @@ async fn a_dead_workers_item_is_taken_again_and_resumed_only_once_its_run_is_fre
     assert_eq!((third.run_id, third.tries), (Some(run), 3));
 
     // The run finishes: its item closes with the run's exit code.
-    s.finish_run(run, &RunSummary { run, exit_code: 2, ..Default::default() }).await.unwrap();
+    s.finish_run(run, &RunSummary { run: Some(run), exit_code: 2, ..Default::default() }).await.unwrap();
     s.release_item(id, Duration::ZERO).await.unwrap();
     let q = s.queue(Some("night")).await.unwrap();
     assert_eq!((q[0].state, q[0].exit_code), (QueueState::Done, Some(2)));

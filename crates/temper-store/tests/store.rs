@@ -14,7 +14,7 @@ async fn attempts_are_numbered_per_rule_and_counted() {
         let (_, n1) = s.start_attempt(run, &attempt("r1")).await.unwrap();
         let (_, n2) = s.start_attempt(run, &attempt("r1")).await.unwrap();
         let (_, m1) = s.start_attempt(run, &attempt("r2")).await.unwrap();
-        assert_eq!((n1, n2, m1), (1, 2, 1), "{}", b.name);
+        assert_eq!((n1.get(), n2.get(), m1.get()), (1, 2, 1), "{}", b.name);
         let r1 = s.rule(run, "r1").await.unwrap().unwrap();
         assert_eq!((r1.attempts, r1.status, r1.initial_result), (2, RuleStatus::Pending, ScanResult::Fail), "{}", b.name);
         assert_eq!(r1.title, "Rule r1");
@@ -55,7 +55,7 @@ async fn interrupted_attempts_are_closed_not_rerun_and_not_counted() {
         assert_eq!(s.rule(run, "r1").await.unwrap().unwrap().attempts, 1, "an interrupted attempt is not a try");
         assert!(s.interrupt_open_attempts(run).await.unwrap().is_empty());
         let (_, n) = s.start_attempt(run, &attempt("r1")).await.unwrap();
-        assert_eq!(n, 3, "attempt numbers are never reused");
+        assert_eq!(n.get(), 3, "attempt numbers are never reused");
     }
 }
 
@@ -67,14 +67,14 @@ async fn events_go_to_the_table_and_the_jsonl_mirror() {
         s.event(run, None, &scan_event()).await.unwrap();
         let verdict = EventData::Verdict { attempt: None, verdict: Verdict::Fixed, reason: "x".into() };
         s.event(run, Some("r1"), &verdict).await.unwrap();
-        let ev = s.events(run, 0).await.unwrap();
+        let ev = s.events(run, None).await.unwrap();
         assert_eq!(ev.iter().map(|e| e.kind).collect::<Vec<_>>(), [EventKind::Scan, EventKind::Verdict], "{}", b.name);
         assert_eq!(ev[1].rule_id.as_deref(), Some("r1"));
-        assert_eq!(s.events(run, ev[0].id).await.unwrap().len(), 1);
+        assert_eq!(s.events(run, Some(ev[0].id)).await.unwrap().len(), 1);
         let text = std::fs::read_to_string(s.run_dir(run).join("events.jsonl")).unwrap();
         let lines: Vec<serde_json::Value> = text.lines().rev().take(2).map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines[0]["data"]["verdict"], "fixed");
-        assert_eq!(lines[0]["id"], ev[1].id);
+        assert_eq!(lines[0]["id"], ev[1].id.get());
     }
 }
 
@@ -138,8 +138,16 @@ async fn memory_holds_on_its_target_until_approved_for_the_skill() {
         assert!(s.tips(on(other)).await.unwrap().is_empty(), "the tip was not approved: {}", b.name);
         assert!(s.bans(Recall::skill("stig-rhel9").on(other)).await.unwrap().is_empty(), "another skill's: {}", b.name);
         assert!(matches!(s.approve(MemoryKind::Bans, ban, "bob").await, Err(JournalError::NotFound(_))), "{}", b.name);
-        assert!(matches!(s.approve(MemoryKind::Tips, tip + 1000, "bob").await, Err(JournalError::NotFound(_))), "{}", b.name);
-        assert!(matches!(s.approve(MemoryKind::Fixes, 1, "bob").await, Err(JournalError::Unsupported(_))), "{}", b.name);
+        assert!(
+            matches!(s.approve(MemoryKind::Tips, MemoryId::new(tip.get() + 1000).unwrap(), "bob").await, Err(JournalError::NotFound(_))),
+            "{}",
+            b.name
+        );
+        assert!(
+            matches!(s.approve(MemoryKind::Fixes, MemoryId::new(1).unwrap(), "bob").await, Err(JournalError::Unsupported(_))),
+            "{}",
+            b.name
+        );
     }
 }
 
@@ -201,7 +209,7 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
         let replay = s.fixes_to_replay(run).await.unwrap();
         assert_eq!(replay.iter().map(|a| (a.spec.rule_id.as_str(), a.spec.source)).collect::<Vec<_>>(), [("c", FixSource::Stock)]);
         let (id, n) = s.start_attempt(run, &AttemptSpec { replayed: true, ..attempt("c") }).await.unwrap();
-        assert_eq!(n, 2);
+        assert_eq!(n.get(), 2);
         assert!(s.fixes_to_replay(run).await.unwrap().is_empty(), "a replayed fix is not replayed again");
         // A fix with no rule result of its own: the batch's check confirms the batch broke
         // nothing, never that this rule passes, so it makes up no result for it.
@@ -335,13 +343,13 @@ async fn the_schemas_check_exactly_the_code_vocabulary() {
         let record = temper_core::agent::TurnRecord::new(TurnRole::Worker, "m");
         let turn = s.add_turn(run, &NewTurn { attempt_id: Some(attempt), rule_id: None, record: &record }).await.unwrap();
         s.event(run, None, &scan_event()).await.unwrap();
-        let event = s.events(run, 0).await.unwrap()[0].id;
+        let event = s.events(run, None).await.unwrap()[0].id.get();
         for (table, column, values) in &columns {
             let id = match *table {
-                "runs" => run.0,
+                "runs" => run.get(),
                 "rules" => s.rule(run, "r").await.unwrap().unwrap().id,
-                "attempts" => attempt.0,
-                "turns" => turn,
+                "attempts" => attempt.get(),
+                "turns" => turn.get(),
                 _ => event,
             };
             for v in values {
@@ -383,11 +391,11 @@ async fn an_older_sqlite_database_is_migrated_to_the_typed_states() {
     .unwrap();
     pool.close().await;
     let s = Store::open(path.to_str().unwrap()).await.unwrap();
-    let a = s.attempts(RunId(1)).await.unwrap();
+    let a = s.attempts(RunId::new(1).unwrap()).await.unwrap();
     assert_eq!(a[0].revert_method, Some(RevertMethod::ScriptThenSnapshot));
     assert_eq!((a[2].spec.source, a[2].spec.replayed), (FixSource::Stock, true), "the replay keeps the stock fix's source");
-    assert_eq!(s.rule(RunId(1), "r").await.unwrap().unwrap().attempts, 2, "the interrupted attempt no longer counts");
-    let run = s.run(RunId(1)).await.unwrap();
+    assert_eq!(s.rule(RunId::new(1).unwrap(), "r").await.unwrap().unwrap().attempts, 2, "the interrupted attempt no longer counts");
+    let run = s.run(RunId::new(1).unwrap()).await.unwrap();
     assert_eq!((run.status, run.baseline.as_str()), (RunStatus::Finished, "baseline"));
     assert_eq!(s.integrity_check().await.unwrap(), "ok");
 }
@@ -470,7 +478,7 @@ async fn a_finished_run_leaves_its_rule_times_for_its_skill() {
         journal.event(None, &scan_event()).await.unwrap();
         journal.event(Some("r2"), &EventData::Escalate { reason: "x".into(), cause: None }).await.unwrap();
         assert!(!journal.remembered().await.unwrap().is_empty(), "the runs before it");
-        journal.finish(&RunSummary { run, ..RunSummary::default() }).await.unwrap();
+        journal.finish(&RunSummary { run: Some(run), ..RunSummary::default() }).await.unwrap();
         let mine: Vec<String> =
             s.recalled_times("debian12-anssi").await.unwrap().into_iter().filter(|t| t.run_id == run).map(|t| t.rule_id).collect();
         assert_eq!(mine, ["r2"], "{}", b.name);

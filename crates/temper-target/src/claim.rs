@@ -50,8 +50,13 @@ mod tests {
 
     #[test]
     fn a_claim_round_trips_through_its_element() {
-        let c =
-            Claim { store: "sqlite /tmp/a <b> & \"c\"".into(), store_id: "x".into(), run: RunId(7), driver: "h:1:2".into(), until_ms: 5 };
+        let c = Claim {
+            store: "sqlite /tmp/a <b> & \"c\"".into(),
+            store_id: "x".into(),
+            run: RunId::new(7).unwrap(),
+            driver: "h:1:2".into(),
+            until_ms: 5,
+        };
         let xml = encode(&c).unwrap();
         assert!(!xml.contains("<b>"), "{xml}");
         // libvirt gives it back with its namespace declared.

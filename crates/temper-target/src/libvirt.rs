@@ -260,7 +260,8 @@ mod test_driver {
     }
 
     /// A claim lives in the domain: a second run from another store is refused while it holds,
-    /// the same run (a resume) is not, and none is after release or once it runs out.
+    /// the same run (a resume) is not, and none is after release or once it runs out (nor a run
+    /// about to start).
     #[tokio::test]
     async fn the_domain_keeps_its_claim() {
         use std::sync::Arc;
@@ -277,11 +278,11 @@ mod test_driver {
             until_ms: now_ms() + LEASE_FOR.as_millis() as i64,
         };
         // A driver on another host: its pid cannot be checked, so only its term frees the VM.
-        let first = mk("sqlite /a/temper.db", "a", RunId(1), "elsewhere:1:0".into());
+        let first = mk("sqlite /a/temper.db", "a", RunId::new(1).unwrap(), "elsewhere:1:0".into());
         let held = TargetClaim::take(hv.clone(), first.clone(), Term::new(first.until_ms)).await.unwrap();
         assert_eq!(hv.read_claim().await.unwrap().as_ref(), Some(&first));
-        let second = mk("sqlite /b/temper.db", "b", RunId(9), driver_id());
-        match claim::check(&*hv, &second).await {
+        let second = mk("sqlite /b/temper.db", "b", RunId::new(9).unwrap(), driver_id());
+        match claim::check(&*hv, &second.store_id, Some(second.run)).await {
             Err(e @ ClaimError::Held(_)) => {
                 let msg = e.to_string();
                 assert!(msg.contains("run 1 of store `sqlite /a/temper.db`") && msg.contains("elsewhere:1:0"), "{msg}");
@@ -290,12 +291,12 @@ mod test_driver {
         }
         assert!(matches!(TargetClaim::take(hv.clone(), second.clone(), Term::new(second.until_ms)).await, Err(ClaimError::Held(_))));
         // The same run from another process (a resume), by another path to the same store.
-        claim::check(&*hv, &mk("sqlite /elsewhere/temper.db", "a", RunId(1), driver_id())).await.unwrap();
+        claim::check(&*hv, "a", RunId::new(1)).await.unwrap();
         held.release().await.unwrap();
         assert_eq!(hv.read_claim().await.unwrap(), None);
-        claim::check(&*hv, &second).await.unwrap();
+        claim::check(&*hv, &second.store_id, Some(second.run)).await.unwrap();
         hv.write_claim(Some(&Claim { until_ms: now_ms() - 1, ..first })).await.unwrap();
-        claim::check(&*hv, &second).await.unwrap();
+        claim::check(&*hv, &second.store_id, Some(second.run)).await.unwrap();
         hv.write_claim(None).await.unwrap();
     }
 

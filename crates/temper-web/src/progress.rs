@@ -48,7 +48,7 @@ impl RunProgress {
     pub async fn load(app: &AppState, run: RunId) -> Result<Self, WebError> {
         let row = app.run(run).await?;
         let rules = app.journal.rules(run).await?;
-        let events = if row.status == RunStatus::Running { app.journal.events(run, 0).await? } else { Vec::new() };
+        let events = if row.status == RunStatus::Running { app.journal.events(run, None).await? } else { Vec::new() };
         Ok(Self::of(&row, &rules, &events, &remembered(app, &row).await?))
     }
 

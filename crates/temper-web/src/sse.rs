@@ -15,13 +15,13 @@ use crate::WebError;
 use crate::pages::EventView;
 use crate::progress::{self, RunProgress};
 use crate::state::AppState;
-use temper_journal::RunId;
+use temper_journal::{EventId, RunId};
 
 #[derive(Debug, Deserialize)]
 pub struct After {
-    /// The last journal event the page already shows.
-    #[serde(default)]
-    after: i64,
+    /// The last journal event the page already shows (0: none).
+    #[serde(default, deserialize_with = "temper_journal::zero_is_none::deserialize")]
+    after: Option<EventId>,
 }
 
 pub async fn events(
@@ -33,7 +33,7 @@ pub async fn events(
     app.run(run).await?;
     // A browser that reconnects says where it stopped.
     let last_seen = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
-    let feed = PageFeed { app, run, after: last_seen.unwrap_or(q.after), last: None, queue: VecDeque::new(), started: false, over: false };
+    let feed = PageFeed { app, run, after: last_seen.or(q.after), last: None, queue: VecDeque::new(), started: false, over: false };
     let stream = futures_util::stream::unfold(feed, |mut feed| async move { feed.next().await.map(|e| (Ok(e), feed)) });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
@@ -43,7 +43,7 @@ struct PageFeed {
     app: AppState,
     run: RunId,
     /// The last journal event sent.
-    after: i64,
+    after: Option<EventId>,
     /// The last state sent.
     last: Option<progress::LoopState>,
     queue: VecDeque<Event>,
@@ -72,7 +72,7 @@ impl PageFeed {
 
     async fn poll(&mut self) -> Result<(), WebError> {
         for e in self.app.journal.events(self.run, self.after).await? {
-            self.after = e.id;
+            self.after = Some(e.id);
             self.queue.push_back(Event::default().event("event").id(e.id.to_string()).data(json(&EventView::from(&e))));
         }
         let p = RunProgress::load(&self.app, self.run).await?;

@@ -46,7 +46,8 @@ async fn a_live_run_page_and_a_rule_page_in_chromium() {
     f.store.set_phase(f.run, Phase::Regression, Some(FIXED)).await.unwrap();
     f.store.event(f.run, Some(HOSTILE), &EventData::Reflect { distilled: hostile(), banned: None, tips: 0 }).await.unwrap();
     // A rule fixed while the page is open: the chart is drawn again, with one more.
-    let verdict = EventData::Verdict { attempt: Some(1), verdict: Verdict::Fixed, reason: "the rule passes".into() };
+    let verdict =
+        EventData::Verdict { attempt: Some(temper_journal::AttemptNo::FIRST), verdict: Verdict::Fixed, reason: "the rule passes".into() };
     f.store.event(f.run, Some(FIXED), &verdict).await.unwrap();
     f.store
         .event(

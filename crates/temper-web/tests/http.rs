@@ -92,7 +92,7 @@ async fn a_resumed_run_shows_each_stop() {
     assert!(text(&page(&web.base)).await.1.contains("<dd id=\"resumed\">no</dd>"), "not resumed yet");
     let resume = EventData::Resume { was: RunStatus::Interrupted, phase: Phase::Fix, checkpoint: "baseline".into() };
     f.store.event(f.run, None, &resume).await.unwrap();
-    let cut = EventData::AttemptInterrupted { attempt: 1, state: AttemptState::Applied };
+    let cut = EventData::AttemptInterrupted { attempt: temper_journal::AttemptNo::FIRST, state: AttemptState::Applied };
     f.store.event(f.run, Some(HOSTILE), &cut).await.unwrap();
     let (status, body) = text(&page(&web.base)).await;
     assert_eq!(status, StatusCode::OK);
@@ -212,11 +212,11 @@ async fn the_event_stream_sends_state_and_events_as_the_run_moves() {
     }
 
     // A reconnect after the last event sees only what came after it.
-    let events = f.store.events(f.run, 0).await.unwrap();
+    let events = f.store.events(f.run, None).await.unwrap();
     let last = events.last().unwrap().id;
     let mut again = reqwest::Client::new()
         .get(format!("{}/runs/{}/events", web.base, f.run))
-        .header("Last-Event-ID", (last - 1).to_string())
+        .header("Last-Event-ID", (last.get() - 1).to_string())
         .send()
         .await
         .unwrap();

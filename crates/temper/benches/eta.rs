@@ -108,7 +108,7 @@ async fn read(files: &[PathBuf]) -> Vec<Recorded> {
         let mut rows = store.list_runs(i64::MAX).await.unwrap();
         rows.sort_by_key(|r| r.id);
         for row in rows {
-            let events = store.events(row.id, 0).await.unwrap();
+            let events = store.events(row.id, None).await.unwrap();
             if !events.iter().any(|e| matches!(e.data, EventData::Finish(_))) {
                 println!("{file}: run {} did not finish: not judged", row.id);
                 continue;

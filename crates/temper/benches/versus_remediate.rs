@@ -48,7 +48,6 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use temper_core::checks;
-use temper_core::journal::RunId;
 use temper_core::journal::prelude::*;
 use temper_core::journal::{Event, EventData, EventKind, RuleStatus, ScanKind, StoredTurn};
 use temper_core::ports::{Exec, Guest, Hypervisor};
@@ -362,7 +361,7 @@ async fn main() {
     if flag("TEMPER_BENCH_READ") {
         let store = temper_store::Store::open(db.join("temper.db").to_str().unwrap()).await.unwrap();
         let run = store.latest_run().await.unwrap().expect("no run in this database");
-        let events = store.events(run.id, 0).await.unwrap();
+        let events = store.events(run.id, None).await.unwrap();
         println!("run {} in {}", run.id, db.display());
         let attempts = store.attempts(run.id).await.unwrap();
         solo_figures(&events, &attempts, &store.turns(run.id).await.unwrap(), &run.started_at);
@@ -440,11 +439,14 @@ async fn main() {
     let store = temper_store::Store::open(db.join("temper.db").to_str().unwrap()).await.unwrap();
     // None on oscap's side alone with the scope from the skill.
     let run = match store.latest_run().await.unwrap() {
-        Some(r) => r.id,
-        None if oscap_only => RunId(0),
+        Some(r) => Some(r.id),
+        None if oscap_only => None,
         None => panic!("temper recorded no run: {stderr}"),
     };
-    let rows = store.rules(run).await.unwrap();
+    let rows = match run {
+        Some(run) => store.rules(run).await.unwrap(),
+        None => Vec::new(),
+    };
     let out_of_scope: Vec<String> = match skill_scope.exists() {
         true => serde_json::from_slice(&std::fs::read(&skill_scope).unwrap()).unwrap(),
         false => rows.iter().filter(|r| r.status.dispositioned()).map(|r| r.rule_id.clone()).collect(),
@@ -460,7 +462,8 @@ async fn main() {
         oscap_passes(&hv, &guest, &argv, &j, one_pass).await;
         return;
     }
-    let events = store.events(run, 0).await.unwrap();
+    let run = run.expect("temper's side recorded its run");
+    let events = store.events(run, None).await.unwrap();
     let temper_wall = active_time(&store.run(run).await.unwrap().started_at, &events);
     let segments = 1 + events.iter().filter(|e| e.kind == EventKind::Resume).count();
     let batch = store.run(run).await.unwrap().regression_every;

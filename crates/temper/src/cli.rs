@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use temper_agents::AgentKind;
 use temper_core::journal::MemoryKind;
-use temper_core::journal::RunId;
+use temper_core::journal::{MemoryId, RunId};
 use temper_core::scan::Engine;
 use temper_report::Format;
 
@@ -310,7 +310,7 @@ pub enum MemoryCmd {
     Show {
         #[arg(value_enum)]
         kind: MemoryKind,
-        id: i64,
+        id: MemoryId,
         #[arg(long)]
         json: bool,
     },
@@ -319,7 +319,7 @@ pub enum MemoryCmd {
     Forget {
         #[arg(value_enum)]
         kind: MemoryKind,
-        id: i64,
+        id: MemoryId,
     },
     /// Approve a lesson, ban or tip for its skill, after a look (`memory show`): until then it
     /// holds only on the target of the run that learned it. A ban is checked again first.
@@ -327,7 +327,7 @@ pub enum MemoryCmd {
     Approve {
         #[arg(value_enum)]
         kind: MemoryKind,
-        id: i64,
+        id: MemoryId,
         /// Who approves it (recorded); default: the login name ($SUDO_USER, else $USER).
         #[arg(long)]
         by: Option<String>,

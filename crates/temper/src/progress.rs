@@ -3,6 +3,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use temper_core::journal::AttemptNo;
 use temper_core::ralph::{Observer, Status};
 
 pub struct CliProgress(ProgressBar);
@@ -44,7 +45,7 @@ fn line(s: &Status) -> String {
         "run {} | {} | {rule} #{} | {} of {} | {} elapsed{}",
         s.run,
         at.phase.as_str(),
-        s.attempt,
+        s.attempt.map_or(0, AttemptNo::get),
         at.states(),
         at.tally.in_scope,
         hms(s.elapsed.as_secs()),
@@ -67,7 +68,7 @@ mod tests {
             Tally { failing_at_start: 145, became_applicable: 21, in_scope: 166, open: 21, fixed: 130, escalated: 15, ..Tally::default() };
         let rule = Some("xccdf_org.ssgproject.content_rule_sshd_set_keepalive".to_string());
         let standing = Standing { phase: Phase::Fix, rule, attempt: Some(1), attempts: 160, tally };
-        let s = Status { run: RunId::default(), standing, attempt: 2, elapsed: Duration::from_secs(3725), eta: None };
-        assert_eq!(line(&s), "run 0 | fix | sshd_set_keepalive #2 | fixed 130 escalated 15 open 21 of 166 | 1:02:05 elapsed");
+        let s = Status { run: RunId::new(3).unwrap(), standing, attempt: AttemptNo::new(2), elapsed: Duration::from_secs(3725), eta: None };
+        assert_eq!(line(&s), "run 3 | fix | sshd_set_keepalive #2 | fixed 130 escalated 15 open 21 of 166 | 1:02:05 elapsed");
     }
 }

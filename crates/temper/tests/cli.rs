@@ -77,7 +77,7 @@ async fn seeded(w: &World) -> RunId {
     s.add_ban(run, SYSTEMMAP, "pipefail", "the guest's output said so").await.unwrap();
     s.set_final_result(run, SUID, ScanResult::Pass).await.unwrap();
     s.set_final_result(run, SYSTEMMAP, ScanResult::Fail).await.unwrap();
-    s.finish_run(run, &RunSummary { run, exit_code: 2, ..Default::default() }).await.unwrap();
+    s.finish_run(run, &RunSummary { run: Some(run), exit_code: 2, ..Default::default() }).await.unwrap();
     run
 }
 
@@ -91,7 +91,7 @@ async fn status_memory_and_reports_read_the_database() {
     let w = World::new();
     let run = seeded(&w).await;
     let st = json_of(&w.run(&["status", "--json"]).await);
-    assert_eq!((st["run"].as_i64(), st["fixed"].as_i64(), st["escalated"].as_i64()), (Some(run.0), Some(1), Some(1)));
+    assert_eq!((st["run"].as_i64(), st["fixed"].as_i64(), st["escalated"].as_i64()), (Some(run.get()), Some(1), Some(1)));
     assert_eq!(st["status"], "finished");
 
     let mem = json_of(&w.run(&["memory", "list", "--json"]).await);

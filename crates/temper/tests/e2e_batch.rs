@@ -73,7 +73,7 @@ async fn a_regression_in_a_batch_is_bisected_blamed_and_the_later_fix_replayed()
     assert_eq!(a[3].spec.fix_script, ASLR_FIX, "the replay runs the same script");
     // The Reflector saw the regression, and its ban is in force.
     assert!(store.bans(Recall::all()).await.unwrap().iter().any(|b| b.pattern.contains("60-temper-suid")));
-    let events = store.events(run.id, 0).await.unwrap();
+    let events = store.events(run.id, None).await.unwrap();
     let kinds = |k: &str| events.iter().filter(|e| e.kind.as_str() == k).count();
     assert_eq!(kinds("regression_check"), 2, "one failed batch check, one clean one");
     assert_eq!(kinds("regression_found"), 1);
@@ -123,7 +123,7 @@ async fn kill_nine_with_a_pending_batch_resumes_from_the_newest_kept_snapshot() 
     assert_eq!(store.integrity_check().await.unwrap(), "ok");
     let a = store.attempts(run.id).await.unwrap();
     let seen: Vec<_> =
-        a.iter().map(|a| (a.n, a.state.as_str(), a.verdict.map(|v| v.as_str()).unwrap(), a.kept.map(|v| v.as_str()))).collect();
+        a.iter().map(|a| (a.n.get(), a.state.as_str(), a.verdict.map(|v| v.as_str()).unwrap(), a.kept.map(|v| v.as_str()))).collect();
     assert_eq!(
         seen,
         [(1, "done", "fixed", Some("confirmed")), (1, "interrupted", "interrupted", None), (2, "done", "fixed", Some("confirmed"))]

@@ -208,7 +208,15 @@ async fn a_hostile_guest_gets_nothing() {
             assert!(!text.contains("'pipe'") && !text.contains("alert(1)"), "a forged rule id is in the {what}");
         }
     }
-    let dropped = w.store().await.events(RunId(1), 0).await.unwrap().into_iter().filter(|e| e.kind.as_str() == "rules_unknown").count();
+    let dropped = w
+        .store()
+        .await
+        .events(RunId::new(1).unwrap(), None)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind.as_str() == "rules_unknown")
+        .count();
     assert!(dropped > 0, "the forged rule ids were dropped at the scanner, with an event");
     let private = w.dir.path().join("private");
     let out = w

@@ -33,7 +33,7 @@ async fn the_second_night_applies_the_first_nights_proven_plan() {
     assert!(opts.get("plan").is_none(), "{opts}");
 
     let (second, second_secs, opts) = night(&w).await;
-    assert_eq!((&opts["plan"]["origin"], &opts["plan"]["from_run"]), (&"last_proven".into(), &first.0.into()), "{opts}");
+    assert_eq!((&opts["plan"]["origin"], &opts["plan"]["from_run"]), (&"last_proven".into(), &first.get().into()), "{opts}");
     let store = w.store().await;
     let attempts = store.attempts(second).await.unwrap();
     let how: Vec<(FixSource, Option<Verdict>)> = attempts.iter().map(|a| (a.spec.source, a.verdict)).collect();

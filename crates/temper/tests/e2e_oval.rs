@@ -81,7 +81,7 @@ async fn a_failed_fix_is_reverted_reflected_on_then_fixed_with_the_failing_items
     assert_eq!(summary["statuses"]["fixed"], 1, "{summary}\n{}", String::from_utf8_lossy(&out.stderr));
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap().id;
-    let started = store.events(run, 0).await.unwrap().into_iter().find(|e| e.kind == EventKind::Preflight).unwrap();
+    let started = store.events(run, None).await.unwrap().into_iter().find(|e| e.kind == EventKind::Preflight).unwrap();
     let started: serde_json::Value = serde_json::from_str(&started.json()).unwrap();
     assert_eq!(started["engine"], "oval", "the default engine");
     let a = store.attempts(run).await.unwrap();

@@ -72,7 +72,7 @@ async fn the_stock_run_fixed_each_rule_once(w: &World, fixed: &[String]) {
         let before = a.spec.evidence_before.as_ref().unwrap_or_else(|| panic!("{}: no evidence before the fix", a.spec.rule_id));
         assert_eq!(before.rule, a.spec.rule_id);
     }
-    let events = store.events(run.id, 0).await.unwrap();
+    let events = store.events(run.id, None).await.unwrap();
     // The cadence was measured on the guest, as by default (the other VM tests are given one).
     let cadence = events.iter().find(|e| e.kind == EventKind::RegressionEvery).expect("the cadence's event");
     assert!(cadence.json().contains(r#""how":"measured""#), "{}", cadence.json());
@@ -200,7 +200,7 @@ async fn a_step_that_fails_on_a_differing_guest_is_bisected_to_and_handed_to_the
     let step = step.unwrap_or_else(|| panic!("the plan's step for {systemmap}: {attempts:?}"));
     assert!(matches!(step.verdict, Some(Verdict::ApplyFailed | Verdict::StillFailing)), "{step:?}");
     assert_eq!(store.rule(run.id, &systemmap).await.unwrap().unwrap().status, RuleStatus::Escalated);
-    let found = store.events(run.id, 0).await.unwrap().into_iter().filter(|e| e.kind == EventKind::PlanBisected).count();
+    let found = store.events(run.id, None).await.unwrap().into_iter().filter(|e| e.kind == EventKind::PlanBisected).count();
     assert_eq!(found, 1, "one batch failed, bisected to the step");
     let md = report(&w, "md", "e2e_plan_differs.md").await;
     assert!(md.contains("file_permissions_systemmap") && md.contains("Operation not permitted"), "{md}");

@@ -77,7 +77,7 @@ async fn exported_image_boots_with_the_runs_passing_rules(w: &World, run: RunId)
     let sum = String::from_utf8_lossy(&sum.stdout).split_whitespace().next().unwrap().to_string();
     assert_eq!(manifest["sha256"], sum, "{manifest}");
     assert_eq!(manifest["reboot_proven"], true);
-    assert_eq!(manifest["run"], run.0);
+    assert_eq!(manifest["run"], run.get());
     assert_eq!(manifest["handover"]["harness"], "kept", "{manifest}");
     for ext in ["ckl", "cklb", "html"] {
         let f = w.dir.path().join(format!("hardened.{ext}"));
@@ -142,7 +142,7 @@ async fn fixes_that_break_health_or_boot_after_a_reboot_are_blamed_and_the_run_e
         [Some(Verdict::HealthBroken), Some(Verdict::BreaksBoot), Some(Verdict::Fixed)],
         "{summary}"
     );
-    let events = store.events(run, 0).await.unwrap();
+    let events = store.events(run, None).await.unwrap();
     let reboots: Vec<serde_json::Value> =
         events.iter().filter(|e| e.kind == EventKind::Reboot).map(|e| serde_json::from_str(&e.json()).unwrap()).collect();
     for r in &reboots {

@@ -73,12 +73,12 @@ async fn kill_nine_mid_attempt_then_resume(mut w: World) {
     assert_eq!(store.integrity_check().await.unwrap(), "ok");
     let a = store.attempts(run.id).await.unwrap();
     assert_eq!(
-        a.iter().map(|a| (a.n, a.state.as_str(), a.verdict.map(|v| v.as_str()))).collect::<Vec<_>>(),
+        a.iter().map(|a| (a.n.get(), a.state.as_str(), a.verdict.map(|v| v.as_str()))).collect::<Vec<_>>(),
         [(1, "interrupted", Some("interrupted")), (2, "done", Some("fixed")),]
     );
     assert_eq!(store.rule(run.id, SUID).await.unwrap().unwrap().attempts, 1, "the interrupted attempt is not a try; none lost or doubled");
     assert_eq!(a.iter().map(|a| a.spec.checkpoint.as_str()).collect::<Vec<_>>(), [other.as_str(); 2], "each from the other baseline");
-    let events = store.events(run.id, 0).await.unwrap();
+    let events = store.events(run.id, None).await.unwrap();
     assert!(events.iter().any(|e| e.kind.as_str() == "attempt_interrupted"));
     assert!(events.iter().any(|e| e.kind.as_str() == "resume"));
     assert_eq!(events.iter().filter(|e| e.kind.as_str() == "lease_taken").count(), 2, "two processes drove it, one after the other");

@@ -34,7 +34,7 @@ async fn a_rule_another_fix_makes_applicable_is_reopened_and_fixed_in_the_same_r
     assert_eq!(r.initial_result.as_str(), "notapplicable", "the first scan found it not applicable");
     assert_eq!(r.status.as_str(), "fixed", "{r:?}");
     assert_eq!(r.final_result.map(|v| v.as_str()), Some("pass"));
-    let events = store.events(run.id, 0).await.unwrap();
+    let events = store.events(run.id, None).await.unwrap();
     let reopened: Vec<_> =
         events.iter().filter(|e| e.kind.as_str() == "rule_applicable").map(|e| e.rule_id.clone().unwrap_or_default()).collect();
     assert!(reopened.contains(&LOGROTATE.to_string()), "reopened: {reopened:?}");

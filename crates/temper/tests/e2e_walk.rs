@@ -62,7 +62,7 @@ async fn a_step_that_makes_a_file_world_writable_is_blamed_at_its_batch_check() 
     assert_eq!(out.status.code(), Some(0), "the step's rule fixed by its stock fix: {}", String::from_utf8_lossy(&out.stderr));
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap().id;
-    let events = store.events(run, 0).await.unwrap();
+    let events = store.events(run, None).await.unwrap();
     let bisected: Vec<serde_json::Value> = events.iter().filter(|e| e.kind == EventKind::PlanBisected).map(|e| e.data.fields()).collect();
     let at: Vec<_> = bisected.iter().map(|f| (f["step"].clone(), f["verdict"].clone())).collect();
     assert_eq!(at, [(serde_json::json!(2), serde_json::json!("regression"))], "blamed at its batch check: {bisected:?}");

@@ -59,7 +59,7 @@ async fn survived(w: &World) -> String {
     let run = store.latest_run().await.unwrap().unwrap();
     assert_eq!(run.status.as_str(), "finished", "the run finished");
     let a = store.attempts(run.id).await.unwrap();
-    let ns: Vec<i64> = a.iter().map(|a| a.n).collect();
+    let ns: Vec<i64> = a.iter().map(|a| a.n.get()).collect();
     assert_eq!(ns, (1..=a.len() as i64).collect::<Vec<_>>(), "attempts numbered once each: none lost or doubled");
     assert!(a.iter().all(|a| matches!(a.state, AttemptState::Done | AttemptState::Interrupted) && a.verdict.is_some()), "{a:?}");
     let kept: Vec<_> = a.iter().filter(|a| a.verdict.map(|v| v.as_str()) == Some("fixed")).collect();
@@ -333,7 +333,7 @@ async fn a_worker_cut_off_from_postgres_stops_and_another_takes_over() {
     let checked = survived(&w).await;
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap();
-    let taken: Vec<_> = store.events(run.id, 0).await.unwrap().into_iter().filter(|e| e.kind.as_str() == "lease_taken").collect();
+    let taken: Vec<_> = store.events(run.id, None).await.unwrap().into_iter().filter(|e| e.kind.as_str() == "lease_taken").collect();
     assert_eq!(taken.len(), 2, "two workers drove the run, one after the other");
     let last = why.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
     let how = "its PostgreSQL connection through a TCP relay that the test shuts; `temper resume` after the lease";
@@ -430,7 +430,7 @@ async fn kill_nine_then_checkpoints_lost_then_resume() {
     let out = w.run(&["resume", "--quiet"]).await;
     assert_eq!(out.status.code(), ENDED, "the resumed run finishes");
     let checked = survived(&w).await;
-    let events = w.store().await.events(run.id, 0).await.unwrap();
+    let events = w.store().await.events(run.id, None).await.unwrap();
     let rebuilt = events.iter().find_map(|e| match &e.data {
         temper_core::journal::EventData::CheckpointLost { missing, from, replayed } => {
             Some(format!("{missing:?} lost, rebuilt from {from} by replaying {replayed}"))

@@ -77,7 +77,7 @@ async fn a_worker_takes_each_item_once_and_leaves_unfinished_runs_to_resume() {
     let out = w.run(&["worker", "--once", "--name", "w1"]).await;
     assert_eq!(out.status.code(), Some(1), "the worst run's exit code");
     let q = queue(&w).await;
-    let runs: Vec<RunId> = q.iter().map(|i| RunId(i["run_id"].as_i64().expect("a run was started and recorded"))).collect();
+    let runs: Vec<RunId> = q.iter().map(|i| RunId::new(i["run_id"].as_i64().expect("a run was started and recorded")).unwrap()).collect();
     assert_ne!(runs[0], runs[1]);
     assert!(q.iter().all(|i| i["state"] == "claimed" && i["worker"] == "w1" && i["tries"] == 1), "{q:?}");
     let store = w.store().await;

@@ -144,7 +144,7 @@ async fn a_resume_whose_snapshots_are_gone_rebuilds_them_and_ends_as_an_uninterr
         let lost = lose_snapshots(&sim).await;
         assert!(!lost.is_empty(), "{case}: the run had snapshots to lose");
         resumed_whole(&sim, run, &want, &format!("{case}, its snapshots gone")).await;
-        let events = sim.store.events(run, 0).await.unwrap();
+        let events = sim.store.events(run, None).await.unwrap();
         let (missing, from, replayed) = events
             .iter()
             .find_map(|e| match &e.data {

@@ -473,7 +473,7 @@ async fn last_step_joins_the_last_batch(kept: bool) {
     assert_eq!(batches.len(), 1, "{batches:?}");
     assert_eq!((&batches[0]["steps"], &batches[0]["failed"]), (&json!([1, 2, 3, 4]), &json!([])));
     // The order holds: every other rule was settled before step 4 ran.
-    let events = sim.store.events(run, 0).await.unwrap();
+    let events = sim.store.events(run, None).await.unwrap();
     let at = |kind: EventKind, rule: &str| events.iter().position(|e| e.kind == kind && e.rule_id.as_deref() == Some(&full(rule)));
     let step4 = at(EventKind::Attempt, last).expect("step 4 was attempted");
     assert!(at(EventKind::Escalate, nofix).is_some_and(|i| i < step4), "{events:?}");

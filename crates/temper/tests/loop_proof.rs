@@ -37,7 +37,7 @@ async fn stock_order(n: usize, name: &str) -> Vec<String> {
     let probe = batched(&format!("{name}-order")).await;
     let run = probe.new_run("stock").await;
     probe.stock(run).await.unwrap();
-    let picks = probe.store.events(run, 0).await.unwrap().into_iter().filter(|e| e.kind == EventKind::Pick);
+    let picks = probe.store.events(run, None).await.unwrap().into_iter().filter(|e| e.kind == EventKind::Pick);
     picks.filter_map(|e| e.rule_id).take(n).map(|r| temper_scap::short_rule_id(&r).to_string()).collect()
 }
 

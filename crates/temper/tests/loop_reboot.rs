@@ -62,7 +62,7 @@ async fn a_fix_undone_at_boot_is_not_persistent_and_the_next_one_is_kept() {
     assert_eq!(blamed[0]["verdict"], "not_persistent");
     let booted = sim.events(run, EventKind::Booted).await;
     assert_eq!(booted.len(), 1, "only the state with the second fix was proven");
-    assert_eq!(booted[0]["through"], attempts[1].id.0);
+    assert_eq!(booted[0]["through"], attempts[1].id.get());
     assert_eq!(sim.store.run(run).await.unwrap().checkpoint, booted[0]["snapshot"].as_str().unwrap());
     let lessons = sim.store.lessons(Recall::all().rule(&r)).await.unwrap();
     assert!(lessons.iter().any(|l| l.distilled == lesson), "the Reflector was asked about the blamed fix");

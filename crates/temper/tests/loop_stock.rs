@@ -98,7 +98,7 @@ async fn a_rules_run_counts_only_its_scope() {
         "the skill's skips count"
     );
     let open = open_ids(&rules);
-    let events = sim.store.events(run, 0).await.unwrap();
+    let events = sim.store.events(run, None).await.unwrap();
     assert_eq!(predict_end(&Outlook::new(&events, &open), chrono::Utc::now().fixed_offset()), None, "nothing left to estimate");
     let md = sim.report(run).await;
     assert!(md.contains(&format!("Scope: {out} failing rules were outside this run's scope")), "{md}");
@@ -149,7 +149,7 @@ async fn bisect_finds_each_culprit_and_replays_keep_their_stock_source() {
         assert_eq!(sim.guest.result(p), Some(Outcome::Pass), "{p} passes again");
         assert_eq!(sim.rule(run, p).await.status, RuleStatus::Passing);
     }
-    let found = sim.store.events(run, 0).await.unwrap().into_iter().filter(|e| e.kind == EventKind::RegressionFound).count();
+    let found = sim.store.events(run, None).await.unwrap().into_iter().filter(|e| e.kind == EventKind::RegressionFound).count();
     assert_eq!(found, 2);
     took("bisect_finds_each_culprit_and_replays_keep_their_stock_source", t);
 }
@@ -189,7 +189,7 @@ async fn rules_made_applicable_by_a_fix_reopen_and_are_fixed() {
     }
     let boot_fix = sim.attempts(run, at_boot).await;
     assert_eq!(boot_fix.first().and_then(|a| a.verdict), Some(Verdict::NotPersistent), "{boot_fix:?}");
-    let events = sim.store.events(run, 0).await.unwrap();
+    let events = sim.store.events(run, None).await.unwrap();
     let first_final = events.iter().position(|e| e.kind == EventKind::Scan && e.json().contains("final")).unwrap();
     let reopened = |range: &[temper_core::journal::Event]| {
         range.iter().filter(|e| e.kind == EventKind::RuleApplicable).map(|e| e.rule_id.clone().unwrap_or_default()).collect::<Vec<_>>()
@@ -215,7 +215,7 @@ async fn rules_made_applicable_mid_run_are_found_at_the_next_check() {
     let run = sim.new_run("stock").await;
     let summary = sim.stock(run).await.unwrap();
 
-    let events = sim.store.events(run, 0).await.unwrap();
+    let events = sim.store.events(run, None).await.unwrap();
     let finals: Vec<usize> =
         events.iter().enumerate().filter(|(_, e)| e.kind == EventKind::Scan && e.json().contains("final")).map(|(i, _)| i).collect();
     assert_eq!(finals.len(), 1, "no second final scan: {summary:?}");
@@ -266,7 +266,7 @@ async fn a_stock_run_killed_mid_attempt_resumes_and_loses_nothing() {
     assert_eq!(sim.with_status(run, RuleStatus::Fixed).await, want);
     assert_eq!(sim.rule(run, P1).await.status, RuleStatus::Passing, "the checkpoint was restored: no regression");
     assert!(sim.store.attempts(run).await.unwrap().iter().all(|a| a.verdict != Some(Verdict::Regression)));
-    let events = sim.store.events(run, 0).await.unwrap();
+    let events = sim.store.events(run, None).await.unwrap();
     let picks: Vec<_> = events.iter().filter(|e| e.kind == EventKind::Pick).collect();
     let after_resume = picks
         .iter()

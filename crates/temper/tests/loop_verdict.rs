@@ -68,7 +68,7 @@ async fn a_stock_fix_that_needed_another_fix_is_fixed_in_the_second_pass() {
     assert!(a.iter().all(|a| a.spec.source == FixSource::Stock && !a.spec.replayed && a.state == AttemptState::Done));
     assert!(a[1].spec.plan.starts_with("second pass"), "{}", a[1].spec.plan);
     assert_eq!(sim.with_status(run, RuleStatus::Fixed).await, [first, later]);
-    let events = sim.store.events(run, 0).await.unwrap();
+    let events = sim.store.events(run, None).await.unwrap();
     let second: Vec<_> = events.iter().filter(|e| e.kind == EventKind::Pick && e.json().contains("\"second_pass\":true")).collect();
     assert_eq!(second.len(), 1);
     assert_eq!(second[0].rule_id.as_deref(), Some(full(first).as_str()));
@@ -92,7 +92,7 @@ async fn without_a_fix_kept_since_there_is_no_second_try() {
         assert_eq!(sim.attempts(run, r).await.len(), 1, "{r}: one try");
         assert_eq!(sim.rule(run, r).await.status, RuleStatus::Escalated);
     }
-    let events = sim.store.events(run, 0).await.unwrap();
+    let events = sim.store.events(run, None).await.unwrap();
     assert!(!events.iter().any(|e| e.json().contains("second_pass")));
     took("without_a_fix_kept_since_there_is_no_second_try", t);
 }

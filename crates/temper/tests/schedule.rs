@@ -223,9 +223,9 @@ async fn fire_resumes_an_unfinished_run_and_leaves_a_driven_one_alone() {
     assert_eq!(store.list_runs(10).await.unwrap().len(), 1, "no new run");
     lease.release().await.unwrap();
 
-    store.finish_run(run, &temper_core::journal::RunSummary { run, exit_code: 0, ..Default::default() }).await.unwrap();
+    store.finish_run(run, &temper_core::journal::RunSummary { run: Some(run), exit_code: 0, ..Default::default() }).await.unwrap();
     let out = temper(&w, &["schedule", "fire", "--", "--quiet"]);
-    assert!(text(&out.stderr).contains(&format!("run {} started", run.0 + 1)), "a finished run is not resumed");
+    assert!(text(&out.stderr).contains(&format!("run {} started", run.get() + 1)), "a finished run is not resumed");
 }
 
 #[test]

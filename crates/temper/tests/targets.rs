@@ -158,7 +158,7 @@ async fn resume_drives_the_stored_target_not_the_changed_config() {
     assert!(err.contains("domain `absent-one`") && !err.contains("absent-two") && !err.contains("/gone/key"), "{err}");
     let after = store.run(row.id).await.unwrap();
     assert_eq!(after.target_config, Some(want), "the stored target is unchanged");
-    let events = store.events(row.id, 0).await.unwrap();
+    let events = store.events(row.id, None).await.unwrap();
     assert!(events.iter().any(|e| e.kind == temper_core::journal::EventKind::Resume), "it was resumed");
 
     let out = w.run(&["run", "--target", "a", "--agent", "stock", "--quiet"]).await;

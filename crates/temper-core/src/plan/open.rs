@@ -43,7 +43,7 @@ mod tests {
             rule: rule.into(),
             title: "t".into(),
             source: crate::journal::FixSource::Stock,
-            attempt: 1,
+            attempt: crate::journal::AttemptNo::FIRST,
             description: "d".into(),
             fix: Script::new(1, rule, ScriptKind::Fix, fix),
             revert: Script::new(1, rule, ScriptKind::Revert, ""),
@@ -62,7 +62,7 @@ mod tests {
             content: ContentRef { datastream: "ds.xml".into(), version: "1".into(), sha256: "a".repeat(64) },
             source: SourceRun {
                 target: "t".into(),
-                run: crate::journal::RunId(1),
+                run: crate::journal::RunId::new(1).unwrap(),
                 started_at: "x".into(),
                 ended_at: None,
                 regression_every: None,

@@ -2,7 +2,7 @@
 //! hands the attempt; an attempt's identity and how it ended, what the attempt hands the
 //! reflection, the regression check and the reboot proof.
 use crate::agent::{ApplyFix, FixSource};
-use crate::journal::{Attempt, AttemptId};
+use crate::journal::{Attempt, AttemptId, AttemptNo, MemoryId};
 use crate::verdict::Verdict;
 
 /// The rule to work on and the Architect's plan for it.
@@ -23,7 +23,7 @@ pub(in crate::ralph) struct Preset {
     pub source: FixSource,
     pub replayed: bool,
     /// The remembered fix it is, whose try is counted.
-    pub remembered: Option<i64>,
+    pub remembered: Option<MemoryId>,
     /// A plan's derived step (its number): `fix` is the source's, and the attempt derives its
     /// own from this target's evidence (`offer/plan.rs`).
     pub derived: Option<usize>,
@@ -33,8 +33,9 @@ pub(in crate::ralph) struct Preset {
 #[derive(Debug, Clone)]
 pub(super) struct Trial {
     pub id: AttemptId,
-    /// Its number on its rule (1 for the first try).
-    pub n: u32,
+    /// Its number on its rule (1 for the first try); `None` for a kept fix whose row the
+    /// journal no longer lists.
+    pub n: Option<AttemptNo>,
     pub rule: String,
     pub plan: String,
 }
@@ -42,7 +43,7 @@ pub(super) struct Trial {
 impl Trial {
     /// The trial an attempt's row records (a kept fix blamed later).
     pub fn of(a: &Attempt) -> Self {
-        Self { id: a.id, n: a.n as u32, rule: a.spec.rule_id.clone(), plan: a.spec.plan.clone() }
+        Self { id: a.id, n: Some(a.n), rule: a.spec.rule_id.clone(), plan: a.spec.plan.clone() }
     }
 }
 

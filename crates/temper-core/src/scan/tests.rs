@@ -170,7 +170,7 @@ async fn a_tailoring_goes_to_the_guest_as_data_with_each_scan() {
 #[tokio::test(start_paused = true)]
 async fn two_scanners_share_no_file_and_select_no_process_by_name() {
     let g = guest(1);
-    let (a, b) = (Scanner::new("ds.xml", "p").for_run(RunId(1)), Scanner::new("ds.xml", "p").for_run(RunId(1)));
+    let (a, b) = (Scanner::new("ds.xml", "p").for_run(RunId::new(1).unwrap()), Scanner::new("ds.xml", "p").for_run(RunId::new(1).unwrap()));
     assert_ne!(a.tag, b.tag, "one run number in two databases");
     a.scan(&g, &[]).await.unwrap();
     b.scan(&g, &[]).await.unwrap();

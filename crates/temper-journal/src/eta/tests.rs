@@ -1,7 +1,7 @@
 use chrono::{DateTime, Duration, FixedOffset};
 
 use super::*;
-use crate::{Event, EventData, RunId, ScanKind};
+use crate::{AttemptNo, Event, EventData, EventId, RunId, ScanKind};
 
 /// The prediction from the run's own events alone, nothing remembered.
 fn predict(events: &[Event], open: &[&str], now: DateTime<FixedOffset>) -> Option<Eta> {
@@ -15,7 +15,14 @@ fn at(secs: i64) -> DateTime<FixedOffset> {
 }
 
 fn event(secs: i64, rule: Option<&str>, data: EventData) -> Event {
-    Event { id: 0, run_id: RunId(1), ts: at(secs).to_rfc3339(), kind: data.kind(), rule_id: rule.map(str::to_string), data }
+    Event {
+        id: EventId::new(1).unwrap(),
+        run_id: RunId::new(1).unwrap(),
+        ts: at(secs).to_rfc3339(),
+        kind: data.kind(),
+        rule_id: rule.map(str::to_string),
+        data,
+    }
 }
 
 fn scan(secs: i64, took: f64) -> Event {
@@ -23,7 +30,7 @@ fn scan(secs: i64, took: f64) -> Event {
 }
 
 fn fixed(secs: i64, rule: &str) -> Event {
-    event(secs, Some(rule), EventData::Verdict { attempt: Some(1), verdict: Verdict::Fixed, reason: String::new() })
+    event(secs, Some(rule), EventData::Verdict { attempt: AttemptNo::new(1), verdict: Verdict::Fixed, reason: String::new() })
 }
 
 /// A first scan of 300 s, then `rules` settled one after the other, each taking its seconds.
@@ -192,12 +199,14 @@ fn package_installs_first_do_not_set_every_other_rules_time() {
 }
 
 fn attempt(secs: i64, rule: &str) -> Event {
-    let data = EventData::Attempt { attempt: 1, source: crate::FixSource::Stock, replayed: false, evidence_looked_ahead: false };
+    let data =
+        EventData::Attempt { attempt: AttemptNo::FIRST, source: crate::FixSource::Stock, replayed: false, evidence_looked_ahead: false };
     event(secs, Some(rule), data)
 }
 
 fn remembered(times: &[(&str, f64)]) -> Remembered {
-    let rows: Vec<RuleTime> = times.iter().map(|(r, s)| RuleTime { run_id: RunId(1), rule_id: r.to_string(), secs: *s }).collect();
+    let rows: Vec<RuleTime> =
+        times.iter().map(|(r, s)| RuleTime { run_id: RunId::new(1).unwrap(), rule_id: r.to_string(), secs: *s }).collect();
     Remembered::of(&rows)
 }
 
@@ -207,11 +216,11 @@ fn remembered(times: &[(&str, f64)]) -> Remembered {
 fn a_runs_rule_times_are_its_samples() {
     let (mut events, t) = run(&[("package_aide_installed", 900), ("sshd_a", 10)]);
     events.push(fixed(t + 5, "package_aide_installed"));
-    let times = rule_times(RunId(7), &events);
+    let times = rule_times(RunId::new(7).unwrap(), &events);
     let got: Vec<(&str, f64)> = times.iter().map(|t| (t.rule_id.as_str(), t.secs)).collect();
     assert_eq!(got, [("package_aide_installed", 905.0), ("sshd_a", 10.0)]);
-    assert!(times.iter().all(|t| t.run_id == RunId(7)));
-    assert!(rule_times(RunId(7), &events[1..]).is_empty(), "no first scan, no times");
+    assert!(times.iter().all(|t| t.run_id == RunId::new(7).unwrap()));
+    assert!(rule_times(RunId::new(7).unwrap(), &events[1..]).is_empty(), "no first scan, no times");
 }
 
 /// Over several runs, each rule's median (the mean of the middle two for an even count), its
@@ -220,7 +229,7 @@ fn a_runs_rule_times_are_its_samples() {
 fn a_skill_remembers_each_rules_spread_over_its_runs() {
     let rows: Vec<RuleTime> = [(1, "a", 10.0), (2, "a", 30.0), (3, "a", 20.0), (1, "b", 4.0), (2, "b", 8.0)]
         .into_iter()
-        .map(|(run, rule, secs)| RuleTime { run_id: RunId(run), rule_id: rule.into(), secs })
+        .map(|(run, rule, secs)| RuleTime { run_id: RunId::new(run).unwrap(), rule_id: rule.into(), secs })
         .collect();
     let m = Remembered::of(&rows);
     assert_eq!((m.len(), m.secs("a"), m.secs("b"), m.secs("c")), (2, Some(20.0), Some(6.0), None));

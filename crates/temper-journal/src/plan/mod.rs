@@ -110,7 +110,7 @@ pub struct PlanStep {
     pub title: String,
     pub source: FixSource,
     /// The attempt's number on its rule in the source run.
-    pub attempt: i64,
+    pub attempt: crate::AttemptNo,
     pub description: String,
     pub fix: Script,
     pub revert: Script,

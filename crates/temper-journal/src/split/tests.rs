@@ -1,8 +1,18 @@
 use super::*;
-use crate::{AttemptId, AttemptSpec, AttemptState, Cadence, Findings, FixSource, PlanBatched, PowerOff, RescanTimes, RunId};
+use crate::{
+    AttemptId, AttemptNo, AttemptSpec, AttemptState, Cadence, EventId, Findings, FixSource, PlanBatched, PowerOff, RescanTimes, RunId,
+    TurnId,
+};
 
 fn event(data: EventData) -> Event {
-    Event { id: 0, run_id: RunId(1), ts: "2026-12-01T10:00:00+00:00".into(), kind: data.kind(), rule_id: None, data }
+    Event {
+        id: EventId::new(1).unwrap(),
+        run_id: RunId::new(1).unwrap(),
+        ts: "2026-12-01T10:00:00+00:00".into(),
+        kind: data.kind(),
+        rule_id: None,
+        data,
+    }
 }
 
 fn scan(kind: ScanKind, secs: f64) -> Event {
@@ -23,9 +33,9 @@ fn attempt(apply: i64, evaluate: Option<i64>, revert: Option<i64>) -> Attempt {
     };
     let findings = Findings { apply_ms: Some(apply), evaluate_ms: evaluate, revert_ms: revert, ..Findings::default() };
     Attempt {
-        id: AttemptId(1),
-        run_id: RunId(1),
-        n: 1,
+        id: AttemptId::new(1).unwrap(),
+        run_id: RunId::new(1).unwrap(),
+        n: AttemptNo::FIRST,
         state: AttemptState::Done,
         spec,
         findings,
@@ -146,8 +156,8 @@ fn spent(parts: &[(Overhead, u32, f64)]) -> Event {
 fn turn(latency_ms: i64) -> StoredTurn {
     let record = crate::turn::TurnRecord::new(crate::TurnRole::Worker, "m");
     StoredTurn {
-        id: 1,
-        run_id: RunId(1),
+        id: TurnId::new(1).unwrap(),
+        run_id: RunId::new(1).unwrap(),
         attempt_id: None,
         rule_id: None,
         role: record.role,

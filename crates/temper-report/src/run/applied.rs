@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use temper_journal::plan::{PlanOrigin, PlannedFix};
 use temper_journal::{Attempt, Event, EventData, FixSource, PickedBy, Rule, RuleStatus, Run, RunStatus};
-use temper_journal::{RunId, Verdict};
+use temper_journal::{AttemptNo, RunId, Verdict};
 use temper_scap::short_rule_id;
 
 /// The plan a run applied, step by step.
@@ -39,9 +39,9 @@ pub struct StepView {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StepOutcome {
     /// Applied from the plan and kept: the fix in force is the plan's.
-    Kept { attempt: i64 },
+    Kept { attempt: AttemptNo },
     /// The plan's fix did not hold here; the normal loop fixed the rule with another fix.
-    Redone { plan: PlanTry, fixed_by: FixSource, attempt: i64 },
+    Redone { plan: PlanTry, fixed_by: FixSource, attempt: AttemptNo },
     /// The plan's fix did not hold here, nor did the loop's: the rule needs a human.
     Escalated { plan: PlanTry, reason: Option<String> },
     /// The plan's fix did not hold here, and the rule is not fixed (yet): its status says where
@@ -54,7 +54,7 @@ pub enum StepOutcome {
 /// The plan step's own attempt, and why it was not kept.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanTry {
-    pub attempt: i64,
+    pub attempt: AttemptNo,
     /// `None` while it is being judged.
     pub verdict: Option<Verdict>,
     pub reason: String,

@@ -2,7 +2,7 @@
 //! stood, how long it was down, the attempt it cut short, and whether its kept state had to be
 //! rebuilt because the snapshots were gone. The reviewer reads these before trusting the run.
 use serde::Serialize;
-use temper_journal::{AttemptState, Event, EventData, Phase, RunStatus};
+use temper_journal::{AttemptNo, AttemptState, Event, EventData, Phase, RunStatus};
 
 use crate::text::{ms, short, span_ms};
 
@@ -31,7 +31,7 @@ pub struct CutShort {
     pub rule_id: String,
     pub short_id: String,
     /// The attempt's number on its rule.
-    pub attempt: i64,
+    pub attempt: AttemptNo,
     pub state: AttemptState,
 }
 

@@ -64,7 +64,7 @@ pub struct RunData {
 pub struct Blame {
     pub rule_id: String,
     /// The attempt's number on its rule.
-    pub attempt: i64,
+    pub attempt: temper_journal::AttemptNo,
     pub by: BlamedBy,
 }
 
@@ -137,7 +137,7 @@ pub async fn load(store: &dyn Journal, run_id: RunId) -> Result<RunData, LoadErr
     }
     lessons.sort_by_key(|l| l.id);
     let bans = store.bans(Recall::all()).await?.into_iter().filter(|b| b.run_id == Some(run_id)).collect();
-    let events = store.events(run_id, 0).await?;
+    let events = store.events(run_id, None).await?;
     let blamed = blames(&events);
     let progress = ProgressChart::of(&events);
     let plan = applied(&run, &rules, &attempts, &events);

@@ -1,7 +1,7 @@
 //! One attempt as an escalated rule's section shows it.
 use serde::Serialize;
 use temper_journal::Verdict;
-use temper_journal::{Attempt, KeptState, RevertMethod};
+use temper_journal::{Attempt, AttemptNo, KeptState, RevertMethod};
 use temper_scap::oval::Evidence;
 
 use crate::run::BlamedBy;
@@ -9,7 +9,7 @@ use crate::text::ms;
 
 #[derive(Debug, Serialize)]
 pub struct AttemptView {
-    pub n: i64,
+    pub n: AttemptNo,
     pub source: String,
     pub state: String,
     pub plan: String,

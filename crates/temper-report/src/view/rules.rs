@@ -60,7 +60,7 @@ pub struct LessonView {
 pub struct FixedRule {
     pub order: usize,
     pub info: RuleInfo,
-    pub attempt: i64,
+    pub attempt: journal::AttemptNo,
     pub source: String,
     pub description: String,
     pub fix_script: String,

@@ -146,11 +146,19 @@ async fn turn(store: &Store, run: RunId, attempt: Option<AttemptId>, rule: &str,
     store.add_turn(run, &NewTurn { attempt_id: attempt, rule_id: Some(rule), record: &record }).await.unwrap();
 }
 
+/// A fresh store in a temporary folder (kept while the folder is).
+pub async fn empty_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
+    (dir, store)
+}
+
 impl Fixture {
-    pub async fn open() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();
-        Self { _dir: dir, store, run: RunId(0) }
+    /// A fresh store holding one new run, `run`.
+    pub async fn open(run: &NewRun) -> Self {
+        let (dir, store) = empty_store().await;
+        let run = store.create_run(run).await.unwrap();
+        Self { _dir: dir, store, run }
     }
 
     async fn attempt(&self, rule: &str, source: FixSource, plan: &str, fix: &str, revert: &str, description: &str) -> AttemptId {
@@ -213,19 +221,15 @@ impl Fixture {
     /// broken, lockout, needs reboot, refused, no fix), skips, waivers, deferrals, passes.
     pub async fn rhel9_run() -> Self {
         let c = rhel9();
-        let mut f = Self::open().await;
-        f.run = f
-            .store
-            .create_run(&new_run(
-                "rhel9-stig",
-                STIG,
-                &ssg("ssg-rhel9-ds.xml").display().to_string(),
-                Some(c.version.clone()),
-                "libvirt:temper-rhel9",
-                "openai:qwen2.5-1.5b-instruct",
-            ))
-            .await
-            .unwrap();
+        let f = Self::open(&new_run(
+            "rhel9-stig",
+            STIG,
+            &ssg("ssg-rhel9-ds.xml").display().to_string(),
+            Some(c.version.clone()),
+            "libvirt:temper-rhel9",
+            "openai:qwen2.5-1.5b-instruct",
+        ))
+        .await;
         let (s, run) = (&f.store, f.run);
         s.set_scores(run, Some(61.25), None).await.unwrap();
         let fails = [FIXED_ROOT, FIXED_OWNER, FIXED_EMPTY, ESC_DROPIN, ESC_FAILLOCK, ESC_GRUB, ESC_KEEPALIVE, ESC_NOFIX];
@@ -413,19 +417,15 @@ impl Fixture {
     /// A Debian 12 ANSSI run (no DISA ids): one fix kept, one rule escalated, passes.
     pub async fn anssi_run() -> Self {
         let c = debian12_anssi();
-        let mut f = Self::open().await;
-        f.run = f
-            .store
-            .create_run(&new_run(
-                "debian12-anssi",
-                ANSSI,
-                &ssg("ssg-debian12-ds.xml").display().to_string(),
-                Some(c.version.clone()),
-                "libvirt:temper-debian12",
-                "stock",
-            ))
-            .await
-            .unwrap();
+        let f = Self::open(&new_run(
+            "debian12-anssi",
+            ANSSI,
+            &ssg("ssg-debian12-ds.xml").display().to_string(),
+            Some(c.version.clone()),
+            "libvirt:temper-debian12",
+            "stock",
+        ))
+        .await;
         let (s, run) = (&f.store, f.run);
         let rules: Vec<&temper_scap::ContentRule> = c.selected_rules.iter().filter(|r| r.stig_ids.is_empty()).take(6).collect();
         assert_eq!(rules.len(), 6, "the ANSSI profile has rules");
@@ -440,7 +440,7 @@ impl Fixture {
             s.set_final_result(run, &r.id, after).await.unwrap();
         }
         s.set_rule_status(run, &rules[5].id, RuleStatus::StillFailing, Some("not attempted in this run")).await.unwrap();
-        s.finish_run(run, &RunSummary { run, exit_code: 2, ..Default::default() }).await.unwrap();
+        s.finish_run(run, &RunSummary { run: Some(run), exit_code: 2, ..Default::default() }).await.unwrap();
         f
     }
 }

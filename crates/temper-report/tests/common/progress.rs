@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use temper_journal::{EventData, ScanKind};
+use temper_journal::{AttemptNo, EventData, ScanKind};
 
 use super::*;
 
@@ -26,7 +26,7 @@ impl Fixture {
     pub async fn progress_events(&self) {
         let c = rhel9();
         let scan = |kind, score| EventData::Scan { kind, counts: BTreeMap::new(), score: Some(score), secs: 30.0, stalls: 0 };
-        let verdict = |verdict, reason: &str| EventData::Verdict { attempt: Some(1), verdict, reason: reason.into() };
+        let verdict = |verdict, reason: &str| EventData::Verdict { attempt: Some(AttemptNo::FIRST), verdict, reason: reason.into() };
         let evil = hostile_rule_id();
         let steps: Vec<(Option<String>, EventData)> = vec![
             (None, scan(ScanKind::Full, 61.25)),

@@ -1,6 +1,6 @@
 //! What the templates (and the event stream) are given, beyond the journal's own records.
 use serde::Serialize;
-use temper_journal::{Attempt, Event, EventKind, Run};
+use temper_journal::{Attempt, Event, EventId, EventKind, Run};
 
 use crate::progress::RunProgress;
 
@@ -32,7 +32,7 @@ impl LabeledAttempt {
 /// A journal event as the page lists it and as the stream sends it (the same fields).
 #[derive(Debug, Serialize)]
 pub struct EventView {
-    pub id: i64,
+    pub id: EventId,
     pub ts: String,
     pub kind: EventKind,
     pub rule_id: Option<String>,

@@ -48,6 +48,6 @@ struct RulePage {
 /// The step of the run's plan on `rule_id` and its outcome, as the run page shows it.
 async fn plan_step(app: &AppState, run: &Run, rule_id: &str) -> Result<Option<StepView>, WebError> {
     let (rules, attempts, events) =
-        (app.journal.rules(run.id).await?, app.journal.attempts(run.id).await?, app.journal.events(run.id, 0).await?);
+        (app.journal.rules(run.id).await?, app.journal.attempts(run.id).await?, app.journal.events(run.id, None).await?);
     Ok(temper_report::plan::applied(run, &rules, &attempts, &events).and_then(|p| p.step(rule_id).cloned()))
 }

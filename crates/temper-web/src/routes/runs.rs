@@ -21,7 +21,7 @@ pub async fn index(State(app): State<AppState>) -> Result<Html<String>, WebError
     let mut rows = Vec::new();
     for run in app.journal.list_runs(RUNS).await? {
         let rules = app.journal.rules(run.id).await?;
-        let events = if run.status == RunStatus::Running { app.journal.events(run.id, 0).await? } else { Vec::new() };
+        let events = if run.status == RunStatus::Running { app.journal.events(run.id, None).await? } else { Vec::new() };
         let memory = crate::progress::remembered(&app, &run).await?;
         rows.push(RunRow { p: RunProgress::of(&run, &rules, &events, &memory), run });
     }
@@ -52,7 +52,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<RunId>, Query(q): 
     let filter = q.status()?;
     let run = app.run(id).await?;
     let mut rules = app.journal.rules(id).await?;
-    let events = app.journal.events(id, 0).await?;
+    let events = app.journal.events(id, None).await?;
     let p = RunProgress::of(&run, &rules, &events, &crate::progress::remembered(&app, &run).await?);
     let total = rules.len();
     let plan = temper_report::plan::applied(&run, &rules, &app.journal.attempts(id).await?, &events);
@@ -62,7 +62,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<RunId>, Query(q): 
         rules.retain(|r| r.status == status);
     }
     let chart = chart_svg(&live_chart(&run, &events));
-    let last_event = events.last().map_or(0, |e| e.id);
+    let last_event = events.last().map_or(0, |e| e.id.get());
     let events: Vec<EventView> = events.iter().rev().map(EventView::from).collect();
     let formats: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
     app.pages.render("run.html", RunPage { run, p, rules, total, filter, chart, plan, interruptions, events, last_event, formats })
@@ -72,7 +72,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<RunId>, Query(q): 
 /// goes on.
 pub async fn chart(State(app): State<AppState>, Path(id): Path<RunId>) -> Result<Html<String>, WebError> {
     let run = app.run(id).await?;
-    Ok(Html(chart_svg(&live_chart(&run, &app.journal.events(id, 0).await?))))
+    Ok(Html(chart_svg(&live_chart(&run, &app.journal.events(id, None).await?))))
 }
 
 #[derive(Serialize)]

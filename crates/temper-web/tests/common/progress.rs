@@ -17,7 +17,7 @@ impl Fixture {
     /// little apart, so the chart has a time axis.
     pub async fn with_progress(&self) {
         let scan = EventData::Scan { kind: ScanKind::Full, counts: BTreeMap::new(), score: Some(61.25), secs: 30.0, stalls: 0 };
-        let verdict = |verdict| EventData::Verdict { attempt: Some(1), verdict, reason: hostile() };
+        let verdict = |verdict| EventData::Verdict { attempt: Some(temper_journal::AttemptNo::FIRST), verdict, reason: hostile() };
         let evil = hostile_rule_id();
         let steps = [
             (None, scan),

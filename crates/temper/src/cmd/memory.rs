@@ -74,7 +74,7 @@ pub async fn run(config: &Config, cmd: MemoryCmd) -> anyhow::Result<u8> {
             }
         }
         MemoryCmd::Show { kind, id, json } => {
-            let item = items(&store, kind).await?.into_iter().find(|v| v["id"] == id);
+            let item = items(&store, kind).await?.into_iter().find(|v| v["id"] == id.get());
             let Some(item) = item else { anyhow::bail!("no active {} with id {id}", kind.as_str()) };
             if json {
                 print_json(&item)?;
@@ -89,7 +89,7 @@ pub async fn run(config: &Config, cmd: MemoryCmd) -> anyhow::Result<u8> {
             println!("forgot {} {id}", kind.as_str());
         }
         MemoryCmd::Approve { kind, id, by } => {
-            let item = items(&store, kind).await?.into_iter().find(|v| v["id"] == id);
+            let item = items(&store, kind).await?.into_iter().find(|v| v["id"] == id.get());
             let Some(item) = item else { anyhow::bail!("no active {} with id {id}", kind.as_str()) };
             // A ban is checked again, against every derived fix (the runs check the content's
             // stock fixes too, each time they load it).

@@ -8,7 +8,7 @@ use temper_agents::AgentKind;
 use temper_core::claim::{self, Claim, TargetClaim};
 use temper_core::journal::RunSummary;
 use temper_core::journal::prelude::*;
-use temper_core::journal::{EventData, Lease, LeaseError, NewRun, Run, RunStatus, driver_id};
+use temper_core::journal::{EventData, Lease, LeaseError, NewRun, Run, RunStatus};
 use temper_core::plan::PlanOrigin;
 use temper_core::ports::{Clock, Hypervisor, Timed};
 use temper_core::ralph::{Agents, LoopError, Parts, Quiet, Ralph, RebootProof, Settings};
@@ -143,7 +143,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
         plan_from: origin.plan_from,
     };
     // Another run on this VM, from any store, keeps this one off before anything is recorded.
-    let free = claim::check(&wiring::hypervisor(&target), &Claim::new(&store, RunId(0), driver_id()).await?).await;
+    let free = claim::check(&wiring::hypervisor(&target), &store.identity().await?, None).await;
     if let Err(e) = free {
         notice(Level::ERROR, format_args!("target {} ({}): {e}", target.name, target.label()));
         return Ok(EXIT_ERROR);
@@ -377,7 +377,7 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: RunToDrive) -
             if opts.json {
                 print_json(&summary)?;
             } else {
-                print_summary(&summary);
+                print_summary(run, &summary);
             }
             Ok(summary.exit_code as u8)
         }
@@ -396,9 +396,9 @@ async fn drive(config: &Config, store: &Store, lease: &Lease, job: RunToDrive) -
     }
 }
 
-fn print_summary(s: &RunSummary) {
+fn print_summary(run: RunId, s: &RunSummary) {
     let join = |m: &std::collections::BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
-    println!("run {} finished, exit code {}", s.run, s.exit_code);
+    println!("run {run} finished, exit code {}", s.exit_code);
     println!("  rules:   {}", join(&s.statuses));
     println!("  before:  {}  (score {:?})", join(&s.before), s.score_before);
     println!("  after:   {}  (score {:?})", join(&s.after), s.score_after);

@@ -32,7 +32,7 @@ pub async fn run(config: &Config, run: Option<RunId>, json_out: bool) -> anyhow:
         RunStatus::Running => {
             let (open, not_applicable) = standing(&rules);
             let memory = Remembered::of(&store.recalled_times(&row.skill).await?);
-            predict_end(&Outlook::new(&store.events(row.id, 0).await?, &open).remembering(&not_applicable, &memory), end)
+            predict_end(&Outlook::new(&store.events(row.id, None).await?, &open).remembering(&not_applicable, &memory), end)
         }
         _ => None,
     };

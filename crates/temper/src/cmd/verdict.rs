@@ -84,7 +84,7 @@ pub async fn run(config: &Config, args: VerdictArgs) -> anyhow::Result<u8> {
         let disk = wiring::hypervisor(&target).disk_file().await?;
         let live: HashMap<String, ScanResult> =
             data.rules.iter().map(|r| (r.rule_id.clone(), r.final_result.unwrap_or(r.initial_result))).collect();
-        let events = store.events(id, 0).await?;
+        let events = store.events(id, None).await?;
         let secs = events.iter().rev().find_map(|e| match &e.data {
             EventData::Scan { kind: ScanKind::Final, secs, .. } => Some(*secs),
             _ => None,

@@ -287,7 +287,7 @@ impl Sim {
 
     /// The data of `run`'s events of `kind`, in order, as the store keeps it.
     pub async fn events(&self, run: RunId, kind: EventKind) -> Vec<serde_json::Value> {
-        let all = self.store.events(run, 0).await.unwrap();
+        let all = self.store.events(run, None).await.unwrap();
         all.into_iter().filter(|e| e.kind == kind).map(|e| e.data.fields()).collect()
     }
 

@@ -5,7 +5,7 @@ use temper_scap::oval::Evidence;
 use super::Attempter;
 use crate::agent::{ApplyFix, FixContext, FixSource, Tried};
 use crate::ban::BanScope;
-use crate::journal::{AttemptSpec, Ban, Evaluation, EventData, Findings};
+use crate::journal::{AttemptNo, AttemptSpec, Ban, Evaluation, EventData, Findings};
 use crate::policy::{DenyList, DenySource};
 use crate::ralph::error::LoopResult;
 use crate::ralph::state::RunState;
@@ -46,7 +46,7 @@ impl Attempter<'_> {
             .await?;
         let data = EventData::Attempt { attempt: n, source, replayed, evidence_looked_ahead: looked_ahead };
         self.books.note(Some(rule), data).await?;
-        Ok(Trial { id, n: n as u32, rule: rule.to_string(), plan: ctx.plan.clone() })
+        Ok(Trial { id, n: Some(n), rule: rule.to_string(), plan: ctx.plan.clone() })
     }
 
     /// An attempt that ran nothing (refused or rejected): recorded with its reason.
@@ -67,7 +67,7 @@ impl Attempter<'_> {
         &self,
         rule: &str,
         plan: &str,
-        attempt: u32,
+        attempt: AttemptNo,
         evidence: Option<Evidence>,
     ) -> LoopResult<FixContext> {
         if let Some(refused) = evidence.as_ref().map(Evidence::refused).filter(|r| !r.is_empty()) {

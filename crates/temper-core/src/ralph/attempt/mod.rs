@@ -18,7 +18,7 @@ pub(super) use apply::{ScriptRun, diagnostics, evaluation};
 pub(super) use context::AttemptOrigin;
 
 use crate::agent::{AgentError, ApplyFix, FixSource, Worker};
-use crate::journal::{AttemptState, Escalation, EscalationCause, EventData, Phase};
+use crate::journal::{AttemptNo, AttemptState, Escalation, EscalationCause, EventData, Phase};
 use crate::ralph::books::Books;
 use crate::ralph::check::RegressionCheck;
 use crate::ralph::crew::Crew;
@@ -113,8 +113,8 @@ impl Attempter<'_> {
     /// One attempt. `None` when the rule was escalated instead (no fix to try).
     #[tracing::instrument(name = "attempt", skip_all)]
     async fn attempt(&self, state: &mut RunState, rule: &str, plan: &str, preset: Option<Preset>) -> LoopResult<Option<Ended>> {
-        let n = self.books.journal().rule(rule).await?.map_or(0, |r| r.attempts as u32) + 1;
-        self.books.enter(Phase::Fix, Some(rule), n).await?;
+        let n = AttemptNo::after(self.books.journal().rule(rule).await?.map_or(0, |r| r.attempts));
+        self.books.enter(Phase::Fix, Some(rule), Some(n)).await?;
         let before = self.before(state, rule).await;
         // Read passing right before its fix: other rules' fixes fixed it, and no fix of its own
         // runs, so none is credited with their work.
@@ -186,7 +186,7 @@ impl Attempter<'_> {
         self.books.journal().set_attempt_state(id, AttemptState::Applied).await?;
 
         // Step 4: evaluate.
-        self.books.enter(Phase::Evaluate, Some(rule), n).await?;
+        self.books.enter(Phase::Evaluate, Some(rule), Some(n)).await?;
         let evaluated = Instant::now();
         let rescan = self.rescan_of(state, rule).await?;
         // The content's own fix: stock, or a plan's step that is the stock fix.
@@ -194,7 +194,7 @@ impl Attempter<'_> {
         let (mut e, scan) = self.evaluate(state, &rescan, stock, &applied).await?;
         e.findings.evaluate_ms = Some(evaluated.elapsed().as_millis() as i64);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
-        self.books.note(Some(rule), EventData::Verdict { attempt: Some(i64::from(trial.n)), verdict, reason: reason.clone() }).await?;
+        self.books.note(Some(rule), EventData::Verdict { attempt: trial.n, verdict, reason: reason.clone() }).await?;
         if let Some(id) = remembered {
             self.books.count_remembered(id, verdict).await?;
         }
@@ -207,7 +207,7 @@ impl Attempter<'_> {
             }
         } else {
             e.findings.diagnostics = Some(self.diagnostics(&e).await);
-            self.books.enter(Phase::Revert, Some(rule), n).await?;
+            self.books.enter(Phase::Revert, Some(rule), Some(n)).await?;
             let (method, ms) = self.revert(state, rule, &fix, e.findings.access_ok == Some(true)).await?;
             (e.revert_method, e.findings.revert_ms) = (method, Some(ms));
             if guarded(verdict)
@@ -223,7 +223,7 @@ impl Attempter<'_> {
                 );
                 self.books.journal().finish_attempt(id, &e).await?;
                 self.books.journal().set_aside_attempts(&[id], &e.verdict_reason).await?;
-                let set_aside = EventData::AttemptInterrupted { attempt: i64::from(trial.n), state: AttemptState::Done };
+                let set_aside = EventData::AttemptInterrupted { attempt: trial.n.unwrap_or(n), state: AttemptState::Done };
                 self.books.note(Some(rule), set_aside).await?;
                 self.check.after_guard_failure(state, broken).await?;
                 return Ok(None);

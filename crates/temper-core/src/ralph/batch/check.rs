@@ -138,8 +138,8 @@ impl PlanBatch<'_> {
         let share = (checked.secs * 1000.0) as i64 / steps.len() as i64;
         for f in &fixes {
             let (verdict, reason) = (f.evaluation.verdict, f.evaluation.verdict_reason.clone());
-            let n = steps.iter().find(|s| s.trial.id == f.id).map_or(0, |s| i64::from(s.trial.n));
-            self.books.note(Some(&f.rule_id), EventData::Verdict { attempt: Some(n), verdict, reason }).await?;
+            let n = steps.iter().find(|s| s.trial.id == f.id).and_then(|s| s.trial.n);
+            self.books.note(Some(&f.rule_id), EventData::Verdict { attempt: n, verdict, reason }).await?;
             self.books.journal().add_rule_time(&f.rule_id, share).await?;
             // One awaiting its reboot joins the regression set once the proof sees its rule pass.
             if verdict == Verdict::Fixed {
@@ -197,12 +197,7 @@ impl PlanBatch<'_> {
         let e = blamed(&steps[..lo], at_hi);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
         self.books.journal().finish_attempt(culprit.trial.id, &e).await?;
-        self.books
-            .note(
-                Some(&culprit.fix.rule),
-                EventData::Verdict { attempt: Some(i64::from(culprit.trial.n)), verdict, reason: reason.clone() },
-            )
-            .await?;
+        self.books.note(Some(&culprit.fix.rule), EventData::Verdict { attempt: culprit.trial.n, verdict, reason: reason.clone() }).await?;
         let again: Vec<&Step> = steps.iter().filter(|s| s.trial.id != culprit.trial.id).collect();
         let why = format!(
             "applied in a plan batch that failed its check; bisection found step {} ({}) failing it, so the batch was undone \

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use temper_scap::oval::Evidence;
 
 use crate::agent::FixSource;
-use crate::journal::{EventData, Phase, Picked, PickedBy};
+use crate::journal::{AttemptNo, EventData, Phase, Picked, PickedBy};
 use crate::plan::PlannedFix;
 use crate::policy::DenyList;
 use crate::ralph::attempt::{AttemptOrigin, Attempter};
@@ -87,7 +87,7 @@ impl PlanBatch<'_> {
             self.check.run(state).await?;
             return Ok(true);
         }
-        self.books.enter(Phase::PlanBatch, Some(&due[0].rule), 0).await?;
+        self.books.enter(Phase::PlanBatch, Some(&due[0].rule), None).await?;
         *state.worked_mut() += due.len();
         let ahead = state.take_ahead().and_then(|a| a.at(state.head()));
         let mut before = self.before_all(&due, ahead).await;
@@ -174,7 +174,7 @@ impl PlanBatch<'_> {
         let (evidence, looked_ahead) = before;
         let plan = format!("step {} of the proven plan, in a batch", fix.n);
         self.books.note(Some(&fix.rule), EventData::Pick(Picked { plan: plan.clone(), by: PickedBy::Plan { plan_step: fix.n } })).await?;
-        let n = self.books.journal().rule(&fix.rule).await?.map_or(0, |r| r.attempts as u32) + 1;
+        let n = AttemptNo::after(self.books.journal().rule(&fix.rule).await?.map_or(0, |r| r.attempts));
         let ctx = self.attempt.fix_context(&fix.rule, &plan, n, evidence).await?;
         // A derived step: derived again from this target's evidence, never the source's.
         let mut fix = fix;

@@ -4,7 +4,7 @@
 //! in a row retire it.
 use super::Books;
 use crate::agent::FixSource;
-use crate::journal::{Attempt, NewRememberedFix};
+use crate::journal::{Attempt, MemoryId, NewRememberedFix};
 use crate::ralph::error::LoopResult;
 use crate::verdict::Verdict;
 
@@ -15,10 +15,10 @@ impl Books<'_> {
     }
 
     /// Counts a remembered fix's try: kept or not.
-    pub async fn count_remembered(&self, id: i64, verdict: Verdict) -> LoopResult<()> {
+    pub async fn count_remembered(&self, id: MemoryId, verdict: Verdict) -> LoopResult<()> {
         let f = self.journal.memory().count_remembered(id, verdict == Verdict::Fixed).await?;
         if f.retired_at.is_some() && verdict != Verdict::Fixed {
-            tracing::info!(fix = id, rule = %f.rule_id, "remembered fix retired after failing twice in a row");
+            tracing::info!(fix = id.get(), rule = %f.rule_id, "remembered fix retired after failing twice in a row");
         }
         Ok(())
     }

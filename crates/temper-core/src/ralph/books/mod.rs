@@ -12,7 +12,7 @@ pub(in crate::ralph) use spent::Spent;
 pub use status::{Observer, Quiet, Status};
 
 use crate::agent::TurnRecord;
-use crate::journal::{AttemptId, EventData, Lease, NewTurn, Overhead, Phase, Recall, RunId, RunJournal, RunStatus};
+use crate::journal::{AttemptId, AttemptNo, EventData, Lease, NewTurn, Overhead, Phase, Recall, RunId, RunJournal, RunStatus};
 use crate::ralph::error::{LoopError, LoopResult};
 use crate::scan::{Scan, Scanner};
 
@@ -99,12 +99,12 @@ impl<'a> Books<'a> {
     /// The loop enters `phase`: the lease held, the phase stored (for `temper status`), the
     /// observer told, and the rest's time noted once a minute. Its own time is the rest's
     /// bookkeeping.
-    pub async fn enter(&self, phase: Phase, rule: Option<&str>, attempt: u32) -> LoopResult<()> {
+    pub async fn enter(&self, phase: Phase, rule: Option<&str>, attempt: Option<AttemptNo>) -> LoopResult<()> {
         let started = Instant::now();
         self.spent.set_phase(phase);
         self.hold_lease()?;
         self.journal.set_phase(phase, rule).await?;
-        tracing::info!(run = %self.id(), phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt, "phase");
+        tracing::info!(run = %self.id(), phase = phase.as_str(), rule = rule.map(temper_scap::short_rule_id), attempt = attempt.map_or(0, AttemptNo::get), "phase");
         self.tell_observer(phase, rule, attempt).await?;
         self.note_spent(false).await?;
         self.spent.add(Overhead::Bookkeeping, started.elapsed());

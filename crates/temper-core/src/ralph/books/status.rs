@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::Books;
-use crate::journal::{Eta, Event, Outlook, Phase, Remembered, Rule, RunId, Standing, predict_end, standing};
+use crate::journal::{AttemptNo, Eta, Event, Outlook, Phase, Remembered, Rule, RunId, Standing, predict_end, standing};
 use crate::ralph::error::LoopResult;
 
 #[derive(Debug, Clone)]
@@ -12,9 +12,9 @@ pub struct Status {
     /// Where the run stands: its phase and rule, the tries made and its rules in scope counted,
     /// the one value `temper status` and the web view show too.
     pub standing: Standing,
-    /// The attempt under way on the rule, by its number (0 between attempts): the loop knows it
-    /// before the journal records it.
-    pub attempt: u32,
+    /// The attempt under way on the rule, by its number (`None` between attempts): the loop
+    /// knows it before the journal records it.
+    pub attempt: Option<AttemptNo>,
     pub elapsed: Duration,
     /// The time left, predicted from the run's events (`journal::predict_end`).
     pub eta: Option<Eta>,
@@ -49,7 +49,7 @@ impl Observer for Quiet {
 
 impl Books<'_> {
     /// Tells the observer where the run stands, with the time left when it shows it.
-    pub(super) async fn tell_observer(&self, phase: Phase, rule: Option<&str>, attempt: u32) -> LoopResult<()> {
+    pub(super) async fn tell_observer(&self, phase: Phase, rule: Option<&str>, attempt: Option<AttemptNo>) -> LoopResult<()> {
         let rules = self.journal.rules().await?;
         let standing = Standing::of(phase, rule, &rules);
         let eta = match self.observer.shows_eta() {
@@ -65,10 +65,10 @@ impl Books<'_> {
     async fn eta(&self, rules: &[Rule]) -> LoopResult<Option<Eta>> {
         let books = &self.eta;
         let memory = books.memory.get_or_try_init(|| self.journal.remembered()).await?;
-        let seen = books.events.lock().unwrap_or_else(|e| e.into_inner()).last().map_or(0, |e| e.id);
+        let seen = books.events.lock().unwrap_or_else(|e| e.into_inner()).last().map(|e| e.id);
         let new = self.journal.events(seen).await?;
         let mut events = books.events.lock().unwrap_or_else(|e| e.into_inner());
-        events.extend(new.into_iter().filter(|e| e.id > seen));
+        events.extend(new.into_iter().filter(|e| Some(e.id) > seen));
         let (open, not_applicable) = standing(rules);
         let outlook = Outlook::new(&events, &open).remembering(&not_applicable, memory);
         Ok(predict_end(&outlook, chrono::Utc::now().fixed_offset()))

@@ -28,7 +28,7 @@ pub(in crate::ralph) fn retimed(state: &RunState, took: Duration) -> Option<u32>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::{AttemptId, Booted};
+    use crate::journal::Booted;
 
     fn secs(s: f64) -> Duration {
         Duration::from_secs_f64(s)
@@ -53,7 +53,7 @@ mod tests {
     #[test]
     fn the_cadence_follows_each_checks_time() {
         // ANSSI high: a one-rule rescan 2.6 s; the set's checks 11 s at first, 26 s later.
-        let booted = Booted { snapshot: "baseline".into(), through: AttemptId(0) };
+        let booted = Booted { snapshot: "baseline".into(), through: None };
         let state = RunState::at("c".into(), booted, "temper-r1-".into()).with_cadence(4, Some(secs(2.6)));
         assert_eq!(retimed(&state, secs(5.0)), Some(4));
         assert_eq!(retimed(&state, secs(11.0)), Some(8));

@@ -96,11 +96,11 @@ mod tests {
     use crate::journal::{AttemptId, Booted};
 
     fn kept(rule: &str) -> Kept {
-        Kept { attempt: AttemptId(0), rule: rule.into(), snapshot: format!("s-{rule}") }
+        Kept { attempt: AttemptId::new(1).unwrap(), rule: rule.into(), snapshot: format!("s-{rule}") }
     }
 
     fn state(every: u32) -> RunState {
-        let booted = Booted { snapshot: "baseline".into(), through: AttemptId(0) };
+        let booted = Booted { snapshot: "baseline".into(), through: None };
         RunState::at("c".into(), booted, "temper-r1-".into()).with_cadence(every, None)
     }
 

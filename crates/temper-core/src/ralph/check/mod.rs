@@ -66,7 +66,7 @@ impl RegressionCheck<'_> {
         if state.pending().is_empty() {
             return Ok(());
         }
-        self.books.enter(Phase::Regression, None, 0).await?;
+        self.books.enter(Phase::Regression, None, None).await?;
         let watched = self.offer.watched().await?;
         let mut rules: Vec<String> = state.regression_set().iter().chain(&watched).cloned().collect();
         // The next stock fixes' result and evidence before their fixes, for their attempts.
@@ -206,7 +206,7 @@ impl RegressionCheck<'_> {
     async fn settle(&self, state: &mut RunState, culprit: &Kept, dropped: &[Kept], found: &CheckFindings, probes: usize) -> LoopResult<()> {
         let row = self.books.journal().pending_fixes().await?.into_iter().find(|a| a.id == culprit.attempt);
         let trial =
-            row.as_ref().map_or_else(|| Trial { id: culprit.attempt, n: 0, rule: culprit.rule.clone(), plan: String::new() }, Trial::of);
+            row.as_ref().map_or_else(|| Trial { id: culprit.attempt, n: None, rule: culprit.rule.clone(), plan: String::new() }, Trial::of);
         let fix_script = row.map(|a| a.spec.fix_script).unwrap_or_default();
         let blame = blame(culprit, found);
         let (reason, diagnostics) = (blame.reason.clone(), blame.diagnostics.clone());

@@ -57,7 +57,7 @@ impl Finisher<'_> {
     /// most, and each blame rolls back a fix, so it ends.
     #[tracing::instrument(name = "final_scan", skip_all)]
     pub(in crate::ralph) async fn final_scan(&self, state: &mut RunState) -> LoopResult<End<Scan>> {
-        self.books.enter(Phase::Finish, None, 0).await?;
+        self.books.enter(Phase::Finish, None, None).await?;
         state.take_ahead();
         if let End::Reopened = self.proof.prove_boot(state).await? {
             return Ok(End::Reopened);
@@ -117,14 +117,14 @@ impl Finisher<'_> {
         // Every segment of a resumed run counts: the lease carries the earlier ones.
         let (wall, guest) = self.books.totals();
         let (wall_secs, guest_secs) = (wall.as_secs_f64(), guest.as_secs_f64());
-        let segments = self.books.journal().events(0).await?.iter().filter(|e| e.kind == EventKind::LeaseTaken).count().max(1);
+        let segments = self.books.journal().events(None).await?.iter().filter(|e| e.kind == EventKind::LeaseTaken).count().max(1);
         let harness_secs = (wall_secs - guest_secs - llm_secs).max(0.0);
         let score_after = scan.results.score().map(|s| s.value);
         // The target as the run leaves it: reachable with sudo, and healthy.
         let healthy = Some(self.machine.guard().await.is_ok_and(|h| h.ok));
         self.books.journal().set_scores(None, score_after).await?;
         let summary = RunSummary {
-            run: self.books.id(),
+            run: Some(self.books.id()),
             exit_code,
             statuses,
             before,

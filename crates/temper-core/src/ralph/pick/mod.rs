@@ -48,7 +48,7 @@ impl Picker<'_> {
     /// nothing is left to pick or `--max-rules` is reached.
     #[tracing::instrument(name = "pick", skip_all)]
     pub(in crate::ralph) async fn run(&self, state: &mut RunState) -> LoopResult<Next> {
-        self.books.enter(Phase::Pick, None, 0).await?;
+        self.books.enter(Phase::Pick, None, None).await?;
         // Fixes undone with a regressed batch go first; they were picked once already.
         if let Some(a) = self.books.journal().fixes_to_replay().await?.into_iter().find(|a| self.offer.in_scope(&a.spec.rule_id)) {
             self.books.note(Some(&a.spec.rule_id), EventData::Replay(Replayed::RolledBack { attempt: a.n, source: a.spec.source })).await?;

@@ -26,7 +26,7 @@ impl Preflight<'_> {
         let attempts = self.books.journal().attempts().await?;
         let lost_checkpoint = missing.iter().any(|m| m == checkpoint);
         let (from, confirmed): (&str, Vec<&Attempt>) = if lost_checkpoint {
-            let since = attempts.iter().filter(|a| a.id > booted.through && a.in_force() && a.kept != Some(KeptState::Pending));
+            let since = attempts.iter().filter(|a| Some(a.id) > booted.through && a.in_force() && a.kept != Some(KeptState::Pending));
             (&booted.snapshot, since.collect())
         } else {
             (checkpoint, Vec::new())
@@ -42,7 +42,7 @@ impl Preflight<'_> {
         } else if confirmed.is_empty() {
             from.to_string()
         } else {
-            let name = format!("{prefix}lost{}", confirmed.last().map_or(0, |a| a.id.0));
+            let name = format!("{prefix}lost{}", confirmed.last().map_or(0, |a| a.id.get()));
             // One left by a rebuild a crash cut short is replaced.
             if have.contains(&name) {
                 self.machine.hv().snapshot_delete(&name).await?;

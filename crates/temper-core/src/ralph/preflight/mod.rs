@@ -6,9 +6,7 @@ use std::time::Duration;
 use temper_scap::{Benchmark, Outcome};
 
 use crate::checks::GuardFailure;
-use crate::journal::{
-    AttemptId, Booted, Cadence, Event, EventData, EventKind, NewRule, Phase, RescanTimes, RuleStatus, RunId, ScanKind, ScanResult,
-};
+use crate::journal::{Booted, Cadence, Event, EventData, EventKind, NewRule, Phase, RescanTimes, RuleStatus, RunId, ScanKind, ScanResult};
 use crate::ralph::books::Books;
 use crate::ralph::crew::Crew;
 use crate::ralph::error::{LoopError, LoopResult};
@@ -55,7 +53,7 @@ impl Preflight<'_> {
     /// The state the loop starts from: a new run's first scan, or what a resumed run left.
     #[tracing::instrument(name = "preflight", skip_all)]
     pub(in crate::ralph) async fn run(&self) -> LoopResult<RunState> {
-        self.books.enter(Phase::Preflight, None, 0).await?;
+        self.books.enter(Phase::Preflight, None, None).await?;
         let row = self.books.journal().row().await?;
         if !self.machine.hv().snapshot_exists(&row.baseline).await? {
             return Err(LoopError::NoBaseline(row.baseline.clone()));
@@ -76,7 +74,7 @@ impl Preflight<'_> {
             .into_iter()
             .filter_map(|a| Some(Kept { attempt: a.id, rule: a.spec.rule_id, snapshot: a.snapshot? }))
             .collect();
-        let events = self.books.journal().events(0).await?;
+        let events = self.books.journal().events(None).await?;
         let booted = self.booted(&events, &row.baseline).await?;
         let checkpoint = self.restore_head(&checkpoint, &pending, &booted, &prefix).await?;
         let shared_bans = events
@@ -97,7 +95,7 @@ impl Preflight<'_> {
         // bisected below, once the state is built, and the run goes on. With none kept since, the
         // guest was broken before any change of this run's: nothing to blame, and no run.
         let guard = self.machine.guard().await;
-        let kept_since = self.books.journal().attempts().await?.iter().any(|a| a.id > booted.through && a.in_force());
+        let kept_since = self.books.journal().attempts().await?.iter().any(|a| Some(a.id) > booted.through && a.in_force());
         let broken = match guard {
             Ok(h) if h.ok => None,
             g if kept_since => Guard::from(g).failure(),
@@ -171,7 +169,7 @@ impl Preflight<'_> {
         });
         match proven {
             Some(b) if self.machine.hv().snapshot_exists(&b.snapshot).await? => Ok(b),
-            _ => Ok(Booted { snapshot: baseline.to_string(), through: AttemptId(0) }),
+            _ => Ok(Booted { snapshot: baseline.to_string(), through: None }),
         }
     }
 
@@ -275,10 +273,13 @@ mod tests {
 
     #[test]
     fn runs_with_one_id_in_two_databases_have_distinct_snapshot_names() {
-        let a = checkpoint_prefix(RunId(1), "2026-11-22T07:01:22.123Z");
-        let b = checkpoint_prefix(RunId(1), "2026-11-22T07:01:22.124Z");
+        let a = checkpoint_prefix(RunId::new(1).unwrap(), "2026-11-22T07:01:22.123Z");
+        let b = checkpoint_prefix(RunId::new(1).unwrap(), "2026-11-22T07:01:22.124Z");
         assert_eq!(a, "temper-r1-20261122070122123-");
         assert!(!b.starts_with(&a) && !a.starts_with(&b), "neither run may take the other's snapshots: {a} {b}");
-        assert!(!checkpoint_prefix(RunId(12), "x").starts_with(&checkpoint_prefix(RunId(1), "x")), "run 1 never drops run 12's");
+        assert!(
+            !checkpoint_prefix(RunId::new(12).unwrap(), "x").starts_with(&checkpoint_prefix(RunId::new(1).unwrap(), "x")),
+            "run 1 never drops run 12's"
+        );
     }
 }

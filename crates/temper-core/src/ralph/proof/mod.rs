@@ -139,7 +139,7 @@ impl RebootProver<'_> {
         }
         if blamed.is_empty() {
             if let Some(last) = fixes.last().filter(|_| proof) {
-                self.mark_booted(state, last.id).await?;
+                self.mark_booted(state, Some(last.id)).await?;
             }
             return Ok(End::Holds(()));
         }
@@ -214,6 +214,6 @@ impl RebootProver<'_> {
 
     /// Fixes kept since the booted checkpoint, oldest first.
     async fn unproven(&self, state: &RunState) -> LoopResult<Vec<Attempt>> {
-        Ok(self.books.journal().attempts().await?.into_iter().filter(|a| a.id > state.booted().through && a.in_force()).collect())
+        Ok(self.books.journal().attempts().await?.into_iter().filter(|a| Some(a.id) > state.booted().through && a.in_force()).collect())
     }
 }

@@ -94,7 +94,7 @@ impl RebootProver<'_> {
         if self.reboot.is_none() {
             return self.checkpoint_here(state, rest.len()).await;
         }
-        let through = rest.last().map_or(state.booted().through, |a| a.id);
+        let through = rest.last().map_or(state.booted().through, |a| Some(a.id));
         self.mark_booted(state, through).await
     }
 
@@ -132,8 +132,8 @@ impl RebootProver<'_> {
     }
 
     /// The guest as it runs now, just rebooted, becomes the checkpoint and the booted one.
-    pub(super) async fn mark_booted(&self, state: &mut RunState, through: AttemptId) -> LoopResult<()> {
-        let n = self.books.journal().events(0).await?.iter().filter(|e| e.kind == EventKind::Booted).count() + 1;
+    pub(super) async fn mark_booted(&self, state: &mut RunState, through: Option<AttemptId>) -> LoopResult<()> {
+        let n = self.books.journal().events(None).await?.iter().filter(|e| e.kind == EventKind::Booted).count() + 1;
         let name = format!("{}boot{n}", state.prefix());
         self.machine.take_snapshot(&name, "proven to boot").await?;
         let booted = Booted { snapshot: name.clone(), through };

@@ -44,7 +44,8 @@ impl Reflect<'_> {
             diagnostics: ended.diagnostics.clone(),
             episodes,
         };
-        let fallback = || clip(&format!("attempt {n}: {}: {}", ended.verdict, ended.reason), DISTILLED_MAX);
+        let which = n.map_or_else(|| "a kept fix".to_string(), |n| format!("attempt {n}"));
+        let fallback = || clip(&format!("{which}: {}: {}", ended.verdict, ended.reason), DISTILLED_MAX);
         match self.reflector.reflect(&ctx).await {
             Ok(turn) => {
                 self.books.record_turns(attempt, Some(rule), &turn.records).await?;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 mod ahead;
 
-use crate::journal::{AttemptId, Booted};
+use crate::journal::{AttemptId, Booted, MemoryId};
 pub use ahead::{Ahead, Seen};
 
 #[derive(Debug, Clone)]
@@ -31,7 +31,7 @@ pub struct RunState {
     /// The last checkpoint proven to boot (the baseline at first): the reboot proof starts there.
     booted: Booted,
     /// Bans made by other runs of the skill that this run has recorded as in force (`ban_shared`).
-    shared_bans: Vec<i64>,
+    shared_bans: Vec<MemoryId>,
     /// Evidence looked ahead to by the last rescan (`attempt/evidence.rs`).
     ahead: Option<Ahead>,
 }
@@ -75,7 +75,7 @@ impl RunState {
         Self { regression_every: every, one_rule, ..self }
     }
     /// The same, with `worked` rules worked on and the shared bans already recorded.
-    pub fn with_history(self, worked: usize, shared_bans: Vec<i64>) -> Self {
+    pub fn with_history(self, worked: usize, shared_bans: Vec<MemoryId>) -> Self {
         Self { worked, shared_bans, ..self }
     }
 
@@ -175,7 +175,7 @@ impl RunState {
         &mut self.worked
     }
     /// Records that shared ban `id` is in force here; false when it was already.
-    pub fn note_shared_ban(&mut self, id: i64) -> bool {
+    pub fn note_shared_ban(&mut self, id: MemoryId) -> bool {
         let new = !self.shared_bans.contains(&id);
         if new {
             self.shared_bans.push(id);

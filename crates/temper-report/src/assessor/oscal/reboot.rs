@@ -1,6 +1,6 @@
 //! The reboot proof in the OSCAL documents.
 use serde_json::{Value, json};
-use temper_journal::{Event, EventData};
+use temper_journal::{AttemptId, Event, EventData};
 
 use super::{Ids, Parties, UuidKind, last_modified, prop, props, text};
 use crate::run::RunData;
@@ -45,7 +45,9 @@ fn reboot_event(e: &Event) -> Option<String> {
             problem.as_deref().map(|p| format!(": {p}")).unwrap_or_default()
         ),
         EventData::Booted(b) => {
-            format!("{}: checkpoint {} proven to boot, holding the fixes through attempt {}.", e.ts, b.snapshot, b.through)
+            // The attempt's id; 0 before any fix (the baseline), as the text always said.
+            let through = b.through.map_or(0, AttemptId::get);
+            format!("{}: checkpoint {} proven to boot, holding the fixes through attempt {through}.", e.ts, b.snapshot)
         }
         EventData::RebootBlamed(b) => {
             format!("{}: attempt {}'s fix rolled back by the reboot proof: {} ({}); fix: {}.", e.ts, b.attempt, b.verdict, b.reason, b.fix)

@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 
 use temper_journal::Verdict;
-use temper_journal::{Blamed, Event, EventData, ScanKind};
+use temper_journal::{AttemptNo, Blamed, Event, EventData, ScanKind};
 
 use super::*;
 use crate::run::ProgressChart;
@@ -9,7 +9,14 @@ use temper_journal::RunId;
 
 fn event(id: i64, secs: i64, rule: Option<&str>, data: EventData) -> Event {
     let ts = chrono::DateTime::from_timestamp(1_700_000_000 + secs, 0).unwrap().to_rfc3339();
-    Event { id, run_id: RunId(1), ts, kind: data.kind(), rule_id: rule.map(str::to_string), data }
+    Event {
+        id: temper_journal::EventId::new(id).unwrap(),
+        run_id: RunId::new(1).unwrap(),
+        ts,
+        kind: data.kind(),
+        rule_id: rule.map(str::to_string),
+        data,
+    }
 }
 
 fn scan(kind: ScanKind, score: f64) -> EventData {
@@ -17,11 +24,11 @@ fn scan(kind: ScanKind, score: f64) -> EventData {
 }
 
 fn fixed() -> EventData {
-    EventData::Verdict { attempt: Some(1), verdict: Verdict::Fixed, reason: "the rule passes".into() }
+    EventData::Verdict { attempt: Some(AttemptNo::FIRST), verdict: Verdict::Fixed, reason: "the rule passes".into() }
 }
 
 fn run() -> Vec<Event> {
-    let blamed = Blamed { attempt: 1, verdict: Verdict::NotPersistent, reason: "after a reboot".into(), fix: String::new() };
+    let blamed = Blamed { attempt: AttemptNo::FIRST, verdict: Verdict::NotPersistent, reason: "after a reboot".into(), fix: String::new() };
     vec![
         event(1, 0, None, scan(ScanKind::Full, 61.25)),
         event(2, 60, Some("rule_a"), fixed()),

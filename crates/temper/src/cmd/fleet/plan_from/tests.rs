@@ -81,7 +81,7 @@ async fn a_first_run_whose_store_changed_or_that_left_no_seal_hands_nothing_on()
     let run = first_run(&w, Some(Some(true))).await;
     let url = format!("sqlite://{}", w._dir.path().join("temper.db").display());
     let db = sqlx::SqlitePool::connect(&url).await.unwrap();
-    sqlx::query("UPDATE attempts SET fix_script = 'touch /tmp/owned' WHERE run_id = ?").bind(run.0).execute(&db).await.unwrap();
+    sqlx::query("UPDATE attempts SET fix_script = 'touch /tmp/owned' WHERE run_id = ?").bind(run.get()).execute(&db).await.unwrap();
     let d = decide(&w.config, &w.store, "night", &w.first, 0).await;
     let PlanFrom::Withheld { why: Withheld::Refused { error }, .. } = &d else { panic!("{d:?}") };
     assert!(error.contains("not those sealed at its end") && error.contains("nothing was run"), "{error}");
@@ -111,7 +111,11 @@ async fn an_unproven_or_unfinished_run_hands_nothing_on_and_says_why() {
         assert!(!w.store.fleet_dir("night").join(format!("plan-from-run{run}")).exists(), "nothing exported");
     }
     // Stored with the other runs' options as a tagged value.
-    let d = PlanFrom::Withheld { target: "a".into(), run: Some(RunId(3)), why: Withheld::NotProven { proof: RebootOutcome::NotRun } };
+    let d = PlanFrom::Withheld {
+        target: "a".into(),
+        run: Some(RunId::new(3).unwrap()),
+        why: Withheld::NotProven { proof: RebootOutcome::NotRun },
+    };
     let v = serde_json::to_value(&d).unwrap();
     assert_eq!(v, serde_json::json!({"kind": "withheld", "target": "a", "run": 3, "why": {"kind": "not_proven", "proof": "not_run"}}));
     assert_eq!(serde_json::from_value::<PlanFrom>(v).unwrap(), d);

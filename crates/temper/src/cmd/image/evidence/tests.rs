@@ -8,7 +8,7 @@ use super::image_rules;
 fn rule(id: &str, status: RuleStatus, result: ScanResult, reason: Option<&str>) -> Rule {
     Rule {
         id: 0,
-        run_id: RunId(1),
+        run_id: RunId::new(1).unwrap(),
         rule_id: id.into(),
         title: String::new(),
         severity: Default::default(),
