@@ -10,6 +10,8 @@ mod rules;
 mod runs;
 #[doc(hidden)]
 pub mod testing;
+#[cfg(test)]
+mod tests;
 mod turns;
 
 use std::path::{Path, PathBuf};
