@@ -1,7 +1,7 @@
 //! `temper llm probe`: one Worker-shaped request, reported as JSON.
 use serde::Serialize;
 use temper_core::agent::{AgentError, FixContext, FixSource, TurnMode, TurnRecord, TurnRole};
-use temper_core::journal::AttemptNo;
+use temper_journal::AttemptNo;
 
 use crate::client::LlmClient;
 use crate::config::LlmConfig;

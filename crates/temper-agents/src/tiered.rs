@@ -5,7 +5,7 @@ use temper_core::agent::{
     AgentResult, ApplyFix, Architect, Decision, FixContext, FixSource, PickContext, ReengageContext, ReflectContext, Reflection, Reflector,
     Selection, Worker,
 };
-use temper_core::journal::AttemptNo;
+use temper_journal::AttemptNo;
 
 use crate::llm::LlmAgent;
 use crate::stock::StockAgent;

@@ -20,7 +20,7 @@ use crate::tools::ToolSpec;
 use crate::wire::ResponseMessage;
 
 /// How a reply carried its call: the journal's turn mode.
-pub use temper_core::journal::TurnMode as Mode;
+pub use temper_journal::TurnMode as Mode;
 
 /// One call as it came, arguments still a JSON string.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use serde_json::json;
 use temper_agents::derived::DERIVED_PLAN;
 use temper_agents::{StockAgent, TieredAgent};
 use temper_core::agent::{AgentError, Architect, Decision, FixSource, Reflector, Worker};
-use temper_core::journal::AttemptNo;
+use temper_journal::AttemptNo;
 use temper_mockllm::{MockLlm, Scripted};
 
 #[tokio::test]

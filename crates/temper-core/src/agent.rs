@@ -50,7 +50,7 @@ pub struct FixContext {
     pub lessons: Vec<String>,
     /// Regexes the harness will refuse; shown so the Worker can avoid them.
     pub bans: Vec<String>,
-    pub attempt: crate::journal::AttemptNo,
+    pub attempt: temper_journal::AttemptNo,
     /// What the scanner found wrong with the rule just now: the OVAL objects, expected states
     /// and collected items (OVAL engine only).
     pub evidence: Option<Evidence>,
@@ -81,7 +81,7 @@ impl Tried {
     }
 }
 
-pub use crate::journal::{FixSource, TurnMode, TurnRole};
+pub use temper_journal::{FixSource, TurnMode, TurnRole};
 
 /// The derived tier as a function (`temper_agents::derived::again`): the first fix the rule's
 /// check and `evidence` (this target's) call for that is not among `tried`, or why there is

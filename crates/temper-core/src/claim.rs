@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::journal::{Journal, JournalError, LEASE_FOR, RunId, Term, driver_is_dead, now_ms};
+use crate::lease::{LEASE_FOR, Term};
 use crate::ports::{Hypervisor, PortError};
+use temper_journal::{Journal, JournalError, RunId, driver_is_dead, now_ms};
 
 const RENEW_EVERY: Duration = Duration::from_secs(10);
 

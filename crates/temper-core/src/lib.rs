@@ -4,7 +4,7 @@ pub mod ban;
 pub mod checks;
 pub mod claim;
 pub mod handover;
-pub mod journal;
+pub mod lease;
 pub mod plan;
 pub mod policy;
 pub mod ports;

@@ -42,8 +42,8 @@ impl Disposition {
         self.status().as_str()
     }
     /// The rule's status in a run.
-    pub fn status(self) -> crate::journal::RuleStatus {
-        use crate::journal::RuleStatus;
+    pub fn status(self) -> temper_journal::RuleStatus {
+        use temper_journal::RuleStatus;
         match self {
             Self::Skipped => RuleStatus::Skipped,
             Self::Waived => RuleStatus::Waived,

@@ -12,10 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use temper_core::journal::prelude::*;
-use temper_core::journal::{
-    Event, NewRule, NewRun, Outlook, Phase, Remembered, RuleStatus, RunId, ScanResult, Tally, predict_end, rule_times,
-};
+use temper_journal::prelude::*;
+use temper_journal::{Event, NewRule, NewRun, Outlook, Phase, Remembered, RuleStatus, RunId, ScanResult, Tally, predict_end, rule_times};
 use temper_store::Store;
 
 fn newest_journal() -> PathBuf {

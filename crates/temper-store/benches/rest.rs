@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use chrono::DateTime;
-use temper_core::journal::prelude::*;
-use temper_core::journal::{Attempt, Event, EventData, RunSummary, TimeSplit};
+use temper_journal::prelude::*;
+use temper_journal::{Attempt, Event, EventData, RunSummary, TimeSplit};
 use temper_store::Store;
 
 fn journals() -> Vec<PathBuf> {

@@ -10,11 +10,9 @@
 //! (default `sqlite,postgres`) picks the backends.
 use std::time::{Duration, Instant};
 
-use temper_core::journal::prelude::*;
-use temper_core::journal::{
-    AttemptId, AttemptSpec, Evaluation, EventData, Findings, FixSource, NewRule, NewRun, RuleStatus, RunId, ScanResult,
-};
 use temper_core::verdict::Verdict;
+use temper_journal::prelude::*;
+use temper_journal::{AttemptId, AttemptSpec, Evaluation, EventData, Findings, FixSource, NewRule, NewRun, RuleStatus, RunId, ScanResult};
 use temper_store::Store;
 
 const RULES: usize = 10;

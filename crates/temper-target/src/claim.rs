@@ -46,7 +46,7 @@ fn decode(xml: &str) -> PortResult<Claim> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use temper_core::journal::RunId;
+    use temper_journal::RunId;
 
     #[test]
     fn a_claim_round_trips_through_its_element() {

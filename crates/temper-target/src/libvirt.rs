@@ -232,7 +232,7 @@ mod tests {
 #[cfg(test)]
 mod test_driver {
     use super::*;
-    use temper_core::journal::RunId;
+    use temper_journal::RunId;
 
     /// test:///default is one state per process: the tests take turns.
     static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -266,7 +266,8 @@ mod test_driver {
     async fn the_domain_keeps_its_claim() {
         use std::sync::Arc;
         use temper_core::claim::{self, ClaimError, TargetClaim};
-        use temper_core::journal::{LEASE_FOR, Term, driver_id, now_ms};
+        use temper_core::lease::{LEASE_FOR, Term};
+        use temper_journal::{driver_id, now_ms};
         let _turn = LOCK.lock().await;
         let (_keep, h) = hyp();
         let hv: Arc<dyn Hypervisor> = Arc::new(h);

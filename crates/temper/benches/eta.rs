@@ -17,11 +17,9 @@
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Duration, FixedOffset};
-use temper_core::journal::prelude::*;
-use temper_core::journal::{
-    Event, EventData, Outlook, RECALL_RUNS, Remembered, Rule, RuleStatus, RuleTime, ScanResult, predict_end, rule_times,
-};
 use temper_core::verdict::Verdict;
+use temper_journal::prelude::*;
+use temper_journal::{Event, EventData, Outlook, RECALL_RUNS, Remembered, Rule, RuleStatus, RuleTime, ScanResult, predict_end, rule_times};
 
 /// Each cut, and the bound the predicted end must keep to there (`None`: printed, not judged).
 const CUTS: [(f64, Option<f64>); 3] = [(0.10, Some(0.40)), (0.25, Some(0.30)), (0.50, None)];
@@ -81,7 +79,7 @@ fn worked(rules: &[Rule], events: &[Event]) -> Vec<Worked> {
 struct Recorded {
     file: String,
     skill: String,
-    run: temper_core::journal::RunId,
+    run: temper_journal::RunId,
     events: Vec<Event>,
     worked: Vec<Worked>,
     times: Vec<RuleTime>,

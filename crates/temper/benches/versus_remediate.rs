@@ -48,10 +48,10 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use temper_core::checks;
-use temper_core::journal::prelude::*;
-use temper_core::journal::{Event, EventData, EventKind, RuleStatus, ScanKind, StoredTurn};
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::scan::Scanner;
+use temper_journal::prelude::*;
+use temper_journal::{Event, EventData, EventKind, RuleStatus, ScanKind, StoredTurn};
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
 #[path = "versus_remediate/detached.rs"]
@@ -124,8 +124,8 @@ fn first_pass(started_at: &str, events: &[Event]) -> Option<(Duration, usize)> {
 
 /// Where temper's wall time went (`journal::TimeSplit`, as the report gives it): each part, the
 /// rest (snapshots, restores, picks), and the proof (all but the fix scripts) over the fix scripts.
-fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], turns: &[StoredTurn], wall: Duration) {
-    use temper_core::journal::{Part, TimeSplit};
+fn time_table(events: &[Event], attempts: &[temper_journal::Attempt], turns: &[StoredTurn], wall: Duration) {
+    use temper_journal::{Part, TimeSplit};
     let t = TimeSplit::of(events, attempts, turns, wall.as_secs_f64());
     let total = t.wall_secs;
     println!("where temper's {total:.0} s went:");
@@ -156,7 +156,7 @@ fn time_table(events: &[Event], attempts: &[temper_core::journal::Attempt], turn
 /// One temper run's figures without oscap's side: its first pass and where its time went.
 /// The fixes in force at the end by where they came from, the rules derived fixes fixed, and
 /// every rule left escalated with its reason (oscap's content has no fix for the derived ones).
-fn by_source(attempts: &[temper_core::journal::Attempt], rows: &[temper_core::journal::Rule]) {
+fn by_source(attempts: &[temper_journal::Attempt], rows: &[temper_journal::Rule]) {
     let kept: Vec<_> = attempts.iter().filter(|a| a.in_force()).collect();
     let mut n: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for a in &kept {
@@ -164,7 +164,7 @@ fn by_source(attempts: &[temper_core::journal::Attempt], rows: &[temper_core::jo
     }
     let counts: Vec<String> = n.iter().map(|(s, k)| format!("{s} {k}")).collect();
     println!("fixes in force at the end, by source: {}", counts.join(", "));
-    let derived = kept.iter().filter(|a| a.spec.source == temper_core::journal::FixSource::Derived);
+    let derived = kept.iter().filter(|a| a.spec.source == temper_journal::FixSource::Derived);
     let derived: Vec<&str> = derived.map(|a| temper_scap::short_rule_id(&a.spec.rule_id)).collect();
     println!("fixed by derived fixes ({}): {}", derived.len(), derived.join(", "));
     let escalated: Vec<_> = rows.iter().filter(|r| r.status == RuleStatus::Escalated).collect();
@@ -185,7 +185,7 @@ fn derived_class(reason: &str) -> Option<&str> {
     reason.split_once("no derived fix (").and_then(|(_, rest)| rest.split_once(')')).map(|(class, _)| class)
 }
 
-fn solo_figures(events: &[Event], attempts: &[temper_core::journal::Attempt], turns: &[StoredTurn], started_at: &str) {
+fn solo_figures(events: &[Event], attempts: &[temper_journal::Attempt], turns: &[StoredTurn], started_at: &str) {
     if let Some((d, reopened)) = first_pass(started_at, events) {
         println!("temper's first pass (to its first final scan): {:.1}s; that scan reopened {reopened} rules", d.as_secs_f64());
     }

@@ -3,9 +3,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use temper_agents::AgentKind;
-use temper_core::journal::MemoryKind;
-use temper_core::journal::{MemoryId, RunId};
 use temper_core::scan::Engine;
+use temper_journal::MemoryKind;
+use temper_journal::{MemoryId, RunId};
 use temper_report::Format;
 
 #[derive(Debug, Parser)]

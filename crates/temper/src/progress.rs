@@ -3,8 +3,8 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use temper_core::journal::AttemptNo;
 use temper_core::ralph::{Observer, Status};
+use temper_journal::AttemptNo;
 
 pub struct CliProgress(ProgressBar);
 
@@ -60,7 +60,7 @@ pub fn hms(s: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use temper_core::journal::{Phase, RunId, Standing, Tally};
+    use temper_journal::{Phase, RunId, Standing, Tally};
 
     #[test]
     fn the_line_shows_the_states_of_the_rules_in_scope_and_what_they_add_up_to() {

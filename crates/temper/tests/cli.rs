@@ -4,11 +4,9 @@ mod support;
 
 use serde_json::{Value, json};
 use support::*;
-use temper_core::journal::RunId;
-use temper_core::journal::{
-    AttemptSpec, Evaluation, Findings, FixSource, NewRule, NewRun, RevertMethod, RuleStatus, RunSummary, ScanResult,
-};
 use temper_core::verdict::Verdict;
+use temper_journal::RunId;
+use temper_journal::{AttemptSpec, Evaluation, Findings, FixSource, NewRule, NewRun, RevertMethod, RuleStatus, RunSummary, ScanResult};
 
 async fn seeded(w: &World) -> RunId {
     let s = w.store().await;
@@ -53,7 +51,7 @@ async fn seeded(w: &World) -> RunId {
         ..Evaluation::new(Verdict::Fixed, "")
     };
     s.record_fix(run, a, &o, SUID, "temper-r1-a1").await.unwrap();
-    let remembered = temper_core::journal::NewRememberedFix {
+    let remembered = temper_journal::NewRememberedFix {
         run_id: run,
         skill: "debian12-anssi".into(),
         rule_id: SUID.into(),
@@ -246,7 +244,8 @@ fn every_subcommand_has_help_with_an_example() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_run_is_refused_and_a_dead_drivers_run_shows_interrupted() {
     use std::sync::Arc;
-    use temper_core::journal::{Lease, now_ms};
+    use temper_core::lease::Lease;
+    use temper_journal::now_ms;
     let w = World::new();
     let store = Arc::new(w.store().await);
     let new = NewRun {

@@ -14,10 +14,10 @@ mod support;
 use std::collections::BTreeMap;
 
 use support::*;
-use temper_core::journal::RunId;
-use temper_core::journal::{Attempt, FixSource, RunSummary, ScanResult};
 use temper_core::ports::Hypervisor;
 use temper_core::verdict::Verdict;
+use temper_journal::RunId;
+use temper_journal::{Attempt, FixSource, RunSummary, ScanResult};
 
 const ANSSI: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";
 const RANGE: &str = "file_groupownership_system_commands_dirs";

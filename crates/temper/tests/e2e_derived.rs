@@ -18,10 +18,10 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use support::*;
-use temper_core::journal::RunId;
-use temper_core::journal::{Attempt, EventKind, FixSource, RevertMethod, RuleStatus, RunSummary, ScanResult};
 use temper_core::ports::Hypervisor;
 use temper_core::verdict::Verdict;
+use temper_journal::RunId;
+use temper_journal::{Attempt, EventKind, FixSource, RevertMethod, RuleStatus, RunSummary, ScanResult};
 use temper_scap::oval::Evidence;
 
 const ANSSI: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";

@@ -9,8 +9,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::*;
-use temper_core::journal::{RuleStatus, RunId};
 use temper_core::ports::Hypervisor;
+use temper_journal::{RuleStatus, RunId};
 
 const ANSSI: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";
 const RULE: &str = "xccdf_org.ssgproject.content_rule_no_files_unowned_by_user";

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::*;
-use temper_core::journal::FixSource;
 use temper_core::ports::{Exec, Guest, Hypervisor};
+use temper_journal::FixSource;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 
 const RULES: [&str; 3] = ["sysctl_fs_suid_dumpable", "sysctl_kernel_randomize_va_space", "file_permissions_systemmap"];

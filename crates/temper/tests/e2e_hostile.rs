@@ -22,9 +22,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use support::*;
-use temper_core::journal::RunId;
 use temper_core::ports::{Exec, Guest};
 use temper_core::scan::{OvalSide, Scanner};
+use temper_journal::RunId;
 use temper_scap::oval::{OvalContent, OvalEngine};
 
 const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
@@ -298,7 +298,7 @@ async fn a_plans_revert_on_another_guest_leaves_it_as_it_was() {
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap().id;
     let attempts = store.attempts(run).await.unwrap();
-    let step = attempts.iter().find(|a| a.spec.source == temper_core::journal::FixSource::Plan).expect("the plan's step ran");
+    let step = attempts.iter().find(|a| a.spec.source == temper_journal::FixSource::Plan).expect("the plan's step ran");
     assert_eq!(
         step.verdict,
         Some(temper_core::verdict::Verdict::ApplyFailed),

@@ -7,7 +7,7 @@ mod support;
 use std::collections::BTreeSet;
 
 use support::*;
-use temper_core::journal::RunId;
+use temper_journal::RunId;
 
 const CRON: &str = "xccdf_org.ssgproject.content_rule_package_cron_installed";
 

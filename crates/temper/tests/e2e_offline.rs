@@ -13,9 +13,9 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use support::*;
-use temper_core::journal::ScanResult;
-use temper_core::journal::offline::{CrossExam, OfflineVerdict};
 use temper_core::ports::{Exec, Guest, Hypervisor};
+use temper_journal::ScanResult;
+use temper_journal::offline::{CrossExam, OfflineVerdict};
 
 const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
 
@@ -70,7 +70,7 @@ async fn a_guest_that_lies_is_named_and_its_run_does_not_end_as_a_success() {
 
     let store = w.store().await;
     let run = store.latest_run().await.unwrap().unwrap();
-    let summary: temper_core::journal::RunSummary = serde_json::from_str(run.summary_json.as_deref().unwrap()).unwrap();
+    let summary: temper_journal::RunSummary = serde_json::from_str(run.summary_json.as_deref().unwrap()).unwrap();
     let Some(CrossExam::Done(x)) = &summary.cross_examination else { panic!("{:?}", summary.cross_examination) };
     let lies: BTreeSet<String> = x.lies.iter().map(|d| d.rule.clone()).collect();
     // The oracle: every rule the real oscap fails that the disk judges is named, and only those.

@@ -6,9 +6,9 @@ mod support;
 use std::sync::Arc;
 
 use support::*;
-use temper_core::journal::{EventKind, Recall};
 use temper_core::ports::{Guest, Hypervisor};
 use temper_core::scan::{Engine, OvalSide, Scanner};
+use temper_journal::{EventKind, Recall};
 use temper_scap::Outcome;
 use temper_scap::oval::{OvalContent, OvalEngine};
 

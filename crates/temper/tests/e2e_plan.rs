@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use support::ansible::inventory;
 use support::*;
-use temper_core::journal::{EventKind, FixSource, RuleStatus};
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::verdict::Verdict;
+use temper_journal::{EventKind, FixSource, RuleStatus};
 
 const RULES: [&str; 4] =
     ["sysctl_fs_suid_dumpable", "sysctl_kernel_randomize_va_space", "file_permissions_systemmap", "sshd_disable_root_login"];

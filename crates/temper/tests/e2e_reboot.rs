@@ -6,10 +6,10 @@ mod support;
 use std::time::Duration;
 
 use support::*;
-use temper_core::journal::RunId;
-use temper_core::journal::{EventKind, ScanResult};
 use temper_core::ports::{Guest, Hypervisor};
 use temper_core::verdict::Verdict;
+use temper_journal::RunId;
+use temper_journal::{EventKind, ScanResult};
 use temper_mockllm::Scripted;
 
 const MAP_FIX: &str = "set -e\nchmod 0600 /boot/System.map-*\n";

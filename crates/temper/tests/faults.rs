@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use support::*;
-use temper_core::journal::{AttemptState, Phase};
+use temper_journal::{AttemptState, Phase};
 use temper_mockllm::{MockLlm, Scripted};
 
 const MARKER: &str = "/root/temper-fault-marker";
@@ -324,7 +324,7 @@ async fn a_worker_cut_off_from_postgres_stops_and_another_takes_over() {
     let t = now();
     wire.abort();
     // The cut-off worker's lease runs out (30 s); then another worker takes the run over.
-    tokio::time::sleep(temper_core::journal::LEASE_FOR + Duration::from_secs(2)).await;
+    tokio::time::sleep(temper_core::lease::LEASE_FOR + Duration::from_secs(2)).await;
     let b = w.run(&["resume", "--quiet"]).await;
     assert_eq!(b.status.code(), ENDED, "the other worker finishes the run");
     let a = tokio::time::timeout(Duration::from_secs(120), a.wait_with_output()).await.expect("the cut-off worker stops").unwrap();
@@ -432,7 +432,7 @@ async fn kill_nine_then_checkpoints_lost_then_resume() {
     let checked = survived(&w).await;
     let events = w.store().await.events(run.id, None).await.unwrap();
     let rebuilt = events.iter().find_map(|e| match &e.data {
-        temper_core::journal::EventData::CheckpointLost { missing, from, replayed } => {
+        temper_journal::EventData::CheckpointLost { missing, from, replayed } => {
             Some(format!("{missing:?} lost, rebuilt from {from} by replaying {replayed}"))
         }
         _ => None,

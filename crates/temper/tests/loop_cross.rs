@@ -7,9 +7,9 @@ mod sim;
 use std::sync::Arc;
 
 use sim::*;
-use temper_core::journal::offline::{CrossExam, JudgeFailure, LiveNeed, OfflineVerdict};
-use temper_core::journal::{EventKind, ScanResult};
 use temper_core::ports::Hypervisor;
+use temper_journal::offline::{CrossExam, JudgeFailure, LiveNeed, OfflineVerdict};
+use temper_journal::{EventKind, ScanResult};
 
 /// Rules the sim's stock fixes pass in the guest, which the baseline's disk fails.
 const FIXED_IN_THE_GUEST: [&str; 2] = ["sshd_set_keepalive", "file_permissions_systemmap"];

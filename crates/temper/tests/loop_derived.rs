@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use sim::*;
-use temper_core::journal::{EventKind, FixSource, MemoryKind, MemoryLog, RuleStatus};
 use temper_core::verdict::Verdict;
+use temper_journal::{EventKind, FixSource, MemoryKind, MemoryLog, RuleStatus};
 use temper_scap::Outcome;
 use temper_scap::oval::{Evidence, OvalReport};
 
@@ -194,7 +194,7 @@ async fn rules_with_no_fix_to_try_share_one_rescan_for_their_evidence() {
     assert_eq!(tries.iter().map(|a| (a.spec.source, a.verdict)).collect::<Vec<_>>(), [(FixSource::Derived, Some(Verdict::Fixed))]);
     assert_eq!(tries[0].spec.fix_script, derived.fix_script);
     assert!(tries[0].spec.evidence_before.as_ref().is_some_and(|e| e.criteria.is_some()), "the evidence it came from is kept");
-    let attempts = sim.events(run, temper_core::journal::EventKind::Attempt).await;
+    let attempts = sim.events(run, temper_journal::EventKind::Attempt).await;
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0]["evidence_looked_ahead"], true, "{attempts:?}");
     took("rules_with_no_fix_to_try_share_one_rescan_for_their_evidence", t);

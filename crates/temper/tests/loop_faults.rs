@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use sim::*;
-use temper_core::journal::RunId;
-use temper_core::journal::{AttemptState, EventData, Phase, RuleStatus, RunStatus};
 use temper_core::ports::Hypervisor;
 use temper_core::verdict::Verdict;
+use temper_journal::RunId;
+use temper_journal::{AttemptState, EventData, Phase, RuleStatus, RunStatus};
 
 const THREE: [&str; 3] = ["sshd_set_keepalive", "package_cron_installed", "sysctl_kernel_randomize_va_space"];
 

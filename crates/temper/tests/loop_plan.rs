@@ -16,9 +16,9 @@ use std::time::Instant;
 use plan_exported::*;
 use serde_json::{Value, json};
 use sim::*;
-use temper_core::journal::{EventKind, FixSource, RuleStatus};
 use temper_core::plan::{Plan, PlanError, Terms, sha256_file, sha256_hex};
 use temper_core::verdict::Verdict;
+use temper_journal::{EventKind, FixSource, RuleStatus};
 
 fn schema_errors(doc: &Value) -> Vec<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas/plan.schema.json");

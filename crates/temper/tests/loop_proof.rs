@@ -8,8 +8,8 @@ mod sim;
 use std::time::Instant;
 
 use sim::*;
-use temper_core::journal::{AttemptState, EventKind, KeptState, RuleStatus, ScanResult};
 use temper_core::verdict::Verdict;
+use temper_journal::{AttemptState, EventKind, KeptState, RuleStatus, ScanResult};
 use temper_scap::Outcome;
 
 /// Stock fixes that take effect live (no reboot), in the recorded scan's failing rules.
@@ -46,7 +46,7 @@ fn scans_naming(sim: &Sim, rule: &str) -> Vec<usize> {
     sim.guest.scanned().iter().filter(|s| s.contains(&full(rule))).map(Vec::len).collect()
 }
 
-fn kept_fixes(attempts: &[temper_core::journal::Attempt]) -> usize {
+fn kept_fixes(attempts: &[temper_journal::Attempt]) -> usize {
     attempts.iter().filter(|a| a.in_force()).count()
 }
 
@@ -214,12 +214,7 @@ async fn a_fix_that_breaks_the_batchs_check_is_bisected_to_and_the_run_goes_on()
     took("a_fix_that_breaks_the_batchs_check_is_bisected_to_and_the_run_goes_on", t);
 }
 
-async fn assert_blamed_for_the_scan(
-    sim: &Sim,
-    run: temper_core::journal::RunId,
-    breaker: &str,
-    summary: &temper_core::journal::RunSummary,
-) {
+async fn assert_blamed_for_the_scan(sim: &Sim, run: temper_journal::RunId, breaker: &str, summary: &temper_journal::RunSummary) {
     let a = sim.attempts(run, breaker).await;
     assert_eq!(a[0].verdict, Some(Verdict::ScanBroken), "{a:?}");
     assert!(a[0].verdict_reason.as_deref().unwrap_or("").contains("bisected to this fix"), "{a:?}");
@@ -360,7 +355,7 @@ async fn fixes_that_take_effect_at_boot_are_kept_for_the_reboot_proof() {
 }
 
 /// The rules of the plan `temper plan export` would write for `run`.
-async fn plan_of(sim: &Sim, run: temper_core::journal::RunId) -> Vec<String> {
+async fn plan_of(sim: &Sim, run: temper_journal::RunId) -> Vec<String> {
     let data = temper_report::load(sim.store.as_ref(), run).await.unwrap();
     let plan = temper_report::plan::build(&data, Some(content()), Some("sha256 of the sim's content".into())).unwrap();
     plan.steps.iter().map(|s| s.rule.clone()).collect()

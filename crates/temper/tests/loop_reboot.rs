@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use serde_json::json;
 use sim::*;
-use temper_core::journal::{EventKind, Recall, RuleStatus};
 use temper_core::verdict::Verdict;
+use temper_journal::{EventKind, Recall, RuleStatus};
 use temper_mockllm::{MockLlm, Scripted};
 use temper_scap::Outcome;
 
@@ -287,7 +287,7 @@ async fn a_walker_fixed_mid_run_is_checked_at_the_final_scan_and_its_breaker_bla
         let run = sim.new_run("stock").await;
         let summary = sim.stock(run).await.unwrap();
 
-        let first = |a: Vec<temper_core::journal::Attempt>| a[0].clone();
+        let first = |a: Vec<temper_journal::Attempt>| a[0].clone();
         let (w, b) = (first(sim.attempts(run, walker).await), first(sim.attempts(run, bad).await));
         let before = sim.attempts(run, earlier[0]).await[0].id.max(sim.attempts(run, earlier[1]).await[0].id);
         let order = sim.store.attempts(run).await.unwrap().into_iter().map(|a| a.spec.rule_id).collect::<Vec<_>>();

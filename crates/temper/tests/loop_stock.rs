@@ -5,8 +5,8 @@ mod sim;
 use std::time::Instant;
 
 use sim::*;
-use temper_core::journal::{AttemptState, EventKind, FixSource, Outlook, RuleStatus, ScanResult, Tally, open_ids, predict_end};
 use temper_core::verdict::Verdict;
+use temper_journal::{AttemptState, EventKind, FixSource, Outlook, RuleStatus, ScanResult, Tally, open_ids, predict_end};
 use temper_scap::Outcome;
 
 /// The failing rules of the recorded scan that the stock agent can fix here: not skipped by the
@@ -182,7 +182,7 @@ async fn rules_made_applicable_by_a_fix_reopen_and_are_fixed() {
         "{summary:?}"
     );
     for r in [opened[0], opened[1], at_boot] {
-        assert_eq!(sim.rule(run, r).await.initial_result, temper_core::journal::ScanResult::NotApplicable);
+        assert_eq!(sim.rule(run, r).await.initial_result, temper_journal::ScanResult::NotApplicable);
     }
     for r in opened {
         assert_eq!(sim.guest.result(r), Some(Outcome::Pass));
@@ -191,7 +191,7 @@ async fn rules_made_applicable_by_a_fix_reopen_and_are_fixed() {
     assert_eq!(boot_fix.first().and_then(|a| a.verdict), Some(Verdict::NotPersistent), "{boot_fix:?}");
     let events = sim.store.events(run, None).await.unwrap();
     let first_final = events.iter().position(|e| e.kind == EventKind::Scan && e.json().contains("final")).unwrap();
-    let reopened = |range: &[temper_core::journal::Event]| {
+    let reopened = |range: &[temper_journal::Event]| {
         range.iter().filter(|e| e.kind == EventKind::RuleApplicable).map(|e| e.rule_id.clone().unwrap_or_default()).collect::<Vec<_>>()
     };
     assert_eq!(reopened(&events[..first_final]), [full(opened[0]), full(opened[1])], "found by rsyslog's own rescan");

@@ -5,8 +5,8 @@ mod sim;
 use std::time::Instant;
 
 use sim::*;
-use temper_core::journal::{AttemptState, EventKind, FixSource, RuleStatus};
 use temper_core::verdict::Verdict;
+use temper_journal::{AttemptState, EventKind, FixSource, RuleStatus};
 use temper_scap::Outcome;
 
 /// A stock fix that does its job and exits 1 (a `find` over a home that does not exist) is kept:

@@ -8,9 +8,9 @@ use std::time::Instant;
 use chrono::{Days, NaiveDate};
 use sim::*;
 use temper_core::controls::RunControls;
-use temper_core::journal::RuleStatus;
-use temper_core::journal::RunId;
 use temper_core::waiver::Waiver;
+use temper_journal::RuleStatus;
+use temper_journal::RunId;
 use temper_report::{Format, load, render};
 
 const WAIVED: &str = "sshd_set_keepalive";

@@ -6,9 +6,9 @@ mod sim;
 use std::time::{Duration, Instant};
 
 use sim::*;
-use temper_core::journal::{EscalationCause, RuleStatus};
 use temper_core::script::Watch;
 use temper_core::verdict::Verdict;
+use temper_journal::{EscalationCause, RuleStatus};
 use temper_scap::Outcome;
 
 const WORKING: &str = "package_audit_installed";

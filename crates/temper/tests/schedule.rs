@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 use support::*;
-use temper_core::journal::{NewRun, RunStatus};
+use temper_journal::{NewRun, RunStatus};
 
 const ANALYZE: &str = "/usr/bin/systemd-analyze";
 
@@ -205,7 +205,7 @@ async fn a_second_fire_does_not_run_while_the_first_holds_the_lock() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fire_resumes_an_unfinished_run_and_leaves_a_driven_one_alone() {
     use std::sync::Arc;
-    use temper_core::journal::Lease;
+    use temper_core::lease::Lease;
     let w = world();
     let store = Arc::new(w.store().await);
     let run = store.create_run(&new_run()).await.unwrap();
@@ -223,7 +223,7 @@ async fn fire_resumes_an_unfinished_run_and_leaves_a_driven_one_alone() {
     assert_eq!(store.list_runs(10).await.unwrap().len(), 1, "no new run");
     lease.release().await.unwrap();
 
-    store.finish_run(run, &temper_core::journal::RunSummary { run: Some(run), exit_code: 0, ..Default::default() }).await.unwrap();
+    store.finish_run(run, &temper_journal::RunSummary { run: Some(run), exit_code: 0, ..Default::default() }).await.unwrap();
     let out = temper(&w, &["schedule", "fire", "--", "--quiet"]);
     assert!(text(&out.stderr).contains(&format!("run {} started", run.get() + 1)), "a finished run is not resumed");
 }

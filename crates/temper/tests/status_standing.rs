@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::*;
-use temper_core::journal::{
+use temper_core::verdict::Verdict;
+use temper_journal::{
     AttemptSpec, Escalation, EscalationCause, Evaluation, Findings, FixSource, NewRule, NewRun, Phase, RuleStatus, RunId, ScanResult,
     Standing, driver_id, now_ms,
 };
-use temper_core::verdict::Verdict;
 
 const KEEPALIVE: &str = "xccdf_org.ssgproject.content_rule_sshd_set_keepalive";
 /// Not applicable at the first scan, failing since rsyslog's fix: open, being worked on.

@@ -6,8 +6,8 @@ mod support;
 
 use serde_json::Value;
 use support::*;
-use temper_core::journal::RunStatus;
 use temper_core::target::Target;
+use temper_journal::RunStatus;
 
 /// A world whose config file is `temper.toml` in its folder, with a real ed25519 key.
 fn world() -> World {
@@ -159,7 +159,7 @@ async fn resume_drives_the_stored_target_not_the_changed_config() {
     let after = store.run(row.id).await.unwrap();
     assert_eq!(after.target_config, Some(want), "the stored target is unchanged");
     let events = store.events(row.id, None).await.unwrap();
-    assert!(events.iter().any(|e| e.kind == temper_core::journal::EventKind::Resume), "it was resumed");
+    assert!(events.iter().any(|e| e.kind == temper_journal::EventKind::Resume), "it was resumed");
 
     let out = w.run(&["run", "--target", "a", "--agent", "stock", "--quiet"]).await;
     assert_eq!(out.status.code(), Some(1));

@@ -49,7 +49,7 @@ pub fn fix_context() -> FixContext {
         episodes: Vec::new(),
         lessons: vec!["sshd drop-ins must sort before 50-redhat.conf".into()],
         bans: vec![r"systemctl\s+stop\s+sshd".into()],
-        attempt: temper_core::journal::AttemptNo::new(2).unwrap(),
+        attempt: temper_journal::AttemptNo::new(2).unwrap(),
         evidence: None,
         tried: Vec::new(),
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use temper_scap::Benchmark;
 
 use crate::agent::{Architect, Reflector, Worker};
-use crate::journal::{Journal, Lease, RunJournal};
+use crate::lease::Lease;
 use crate::ports::OfflineJudge;
 use crate::ports::{Guest, Hypervisor};
 use crate::ralph::books::Observer;
@@ -16,6 +16,7 @@ use crate::ralph::offer::{self, Offer};
 use crate::ralph::settings::Settings;
 use crate::scan::Scanner;
 use crate::skill::Skill;
+use temper_journal::{Journal, RunJournal};
 
 /// The agents for the three roles.
 #[derive(Clone, Copy)]

@@ -1,7 +1,7 @@
 //! How the loop stops: its errors, and where the end of a run stands after a final step.
-use crate::journal::{JournalError, RunId};
 use crate::ports::PortError;
 use crate::scan::ScanError;
+use temper_journal::{JournalError, RunId};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoopError {

@@ -6,13 +6,13 @@
 //! worked on in this pass, not after the final scan and its reboot; the final scan catches the
 //! rest. And open rules read passing before their own fix ran: fixed by the others.
 
-use crate::journal::{EventData, RuleStatus, ScanResult};
 use crate::ralph::books::Books;
 use crate::ralph::crew::Crew;
 use crate::ralph::error::LoopResult;
 use crate::ralph::offer::Offer;
 use crate::ralph::state::RunState;
 use crate::scan::Scan;
+use temper_journal::{EventData, RuleStatus, ScanResult};
 
 /// The rules' moves, written to the books as the offer decides them.
 #[derive(Clone, Copy)]

@@ -49,7 +49,6 @@ use finish::Finisher;
 use pick::{Next, Picker};
 use preflight::Preflight;
 
-pub use crate::journal::{Booted, Phase};
 pub use books::{Observer, Quiet, Status};
 pub use crew::{Agents, Parts};
 pub use error::{LoopError, LoopResult};
@@ -57,9 +56,11 @@ pub use finish::{EXIT_DONE, EXIT_GUEST_DISAGREES, EXIT_REMAINING};
 pub use preflight::checkpoint_prefix;
 pub use settings::{RebootProof, Settings};
 pub use state::{Ahead, Kept, RunState};
+pub use temper_journal::{Booted, Phase};
 
-use crate::journal::{Lease, RunSummary};
+use crate::lease::Lease;
 use error::End;
+use temper_journal::RunSummary;
 
 /// One run's loop: the crew its steps are made from, under the lease this process holds. The
 /// time spent in the guest and hypervisor is summed on the lease's clock: wrap the ports in

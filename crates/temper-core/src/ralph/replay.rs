@@ -1,9 +1,9 @@
 //! Kept fixes run again, in order, on the guest as it is: after a restore to an older kept state
 //! (`preflight/lost.rs`), and in the reboot proof's probes and rebuilds (`proof/`).
-use crate::journal::{Attempt, EventData, ReplayWhy, Replayed};
 use crate::ralph::books::Books;
 use crate::ralph::error::LoopResult;
 use crate::ralph::machine::Machine;
+use temper_journal::{Attempt, EventData, ReplayWhy, Replayed};
 
 /// Runs kept fixes again, in order, on the guest as it is (`onto` names the state it was
 /// restored to). A fix that fails is noted and left to the checks that follow.

@@ -2,8 +2,8 @@
 //! hands the attempt; an attempt's identity and how it ended, what the attempt hands the
 //! reflection, the regression check and the reboot proof.
 use crate::agent::{ApplyFix, FixSource};
-use crate::journal::{Attempt, AttemptId, AttemptNo, MemoryId};
 use crate::verdict::Verdict;
+use temper_journal::{Attempt, AttemptId, AttemptNo, MemoryId};
 
 /// The rule to work on and the Architect's plan for it.
 #[derive(Debug, Clone)]

@@ -23,8 +23,8 @@ pub use engine::{Engine, MAX_WALK, MAX_WALK_ERRORS, OvalSide, TWO_STAGE_FROM, tw
 pub use files::{ScanFiles, random_tag};
 pub use trip::{TRIP, Trip};
 
-use crate::journal::{EventData, RunId};
 use crate::ports::{Exec, Guest, PortError};
+use temper_journal::{EventData, RunId};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {

@@ -7,8 +7,8 @@ use async_trait::async_trait;
 
 use super::watch::{all_parked, parse_times};
 use super::*;
-use crate::journal::RunId;
 use crate::ports::{ExecOutput, PortResult};
+use temper_journal::RunId;
 
 const RESULT: &str = r#"<TestResult id="t"><rule-result idref="r"><result>pass</result></rule-result></TestResult>"#;
 const PID: &str = "4242";

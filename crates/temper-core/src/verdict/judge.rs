@@ -1,7 +1,7 @@
 //! The verdict from the checks after a fix: a pure function, whose table is `docs/verdicts.md`.
 use super::Verdict;
 use crate::checks::{GuardFailure, Health};
-use crate::journal::ScanResult;
+use temper_journal::ScanResult;
 
 /// How the fix script ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

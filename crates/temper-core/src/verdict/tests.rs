@@ -2,8 +2,8 @@
 use std::time::Duration;
 
 use super::*;
-use crate::journal::ScanResult;
 use crate::script::Stop;
+use temper_journal::ScanResult;
 
 const DOC: &str = include_str!("../../../../docs/verdicts.md");
 

@@ -1,9 +1,11 @@
 //! Both backends for every store test: a SQLite file in a temp dir, and a fresh database on the
 //! test PostgreSQL server (`TEMPER_TEST_PG`, else `tests/pg/start.sh`). No mock database.
 #![allow(dead_code)]
-pub use temper_core::journal::prelude::*;
-pub use temper_core::journal::*;
+// Not every test binary takes a lease.
+#[allow(unused_imports)]
+pub use temper_core::lease::{LEASE_FOR, Lease, LeaseError};
 pub use temper_core::verdict::Verdict;
+pub use temper_journal::*;
 pub use temper_store::Store;
 
 /// One open store, and what keeps its files alive.

@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use temper_core::controls::RunControls;
-use temper_core::journal::prelude::*;
-use temper_core::journal::{RebootOutcome, Run, RunId, RunStatus, RunSummary};
 use temper_core::plan::own_key::OwnKey;
 use temper_core::plan::seal::{self, Trust};
 use temper_core::plan::{Applying, PlanOrigin, PlannedFix, Terms};
 use temper_core::target::Target;
+use temper_journal::prelude::*;
+use temper_journal::{RebootOutcome, Run, RunId, RunStatus, RunSummary};
 
 use super::plan::{AppliedPlan, ForRun, export, for_run};
 use crate::config::Config;

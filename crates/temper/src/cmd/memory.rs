@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use temper_core::ban::BanScope;
-use temper_core::journal::MemoryKind;
-use temper_core::journal::prelude::*;
+use temper_journal::MemoryKind;
+use temper_journal::prelude::*;
 
 use super::print_json;
 use crate::cli::MemoryCmd;

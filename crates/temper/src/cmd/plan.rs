@@ -8,13 +8,13 @@ use anyhow::Context;
 use clap::Subcommand;
 use serde::{Deserialize, Serialize};
 use temper_core::controls::RunControls;
-use temper_core::journal::Journal;
 use temper_core::plan::seal::{self, Trust};
 use temper_core::plan::{Applying, Folder, Opened, Plan, PlanOrigin, PlannedFix, RunInputs, Terms, terms};
+use temper_journal::Journal;
 use temper_report::{load, plan, resolve_run};
 
 use crate::config::Config;
-use temper_core::journal::RunId;
+use temper_journal::RunId;
 
 #[derive(Debug, Subcommand)]
 pub enum PlanCmd {

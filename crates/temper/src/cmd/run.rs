@@ -6,15 +6,16 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use temper_agents::AgentKind;
 use temper_core::claim::{self, Claim, TargetClaim};
-use temper_core::journal::RunSummary;
-use temper_core::journal::prelude::*;
-use temper_core::journal::{EventData, Lease, LeaseError, NewRun, Run, RunStatus};
+use temper_core::lease::{Lease, LeaseError};
 use temper_core::plan::PlanOrigin;
 use temper_core::ports::{Clock, Hypervisor, Timed};
 use temper_core::ralph::{Agents, LoopError, Parts, Quiet, Ralph, RebootProof, Settings};
 use temper_core::scan::Engine;
 use temper_core::script::Watch;
 use temper_core::target::Target;
+use temper_journal::RunSummary;
+use temper_journal::prelude::*;
+use temper_journal::{EventData, NewRun, Run, RunStatus};
 use temper_store::Store;
 use tracing::Level;
 
@@ -25,7 +26,7 @@ use crate::config::Config;
 use crate::progress::{CliProgress, hms};
 use crate::telemetry::notice;
 use crate::wiring;
-use temper_core::journal::RunId;
+use temper_journal::RunId;
 
 /// What a run was started with; stored so `resume` continues the same run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -402,7 +403,7 @@ fn print_summary(run: RunId, s: &RunSummary) {
     println!("  rules:   {}", join(&s.statuses));
     println!("  before:  {}  (score {:?})", join(&s.before), s.score_before);
     println!("  after:   {}  (score {:?})", join(&s.after), s.score_after);
-    println!("  reboot:  {}", temper_core::journal::reboot_line(s.rebooted));
+    println!("  reboot:  {}", temper_journal::reboot_line(s.rebooted));
     println!("  attempts {}, reverts: {}", s.attempts, join(&s.reverts));
     println!("  tokens:  {} prompt, {} completion", s.prompt_tokens, s.completion_tokens);
     println!(

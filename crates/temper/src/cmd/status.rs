@@ -1,11 +1,11 @@
 //! `temper status`: a run's progress, read from the database.
 use serde_json::json;
-use temper_core::journal::prelude::*;
-use temper_core::journal::{Outlook, Remembered, RunStatus, Standing, now_ms, predict_end, standing};
+use temper_journal::prelude::*;
+use temper_journal::{Outlook, Remembered, RunStatus, Standing, now_ms, predict_end, standing};
 
 use super::print_json;
 use crate::config::Config;
-use temper_core::journal::RunId;
+use temper_journal::RunId;
 
 pub async fn run(config: &Config, run: Option<RunId>, json_out: bool) -> anyhow::Result<u8> {
     let store = crate::wiring::store(config).await?;

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
-use temper_core::journal::offline::{CrossExamination, OfflineVerdict};
-use temper_core::journal::prelude::*;
-use temper_core::journal::{EventData, ScanKind, ScanResult};
+use temper_journal::offline::{CrossExamination, OfflineVerdict};
+use temper_journal::prelude::*;
+use temper_journal::{EventData, ScanKind, ScanResult};
 use temper_offline::{DiskSource, Judge, Judged};
 use temper_report::{load, resolve_run};
 
@@ -79,8 +79,7 @@ pub async fn run(config: &Config, args: VerdictArgs) -> anyhow::Result<u8> {
         };
         let skill = wiring::skill(config, &data.run.skill)?;
         let ds = config.content_dir.join(&data.run.datastream);
-        let benchmark =
-            temper_core::journal::controls::RunControls::run_content(&data.run, &ds).with_context(|| ds.display().to_string())?;
+        let benchmark = temper_journal::controls::RunControls::run_content(&data.run, &ds).with_context(|| ds.display().to_string())?;
         let disk = wiring::hypervisor(&target).disk_file().await?;
         let live: HashMap<String, ScanResult> =
             data.rules.iter().map(|r| (r.rule_id.clone(), r.final_result.unwrap_or(r.initial_result))).collect();

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::json;
-use temper_core::journal::{RuleStatus, RunId};
 use temper_core::plan::{Plan, Terms, sha256_file};
+use temper_journal::{RuleStatus, RunId};
 use temper_mockllm::{MockLlm, Scripted};
 
 use crate::sim::*;

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use temper_core::journal::{FixSource, Journal, RunId};
 use temper_core::verdict::Verdict;
+use temper_journal::{FixSource, Journal, RunId};
 use temper_report::Format;
 use temper_report::plan::{PlanTry, StepOutcome};
 

@@ -15,13 +15,14 @@ pub use guest::{Effect, SimGuest, SimHypervisor, full};
 #[allow(unused_imports)]
 pub use offline::RecordedJudge;
 use temper_agents::{LlmAgent, LlmConfig, StockAgent};
-pub use temper_core::journal::prelude::*;
-use temper_core::journal::{Attempt, EventKind, Lease, NewRun, Rule};
-use temper_core::journal::{RunId, RunSummary};
+use temper_core::lease::Lease;
 use temper_core::ports::{Clock, Guest, Hypervisor, Timed};
 use temper_core::ralph::{Agents, LoopResult, Parts, Quiet, Ralph, Settings};
 use temper_core::scan::{OvalSide, SCAN_LANES, Scanner};
 use temper_core::skill::Skill;
+pub use temper_journal::prelude::*;
+use temper_journal::{Attempt, EventKind, NewRun, Rule};
+use temper_journal::{RunId, RunSummary};
 use temper_scap::Benchmark;
 use temper_store::Store;
 use temper_target::{LibvirtConfig, LibvirtHypervisor};
@@ -296,7 +297,7 @@ impl Sim {
     }
 
     /// Short ids of the rules with `status`, sorted.
-    pub async fn with_status(&self, run: RunId, status: temper_core::journal::RuleStatus) -> Vec<String> {
+    pub async fn with_status(&self, run: RunId, status: temper_journal::RuleStatus) -> Vec<String> {
         let mut v: Vec<String> = self
             .rules(run)
             .await

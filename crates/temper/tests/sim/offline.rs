@@ -5,8 +5,8 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use temper_core::journal::offline::{DiskJudgement, JudgeError, JudgeFailure};
 use temper_core::ports::OfflineJudge;
+use temper_journal::offline::{DiskJudgement, JudgeError, JudgeFailure};
 
 pub struct RecordedJudge {
     judgement: Result<DiskJudgement, JudgeError>,

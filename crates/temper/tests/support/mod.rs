@@ -6,9 +6,9 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-pub use temper_core::journal::prelude::*;
-use temper_core::journal::{AttemptState, RunId};
 use temper_core::ports::{Exec, Guest, Hypervisor};
+pub use temper_journal::prelude::*;
+use temper_journal::{AttemptState, RunId};
 use temper_mockllm::{MockLlm, Scripted};
 use temper_store::Store;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};

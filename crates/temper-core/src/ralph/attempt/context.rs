@@ -5,12 +5,12 @@ use temper_scap::oval::Evidence;
 use super::Attempter;
 use crate::agent::{ApplyFix, FixContext, FixSource, Tried};
 use crate::ban::BanScope;
-use crate::journal::{AttemptNo, AttemptSpec, Ban, Evaluation, EventData, Findings};
 use crate::policy::{DenyList, DenySource};
 use crate::ralph::error::LoopResult;
 use crate::ralph::state::RunState;
 use crate::ralph::trial::{Ended, Trial};
 use crate::verdict::Verdict;
+use temper_journal::{AttemptNo, AttemptSpec, Ban, Evaluation, EventData, Findings};
 
 /// Where an attempt's fix and its evidence before came from.
 pub(in crate::ralph) struct AttemptOrigin {
@@ -94,7 +94,7 @@ impl Attempter<'_> {
             .rule_attempts(rule)
             .await?
             .into_iter()
-            .filter(crate::journal::Attempt::is_try)
+            .filter(temper_journal::Attempt::is_try)
             .map(|a| Tried {
                 source: a.spec.source,
                 verdict: a.verdict,

@@ -1,9 +1,9 @@
 //! Step 5: keep a fix as a new checkpoint (or, in a batch, a pending snapshot); `revert.rs`
 //! undoes one that failed.
 use super::Attempter;
-use crate::journal::{AttemptId, Evaluation, EventData};
 use crate::ralph::error::LoopResult;
 use crate::ralph::state::{Kept, RunState};
+use temper_journal::{AttemptId, Evaluation, EventData};
 
 impl Attempter<'_> {
     /// Keeps a fix: a snapshot with memory. When the regression set was scanned with the rule it

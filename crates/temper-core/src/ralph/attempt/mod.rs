@@ -18,7 +18,6 @@ pub(super) use apply::{ScriptRun, diagnostics, evaluation};
 pub(super) use context::AttemptOrigin;
 
 use crate::agent::{AgentError, ApplyFix, FixSource, Worker};
-use crate::journal::{AttemptNo, AttemptState, Escalation, EscalationCause, EventData, Phase};
 use crate::ralph::books::Books;
 use crate::ralph::check::RegressionCheck;
 use crate::ralph::crew::Crew;
@@ -33,6 +32,7 @@ use crate::ralph::trial::Ended;
 use crate::ralph::trial::{Pick, Preset};
 use crate::skill::Skill;
 use crate::verdict::Verdict;
+use temper_journal::{AttemptNo, AttemptState, Escalation, EscalationCause, EventData, Phase};
 
 /// Steps 3 to 5, one attempt on one rule: from the proposal to the verdict.
 #[derive(Clone, Copy)]

@@ -8,10 +8,10 @@ use temper_scap::Outcome;
 use super::Attempter;
 use crate::agent::ApplyFix;
 use crate::checks::GuardFailure;
-use crate::journal::{EventData, RevertMethod};
 use crate::ralph::error::LoopResult;
 use crate::ralph::state::RunState;
 use crate::scan::tail;
+use temper_journal::{EventData, RevertMethod};
 
 impl Attempter<'_> {
     /// The Worker's revert script, verified; else (or when unreachable) the newest kept

@@ -3,7 +3,6 @@
 use std::time::Instant;
 
 use super::{PlanBatch, Step};
-use crate::journal::{AttemptId, AttemptState, Evaluation, EventData, KeptFix, PlanBatched, PlanBisected, ScanResult};
 use crate::ralph::attempt::{ScriptRun, diagnostics, evaluation};
 use crate::ralph::error::LoopResult;
 use crate::ralph::state::RunState;
@@ -11,6 +10,7 @@ use crate::ralph::trial::Ended;
 use crate::ralph::trial::Pick;
 use crate::scan::Scan;
 use crate::verdict::{Checks, Guard, Reboot, Rescan, Verdict};
+use temper_journal::{AttemptId, AttemptState, Evaluation, EventData, KeptFix, PlanBatched, PlanBisected, ScanResult};
 
 /// The batch's first steps, applied on the checkpoint and checked.
 pub(super) struct BatchChecked {
@@ -239,7 +239,7 @@ fn blamed(steps: &[Step], at: BatchChecked) -> Evaluation {
             format!("rules that passed now fail: {} (found by a plan batch's check, bisected to this step)", broken.join(", "));
         e.findings.regressions = broken;
     }
-    e.revert_method = crate::journal::RevertMethod::Snapshot;
+    e.revert_method = temper_journal::RevertMethod::Snapshot;
     e.findings.diagnostics = Some(diagnostics(&e, &at.journal));
     e
 }

@@ -16,7 +16,6 @@ use std::collections::BTreeMap;
 use temper_scap::oval::Evidence;
 
 use crate::agent::FixSource;
-use crate::journal::{AttemptNo, EventData, Phase, Picked, PickedBy};
 use crate::plan::PlannedFix;
 use crate::policy::DenyList;
 use crate::ralph::attempt::{AttemptOrigin, Attempter};
@@ -33,6 +32,7 @@ use crate::ralph::state::Seen;
 use crate::ralph::state::{Ahead, RunState};
 use crate::ralph::trial::Trial;
 use crate::verdict::Verdict;
+use temper_journal::{AttemptNo, EventData, Phase, Picked, PickedBy};
 
 /// A proven plan's batch: its due steps applied together, checked once, kept together or
 /// bisected. It applies and judges each step through the [`Attempter`].

@@ -4,9 +4,9 @@
 //! in a row retire it.
 use super::Books;
 use crate::agent::FixSource;
-use crate::journal::{Attempt, MemoryId, NewRememberedFix};
 use crate::ralph::error::LoopResult;
 use crate::verdict::Verdict;
+use temper_journal::{Attempt, MemoryId, NewRememberedFix};
 
 impl Books<'_> {
     /// The rule's episodic memory: its distilled lessons, oldest first.

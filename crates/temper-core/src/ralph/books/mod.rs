@@ -12,9 +12,10 @@ pub(in crate::ralph) use spent::Spent;
 pub use status::{Observer, Quiet, Status};
 
 use crate::agent::TurnRecord;
-use crate::journal::{AttemptId, AttemptNo, EventData, Lease, NewTurn, Overhead, Phase, Recall, RunId, RunJournal, RunStatus};
+use crate::lease::Lease;
 use crate::ralph::error::{LoopError, LoopResult};
 use crate::scan::{Scan, Scanner};
+use temper_journal::{AttemptId, AttemptNo, EventData, NewTurn, Overhead, Phase, Recall, RunId, RunJournal, RunStatus};
 
 /// The run's record, written by every step.
 pub(in crate::ralph) struct Books<'a> {

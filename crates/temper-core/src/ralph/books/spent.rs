@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::journal::{Overhead, Phase, Spend, Spending};
+use temper_journal::{Overhead, Phase, Spend, Spending};
 
 /// How often, at most, a `spent` event is noted.
 const EVERY: Duration = Duration::from_secs(60);

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use super::Books;
-use crate::journal::{AttemptNo, Eta, Event, Outlook, Phase, Remembered, Rule, RunId, Standing, predict_end, standing};
 use crate::ralph::error::LoopResult;
+use temper_journal::{AttemptNo, Eta, Event, Outlook, Phase, Remembered, Rule, RunId, Standing, predict_end, standing};
 
 #[derive(Debug, Clone)]
 pub struct Status {

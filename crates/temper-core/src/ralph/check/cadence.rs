@@ -28,7 +28,7 @@ pub(in crate::ralph) fn retimed(state: &RunState, took: Duration) -> Option<u32>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::Booted;
+    use temper_journal::Booted;
 
     fn secs(s: f64) -> Duration {
         Duration::from_secs_f64(s)

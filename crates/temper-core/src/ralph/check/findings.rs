@@ -1,8 +1,8 @@
 //! What a check, or a probe of its bisection, found wrong, and the verdict on the fix it blames.
-use crate::journal::{Culprit, ScanResult};
 use crate::ralph::state::{Kept, RunState};
 use crate::scan::{Scan, ScanError};
 use crate::verdict::{Guard, Verdict};
+use temper_journal::{Culprit, ScanResult};
 
 /// What a check, or a probe of its bisection, found wrong with the guest as it stood.
 #[derive(Debug, Clone, Default)]
@@ -93,7 +93,7 @@ pub(in crate::ralph) fn expected(state: &RunState, failed: &[String], i: usize) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::{AttemptId, Booted};
+    use temper_journal::{AttemptId, Booted};
 
     fn kept(rule: &str) -> Kept {
         Kept { attempt: AttemptId::new(1).unwrap(), rule: rule.into(), snapshot: format!("s-{rule}") }

@@ -19,7 +19,6 @@ pub(in crate::ralph) use cadence::batch_size;
 use cadence::retimed;
 use findings::{CheckFindings, blame, expected};
 
-use crate::journal::{EventData, Phase, Regressed};
 use crate::ralph::books::Books;
 use crate::ralph::crew::Crew;
 use crate::ralph::error::{LoopError, LoopResult};
@@ -31,6 +30,7 @@ use crate::ralph::proof::RebootProver;
 use crate::ralph::state::{Ahead, Kept, RunState};
 use crate::ralph::trial::{Ended, Trial};
 use crate::verdict::Verdict;
+use temper_journal::{EventData, Phase, Regressed};
 
 /// One regression check over the kept fixes pending, and its bisection when it finds one.
 #[derive(Clone, Copy)]

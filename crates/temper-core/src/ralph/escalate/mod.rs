@@ -3,7 +3,6 @@
 use temper_scap::Benchmark;
 
 use crate::agent::{AgentError, Architect, Decision, ReengageContext};
-use crate::journal::{Attempt, Escalation, EscalationCause, EventData};
 use crate::ralph::books::Books;
 use crate::ralph::crew::Crew;
 use crate::ralph::error::LoopResult;
@@ -11,6 +10,7 @@ use crate::ralph::reflect::Reflect;
 use crate::ralph::settings::Budget;
 use crate::ralph::trial::Ended;
 use crate::verdict::Verdict;
+use temper_journal::{Attempt, Escalation, EscalationCause, EventData};
 
 /// Step 6b: the budgets, a plateau, the Architect re-engaged; a rule escalated to a human.
 #[derive(Clone, Copy)]

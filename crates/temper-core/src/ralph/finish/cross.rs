@@ -11,12 +11,12 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::Finisher;
-use crate::journal::offline::{CrossExam, CrossExamination, DiskJudgement, JudgeError};
-use crate::journal::{EventData, ScanResult};
 use crate::ports::{Exec, OfflineJudge};
 use crate::ralph::error::LoopResult;
 use crate::ralph::state::RunState;
 use crate::scan::Scan;
+use temper_journal::offline::{CrossExam, CrossExamination, DiskJudgement, JudgeError};
+use temper_journal::{EventData, ScanResult};
 
 /// How long the guest's `sync` may take.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(120);

@@ -2,7 +2,6 @@
 mod cross;
 mod evidence;
 
-use crate::journal::{self, EventData, EventKind, Phase, RuleStatus, RunSummary, ScanKind, ScanResult, Tally, count_by};
 use crate::ports::OfflineJudge;
 use crate::ralph::books::Books;
 use crate::ralph::crew::Crew;
@@ -13,6 +12,7 @@ use crate::ralph::offer::{OUT_OF_SCOPE, Offer};
 use crate::ralph::proof::RebootProver;
 use crate::ralph::state::RunState;
 use crate::scan::Scan;
+use temper_journal::{self as journal, EventData, EventKind, Phase, RuleStatus, RunSummary, ScanKind, ScanResult, Tally, count_by};
 
 /// Exit codes: every failing rule in scope fixed or dispositioned; some remain.
 pub const EXIT_DONE: i64 = 0;

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::checks::{self, GuardFailure};
-use crate::journal::RunId;
 use crate::ports::{ExecOutput, Guest, Hypervisor};
 use crate::ralph::books::Spent;
 use crate::ralph::error::LoopResult;
@@ -15,6 +14,7 @@ use crate::ralph::settings::Settings;
 use crate::scan::{Scan, ScanError, Scanner};
 use crate::script::{self, ScriptError, Watch};
 use crate::verdict::{Guard, Verdict};
+use temper_journal::RunId;
 
 /// The most output a fix, revert or replayed script keeps.
 pub(in crate::ralph) const OUTPUT_CAP: usize = 256 * 1024;

@@ -3,8 +3,8 @@
 use std::time::Instant;
 
 use super::Machine;
-use crate::journal::Overhead;
 use crate::ralph::error::{LoopError, LoopResult};
+use temper_journal::Overhead;
 
 impl Machine<'_> {
     /// A snapshot with memory of the guest as it runs now.

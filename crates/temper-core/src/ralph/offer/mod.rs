@@ -10,13 +10,13 @@ use std::cmp::Reverse;
 use temper_scap::{Benchmark, Severity};
 
 use crate::agent::{ApplyFix, Candidate, Derive, FixSource};
-use crate::journal::{Rule, RuleStatus, RunJournal};
 use crate::plan::PlannedFix;
 use crate::ralph::error::LoopResult;
 use crate::ralph::settings::Settings;
 use crate::ralph::trial::Preset;
 use crate::scan::Scanner;
 use crate::skill::Skill;
+use temper_journal::{Rule, RuleStatus, RunJournal};
 
 /// Why a rule is `out_of_scope`.
 pub(in crate::ralph) const OUT_OF_SCOPE: &str = "outside this run's scope (--rules): not worked on";

@@ -12,10 +12,10 @@ use std::collections::HashSet;
 
 use super::Offer;
 use crate::agent::{ApplyFix, Candidate, FixContext, FixSource};
-use crate::journal::{AttemptState, RuleStatus};
 use crate::plan::PlannedFix;
 use crate::ralph::error::LoopResult;
 use crate::ralph::settings::PLAN_BATCH;
+use temper_journal::{AttemptState, RuleStatus};
 
 /// The plan's untried steps whose rules are open and in scope, as the next batch may take them.
 #[derive(Debug, Default)]
@@ -94,7 +94,7 @@ impl Offer<'_> {
     /// The rules with a plan attempt that counts (not one set aside or interrupted).
     pub async fn plan_tried(&self) -> LoopResult<HashSet<String>> {
         let attempts = self.journal.attempts().await?;
-        let counts = |a: &crate::journal::Attempt| a.spec.source == FixSource::Plan && a.state != AttemptState::Interrupted;
+        let counts = |a: &temper_journal::Attempt| a.spec.source == FixSource::Plan && a.state != AttemptState::Interrupted;
         Ok(attempts.into_iter().filter(counts).map(|a| a.spec.rule_id).collect())
     }
 }

@@ -5,7 +5,6 @@ mod remembered;
 mod second_pass;
 
 use crate::agent::{AgentError, ApplyFix, Architect, Candidate, FixSource, PickContext};
-use crate::journal::{Attempt, AttemptState, Escalation, EscalationCause, EventData, Phase, Picked, PickedBy, Replayed, RuleStatus};
 use crate::ralph::books::Books;
 use crate::ralph::crew::Crew;
 use crate::ralph::error::LoopResult;
@@ -14,6 +13,7 @@ use crate::ralph::offer::Offer;
 use crate::ralph::state::RunState;
 use crate::ralph::trial::{Pick, Preset};
 use crate::skill::Skill;
+use temper_journal::{Attempt, AttemptState, Escalation, EscalationCause, EventData, Phase, Picked, PickedBy, Replayed, RuleStatus};
 
 /// What a pick leaves the loop with.
 #[derive(Debug)]

@@ -4,9 +4,9 @@ use std::collections::HashSet;
 
 use super::Picker;
 use crate::agent::{Candidate, FixSource};
-use crate::journal::{EventData, Picked, PickedBy};
 use crate::ralph::error::LoopResult;
 use crate::ralph::trial::{Pick, Preset};
+use temper_journal::{EventData, Picked, PickedBy};
 
 impl Picker<'_> {
     /// The next plan step to apply, picked by the harness.

@@ -6,9 +6,9 @@ use std::collections::HashSet;
 
 use super::Picker;
 use crate::agent::{ApplyFix, Candidate, FixSource};
-use crate::journal::{EventData, Picked, PickedBy};
 use crate::ralph::error::LoopResult;
 use crate::ralph::trial::{Pick, Preset};
+use temper_journal::{EventData, Picked, PickedBy};
 
 impl Picker<'_> {
     /// The first candidate with a remembered fix this run has not tried yet, picked by the harness.

@@ -5,10 +5,10 @@
 //! kept since has changed the system.
 
 use super::Picker;
-use crate::journal::{Attempt, EventData, Picked, PickedBy, Rule, RuleStatus};
 use crate::ralph::error::LoopResult;
 use crate::ralph::trial::Pick;
 use crate::verdict::Verdict;
+use temper_journal::{Attempt, EventData, Picked, PickedBy, Rule, RuleStatus};
 
 impl Picker<'_> {
     /// The next rule for the second pass, reopened; `None` when there is none.

@@ -5,11 +5,11 @@
 //! again in order, and the lost snapshots taken again. Nothing is confirmed that was not: the
 //! next regression check verifies the pending fixes, and the reboot proof every replayed one.
 use super::Preflight;
-use crate::journal::Booted;
-use crate::journal::{Attempt, EventData, KeptState, ReplayWhy};
 use crate::ralph::error::LoopResult;
 use crate::ralph::replay::replay;
 use crate::ralph::state::Kept;
+use temper_journal::Booted;
+use temper_journal::{Attempt, EventData, KeptState, ReplayWhy};
 
 impl Preflight<'_> {
     /// Restores the newest kept state, rebuilding what is gone. Returns the checkpoint in force

@@ -6,7 +6,6 @@ use std::time::Duration;
 use temper_scap::{Benchmark, Outcome};
 
 use crate::checks::GuardFailure;
-use crate::journal::{Booted, Cadence, Event, EventData, EventKind, NewRule, Phase, RescanTimes, RuleStatus, RunId, ScanKind, ScanResult};
 use crate::ralph::books::Books;
 use crate::ralph::crew::Crew;
 use crate::ralph::error::{LoopError, LoopResult};
@@ -18,6 +17,7 @@ use crate::ralph::state::{Ahead, Kept, RunState};
 use crate::scan::{Engine, Scan};
 use crate::verdict::Guard;
 use crate::verdict::Verdict;
+use temper_journal::{Booted, Cadence, Event, EventData, EventKind, NewRule, Phase, RescanTimes, RuleStatus, RunId, ScanKind, ScanResult};
 
 /// Step 1, before the loop: the checkpoint restored (or rebuilt), access checked, the first scan
 /// or the state a resumed run left, and the regression set's cadence.

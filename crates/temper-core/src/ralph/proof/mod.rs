@@ -13,7 +13,6 @@ mod rebuild;
 use std::time::Instant;
 
 use crate::checks::GuardFailure;
-use crate::journal::{Attempt, EventData};
 use crate::ralph::books::Books;
 use crate::ralph::crew::Crew;
 use crate::ralph::error::{End, LoopError, LoopResult};
@@ -24,6 +23,7 @@ use crate::ralph::settings::RebootProof;
 use crate::ralph::state::RunState;
 use crate::scan::Scan;
 use crate::verdict::Verdict;
+use temper_journal::{Attempt, EventData};
 
 /// Why a guest failed a reboot: the verdict it gives the blamed fix, and what was seen.
 pub(super) type Broken = (Verdict, String);

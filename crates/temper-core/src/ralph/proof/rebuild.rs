@@ -1,12 +1,12 @@
 //! The reboot proof's repairs: bisect the fixes a failed reboot or final scan blames, then rebuild
 //! the booted checkpoint with the others and prove it again.
 use super::{BootCulprit, BootProbe, Broken, RebootProver};
-use crate::journal::{Attempt, AttemptId, Blamed, Booted, Culprit, EventData, EventKind, MemoryKind, Regressed, ReplayWhy};
 use crate::ralph::error::LoopResult;
 use crate::ralph::state::RunState;
 use crate::ralph::trial::{Ended, Trial};
 use crate::scan::tail;
 use crate::verdict::Verdict;
+use temper_journal::{Attempt, AttemptId, Blamed, Booted, Culprit, EventData, EventKind, MemoryKind, Regressed, ReplayWhy};
 
 impl RebootProver<'_> {
     /// The first fix after which the probe fails: each step reverts to the booted checkpoint,

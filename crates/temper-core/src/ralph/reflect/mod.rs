@@ -5,11 +5,11 @@ use temper_scap::Benchmark;
 
 use crate::agent::{AgentError, ReflectContext, Reflector};
 use crate::ban::BanScope;
-use crate::journal::{EventData, Phase};
 use crate::ralph::books::Books;
 use crate::ralph::crew::Crew;
 use crate::ralph::error::LoopResult;
 use crate::ralph::trial::{Ended, Trial};
+use temper_journal::{EventData, Phase};
 
 /// The most a distilled line may hold.
 pub const DISTILLED_MAX: usize = 200;

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 mod ahead;
 
-use crate::journal::{AttemptId, Booted, MemoryId};
 pub use ahead::{Ahead, Seen};
+use temper_journal::{AttemptId, Booted, MemoryId};
 
 #[derive(Debug, Clone)]
 pub struct RunState {

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use temper_core::journal::Run;
-use temper_core::journal::prelude::*;
 use temper_core::target::Target;
+use temper_journal::Run;
+use temper_journal::prelude::*;
 use tracing::Level;
 
 use super::plan_from::{self, PlanFrom};

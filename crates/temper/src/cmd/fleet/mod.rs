@@ -7,7 +7,7 @@ mod plan_from;
 mod worker;
 
 use clap::{Args, Subcommand};
-use temper_core::journal::QueueItem;
+use temper_journal::QueueItem;
 
 pub use lanes::{LaneArgs, lanes};
 pub use worker::{WorkerArgs, worker};

@@ -7,13 +7,13 @@
 //! and matched against the store (`last_plan::proven`), exported under the fleet's folder bound
 //! to the fleet's runs (`# temper-plan fleet NAME`), sealed with that key again, and each other
 //! run verifies it with that key as it would any plan.
-use temper_core::journal::prelude::*;
-use temper_core::journal::{RebootOutcome, RunStatus};
 use temper_core::plan::own_key::OwnKey;
 use temper_core::plan::seal::{self, Trust};
 use temper_core::plan::{Applying, Terms};
 pub use temper_core::plan_from::{PlanFrom, Withheld};
 use temper_core::target::Target;
+use temper_journal::prelude::*;
+use temper_journal::{RebootOutcome, RunStatus};
 
 use super::super::last_plan::{self, Job};
 use super::super::plan::{ForRun, export, for_run};
@@ -36,7 +36,7 @@ pub async fn decide(config: &Config, store: &temper_store::Store, fleet: &str, f
         return PlanFrom::Withheld { target, run: None, why: Withheld::NoRun { exit_code } };
     };
     let withheld = |why| PlanFrom::Withheld { target: target.clone(), run: Some(run.id), why };
-    let summary = run.summary_json.as_deref().and_then(|s| serde_json::from_str::<temper_core::journal::RunSummary>(s).ok());
+    let summary = run.summary_json.as_deref().and_then(|s| serde_json::from_str::<temper_journal::RunSummary>(s).ok());
     let Some(summary) = summary.filter(|_| run.status == RunStatus::Finished) else {
         return withheld(Withheld::Unfinished { status: run.status, exit_code });
     };
@@ -58,7 +58,7 @@ async fn hand_on(
     store: &temper_store::Store,
     fleet: &str,
     first: &Target,
-    run: &temper_core::journal::Run,
+    run: &temper_journal::Run,
     dir: &std::path::Path,
 ) -> anyhow::Result<usize> {
     let sealed = last_plan::dir(store, run.id);
@@ -82,7 +82,7 @@ async fn hand_on(
 }
 
 /// The newest run of `fleet` on `target`.
-async fn first_run(store: &temper_store::Store, fleet: &str, target: &Target) -> Option<temper_core::journal::Run> {
+async fn first_run(store: &temper_store::Store, fleet: &str, target: &Target) -> Option<temper_journal::Run> {
     let runs = store.list_runs(1000).await.ok()?;
     runs.into_iter()
         .filter(|r| super::lanes::of_fleet(r, fleet) && r.target_config.as_ref().is_some_and(|t| t.name == target.name))

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use clap::Args;
-use temper_core::journal::prelude::*;
-use temper_core::journal::{QueueClaim, driver_id};
+use temper_journal::prelude::*;
+use temper_journal::{QueueClaim, driver_id};
 use tracing::Level;
 
 use crate::cli::AgentArgs;

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 
 use temper_core::handover::{HeldRule, Settle};
-use temper_core::journal::offline::{DiskJudgement, OfflineVerdict};
-use temper_core::journal::{Rule, RuleStatus, ScanResult};
+use temper_journal::offline::{DiskJudgement, OfflineVerdict};
+use temper_journal::{Rule, RuleStatus, ScanResult};
 use temper_report::RunData;
 use temper_scap::{Benchmark, Outcome, RuleResult, TestResult};
 

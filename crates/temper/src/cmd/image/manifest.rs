@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use temper_core::footprint::Footprint;
 use temper_core::handover::{HeldRule, Removal};
-use temper_core::journal::RunId;
+use temper_journal::RunId;
 use temper_target::{BootProof, DirectBoot};
 
 #[derive(Debug, Serialize)]

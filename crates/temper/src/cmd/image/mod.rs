@@ -97,7 +97,7 @@ async fn export(
     if !proven && !unproven {
         bail!(
             "run {id}'s final state has not passed the reboot proof ({}); pass --unproven to export it anyway",
-            temper_core::journal::reboot_line(summary.rebooted)
+            temper_journal::reboot_line(summary.rebooted)
         );
     }
     let target = match &data.run.target_config {

@@ -2,8 +2,8 @@
 //! the plan it sealed at its end when it passed its reboot proof; another job's, another
 //! target's, an unproven, unsealed or empty one gives none, and says why. A sealed plan that was
 //! changed, or whose steps the store no longer holds (one written in by hand), stops the run.
-use temper_core::journal::{AttemptSpec, AttemptState, Evaluation, Findings, FixSource, NewRun, ScanResult};
 use temper_core::verdict::Verdict;
+use temper_journal::{AttemptSpec, AttemptState, Evaluation, Findings, FixSource, NewRun, ScanResult};
 
 use super::*;
 use crate::cmd::recorded::RULE;
@@ -140,12 +140,12 @@ async fn a_step_written_into_the_store_by_hand_is_refused() {
     w.store
         .add_rule(
             last,
-            &temper_core::journal::NewRule {
+            &temper_journal::NewRule {
                 rule_id: rule.into(),
                 title: "t".into(),
                 severity: "low".into(),
                 initial_result: ScanResult::Fail,
-                status: temper_core::journal::RuleStatus::Pending,
+                status: temper_journal::RuleStatus::Pending,
                 reason: None,
             },
         )

@@ -4,8 +4,8 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use temper_core::journal::prelude::*;
-use temper_core::journal::{RunStatus, now_ms};
+use temper_journal::prelude::*;
+use temper_journal::{RunStatus, now_ms};
 use temper_store::Location;
 use tracing::Level;
 
@@ -15,7 +15,7 @@ use crate::cli::RunArgs;
 use crate::cmd::run;
 use crate::config::Config;
 use crate::telemetry::notice;
-use temper_core::journal::RunId;
+use temper_journal::RunId;
 
 pub fn parse_run_args(args: &[String]) -> Result<RunArgs, ScheduleError> {
     crate::cli::parse_run_args(args).map_err(ScheduleError::BadRunArgs)

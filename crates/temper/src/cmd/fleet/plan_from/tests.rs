@@ -2,11 +2,11 @@
 //! exported for the fleet's runs and sealed with the host's own key, and handed on with that
 //! key to check it by (never unsigned); an unproven, unfinished, missing or unsealed one is not,
 //! and says why.
-use temper_core::journal::NewRun;
 use temper_core::plan::{Folder, Plan};
+use temper_journal::NewRun;
 
 use super::*;
-use temper_core::journal::RunId;
+use temper_journal::RunId;
 
 struct PlanFromWorld {
     _dir: tempfile::TempDir,
@@ -99,7 +99,7 @@ async fn an_unproven_or_unfinished_run_hands_nothing_on_and_says_why() {
 
     let run = first_run(&w, None).await;
     let d = decide(&w.config, &w.store, "night", &w.first, 75).await;
-    let why = Withheld::Unfinished { status: temper_core::journal::RunStatus::Running, exit_code: 75 };
+    let why = Withheld::Unfinished { status: temper_journal::RunStatus::Running, exit_code: 75 };
     assert_eq!(d, PlanFrom::Withheld { target: "a".into(), run: Some(run), why });
 
     for (rebooted, proof) in [(Some(false), RebootOutcome::NotProven), (None, RebootOutcome::NotRun)] {

@@ -1,7 +1,7 @@
 use temper_core::handover::{HeldRule, Settle};
-use temper_core::journal::offline::{DiskJudgement, LiveNeed, NotJudged, OfflineBasis, OfflineVerdict, RuleVerdict};
-use temper_core::journal::{Rule, RuleStatus, RunId, ScanResult};
 use temper_core::skill::HeldApply;
+use temper_journal::offline::{DiskJudgement, LiveNeed, NotJudged, OfflineBasis, OfflineVerdict, RuleVerdict};
+use temper_journal::{Rule, RuleStatus, RunId, ScanResult};
 
 use super::image_rules;
 
