@@ -48,6 +48,17 @@ pub enum Reboot {
     WithoutProof,
 }
 
+impl Reboot {
+    /// A fix that takes effect at boot (`needs_reboot`), in a run with the reboot proof or not.
+    pub fn of(needs_reboot: bool, proof: bool) -> Self {
+        match (needs_reboot, proof) {
+            (false, _) => Reboot::No,
+            (true, true) => Reboot::WithProof,
+            (true, false) => Reboot::WithoutProof,
+        }
+    }
+}
+
 /// What the verdict is decided from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checks {

@@ -80,11 +80,7 @@ impl Attempter<'_> {
             Some(Ok(s)) => (verdict::Rescan::Read(ScanResult::from(s.outcome(rule))), Some(s)),
         };
         let needs_reboot = stock && self.offer.stock_needs_reboot(rule);
-        let reboot = match (needs_reboot, self.proof) {
-            (false, _) => Reboot::No,
-            (true, true) => Reboot::WithProof,
-            (true, false) => Reboot::WithoutProof,
-        };
+        let reboot = Reboot::of(needs_reboot, self.proof);
         let regressions = scan.as_ref().map(|s| s.not_passing(&rescan.regression_rules(state))).unwrap_or_default();
         let checks = Checks { exit, guard: Guard::from(guard), rescan: reading, regressions, reboot, batched: state.batched() };
         let e = evaluation(applied, &checks, scan.as_ref(), rule);

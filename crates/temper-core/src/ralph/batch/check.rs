@@ -97,11 +97,7 @@ impl PlanBatch<'_> {
                 };
                 // A step that takes effect at boot (its content says so, or the run kept it for its
                 // proof) is kept for the proof when its rule still fails live, as any fix is.
-                let reboot = match (s.fix.needs_reboot, self.proof) {
-                    (false, _) => Reboot::No,
-                    (true, true) => Reboot::WithProof,
-                    (true, false) => Reboot::WithoutProof,
-                };
+                let reboot = Reboot::of(s.fix.needs_reboot, self.proof);
                 let checks = Checks { exit: a.exit(), guard: guard.clone(), rescan, regressions: Vec::new(), reboot, batched: false };
                 let mut e = evaluation(a, &checks, scan.as_ref().ok(), &s.fix.rule);
                 // The check is shared: each step is charged its share, so the run's times add up.

@@ -33,7 +33,7 @@ pub(super) struct Finisher<'r> {
     /// scan alone.
     offline: Option<&'r dyn OfflineJudge>,
     /// The run ends with a reboot proof.
-    rebooted: bool,
+    with_proof: bool,
 }
 
 impl<'r> Finisher<'r> {
@@ -45,7 +45,7 @@ impl<'r> Finisher<'r> {
             ledger: Ledger::new(c),
             proof: RebootProver::new(c),
             offline: c.offline,
-            rebooted: c.settings.reboot.is_some(),
+            with_proof: c.settings.reboot.is_some(),
         }
     }
 }
@@ -143,7 +143,7 @@ impl Finisher<'_> {
             segments,
             failing_after,
             healthy,
-            rebooted: self.rebooted.then(|| state.checkpoint() == state.booted().snapshot),
+            rebooted: self.with_proof.then(|| state.checkpoint() == state.booted().snapshot),
             cross_examination: cross,
         };
         self.books.note_spent(true).await?;
