@@ -19,6 +19,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use temper_agents::{LlmAgent, LlmConfig, probe};
 use temper_core::agent::{AgentError, FixContext, FixSource, ReflectContext, Reflector, Worker};
+use temper_journal::AttemptNo;
 use tokio::sync::Mutex;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
@@ -58,7 +59,7 @@ fn fix_context() -> FixContext {
         episodes: Vec::new(),
         lessons: Vec::new(),
         bans: Vec::new(),
-        attempt: 1,
+        attempt: AttemptNo::FIRST,
         evidence: None,
         tried: Vec::new(),
     }
