@@ -297,3 +297,28 @@ async fn a_rule_held_back_behind_an_escalated_one_is_still_tried() {
     assert_eq!(sim.rule(run, last).await.status, RuleStatus::Fixed);
     took("a_rule_held_back_behind_an_escalated_one_is_still_tried", t);
 }
+
+/// A rule not applicable at the baseline that one fix makes applicable (and failing), and that
+/// another fix makes pass from the next boot on. The run stops at two rules, before the loop
+/// gets to it: it passes at the final scan, after the reboot, so other rules' fixes fixed it;
+/// it is not "still failing".
+#[tokio::test]
+async fn a_rule_made_applicable_that_passes_at_the_final_scan_is_not_still_failing() {
+    let t = Instant::now();
+    let mut sim = Sim::new("applicable-pass").await;
+    let (rsyslog, cron, opened) = ("package_rsyslog_installed", "package_cron_installed", "ensure_logrotate_activated");
+    sim.settings.rules = [rsyslog, cron, opened].map(String::from).to_vec();
+    sim.settings.max_rules = Some(2);
+    sim.guest.stock_fix(&stock_fix(rsyslog), vec![Effect::Pass(full(rsyslog)), Effect::Fail(full(opened))]);
+    sim.guest.stock_fix(&stock_fix(cron), vec![Effect::Pass(full(cron)), Effect::AtBoot(Box::new(Effect::Pass(full(opened))))]);
+    let run = sim.new_run("stock").await;
+    let summary = sim.stock(run).await.unwrap();
+    let rule = sim.rule(run, opened).await;
+    assert_eq!(rule.initial_result, ScanResult::NotApplicable);
+    assert_eq!(rule.attempts, 0, "the loop stopped before it: {summary:?}");
+    assert_eq!(rule.final_result, Some(ScanResult::Pass));
+    assert_eq!(rule.status, RuleStatus::Fixed, "{rule:?}");
+    assert!(rule.reason.as_deref().unwrap_or("").contains("passes at the final scan"), "{rule:?}");
+    assert!(!summary.failing_after.contains(&full(opened)), "{summary:?}");
+    took("a_rule_made_applicable_that_passes_at_the_final_scan_is_not_still_failing", t);
+}

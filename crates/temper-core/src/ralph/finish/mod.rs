@@ -81,10 +81,15 @@ impl Finisher<'_> {
             let after = ScanResult::from(scan.outcome(&r.rule_id));
             self.books.journal().set_final_result(&r.rule_id, after).await?;
             let open = matches!(r.status, RuleStatus::Pending | RuleStatus::Escalated);
-            if open && r.initial_result == ScanResult::Fail && after == ScanResult::Pass {
-                // Another rule's fix fixed it (installing a package enables its service).
+            if open && after == ScanResult::Pass {
+                // Another rule's fix fixed it (installing a package enables its service), or
+                // one made it applicable and another then made it pass.
+                let first = match r.initial_result {
+                    ScanResult::Fail => String::new(),
+                    other => format!(" (it read {other} at the first scan)"),
+                };
                 let was = r.reason.as_deref().map(|x| format!("; it had been {}: {x}", r.status)).unwrap_or_default();
-                let why = format!("passes at the final scan, after other rules' fixes{was}");
+                let why = format!("passes at the final scan, after other rules' fixes{first}{was}");
                 self.books.journal().set_rule_status(&r.rule_id, RuleStatus::Fixed, Some(&why)).await?;
             } else if r.status == RuleStatus::Pending && !self.offer.in_scope(&r.rule_id) {
                 // A run stored before scopes had their own status.
