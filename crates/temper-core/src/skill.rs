@@ -23,6 +23,8 @@ pub enum SkillError {
     Waivers(#[from] crate::waiver::WaiverError),
     #[error("skill {path}: held rule `{rule}`: {problem}")]
     Held { path: PathBuf, rule: String, problem: String },
+    #[error("skill {path}: last rule `{rule}`: {problem}")]
+    Last { path: PathBuf, rule: String, problem: String },
 }
 
 /// What the harness does with a rule the skill names.
@@ -129,6 +131,22 @@ pub struct HeldEntry {
     pub values: Vec<String>,
 }
 
+/// A rule whose fix records the image itself, as an integrity database does (`[[last]]`): the
+/// handover runs its script last, once the image is as it leaves (the harness gone, made ready
+/// to be cloned). A database built earlier would list what the handover then takes away.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LastEntry {
+    /// Regex, full match against the short rule id.
+    pub rule: String,
+    /// Why it goes last.
+    pub reason: String,
+    /// POSIX sh, run as root on the image, with no network; none: the rule's stock fix, from the
+    /// host's content for the run's profile.
+    #[serde(default)]
+    pub script: Option<String>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct DenyEntry {
     pub pattern: String,
@@ -159,6 +177,9 @@ pub struct Manifest {
     /// Rules held back for the harness, settled at the handover.
     #[serde(default)]
     pub held: Vec<HeldEntry>,
+    /// Rules whose fix runs last in the handover, on the image as it leaves.
+    #[serde(default)]
+    pub last: Vec<LastEntry>,
     /// The image's admins: this group's members keep sudo after the handover (`sudo` on
     /// Debian, `wheel` on RHEL).
     #[serde(default = "sudo_group")]
@@ -179,6 +200,7 @@ pub struct Skill {
     order: Vec<(Regex, Option<Regex>, OrderEntry)>,
     one_way: Vec<(Regex, OneWayEntry)>,
     held: Vec<(Regex, HeldEntry)>,
+    last: Vec<(Regex, LastEntry)>,
     /// The run's waivers and the day they are judged on.
     waivers: Vec<Waiver>,
     today: NaiveDate,
@@ -205,6 +227,18 @@ fn held_entry(path: &Path, h: &HeldEntry) -> Result<HeldEntry, SkillError> {
     Ok(h.clone())
 }
 
+/// A `[[last]]` entry says why, and its script, if it has one, is not empty.
+fn last_entry(path: &Path, l: &LastEntry) -> Result<LastEntry, SkillError> {
+    let bad = |problem: &str| Err(SkillError::Last { path: path.to_path_buf(), rule: l.rule.clone(), problem: problem.into() });
+    if l.script.as_deref().is_some_and(|s| s.trim().is_empty()) {
+        return bad("an empty `script`: leave it out for the stock fix");
+    }
+    if l.reason.trim().is_empty() {
+        return bad("`reason` must not be empty");
+    }
+    Ok(l.clone())
+}
+
 fn full(path: &Path, p: &str) -> Result<Regex, SkillError> {
     full_match(p).map_err(|source| SkillError::Pattern { path: path.to_path_buf(), pattern: p.to_string(), source })
 }
@@ -227,6 +261,7 @@ impl Skill {
             .collect::<Result<_, SkillError>>()?;
         let one_way = manifest.one_way.iter().map(|o| Ok((full(&path, &o.rule)?, o.clone()))).collect::<Result<_, SkillError>>()?;
         let held = manifest.held.iter().map(|h| Ok((full(&path, &h.rule)?, held_entry(&path, h)?))).collect::<Result<_, SkillError>>()?;
+        let last = manifest.last.iter().map(|l| Ok((full(&path, &l.rule)?, last_entry(&path, l)?))).collect::<Result<_, SkillError>>()?;
         if !temper_journal::footprint::account_name(&manifest.admin_group) {
             return Err(SkillError::Held {
                 path,
@@ -243,7 +278,7 @@ impl Skill {
         // The skill's own waivers (`waivers.toml` beside `skill.toml`), judged today.
         let own = dir.join("waivers.toml");
         let waivers = if own.exists() { crate::waiver::load(&own)? } else { Vec::new() };
-        Ok(Self { dir, manifest, risk, skips, order, one_way, held, waivers, today: chrono::Local::now().date_naive() })
+        Ok(Self { dir, manifest, risk, skips, order, one_way, held, last, waivers, today: chrono::Local::now().date_naive() })
     }
 
     /// Replaces the waivers (the skill's own and a site's, or those stored with a run) and
@@ -283,6 +318,12 @@ impl Skill {
     /// script runs once for all its rules).
     pub fn held(&self, short_id: &str) -> Option<(usize, &HeldEntry)> {
         self.held.iter().enumerate().find(|(_, (re, _))| re.is_match(short_id)).map(|(i, (_, h))| (i, h))
+    }
+
+    /// The `[[last]]` entry for a rule whose fix runs last in the handover, and its index (one
+    /// entry's rules share one run of its script).
+    pub fn last(&self, short_id: &str) -> Option<(usize, &LastEntry)> {
+        self.last.iter().enumerate().find(|(_, (re, _))| re.is_match(short_id)).map(|(i, (_, l))| (i, l))
     }
 
     /// Position in the risk order (lower is safer); unmatched rules share the last rank.
@@ -423,6 +464,28 @@ reason = "held until the next boot"
         ] {
             let toml = if bad.starts_with("admin_group") { format!("{bad}{BASE}") } else { format!("{BASE}{bad}") };
             std::fs::write(dir.path().join("skill.toml"), toml).unwrap();
+            let err = Skill::load(dir.path()).unwrap_err().to_string();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn last_rules_match_whole_ids_say_why_and_run_a_script_or_the_stock_fix() {
+        let last = "[[last]]\nrule = \"aide_build_database\"\nreason = \"it records the image\"\n\
+                    [[last]]\nrule = \"x\"\nreason = \"r\"\nscript = \"aideinit -y -f\"\n";
+        let s = skill(&format!("{BASE}{last}"));
+        let (i, l) = s.last("aide_build_database").unwrap();
+        assert_eq!((i, l.script.as_deref()), (0, None), "the stock fix");
+        assert_eq!(s.last("x").map(|(i, l)| (i, l.script.as_deref())), Some((1, Some("aideinit -y -f"))));
+        assert!(s.last("aide_build_database_x").is_none());
+        assert!(s.held("aide_build_database").is_none());
+        let dir = tempfile::tempdir().unwrap();
+        for (bad, says) in [
+            ("[[last]]\nrule = \"a\"\nreason = \"r\"\nscript = \" \"\n", "an empty `script`"),
+            ("[[last]]\nrule = \"a\"\nreason = \"\"\nscript = \"x\"\n", "`reason`"),
+            ("[[last]]\nrule = \"a\"\nreason = \"r\"\nscript = \"x\"\napply = \"stock\"\n", "apply"),
+        ] {
+            std::fs::write(dir.path().join("skill.toml"), format!("{BASE}{bad}")).unwrap();
             let err = Skill::load(dir.path()).unwrap_err().to_string();
             assert!(err.contains(says), "{bad}: {err}");
         }

@@ -1,7 +1,7 @@
 //! The handover's held rules, from the real skills and SSG's Debian 12 datastream: which rules
 //! the harness held back, what the handover does with each, and the script that does it.
 use chrono::NaiveDate;
-use temper_core::handover::{Handover, Settle, held_rules, render};
+use temper_core::handover::{Handover, Settle, held_rules, last_rules, render};
 use temper_core::skill::{HeldApply, Skill};
 use temper_journal::footprint::Footprint;
 use temper_journal::waiver::Waiver;
@@ -134,4 +134,37 @@ fn the_rhel_skill_holds_its_nopasswd_rules_for_its_wheel_admins() {
         assert_eq!(s.held(r).map(|(_, h)| h.apply), Some(HeldApply::Stock), "{r}");
     }
     assert!(s.waivers().iter().all(|w| w.harness));
+}
+
+/// The AIDE database is built last, on the image as it leaves, by the content's own fix (it also
+/// names the database in aide.conf, as the rule's check reads it); with the harness kept nothing
+/// runs; a rule the run did not judge gets nothing; without the content there is no fix.
+#[test]
+fn the_aide_database_is_built_last_unless_the_harness_stays() {
+    let s = skill("debian12-anssi");
+    let mut rules = anssi_end();
+    rules.push(rule("aide_build_database", RuleStatus::Deferred, ScanResult::Fail));
+    rules.push(rule("aide_periodic_cron_checking", RuleStatus::Deferred, ScanResult::Pass));
+    let c = content();
+    let (last, steps) = last_rules(&s, &rules, Some(&c), false);
+    let ids: Vec<(&str, &Settle, Option<usize>)> = last.iter().map(|l| (l.rule_id.trim_start_matches(RULE), &l.settle, l.step)).collect();
+    assert_eq!(ids, [("aide_build_database", &Settle::Last, Some(1))]);
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].rules, [format!("{RULE}aide_build_database")]);
+    assert!(steps[0].script.starts_with("#!/bin/sh\nset -eu\n"), "{}", steps[0].script);
+    for line in ["/usr/sbin/aideinit -y -f", "echo \"database=file:${DEFAULT_DB_PATH}\" >> ${AIDE_CONFIG}"] {
+        assert!(steps[0].script.contains(line), "{}", steps[0].script);
+    }
+
+    let (kept, none) = last_rules(&s, &rules, Some(&c), true);
+    assert_eq!(kept.iter().map(|l| &l.settle).collect::<Vec<_>>(), [&Settle::Kept]);
+    assert!(none.is_empty());
+
+    let (no_fix, none) = last_rules(&s, &rules, None, false);
+    assert_eq!(no_fix.iter().map(|l| &l.settle).collect::<Vec<_>>(), [&Settle::NoFix]);
+    assert!(none.is_empty());
+
+    rules.last_mut().unwrap().status = RuleStatus::Fixed;
+    rules.iter_mut().find(|r| r.rule_id.ends_with("aide_build_database")).unwrap().status = RuleStatus::NotSelected;
+    assert_eq!(last_rules(&s, &rules, Some(&c), false), (Vec::new(), Vec::new()));
 }

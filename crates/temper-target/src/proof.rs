@@ -62,6 +62,9 @@ pub struct BootProof {
     /// `systemctl is-system-running --wait`: running, or degraded with failed units.
     pub system_state: String,
     pub failed_units: Vec<String>,
+    /// Each failed unit's last journal lines at this boot (read with the admin's sudo): why it
+    /// failed, for the reviewer.
+    pub failed_said: std::collections::BTreeMap<String, String>,
     pub admin: String,
     /// The admin's `sudo id -u`, with its password on a terminal, printed 0.
     pub admin_sudo: bool,
@@ -186,7 +189,7 @@ async fn boot_and_check(job: &ProofJob, overlay: &Path, key: &Path, secret: &Pat
     let out = |o: Result<temper_core::ports::ExecOutput, PortError>| o.map(|o| o.stdout_str().trim().to_string()).unwrap_or_default();
     let system_state = out(admin.exec(say(&["timeout", "150", "systemctl", "is-system-running", "--wait"])).await);
     let multi_user = out(admin.exec(say(&["systemctl", "is-active", "multi-user.target"])).await) == "active";
-    let failed_units = out(admin.exec(say(&["systemctl", "--failed", "--plain", "--no-legend", "--no-pager"])).await)
+    let failed_units: Vec<String> = out(admin.exec(say(&["systemctl", "--failed", "--plain", "--no-legend", "--no-pager"])).await)
         .lines()
         .filter_map(|l| l.split_whitespace().next().map(String::from))
         .collect();
@@ -202,6 +205,13 @@ async fn boot_and_check(job: &ProofJob, overlay: &Path, key: &Path, secret: &Pat
         .unwrap_or((None, String::new()));
     let sudo_said = said.replace(&password, "").replace(PROMPT, "").trim().to_string();
     let admin_sudo = code == Some(0) && sudo_said.lines().any(|l| l.trim() == "0");
+    let mut failed_said = std::collections::BTreeMap::new();
+    for unit in failed_units.iter().filter(|u| unit_name(u)).take(5) {
+        let command = format!("sudo -k -p '{PROMPT}' env SYSTEMD_COLORS=0 journalctl -b -u {unit} -n 25 --no-pager -o cat");
+        if let Ok((_, said)) = admin.exec_tty(&command, PROMPT, &password, Duration::from_secs(60)).await {
+            failed_said.insert(unit.clone(), said.replace(&password, "").replace(PROMPT, "").trim().to_string());
+        }
+    }
     let harness_refused = match &job.harness {
         Some((user, harness_key)) => {
             let cfg = SshConfig {
@@ -229,6 +239,7 @@ async fn boot_and_check(job: &ProofJob, overlay: &Path, key: &Path, secret: &Pat
         multi_user,
         system_state,
         failed_units,
+        failed_said,
         admin: job.admin.clone(),
         admin_sudo,
         sudo_said,
@@ -237,6 +248,12 @@ async fn boot_and_check(job: &ProofJob, overlay: &Path, key: &Path, secret: &Pat
         machine_id,
         harness_user_gone,
     })
+}
+
+/// A unit name as `systemctl --failed` prints it, safe as one shell word (an escaped one, with a
+/// backslash, is not read).
+fn unit_name(u: &str) -> bool {
+    !u.is_empty() && !u.starts_with('-') && u.chars().all(|c| c.is_ascii_alphanumeric() || "@._:-".contains(c))
 }
 
 /// The host key the domain just made offers at its first contact, once its sshd answers within
@@ -325,6 +342,15 @@ mod tests {
     }
 
     #[test]
+    fn only_plain_unit_names_go_into_the_journal_command() {
+        assert!(unit_name("aidecheck.service"));
+        assert!(unit_name("getty@tty1.service"));
+        for bad in ["", "-x.service", "a;b.service", "a b", "dev-disk-by\\x2duuid.device", "$(id).service"] {
+            assert!(!unit_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
     fn a_proof_passes_only_when_every_check_does() {
         let ok = BootProof {
             sha256_before: "a".into(),
@@ -333,6 +359,7 @@ mod tests {
             multi_user: true,
             system_state: "running".into(),
             failed_units: vec![],
+            failed_said: Default::default(),
             admin: "admin".into(),
             admin_sudo: true,
             sudo_said: "0".into(),

@@ -24,6 +24,12 @@ const HELD: [&str; 6] = [
     "sudoers_explicit_command_args",
 ];
 
+/// The skill's `[[last]]` rule: its stock fix runs on the image after virt-sysprep, in libguestfs'
+/// appliance with no network. This guest has no aide, and the fix's `apt-get install aide` cannot
+/// fetch it there: the step fails, the export says so and goes on, and the image's verdict keeps
+/// the rule failing.
+const LAST: &str = "aide_build_database";
+
 /// The image as a raw copy, read with e2fsprogs' debugfs.
 struct Raw(PathBuf);
 
@@ -76,7 +82,7 @@ fn sha256(path: &Path) -> String {
 async fn the_exported_image_holds_nothing_of_temper_and_boots_without_it() {
     require_vm().await;
     let w = World::new();
-    let rules = [&HELD[..], &["sysctl_fs_suid_dumpable"]].concat();
+    let rules = [&HELD[..], &["sysctl_fs_suid_dumpable", LAST]].concat();
     // The profile cut to these rules: its full scans take seconds, not ANSSI high's ten minutes.
     let keep: Vec<String> = rules.iter().map(|r| full(r)).collect();
     let cut = cut_profile(w.dir.path(), HIGH, "handover", &keep);
@@ -146,6 +152,15 @@ async fn the_exported_image_holds_nothing_of_temper_and_boots_without_it() {
         assert_eq!(settle(rule), Some("apply"), "{rule}: {held:?}");
     }
     assert_eq!(settle("sudoers_no_root_target"), Some("removal"));
+    assert_eq!(settle(LAST), Some("last"), "{held:?}");
+    let last = &h["last"];
+    assert_eq!(last.as_array().map(Vec::len), Some(1), "{last}");
+    assert_eq!((last[0]["rules"][0].as_str(), last[0]["ok"].as_bool()), (Some(full(LAST).as_str()), Some(false)), "{last}");
+    assert!(last[0]["said"].as_str().unwrap_or("").contains("virt-customize"), "{last}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("last: aide_build_database FAILED"));
+    let verdict: Value = serde_json::from_slice(&std::fs::read(w.dir.path().join("hardened.verdict.json")).unwrap()).unwrap();
+    let aide = verdict["verdicts"].as_array().unwrap().iter().find(|v| v["rule"] == full(LAST).as_str()).cloned();
+    assert_eq!(aide.as_ref().map(|v| v["verdict"]["result"].clone()), Some(Value::from("fail")), "judged on the image: {aide:?}");
     let ended: Vec<&Value> = h["held"].as_array().unwrap().iter().filter(|r| r["harness_waiver_ended"] == true).collect();
     assert_eq!(ended.len(), 3, "the three harness waivers ended at the handover: {held:?}");
     assert_eq!(h["admins"], serde_json::json!(["admin"]));

@@ -26,6 +26,9 @@ pub enum Settle {
     NoFix,
     /// The harness stays (`--keep-harness`): the rule stays held, its waiver with it.
     Kept,
+    /// The skill's `[[last]]` script runs on the image as it leaves, after everything else
+    /// (`last.rs`).
+    Last,
 }
 
 impl Settle {
@@ -38,18 +41,20 @@ impl Settle {
             Self::StaysWaived { .. } => "stays waived",
             Self::NoFix => "no stock fix in the content: left as it is",
             Self::Kept => "held still: the harness stays (--keep-harness)",
+            Self::Last => "its fix run last, on the image as it leaves",
         }
     }
 }
 
-/// One rule the harness held back, as the run left it, and how the handover settles it.
+/// One rule the harness held back, or whose fix runs last, as the run left it, and how the
+/// handover settles it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HeldRule {
     pub rule_id: String,
     /// Its status at the run's end (waived, escalated...).
     pub status: RuleStatus,
     pub final_result: Option<ScanResult>,
-    /// Why the harness holds it (the skill's `[[held]]` reason).
+    /// Why the harness holds it, or why it goes last (the skill's `[[held]]` or `[[last]]` reason).
     pub reason: String,
     #[serde(flatten)]
     pub settle: Settle,

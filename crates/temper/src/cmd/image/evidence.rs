@@ -27,9 +27,13 @@ pub fn image_rules(rules: &mut [Rule], judged: &DiskJudgement, held: &[HeldRule]
         let held = held.iter().find(|h| h.rule_id == r.rule_id);
         r.offline_verdict = Some((*v).clone());
         let mut said = Vec::new();
-        if let Some(h) = held {
-            let waiver = if h.harness_waiver_ended { "; its waiver, held for the harness, ended with it" } else { "" };
-            said.push(format!("held for the harness: {}{waiver}", h.settle.label()));
+        match held {
+            Some(h) if h.settle == Settle::Last => said.push(format!("{}: {}", h.settle.label(), h.reason)),
+            Some(h) => {
+                let waiver = if h.harness_waiver_ended { "; its waiver, held for the harness, ended with it" } else { "" };
+                said.push(format!("held for the harness: {}{waiver}", h.settle.label()));
+            }
+            None => {}
         }
         match v {
             OfflineVerdict::Offline { result, basis } => {

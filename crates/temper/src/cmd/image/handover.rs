@@ -1,7 +1,8 @@
 //! The handover of `temper image export`: the held rules settled (the skill's `[[held]]`, the
 //! run's statuses and waivers), the script run on the target's domain from the run's final
-//! checkpoint (temper-target), the copy made ready to be cloned (virt-sysprep), then the host's
-//! own read of it: nothing of temper's may be left, and nothing of one machine's.
+//! checkpoint (temper-target), the copy made ready to be cloned (virt-sysprep), the skill's
+//! `[[last]]` fixes on it (an AIDE database), then the host's own read of it: nothing of
+//! temper's may be left, and nothing of one machine's.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -40,7 +41,9 @@ pub async fn hand_over(ask: &Ask<'_>) -> anyhow::Result<HandedOverDisk> {
     let hv = LibvirtHypervisor::new(LibvirtConfig::for_target(target));
     let controls = temper_core::controls::RunControls::of(&data.run);
     let day = run_day(&data.run.started_at);
-    let (held, steps) = handover::held_rules(ask.skill, &data.rules, &controls.waivers, day, ask.content, ask.keep_harness);
+    let (mut held, steps) = handover::held_rules(ask.skill, &data.rules, &controls.waivers, day, ask.content, ask.keep_harness);
+    let (last, last_steps) = handover::last_rules(ask.skill, &data.rules, ask.content, ask.keep_harness);
+    held.extend(last);
     let public_key = public_key(&target.ssh_key);
     let footprint = &target.footprint;
     let admin_group = ask.skill.manifest.admin_group.clone();
@@ -89,6 +92,20 @@ pub async fn hand_over(ask: &Ask<'_>) -> anyhow::Result<HandedOverDisk> {
     temper_target::sysprep(ask.work, ssh_unit, &logs, scratch_dir).await.context("virt-sysprep on the handed-over copy")?;
     secs.insert("sysprep", started.elapsed().as_secs_f64());
 
+    // Last: what records the image itself, on the image as it now is.
+    let started = Instant::now();
+    let last = temper_target::run_last(ask.work, &last_steps, scratch_dir).await;
+    for l in &last {
+        let what = l.rules.iter().map(|r| temper_scap::datastream::short_rule_id(r)).collect::<Vec<_>>().join(", ");
+        match &l.said {
+            None => eprintln!("temper: last: {what} in {:.1} s", l.secs),
+            Some(said) => eprintln!("temper: warning: last: {what} FAILED after {:.1} s; it stays failing in the image: {said}", l.secs),
+        }
+    }
+    if !last.is_empty() {
+        secs.insert("last", started.elapsed().as_secs_f64());
+    }
+
     let started = Instant::now();
     let files = DiskFiles::open(ask.work, &scratch).await?;
     let deps: Vec<String> = report.removals.iter().filter(|r| r.item == handover::Item::Dependency).map(|r| r.what.clone()).collect();
@@ -126,6 +143,7 @@ pub async fn hand_over(ask: &Ask<'_>) -> anyhow::Result<HandedOverDisk> {
         admin_group,
         admins,
         left: report.left.clone(),
+        last,
         clone_prep: Operation::all(temper_target::SYSPREP_APPLIED),
         clone_prep_left_out: Operation::all(temper_target::SYSPREP_LEFT_OUT),
         secs,

@@ -80,18 +80,22 @@ pub struct HandoverRecord {
     pub removed: Vec<Removal>,
     /// With `--keep-harness`: what of temper's the image still holds.
     pub kept: Vec<String>,
-    /// The rules held back for the harness, and what the handover did with each.
+    /// The rules held back for the harness, and those whose fix runs last (`settle: last`), and
+    /// what the handover did with each.
     pub held: Vec<HeldRule>,
     /// The image's admins (the skill's admin group's members) after the held fixes.
     pub admin_group: String,
     pub admins: Vec<String>,
     /// Files the harness's uid still owned after it was removed (none expected).
     pub left: Vec<String>,
+    /// The `[[last]]` fixes, run after virt-sysprep in libguestfs' appliance: each one's rules,
+    /// whether it ran, how long, and what it said when it failed.
+    pub last: Vec<temper_target::LastRun>,
     /// What made the image ready to be cloned (virt-sysprep), and why each.
     pub clone_prep: Vec<Operation>,
     /// virt-sysprep's default operations not applied, and why.
     pub clone_prep_left_out: Vec<Operation>,
-    /// Seconds: the script, the power-off, the copy, virt-sysprep, the host's check.
+    /// Seconds: the script, the power-off, the copy, virt-sysprep, the last fixes, the host's check.
     pub secs: BTreeMap<&'static str, f64>,
 }
 

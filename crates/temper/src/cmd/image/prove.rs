@@ -55,6 +55,10 @@ pub async fn prove(s: Subject<'_>) -> anyhow::Result<BootProof> {
             None => "not tried",
         },
     );
+    for (unit, said) in &proof.failed_said {
+        let last = said.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("(nothing in its journal)");
+        eprintln!("temper: boot proof: {unit} failed; its journal ends: {last}");
+    }
     Ok(proof)
 }
 
