@@ -30,9 +30,11 @@ pub async fn run_last(image: &Path, steps: &[LastStep], scratch: &Path) -> Vec<L
             Ok(()) => {
                 let mut cmd = tool("virt-customize");
                 cmd.args(["--format", "qcow2", "--no-network", "--no-logfile"]).arg("-a").arg(image);
-                cmd.arg("--run").arg(&file);
-                // virt-customize writes a machine id into the empty one sysprep left: emptied again.
+                // virt-customize writes a machine id into the empty one sysprep left, before its
+                // operations: emptied again first, so that a step that fails leaves it empty too,
+                // and what the step records is the image as it leaves.
                 cmd.args(crate::sysprep::NO_MACHINE_ID);
+                cmd.arg("--run").arg(&file);
                 run("virt-customize", cmd, image, "").await.map(|_| ()).map_err(|e| e.to_string())
             }
             Err(e) => Err(format!("{}: {e}", file.display())),
@@ -48,11 +50,16 @@ pub async fn run_last(image: &Path, steps: &[LastStep], scratch: &Path) -> Vec<L
     out
 }
 
-/// The last `max` bytes of `s`, on a character boundary.
+/// The last `max` bytes of `s`, from a line's start when one begins in them (else from a
+/// character boundary).
 fn tail(s: &str, max: usize) -> String {
     let start = s.len().saturating_sub(max);
     let start = (start..s.len()).find(|i| s.is_char_boundary(*i)).unwrap_or(s.len());
-    s[start..].to_string()
+    let end = &s[start..];
+    match end.find('\n') {
+        Some(nl) if start > 0 && nl + 1 < end.len() => end[nl + 1..].to_string(),
+        _ => end.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -63,5 +70,7 @@ mod tests {
         assert_eq!(super::tail("ab", 3), "ab");
         assert_eq!(super::tail("aé", 1), "");
         assert_eq!(super::tail("aéb", 2), "b");
+        assert_eq!(super::tail("one\ntwo\nthree", 8), "three", "from the line that starts in it");
+        assert_eq!(super::tail("one\ntwo", 20), "one\ntwo");
     }
 }
