@@ -144,14 +144,14 @@ impl<'a> Outlook<'a> {
 
 /// The ids of a live run's open rules (pending) and of its rules not applicable so far, as an
 /// [`Outlook`] takes them.
-pub fn standing(rules: &[Rule]) -> (Vec<&str>, Vec<&str>) {
+pub fn open_and_not_applicable(rules: &[Rule]) -> (Vec<&str>, Vec<&str>) {
     let ids = |s: RuleStatus| rules.iter().filter(move |r| r.status == s).map(|r| r.rule_id.as_str());
     (ids(RuleStatus::Pending).collect(), ids(RuleStatus::NotApplicable).collect())
 }
 
 /// The ids of `rules` still open (pending).
 pub fn open_ids(rules: &[Rule]) -> Vec<&str> {
-    standing(rules).0
+    open_and_not_applicable(rules).0
 }
 
 /// The prediction at `now` for a run as `o` has it. `None` before the first scan ends, or when

@@ -32,7 +32,7 @@ use async_trait::async_trait;
 
 pub use attempt::{Attempt, AttemptSpec, Culprit, Evaluation, Findings, KeptFix};
 pub use driver::{driver_id, driver_is_dead, now_ms};
-pub use eta::{Eta, Outlook, RECALL_RUNS, Remembered, RuleTime, open_ids, predict as predict_end, rule_times, standing};
+pub use eta::{Eta, Outlook, RECALL_RUNS, Remembered, RuleTime, open_and_not_applicable, open_ids, predict as predict_end, rule_times};
 pub use event::{
     Blamed, Booted, Cadence, EventData, Picked, PickedBy, PlanBatched, PlanBisected, Regressed, ReplayWhy, Replayed, RescanTimes, ScanKind,
 };

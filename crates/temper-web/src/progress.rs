@@ -3,7 +3,9 @@
 //! the event stream sends it again whenever its [`LoopState`] changes.
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use temper_journal::{Event, Outlook, Remembered, Rule, RuleStatus, Run, RunStatus, Standing, now_ms, predict_end, standing};
+use temper_journal::{
+    Event, Outlook, Remembered, Rule, RuleStatus, Run, RunStatus, Standing, now_ms, open_and_not_applicable, predict_end,
+};
 
 use crate::state::AppState;
 use crate::{WebError, pages::duration};
@@ -58,7 +60,7 @@ impl RunProgress {
         let count = |s: RuleStatus| rules.iter().filter(|r| r.status == s).count();
         let counts = RuleStatus::REVIEW_ORDER.iter().map(|&status| StatusCount { status, n: count(status) }).filter(|c| c.n > 0).collect();
         let at = Standing::of_run(run, rules);
-        let (pending, not_applicable) = standing(rules);
+        let (pending, not_applicable) = open_and_not_applicable(rules);
         let outlook = Outlook::new(events, &pending).remembering(&not_applicable, memory);
         let eta = (run.status == RunStatus::Running).then(|| predict_end(&outlook, Utc::now().fixed_offset())).flatten();
         let elapsed_secs = elapsed_secs(run);

@@ -1,7 +1,7 @@
 //! `temper status`: a run's progress, read from the database.
 use serde_json::json;
 use temper_journal::prelude::*;
-use temper_journal::{Outlook, Remembered, RunStatus, Standing, now_ms, predict_end, standing};
+use temper_journal::{Outlook, Remembered, RunStatus, Standing, now_ms, open_and_not_applicable, predict_end};
 
 use super::print_json;
 use crate::config::Config;
@@ -30,7 +30,7 @@ pub async fn run(config: &Config, run: Option<RunId>, json_out: bool) -> anyhow:
     let elapsed = parse(&row.started_at).map_or(0, |start| (end - start).num_seconds());
     let eta = match status {
         RunStatus::Running => {
-            let (open, not_applicable) = standing(&rules);
+            let (open, not_applicable) = open_and_not_applicable(&rules);
             let memory = Remembered::of(&store.recalled_times(&row.skill).await?);
             predict_end(&Outlook::new(&store.events(row.id, None).await?, &open).remembering(&not_applicable, &memory), end)
         }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::Books;
 use crate::ralph::error::LoopResult;
-use temper_journal::{AttemptNo, Eta, Event, Outlook, Phase, Remembered, Rule, RunId, Standing, predict_end, standing};
+use temper_journal::{AttemptNo, Eta, Event, Outlook, Phase, Remembered, Rule, RunId, Standing, open_and_not_applicable, predict_end};
 
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -69,7 +69,7 @@ impl Books<'_> {
         let new = self.journal.events(seen).await?;
         let mut events = books.events.lock().unwrap_or_else(|e| e.into_inner());
         events.extend(new.into_iter().filter(|e| Some(e.id) > seen));
-        let (open, not_applicable) = standing(rules);
+        let (open, not_applicable) = open_and_not_applicable(rules);
         let outlook = Outlook::new(&events, &open).remembering(&not_applicable, memory);
         Ok(predict_end(&outlook, chrono::Utc::now().fixed_offset()))
     }
