@@ -21,7 +21,9 @@
 //!   checklists need it and say so.
 //! - [`replay_script`] is the fixed rules as one bash script (also inside every report).
 //! - [`chart_svg`] draws a run's [`ProgressChart`] (the HTML report and the web view).
-//! - [`plan::build`] and [`plan::write`]: the run's proven plan (`temper plan export`).
+//! - [`plan::build`] and [`plan::write`]: the run's proven plan (`temper plan export`), the
+//!   folder and what is in it.
+//! - [`applied`]: how a run applied a plan given to it, step by step ([`PlanView`]).
 //! - [`load_fleet`] and [`render_fleet`]: one fleet's targets side by side, and the
 //!   escalations that recur across them (Markdown, HTML, JSON).
 //!
@@ -54,7 +56,10 @@ pub use assessor::{CklStatus, merge_outcomes, status_of};
 pub use error::ReportError;
 pub use format::{Format, UnknownFormat};
 pub use html::{PLAN as PLAN_TEMPLATE, svg as chart_svg};
-pub use run::{Interruption, LoadError, ProgressChart, RunData, interruptions, load, resolve_run};
+pub use run::{
+    Interruption, LoadError, NotApplied, PlanCounts, PlanTry, PlanView, ProgressChart, RunData, StepOutcome, StepView, applied,
+    interruptions, load, resolve_run,
+};
 /// A duration in milliseconds as the reports write it: `850 ms`, `12.3 s`, `4 min 05 s`, `1 h 02 min`.
 pub use text::ms as human_duration;
 pub use view::{ControlsView, FleetEscalation, FleetReport, SCHEMA, TargetRow, WaiverView, load_fleet, replay_script};

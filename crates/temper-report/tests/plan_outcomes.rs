@@ -10,8 +10,8 @@ use common::*;
 use serde_json::{Value, json};
 use temper_journal::AttemptId;
 use temper_journal::{Culprit, EventData, Phase, Picked, PickedBy, RunStatus};
-use temper_report::plan::{NotApplied, StepOutcome};
 use temper_report::{Format, load, render};
+use temper_report::{NotApplied, StepOutcome};
 
 /// The plan's folder as the run was given it: markup that must stay text.
 const HOSTILE_DIR: &str = "/srv/plan/<script>alert(1)</script><img src=x onerror=alert(2)>";

@@ -15,9 +15,8 @@ use temper_scap::Benchmark;
 pub use ansible::playbook;
 pub use readme::readme;
 
-pub use crate::replay::{Home, ReplayOrigin, replay};
-pub use crate::run::{NotApplied, PlanCounts, PlanTry, PlanView, StepOutcome, StepView, applied};
-pub use crate::view::steps;
+use crate::replay::{ReplayOrigin, replay};
+use crate::view::steps;
 
 use crate::error::ReportError;
 use crate::run::RunData;

@@ -3,7 +3,7 @@ use axum::extract::{Path, State};
 use axum::response::Html;
 use serde::Serialize;
 use temper_journal::{Ban, Lesson, Recall, Rule, Run};
-use temper_report::plan::StepView;
+use temper_report::StepView;
 use temper_scap::oval::{Evidence, Finding};
 
 use crate::WebError;
@@ -49,5 +49,5 @@ struct RulePage {
 async fn plan_step(app: &AppState, run: &Run, rule_id: &str) -> Result<Option<StepView>, WebError> {
     let (rules, attempts, events) =
         (app.journal.rules(run.id).await?, app.journal.attempts(run.id).await?, app.journal.events(run.id, None).await?);
-    Ok(temper_report::plan::applied(run, &rules, &attempts, &events).and_then(|p| p.step(rule_id).cloned()))
+    Ok(temper_report::applied(run, &rules, &attempts, &events).and_then(|p| p.step(rule_id).cloned()))
 }

@@ -5,7 +5,7 @@ use axum::response::Html;
 use serde::{Deserialize, Serialize};
 use temper_journal::{Rule, RuleStatus, Run, RunStatus};
 use temper_report::Format;
-use temper_report::plan::PlanView;
+use temper_report::PlanView;
 use temper_report::{ProgressChart, chart_svg};
 
 use crate::WebError;
@@ -55,7 +55,7 @@ pub async fn show(State(app): State<AppState>, Path(id): Path<RunId>, Query(q): 
     let events = app.journal.events(id, None).await?;
     let p = RunProgress::of(&run, &rules, &events, &crate::progress::remembered(&app, &run).await?);
     let total = rules.len();
-    let plan = temper_report::plan::applied(&run, &rules, &app.journal.attempts(id).await?, &events);
+    let plan = temper_report::applied(&run, &rules, &app.journal.attempts(id).await?, &events);
     let interruptions = temper_report::interruptions(&events);
     RuleStatus::sort_for_review(&mut rules, |r| r.status);
     if let Some(status) = filter {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use temper_core::verdict::Verdict;
 use temper_journal::{FixSource, Journal, RunId};
 use temper_report::Format;
-use temper_report::plan::{PlanTry, StepOutcome};
+use temper_report::{PlanTry, StepOutcome};
 
 use crate::sim::{Sim, content};
 
@@ -15,7 +15,7 @@ use crate::sim::{Sim, content};
 pub const HOSTILE_DIR: &str = "/srv/plans/<img src=x onerror=alert(1)>&\"plan\"";
 
 /// The options `temper run --plan` stores for a plan from run `from`.
-pub fn options(from: RunId, fixes: &[temper_core::plan::PlannedFix]) -> String {
+pub fn options(from: RunId, fixes: &[temper_journal::plan::PlannedFix]) -> String {
     json!({"plan": {"dir": HOSTILE_DIR, "from_run": from, "fixes": fixes}}).to_string()
 }
 
