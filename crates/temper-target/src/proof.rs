@@ -326,7 +326,7 @@ fn write_private(path: &Path, text: &str) -> Result<(), ProofError> {
 
 /// The sha256 of a file, in hex.
 pub fn sha256(path: &Path) -> Result<String, ProofError> {
-    temper_core::plan::sha256_file(path).map_err(|source| ProofError::Io { what: format!("sha256 of {}", path.display()), source })
+    temper_journal::plan::sha256_file(path).map_err(|source| ProofError::Io { what: format!("sha256 of {}", path.display()), source })
 }
 
 #[cfg(test)]

@@ -13,9 +13,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use temper_core::checks;
-use temper_core::plan::{Plan, at_boot};
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::scan::Scanner;
+use temper_journal::plan::{Plan, at_boot};
 use temper_scap::Outcome;
 use temper_target::{LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};
 

@@ -25,7 +25,7 @@ pub fn read(skill: &Skill, profile: &str, tailoring: Option<&Path>, waivers: Opt
     let xml = String::from_utf8(bytes).context("the tailoring file is not UTF-8")?;
     let record = TailoringRecord {
         file: path.display().to_string(),
-        sha256: temper_core::plan::sha256_hex(xml.as_bytes()),
+        sha256: temper_journal::plan::sha256_hex(xml.as_bytes()),
         profile: tailored.clone(),
         id: t.id.clone(),
         xml,

@@ -7,8 +7,8 @@ mod support;
 use std::time::Instant;
 
 use support::*;
-use temper_core::plan::{Plan, sha256_hex};
 use temper_core::verdict::Verdict;
+use temper_journal::plan::{Plan, sha256_hex};
 use temper_journal::{EventKind, FixSource, RuleStatus};
 
 const ANSSI: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";

@@ -231,11 +231,11 @@ async fn the_full_scans_own_oval_results_are_the_evidence_first_and_last() {
 
 /// A plan step as the source exported it: derived there, from the source's items (this script
 /// names `atd`, which the target's evidence does not call for), marked so.
-fn derived_step(n: usize, rule: &str) -> temper_core::plan::PlannedFix {
+fn derived_step(n: usize, rule: &str) -> temper_journal::plan::PlannedFix {
     let fix_script = format!("{} for {rule} on the source target\nsystemctl enable 'atd.service'\n", temper_derive::HEADER);
     let fix =
         temper_core::agent::ApplyFix { fix_script, revert_script: "true\n".into(), description: format!("the source's fix for {rule}") };
-    temper_core::plan::PlannedFix { n, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false, derived: true }
+    temper_journal::plan::PlannedFix { n, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false, derived: true }
 }
 
 /// A plan's derived steps are derived again on each target, from that target's own evidence:
@@ -275,7 +275,7 @@ async fn derived_again(name: &str, rules: &[&str]) {
     let plan = temper_report::plan::build(&data, Some(content()), Some("0".repeat(64))).unwrap();
     let step = plan.steps.iter().find(|s| s.rule == full(CRON)).unwrap();
     assert!(step.derived && step.source == FixSource::Plan, "exported again, the step is still derived: {step:?}");
-    assert!(temper_report::plan::readme(&plan, &temper_core::plan::Terms::default()).contains("derives each again on its target"));
+    assert!(temper_report::plan::readme(&plan, &temper_journal::plan::Terms::default()).contains("derives each again on its target"));
     took(name, t);
 }
 

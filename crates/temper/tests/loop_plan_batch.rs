@@ -11,9 +11,9 @@ use std::time::Instant;
 use serde_json::json;
 use sim::*;
 use temper_core::agent::ApplyFix;
-use temper_core::plan::PlannedFix;
 use temper_core::verdict::Verdict;
 use temper_journal::RunId;
+use temper_journal::plan::PlannedFix;
 use temper_journal::{AttemptState, EventKind, FixSource, RuleStatus, RunStatus};
 
 /// Four rules that fail at the baseline, each with a stock fix in the content.

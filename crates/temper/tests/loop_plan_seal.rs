@@ -19,7 +19,7 @@ use keys::signing_key;
 use plan_exported::*;
 use sim::*;
 use temper_core::plan::seal::{self, Trust};
-use temper_core::plan::{Applying, Folder, Terms, sha256_hex};
+use temper_journal::plan::{Applying, Folder, Terms, sha256_hex};
 
 /// A signed plan and every way to apply it, each returning whether it ran and what it said.
 struct Ways {

@@ -2,7 +2,7 @@
 //! and terms checked on those bytes ([`seal::check`]), and the plan taken from the same bytes.
 //! Nothing is read from the disk between the check and the plan.
 use super::seal::{self, SealError, Sealed, Trust};
-use super::{Applying, Folder, Plan, PlanError};
+use temper_journal::plan::{Applying, Folder, Plan, PlanError};
 
 /// A plan that passed its checks, and what its seal showed.
 #[derive(Debug, Clone)]
@@ -32,8 +32,10 @@ mod tests {
     use std::process::Command;
 
     use super::*;
-    use crate::plan::{ContentRef, FILE, Header, PLAYBOOK, PlanStep, README, REPLAY, Script, ScriptKind, SourceRun, Terms, VERSION};
-    use crate::plan::{sha256_hex, terms::Applying as At};
+    use temper_journal::plan::{
+        ContentRef, FILE, Header, PLAYBOOK, PlanStep, README, REPLAY, Script, ScriptKind, SourceRun, Terms, VERSION,
+    };
+    use temper_journal::plan::{sha256_hex, terms::Applying as At};
 
     /// A signed plan of one step in `dir`, and the allowed-signers file for its key.
     fn signed(dir: &Path, fix: &str) -> std::path::PathBuf {

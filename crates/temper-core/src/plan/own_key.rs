@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use ssh_key::private::Ed25519Keypair;
 use ssh_key::{HashAlg, LineEnding, PrivateKey};
 
-use super::NAMESPACE;
+use temper_journal::plan::NAMESPACE;
 
 /// The principal of the key's allowed-signers line.
 pub const PRINCIPAL: &str = "temper-host";

@@ -33,7 +33,7 @@ pub struct Settings {
     /// The reboot proof at the end of the run; `None` skips it (the summary then says so).
     pub reboot: Option<RebootProof>,
     /// A proven plan's steps (`temper run --plan`), tried in order before the Architect is asked.
-    pub plan: Vec<crate::plan::PlannedFix>,
+    pub plan: Vec<temper_journal::plan::PlannedFix>,
     /// The plan's cadence (its source run's), taken instead of measuring one when
     /// `regression_every` is not set.
     pub plan_cadence: Option<u32>,

@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use temper_core::controls::RunControls;
 use temper_core::plan::own_key::OwnKey;
 use temper_core::plan::seal::{self, Trust};
-use temper_core::plan::{Applying, PlanOrigin, PlannedFix, Terms};
 use temper_core::target::Target;
+use temper_journal::plan::{Applying, PlanOrigin, PlannedFix, Terms};
 use temper_journal::prelude::*;
 use temper_journal::{RebootOutcome, Run, RunId, RunStatus, RunSummary};
 
@@ -198,7 +198,7 @@ fn differs(sealed: &[PlannedFix], stored: &[PlannedFix]) -> Option<String> {
 
 /// A step as the refusal names it: its rule and its fix's sha256.
 fn what(f: &PlannedFix) -> String {
-    format!("{} with a fix of sha256 {}", f.rule, temper_core::plan::sha256_hex(f.fix.fix_script.as_bytes()))
+    format!("{} with a fix of sha256 {}", f.rule, temper_journal::plan::sha256_hex(f.fix.fix_script.as_bytes()))
 }
 
 /// Where `run`'s plan is written to be applied by default: `plan/` in the run's own folder.

@@ -8,9 +8,10 @@ use anyhow::Context;
 use clap::Subcommand;
 use serde::{Deserialize, Serialize};
 use temper_core::controls::RunControls;
+use temper_core::plan::Opened;
 use temper_core::plan::seal::{self, Trust};
-use temper_core::plan::{Applying, Folder, Opened, Plan, PlanOrigin, PlannedFix, RunInputs, Terms, terms};
 use temper_journal::Journal;
+use temper_journal::plan::{Applying, Folder, Plan, PlanOrigin, PlannedFix, RunInputs, Terms, terms};
 use temper_report::{load, plan, resolve_run};
 
 use crate::config::Config;
@@ -158,7 +159,7 @@ pub async fn export(config: &Config, store: &dyn Journal, id: RunId, output: &Pa
     let content = super::report::content(config, &data.run);
     // Runs record their datastream's sha256 when they start; for older ones, the file's now.
     let ds = config.content_dir.join(&data.run.datastream);
-    let sha = plan::recorded_content_sha256(&data.run).or_else(|| temper_core::plan::sha256_file(&ds).ok());
+    let sha = plan::recorded_content_sha256(&data.run).or_else(|| temper_journal::plan::sha256_file(&ds).ok());
     let mut p = plan::build(&data, content.as_ref(), sha)?;
     match crate::wiring::skill(config, &data.run.skill) {
         Ok(skill) => p.mark_one_way(|id| skill.one_way(id)),

@@ -7,13 +7,13 @@ use serde::{Deserialize, Serialize};
 use temper_agents::AgentKind;
 use temper_core::claim::{self, Claim, TargetClaim};
 use temper_core::lease::{Lease, LeaseError};
-use temper_core::plan::PlanOrigin;
 use temper_core::ports::{Clock, Hypervisor, Timed};
 use temper_core::ralph::{Agents, LoopError, Parts, Quiet, Ralph, RebootProof, Settings};
 use temper_core::scan::Engine;
 use temper_core::script::Watch;
 use temper_core::target::Target;
 use temper_journal::RunSummary;
+use temper_journal::plan::PlanOrigin;
 use temper_journal::prelude::*;
 use temper_journal::{EventData, NewRun, Run, RunStatus};
 use temper_store::Store;
@@ -90,7 +90,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
     let (controls, profile) = crate::controls::read(&skill, &profile, tailoring, waivers)?;
     let llm_url = args.agent.llm.clone().or(config.llm_url.clone());
     let kind = args.agent.agent.unwrap_or(if llm_url.is_some() { AgentKind::Tiered } else { AgentKind::Stock });
-    let content_sha256 = temper_core::plan::sha256_file(&wiring::host_datastream(config, &skill)).ok();
+    let content_sha256 = temper_journal::plan::sha256_file(&wiring::host_datastream(config, &skill)).ok();
     // A plan given is checked before anything is recorded: one that does not fit makes no run.
     let given = match &args.plan {
         Some(dir) => {
@@ -98,7 +98,7 @@ pub async fn start_on(config: &Config, mut target: Target, args: RunArgs, origin
             if args.unsigned {
                 eprintln!("temper: the signature of the plan in {} is not checked (--unsigned)", dir.display());
             }
-            let at = temper_core::plan::Applying { now: chrono::Utc::now(), target: Some(&target.name), fleet: origin.fleet.as_deref() };
+            let at = temper_journal::plan::Applying { now: chrono::Utc::now(), target: Some(&target.name), fleet: origin.fleet.as_deref() };
             let r = super::plan::ForRun {
                 trust: &trust,
                 profile: &profile,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::json;
-use temper_core::plan::{Plan, Terms, sha256_file};
+use temper_journal::plan::{Plan, Terms, sha256_file};
 use temper_journal::{RuleStatus, RunId};
 use temper_mockllm::{MockLlm, Scripted};
 

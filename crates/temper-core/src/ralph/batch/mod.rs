@@ -16,7 +16,6 @@ use std::collections::BTreeMap;
 use temper_scap::oval::Evidence;
 
 use crate::agent::FixSource;
-use crate::plan::PlannedFix;
 use crate::policy::DenyList;
 use crate::ralph::attempt::{AttemptOrigin, Attempter};
 use crate::ralph::books::Books;
@@ -32,6 +31,7 @@ use crate::ralph::state::Seen;
 use crate::ralph::state::{Ahead, RunState};
 use crate::ralph::trial::Trial;
 use crate::verdict::Verdict;
+use temper_journal::plan::PlannedFix;
 use temper_journal::{AttemptNo, EventData, Phase, Picked, PickedBy};
 
 /// A proven plan's batch: its due steps applied together, checked once, kept together or

@@ -10,12 +10,12 @@ use std::cmp::Reverse;
 use temper_scap::{Benchmark, Severity};
 
 use crate::agent::{ApplyFix, Candidate, Derive, FixSource};
-use crate::plan::PlannedFix;
 use crate::ralph::error::LoopResult;
 use crate::ralph::settings::Settings;
 use crate::ralph::trial::Preset;
 use crate::scan::Scanner;
 use crate::skill::Skill;
+use temper_journal::plan::PlannedFix;
 use temper_journal::{Rule, RuleStatus, RunJournal};
 
 /// Why a rule is `out_of_scope`.

@@ -12,9 +12,9 @@ use std::collections::HashSet;
 
 use super::Offer;
 use crate::agent::{ApplyFix, Candidate, FixContext, FixSource};
-use crate::plan::PlannedFix;
 use crate::ralph::error::LoopResult;
 use crate::ralph::settings::PLAN_BATCH;
+use temper_journal::plan::PlannedFix;
 use temper_journal::{AttemptState, RuleStatus};
 
 /// The plan's untried steps whose rules are open and in scope, as the next batch may take them.

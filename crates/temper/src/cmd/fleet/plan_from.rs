@@ -9,9 +9,9 @@
 //! run verifies it with that key as it would any plan.
 use temper_core::plan::own_key::OwnKey;
 use temper_core::plan::seal::{self, Trust};
-use temper_core::plan::{Applying, Terms};
 pub use temper_core::plan_from::{PlanFrom, Withheld};
 use temper_core::target::Target;
+use temper_journal::plan::{Applying, Terms};
 use temper_journal::prelude::*;
 use temper_journal::{RebootOutcome, RunStatus};
 
@@ -69,7 +69,7 @@ async fn hand_on(
     if dir.exists() {
         std::fs::remove_dir_all(dir)?;
     }
-    export(config, store, run.id, dir, &Terms { fleet: Some(temper_core::plan::terms::name(fleet)?), ..Terms::default() }).await?;
+    export(config, store, run.id, dir, &Terms { fleet: Some(temper_journal::plan::terms::name(fleet)?), ..Terms::default() }).await?;
     let key = OwnKey::open(&config.plan_key_file)?;
     seal::sign(dir, &key.key, None)?;
     // What the others will read is what was proven.

@@ -2,8 +2,8 @@
 //! exported for the fleet's runs and sealed with the host's own key, and handed on with that
 //! key to check it by (never unsigned); an unproven, unfinished, missing or unsealed one is not,
 //! and says why.
-use temper_core::plan::{Folder, Plan};
 use temper_journal::NewRun;
+use temper_journal::plan::{Folder, Plan};
 
 use super::*;
 use temper_journal::RunId;
