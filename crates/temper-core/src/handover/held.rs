@@ -89,7 +89,7 @@ pub fn held_rules(
     for r in rules {
         let short = short_rule_id(&r.rule_id);
         let Some((entry_index, entry)) = skill.held(short) else { continue };
-        if matches!(r.status, RuleStatus::NotSelected | RuleStatus::NotApplicable | RuleStatus::OutOfScope) {
+        if !judged(r) {
             continue;
         }
         let waiver = (r.status == RuleStatus::Waived).then(|| waiver::active(waivers, short, day)).flatten();
@@ -100,12 +100,9 @@ pub fn held_rules(
             _ if keep_harness => Settle::Kept,
             (_, HeldApply::Waived) => Settle::StaysWaived { reason: entry.reason.clone() },
             (_, HeldApply::Removal) => Settle::Removal,
-            (_, HeldApply::Stock) => match content.and_then(|c| c.rule(&r.rule_id)).and_then(|c| c.fix.as_ref()) {
-                Some(fix) if !fix.script.trim().is_empty() => {
-                    steps.push((
-                        usize::MAX,
-                        HeldStep { rules: vec![r.rule_id.clone()], apply: HeldApply::Stock, script: fix.script.clone() },
-                    ));
+            (_, HeldApply::Stock) => match stock_fix(content, &r.rule_id) {
+                Some(fix) => {
+                    steps.push((usize::MAX, HeldStep { rules: vec![r.rule_id.clone()], apply: HeldApply::Stock, script: fix.to_string() }));
                     Settle::Apply { apply: HeldApply::Stock }
                 }
                 _ => Settle::NoFix,
@@ -134,6 +131,18 @@ pub fn held_rules(
         });
     }
     (held, steps.into_iter().map(|(_, s)| s).collect())
+}
+
+/// A rule the run judged: one it did not select, found not applicable or left out of scope has
+/// nothing for the handover to settle.
+pub(super) fn judged(r: &Rule) -> bool {
+    !matches!(r.status, RuleStatus::NotSelected | RuleStatus::NotApplicable | RuleStatus::OutOfScope)
+}
+
+/// The rule's stock fix in `content`, resolved for the run's profile, when it has one that is
+/// not empty.
+pub(super) fn stock_fix<'c>(content: Option<&'c Benchmark>, rule_id: &str) -> Option<&'c str> {
+    content.and_then(|c| c.rule(rule_id)).and_then(|c| c.fix.as_ref()).map(|f| f.script.as_str()).filter(|s| !s.trim().is_empty())
 }
 
 /// `script` with each value it names set first as a shell variable of that name, as the

@@ -1,10 +1,11 @@
 //! The rules whose fix records the image itself (the skill's `[[last]]`, an AIDE database): their
 //! scripts run after everything else, on the image as it leaves. One built during the run, or
 //! before the harness went, would list what the handover then took away.
-use temper_journal::{Rule, RuleStatus};
+use temper_journal::Rule;
 use temper_scap::Benchmark;
 use temper_scap::datastream::short_rule_id;
 
+use super::held::{judged, stock_fix};
 use super::{HeldRule, Settle};
 use crate::skill::Skill;
 
@@ -24,10 +25,9 @@ pub fn last_rules(skill: &Skill, rules: &[Rule], content: Option<&Benchmark>, ke
     let mut steps: Vec<(usize, LastStep)> = Vec::new();
     for r in rules {
         let Some((index, entry)) = skill.last(short_rule_id(&r.rule_id)) else { continue };
-        if matches!(r.status, RuleStatus::NotSelected | RuleStatus::NotApplicable | RuleStatus::OutOfScope) {
+        if !judged(r) {
             continue;
         }
-        let stock = || content.and_then(|c| c.rule(&r.rule_id)).and_then(|c| c.fix.as_ref()).map(|f| f.script.as_str());
         let settle = match (&entry.script, keep_harness) {
             (_, true) => Settle::Kept,
             (Some(script), false) => {
@@ -37,7 +37,7 @@ pub fn last_rules(skill: &Skill, rules: &[Rule], content: Option<&Benchmark>, ke
                 }
                 Settle::Last
             }
-            (None, false) => match stock().filter(|f| !f.trim().is_empty()) {
+            (None, false) => match stock_fix(content, &r.rule_id) {
                 Some(fix) => {
                     steps.push((usize::MAX, LastStep { rules: vec![r.rule_id.clone()], script: strict(fix) }));
                     Settle::Last
