@@ -203,13 +203,15 @@ async fn boot_and_check(job: &ProofJob, overlay: &Path, key: &Path, secret: &Pat
         .exec_tty(&format!("sudo -k -p '{PROMPT}' id -u"), PROMPT, &password, Duration::from_secs(120))
         .await
         .unwrap_or((None, String::new()));
-    let sudo_said = said.replace(&password, "").replace(PROMPT, "").trim().to_string();
+    // What a sudo on the terminal printed, without its prompt and the password's echo.
+    let scrub = |said: &str| said.replace(&password, "").replace(PROMPT, "").trim().to_string();
+    let sudo_said = scrub(&said);
     let admin_sudo = code == Some(0) && sudo_said.lines().any(|l| l.trim() == "0");
     let mut failed_said = std::collections::BTreeMap::new();
     for unit in failed_units.iter().filter(|u| unit_name(u)).take(5) {
         let command = format!("sudo -k -p '{PROMPT}' env SYSTEMD_COLORS=0 journalctl -b -u {unit} -n 25 --no-pager -o cat");
         if let Ok((_, said)) = admin.exec_tty(&command, PROMPT, &password, Duration::from_secs(60)).await {
-            failed_said.insert(unit.clone(), said.replace(&password, "").replace(PROMPT, "").trim().to_string());
+            failed_said.insert(unit.clone(), scrub(&said));
         }
     }
     let harness_refused = match &job.harness {
