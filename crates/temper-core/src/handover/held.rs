@@ -46,11 +46,22 @@ impl Settle {
     }
 }
 
+/// Why the handover settles a rule: the skill's `[[held]]` or its `[[last]]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeldFor {
+    /// Held back only because the harness needs it.
+    Harness,
+    /// Its fix records the image itself, so it runs last (`last.rs`).
+    Last,
+}
+
 /// One rule the harness held back, or whose fix runs last, as the run left it, and how the
 /// handover settles it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HeldRule {
     pub rule_id: String,
+    pub held_for: HeldFor,
     /// Its status at the run's end (waived, escalated...).
     pub status: RuleStatus,
     pub final_result: Option<ScanResult>,
@@ -122,6 +133,7 @@ pub fn held_rules(
         let harness_waiver_ended = waiver.is_some_and(|w| w.harness) && !matches!(settle, Settle::Kept | Settle::StaysWaived { .. });
         held.push(HeldRule {
             rule_id: r.rule_id.clone(),
+            held_for: HeldFor::Harness,
             status: r.status,
             final_result: r.final_result,
             reason: entry.reason.clone(),

@@ -6,7 +6,7 @@ use temper_scap::Benchmark;
 use temper_scap::datastream::short_rule_id;
 
 use super::held::{judged, stock_fix};
-use super::{HeldRule, Settle};
+use super::{HeldFor, HeldRule, Settle};
 use crate::skill::Skill;
 
 /// One `[[last]]` entry's script, for the rules of the run it covers.
@@ -48,6 +48,7 @@ pub fn last_rules(skill: &Skill, rules: &[Rule], content: Option<&Benchmark>, ke
         let step = steps.iter().position(|(_, s)| s.rules.contains(&r.rule_id));
         out.push(HeldRule {
             rule_id: r.rule_id.clone(),
+            held_for: HeldFor::Last,
             status: r.status,
             final_result: r.final_result,
             reason: entry.reason.clone(),

@@ -10,7 +10,7 @@ pub mod leftover;
 mod report;
 pub mod script;
 
-pub use held::{HeldRule, HeldStep, Settle, held_rules};
+pub use held::{HeldFor, HeldRule, HeldStep, Settle, held_rules};
 pub use last::{LastStep, last_rules};
 pub use leftover::{Expect, ImageView, Leftover, dpkg_installed, leftovers, not_clone_ready};
 pub use report::{GuestReport, Item, Removal, parse};

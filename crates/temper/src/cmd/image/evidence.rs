@@ -5,7 +5,7 @@
 //! handover), and a held rule's says what the handover did and that its harness waiver ended.
 use std::collections::HashMap;
 
-use temper_core::handover::{HeldRule, Settle};
+use temper_core::handover::{HeldFor, HeldRule, Settle};
 use temper_journal::offline::{DiskJudgement, OfflineVerdict};
 use temper_journal::{Rule, RuleStatus, ScanResult};
 use temper_report::RunData;
@@ -28,7 +28,7 @@ pub fn image_rules(rules: &mut [Rule], judged: &DiskJudgement, held: &[HeldRule]
         r.offline_verdict = Some((*v).clone());
         let mut said = Vec::new();
         match held {
-            Some(h) if h.settle == Settle::Last => said.push(format!("{}: {}", h.settle.label(), h.reason)),
+            Some(h) if h.held_for == HeldFor::Last => said.push(format!("{}: {}", h.settle.label(), h.reason)),
             Some(h) => {
                 let waiver = if h.harness_waiver_ended { "; its waiver, held for the harness, ended with it" } else { "" };
                 said.push(format!("held for the harness: {}{waiver}", h.settle.label()));

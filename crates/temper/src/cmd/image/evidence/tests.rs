@@ -1,4 +1,4 @@
-use temper_core::handover::{HeldRule, Settle};
+use temper_core::handover::{HeldFor, HeldRule, Settle};
 use temper_core::skill::HeldApply;
 use temper_journal::offline::{DiskJudgement, LiveNeed, NotJudged, OfflineBasis, OfflineVerdict, RuleVerdict};
 use temper_journal::{Rule, RuleStatus, RunId, ScanResult};
@@ -27,6 +27,7 @@ fn rule(id: &str, status: RuleStatus, result: ScanResult, reason: Option<&str>) 
 fn held(id: &str, status: RuleStatus, settle: Settle, ended: bool) -> HeldRule {
     HeldRule {
         rule_id: id.into(),
+        held_for: HeldFor::Harness,
         status,
         final_result: Some(ScanResult::Fail),
         reason: "the harness needs it".into(),
@@ -100,4 +101,30 @@ fn the_images_evidence_is_its_disks_verdict_and_says_how_each_rule_was_judged() 
     assert!(reason(5).contains("not judged offline (unsupported): its last live result, before the handover, fail"), "{}", reason(5));
     assert_eq!(rules[6].reason, None, "a rule the judgement does not name is as the run left it");
     assert!(rules[..6].iter().all(|r| r.offline_verdict.is_some()));
+}
+
+/// A `[[last]]` rule says why it goes last, whatever the handover did with it; it is never
+/// called held for the harness.
+#[test]
+fn a_last_rule_is_never_called_held_for_the_harness() {
+    let last = |settle| HeldRule {
+        held_for: HeldFor::Last,
+        reason: "it records the image".into(),
+        ..held("aide", RuleStatus::Deferred, settle, false)
+    };
+    for (settle, result, status) in [
+        (Settle::Last, ScanResult::Pass, RuleStatus::Fixed),
+        (Settle::Kept, ScanResult::Fail, RuleStatus::Deferred),
+        (Settle::NoFix, ScanResult::Fail, RuleStatus::StillFailing),
+    ] {
+        let label = settle.label();
+        let mut rules = vec![rule("aide", RuleStatus::Deferred, ScanResult::Fail, None)];
+        let judged =
+            DiskJudgement { verdicts: vec![RuleVerdict { rule: "aide".into(), verdict: offline(result) }], ..DiskJudgement::default() };
+        image_rules(&mut rules, &judged, &[last(settle)]);
+        let reason = rules[0].reason.clone().unwrap_or_default();
+        assert!(reason.starts_with(&format!("{label}: it records the image")), "{reason}");
+        assert!(!reason.contains("held for the harness"), "{reason}");
+        assert_eq!(rules[0].status, status, "{reason}");
+    }
 }
