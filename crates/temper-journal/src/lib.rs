@@ -17,6 +17,7 @@ mod id;
 pub mod offline;
 pub mod plan;
 pub mod plan_from;
+mod read;
 mod records;
 mod review;
 mod split;
@@ -38,6 +39,7 @@ pub use event::{
 };
 pub use handle::RunJournal;
 pub use id::{AttemptId, AttemptNo, EventId, IdError, MemoryId, RunId, TurnId, zero_is_none};
+pub use read::{ReadAttempts, ReadEvents, ReadJournal, ReadMemory, ReadRules, ReadRuns, ReadTurns};
 pub use records::{
     Ban, Escalation, Event, Lesson, NewRememberedFix, NewRule, NewRun, NewTurn, QueueClaim, QueueItem, RETIRE_AFTER, RebootOutcome, Recall,
     RememberedFix, Rule, Run, RunSummary, StoredTurn, Tip, reboot_line,
@@ -55,7 +57,10 @@ pub use vocab::{
 /// The journal's traits (and [`Recall`], which their memory reads take), for callers that hold a
 /// concrete store: `use temper_journal::prelude::*`.
 pub mod prelude {
-    pub use super::{AttemptLog, EventLog, Journal, MemoryLog, Recall, RuleLog, RunLog, TurnLog};
+    pub use super::{
+        AttemptLog, EventLog, Journal, MemoryLog, ReadAttempts, ReadEvents, ReadJournal, ReadMemory, ReadRules, ReadRuns, ReadTurns,
+        Recall, RuleLog, RunLog, TurnLog,
+    };
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -74,19 +79,14 @@ pub enum JournalError {
 
 pub type JournalResult<T> = Result<T, JournalError>;
 
-/// Runs: created, driven under a lease, finished.
+/// Runs: created, driven under a lease, finished (read through [`ReadRuns`]).
 #[async_trait]
-pub trait RunLog: Send + Sync {
+pub trait RunLog: ReadRuns {
     /// A run with no stored target (`resume` then falls back to the configured one).
     async fn create_run(&self, run: &NewRun) -> JournalResult<RunId>;
     /// A run on `target`, stored whole with it (JSON) in the same statement: `temper resume`
     /// rebuilds its ports from it, whatever the configuration says by then.
     async fn create_run_on(&self, run: &NewRun, target: &crate::target::Target) -> JournalResult<RunId>;
-    async fn run(&self, id: RunId) -> JournalResult<Run>;
-    async fn latest_run(&self) -> JournalResult<Option<Run>>;
-    /// The newest run that has not finished (running, paused or interrupted), for `temper resume`.
-    async fn unfinished_run(&self) -> JournalResult<Option<Run>>;
-    async fn list_runs(&self, limit: i64) -> JournalResult<Vec<Run>>;
     async fn set_phase(&self, run: RunId, phase: Phase, rule: Option<&str>) -> JournalResult<()>;
     async fn set_status(&self, run: RunId, status: RunStatus, error: Option<&str>) -> JournalResult<()>;
     async fn set_regression_every(&self, run: RunId, every: u32) -> JournalResult<()>;
@@ -105,11 +105,9 @@ pub trait RunLog: Send + Sync {
 
 /// Rules: as the first scan found them, then as the loop settles them.
 #[async_trait]
-pub trait RuleLog: Send + Sync {
+pub trait RuleLog: ReadRules {
     /// Records a rule of the first scan; a rule already recorded keeps its row (resume).
     async fn add_rule(&self, run: RunId, rule: &NewRule) -> JournalResult<()>;
-    async fn rules(&self, run: RunId) -> JournalResult<Vec<Rule>>;
-    async fn rule(&self, run: RunId, rule_id: &str) -> JournalResult<Option<Rule>>;
     async fn set_rule_status(&self, run: RunId, rule_id: &str, status: RuleStatus, reason: Option<&str>) -> JournalResult<()>;
     /// The rule goes to a human: `escalated`, with its cause and reason.
     async fn escalate_rule(&self, run: RunId, rule_id: &str, e: &Escalation) -> JournalResult<()>;
@@ -124,7 +122,7 @@ pub trait RuleLog: Send + Sync {
 
 /// Attempts: started before the fix runs, finished with their evaluation, kept or settled.
 #[async_trait]
-pub trait AttemptLog: Send + Sync {
+pub trait AttemptLog: ReadAttempts {
     /// Numbers the attempt and counts it on its rule, in one transaction: its id, and its number
     /// on the rule.
     async fn start_attempt(&self, run: RunId, a: &AttemptSpec) -> JournalResult<(AttemptId, AttemptNo)>;
@@ -137,8 +135,6 @@ pub trait AttemptLog: Send + Sync {
     async fn record_fixes(&self, run: RunId, fixes: &[KeptFix], checkpoint: &str) -> JournalResult<()>;
     /// Keeps a verified fix that awaits its batch's regression check, with its snapshot.
     async fn record_pending_fix(&self, run: RunId, id: AttemptId, e: &Evaluation, rule_id: &str, snapshot: &str) -> JournalResult<()>;
-    /// Fixes kept since the checkpoint that await the regression check, oldest first.
-    async fn pending_fixes(&self, run: RunId) -> JournalResult<Vec<Attempt>>;
     /// The regression set passed: every pending fix is confirmed and `checkpoint` is in force.
     async fn confirm_fixes(&self, run: RunId, checkpoint: &str) -> JournalResult<()>;
     /// A fix kept until the reboot proof (`needs_reboot`) whose rule passes after the reboot: its
@@ -147,46 +143,33 @@ pub trait AttemptLog: Send + Sync {
     /// A regressed batch: `culprit` gets the `regression` verdict, `dropped` (kept on top of it)
     /// are rolled back; their rules reopen. One transaction.
     async fn roll_back_fixes(&self, run: RunId, culprit: &Culprit, dropped: &[AttemptId]) -> JournalResult<()>;
-    /// Rolled-back fixes whose rule is still open: the harness replays them before the next pick.
-    async fn fixes_to_replay(&self, run: RunId) -> JournalResult<Vec<Attempt>>;
     /// Closes the attempts a crash left half-done and returns them. They are never run again,
     /// and they do not count as tries on their rule.
     async fn interrupt_open_attempts(&self, run: RunId) -> JournalResult<Vec<Attempt>>;
     /// Closes open attempts undone with their batch (the guest restored to the checkpoint) as
     /// `interrupted`, with `reason`: they do not count as tries, and are applied again later.
     async fn set_aside_attempts(&self, run: RunId, ids: &[AttemptId], reason: &str) -> JournalResult<()>;
-    async fn attempts(&self, run: RunId) -> JournalResult<Vec<Attempt>>;
-    async fn rule_attempts(&self, run: RunId, rule_id: &str) -> JournalResult<Vec<Attempt>>;
 }
 
 /// LLM calls.
 #[async_trait]
-pub trait TurnLog: Send + Sync {
+pub trait TurnLog: ReadTurns {
     async fn add_turn(&self, run: RunId, turn: &NewTurn<'_>) -> JournalResult<TurnId>;
-    async fn turns(&self, run: RunId) -> JournalResult<Vec<StoredTurn>>;
 }
 
 /// The run's event journal (also appended to `runs/<id>/events.jsonl` beside a file database).
 #[async_trait]
-pub trait EventLog: Send + Sync {
+pub trait EventLog: ReadEvents {
     /// Appends `data` (its kind is the variant's) to the run's journal.
     async fn event(&self, run: RunId, rule_id: Option<&str>, data: &EventData) -> JournalResult<()>;
-    /// The run's events after `after` (all of them for `None`), oldest first.
-    async fn events(&self, run: RunId, after: Option<EventId>) -> JournalResult<Vec<Event>>;
 }
 
 /// Semantic memory: lessons, bans, tips and verified fixes, kept across runs until forgotten.
 #[async_trait]
-pub trait MemoryLog: Send + Sync {
+pub trait MemoryLog: ReadMemory {
     async fn add_lesson(&self, run: RunId, rule: &str, lesson: &str, preferred: &str, distilled: &str) -> JournalResult<MemoryId>;
     async fn add_ban(&self, run: RunId, rule: &str, pattern: &str, reason: &str) -> JournalResult<MemoryId>;
     async fn add_tip(&self, run: RunId, rule: &str, tip: &crate::turn::NewTip) -> JournalResult<MemoryId>;
-    /// Active lessons, newest first; a recall of one rule is that rule's episodic memory.
-    async fn lessons(&self, recall: Recall<'_>) -> JournalResult<Vec<Lesson>>;
-    /// Active bans, oldest first.
-    async fn bans(&self, recall: Recall<'_>) -> JournalResult<Vec<Ban>>;
-    /// Active tips, newest first.
-    async fn tips(&self, recall: Recall<'_>) -> JournalResult<Vec<Tip>>;
     /// Forgets one item; it stays in its table, inactive, for the record.
     async fn forget(&self, kind: MemoryKind, id: MemoryId) -> JournalResult<()>;
     /// A person approves a lesson, ban or tip for its skill: from then on it holds on every
@@ -195,30 +178,15 @@ pub trait MemoryLog: Send + Sync {
     async fn approve(&self, kind: MemoryKind, id: MemoryId, by: &str) -> JournalResult<()>;
     /// Remembers a kept, regression-checked fix (once per skill, rule and script).
     async fn remember_fix(&self, fix: &NewRememberedFix) -> JournalResult<()>;
-    /// The fix to try first for `rule` with `skill`: not retired, the most often kept.
-    async fn remembered_fix(&self, skill: &str, rule: &str) -> JournalResult<Option<RememberedFix>>;
-    /// Every remembered fix, retired ones too, newest first.
-    async fn remembered_fixes(&self) -> JournalResult<Vec<RememberedFix>>;
-    /// The rules of `skill` with a remembered fix in force (not retired), each once.
-    async fn remembered_rules(&self, skill: &str) -> JournalResult<Vec<String>>;
     /// Counts one try of fix `id`: kept, or failed ([`RETIRE_AFTER`] in a row retire it).
     /// Returns the fix as it now stands.
     async fn count_remembered(&self, id: MemoryId, kept: bool) -> JournalResult<RememberedFix>;
     /// Remembers each rule's time in finished run `run` (`eta::rule_times`), for its skill; a
     /// run remembered again has its times replaced.
     async fn remember_times(&self, run: RunId, times: &[RuleTime]) -> JournalResult<()>;
-    /// The rule times of the newest [`RECALL_RUNS`] runs of `skill` that remembered any, for
-    /// `Remembered::of`.
-    async fn recalled_times(&self, skill: &str) -> JournalResult<Vec<RuleTime>>;
 }
 
-/// The whole journal.
-#[async_trait]
-pub trait Journal: RunLog + RuleLog + AttemptLog + TurnLog + EventLog + MemoryLog {
-    /// Where it lives, for messages (`sqlite .temper/temper.db`, `postgres 127.0.0.1:5433/temper`).
-    fn describe(&self) -> String;
-    /// The store's own identity, made once when it is created: the same store however reached.
-    async fn identity(&self) -> JournalResult<String>;
-    /// The database's own consistency check; "ok" when sound.
-    async fn integrity_check(&self) -> JournalResult<String>;
-}
+/// The whole journal: its reads and its writes. Every store that has both is one.
+pub trait Journal: ReadJournal + RunLog + RuleLog + AttemptLog + TurnLog + EventLog + MemoryLog {}
+
+impl<T: ReadJournal + RunLog + RuleLog + AttemptLog + TurnLog + EventLog + MemoryLog + ?Sized> Journal for T {}

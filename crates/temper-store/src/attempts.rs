@@ -1,7 +1,8 @@
 use async_trait::async_trait;
 use temper_journal::Verdict;
 use temper_journal::{
-    Attempt, AttemptLog, AttemptSpec, AttemptState, Culprit, Evaluation, JournalResult, KeptFix, KeptState, RevertMethod, RuleStatus,
+    Attempt, AttemptLog, AttemptSpec, AttemptState, Culprit, Evaluation, JournalResult, KeptFix, KeptState, ReadAttempts, RevertMethod,
+    RuleStatus,
 };
 use temper_journal::{AttemptId, AttemptNo, RunId};
 
@@ -102,6 +103,42 @@ macro_rules! set_checkpoint {
 }
 
 #[async_trait]
+impl ReadAttempts for Store {
+    async fn pending_fixes(&self, run: RunId) -> JournalResult<Vec<Attempt>> {
+        with_db!(self, p => async {
+            sqlx::query_as("SELECT * FROM attempts WHERE run_id = $1 AND kept = $2 ORDER BY id").bind(run).bind(KeptState::Pending).fetch_all(p).await
+        })
+    }
+
+    async fn fixes_to_replay(&self, run: RunId) -> JournalResult<Vec<Attempt>> {
+        with_db!(self, p => async {
+            sqlx::query_as(
+                "SELECT a.* FROM attempts a JOIN rules r ON r.run_id = a.run_id AND r.rule_id = a.rule_id
+                 WHERE a.run_id = $1 AND a.kept = $2 AND a.verdict = $3 AND r.status = $4
+                   AND a.n = (SELECT MAX(n) FROM attempts b WHERE b.run_id = a.run_id AND b.rule_id = a.rule_id)
+                 ORDER BY a.id",
+            )
+            .bind(run)
+            .bind(KeptState::RolledBack)
+            .bind(Verdict::Fixed)
+            .bind(RuleStatus::Pending)
+            .fetch_all(p)
+            .await
+        })
+    }
+
+    async fn attempts(&self, run: RunId) -> JournalResult<Vec<Attempt>> {
+        with_db!(self, p => async { sqlx::query_as("SELECT * FROM attempts WHERE run_id = $1 ORDER BY id").bind(run).fetch_all(p).await })
+    }
+
+    async fn rule_attempts(&self, run: RunId, rule_id: &str) -> JournalResult<Vec<Attempt>> {
+        with_db!(self, p => async {
+            sqlx::query_as("SELECT * FROM attempts WHERE run_id = $1 AND rule_id = $2 ORDER BY n").bind(run).bind(rule_id).fetch_all(p).await
+        })
+    }
+}
+
+#[async_trait]
 impl AttemptLog for Store {
     async fn start_attempt(&self, run: RunId, a: &AttemptSpec) -> JournalResult<(AttemptId, AttemptNo)> {
         with_db!(self, p => async {
@@ -180,12 +217,6 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn pending_fixes(&self, run: RunId) -> JournalResult<Vec<Attempt>> {
-        with_db!(self, p => async {
-            sqlx::query_as("SELECT * FROM attempts WHERE run_id = $1 AND kept = $2 ORDER BY id").bind(run).bind(KeptState::Pending).fetch_all(p).await
-        })
-    }
-
     async fn confirm_fixes(&self, run: RunId, checkpoint: &str) -> JournalResult<()> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
@@ -259,23 +290,6 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn fixes_to_replay(&self, run: RunId) -> JournalResult<Vec<Attempt>> {
-        with_db!(self, p => async {
-            sqlx::query_as(
-                "SELECT a.* FROM attempts a JOIN rules r ON r.run_id = a.run_id AND r.rule_id = a.rule_id
-                 WHERE a.run_id = $1 AND a.kept = $2 AND a.verdict = $3 AND r.status = $4
-                   AND a.n = (SELECT MAX(n) FROM attempts b WHERE b.run_id = a.run_id AND b.rule_id = a.rule_id)
-                 ORDER BY a.id",
-            )
-            .bind(run)
-            .bind(KeptState::RolledBack)
-            .bind(Verdict::Fixed)
-            .bind(RuleStatus::Pending)
-            .fetch_all(p)
-            .await
-        })
-    }
-
     async fn interrupt_open_attempts(&self, run: RunId) -> JournalResult<Vec<Attempt>> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
@@ -300,16 +314,6 @@ impl AttemptLog for Store {
                 interrupt!(tx, run, *id, reason)?;
             }
             tx.commit().await
-        })
-    }
-
-    async fn attempts(&self, run: RunId) -> JournalResult<Vec<Attempt>> {
-        with_db!(self, p => async { sqlx::query_as("SELECT * FROM attempts WHERE run_id = $1 ORDER BY id").bind(run).fetch_all(p).await })
-    }
-
-    async fn rule_attempts(&self, run: RunId, rule_id: &str) -> JournalResult<Vec<Attempt>> {
-        with_db!(self, p => async {
-            sqlx::query_as("SELECT * FROM attempts WHERE run_id = $1 AND rule_id = $2 ORDER BY n").bind(run).bind(rule_id).fetch_all(p).await
         })
     }
 }

@@ -1,10 +1,21 @@
 use std::io::Write;
 
 use async_trait::async_trait;
-use temper_journal::{Event, EventData, EventKind, EventLog, JournalError, JournalResult};
+use temper_journal::{Event, EventData, EventKind, EventLog, JournalError, JournalResult, ReadEvents};
 use temper_journal::{EventId, RunId};
 
 use crate::{Store, now, with_db};
+
+#[async_trait]
+impl ReadEvents for Store {
+    async fn events(&self, run: RunId, after: Option<EventId>) -> JournalResult<Vec<Event>> {
+        let after_id = after.map_or(0, EventId::get);
+        let rows: Vec<Row> = with_db!(self, p => async {
+            sqlx::query_as("SELECT * FROM events WHERE run_id = $1 AND id > $2 ORDER BY id").bind(run).bind(after_id).fetch_all(p).await
+        })?;
+        rows.into_iter().map(Row::typed).collect()
+    }
+}
 
 #[async_trait]
 impl EventLog for Store {
@@ -34,14 +45,6 @@ impl EventLog for Store {
             writeln!(f, "{line}")
         };
         write().map_err(|e| JournalError::EventLog { path: path.display().to_string(), reason: e.to_string() })
-    }
-
-    async fn events(&self, run: RunId, after: Option<EventId>) -> JournalResult<Vec<Event>> {
-        let after_id = after.map_or(0, EventId::get);
-        let rows: Vec<Row> = with_db!(self, p => async {
-            sqlx::query_as("SELECT * FROM events WHERE run_id = $1 AND id > $2 ORDER BY id").bind(run).bind(after_id).fetch_all(p).await
-        })?;
-        rows.into_iter().map(Row::typed).collect()
     }
 }
 

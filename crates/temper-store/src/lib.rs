@@ -20,7 +20,7 @@ use std::str::FromStr;
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use temper_journal::{Journal, JournalError, JournalResult, RunId};
+use temper_journal::{JournalError, JournalResult, ReadJournal, RunId};
 
 static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
@@ -223,7 +223,7 @@ impl Store {
 }
 
 #[async_trait]
-impl Journal for Store {
+impl ReadJournal for Store {
     fn describe(&self) -> String {
         self.label.clone()
     }

@@ -2,8 +2,8 @@
 use async_trait::async_trait;
 use temper_journal::turn::NewTip;
 use temper_journal::{
-    Ban, JournalError, JournalResult, Lesson, MemoryKind, MemoryLog, NewRememberedFix, RECALL_RUNS, RETIRE_AFTER, Recall, RememberedFix,
-    RuleTime, Tip,
+    Ban, JournalError, JournalResult, Lesson, MemoryKind, MemoryLog, NewRememberedFix, RECALL_RUNS, RETIRE_AFTER, ReadMemory, Recall,
+    RememberedFix, RuleTime, Tip,
 };
 use temper_journal::{MemoryId, RunId};
 
@@ -23,6 +23,62 @@ macro_rules! recalled {
             $order
         )
     };
+}
+
+#[async_trait]
+impl ReadMemory for Store {
+    async fn lessons(&self, recall: Recall<'_>) -> JournalResult<Vec<Lesson>> {
+        with_db!(self, p => async { sqlx::query_as(recalled!("lessons", "DESC")).bind(recall.rule).bind(recall.skill).bind(recall.target).fetch_all(p).await })
+    }
+
+    async fn bans(&self, recall: Recall<'_>) -> JournalResult<Vec<Ban>> {
+        with_db!(self, p => async { sqlx::query_as(recalled!("bans", "ASC")).bind(recall.rule).bind(recall.skill).bind(recall.target).fetch_all(p).await })
+    }
+
+    async fn tips(&self, recall: Recall<'_>) -> JournalResult<Vec<Tip>> {
+        with_db!(self, p => async { sqlx::query_as(recalled!("tips", "DESC")).bind(recall.rule).bind(recall.skill).bind(recall.target).fetch_all(p).await })
+    }
+
+    async fn remembered_fix(&self, skill: &str, rule: &str) -> JournalResult<Option<RememberedFix>> {
+        with_db!(self, p => async {
+            sqlx::query_as(
+                "SELECT * FROM remembered_fixes WHERE skill = $1 AND rule_id = $2 AND retired_at IS NULL
+                 ORDER BY kept DESC, failed_in_row, id LIMIT 1",
+            )
+            .bind(skill)
+            .bind(rule)
+            .fetch_optional(p)
+            .await
+        })
+    }
+
+    async fn remembered_fixes(&self) -> JournalResult<Vec<RememberedFix>> {
+        with_db!(self, p => async { sqlx::query_as("SELECT * FROM remembered_fixes ORDER BY id DESC").fetch_all(p).await })
+    }
+
+    async fn remembered_rules(&self, skill: &str) -> JournalResult<Vec<String>> {
+        with_db!(self, p => async {
+            sqlx::query_scalar("SELECT DISTINCT rule_id FROM remembered_fixes WHERE skill = $1 AND retired_at IS NULL ORDER BY rule_id")
+                .bind(skill)
+                .fetch_all(p)
+                .await
+        })
+    }
+
+    async fn recalled_times(&self, skill: &str) -> JournalResult<Vec<RuleTime>> {
+        with_db!(self, p => async {
+            sqlx::query_as(
+                "SELECT t.run_id, t.rule_id, t.secs FROM rule_times t WHERE t.run_id IN (
+                   SELECT r.id FROM runs r WHERE r.skill = $1 AND EXISTS (SELECT 1 FROM rule_times x WHERE x.run_id = r.id)
+                   ORDER BY r.id DESC LIMIT $2)
+                 ORDER BY t.run_id, t.rule_id",
+            )
+            .bind(skill)
+            .bind(RECALL_RUNS)
+            .fetch_all(p)
+            .await
+        })
+    }
 }
 
 #[async_trait]
@@ -74,18 +130,6 @@ impl MemoryLog for Store {
             .await?;
             Ok(id)
         })
-    }
-
-    async fn lessons(&self, recall: Recall<'_>) -> JournalResult<Vec<Lesson>> {
-        with_db!(self, p => async { sqlx::query_as(recalled!("lessons", "DESC")).bind(recall.rule).bind(recall.skill).bind(recall.target).fetch_all(p).await })
-    }
-
-    async fn bans(&self, recall: Recall<'_>) -> JournalResult<Vec<Ban>> {
-        with_db!(self, p => async { sqlx::query_as(recalled!("bans", "ASC")).bind(recall.rule).bind(recall.skill).bind(recall.target).fetch_all(p).await })
-    }
-
-    async fn tips(&self, recall: Recall<'_>) -> JournalResult<Vec<Tip>> {
-        with_db!(self, p => async { sqlx::query_as(recalled!("tips", "DESC")).bind(recall.rule).bind(recall.skill).bind(recall.target).fetch_all(p).await })
     }
 
     async fn forget(&self, kind: MemoryKind, id: MemoryId) -> JournalResult<()> {
@@ -154,32 +198,6 @@ impl MemoryLog for Store {
         })
     }
 
-    async fn remembered_fix(&self, skill: &str, rule: &str) -> JournalResult<Option<RememberedFix>> {
-        with_db!(self, p => async {
-            sqlx::query_as(
-                "SELECT * FROM remembered_fixes WHERE skill = $1 AND rule_id = $2 AND retired_at IS NULL
-                 ORDER BY kept DESC, failed_in_row, id LIMIT 1",
-            )
-            .bind(skill)
-            .bind(rule)
-            .fetch_optional(p)
-            .await
-        })
-    }
-
-    async fn remembered_fixes(&self) -> JournalResult<Vec<RememberedFix>> {
-        with_db!(self, p => async { sqlx::query_as("SELECT * FROM remembered_fixes ORDER BY id DESC").fetch_all(p).await })
-    }
-
-    async fn remembered_rules(&self, skill: &str) -> JournalResult<Vec<String>> {
-        with_db!(self, p => async {
-            sqlx::query_scalar("SELECT DISTINCT rule_id FROM remembered_fixes WHERE skill = $1 AND retired_at IS NULL ORDER BY rule_id")
-                .bind(skill)
-                .fetch_all(p)
-                .await
-        })
-    }
-
     async fn count_remembered(&self, id: MemoryId, kept: bool) -> JournalResult<RememberedFix> {
         with_db!(self, p => async {
             sqlx::query_as(
@@ -213,21 +231,6 @@ impl MemoryLog for Store {
                     .await?;
             }
             tx.commit().await
-        })
-    }
-
-    async fn recalled_times(&self, skill: &str) -> JournalResult<Vec<RuleTime>> {
-        with_db!(self, p => async {
-            sqlx::query_as(
-                "SELECT t.run_id, t.rule_id, t.secs FROM rule_times t WHERE t.run_id IN (
-                   SELECT r.id FROM runs r WHERE r.skill = $1 AND EXISTS (SELECT 1 FROM rule_times x WHERE x.run_id = r.id)
-                   ORDER BY r.id DESC LIMIT $2)
-                 ORDER BY t.run_id, t.rule_id",
-            )
-            .bind(skill)
-            .bind(RECALL_RUNS)
-            .fetch_all(p)
-            .await
         })
     }
 }

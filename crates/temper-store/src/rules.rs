@@ -1,11 +1,24 @@
 use async_trait::async_trait;
 use temper_journal::RunId;
-use temper_journal::{Escalation, JournalResult, NewRule, Rule, RuleLog, RuleStatus, ScanResult};
+use temper_journal::{Escalation, JournalResult, NewRule, ReadRules, Rule, RuleLog, RuleStatus, ScanResult};
 use temper_scap::oval::Evidence;
 
 use temper_journal::offline::RuleVerdict;
 
 use crate::{BeginWrite, Store, with_db};
+
+#[async_trait]
+impl ReadRules for Store {
+    async fn rules(&self, run: RunId) -> JournalResult<Vec<Rule>> {
+        with_db!(self, p => async { sqlx::query_as("SELECT * FROM rules WHERE run_id = $1 ORDER BY id").bind(run).fetch_all(p).await })
+    }
+
+    async fn rule(&self, run: RunId, rule_id: &str) -> JournalResult<Option<Rule>> {
+        with_db!(self, p => async {
+            sqlx::query_as("SELECT * FROM rules WHERE run_id = $1 AND rule_id = $2").bind(run).bind(rule_id).fetch_optional(p).await
+        })
+    }
+}
 
 #[async_trait]
 impl RuleLog for Store {
@@ -25,16 +38,6 @@ impl RuleLog for Store {
             .execute(p)
             .await
             .map(drop)
-        })
-    }
-
-    async fn rules(&self, run: RunId) -> JournalResult<Vec<Rule>> {
-        with_db!(self, p => async { sqlx::query_as("SELECT * FROM rules WHERE run_id = $1 ORDER BY id").bind(run).fetch_all(p).await })
-    }
-
-    async fn rule(&self, run: RunId, rule_id: &str) -> JournalResult<Option<Rule>> {
-        with_db!(self, p => async {
-            sqlx::query_as("SELECT * FROM rules WHERE run_id = $1 AND rule_id = $2").bind(run).bind(rule_id).fetch_optional(p).await
         })
     }
 

@@ -2,7 +2,7 @@ use async_trait::async_trait;
 use sqlx::types::Json;
 use temper_journal::RunId;
 use temper_journal::target::Target;
-use temper_journal::{JournalError, JournalResult, NewRun, Phase, Run, RunLog, RunStatus, RunSummary};
+use temper_journal::{JournalError, JournalResult, NewRun, Phase, ReadRuns, Run, RunLog, RunStatus, RunSummary};
 
 use crate::{Store, now, with_db};
 
@@ -33,15 +33,7 @@ impl Store {
 }
 
 #[async_trait]
-impl RunLog for Store {
-    async fn create_run(&self, r: &NewRun) -> JournalResult<RunId> {
-        self.insert_run(r, None).await
-    }
-
-    async fn create_run_on(&self, r: &NewRun, target: &Target) -> JournalResult<RunId> {
-        self.insert_run(r, Some(target)).await
-    }
-
+impl ReadRuns for Store {
     async fn run(&self, id: RunId) -> JournalResult<Run> {
         let row: Option<Run> =
             with_db!(self, p => async { sqlx::query_as("SELECT * FROM runs WHERE id = $1").bind(id).fetch_optional(p).await })?;
@@ -60,6 +52,17 @@ impl RunLog for Store {
 
     async fn list_runs(&self, limit: i64) -> JournalResult<Vec<Run>> {
         with_db!(self, p => async { sqlx::query_as("SELECT * FROM runs ORDER BY id DESC LIMIT $1").bind(limit).fetch_all(p).await })
+    }
+}
+
+#[async_trait]
+impl RunLog for Store {
+    async fn create_run(&self, r: &NewRun) -> JournalResult<RunId> {
+        self.insert_run(r, None).await
+    }
+
+    async fn create_run_on(&self, r: &NewRun, target: &Target) -> JournalResult<RunId> {
+        self.insert_run(r, Some(target)).await
     }
 
     async fn set_phase(&self, run: RunId, phase: Phase, rule: Option<&str>) -> JournalResult<()> {

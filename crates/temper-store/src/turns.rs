@@ -1,8 +1,15 @@
 use async_trait::async_trait;
-use temper_journal::{JournalResult, NewTurn, StoredTurn, TurnLog};
+use temper_journal::{JournalResult, NewTurn, ReadTurns, StoredTurn, TurnLog};
 use temper_journal::{RunId, TurnId};
 
 use crate::{Store, now, with_db};
+
+#[async_trait]
+impl ReadTurns for Store {
+    async fn turns(&self, run: RunId) -> JournalResult<Vec<StoredTurn>> {
+        with_db!(self, p => async { sqlx::query_as("SELECT * FROM turns WHERE run_id = $1 ORDER BY id").bind(run).fetch_all(p).await })
+    }
+}
 
 #[async_trait]
 impl TurnLog for Store {
@@ -38,9 +45,5 @@ impl TurnLog for Store {
             .await?;
             Ok(id)
         })
-    }
-
-    async fn turns(&self, run: RunId) -> JournalResult<Vec<StoredTurn>> {
-        with_db!(self, p => async { sqlx::query_as("SELECT * FROM turns WHERE run_id = $1 ORDER BY id").bind(run).fetch_all(p).await })
     }
 }

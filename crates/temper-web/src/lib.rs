@@ -11,7 +11,7 @@
 //!   `--allow-host` (against DNS rebinding: `host.rs`).
 //!
 //! ```no_run
-//! # async fn f(journal: std::sync::Arc<dyn temper_journal::Journal>) -> Result<(), temper_web::WebError> {
+//! # async fn f(journal: std::sync::Arc<dyn temper_journal::ReadJournal>) -> Result<(), temper_web::WebError> {
 //! let config = temper_web::WebConfig::new("127.0.0.1:8080".parse().unwrap(), None, "/srv/ssg".into());
 //! temper_web::Server::bind(journal, config).await?.run().await
 //! # }

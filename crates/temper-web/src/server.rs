@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use temper_journal::Journal;
+use temper_journal::ReadJournal;
 use tokio::net::TcpListener;
 
 use crate::state::AppState;
@@ -45,7 +45,7 @@ pub struct Server {
 
 impl Server {
     /// Checks the bind policy, then listens.
-    pub async fn bind(journal: Arc<dyn Journal>, config: WebConfig) -> Result<Self, WebError> {
+    pub async fn bind(journal: Arc<dyn ReadJournal>, config: WebConfig) -> Result<Self, WebError> {
         check_bind(config.bind, config.token.as_ref())?;
         let listener = TcpListener::bind(config.bind).await.map_err(|source| WebError::Bind { addr: config.bind, source })?;
         let token = config.token.clone();

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use temper_journal::{Journal, JournalError, Rule, Run};
+use temper_journal::{JournalError, ReadJournal, Rule, Run};
 
 use crate::WebError;
 use crate::pages::Pages;
@@ -12,14 +12,14 @@ use temper_journal::RunId;
 
 #[derive(Clone)]
 pub struct AppState {
-    pub journal: Arc<dyn Journal>,
+    pub journal: Arc<dyn ReadJournal>,
     pub pages: Arc<Pages>,
     pub content_dir: Arc<Path>,
     pub poll: Duration,
 }
 
 impl AppState {
-    pub fn new(journal: Arc<dyn Journal>, config: &WebConfig) -> Result<Self, WebError> {
+    pub fn new(journal: Arc<dyn ReadJournal>, config: &WebConfig) -> Result<Self, WebError> {
         Ok(Self { journal, pages: Arc::new(Pages::new()?), content_dir: config.content_dir.as_path().into(), poll: config.poll })
     }
 

@@ -82,7 +82,7 @@ async fn a_worker_takes_each_item_once_and_leaves_unfinished_runs_to_resume() {
     assert!(q.iter().all(|i| i["state"] == "claimed" && i["worker"] == "w1" && i["tries"] == 1), "{q:?}");
     let store = w.store().await;
     for (i, r) in q.iter().zip(&runs) {
-        let run = temper_journal::prelude::RunLog::run(&store, *r).await.unwrap();
+        let run = temper_journal::prelude::ReadRuns::run(&store, *r).await.unwrap();
         assert_eq!(run.target_config.unwrap().name, i["target"]["name"].as_str().unwrap(), "each run on its item's target");
     }
     // Held for a minute after an unfinished run: a second worker finds nothing to take yet.
@@ -109,7 +109,7 @@ async fn lanes_run_every_target_in_one_process_and_group_the_runs() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("lab\ta\texit 1") && stdout.contains("lab\tb\texit 1"), "{stdout}");
     let store = w.store().await;
-    let runs = temper_journal::prelude::RunLog::list_runs(&store, 10).await.unwrap();
+    let runs = temper_journal::prelude::ReadRuns::list_runs(&store, 10).await.unwrap();
     let mut targets: Vec<String> = runs
         .iter()
         .filter(|r| serde_json::from_str::<Value>(&r.options_json).unwrap()["fleet"] == "lab")
@@ -137,13 +137,13 @@ async fn plan_from_runs_the_first_target_alone_and_hands_on_no_unproven_plan() {
         assert!(out.status.code() == Some(1) && stderr(&out).contains(says), "{all:?}: {}", stderr(&out));
     }
     let store = w.store().await;
-    assert!(temper_journal::prelude::RunLog::list_runs(&store, 10).await.unwrap().is_empty(), "nothing ran");
+    assert!(temper_journal::prelude::ReadRuns::list_runs(&store, 10).await.unwrap().is_empty(), "nothing ran");
 
     let out = w.run(&["fleet", "run", "--fleet", "lab", "--lanes", "2", "--plan-from", "a", "--", "--agent", "stock"]).await;
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let log = stderr(&out);
     assert!(log.contains("fleet lab: target a runs the full loop first; the others wait for its plan"), "{log}");
-    let runs = temper_journal::prelude::RunLog::list_runs(&store, 10).await.unwrap();
+    let runs = temper_journal::prelude::ReadRuns::list_runs(&store, 10).await.unwrap();
     let of = |name: &str| runs.iter().find(|r| r.target_config.as_ref().unwrap().name == name).unwrap().clone();
     let (a, b) = (of("a"), of("b"));
     assert!(a.id < b.id, "a's run first");

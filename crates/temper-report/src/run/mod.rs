@@ -7,8 +7,8 @@ mod progress;
 
 use serde::Serialize;
 use temper_journal::{
-    Attempt, Ban, Event, EventData, EventKind, Journal, Lesson, Recall, Regressed, Rule, RuleStatus, Run, RunId, RunSummary, StoredTurn,
-    TimeSplit,
+    Attempt, Ban, Event, EventData, EventKind, Lesson, ReadJournal, Recall, Regressed, Rule, RuleStatus, Run, RunId, RunSummary,
+    StoredTurn, TimeSplit,
 };
 use temper_scap::oval::Evidence;
 
@@ -115,7 +115,7 @@ fn blames(events: &[Event]) -> Vec<Blame> {
 }
 
 /// `latest` or a run number, checked against the store.
-pub async fn resolve_run(store: &dyn Journal, spec: &str) -> Result<RunId, LoadError> {
+pub async fn resolve_run(store: &dyn ReadJournal, spec: &str) -> Result<RunId, LoadError> {
     let spec = spec.trim();
     if spec.is_empty() || spec.eq_ignore_ascii_case("latest") {
         return store.latest_run().await?.map(|r| r.id).ok_or(LoadError::NoRuns);
@@ -125,7 +125,7 @@ pub async fn resolve_run(store: &dyn Journal, spec: &str) -> Result<RunId, LoadE
 }
 
 /// Reads run `run_id`. A summary that does not parse is dropped (the rows are the record).
-pub async fn load(store: &dyn Journal, run_id: RunId) -> Result<RunData, LoadError> {
+pub async fn load(store: &dyn ReadJournal, run_id: RunId) -> Result<RunData, LoadError> {
     let run = store.run(run_id).await?;
     let summary = run.summary_json.as_deref().and_then(|s| serde_json::from_str(s).ok());
     let rules = store.rules(run_id).await?;

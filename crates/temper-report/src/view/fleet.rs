@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use temper_journal::RunId;
 use temper_journal::plan_from::PlanFrom;
-use temper_journal::{Journal, RuleStatus, Run};
+use temper_journal::{ReadJournal, RuleStatus, Run};
 
 use super::info::rule_info;
 use super::next_step::{NextStep, next_steps};
@@ -77,7 +77,7 @@ fn target_of(run: &Run) -> String {
 }
 
 /// Reads fleet `name` (the newest fleet when `None`): its runs, oldest first.
-pub async fn load_fleet(store: &dyn Journal, name: Option<&str>) -> Result<FleetReport, LoadError> {
+pub async fn load_fleet(store: &dyn ReadJournal, name: Option<&str>) -> Result<FleetReport, LoadError> {
     let runs = store.list_runs(i64::MAX).await?;
     let fleet = match name {
         Some(n) => n.to_string(),

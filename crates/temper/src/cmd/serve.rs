@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
-use temper_journal::Journal;
+use temper_journal::ReadJournal;
 use temper_web::{Hosts, Server, Token, WebConfig};
 
 use crate::config::Config;
