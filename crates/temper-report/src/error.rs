@@ -21,10 +21,6 @@ pub enum ReportError {
     Xml(#[from] std::io::Error),
     #[error("writing JSON: {0}")]
     Json(#[from] serde_json::Error),
-    #[error("run {0} has not finished: it has no proven plan yet")]
-    Unfinished(RunId),
-    #[error("run {0} did not record its content's sha256, and the datastream is not on this host to compute it")]
-    NoContentSha(RunId),
     #[error("{0} is not empty: give a new or empty folder for the plan")]
     NotEmpty(String),
     #[error("writing {0}: {1}")]

@@ -56,13 +56,14 @@ pub use assessor::{CklStatus, merge_outcomes, status_of};
 pub use error::ReportError;
 pub use format::{Format, UnknownFormat};
 pub use html::{PLAN as PLAN_TEMPLATE, svg as chart_svg};
+pub use replay::replay_script;
 pub use run::{
     Interruption, LoadError, NotApplied, PlanCounts, PlanTry, PlanView, ProgressChart, RunData, StepOutcome, StepView, applied,
     interruptions, load, resolve_run,
 };
 /// A duration in milliseconds as the reports write it: `850 ms`, `12.3 s`, `4 min 05 s`, `1 h 02 min`.
 pub use text::ms as human_duration;
-pub use view::{ControlsView, FleetEscalation, FleetReport, SCHEMA, TargetRow, WaiverView, load_fleet, replay_script};
+pub use view::{ControlsView, FleetEscalation, FleetReport, SCHEMA, TargetRow, WaiverView, load_fleet};
 
 /// Writes `data` in `format`. Every format is text (UTF-8).
 pub fn render(data: &RunData, content: Option<&temper_scap::Benchmark>, format: Format) -> Result<String, ReportError> {

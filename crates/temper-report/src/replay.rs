@@ -15,8 +15,9 @@
 //! does not name.
 
 use chrono::SecondsFormat;
-use temper_journal::plan::{Plan, PlanStep, Terms, at_boot};
+use temper_journal::plan::{self, Plan, PlanStep, Terms, at_boot};
 use temper_journal::{Run, RunId};
+use temper_scap::Benchmark;
 
 /// Where the steps came from, for the script's comments.
 #[derive(Debug, Clone)]
@@ -49,6 +50,11 @@ impl ReplayOrigin {
         let content = format!("{} {}", run.datastream, run.content_version.as_deref().unwrap_or("unknown"));
         Self { run: run.id, target: run.target.clone(), profile: run.profile.clone(), content, home: Home::Report }
     }
+}
+
+/// A run's kept fixes as one bash script (the plan's `replay.sh`), for the reports.
+pub fn replay_script(r: plan::Records<'_>, content: Option<&Benchmark>) -> String {
+    replay(&ReplayOrigin::of_run(r.run), &plan::steps(r, content))
 }
 
 /// The bash script that replays `steps` in order.

@@ -147,7 +147,7 @@ async fn runs_and_formats_resolve_with_clear_errors() {
 async fn replay_script_is_valid_bash_with_the_fixes_in_order() {
     let f = Fixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
-    let script = replay_script(&data, Some(rhel9()));
+    let script = replay_script(data.records(), Some(rhel9()));
     let path = artifacts().join("replay.sh");
     std::fs::write(&path, &script).unwrap();
     run(Command::new("bash").arg("-n").arg(&path));
@@ -206,7 +206,7 @@ async fn replay_script_runs_the_fixes_verbatim() {
     let data = load(&f.store, f.run).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("replay.sh");
-    std::fs::write(&path, replay_script(&data, Some(c))).unwrap();
+    std::fs::write(&path, replay_script(data.records(), Some(c))).unwrap();
     let log = dir.path().join("log");
     let replay = |args: &[&str], fail3: bool| {
         let mut cmd = Command::new("bash");

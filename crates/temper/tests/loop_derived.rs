@@ -272,7 +272,7 @@ async fn derived_again(name: &str, rules: &[&str]) {
         assert_eq!(sim.rule(run, RSYSLOG).await.status, RuleStatus::Escalated, "the normal loop took it up, and had no fix either");
     }
     let data = temper_report::load(sim.store.as_ref(), run).await.unwrap();
-    let plan = temper_report::plan::build(&data, Some(content()), Some("0".repeat(64))).unwrap();
+    let plan = temper_journal::plan::build(data.records(), Some(content()), Some("0".repeat(64))).unwrap();
     let step = plan.steps.iter().find(|s| s.rule == full(CRON)).unwrap();
     assert!(step.derived && step.source == FixSource::Plan, "exported again, the step is still derived: {step:?}");
     assert!(temper_report::plan::readme(&plan, &temper_journal::plan::Terms::default()).contains("derives each again on its target"));

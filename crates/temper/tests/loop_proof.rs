@@ -357,6 +357,6 @@ async fn fixes_that_take_effect_at_boot_are_kept_for_the_reboot_proof() {
 /// The rules of the plan `temper plan export` would write for `run`.
 async fn plan_of(sim: &Sim, run: temper_journal::RunId) -> Vec<String> {
     let data = temper_report::load(sim.store.as_ref(), run).await.unwrap();
-    let plan = temper_report::plan::build(&data, Some(content()), Some("sha256 of the sim's content".into())).unwrap();
+    let plan = temper_journal::plan::build(data.records(), Some(content()), Some("sha256 of the sim's content".into())).unwrap();
     plan.steps.iter().map(|s| s.rule.clone()).collect()
 }

@@ -3,6 +3,7 @@
 //! scripts under `steps/`, `replay.sh`, `playbook.yml`, `README.md`); `temper run --plan` reads
 //! its folder once ([`Folder`]) and the plan from those bytes ([`Plan::from_folder`]), refuses it when it does not fit the target ([`Plan::check`]), and
 //! applies its steps as any fix is applied: checked, and kept or reverted.
+mod build;
 mod folder;
 mod load;
 pub mod terms;
@@ -14,6 +15,7 @@ use temper_scap::oval::Evidence;
 use crate::turn::ApplyFix;
 use crate::{FixSource, RunId};
 
+pub use build::{BuildError, Records, build, kept, recorded_content_sha256, steps, title};
 pub use folder::{Folder, FolderError};
 pub use load::{PlanError, RunInputs};
 pub use terms::{Applying, Terms, TermsError};

@@ -1,4 +1,4 @@
-//! The proven plan (`temper_journal::plan`) made from a run, and written as a folder:
+//! The proven plan (`temper_journal::plan`, which makes it from a run's records) written as a folder:
 //! `plan.json`, the steps' scripts under `steps/`, `replay.sh`, `playbook.yml` and `README.md`.
 //! The seal (`SHA256SUMS`, its signature) is `temper_core::plan::seal`'s. The folder holds no
 //! script that checks it: it is checked from outside (`temper plan verify`, `temper plan unpack`).
@@ -7,56 +7,14 @@ mod readme;
 
 use std::path::Path;
 
-use temper_journal::Run;
-use temper_journal::controls::RunControls;
-use temper_journal::plan::{self, ContentRef, Header, Plan, SourceRun, TailoringRef, Terms};
-use temper_scap::Benchmark;
+use temper_journal::plan::{self, Plan, Terms};
 
 pub use ansible::playbook;
 pub use readme::readme;
 
 use crate::replay::{ReplayOrigin, replay};
-use crate::view::steps;
 
 use crate::error::ReportError;
-use crate::run::RunData;
-
-/// The plan of a finished run. `content_sha256` is the datastream's, for runs that did not record
-/// it when they started ([`recorded_content_sha256`]).
-pub fn build(data: &RunData, content: Option<&Benchmark>, content_sha256: Option<String>) -> Result<Plan, ReportError> {
-    let run = &data.run;
-    let summary = data.summary.as_ref().ok_or(ReportError::Unfinished(run.id))?;
-    let sha256 = recorded_content_sha256(run).or(content_sha256).ok_or(ReportError::NoContentSha(run.id))?;
-    let tailoring = RunControls::of(run).tailoring.map(|t| TailoringRef { path: t.file, sha256: t.sha256 });
-    let version = run.content_version.clone().or_else(|| content.map(|c| c.version.clone())).unwrap_or_else(|| "unknown".into());
-    let header = Header {
-        skill: run.skill.clone(),
-        profile: run.profile.clone(),
-        tailoring,
-        content: ContentRef { datastream: run.datastream.clone(), version, sha256 },
-        source: SourceRun {
-            target: run.target.clone(),
-            run: run.id,
-            started_at: run.started_at.clone(),
-            ended_at: run.ended_at.clone(),
-            regression_every: run.regression_every.map(|n| n.max(1) as u32),
-        },
-        temper_version: env!("CARGO_PKG_VERSION").to_string(),
-        reboot_proven: summary.rebooted == Some(true),
-        exported_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-    };
-    Ok(Plan { version: plan::VERSION, header, steps: steps(data, content) })
-}
-
-/// The datastream's sha256 as the run recorded it when it started (`content_sha256` in its
-/// stored options).
-pub fn recorded_content_sha256(run: &Run) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct OptionsWithContentSha {
-        content_sha256: Option<String>,
-    }
-    serde_json::from_str::<OptionsWithContentSha>(&run.options_json).ok()?.content_sha256
-}
 
 /// Writes `plan` into `dir`, a new or empty folder, bound by `terms` (which `replay.sh` and the
 /// playbook check too; the seal's manifest holds them).

@@ -124,6 +124,13 @@ pub async fn resolve_run(store: &dyn ReadJournal, spec: &str) -> Result<RunId, L
     Ok(store.run(id).await?.id)
 }
 
+impl RunData {
+    /// What the proven plan is made of (`temper_journal::plan::build`).
+    pub fn records(&self) -> temper_journal::plan::Records<'_> {
+        temper_journal::plan::Records { run: &self.run, summary: self.summary.as_ref(), rules: &self.rules, attempts: &self.attempts }
+    }
+}
+
 /// Reads run `run_id`. A summary that does not parse is dropped (the rows are the record).
 pub async fn load(store: &dyn ReadJournal, run_id: RunId) -> Result<RunData, LoadError> {
     let run = store.run(run_id).await?;

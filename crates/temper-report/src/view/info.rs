@@ -26,12 +26,11 @@ pub struct RuleInfo {
 
 pub fn rule_info(r: &journal::Rule, c: Option<&ContentRule>) -> RuleInfo {
     let short_id = short(&r.rule_id).to_string();
-    let title = c.map(|c| c.title.clone()).filter(|t| !t.is_empty()).unwrap_or_else(|| r.title.clone());
     RuleInfo {
         rule_id: r.rule_id.clone(),
         anchor: format!("rule-{}", short_id.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "-")),
         short_id,
-        title: if title.is_empty() { short(&r.rule_id).to_string() } else { title },
+        title: journal::plan::title(r, c),
         severity: c.map_or(r.severity, |c| c.severity),
         stig_ids: c.map(|c| c.stig_ids.clone()).unwrap_or_default(),
         sv_ids: c.map(|c| c.sv_ids.clone()).unwrap_or_default(),

@@ -1,5 +1,5 @@
 //! The values every format renders, built from one loaded run (`crate::run`): the run report,
-//! each rule's ids, prose and next steps, the plan's steps, the fleet report.
+//! each rule's ids, prose and next steps, the fleet report.
 mod attempt;
 mod controls;
 mod counts;
@@ -9,7 +9,6 @@ mod info;
 mod next_step;
 mod report;
 mod rules;
-mod steps;
 
 pub use controls::{ControlsView, WaiverView, target_comment};
 pub use counts::BeforeAfter;
@@ -19,4 +18,3 @@ pub use info::rule_info;
 pub use next_step::next_steps;
 pub use report::{Report, SCHEMA, build};
 pub use rules::{FixedRule, RuleFindings, RuleSection, fixed_rules};
-pub use steps::{replay_script, steps};

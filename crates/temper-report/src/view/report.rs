@@ -7,7 +7,7 @@ use super::controls::ControlsView;
 use super::counts::{BeforeAfter, RoleTime, dispositions, results, reverts, roles};
 use super::info::rule_info;
 use super::rules::{FixedRule, LeftFailing, RuleFindings, RuleLine, RuleSection, StatusGroup, fixed_rules, section};
-use super::steps::replay_script;
+use crate::replay::replay_script;
 use crate::run::{Interruption, PlanView, ProgressChart, RunData};
 use crate::text::{ms, span_ms};
 
@@ -212,7 +212,7 @@ pub fn build(data: &RunData, content: Option<&Benchmark>) -> Report {
         groups,
         progress: data.progress.clone(),
         controls: super::controls::build(data),
-        replay: replay_script(data, content),
+        replay: replay_script(data.records(), content),
         plan: data.plan.clone(),
         interruptions: data.interruptions.clone(),
         time_split: data.split.clone(),

@@ -128,9 +128,7 @@ pub(super) fn section(data: &RunData, r: &journal::Rule, c: Option<&ContentRule>
 
 /// The fixes in force at the end of the run, in the order they were kept.
 pub fn kept_attempts(data: &RunData) -> Vec<&Attempt> {
-    let mut kept: Vec<&Attempt> = data.attempts.iter().filter(|a| a.in_force()).collect();
-    kept.sort_by(|a, b| (a.ended_at.as_deref(), a.id).cmp(&(b.ended_at.as_deref(), b.id)));
-    kept
+    temper_journal::plan::kept(&data.attempts)
 }
 
 /// The kept fixes, in the order they were kept.

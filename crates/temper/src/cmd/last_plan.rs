@@ -37,7 +37,7 @@ pub struct Job {
     #[serde(default)]
     pub controls: RunControls,
     /// The host datastream's sha256 when the run started (its plan names it; read by
-    /// `temper_report::plan::recorded_content_sha256`).
+    /// `temper_journal::plan::recorded_content_sha256`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_sha256: Option<String>,
 }
@@ -179,7 +179,7 @@ async fn stored_steps(
 ) -> anyhow::Result<Vec<PlannedFix>> {
     let data = temper_report::load(store, run).await?;
     let content = super::report::content(config, &data.run);
-    Ok(temper_report::plan::build(&data, content.as_ref(), content_sha256)?.fixes())
+    Ok(temper_journal::plan::build(data.records(), content.as_ref(), content_sha256)?.fixes())
 }
 
 /// Where `sealed` and `stored` part, if they do.

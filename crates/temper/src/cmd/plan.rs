@@ -11,8 +11,10 @@ use temper_core::controls::RunControls;
 use temper_core::plan::Opened;
 use temper_core::plan::seal::{self, Trust};
 use temper_journal::Journal;
-use temper_journal::plan::{Applying, Folder, Plan, PlanOrigin, PlannedFix, RunInputs, Terms, terms};
-use temper_report::{load, plan, resolve_run};
+use temper_journal::plan::{
+    Applying, Folder, Plan, PlanOrigin, PlannedFix, RunInputs, Terms, build, recorded_content_sha256, sha256_file, terms,
+};
+use temper_report::{load, resolve_run};
 
 use crate::config::Config;
 use temper_journal::RunId;
@@ -159,13 +161,13 @@ pub async fn export(config: &Config, store: &dyn Journal, id: RunId, output: &Pa
     let content = super::report::content(config, &data.run);
     // Runs record their datastream's sha256 when they start; for older ones, the file's now.
     let ds = config.content_dir.join(&data.run.datastream);
-    let sha = plan::recorded_content_sha256(&data.run).or_else(|| temper_journal::plan::sha256_file(&ds).ok());
-    let mut p = plan::build(&data, content.as_ref(), sha)?;
+    let sha = recorded_content_sha256(&data.run).or_else(|| sha256_file(&ds).ok());
+    let mut p = build(data.records(), content.as_ref(), sha)?;
     match crate::wiring::skill(config, &data.run.skill) {
         Ok(skill) => p.mark_one_way(|id| skill.one_way(id)),
         Err(e) => eprintln!("temper: no step is marked one-way: {e:#}"),
     }
-    plan::write(&p, output, terms)?;
+    temper_report::plan::write(&p, output, terms)?;
     seal::write_manifest(output, terms)?;
     Ok(p)
 }

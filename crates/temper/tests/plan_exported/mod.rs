@@ -51,7 +51,7 @@ pub async fn exported(name: &str) -> Exported {
         assert_eq!(sim.rule(run, r).await.status, RuleStatus::Fixed, "{r}");
     }
     let data = temper_report::load(sim.store.as_ref(), run).await.unwrap();
-    let plan = temper_report::plan::build(&data, Some(content()), Some(sha256_file(&datastream()).unwrap())).unwrap();
+    let plan = temper_journal::plan::build(data.records(), Some(content()), Some(sha256_file(&datastream()).unwrap())).unwrap();
     let dir = tmp.path().join("plan");
     temper_report::plan::write(&plan, &dir, &Terms::default()).unwrap();
     Exported { sim, run, plan, dir, log, _tmp: tmp }
