@@ -107,11 +107,11 @@ async fn a_signed_plan_is_checked_from_outside_and_applied_from_its_private_copy
     for signer in ["temper", "ssh-keygen"] {
         w.sealed(&terms, &w.key);
         if signer == "ssh-keygen" {
-            std::fs::remove_file(w.e.dir.join(seal::SIGNATURE)).unwrap();
+            std::fs::remove_file(w.e.dir.join(temper_journal::plan::SIGNATURE)).unwrap();
             let ok = Command::new("ssh-keygen")
                 .args(["-q", "-Y", "sign", "-n", "temper-plan", "-f"])
                 .arg(&w.key)
-                .arg(w.e.dir.join(seal::MANIFEST))
+                .arg(w.e.dir.join(temper_journal::plan::MANIFEST))
                 .status();
             assert!(ok.unwrap().success());
         }
@@ -119,8 +119,8 @@ async fn a_signed_plan_is_checked_from_outside_and_applied_from_its_private_copy
             .args(["-Y", "verify", "-n", "temper-plan", "-I", "ops@example.com", "-f"])
             .arg(&w.signers)
             .arg("-s")
-            .arg(w.e.dir.join(seal::SIGNATURE))
-            .stdin(std::fs::File::open(w.e.dir.join(seal::MANIFEST)).unwrap())
+            .arg(w.e.dir.join(temper_journal::plan::SIGNATURE))
+            .stdin(std::fs::File::open(w.e.dir.join(temper_journal::plan::MANIFEST)).unwrap())
             .status()
             .unwrap();
         assert!(verified.success(), "ssh-keygen -Y verify accepts {signer}'s signature, terms and all");
@@ -224,7 +224,13 @@ async fn every_attack_on_a_handed_over_plan_is_refused_and_nothing_runs() {
             "a key that is not in the allowed signers",
             false,
         ),
-        ("no signature", &none, &|| std::fs::remove_file(dir.join(seal::SIGNATURE)).unwrap(), "the plan is not signed", false),
+        (
+            "no signature",
+            &none,
+            &|| std::fs::remove_file(dir.join(temper_journal::plan::SIGNATURE)).unwrap(),
+            "the plan is not signed",
+            false,
+        ),
     ];
     for (what, terms, forge, why, seen_in_place) in attacks {
         w.sealed(terms, &w.key);
@@ -290,7 +296,7 @@ async fn a_revoked_plan_is_refused_every_way_temper_checks_one() {
     let t = Instant::now();
     let w = Ways::new("plan-revoked").await;
     w.sealed(&Terms::default(), &w.key);
-    let sha = sha256_hex(&std::fs::read(w.e.dir.join(seal::MANIFEST)).unwrap());
+    let sha = sha256_hex(&std::fs::read(w.e.dir.join(temper_journal::plan::MANIFEST)).unwrap());
     let list = w.signers.parent().unwrap().join("revoked");
     std::fs::write(&list, format!("{sha}  withdrawn\n")).unwrap();
     let text = std::fs::read_to_string(&w.signers).unwrap();

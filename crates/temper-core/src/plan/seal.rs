@@ -12,7 +12,7 @@ use ssh_key::{HashAlg, LineEnding, PrivateKey, PublicKey, SshSig};
 
 use super::signers::{self, SignerRefusal};
 use temper_journal::plan::{Applying, Folder, FolderError, STEPS_DIR, Terms, TermsError, sha256_hex, terms};
-pub use temper_journal::plan::{MANIFEST, NAMESPACE, SIGNATURE};
+use temper_journal::plan::{MANIFEST, NAMESPACE, SIGNATURE};
 
 /// What a plan must show before it is applied.
 #[derive(Debug, Clone, PartialEq, Eq)]

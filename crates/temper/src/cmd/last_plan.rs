@@ -115,7 +115,7 @@ pub async fn take(config: &Config, store: &temper_store::Store, target: &Target,
         Err(why) => return Ok(Err(why)),
     };
     let dir = dir(store, run);
-    if !dir.join(seal::SIGNATURE).exists() {
+    if !dir.join(temper_journal::plan::SIGNATURE).exists() {
         return Ok(Err(NoPlan::NotSealed { run }));
     }
     let at = Applying { now: chrono::Utc::now(), target: Some(&target.name), fleet: None };

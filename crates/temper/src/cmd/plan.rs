@@ -132,7 +132,12 @@ async fn export_cmd(config: &Config, run: &str, output: &Path, sign: Option<Path
         Some(key) => {
             let passphrase = std::env::var("TEMPER_SIGN_PASSPHRASE").ok();
             let s = seal::sign(output, &key, passphrase.as_deref()).with_context(|| format!("signing the plan in {}", output.display()))?;
-            eprintln!("temper: signed the plan with {} ({}): {}", key.display(), s.fingerprint, output.join(seal::SIGNATURE).display());
+            eprintln!(
+                "temper: signed the plan with {} ({}): {}",
+                key.display(),
+                s.fingerprint,
+                output.join(temper_journal::plan::SIGNATURE).display()
+            );
         }
         None if !terms.is_empty() => eprintln!(
             "temper: the plan is not signed: its terms ({}) bind it once SHA256SUMS is signed (`ssh-keygen -Y sign -f KEY -n temper-plan SHA256SUMS` in {})",
@@ -304,7 +309,7 @@ pub fn trust(unsigned: bool, signers: Option<PathBuf>, dir: &Path) -> anyhow::Re
     match (unsigned, signers) {
         (true, _) => Ok(Trust::Unsigned),
         (false, Some(f)) => Ok(Trust::Signers(f)),
-        (false, None) if !dir.join(seal::SIGNATURE).exists() => {
+        (false, None) if !dir.join(temper_journal::plan::SIGNATURE).exists() => {
             Err(seal::SealError::NotSigned).with_context(|| format!("the plan in {}", dir.display()))
         }
         (false, None) => anyhow::bail!(

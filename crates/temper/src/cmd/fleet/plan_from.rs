@@ -62,7 +62,7 @@ async fn hand_on(
     dir: &std::path::Path,
 ) -> anyhow::Result<usize> {
     let sealed = last_plan::dir(store, run.id);
-    anyhow::ensure!(sealed.join(seal::SIGNATURE).exists(), "{} holds no sealed plan", sealed.display());
+    anyhow::ensure!(sealed.join(temper_journal::plan::SIGNATURE).exists(), "{} holds no sealed plan", sealed.display());
     let job: Job = serde_json::from_str(&run.options_json)?;
     let now = chrono::Utc::now();
     let proven = last_plan::proven(config, store, run.id, &sealed, &job, Applying { now, target: Some(&first.name), fleet: None }).await?;

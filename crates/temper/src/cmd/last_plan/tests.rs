@@ -92,7 +92,7 @@ async fn the_last_proven_run_of_the_job_gives_the_plan_it_sealed_at_its_end() {
     assert_eq!(a.signed_by, Some(format!("temper-host ({})", key.fingerprint)), "sealed by the host's own key");
     let dir = w.store.run_dir(last).join("plan");
     assert_eq!(a.dir, dir.display().to_string());
-    assert!(dir.join("plan.json").is_file() && dir.join(seal::SIGNATURE).is_file());
+    assert!(dir.join("plan.json").is_file() && dir.join(temper_journal::plan::SIGNATURE).is_file());
     // The next night takes the same sealed folder again.
     assert_eq!(take_for(&w, &job()).await.expect("a plan again").fixes, a.fixes);
     // A file put beside it: the sealed plan no longer holds, and the run stops before it exists.
