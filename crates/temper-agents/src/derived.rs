@@ -2,9 +2,11 @@
 //! check and the items the scanner found (`temper_derive`), offered once per rule when the
 //! content has no fix or its fix failed. Its scripts go through the same deny-list, rescan,
 //! guard, regression set and reboot proof as any fix; a rule it cannot fix says why.
-use temper_core::agent::{ApplyFix, FixContext, FixSource, Tried};
-use temper_core::verdict::Verdict;
+use temper_core::agent::{FixContext, Tried};
 use temper_derive::Refusal;
+use temper_journal::FixSource;
+use temper_journal::Verdict;
+use temper_journal::turn::ApplyFix;
 use temper_scap::oval::Evidence;
 
 use crate::prompt::{Fence, PromptSection};

@@ -1,7 +1,11 @@
 //! `temper llm probe`: one Worker-shaped request, reported as JSON.
 use serde::Serialize;
-use temper_core::agent::{AgentError, FixContext, FixSource, TurnMode, TurnRecord, TurnRole};
+use temper_core::agent::{AgentError, FixContext};
 use temper_journal::AttemptNo;
+use temper_journal::FixSource;
+use temper_journal::TurnMode;
+use temper_journal::TurnRole;
+use temper_journal::turn::TurnRecord;
 
 use crate::client::LlmClient;
 use crate::config::LlmConfig;

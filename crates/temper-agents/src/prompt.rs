@@ -4,7 +4,8 @@
 //! is cut (when it may be) or dropped, and every fate is recorded. The assembled prompt keeps the
 //! sections' original order. Token counts are estimates: [`estimate_tokens`]. A section of
 //! text temper does not vouch for is fenced ([`PromptSection::data`], [`fence`]); a cut keeps its fence.
-use temper_core::agent::{Fate, SectionFate};
+use temper_journal::turn::Fate;
+use temper_journal::turn::SectionFate;
 
 use crate::text::clip_bytes;
 

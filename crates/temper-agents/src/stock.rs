@@ -2,13 +2,16 @@
 //! none or it failed, the fix derived from the check (`derived.rs`); it gives up after those.
 use async_trait::async_trait;
 use temper_core::agent::{
-    AgentError, AgentResult, ApplyFix, Architect, Decision, FixContext, FixSource, PickContext, ReengageContext, ReflectContext,
-    Reflection, Reflector, Selection, Tried, Turn, Worker,
+    AgentError, AgentResult, Architect, FixContext, PickContext, ReengageContext, ReflectContext, Reflection, Reflector, Selection, Tried,
+    Turn, Worker,
 };
+use temper_journal::FixSource;
+use temper_journal::turn::ApplyFix;
+use temper_journal::turn::Decision;
 
 use crate::derived::{self, DERIVED_PLAN};
 use crate::text::clip;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StockAgent;

@@ -2,10 +2,12 @@
 //! have already been tried.
 use async_trait::async_trait;
 use temper_core::agent::{
-    AgentResult, ApplyFix, Architect, Decision, FixContext, FixSource, PickContext, ReengageContext, ReflectContext, Reflection, Reflector,
-    Selection, Worker,
+    AgentResult, Architect, FixContext, PickContext, ReengageContext, ReflectContext, Reflection, Reflector, Selection, Worker,
 };
 use temper_journal::AttemptNo;
+use temper_journal::FixSource;
+use temper_journal::turn::ApplyFix;
+use temper_journal::turn::Decision;
 
 use crate::llm::LlmAgent;
 use crate::stock::StockAgent;

@@ -20,7 +20,7 @@ use crate::tools::ToolSpec;
 use crate::wire::ResponseMessage;
 
 /// How a reply carried its call: the journal's turn mode.
-pub use temper_journal::TurnMode as Mode;
+use temper_journal::TurnMode;
 
 /// One call as it came, arguments still a JSON string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub struct RawCall {
 
 #[derive(Debug, Clone)]
 pub struct Extracted {
-    pub mode: Mode,
+    pub mode: TurnMode,
     pub calls: Vec<RawCall>,
 }
 
@@ -43,7 +43,7 @@ pub fn extract(msg: &ResponseMessage, tool: &ToolSpec, prefill: Option<&str>) ->
         .map(|c| RawCall { name: c.function.name.clone(), arguments: c.function.arguments.clone() })
         .collect();
     if !native.is_empty() {
-        return Extracted { mode: Mode::Native, calls: native };
+        return Extracted { mode: TurnMode::Native, calls: native };
     }
     let content = msg.content.as_deref().unwrap_or("");
     let mut calls = text_calls(content, tool);
@@ -52,7 +52,7 @@ pub fn extract(msg: &ResponseMessage, tool: &ToolSpec, prefill: Option<&str>) ->
     {
         calls = text_calls(&format!("{p}{content}"), tool);
     }
-    let mode = if calls.is_empty() { Mode::None } else { Mode::Text };
+    let mode = if calls.is_empty() { TurnMode::None } else { TurnMode::Text };
     Extracted { mode, calls }
 }
 

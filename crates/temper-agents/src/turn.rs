@@ -11,14 +11,17 @@
 //! the budget is `min(role budget, context_tokens - max_tokens - that fixed part)`.
 //! `latency_ms` is the whole call, retries and back-off included.
 use std::time::Duration;
+use temper_journal::TurnRole;
+use temper_journal::turn::TurnRecord;
 
-use temper_core::agent::{AgentError, TurnRecord, TurnRole};
+use temper_core::agent::AgentError;
 
 use crate::client::{CallError, LlmClient};
 use crate::prompt::{Fence, PromptSection, assemble, estimate_tokens};
-use crate::tool_call::{Mode, RawCall, extract};
+use crate::tool_call::{RawCall, extract};
 use crate::tools::ToolSpec;
 use crate::wire::{ChatRequest, Message};
+use temper_journal::TurnMode;
 
 /// Template overhead per message and for the tool block, in tokens (chat-template markers and
 /// the "# Tools ... <tools></tools>" preamble Qwen/Hermes templates wrap around the schema).
@@ -39,7 +42,7 @@ pub struct TurnSpec<'a> {
 
 pub struct Parsed<T> {
     pub value: T,
-    pub mode: Mode,
+    pub mode: TurnMode,
     pub record: TurnRecord,
 }
 

@@ -3,7 +3,8 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use temper_core::agent::{AgentError, Architect, Decision};
+use temper_core::agent::{AgentError, Architect};
+use temper_journal::turn::Decision;
 use temper_mockllm::{MockLlm, Scripted, ScriptedCall};
 
 #[tokio::test]
@@ -64,7 +65,7 @@ async fn first_valid_selection_wins_and_the_rest_are_capped() {
     assert_eq!(turn.records[0].tool_calls_dropped, ["invalid:select_rule", "tool_call_capped:select_rule"]);
 }
 
-async fn decide_with(reply: Scripted) -> (Decision, temper_core::agent::TurnRecord) {
+async fn decide_with(reply: Scripted) -> (Decision, temper_journal::turn::TurnRecord) {
     let mock = MockLlm::start(vec![reply]).await.unwrap();
     let turn = agent(&mock.url()).reengage(&reengage_context()).await.unwrap();
     let req = &mock.requests()[0];

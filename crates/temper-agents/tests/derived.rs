@@ -4,13 +4,15 @@
 mod common;
 
 use std::path::Path;
+use temper_journal::FixSource;
+use temper_journal::turn::Decision;
 
 use common::*;
 use temper_agents::derived::DERIVED_PLAN;
 use temper_agents::{StockAgent, TieredAgent};
-use temper_core::agent::{AgentError, Architect, Decision, FixSource, Tried, Worker};
-use temper_core::verdict::Verdict;
+use temper_core::agent::{AgentError, Architect, Tried, Worker};
 use temper_journal::AttemptNo;
+use temper_journal::Verdict;
 use temper_mockllm::{MockLlm, Scripted};
 use temper_scap::Outcome;
 use temper_scap::oval::{Evidence, OvalReport};

@@ -15,10 +15,11 @@
 //! (default: `<tool_call>` plus the tool's name), `bare` (`<tool_call>\n` only) or `0` (none).
 //! The tests take a lock so that a one-slot server answers them one at a time.
 use std::time::Duration;
+use temper_journal::FixSource;
 
 use serde_json::{Value, json};
 use temper_agents::{LlmAgent, LlmConfig, probe};
-use temper_core::agent::{AgentError, FixContext, FixSource, ReflectContext, Reflector, Worker};
+use temper_core::agent::{AgentError, FixContext, ReflectContext, Reflector, Worker};
 use temper_journal::AttemptNo;
 use tokio::sync::Mutex;
 

@@ -3,7 +3,8 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use temper_core::agent::{AgentError, NewTip, Reflector};
+use temper_core::agent::{AgentError, Reflector};
+use temper_journal::turn::NewTip;
 use temper_mockllm::{MockLlm, Scripted};
 
 fn reflection(banned: serde_json::Value, distilled: &str) -> Scripted {

@@ -5,8 +5,10 @@ use common::*;
 use serde_json::json;
 use temper_agents::derived::DERIVED_PLAN;
 use temper_agents::{StockAgent, TieredAgent};
-use temper_core::agent::{AgentError, Architect, Decision, FixSource, Reflector, Worker};
+use temper_core::agent::{AgentError, Architect, Reflector, Worker};
 use temper_journal::AttemptNo;
+use temper_journal::FixSource;
+use temper_journal::turn::Decision;
 use temper_mockllm::{MockLlm, Scripted};
 
 #[tokio::test]

@@ -2,11 +2,13 @@
 mod common;
 
 use std::time::Instant;
+use temper_journal::FixSource;
+use temper_journal::turn::Fate;
 
 use common::*;
 use serde_json::json;
 use temper_agents::LlmAgent;
-use temper_core::agent::{AgentError, Fate, FixSource, Worker};
+use temper_core::agent::{AgentError, Worker};
 use temper_mockllm::{MockLlm, Scripted, ScriptedCall};
 
 #[tokio::test]

@@ -2,6 +2,8 @@
 //! Every turn is one fresh request built from these contexts; nothing is carried between turns.
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use temper_journal::FixSource;
+use temper_journal::turn::{ApplyFix, Decision, NewTip, TurnRecord};
 use temper_scap::Severity;
 use temper_scap::oval::Evidence;
 
@@ -63,7 +65,7 @@ pub struct FixContext {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tried {
     pub source: FixSource,
-    pub verdict: Option<crate::verdict::Verdict>,
+    pub verdict: Option<temper_journal::Verdict>,
     pub reason: String,
     pub fix_script: String,
 }
@@ -81,13 +83,10 @@ impl Tried {
     }
 }
 
-pub use temper_journal::{FixSource, TurnMode, TurnRole};
-
 /// The derived tier as a function (`temper_agents::derived::again`): the first fix the rule's
 /// check and `evidence` (this target's) call for that is not among `tried`, or why there is
 /// none. A plan's derived step is derived again so on each target, never run as its source's.
 pub type Derive = fn(evidence: Option<&Evidence>, tried: &[Tried]) -> Result<ApplyFix, String>;
-pub use temper_journal::turn::{ApplyFix, Decision, Fate, NewTip, SectionFate, TurnRecord};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReflectContext {
@@ -127,7 +126,7 @@ pub struct ReengageContext {
     pub evidence: Option<Evidence>,
     /// How the last try ended, and why ("the fix was stopped as stalled: …").
     #[serde(default)]
-    pub last: Option<(crate::verdict::Verdict, String)>,
+    pub last: Option<(temper_journal::Verdict, String)>,
 }
 
 /// A role's answer plus the record of the call(s) that produced it.

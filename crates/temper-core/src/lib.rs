@@ -14,8 +14,4 @@ pub mod script;
 pub mod skill;
 pub mod verdict;
 
-/// The run's records and controls, from `temper-journal`.
-pub use temper_journal::{controls, footprint, plan_from, target, waiver};
-
 pub use ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult};
-pub use verdict::Verdict;

@@ -5,7 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::claim::Claim;
-pub use temper_journal::PowerOff;
+use temper_journal::PowerOff;
 
 /// Errors from the hypervisor or the guest.
 #[derive(Debug, thiserror::Error)]

@@ -5,7 +5,7 @@ use chrono::NaiveDate;
 use regex::Regex;
 use serde::Deserialize;
 
-use crate::waiver::Waiver;
+use temper_journal::waiver::Waiver;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SkillError {
@@ -20,7 +20,7 @@ pub enum SkillError {
     )]
     WaivedSkip { path: PathBuf, rule: String },
     #[error(transparent)]
-    Waivers(#[from] crate::waiver::WaiverError),
+    Waivers(#[from] temper_journal::waiver::WaiverError),
     #[error("skill {path}: held rule `{rule}`: {problem}")]
     Held { path: PathBuf, rule: String, problem: String },
     #[error("skill {path}: last rule `{rule}`: {problem}")]
@@ -277,7 +277,7 @@ impl Skill {
         }
         // The skill's own waivers (`waivers.toml` beside `skill.toml`), judged today.
         let own = dir.join("waivers.toml");
-        let waivers = if own.exists() { crate::waiver::load(&own)? } else { Vec::new() };
+        let waivers = if own.exists() { temper_journal::waiver::load(&own)? } else { Vec::new() };
         Ok(Self { dir, manifest, risk, skips, order, one_way, held, last, waivers, today: chrono::Local::now().date_naive() })
     }
 
@@ -303,7 +303,7 @@ impl Skill {
 
     /// The active waiver, skip or deferral for a rule, if there is one.
     pub fn disposition(&self, short_id: &str) -> Option<SkipEntry> {
-        if let Some(w) = crate::waiver::active(&self.waivers, short_id, self.today) {
+        if let Some(w) = temper_journal::waiver::active(&self.waivers, short_id, self.today) {
             return Some(SkipEntry { rule: w.rule.clone(), reason: w.justification(), disposition: Disposition::Waived });
         }
         self.skips.iter().find(|(re, _)| re.is_match(short_id)).map(|(_, s)| s.clone())

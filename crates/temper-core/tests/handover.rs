@@ -57,7 +57,7 @@ fn anssi_end() -> Vec<Rule> {
 
 /// The host's copy of SSG's Debian 12 datastream, as `vm/fetch-ssg.sh` unpacks it.
 fn datastream() -> String {
-    let ds = temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+    let ds = temper_journal::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
     assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
     ds.to_str().unwrap().to_string()
 }

@@ -7,9 +7,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use temper_journal::Engine;
 
 use common::{Here, datastream};
-use temper_core::scan::{Engine, OvalSide, ScanError, Scanner, two_stages};
+use temper_core::scan::{OvalSide, ScanError, Scanner, two_stages};
 use temper_scap::oval::{OvalContent, OvalEngine};
 use temper_scap::{Outcome, read_benchmark};
 

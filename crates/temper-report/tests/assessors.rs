@@ -126,7 +126,7 @@ fn evidence(rule: &str) -> Evidence {
 /// A finished STIG run with a fix kept and proven by a reboot, an escalation with evidence, a
 /// rule never attempted, a waiver in force, passes, an error, a rule not applicable, and a rule
 /// whose title and evidence are hostile.
-async fn assessed_run() -> (Fixture, RunData) {
+async fn assessed_run() -> (ReportFixture, RunData) {
     let c = rhel9();
     let options = json!({"controls": {"waivers": [{
         "rule": WAIVED, "reason": "FIPS crypto policy <after the HSM> & the rest", "approved_by": WAIVER_BY,
@@ -137,7 +137,7 @@ async fn assessed_run() -> (Fixture, RunData) {
         options_json: options.to_string(),
         ..new_run("rhel9-stig", STIG, &ds, Some(c.version.clone()), "libvirt:temper-rhel9", "stock")
     };
-    let f = Fixture::open(&new).await;
+    let f = ReportFixture::open(&new).await;
     let (s, run) = (&f.store, f.run);
     s.set_scores(run, Some(40.0), None).await.unwrap();
     use RuleStatus as S;
@@ -365,7 +365,7 @@ async fn the_poam_lists_exactly_the_rules_left_failing_with_next_steps_and_waive
 
 #[tokio::test]
 async fn saf_reads_the_hdf_with_temper_s_counts() {
-    for (name, f) in [("assessed", assessed_run().await.0), ("rhel9", Fixture::rhel9_run().await)] {
+    for (name, f) in [("assessed", assessed_run().await.0), ("rhel9", ReportFixture::rhel9_run().await)] {
         let data = load(&f.store, f.run).await.unwrap();
         let path = write(&format!("{name}.hdf.json"), &render(&data, Some(rhel9()), Format::Hdf).unwrap());
         // Counted by the last scan's result, within the run's scope; the rest are skipped.

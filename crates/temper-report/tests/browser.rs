@@ -9,7 +9,7 @@ use temper_report::{Format, load, render};
 
 #[tokio::test]
 async fn the_html_report_renders_in_chromium() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let html = render(&data, Some(rhel9()), Format::Html).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -65,7 +65,7 @@ async fn the_html_report_renders_in_chromium() {
 /// stays text.
 #[tokio::test]
 async fn the_grouped_rules_and_the_progress_chart_in_chromium() {
-    let f = Fixture::rhel9_review().await;
+    let f = ReportFixture::rhel9_review().await;
     let data = load(&f.store, f.run).await.unwrap();
     let html = render(&data, Some(rhel9()), Format::Html).unwrap();
     let dir = tempfile::tempdir().unwrap();

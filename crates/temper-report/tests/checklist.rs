@@ -64,7 +64,7 @@ fn hdf_status(ckl: &str) -> (&'static str, &'static str) {
 
 #[tokio::test]
 async fn ckl_survives_hdf_converters_with_every_rule_and_status() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let c = rhel9();
     let data = load(&f.store, f.run).await.unwrap();
     let ckl = render(&data, Some(c), Format::Ckl).unwrap();
@@ -134,7 +134,7 @@ async fn ckl_survives_hdf_converters_with_every_rule_and_status() {
 
 #[tokio::test]
 async fn cklb_carries_the_same_rules_and_statuses_with_the_fields_stig_viewer_3_writes() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let c = rhel9();
     let data = load(&f.store, f.run).await.unwrap();
     let ckl = render(&data, Some(c), Format::Ckl).unwrap();
@@ -244,7 +244,7 @@ async fn cklb_carries_the_same_rules_and_statuses_with_the_fields_stig_viewer_3_
 #[tokio::test]
 async fn a_whole_profile_checklist_has_one_entry_per_stig_id() {
     let c = rhel9();
-    let f = Fixture::open(&new_run("s", STIG, "ds.xml", None, "libvirt:all", "a")).await;
+    let f = ReportFixture::open(&new_run("s", STIG, "ds.xml", None, "libvirt:all", "a")).await;
     for r in &c.selected_rules {
         f.store
             .add_rule(f.run, &new_rule(&r.id, &r.title, r.severity.as_str(), ScanResult::Pass, RuleStatus::Passing, None))
@@ -277,7 +277,7 @@ async fn a_whole_profile_checklist_has_one_entry_per_stig_id() {
 
 #[tokio::test]
 async fn a_profile_without_disa_ids_uses_ssg_ids_and_stays_readable() {
-    let f = Fixture::anssi_run().await;
+    let f = ReportFixture::anssi_run().await;
     let c = debian12_anssi();
     assert!(c.selected_rules.iter().all(|r| r.stig_ids.is_empty()), "the ANSSI profile has no DISA ids");
     let data = load(&f.store, f.run).await.unwrap();

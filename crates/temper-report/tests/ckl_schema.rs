@@ -32,9 +32,9 @@ fn xmllint(ckl: &str, name: &str) -> Result<(), String> {
 }
 
 /// One `SID_NAME -> SID_DATA` map for STIG_INFO, and one `VULN_ATTRIBUTE -> [ATTRIBUTE_DATA]` per VULN.
-type Parsed = (BTreeMap<String, String>, Vec<BTreeMap<String, Vec<String>>>);
+type ParsedCkl = (BTreeMap<String, String>, Vec<BTreeMap<String, Vec<String>>>);
 
-fn parse(xml: &str) -> Parsed {
+fn parse(xml: &str) -> ParsedCkl {
     let mut r = Reader::from_str(xml);
     let (mut info, mut vulns) = (BTreeMap::new(), Vec::<BTreeMap<String, Vec<String>>>::new());
     let (mut name, mut text) = (String::new(), String::new());
@@ -102,7 +102,7 @@ fn beyond_schema(xml: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn ckl_keeps_to_the_checklist_schema() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let ckl = render(&data, Some(rhel9()), Format::Ckl).unwrap();
     xmllint(&ckl, "rhel9-schema.ckl").unwrap_or_else(|e| panic!("the RHEL 9 STIG run: {e}"));
@@ -116,7 +116,7 @@ async fn ckl_keeps_to_the_checklist_schema() {
         assert_eq!(v["STIG_UUID"], [info["uuid"].clone()]);
     }
 
-    let f = Fixture::anssi_run().await;
+    let f = ReportFixture::anssi_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let ckl = render(&data, Some(debian12_anssi()), Format::Ckl).unwrap();
     xmllint(&ckl, "debian12-anssi-schema.ckl").unwrap_or_else(|e| panic!("the Debian 12 ANSSI run: {e}"));
@@ -126,7 +126,7 @@ async fn ckl_keeps_to_the_checklist_schema() {
 /// Each change to a valid CKL is one STIG Viewer 2 refuses, and the check names it.
 #[tokio::test]
 async fn the_checks_reject_what_stig_viewer_would() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let ckl = render(&data, Some(rhel9()), Format::Ckl).unwrap();
     xmllint(&ckl, "mutant-base.ckl").unwrap();

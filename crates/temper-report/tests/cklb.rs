@@ -24,7 +24,7 @@ fn errors(schema: &Validator, doc: &Value) -> Vec<String> {
 }
 
 async fn rhel9_cklb() -> Value {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     serde_json::from_str(&render(&data, Some(rhel9()), Format::Cklb).unwrap()).unwrap()
 }
@@ -42,7 +42,7 @@ async fn cklb_keeps_to_disas_schema() {
     assert!(owner["comments"].as_str().unwrap().contains("chown 0 /etc/ssh/sshd_config"));
     assert_eq!(owner["stig_ref"], "DISA STIG for Red Hat Enterprise Linux 9 :: Version 2, Release: 3 (SSG content 0.1.76)");
 
-    let f = Fixture::anssi_run().await;
+    let f = ReportFixture::anssi_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let anssi: Value = serde_json::from_str(&render(&data, Some(debian12_anssi()), Format::Cklb).unwrap()).unwrap();
     assert_eq!(errors(&schema, &anssi), Vec::<String>::new(), "the Debian 12 ANSSI run (no DISA ids)");

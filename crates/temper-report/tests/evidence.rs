@@ -47,7 +47,7 @@ async fn evidence_is_in_the_reports_and_the_checklist() {
 
     let c = debian12_anssi();
     let ds = ssg("ssg-debian12-ds.xml").display().to_string();
-    let f = Fixture::open(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await;
+    let f = ReportFixture::open(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await;
     let (s, run) = (&f.store, f.run);
     let rule = &before.rule;
     s.add_rule(run, &new_rule(rule, "", "medium", ScanResult::Fail, RuleStatus::Pending, None)).await.unwrap();
@@ -158,7 +158,7 @@ fn kernel_config(rule: &str, found: &str) -> Evidence {
 async fn rules_never_attempted_carry_the_final_scans_evidence_into_every_format() {
     let c = debian12_anssi();
     let ds = ssg("ssg-debian12-ds.xml").display().to_string();
-    let f = Fixture::open(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await;
+    let f = ReportFixture::open(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await;
     let (s, run) = (&f.store, f.run);
     let ids: Vec<String> = c.selected_rules.iter().filter(|r| r.stig_ids.is_empty()).take(2).map(|r| r.id.clone()).collect();
     let (esc, out) = (&ids[0], &ids[1]);

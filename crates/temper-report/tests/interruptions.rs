@@ -15,8 +15,8 @@ const HOSTILE: &str = "temper-r1-a2<script>alert(1)</script>|x";
 
 /// The rhel9 fixture run, killed during an attempt, resumed with its checkpoint gone, then
 /// killed again during a regression check and resumed.
-async fn resumed_twice() -> (Fixture, String) {
-    let f = Fixture::rhel9_run().await;
+async fn resumed_twice() -> (ReportFixture, String) {
+    let f = ReportFixture::rhel9_run().await;
     let rule = full(rhel9(), FIXED_ROOT);
     let note = |data: EventData, rule: Option<String>| {
         let (store, run) = (&f.store, f.run);
@@ -86,7 +86,7 @@ async fn each_resume_is_in_every_report_with_what_it_cut_short_and_rebuilt() {
 
 #[tokio::test]
 async fn a_run_that_went_through_in_one_go_says_so() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let doc: Value = serde_json::from_str(&render(&data, Some(rhel9()), Format::Json).unwrap()).unwrap();
     assert_eq!(schema_errors(&doc), Vec::<String>::new());

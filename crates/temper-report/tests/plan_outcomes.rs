@@ -34,7 +34,7 @@ const STEPS: [(&str, Option<(ScanResult, RuleStatus)>); 9] = [
     ("fixed_otherwise", Some((ScanResult::Fail, RuleStatus::Fixed))),
 ];
 
-async fn attempt(f: &Fixture, short: &str, source: FixSource) -> AttemptId {
+async fn attempt(f: &ReportFixture, short: &str, source: FixSource) -> AttemptId {
     let a = AttemptSpec {
         rule_id: rule(short),
         plan: "step of the proven plan".into(),
@@ -51,7 +51,7 @@ async fn attempt(f: &Fixture, short: &str, source: FixSource) -> AttemptId {
     id
 }
 
-async fn kept(f: &Fixture, short: &str, source: FixSource) -> AttemptId {
+async fn kept(f: &ReportFixture, short: &str, source: FixSource) -> AttemptId {
     let id = attempt(f, short, source).await;
     let e =
         Evaluation::new(Verdict::Fixed, "the rule passes").found(Findings { rule_result: Some(ScanResult::Pass), ..Findings::default() });
@@ -59,7 +59,7 @@ async fn kept(f: &Fixture, short: &str, source: FixSource) -> AttemptId {
     id
 }
 
-async fn pending(f: &Fixture, short: &str) -> AttemptId {
+async fn pending(f: &ReportFixture, short: &str) -> AttemptId {
     let id = attempt(f, short, FixSource::Plan).await;
     let e =
         Evaluation::new(Verdict::Fixed, "the rule passes").found(Findings { rule_result: Some(ScanResult::Pass), ..Findings::default() });
@@ -67,18 +67,18 @@ async fn pending(f: &Fixture, short: &str) -> AttemptId {
     id
 }
 
-async fn failed(f: &Fixture, short: &str, verdict: Verdict, reason: &str) {
+async fn failed(f: &ReportFixture, short: &str, verdict: Verdict, reason: &str) {
     let id = attempt(f, short, FixSource::Plan).await;
     f.store.finish_attempt(id, &Evaluation::new(verdict, reason)).await.unwrap();
 }
 
 /// A finished plan run with every outcome; the plan has a tenth step on a rule not scanned.
-async fn plan_run() -> Fixture {
+async fn plan_run() -> ReportFixture {
     plan_run_with(json!({})).await
 }
 
 /// `plan_run`, with `more` added to the stored plan (`{"origin": "last_proven"}`).
-async fn plan_run_with(more: Value) -> Fixture {
+async fn plan_run_with(more: Value) -> ReportFixture {
     let mut run = new_run("debian12-anssi", ANSSI, "ssg-debian12-ds.xml", Some("0.1.76".into()), "libvirt:b", "stock");
     let mut steps: Vec<String> = STEPS.iter().map(|(s, _)| rule(s)).collect();
     steps.push(rule("not_scanned"));
@@ -90,7 +90,7 @@ async fn plan_run_with(more: Value) -> Fixture {
     let mut plan = json!({"dir": HOSTILE_DIR, "from_run": 7, "fixes": fixes});
     plan.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
     run.options_json = json!({ "plan": plan }).to_string();
-    let f = Fixture::open(&run).await;
+    let f = ReportFixture::open(&run).await;
     for (short, scanned) in STEPS {
         let (initial, status) = scanned.unwrap();
         let pending = if initial == ScanResult::Fail { RuleStatus::Pending } else { status };
@@ -250,7 +250,7 @@ async fn a_plan_applied_by_default_says_so() {
 /// A run without a plan: `plan` is null, and no Plan section.
 #[tokio::test]
 async fn a_run_without_a_plan_has_none() {
-    let f = Fixture::anssi_run().await;
+    let f = ReportFixture::anssi_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let doc: Value = serde_json::from_str(&render(&data, None, Format::Json).unwrap()).unwrap();
     assert_eq!(schema_errors(&doc), Vec::<String>::new());

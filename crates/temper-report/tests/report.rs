@@ -9,7 +9,7 @@ use temper_report::{Format, LoadError, ReportError, load, render, replay_script,
 
 #[tokio::test]
 async fn markdown_has_the_summary_and_a_section_per_escalated_rule() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let md = render(&data, Some(rhel9()), Format::Md).unwrap();
     std::fs::write(artifacts().join("report.md"), &md).unwrap();
@@ -65,7 +65,7 @@ async fn markdown_has_the_summary_and_a_section_per_escalated_rule() {
 
 #[tokio::test]
 async fn html_escapes_everything_and_loads_nothing() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let html = render(&data, Some(rhel9()), Format::Html).unwrap();
     assert!(!html.contains("<script>alert(1)"), "a script from the data reached the page unescaped");
@@ -92,7 +92,7 @@ async fn html_escapes_everything_and_loads_nothing() {
 
 #[tokio::test]
 async fn json_carries_the_report() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let v: serde_json::Value = serde_json::from_str(&render(&data, Some(rhel9()), Format::Json).unwrap()).unwrap();
     assert_eq!(
@@ -113,7 +113,7 @@ async fn json_carries_the_report() {
 
 #[tokio::test]
 async fn reports_work_without_content_but_checklists_need_it() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let md = render(&data, None, Format::Md).unwrap();
     assert!(md.contains(&format!("({ESC_DROPIN})")), "titles come from the store");
@@ -130,7 +130,7 @@ async fn reports_work_without_content_but_checklists_need_it() {
 async fn runs_and_formats_resolve_with_clear_errors() {
     let (_dir, empty) = empty_store().await;
     assert!(matches!(resolve_run(&empty, "latest").await, Err(LoadError::NoRuns)));
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     assert_eq!(resolve_run(&f.store, "latest").await.unwrap(), f.run);
     assert_eq!(resolve_run(&f.store, "1").await.unwrap(), RunId::new(1).unwrap());
     assert!(matches!(resolve_run(&f.store, "99").await, Err(LoadError::Store(_))));
@@ -145,7 +145,7 @@ async fn runs_and_formats_resolve_with_clear_errors() {
 
 #[tokio::test]
 async fn replay_script_is_valid_bash_with_the_fixes_in_order() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let script = replay_script(data.records(), Some(rhel9()));
     let path = artifacts().join("replay.sh");
@@ -173,7 +173,7 @@ async fn replay_script_is_valid_bash_with_the_fixes_in_order() {
 #[tokio::test]
 async fn replay_script_runs_the_fixes_verbatim() {
     let c = rhel9();
-    let f = Fixture::open(&new_run("s", STIG, "ds.xml", None, "t", "a")).await;
+    let f = ReportFixture::open(&new_run("s", STIG, "ds.xml", None, "t", "a")).await;
     let steps = [
         ("sshd_disable_root_login", "printf '%s\\n' \"one <a & b> 'q' $((1+1))\" >> \"$LOG\"\n"),
         ("file_owner_sshd_config", "cat >> \"$LOG\" <<'EOF'\ntwo `not run` $HOME\nEOF\n"),
@@ -242,7 +242,7 @@ async fn replay_script_runs_the_fixes_verbatim() {
 /// stored escalation cause, whatever its reason says.
 #[tokio::test]
 async fn a_rule_with_no_fix_left_after_tries_gets_the_no_fix_step() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let keep = full(rhel9(), ESC_KEEPALIVE);
     let why = "the stock fix was tried (refused) and the agent has nothing else to try";
     f.store.escalate_rule(f.run, &keep, &Escalation::new(EscalationCause::NoFix, why)).await.unwrap();
@@ -257,7 +257,7 @@ async fn a_rule_with_no_fix_left_after_tries_gets_the_no_fix_step() {
 #[tokio::test]
 async fn the_time_split_gives_the_proofs_share_in_every_format() {
     use temper_journal::Part;
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let t = data.split.clone().expect("a finished run has its split");
     let applied: Vec<i64> = data.attempts.iter().filter_map(|a| a.findings.apply_ms).collect();
@@ -288,7 +288,7 @@ async fn the_time_split_gives_the_proofs_share_in_every_format() {
 async fn the_rest_is_named_in_its_parts_in_every_format() {
     use temper_journal::prelude::*;
     use temper_journal::{EventData, Overhead, Spend, Spending};
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let parts = [(Overhead::SnapshotsTaken, Spend { count: 3, secs: 4.6 }), (Overhead::Restores, Spend { count: 1, secs: 7.0 })];
     f.store.event(f.run, None, &EventData::Spent(Spending { parts: parts.into_iter().collect() })).await.unwrap();
     let data = load(&f.store, f.run).await.unwrap();

@@ -12,7 +12,7 @@ fn rank(status: &Value) -> usize {
 
 #[tokio::test]
 async fn json_and_markdown_list_the_rules_in_review_order() {
-    let f = Fixture::rhel9_review().await;
+    let f = ReportFixture::rhel9_review().await;
     let data = load(&f.store, f.run).await.unwrap();
     let v: Value = serde_json::from_str(&render(&data, Some(rhel9()), Format::Json).unwrap()).unwrap();
     let rules = v["rules"].as_array().unwrap();
@@ -40,7 +40,7 @@ async fn json_and_markdown_list_the_rules_in_review_order() {
 
 #[tokio::test]
 async fn the_html_report_groups_rules_by_status_and_draws_the_progress() {
-    let f = Fixture::rhel9_review().await;
+    let f = ReportFixture::rhel9_review().await;
     let data = load(&f.store, f.run).await.unwrap();
     let html = render(&data, Some(rhel9()), Format::Html).unwrap();
     let at = |s: &str| html.find(&format!("id=\"status-{s}\"")).unwrap_or_else(|| panic!("a group for {s}"));
@@ -66,7 +66,7 @@ async fn the_html_report_groups_rules_by_status_and_draws_the_progress() {
 
 #[tokio::test]
 async fn a_run_without_events_has_no_chart_but_a_note() {
-    let f = Fixture::rhel9_run().await;
+    let f = ReportFixture::rhel9_run().await;
     let data = load(&f.store, f.run).await.unwrap();
     let html = render(&data, Some(rhel9()), Format::Html).unwrap();
     assert!(!html.contains("<svg"));

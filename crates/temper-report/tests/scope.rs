@@ -7,10 +7,10 @@ use common::*;
 use temper_report::{Format, load, render};
 
 /// An ANSSI run scoped to two rules: one fixed, one still failing; two failing rules outside it.
-async fn scoped_run() -> (Fixture, Vec<String>) {
+async fn scoped_run() -> (ReportFixture, Vec<String>) {
     let c = debian12_anssi();
     let ds = ssg("ssg-debian12-ds.xml").display().to_string();
-    let f = Fixture::open(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await;
+    let f = ReportFixture::open(&new_run("debian12-anssi", ANSSI, &ds, Some(c.version.clone()), "t", "stock")).await;
     let (s, run) = (&f.store, f.run);
     let ids: Vec<String> = c.selected_rules.iter().filter(|r| r.stig_ids.is_empty()).take(4).map(|r| r.id.clone()).collect();
     let statuses = [RuleStatus::Pending, RuleStatus::Pending, RuleStatus::OutOfScope, RuleStatus::OutOfScope];

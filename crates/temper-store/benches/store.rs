@@ -10,14 +10,14 @@
 //! (default `sqlite,postgres`) picks the backends.
 use std::time::{Duration, Instant};
 
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::prelude::*;
 use temper_journal::{AttemptId, AttemptSpec, Evaluation, EventData, Findings, FixSource, NewRule, NewRun, RuleStatus, RunId, ScanResult};
 use temper_store::Store;
 
 const RULES: usize = 10;
 
-struct Row {
+struct BenchRow {
     backend: &'static str,
     op: &'static str,
     tasks: usize,
@@ -49,7 +49,7 @@ async fn main() {
         eprintln!("store bench: {} ({n} writes per operation, 1 task and {tasks} tasks)", store.describe());
         for t in [1, tasks] {
             for (op, took) in measure(&store, t, n).await {
-                rows.push(Row { backend: name, op, tasks: t, n, took });
+                rows.push(BenchRow { backend: name, op, tasks: t, n, took });
             }
         }
     }

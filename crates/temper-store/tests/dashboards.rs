@@ -13,7 +13,7 @@ async fn every_dashboard_query_runs_on_its_backend() {
         let (id, _) = s.start_attempt(run, &attempt("r")).await.unwrap();
         let e = Evaluation { revert_method: RevertMethod::Snapshot, ..Evaluation::new(Verdict::StillFailing, "x") };
         s.finish_attempt(id, &e).await.unwrap();
-        let record = temper_core::agent::TurnRecord::new(TurnRole::Worker, "m");
+        let record = temper_journal::turn::TurnRecord::new(TurnRole::Worker, "m");
         s.add_turn(run, &NewTurn { attempt_id: Some(id), rule_id: Some("r"), record: &record }).await.unwrap();
         s.event(run, None, &scan_event()).await.unwrap();
         s.add_ban(run, "r", "x", "y").await.unwrap();

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use common::*;
-use temper_core::target::Target;
+use temper_journal::target::Target;
 
 const HOLD: Duration = Duration::from_secs(60);
 

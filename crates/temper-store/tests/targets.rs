@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use temper_core::target::Target;
+use temper_journal::target::Target;
 
 #[tokio::test]
 async fn a_run_keeps_its_target_whole_and_nothing_else_is_accepted() {

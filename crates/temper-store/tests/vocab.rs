@@ -43,11 +43,11 @@ async fn the_lookup_tables_hold_exactly_the_code_vocabulary() {
         let run = s.create_run(&new_run()).await.unwrap();
         s.add_rule(run, &rule("r", RuleStatus::Pending)).await.unwrap();
         let (attempt, _) = s.start_attempt(run, &attempt("r")).await.unwrap();
-        let record = temper_core::agent::TurnRecord::new(TurnRole::Worker, "m");
+        let record = temper_journal::turn::TurnRecord::new(TurnRole::Worker, "m");
         s.add_turn(run, &NewTurn { attempt_id: Some(attempt), rule_id: None, record: &record }).await.unwrap();
         s.raw_rows(&format!("INSERT INTO events (run_id, ts, kind) VALUES ({run}, 't', 'scan')")).await.unwrap();
         let queued = match b.name {
-            "postgres" => s.enqueue("f", &temper_core::target::Target::default(), &[]).await.unwrap(),
+            "postgres" => s.enqueue("f", &temper_journal::target::Target::default(), &[]).await.unwrap(),
             _ => 0,
         };
         for (lookup, values, columns) in vocabularies(b.name) {
@@ -148,7 +148,7 @@ fn old_rows(tables: &[&str]) -> String {
     for t in tables {
         sql.push_str(&format!("CREATE TABLE old_{t} AS SELECT * FROM {t};"));
     }
-    sql.replace("$TARGET", &serde_json::to_string(&temper_core::target::Target::default()).unwrap())
+    sql.replace("$TARGET", &serde_json::to_string(&temper_journal::target::Target::default()).unwrap())
 }
 
 async fn assert_rows_kept(s: &Store, tables: &[&str]) {

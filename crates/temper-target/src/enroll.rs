@@ -73,8 +73,8 @@ impl Inspection {
 
     /// What `prepare` adds to a disk this inspection found: the target's footprint, which the
     /// handover (`temper image export`) takes away again.
-    pub fn footprint(&self, h: &Harness) -> temper_core::footprint::Footprint {
-        temper_core::footprint::Footprint {
+    pub fn footprint(&self, h: &Harness) -> temper_journal::footprint::Footprint {
+        temper_journal::footprint::Footprint {
             user: !self.user,
             key: !self.key,
             sudo_rule: !self.sudo_rule,

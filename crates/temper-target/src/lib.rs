@@ -32,5 +32,3 @@ pub use proof::{BootProof, ProofError, ProofJob, prove, sha256};
 pub use russh::keys::PublicKey;
 pub use ssh::{HostKeyCheck, SshConfig, SshGuest, offered_host_key};
 pub use sysprep::{APPLIED as SYSPREP_APPLIED, KeptLog, LEFT_OUT as SYSPREP_LEFT_OUT, SSH_DROP_IN, rsyslog_logs, sysprep};
-
-pub use temper_core::target::vm_dir;

@@ -3,10 +3,11 @@
 use async_trait::async_trait;
 use quick_xml::escape::escape;
 use std::time::{Duration, Instant};
+use temper_journal::PowerOff;
 
 use temper_core::claim::Claim;
-use temper_core::ports::{Hypervisor, PortError, PortResult, PowerOff};
-use temper_core::target::Target;
+use temper_core::ports::{Hypervisor, PortError, PortResult};
+use temper_journal::target::Target;
 use virt::connect::Connect;
 use virt::domain::Domain;
 use virt::error::{Error as VirtError, ErrorNumber};

@@ -97,7 +97,7 @@ const PROMPT: &str = "temper-proof-password:";
 
 /// Runs the proof; the transient domain, the overlay and the one-time key are gone afterwards.
 pub async fn prove(job: &ProofJob) -> Result<BootProof, ProofError> {
-    if !temper_core::footprint::account_name(&job.admin) {
+    if !temper_journal::footprint::account_name(&job.admin) {
         return Err(ProofError::BadAdmin(job.admin.clone()));
     }
     let sha256_before = sha256(&job.image)?;

@@ -11,7 +11,7 @@ use russh::client::{self, Handle};
 use russh::keys::{PrivateKey, PrivateKeyWithHashAlg, PublicKey, PublicKeyOrCertificate, load_secret_key};
 use russh::{ChannelMsg, Disconnect};
 use temper_core::ports::{Exec, ExecOutput, Guest, PortError, PortResult};
-use temper_core::target::Target;
+use temper_journal::target::Target;
 use tokio::sync::Mutex;
 
 use crate::command::{KILL_AFTER_SECS, remote_command};

@@ -7,9 +7,10 @@ use temper_journal::{
     Event, Outlook, Remembered, Rule, RuleStatus, Run, RunStatus, Standing, now_ms, open_and_not_applicable, predict_end,
 };
 
+use crate::WebError;
 use crate::state::AppState;
-use crate::{WebError, pages::duration};
 use temper_journal::RunId;
+use temper_report::human_duration;
 
 /// What changes as the loop works; a change sends a `state` event.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -71,7 +72,7 @@ impl RunProgress {
             rule_short: at.rule.as_deref().map(|r| temper_scap::short_rule_id(r).to_string()),
             state: LoopState { status, standing: at, counts, score_before: run.score_before, score_after: run.score_after },
             elapsed_secs,
-            elapsed: duration(elapsed_secs * 1000),
+            elapsed: human_duration(elapsed_secs * 1000),
             eta_secs: eta.map(|e| e.secs),
             eta: eta.map(|e| e.human()),
         }

@@ -24,7 +24,7 @@ async fn line(lines: &mut Lines<BufReader<ChildStdout>>, what: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_run_page_and_a_rule_page_in_chromium() {
     let (node, chromium) = tools();
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     let web = serve(&f.store, None).await;
     let shot = artifacts().join("web-rule.png");
     let _ = std::fs::remove_file(&shot);

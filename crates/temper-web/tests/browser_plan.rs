@@ -9,7 +9,7 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_plan_of_a_run_and_a_redone_step_in_chromium() {
-    let f = Fixture::planned().await;
+    let f = WebFixture::planned().await;
     let web = serve(&f.store, None).await;
     let out = artifacts();
     let _ = std::fs::remove_file(out.join("web-plan.png"));

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_progress_chart_and_the_filtered_rules_in_chromium() {
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     f.with_progress().await;
     let web = serve(&f.store, None).await;
     let out = artifacts();

@@ -38,7 +38,7 @@ async fn text(url: &str) -> (StatusCode, String) {
 
 #[tokio::test]
 async fn pages_answer_and_escape_what_they_show() {
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     let web = serve(&f.store, None).await;
     let run = f.run;
 
@@ -86,7 +86,7 @@ async fn pages_answer_and_escape_what_they_show() {
 #[tokio::test]
 async fn a_resumed_run_shows_each_stop() {
     use temper_journal::{AttemptState, EventData, Phase, RunStatus};
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     let web = serve(&f.store, None).await;
     let page = |web: &str| format!("{web}/runs/{}", f.run);
     assert!(text(&page(&web.base)).await.1.contains("<dd id=\"resumed\">no</dd>"), "not resumed yet");
@@ -106,7 +106,7 @@ async fn a_resumed_run_shows_each_stop() {
 
 #[tokio::test]
 async fn unknown_runs_rules_and_pages_are_404() {
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     let web = serve(&f.store, None).await;
     for (path, says) in [
         ("/runs/999".to_string(), "no run 999"),
@@ -127,7 +127,7 @@ async fn unknown_runs_rules_and_pages_are_404() {
 
 #[tokio::test]
 async fn reports_download_and_checklists_need_the_datastream() {
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     let web = serve(&f.store, None).await;
     for (ext, kind, has) in
         [("md", "text/markdown", "sshd_disable_root_login"), ("html", "text/html", "<html"), ("json", "application/json", "\"rules\"")]
@@ -178,7 +178,7 @@ async fn read_until(r: &mut reqwest::Response, seen: &mut String, done: impl Fn(
 
 #[tokio::test]
 async fn the_event_stream_sends_state_and_events_as_the_run_moves() {
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     let web = serve(&f.store, None).await;
     let mut r = get(&format!("{}/runs/{}/events", web.base, f.run)).await;
     assert_eq!(r.status(), StatusCode::OK);
@@ -227,7 +227,7 @@ async fn the_event_stream_sends_state_and_events_as_the_run_moves() {
 }
 
 /// The one `state` event's JSON the stream sends first.
-async fn first_state(web: &Web, run: temper_journal::RunId) -> serde_json::Value {
+async fn first_state(web: &WebServer, run: temper_journal::RunId) -> serde_json::Value {
     let mut r = get(&format!("{}/runs/{run}/events", web.base)).await;
     let mut seen = String::new();
     read_until(&mut r, &mut seen, |s| s.split("event: state\ndata: ").nth(1).is_some_and(|d| d.contains('\n'))).await;
@@ -247,7 +247,7 @@ fn dd<'a>(page: &'a str, id: &str) -> &'a str {
 /// status` and the loop's progress line show them: one [`temper_journal::Standing`].
 #[tokio::test]
 async fn rules_made_applicable_count_in_the_scope_the_page_and_the_stream_show() {
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     f.with_rules_made_applicable().await;
     let web = serve(&f.store, None).await;
     let (run, rules) = (f.store.run(f.run).await.unwrap(), f.store.rules(f.run).await.unwrap());
@@ -276,7 +276,7 @@ async fn rules_made_applicable_count_in_the_scope_the_page_and_the_stream_show()
 
 #[tokio::test]
 async fn a_non_loopback_bind_needs_a_token() {
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     let journal: std::sync::Arc<dyn Journal> = std::sync::Arc::new(f.store.clone());
     let open = WebConfig::new("0.0.0.0:0".parse().unwrap(), None, "/nonexistent".into());
     let err = Server::bind(journal, open).await.err().expect("refused");
@@ -290,7 +290,7 @@ async fn a_non_loopback_bind_needs_a_token() {
 
 #[tokio::test]
 async fn with_a_token_every_request_needs_it() {
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("token");
     std::fs::write(&file, "s3cret-Token-42\n").unwrap();

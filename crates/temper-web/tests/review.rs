@@ -17,7 +17,7 @@ fn rows(page: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn rules_come_in_review_order_and_filter_by_status() {
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     let web = serve(&f.store, None).await;
     let run = f.run;
 
@@ -48,7 +48,7 @@ async fn rules_come_in_review_order_and_filter_by_status() {
 
 #[tokio::test]
 async fn a_bad_status_is_a_clear_400() {
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     let web = serve(&f.store, None).await;
     for bad in ["fixd", "%3Cscript%3E", "Fixed"] {
         let (status, body) = page(&format!("{}/runs/{}?status={bad}", web.base, f.run)).await;
@@ -59,7 +59,7 @@ async fn a_bad_status_is_a_clear_400() {
 
 #[tokio::test]
 async fn the_progress_chart_is_inline_svg_with_its_points() {
-    let f = Fixture::running().await;
+    let f = WebFixture::running().await;
     let web = serve(&f.store, None).await;
     let url = format!("{}/runs/{}", web.base, f.run);
     let (_, before) = page(&url).await;

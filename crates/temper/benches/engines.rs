@@ -40,7 +40,7 @@ fn list(var: &str, default: &str) -> Vec<String> {
 async fn main() {
     let hv = LibvirtHypervisor::new(LibvirtConfig::from_env());
     let guest = SshGuest::new(SshConfig::from_env().unwrap()).unwrap();
-    let host_ds = temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+    let host_ds = temper_journal::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
     let engine = Arc::new(OvalEngine::new(OvalContent::read(&host_ds).expect("the host's datastream: run `bash vm/fetch-ssg.sh`")));
     let mut mismatches = 0;
     println!(

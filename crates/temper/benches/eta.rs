@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Duration, FixedOffset};
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::prelude::*;
 use temper_journal::{Event, EventData, Outlook, RECALL_RUNS, Remembered, Rule, RuleStatus, RuleTime, ScanResult, predict_end, rule_times};
 

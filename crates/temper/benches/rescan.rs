@@ -55,7 +55,7 @@ async fn main() {
     let profile = if profile.starts_with(PREFIX) { profile } else { format!("{PREFIX}{profile}") };
     let guest = SshGuest::new(SshConfig::from_env().unwrap()).unwrap();
     guest.exec(Exec::new(["true"])).await.expect("the test VM answers over SSH: run `bash vm/up.sh`");
-    let host_ds = temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+    let host_ds = temper_journal::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
     let t = Instant::now();
     let content = OvalContent::read(&host_ds).expect("the host's datastream: run `bash vm/fetch-ssg.sh`");
     let index = t.elapsed();

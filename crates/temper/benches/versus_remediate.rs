@@ -62,14 +62,14 @@ mod settings;
 const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml";
 const PREFIX: &str = "xccdf_org.ssgproject.content_profile_";
 
-struct Outcome {
-    judged: Judged,
+struct BenchOutcome {
+    judged: BenchJudged,
     wall: Duration,
     harness_pct: Option<f64>,
 }
 
 /// What the independent full scan and health check found after one side.
-struct Judged {
+struct BenchJudged {
     fixed: BTreeSet<String>,
     still_failing: usize,
     /// Failing at the end, passing or not applicable at baseline (other fixes made them apply).
@@ -79,7 +79,7 @@ struct Judged {
 
 const TEMPER: &str = "temper run --agent stock";
 
-fn row(name: &str, o: &Outcome) -> String {
+fn row(name: &str, o: &BenchOutcome) -> String {
     format!(
         "{name:<26} {:>7} {:>14} {:>14} {:>9} {:>10.1}s {:>10}",
         o.judged.fixed.len(),
@@ -257,7 +257,7 @@ fn remediate_argv(profile: &str, rules: &[String], out_of_scope: &[String]) -> V
 
 /// What the independent scan after each side is judged against: `ignore` is failing at
 /// baseline or out of scope, so not newly failing.
-struct Judge<'a> {
+struct BenchJudge<'a> {
     scanner: &'a Scanner,
     failing: &'a BTreeSet<String>,
     ignore: &'a BTreeSet<String>,
@@ -266,12 +266,12 @@ struct Judge<'a> {
 /// oscap's passes from the baseline, each timed from the first's start (the judging scans left
 /// out), then the guest restored: one pass, or (not `one_pass`) more while rules are left newly
 /// failing and the last pass got somewhere. Each row is printed as soon as it is known.
-async fn oscap_passes(hv: &LibvirtHypervisor, guest: &SshGuest, argv: &[String], j: &Judge<'_>, one_pass: bool) -> Vec<Outcome> {
-    let mut passes: Vec<Outcome> = Vec::new();
+async fn oscap_passes(hv: &LibvirtHypervisor, guest: &SshGuest, argv: &[String], j: &BenchJudge<'_>, one_pass: bool) -> Vec<BenchOutcome> {
+    let mut passes: Vec<BenchOutcome> = Vec::new();
     while passes.len() <= MORE_PASSES {
         let last = passes.last();
         let wall = last.map_or(Duration::ZERO, |o| o.wall) + remediate(hv, guest, argv, last.is_some()).await;
-        let next = Outcome { judged: judge(j, guest).await, wall, harness_pct: None };
+        let next = BenchOutcome { judged: judge(j, guest).await, wall, harness_pct: None };
         println!("{}", row(&oscap_name(passes.len() + 1), &next));
         let gained =
             last.is_none_or(|l| next.judged.newly_failing < l.judged.newly_failing || next.judged.fixed.len() > l.judged.fixed.len());
@@ -316,7 +316,7 @@ async fn sync_start() {
 
 /// Independent check: a full scan and the health check. A VM that can no longer be scanned
 /// (SSH or sudo gone) counts as nothing fixed and unhealthy.
-async fn judge(&Judge { scanner, failing, ignore }: &Judge<'_>, guest: &SshGuest) -> Judged {
+async fn judge(&BenchJudge { scanner, failing, ignore }: &BenchJudge<'_>, guest: &SshGuest) -> BenchJudged {
     let scan = match guest.reconnect(Duration::from_secs(180)).await {
         Ok(()) => scanner.scan(guest, &[]).await.map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
@@ -325,14 +325,14 @@ async fn judge(&Judge { scanner, failing, ignore }: &Judge<'_>, guest: &SshGuest
         Ok(s) => s,
         Err(e) => {
             println!("  the VM could not be scanned after this side: {e}");
-            return Judged { fixed: BTreeSet::new(), still_failing: failing.len(), newly_failing: 0, healthy: false };
+            return BenchJudged { fixed: BTreeSet::new(), still_failing: failing.len(), newly_failing: 0, healthy: false };
         }
     };
     let now_failing: BTreeSet<String> = scan.with(temper_scap::Outcome::Fail).into_iter().collect();
     let fixed = failing.iter().filter(|r| scan.outcome(r) == Some(temper_scap::Outcome::Pass)).cloned().collect();
     let healthy = checks::health(guest, "/usr/local/bin/mission-healthcheck").await.map(|h| h.ok).unwrap_or(false);
     let (still_failing, newly_failing) = (now_failing.intersection(failing).count(), now_failing.difference(ignore).count());
-    Judged { fixed, still_failing, newly_failing, healthy }
+    BenchJudged { fixed, still_failing, newly_failing, healthy }
 }
 
 #[tokio::main]
@@ -456,7 +456,7 @@ async fn main() {
     failing.retain(|r| !out_of_scope.contains(r));
     println!("{} rules failing at baseline are in scope ({} skipped, waived or deferred by the skill)", failing.len(), out_of_scope.len());
     let argv = remediate_argv(&profile, &rules, &out_of_scope);
-    let j = Judge { scanner: &scanner, failing: &failing, ignore: &ignore };
+    let j = BenchJudge { scanner: &scanner, failing: &failing, ignore: &ignore };
     if oscap_only {
         sync_start().await;
         oscap_passes(&hv, &guest, &argv, &j, one_pass).await;
@@ -468,7 +468,7 @@ async fn main() {
     let segments = 1 + events.iter().filter(|e| e.kind == EventKind::Resume).count();
     let batch = store.run(run).await.unwrap().regression_every;
     let count = |kind: EventKind| events.iter().filter(|e| e.kind == kind).count();
-    let temper = Outcome { judged: judge(&j, &guest).await, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
+    let temper = BenchOutcome { judged: judge(&j, &guest).await, wall: temper_wall, harness_pct: summary["harness_pct"].as_f64() };
     // Each side's figures as soon as they are known: a long run may be cut off before the other.
     println!("{}", row(TEMPER, &temper));
     println!("  {}", settings::line());
@@ -487,7 +487,7 @@ async fn main() {
 
     println!("{:<26} {:>7} {:>14} {:>14} {:>9} {:>11} {:>10}", "", "fixed", "still failing", "newly failing", "healthy", "wall", "harness");
     println!("{}", row(TEMPER, &temper));
-    let ratio = |o: &Outcome| temper.wall.as_secs_f64() / o.wall.as_secs_f64();
+    let ratio = |o: &BenchOutcome| temper.wall.as_secs_f64() / o.wall.as_secs_f64();
     for (n, o) in passes.iter().enumerate().filter(|(n, _)| *n == 0 || *n == passes.len() - 1) {
         println!("{}", row(&oscap_name(n + 1), o));
         let of = if n == 0 { "oscap".to_string() } else { format!("oscap's {} passes", n + 1) };

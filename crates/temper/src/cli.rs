@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use temper_agents::AgentKind;
-use temper_core::scan::Engine;
+use temper_journal::Engine;
 use temper_journal::MemoryKind;
 use temper_journal::{MemoryId, RunId};
 use temper_report::Format;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use temper_agents::LlmConfig;
 use temper_core::ralph::Settings;
 use temper_core::scan::{SCAN_LANES, SCAN_TIMEOUT};
-use temper_core::target::{Target, TargetError, Targets, vm_dir};
+use temper_journal::target::{Target, TargetError, Targets, vm_dir};
 
 /// All settings. Keys are flat so that `TEMPER_SSH_PORT` maps to `ssh_port`. The flat target
 /// keys (`libvirt_uri` … `health_command`, [`Target`]'s) are the target named `default`, or,

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use anyhow::Context;
-use temper_core::controls::{RunControls, TailoringRecord};
 use temper_core::scan::Scanner;
 use temper_core::skill::Skill;
+use temper_journal::controls::{RunControls, TailoringRecord};
 use temper_scap::Tailoring;
 
 /// Reads the tailoring (if any) and the waivers (the skill's own, then `waivers`); returns the
@@ -14,7 +14,7 @@ use temper_scap::Tailoring;
 pub fn read(skill: &Skill, profile: &str, tailoring: Option<&Path>, waivers: Option<&Path>) -> anyhow::Result<(RunControls, String)> {
     let mut all = skill.waivers().to_vec();
     if let Some(path) = waivers {
-        all.extend(temper_core::waiver::load(path)?);
+        all.extend(temper_journal::waiver::load(path)?);
     }
     let Some(path) = tailoring else {
         return Ok((RunControls { tailoring: None, waivers: all }, profile.to_string()));

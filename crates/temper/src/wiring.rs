@@ -9,7 +9,7 @@ use temper_core::agent::{Architect, Reflector, Worker};
 use temper_core::ports::{Hypervisor, PortError};
 use temper_core::scan::{OvalSide, Scanner};
 use temper_core::skill::Skill;
-use temper_core::target::Target;
+use temper_journal::target::Target;
 use temper_scap::Benchmark;
 use temper_scap::oval::{OvalContent, OvalEngine};
 use temper_target::{KnownHosts, LibvirtConfig, LibvirtHypervisor, SshConfig, SshGuest};

@@ -4,8 +4,8 @@ mod support;
 
 use serde_json::{Value, json};
 use support::*;
-use temper_core::verdict::Verdict;
 use temper_journal::RunId;
+use temper_journal::Verdict;
 use temper_journal::{AttemptSpec, Evaluation, Findings, FixSource, NewRule, NewRun, RevertMethod, RuleStatus, RunSummary, ScanResult};
 
 async fn seeded(w: &World) -> RunId {
@@ -143,7 +143,7 @@ async fn status_memory_and_reports_read_the_database() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn content_and_results_commands_read_real_files() {
     let w = World::new();
-    let ds = std::path::Path::new(&temper_target::vm_dir()).join("ssg/usr/share/xml/scap/ssg/content/ssg-rhel9-ds.xml");
+    let ds = std::path::Path::new(&temper_journal::target::vm_dir()).join("ssg/usr/share/xml/scap/ssg/content/ssg-rhel9-ds.xml");
     let ds = ds.to_str().unwrap();
     let rules = json_of(&w.run(&["content", "rules", ds, "--profile", "xccdf_org.ssgproject.content_profile_stig", "--json"]).await);
     let rules = rules.as_array().unwrap();
@@ -174,7 +174,7 @@ async fn content_and_results_commands_read_real_files() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn content_rules_lists_what_a_tailored_profile_selects() {
     let w = World::new();
-    let ds = std::path::Path::new(&temper_target::vm_dir()).join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+    let ds = std::path::Path::new(&temper_journal::target::vm_dir()).join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
     let tailoring = w.dir.path().join("tailoring.xml");
     let made = std::process::Command::new("autotailor")
         .args(["-u", "sshd_disable_root_login", "-o"])

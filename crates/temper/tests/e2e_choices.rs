@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use support::*;
 use temper_core::ports::Hypervisor;
-use temper_core::verdict::Verdict;
 use temper_journal::RunId;
+use temper_journal::Verdict;
 use temper_journal::{Attempt, FixSource, RunSummary, ScanResult};
 
 const ANSSI: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";

@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use support::*;
 use temper_core::ports::Hypervisor;
-use temper_core::verdict::Verdict;
 use temper_journal::RunId;
+use temper_journal::Verdict;
 use temper_journal::{Attempt, EventKind, FixSource, RevertMethod, RuleStatus, RunSummary, ScanResult};
 use temper_scap::oval::Evidence;
 

@@ -20,7 +20,7 @@ impl Drop for Cleanup {
     fn drop(&mut self) {
         let _ = Command::new("virsh").args(["-q", "destroy", NAME]).output();
         let _ = Command::new("virsh").args(["-q", "undefine", NAME, "--snapshots-metadata"]).output();
-        let keys = temper_core::target::vm_dir().join("keys");
+        let keys = temper_journal::target::vm_dir().join("keys");
         let _ = std::fs::remove_file(keys.join(format!("{NAME}_ed25519")));
         let _ = std::fs::remove_file(keys.join(format!("{NAME}_ed25519.pub")));
     }

@@ -31,9 +31,9 @@ const HELD: [&str; 6] = [
 const LAST: &str = "aide_build_database";
 
 /// The image as a raw copy, read with e2fsprogs' debugfs.
-struct Raw(PathBuf);
+struct RawImage(PathBuf);
 
-impl Raw {
+impl RawImage {
     fn of(image: &Path, dir: &Path) -> Self {
         let raw = dir.join("listing.raw");
         let ok = Command::new("qemu-img").args(["convert", "-O", "raw"]).arg(image).arg(&raw).status().unwrap();
@@ -62,7 +62,7 @@ impl Raw {
     }
 }
 
-impl Drop for Raw {
+impl Drop for RawImage {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
@@ -166,7 +166,7 @@ async fn the_exported_image_holds_nothing_of_temper_and_boots_without_it() {
     assert_eq!(h["admins"], serde_json::json!(["admin"]));
 
     // The image, read on the host.
-    let raw = Raw::of(&image, w.dir.path());
+    let raw = RawImage::of(&image, w.dir.path());
     for file in ["/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", "/etc/subuid", "/etc/subgid"] {
         let text = raw.debugfs(&format!("cat {file}")).unwrap_or_default();
         assert!(
@@ -204,7 +204,7 @@ async fn the_exported_image_holds_nothing_of_temper_and_boots_without_it() {
     assert!(raw.ls("/etc/ssh").iter().all(|f| !f.starts_with("ssh_host_")), "no host key: {:?}", raw.ls("/etc/ssh"));
     assert!(raw.exists("/etc/systemd/system/ssh.service.d/host-keys.conf"));
     assert!(raw.ls("/var/log/journal").is_empty(), "no journal of this machine");
-    let key = std::fs::read_to_string(temper_core::target::vm_dir().join("keys/id_ed25519.pub")).unwrap();
+    let key = std::fs::read_to_string(temper_journal::target::vm_dir().join("keys/id_ed25519.pub")).unwrap();
     let key = key.split_whitespace().nth(1).unwrap();
     for home in raw.ls("/home").into_iter().map(|h| format!("/home/{h}")).chain(["/root".to_string()]) {
         let keys = raw.debugfs(&format!("cat {home}/.ssh/authorized_keys")).unwrap_or_default();

@@ -138,7 +138,7 @@ async fn a_hostile_guest_gets_nothing() {
     let g = guest();
 
     // 1. The guest's own evidence, then an item swapped for a link to /etc/shadow.
-    let host_ds = temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+    let host_ds = temper_journal::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
     let benchmark = temper_scap::read_benchmark(&host_ds, Some(ANSSI)).unwrap();
     let oval = OvalSide { engine: Arc::new(OvalEngine::new(OvalContent::read(&host_ds).unwrap())), benchmark: Arc::new(benchmark) };
     let scan = Scanner::new(DS, ANSSI).with_oval(oval).scan(&g, &[RULE.to_string()]).await.unwrap();
@@ -301,7 +301,7 @@ async fn a_plans_revert_on_another_guest_leaves_it_as_it_was() {
     let step = attempts.iter().find(|a| a.spec.source == temper_journal::FixSource::Plan).expect("the plan's step ran");
     assert_eq!(
         step.verdict,
-        Some(temper_core::verdict::Verdict::ApplyFailed),
+        Some(temper_journal::Verdict::ApplyFailed),
         "{:?}: {}",
         step.verdict,
         step.verdict_reason.clone().unwrap_or_default()

@@ -6,7 +6,7 @@ mod support;
 use std::time::Instant;
 
 use support::*;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{FixSource, RuleStatus, RunId, RunSummary};
 
 const RULES: [&str; 3] = ["sysctl_fs_suid_dumpable", "file_permissions_systemmap", "sshd_disable_root_login"];

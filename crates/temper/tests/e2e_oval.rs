@@ -4,10 +4,11 @@
 mod support;
 
 use std::sync::Arc;
+use temper_journal::Engine;
 
 use support::*;
 use temper_core::ports::{Guest, Hypervisor};
-use temper_core::scan::{Engine, OvalSide, Scanner};
+use temper_core::scan::{OvalSide, Scanner};
 use temper_journal::{EventKind, Recall};
 use temper_scap::Outcome;
 use temper_scap::oval::{OvalContent, OvalEngine};
@@ -20,7 +21,7 @@ const WRONG: &str = "printf 'PermitRootLogin no\\n' > /root/not-sshd-config\n";
 const LESSON: &str = "set PermitRootLogin no in /etc/ssh/sshd_config itself";
 
 fn host_datastream() -> std::path::PathBuf {
-    temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml")
+    temper_journal::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

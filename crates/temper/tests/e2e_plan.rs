@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use support::ansible::inventory;
 use support::*;
 use temper_core::ports::{Exec, Guest, Hypervisor};
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{EventKind, FixSource, RuleStatus};
 
 const RULES: [&str; 4] =

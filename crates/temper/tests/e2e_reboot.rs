@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use support::*;
 use temper_core::ports::{Guest, Hypervisor};
-use temper_core::verdict::Verdict;
 use temper_journal::RunId;
+use temper_journal::Verdict;
 use temper_journal::{EventKind, ScanResult};
 use temper_mockllm::Scripted;
 

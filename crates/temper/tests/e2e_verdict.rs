@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use support::*;
 use temper_core::ports::{Guest, Hypervisor};
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{RuleStatus, ScanResult};
 
 const ANSSI: &str = "xccdf_org.ssgproject.content_profile_anssi_bp28_high";

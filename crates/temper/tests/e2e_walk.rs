@@ -7,7 +7,7 @@ mod support;
 use std::time::Instant;
 
 use support::*;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::plan::{Plan, sha256_hex};
 use temper_journal::{EventKind, FixSource, RuleStatus};
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use sim::*;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{EventKind, FixSource, MemoryKind, MemoryLog, RuleStatus};
 use temper_scap::Outcome;
 use temper_scap::oval::{Evidence, OvalReport};
@@ -234,7 +234,7 @@ async fn the_full_scans_own_oval_results_are_the_evidence_first_and_last() {
 fn derived_step(n: usize, rule: &str) -> temper_journal::plan::PlannedFix {
     let fix_script = format!("{} for {rule} on the source target\nsystemctl enable 'atd.service'\n", temper_derive::HEADER);
     let fix =
-        temper_core::agent::ApplyFix { fix_script, revert_script: "true\n".into(), description: format!("the source's fix for {rule}") };
+        temper_journal::turn::ApplyFix { fix_script, revert_script: "true\n".into(), description: format!("the source's fix for {rule}") };
     temper_journal::plan::PlannedFix { n, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false, derived: true }
 }
 

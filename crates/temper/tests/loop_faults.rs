@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use sim::*;
 use temper_core::ports::Hypervisor;
-use temper_core::verdict::Verdict;
 use temper_journal::RunId;
+use temper_journal::Verdict;
 use temper_journal::{AttemptState, EventData, Phase, RuleStatus, RunStatus};
 
 const THREE: [&str; 3] = ["sshd_set_keepalive", "package_cron_installed", "sysctl_kernel_randomize_va_space"];
@@ -27,7 +27,7 @@ enum At {
 
 /// How a run ended: its fixed rules, and per rule its kept attempts and its finished ones.
 #[derive(Debug, PartialEq, Eq)]
-struct End {
+struct FaultEnd {
     fixed: Vec<String>,
     kept: BTreeMap<String, usize>,
 }
@@ -42,17 +42,17 @@ async fn sim(name: &str) -> Sim {
     sim
 }
 
-async fn end(sim: &Sim, run: RunId) -> End {
+async fn end(sim: &Sim, run: RunId) -> FaultEnd {
     let mut kept = BTreeMap::new();
     for r in THREE {
         let a = sim.attempts(run, r).await;
         kept.insert(r.to_string(), a.iter().filter(|a| a.verdict == Some(Verdict::Fixed)).count());
     }
-    End { fixed: sim.with_status(run, RuleStatus::Fixed).await, kept }
+    FaultEnd { fixed: sim.with_status(run, RuleStatus::Fixed).await, kept }
 }
 
 /// Kills a run at `at`, resumes it, checks it ends as `want`; the phase the kill hit.
-async fn kill_and_resume(at: At, want: &End) -> Phase {
+async fn kill_and_resume(at: At, want: &FaultEnd) -> Phase {
     let sim = sim(&format!("{at:?}").to_lowercase().replace(['(', ')'], "")).await;
     let run = sim.new_run("stock").await;
     match at {
@@ -69,7 +69,7 @@ async fn kill_and_resume(at: At, want: &End) -> Phase {
 /// Resumes a killed run and checks it ends as `want`: finished, every attempt closed once with a
 /// verdict (at most one interrupted), the store sound, the guest booting healthy, its end proven
 /// by a reboot.
-async fn resumed_whole(sim: &Sim, run: RunId, want: &End, what: &str) {
+async fn resumed_whole(sim: &Sim, run: RunId, want: &FaultEnd, what: &str) {
     let summary = sim.stock(run).await.unwrap_or_else(|e| panic!("{what}: the resume failed: {e}"));
     assert_eq!(&end(sim, run).await, want, "{what}: {summary:?}");
     assert_eq!(sim.store.run(run).await.unwrap().status, RunStatus::Finished, "{what}");
@@ -82,7 +82,7 @@ async fn resumed_whole(sim: &Sim, run: RunId, want: &End, what: &str) {
 }
 
 /// The uninterrupted run: its sim, run and end (the three rules fixed).
-async fn reference(name: &str) -> (Sim, RunId, End) {
+async fn reference(name: &str) -> (Sim, RunId, FaultEnd) {
     let sim = sim(name).await;
     let run = sim.new_run("stock").await;
     sim.stock(run).await.unwrap();

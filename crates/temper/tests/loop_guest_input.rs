@@ -172,7 +172,7 @@ async fn a_failing_test_a_guest_adds_under_an_and_leads_to_no_change_of_its_choo
     }
     let tries = sim.attempts(run, CRON).await;
     let sources: Vec<_> = tries.iter().map(|a| (a.spec.source, a.verdict)).collect();
-    assert_eq!(sources, [(temper_journal::FixSource::Derived, Some(temper_core::verdict::Verdict::Fixed))]);
+    assert_eq!(sources, [(temper_journal::FixSource::Derived, Some(temper_journal::Verdict::Fixed))]);
     assert_eq!(tries[0].spec.fix_script, derived.fix_script, "the host's check's fix, and nothing else");
     let kept = tries[0].spec.evidence_before.as_ref().unwrap();
     assert!(kept.tests.iter().all(|t| t.id != "oval:ssg-forged:tst:1"), "the forged test is not in the evidence: {kept:?}");

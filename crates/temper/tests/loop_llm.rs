@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde_json::json;
 use sim::*;
 use temper_core::ralph::LoopError;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{AttemptId, EventKind, FixSource, MemoryKind, Recall, RevertMethod, RuleStatus, RunStatus, TurnRole};
 use temper_mockllm::{MockLlm, Scripted};
 use temper_scap::Outcome;

@@ -16,7 +16,7 @@ use std::time::Instant;
 use plan_exported::*;
 use serde_json::{Value, json};
 use sim::*;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::plan::{Plan, PlanError, Terms, sha256_file, sha256_hex};
 use temper_journal::{EventKind, FixSource, RuleStatus};
 

@@ -10,10 +10,10 @@ use std::time::Instant;
 
 use serde_json::json;
 use sim::*;
-use temper_core::agent::ApplyFix;
-use temper_core::verdict::Verdict;
 use temper_journal::RunId;
+use temper_journal::Verdict;
 use temper_journal::plan::PlannedFix;
+use temper_journal::turn::ApplyFix;
 use temper_journal::{AttemptState, EventKind, FixSource, RuleStatus, RunStatus};
 
 /// Four rules that fail at the baseline, each with a stock fix in the content.
@@ -42,15 +42,15 @@ async fn planned(name: &str, plan: Vec<PlannedFix>) -> Sim {
     sim
 }
 
-type Seen = Vec<(String, FixSource, Verdict)>;
+type SeenSteps = Vec<(String, FixSource, Verdict)>;
 
 /// Each attempt in order: its rule (short), source and verdict.
-async fn seen(sim: &Sim, run: RunId) -> Seen {
+async fn seen(sim: &Sim, run: RunId) -> SeenSteps {
     let attempts = sim.store.attempts(run).await.unwrap();
     attempts.into_iter().map(|a| (temper_scap::short_rule_id(&a.spec.rule_id).to_string(), a.spec.source, a.verdict.unwrap())).collect()
 }
 
-fn want(rows: &[(usize, FixSource, Verdict)]) -> Seen {
+fn want(rows: &[(usize, FixSource, Verdict)]) -> SeenSteps {
     rows.iter().map(|(i, s, v)| (RULES[*i].to_string(), *s, *v)).collect()
 }
 
@@ -206,7 +206,7 @@ async fn a_run_killed_mid_batch_or_mid_bisection_resumes_and_ends_the_same() {
     let reference = planned("batch-kill-reference", plan).await;
     let reference_run = reference.new_run("stock").await;
     reference.stock(reference_run).await.unwrap();
-    let kept = |rows: Seen| rows.into_iter().filter(|r| r.2 == Verdict::Fixed).collect::<BTreeSet<_>>();
+    let kept = |rows: SeenSteps| rows.into_iter().filter(|r| r.2 == Verdict::Fixed).collect::<BTreeSet<_>>();
     assert_eq!(kept(seen(&killed, run).await), kept(seen(&reference, reference_run).await));
     took("a_run_killed_mid_batch_or_mid_bisection_resumes_and_ends_the_same", t);
 }

@@ -323,7 +323,7 @@ async fn a_plan_step_the_deny_list_refuses_never_runs() {
     let run = b.new_run("stock").await;
     b.stock(run).await.unwrap();
     let refused = b.attempts(run, RULES[1]).await.into_iter().find(|a| a.spec.source == temper_journal::FixSource::Plan).unwrap();
-    assert_eq!(refused.verdict, Some(temper_core::verdict::Verdict::Refused), "{refused:?}");
+    assert_eq!(refused.verdict, Some(temper_journal::Verdict::Refused), "{refused:?}");
     assert!(refused.verdict_reason.as_deref().unwrap_or_default().contains("sudo"), "{:?}", refused.verdict_reason);
     assert!(!b.guest.scripts().iter().any(|s| s.contains("sudoers.d/temper")), "the guest was sent the refused step");
     for rule in [RULES[0], RULES[2]] {

@@ -8,7 +8,7 @@ mod sim;
 use std::time::Instant;
 
 use sim::*;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{AttemptState, EventKind, KeptState, RuleStatus, ScanResult};
 use temper_scap::Outcome;
 

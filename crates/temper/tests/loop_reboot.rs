@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use sim::*;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{EventKind, Recall, RuleStatus};
 use temper_mockllm::{MockLlm, Scripted};
 use temper_scap::Outcome;

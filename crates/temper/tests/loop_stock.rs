@@ -5,7 +5,7 @@ mod sim;
 use std::time::Instant;
 
 use sim::*;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{AttemptState, EventKind, FixSource, Outlook, RuleStatus, ScanResult, Tally, open_ids, predict_end};
 use temper_scap::Outcome;
 

@@ -5,7 +5,7 @@ mod sim;
 use std::time::Instant;
 
 use sim::*;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{AttemptState, EventKind, FixSource, RuleStatus};
 use temper_scap::Outcome;
 

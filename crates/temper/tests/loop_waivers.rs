@@ -7,10 +7,10 @@ use std::time::Instant;
 
 use chrono::{Days, NaiveDate};
 use sim::*;
-use temper_core::controls::RunControls;
-use temper_core::waiver::Waiver;
 use temper_journal::RuleStatus;
 use temper_journal::RunId;
+use temper_journal::controls::RunControls;
+use temper_journal::waiver::Waiver;
 use temper_report::{Format, load, render};
 
 const WAIVED: &str = "sshd_set_keepalive";

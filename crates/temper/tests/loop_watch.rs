@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use sim::*;
 use temper_core::script::Watch;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{EscalationCause, RuleStatus};
 use temper_scap::Outcome;
 
@@ -24,9 +24,11 @@ async fn a_working_fix_runs_on_and_a_stalled_one_is_stopped_with_its_cause_named
     sim.settings.rules = [WORKING, SLEEPING, LOCKED].map(String::from).to_vec();
     // Five times the stall time, working all along; then a sleeper, and one queued behind dpkg's lock.
     let busy = Duration::from_secs(2);
-    sim.guest.stock_fix(&stock_fix(WORKING), vec![Effect::Takes(busy, Doing::Working), Effect::Pass(full(WORKING))]);
-    sim.guest.stock_fix(&stock_fix(SLEEPING), vec![Effect::Takes(Duration::from_secs(30), Doing::Sleeping), Effect::Pass(full(SLEEPING))]);
-    sim.guest.stock_fix(&stock_fix(LOCKED), vec![Effect::Takes(Duration::from_secs(30), Doing::WaitingOnDpkg), Effect::Pass(full(LOCKED))]);
+    sim.guest.stock_fix(&stock_fix(WORKING), vec![Effect::Takes(busy, SimDoing::Working), Effect::Pass(full(WORKING))]);
+    sim.guest
+        .stock_fix(&stock_fix(SLEEPING), vec![Effect::Takes(Duration::from_secs(30), SimDoing::Sleeping), Effect::Pass(full(SLEEPING))]);
+    sim.guest
+        .stock_fix(&stock_fix(LOCKED), vec![Effect::Takes(Duration::from_secs(30), SimDoing::WaitingOnDpkg), Effect::Pass(full(LOCKED))]);
     let run = sim.new_run("stock").await;
     sim.stock(run).await.unwrap();
 
@@ -66,7 +68,7 @@ async fn a_fix_still_working_at_the_cap_is_timed_out_and_the_next_step_names_the
     sim.settings.fix_watch =
         Watch { stall_after: Duration::from_secs(5), every: Duration::from_millis(50), cap: Duration::from_millis(600) };
     sim.settings.rules = vec![WORKING.to_string()];
-    sim.guest.stock_fix(&stock_fix(WORKING), vec![Effect::Takes(Duration::from_secs(30), Doing::Working), Effect::Pass(full(WORKING))]);
+    sim.guest.stock_fix(&stock_fix(WORKING), vec![Effect::Takes(Duration::from_secs(30), SimDoing::Working), Effect::Pass(full(WORKING))]);
     let run = sim.new_run("stock").await;
     sim.stock(run).await.unwrap();
     let a = sim.attempts(run, WORKING).await;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::*;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{
     AttemptSpec, Escalation, EscalationCause, Evaluation, Findings, FixSource, NewRule, NewRun, Phase, RuleStatus, RunId, ScanResult,
     Standing, driver_id, now_ms,

@@ -6,8 +6,8 @@ mod support;
 
 use serde_json::Value;
 use support::*;
-use temper_core::target::Target;
 use temper_journal::RunStatus;
+use temper_journal::target::Target;
 
 /// A world whose config file is `temper.toml` in its folder, with a real ed25519 key.
 fn world() -> World {

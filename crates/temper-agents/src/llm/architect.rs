@@ -1,11 +1,12 @@
 //! The Architect: `select_rule` among the offered candidates; `decide` on re-engagement.
 use std::sync::LazyLock;
+use temper_journal::TurnMode;
+use temper_journal::TurnRole;
+use temper_journal::turn::Decision;
 
 use async_trait::async_trait;
 use regex::Regex;
-use temper_core::agent::{AgentResult, Architect, Decision, PickContext, ReengageContext, Selection, Turn};
-
-use temper_core::agent::{TurnMode, TurnRole};
+use temper_core::agent::{AgentResult, Architect, PickContext, ReengageContext, Selection, Turn};
 
 use super::LlmAgent;
 use crate::prompt::{Fence, PromptSection};

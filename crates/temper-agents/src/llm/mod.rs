@@ -1,8 +1,10 @@
 //! The LLM-backed roles: one struct, `LlmAgent`, implementing Architect, Worker and Reflector.
 use std::path::Path;
 use std::sync::Arc;
+use temper_journal::TurnRole;
+use temper_journal::turn::TurnRecord;
 
-use temper_core::agent::{AgentError, TurnRecord, TurnRole};
+use temper_core::agent::AgentError;
 
 use crate::client::{ClientError, LlmClient};
 use crate::config::LlmConfig;

@@ -1,9 +1,10 @@
 //! The Reflector: one `reflect` call distilled into a `Reflection`.
 use async_trait::async_trait;
-use temper_core::agent::{AgentResult, NewTip, ReflectContext, Reflection, Reflector, Turn};
+use temper_core::agent::{AgentResult, ReflectContext, Reflection, Reflector, Turn};
 use temper_core::ban::check_ban;
+use temper_journal::turn::NewTip;
 
-use temper_core::agent::TurnRole;
+use temper_journal::TurnRole;
 
 use super::LlmAgent;
 use crate::prompt::{Fence, PromptSection};

@@ -1,16 +1,18 @@
 //! The Worker: one `apply_fix` per turn.
 use async_trait::async_trait;
-use temper_core::agent::{AgentResult, ApplyFix, FixContext, FixSource, Turn, Worker};
+use temper_core::agent::{AgentResult, FixContext, Turn, Worker};
+use temper_journal::FixSource;
+use temper_journal::turn::ApplyFix;
 
-use temper_core::agent::TurnRole;
+use temper_journal::TurnRole;
 
 use super::LlmAgent;
 use crate::client::LlmClient;
 use crate::prompt::{Fence, PromptSection};
 use crate::skill::PromptFile;
-use crate::tool_call::Mode;
 use crate::tools::{ApplyFixArgs, apply_fix, parse_args};
 use crate::turn::{TurnSpec, data_bullets, run};
+use temper_journal::TurnMode;
 
 #[async_trait]
 impl Worker for LlmAgent {
@@ -27,7 +29,7 @@ pub async fn propose_with(client: &LlmClient, system: String, ctx: &FixContext) 
     let sections = sections(&fence, ctx);
     let spec = TurnSpec { role: TurnRole::Worker, system, sections, fence, tool: &tool, budget: client.config().budgets.worker };
     let parsed = run(client, spec, validate_fix(client.config().max_script_bytes)).await.map_err(|f| f.into_agent_error())?;
-    let source = if parsed.mode == Mode::Text { FixSource::LlmText } else { FixSource::Llm };
+    let source = if parsed.mode == TurnMode::Text { FixSource::LlmText } else { FixSource::Llm };
     Ok(Turn { value: (parsed.value, source), records: vec![parsed.record] })
 }
 

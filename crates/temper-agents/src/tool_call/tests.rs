@@ -15,7 +15,7 @@ fn native_calls_win_over_content() {
         tool_calls: Some(vec![WireToolCall { id: None, function: WireFunction { name: "apply_fix".into(), arguments: ARGS.into() } }]),
     };
     let e = extract(&msg, &apply_fix(), None);
-    assert_eq!(e.mode, Mode::Native);
+    assert_eq!(e.mode, TurnMode::Native);
     assert_eq!(e.calls.len(), 1);
     assert_eq!(e.calls[0].name, "apply_fix");
 }
@@ -24,7 +24,7 @@ fn native_calls_win_over_content() {
 fn tagged_call_in_content() {
     let msg = content(&format!("Sure.\n<tool_call>\n{{\"name\": \"apply_fix\", \"arguments\": {ARGS}}}\n</tool_call>"));
     let e = extract(&msg, &apply_fix(), None);
-    assert_eq!(e.mode, Mode::Text);
+    assert_eq!(e.mode, TurnMode::Text);
     assert_eq!(e.calls, vec![RawCall { name: "apply_fix".into(), arguments: serde_json::from_str::<Value>(ARGS).unwrap().to_string() }]);
 }
 
@@ -49,7 +49,7 @@ fn tagged_call_with_bad_json_keeps_its_name_and_raw_text() {
 fn fenced_named_call_and_bare_object() {
     let named = format!("```json\n{{\"name\": \"apply_fix\", \"arguments\": {ARGS}}}\n```");
     let e = extract(&content(&named), &apply_fix(), None);
-    assert_eq!((e.mode, e.calls.len()), (Mode::Text, 1));
+    assert_eq!((e.mode, e.calls.len()), (TurnMode::Text, 1));
     let bare = format!("Here:\n```json\n{ARGS}\n```\n");
     let e = extract(&content(&bare), &apply_fix(), None);
     assert_eq!(e.calls[0].name, "apply_fix");
@@ -65,7 +65,7 @@ fn fenced_call_with_arguments_as_string_and_parameters_key() {
 #[test]
 fn a_bash_fence_is_not_a_call() {
     let e = extract(&content("```bash\necho apply_fix\n```"), &apply_fix(), None);
-    assert_eq!(e.mode, Mode::None);
+    assert_eq!(e.mode, TurnMode::None);
     assert!(e.calls.is_empty());
 }
 
@@ -79,13 +79,13 @@ fn broken_json_fence_naming_the_tool_is_a_bad_call() {
 #[test]
 fn whole_content_json() {
     let e = extract(&content(ARGS), &apply_fix(), None);
-    assert_eq!((e.mode, e.calls.len()), (Mode::Text, 1));
+    assert_eq!((e.mode, e.calls.len()), (TurnMode::Text, 1));
 }
 
 #[test]
 fn prose_is_no_call() {
     let e = extract(&content("I would run sed on the config file."), &apply_fix(), None);
-    assert_eq!(e.mode, Mode::None);
+    assert_eq!(e.mode, TurnMode::None);
 }
 
 #[test]
@@ -93,7 +93,7 @@ fn prefill_continuation_is_rebuilt() {
     let prefill = "<tool_call>\n{\"name\": \"apply_fix\", \"arguments\": {\"";
     let rest = "fix_script\": \"touch /x\", \"revert_script\": \"rm -f /x\", \"description\": \"d\"}}\n</tool_call>";
     let e = extract(&content(rest), &apply_fix(), Some(prefill));
-    assert_eq!(e.mode, Mode::Text);
+    assert_eq!(e.mode, TurnMode::Text);
     assert_eq!(e.calls[0].name, "apply_fix");
     let v: Value = serde_json::from_str(&e.calls[0].arguments).unwrap();
     assert_eq!(v["fix_script"], "touch /x");

@@ -56,7 +56,6 @@ pub use finish::{EXIT_DONE, EXIT_GUEST_DISAGREES, EXIT_REMAINING};
 pub use preflight::checkpoint_prefix;
 pub use settings::{RebootProof, Settings};
 pub use state::{Ahead, Kept, RunState};
-pub use temper_journal::{Booted, Phase};
 
 use crate::lease::Lease;
 use error::End;

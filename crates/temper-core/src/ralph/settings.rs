@@ -46,7 +46,7 @@ impl Default for Settings {
     /// The default target's user, health check and baseline (`crate::target`). temper.toml's
     /// defaults are these (`temper::config`).
     fn default() -> Self {
-        let target = crate::target::Target::default();
+        let target = temper_journal::target::Target::default();
         Self {
             user: target.ssh_user,
             health_command: target.health_command,

@@ -1,8 +1,9 @@
 //! What passes between the steps: a pick and the fix the harness chose for it, what the pick
 //! hands the attempt; an attempt's identity and how it ended, what the attempt hands the
 //! reflection, the regression check and the reboot proof.
-use crate::agent::{ApplyFix, FixSource};
-use crate::verdict::Verdict;
+use temper_journal::FixSource;
+use temper_journal::Verdict;
+use temper_journal::turn::ApplyFix;
 use temper_journal::{Attempt, AttemptId, AttemptNo, MemoryId};
 
 /// The rule to work on and the Architect's plan for it.

@@ -30,8 +30,6 @@ pub const MAX_WALK: usize = 512 * 1024 * 1024;
 /// not used.
 pub const MAX_WALK_ERRORS: usize = 1024 * 1024;
 
-pub use temper_journal::Engine;
-
 /// The OVAL engine's host side for one scanner: the datastream's index (and its plan cache)
 /// and the Benchmark as the run's profile and tailoring resolve it.
 #[derive(Debug, Clone)]

@@ -8,12 +8,13 @@
 use std::cmp::Reverse;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use temper_journal::Engine;
 
 use futures_util::future::join_all;
 use tokio::time::Instant;
 
 use super::engine::{OvalScan, OvalSide};
-use super::{Engine, Scan, ScanError, Scanner};
+use super::{Scan, ScanError, Scanner};
 use crate::ports::Guest;
 
 impl Scanner {

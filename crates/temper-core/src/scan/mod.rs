@@ -13,13 +13,14 @@ mod watch;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use temper_journal::Engine;
 
 use temper_scap::fswalk::Fallback;
 use temper_scap::oval::{Evidence, OvalError, XccdfReason};
 use temper_scap::{Outcome, TestResult, parse_results_bytes};
 use tokio::time::Instant;
 
-pub use engine::{Engine, MAX_WALK, MAX_WALK_ERRORS, OvalSide, TWO_STAGE_FROM, two_stages};
+pub use engine::{MAX_WALK, MAX_WALK_ERRORS, OvalSide, TWO_STAGE_FROM, two_stages};
 pub use files::{ScanFiles, random_tag};
 pub use trip::{TRIP, Trip};
 

@@ -105,7 +105,7 @@ pub async fn run(guest: &dyn Guest, script: &str, max_output: usize, watch: Watc
         },
         (stop, root) = stalled(guest, &tag, watch) => {
             tracing::warn!(%stop, "a script in the guest made no progress: killed");
-            if let Err(e) = guest.exec(probe(&tag, Some(root), Mode::Kill)).await {
+            if let Err(e) = guest.exec(probe(&tag, Some(root), ProbeMode::Kill)).await {
                 tracing::warn!(error = %e, "killing the stalled script");
             }
             Err(ScriptError::Stopped(stop))
@@ -143,17 +143,17 @@ pub struct ProcSample {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum ProbeMode {
     Sample,
     Kill,
 }
 
 /// The probe's command for the script of `tag`.
-pub fn probe(tag: &str, root: Option<u32>, mode: Mode) -> Exec {
+pub fn probe(tag: &str, root: Option<u32>, mode: ProbeMode) -> Exec {
     let root = root.map_or("-".to_string(), |p| p.to_string());
     let mode = match mode {
-        Mode::Sample => "sample",
-        Mode::Kill => "kill",
+        ProbeMode::Sample => "sample",
+        ProbeMode::Kill => "kill",
     };
     Exec::new(["bash", "-s", tag, root.as_str(), mode])
         .stdin(PROBE.as_bytes().to_vec())
@@ -162,7 +162,7 @@ pub fn probe(tag: &str, root: Option<u32>, mode: Mode) -> Exec {
 }
 
 async fn sample(guest: &dyn Guest, tag: &str, root: Option<u32>) -> Option<ProcSample> {
-    let out = guest.exec(probe(tag, root, Mode::Sample)).await.ok()?;
+    let out = guest.exec(probe(tag, root, ProbeMode::Sample)).await.ok()?;
     out.success().then(|| ProcSample::parse(&out.stdout_str())).flatten()
 }
 
@@ -212,12 +212,12 @@ pub fn launched(argv: &[String]) -> Option<&str> {
 }
 
 /// The tag, PID and mode of a probe's argv and stdin, for a scripted guest.
-pub fn probed<'a>(argv: &'a [String], stdin: &[u8]) -> Option<(&'a str, Option<u32>, Mode)> {
+pub fn probed<'a>(argv: &'a [String], stdin: &[u8]) -> Option<(&'a str, Option<u32>, ProbeMode)> {
     match argv {
         [bash, s, tag, root, mode] if bash == "bash" && s == "-s" && stdin == PROBE.as_bytes() => {
             let mode = match mode.as_str() {
-                "sample" => Mode::Sample,
-                "kill" => Mode::Kill,
+                "sample" => ProbeMode::Sample,
+                "kill" => ProbeMode::Kill,
                 _ => return None,
             };
             Some((tag, root.parse().ok(), mode))

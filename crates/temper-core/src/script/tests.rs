@@ -9,7 +9,7 @@ use crate::ports::{Exec, ExecOutput, Guest, PortError, PortResult};
 
 /// What the scripted fix does while it runs.
 #[derive(Clone, Copy, PartialEq)]
-enum Doing {
+enum ProbeDoing {
     /// Uses CPU all along (an install that unpacks, configures, builds a database).
     Working,
     /// Sleeps: no CPU, nothing written.
@@ -21,7 +21,7 @@ enum Doing {
 
 /// A guest with one script that runs `takes` while `doing`, on the paused clock.
 struct Fake {
-    doing: Doing,
+    doing: ProbeDoing,
     takes: Duration,
     started: Mutex<Option<Instant>>,
     killed: Mutex<bool>,
@@ -29,7 +29,7 @@ struct Fake {
 }
 
 impl Fake {
-    fn new(doing: Doing, takes: Duration) -> Self {
+    fn new(doing: ProbeDoing, takes: Duration) -> Self {
         Self { doing, takes, started: Mutex::new(None), killed: Mutex::new(false), samples: Mutex::new(0) }
     }
 }
@@ -47,7 +47,7 @@ impl Guest for Fake {
             return Ok(ExecOutput { exit_code: Some(0), stdout: b"done\n".to_vec(), ..Default::default() });
         }
         let (_, root, mode) = probed(&exec.argv, &exec.stdin).expect("only the launcher and the probe");
-        if mode == Mode::Kill {
+        if mode == ProbeMode::Kill {
             assert_eq!(root, Some(4242), "killed by the PID the samples found");
             *self.killed.lock().unwrap() = true;
             return Ok(ExecOutput { exit_code: Some(0), stdout: b"root 4242\nkilled\n".to_vec(), ..Default::default() });
@@ -56,9 +56,9 @@ impl Guest for Fake {
         let Some(t0) = *self.started.lock().unwrap() else { return Ok(ExecOutput { exit_code: Some(0), ..Default::default() }) };
         let secs = t0.elapsed().as_secs();
         let out = match self.doing {
-            Doing::Working => format!("root 4242\ntree 3 {} {}\n", secs * 90, secs * 1000),
-            Doing::Sleeping => "root 4242\ntree 2 3 120\n".to_string(),
-            Doing::WaitingOnDpkg => {
+            ProbeDoing::Working => format!("root 4242\ntree 3 {} {}\n", secs * 90, secs * 1000),
+            ProbeDoing::Sleeping => "root 4242\ntree 2 3 120\n".to_string(),
+            ProbeDoing::WaitingOnDpkg => {
                 format!("root 4242\ntree 2 {} {}\nlock /var/lib/dpkg/lock-frontend 77 apt-get\n", secs / 60, secs / 60 * 80)
             }
         };
@@ -73,7 +73,7 @@ const OLD_LIMIT: Duration = Duration::from_secs(600);
 
 #[tokio::test(start_paused = true)]
 async fn a_fix_that_keeps_working_past_the_old_limit_is_not_stopped() {
-    let g = Fake::new(Doing::Working, Duration::from_secs(1500));
+    let g = Fake::new(ProbeDoing::Working, Duration::from_secs(1500));
     let t0 = Instant::now();
     let out = run(&g, "apt-get install -y aide", 1024, Watch::default()).await.expect("it finishes");
     assert_eq!(out.stdout, b"done\n");
@@ -84,7 +84,7 @@ async fn a_fix_that_keeps_working_past_the_old_limit_is_not_stopped() {
 
 #[tokio::test(start_paused = true)]
 async fn a_fix_that_sleeps_with_no_cpu_is_stopped_as_stalled() {
-    let g = Fake::new(Doing::Sleeping, Duration::from_secs(86_400));
+    let g = Fake::new(ProbeDoing::Sleeping, Duration::from_secs(86_400));
     let t0 = Instant::now();
     let err = run(&g, "sleep infinity", 1024, Watch::default()).await.unwrap_err();
     let ScriptError::Stopped(stop @ Stop::Stalled { lock: None, .. }) = &err else { panic!("{err}") };
@@ -97,7 +97,7 @@ async fn a_fix_that_sleeps_with_no_cpu_is_stopped_as_stalled() {
 
 #[tokio::test(start_paused = true)]
 async fn a_fix_that_waits_on_a_dpkg_lock_is_stopped_as_stalled() {
-    let g = Fake::new(Doing::WaitingOnDpkg, Duration::from_secs(86_400));
+    let g = Fake::new(ProbeDoing::WaitingOnDpkg, Duration::from_secs(86_400));
     let err = run(&g, "apt-get install -y aide", 1024, Watch::default()).await.unwrap_err();
     let ScriptError::Stopped(stop @ Stop::Stalled { lock: Some(l), .. }) = &err else { panic!("{err}") };
     assert_eq!((l.lock.as_str(), l.holder, l.name.as_str()), ("/var/lib/dpkg/lock-frontend", 77, "apt-get"));
@@ -108,7 +108,7 @@ async fn a_fix_that_waits_on_a_dpkg_lock_is_stopped_as_stalled() {
 
 #[tokio::test(start_paused = true)]
 async fn a_fix_still_working_at_the_hard_cap_is_stopped_there_saying_so() {
-    let g = Fake::new(Doing::Working, Duration::from_secs(86_400));
+    let g = Fake::new(ProbeDoing::Working, Duration::from_secs(86_400));
     let watch = Watch { cap: Duration::from_secs(3600), ..Watch::default() };
     let err = run(&g, "make world", 1024, watch).await.unwrap_err();
     let ScriptError::Stopped(stop @ Stop::Cap(cap)) = &err else { panic!("{err}") };
@@ -134,10 +134,10 @@ fn the_probes_output_is_read_as_untrusted() {
 
 #[test]
 fn the_launcher_and_the_probe_are_argv_and_data() {
-    let e = probe("ab12", Some(7), Mode::Kill);
+    let e = probe("ab12", Some(7), ProbeMode::Kill);
     assert_eq!(e.argv, ["bash", "-s", "ab12", "7", "kill"]);
     assert!(e.sudo, "the probe reads every process's /proc as root");
-    assert_eq!(probed(&e.argv, &e.stdin), Some(("ab12", Some(7), Mode::Kill)));
+    assert_eq!(probed(&e.argv, &e.stdin), Some(("ab12", Some(7), ProbeMode::Kill)));
     assert_eq!(probed(&e.argv, b"echo"), None, "only the probe itself");
     let argv: Vec<String> = ["bash", "-c", LAUNCH, "temper-fix-ab12"].map(String::from).to_vec();
     assert_eq!(launched(&argv), Some("ab12"));

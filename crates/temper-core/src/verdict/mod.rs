@@ -5,4 +5,4 @@ mod judge;
 mod tests;
 
 pub use judge::{Checks, Exit, Guard, Judgement, Reboot, Rescan, judge};
-pub use temper_journal::Verdict;
+use temper_journal::Verdict;

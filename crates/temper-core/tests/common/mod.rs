@@ -59,7 +59,7 @@ impl Guest for Here {
 }
 
 pub fn datastream() -> String {
-    let ds = temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
+    let ds = temper_journal::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml");
     assert!(ds.exists(), "{} is missing: run `bash vm/fetch-ssg.sh` (tests/run.sh does)", ds.display());
     ds.to_str().unwrap().to_string()
 }

@@ -60,7 +60,7 @@ pub fn artifacts() -> PathBuf {
     dir
 }
 
-pub struct Fixture {
+pub struct ReportFixture {
     pub _dir: tempfile::TempDir,
     pub store: Store,
     pub run: RunId,
@@ -153,7 +153,7 @@ pub async fn empty_store() -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
-impl Fixture {
+impl ReportFixture {
     /// A fresh store holding one new run, `run`.
     pub async fn open(run: &NewRun) -> Self {
         let (dir, store) = empty_store().await;

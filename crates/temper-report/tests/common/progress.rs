@@ -12,7 +12,7 @@ pub fn hostile_rule_id() -> String {
     format!("xccdf_org.ssgproject.content_rule_{NASTY}\u{1}\u{7}")
 }
 
-impl Fixture {
+impl ReportFixture {
     /// The RHEL 9 run with one rule still failing and the chart's events.
     pub async fn rhel9_review() -> Self {
         let f = Self::rhel9_run().await;

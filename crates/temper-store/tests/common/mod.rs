@@ -4,7 +4,7 @@
 // Not every test binary takes a lease.
 #[allow(unused_imports)]
 pub use temper_core::lease::{LEASE_FOR, Lease, LeaseError};
-pub use temper_core::verdict::Verdict;
+pub use temper_journal::Verdict;
 pub use temper_journal::*;
 pub use temper_store::Store;
 

@@ -1,8 +1,5 @@
 //! Small text helpers for the pages.
 
-/// `1 h 02 min`, `3 min 04 s`, `12.5 s`, `850 ms`: as the reports write durations.
-pub use temper_report::human_duration as duration;
-
 /// A rule's or a profile's short id: what follows `_rule_` or `_profile_`.
 pub fn short_id(id: &str) -> &str {
     ["_rule_", "_profile_"].iter().find_map(|m| id.find(m).map(|i| &id[i + m.len()..])).unwrap_or(id)

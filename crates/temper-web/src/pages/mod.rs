@@ -9,7 +9,6 @@ use minijinja::value::{Serde, Value};
 use serde::Serialize;
 
 use crate::WebError;
-pub use format::duration;
 pub use view::{EventView, LabeledAttempt, RunRow};
 
 const TEMPLATES: [(&str, &str); 4] = [
@@ -28,7 +27,7 @@ impl Pages {
     pub fn new() -> Result<Self, WebError> {
         let mut env = Environment::new();
         env.add_filter("short", |id: String| format::short_id(&id).to_string());
-        env.add_filter("ms", |ms: Option<i64>| ms.map(duration).unwrap_or_default());
+        env.add_filter("ms", |ms: Option<i64>| ms.map(temper_report::human_duration).unwrap_or_default());
         env.add_filter("pct", |v: Option<f64>| format::percent(v));
         env.add_template("plan.html", temper_report::PLAN_TEMPLATE)?;
         for (name, source) in TEMPLATES {

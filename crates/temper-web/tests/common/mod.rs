@@ -54,13 +54,13 @@ pub fn hostile() -> String {
     format!("{PWN_SCRIPT} {PWN_IMG} & \"quotes\"")
 }
 
-pub struct Fixture {
+pub struct WebFixture {
     _dir: tempfile::TempDir,
     pub store: Store,
     pub run: RunId,
 }
 
-impl Fixture {
+impl WebFixture {
     /// A run being driven now (its driver holds the lease): one rule fixed, one escalated with
     /// hostile text everywhere, one open and being worked on.
     pub async fn running() -> Self {
@@ -169,25 +169,25 @@ impl Fixture {
 }
 
 /// The web view on 127.0.0.1, a free port, polling the journal every 100 ms.
-pub struct Web {
+pub struct WebServer {
     pub base: String,
     task: tokio::task::JoinHandle<()>,
 }
 
-impl Drop for Web {
+impl Drop for WebServer {
     fn drop(&mut self) {
         self.task.abort();
     }
 }
 
-pub async fn serve(store: &Store, token: Option<Token>) -> Web {
+pub async fn serve(store: &Store, token: Option<Token>) -> WebServer {
     let mut config = WebConfig::new("127.0.0.1:0".parse().unwrap(), token, PathBuf::from("/nonexistent"));
     config.poll = Duration::from_millis(100);
     let journal: Arc<dyn Journal> = Arc::new(store.clone());
     let server = Server::bind(journal, config).await.unwrap();
     let base = format!("http://{}", server.local_addr().unwrap());
     let task = tokio::spawn(async move { server.run().await.unwrap() });
-    Web { base, task }
+    WebServer { base, task }
 }
 
 pub fn repo_root() -> PathBuf {

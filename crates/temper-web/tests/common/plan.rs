@@ -5,7 +5,7 @@ use temper_journal::Verdict;
 
 use super::*;
 
-impl Fixture {
+impl WebFixture {
     pub async fn planned() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join("temper.db").to_str().unwrap()).await.unwrap();

@@ -12,7 +12,7 @@ pub fn hostile_rule_id() -> String {
     format!("{PWN_SCRIPT}\u{1}\u{7} {PWN_IMG} 'sq' \"dq\"")
 }
 
-impl Fixture {
+impl WebFixture {
     /// The first scan's score, the fixed rule's verdict, a hostile rule fixed then lost: a
     /// little apart, so the chart has a time axis.
     pub async fn with_progress(&self) {

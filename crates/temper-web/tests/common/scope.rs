@@ -8,7 +8,7 @@ pub const APPLIES_PASSING: &str = "xccdf_org.ssgproject.content_rule_rsyslog_fil
 /// Still not applicable.
 pub const NOT_APPLICABLE: &str = "xccdf_org.ssgproject.content_rule_rsyslog_files_ownership";
 
-impl Fixture {
+impl WebFixture {
     /// The running run, later: three rules not applicable at the first scan, of which one fails
     /// since (open) and one passes since; an attempt on the open rule undone with its batch (no
     /// try); the loop working on the rule that became applicable.

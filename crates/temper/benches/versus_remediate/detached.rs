@@ -102,7 +102,7 @@ async fn stop(guest: &SshGuest) {
 /// it was evaluated, or, for a failing rule, when the remediation took it up. The evaluation ends
 /// with the last rule judged passing or not applicable (none of them is remediated), give or take
 /// the failing rules evaluated after it.
-pub struct Split {
+pub struct DetachedSplit {
     pub evaluation: Duration,
     pub fixes: Duration,
     /// Rules whose fix ran: `fixed`, or `error` when it failed.
@@ -112,7 +112,7 @@ pub struct Split {
 
 /// The split of a pass that started at `started` (the guest's clock) and took `took`, from the
 /// results it left at `path` in the guest.
-pub async fn split(guest: &SshGuest, path: &str, started: i64, took: Duration) -> Result<Split, String> {
+pub async fn split(guest: &SshGuest, path: &str, started: i64, took: Duration) -> Result<DetachedSplit, String> {
     use temper_scap::Outcome;
     let out = guest.exec(Exec::new(["cat", path]).max_output(512 << 20)).await.map_err(|e| e.to_string())?;
     if !out.success() || out.stdout_truncated {
@@ -125,5 +125,5 @@ pub async fn split(guest: &SshGuest, path: &str, started: i64, took: Duration) -
     let Some(evaluated) = judged.filter_map(|r| at(&r.time)).max() else { return Err(format!("no rule in {path} passed with a time")) };
     let evaluation = Duration::from_secs(evaluated.saturating_sub(started).max(0) as u64).min(took);
     let count = |o: Outcome| results.rule_results.iter().filter(|r| r.result == o).count();
-    Ok(Split { evaluation, fixes: took - evaluation, fixed: count(Outcome::Fixed), errors: count(Outcome::Error) })
+    Ok(DetachedSplit { evaluation, fixes: took - evaluation, fixed: count(Outcome::Fixed), errors: count(Outcome::Error) })
 }

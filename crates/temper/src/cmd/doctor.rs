@@ -4,7 +4,7 @@ use std::time::Duration;
 use serde::Serialize;
 use temper_core::ports::{Exec, Guest, Hypervisor};
 use temper_core::scan::Scanner;
-use temper_core::target::Target;
+use temper_journal::target::Target;
 
 use super::print_json;
 use crate::config::Config;

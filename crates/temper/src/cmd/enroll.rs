@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Args;
 use temper_core::ports::{Exec, Guest, Hypervisor};
-use temper_core::target::Target;
+use temper_journal::target::Target;
 
 use temper_target::{DirectBoot, DomainSpec, Harness, KnownHosts, LibvirtConfig, LibvirtHypervisor, PublicKey, SshConfig, SshGuest};
 
@@ -65,7 +65,7 @@ pub async fn run(config: &Config, args: EnrollArgs) -> anyhow::Result<u8> {
         (None, Some(image)) => std::fs::canonicalize(image).with_context(|| format!("image {}", image.display()))?,
         (None, None) => unreachable!("clap requires one"),
     };
-    let key = temper_core::target::vm_dir().join("keys").join(format!("{name}_ed25519"));
+    let key = temper_journal::target::vm_dir().join("keys").join(format!("{name}_ed25519"));
     let skill = crate::wiring::skill(config, &config.base.skill)?;
     let harness = Harness {
         user: args.user.clone(),
@@ -165,7 +165,7 @@ fn stem(image: Option<&Path>) -> String {
 }
 
 /// The footprint as a TOML inline table.
-fn footprint_toml(f: &temper_core::footprint::Footprint) -> String {
+fn footprint_toml(f: &temper_journal::footprint::Footprint) -> String {
     let list = |v: &[String]| format!("[{}]", v.iter().map(|s| toml_str(s)).collect::<Vec<_>>().join(", "));
     format!(
         "{{ user = {}, key = {}, sudo_rule = {}, packages = {}, files = {}, dirs = {} }}",

@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
-use temper_core::controls::RunControls;
 use temper_core::plan::own_key::OwnKey;
 use temper_core::plan::seal::{self, Trust};
-use temper_core::target::Target;
+use temper_journal::controls::RunControls;
 use temper_journal::plan::{Applying, PlanOrigin, PlannedFix, Terms};
 use temper_journal::prelude::*;
+use temper_journal::target::Target;
 use temper_journal::{RebootOutcome, Run, RunId, RunStatus, RunSummary};
 
 use super::plan::{AppliedPlan, ForRun, export, for_run};

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Subcommand;
 use serde::{Deserialize, Serialize};
-use temper_core::controls::RunControls;
 use temper_core::plan::Opened;
 use temper_core::plan::seal::{self, Trust};
 use temper_journal::Journal;
+use temper_journal::controls::RunControls;
 use temper_journal::plan::{
     Applying, Folder, Plan, PlanOrigin, PlannedFix, RunInputs, Terms, build, recorded_content_sha256, sha256_file, terms,
 };

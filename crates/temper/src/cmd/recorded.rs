@@ -1,8 +1,8 @@
 //! Tests' recorded runs: a finished (or unfinished) run of the keepalive rule on a real store,
 //! with its fix kept or not, as `temper plan export` and the plan choices read them.
-use temper_core::target::Target;
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::prelude::*;
+use temper_journal::target::Target;
 use temper_journal::{
     AttemptSpec, AttemptState, Evaluation, Findings, FixSource, NewRule, NewRun, RuleStatus, RunId, RunSummary, ScanResult,
 };

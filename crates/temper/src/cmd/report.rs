@@ -31,7 +31,7 @@ pub async fn run(config: &Config, which: Which, format: Format, output: Option<P
 /// The datastream, read with the run's profile: titles, rationale and DISA ids for a report.
 pub fn content(config: &Config, run: &temper_journal::Run) -> Option<temper_scap::Benchmark> {
     let ds = config.content_dir.join(&run.datastream);
-    match temper_core::controls::RunControls::run_content(run, &ds) {
+    match temper_journal::controls::RunControls::run_content(run, &ds) {
         Ok(b) => Some(b),
         Err(e) => {
             eprintln!("temper: report without content details ({}: {e})", ds.display());

@@ -9,12 +9,12 @@ use temper_core::claim::{self, Claim, TargetClaim};
 use temper_core::lease::{Lease, LeaseError};
 use temper_core::ports::{Clock, Hypervisor, Timed};
 use temper_core::ralph::{Agents, LoopError, Parts, Quiet, Ralph, RebootProof, Settings};
-use temper_core::scan::Engine;
 use temper_core::script::Watch;
-use temper_core::target::Target;
+use temper_journal::Engine;
 use temper_journal::RunSummary;
 use temper_journal::plan::PlanOrigin;
 use temper_journal::prelude::*;
+use temper_journal::target::Target;
 use temper_journal::{EventData, NewRun, Run, RunStatus};
 use temper_store::Store;
 use tracing::Level;
@@ -58,7 +58,7 @@ struct RunOptions {
     no_plan: Option<NoPlan>,
     /// What `temper fleet run --plan-from` did with its first target's plan, for this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    plan_from: Option<temper_core::plan_from::PlanFrom>,
+    plan_from: Option<temper_journal::plan_from::PlanFrom>,
 }
 
 /// Where a run comes from when not from `temper run` itself.
@@ -69,7 +69,7 @@ pub struct RunOrigin {
     /// The fleet queue item the run is for: the run is recorded on it as soon as it exists.
     pub queue_item: Option<i64>,
     /// `temper fleet run --plan-from`: the first target's plan, handed on or withheld.
-    pub plan_from: Option<temper_core::plan_from::PlanFrom>,
+    pub plan_from: Option<temper_journal::plan_from::PlanFrom>,
 }
 
 pub async fn start(config: &Config, args: RunArgs) -> anyhow::Result<u8> {

@@ -1,7 +1,7 @@
 //! `temper scan run|parse`.
 
 use anyhow::Context;
-use temper_core::scan::Engine;
+use temper_journal::Engine;
 use temper_scap::oval::Evidence;
 
 use super::print_json;

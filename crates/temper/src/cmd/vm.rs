@@ -2,7 +2,7 @@
 use std::path::PathBuf;
 
 use temper_core::ports::Hypervisor;
-use temper_core::target::Target;
+use temper_journal::target::Target;
 
 use super::print_json;
 use crate::cli::VmAction;

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{FixSource, Journal, RunId};
 use temper_report::Format;
 use temper_report::{PlanTry, StepOutcome};
@@ -69,7 +69,7 @@ pub async fn plan_shown(sim: &Sim, run: RunId, from: RunId, rules: [&str; 3]) {
     assert_hostile_escaped(&html, "report.html");
 
     // The web view: the run page and each rule's page.
-    let web = Web::serve(sim.store.clone()).await;
+    let web = PlanWeb::serve(sim.store.clone()).await;
     let page = web.get(&format!("/runs/{run}")).await;
     assert_eq!(outcomes(&page), ["1 kept", "2 redone", "3 kept"]);
     assert!(page.contains("2 applied from the plan and kept, 1 redone by the loop"), "{page}");
@@ -121,12 +121,12 @@ fn schema_errors(doc: &Value) -> Vec<String> {
 }
 
 /// The web view over the sim's store on a loopback port.
-struct Web {
+struct PlanWeb {
     base: String,
     task: tokio::task::JoinHandle<()>,
 }
 
-impl Web {
+impl PlanWeb {
     async fn serve(store: Arc<temper_store::Store>) -> Self {
         let config = temper_web::WebConfig::new("127.0.0.1:0".parse().unwrap(), None, PathBuf::from("/nonexistent"));
         let journal: Arc<dyn Journal> = store;
@@ -143,7 +143,7 @@ impl Web {
     }
 }
 
-impl Drop for Web {
+impl Drop for PlanWeb {
     fn drop(&mut self) {
         self.task.abort();
     }

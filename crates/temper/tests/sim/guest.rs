@@ -4,9 +4,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use temper_journal::PowerOff;
 
 use async_trait::async_trait;
-use temper_core::ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult, PowerOff};
+use temper_core::ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult};
 use temper_core::scan::Trip;
 use temper_core::script;
 use temper_scap::{Outcome, TestResult};
@@ -36,7 +37,7 @@ pub enum Effect {
     /// The machine no longer boots to SSH (an fstab line for a missing device).
     NoBoot,
     /// The script runs this long, doing this, before its other effects (none if it is killed).
-    Takes(Duration, Doing),
+    Takes(Duration, SimDoing),
     /// The script prints this on its stdout.
     Prints(String),
     /// The rule's check reads this from now on (`notapplicable`, `unknown`...).
@@ -54,7 +55,7 @@ pub enum Effect {
 
 /// What a script's processes look like to the watch's probe while it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Doing {
+pub enum SimDoing {
     /// CPU time grows.
     Working,
     /// No CPU, nothing written.
@@ -65,7 +66,7 @@ pub enum Doing {
 
 /// The modelled disk and services: what a snapshot keeps.
 #[derive(Debug, Clone, Default)]
-pub struct Machine {
+pub struct SimMachine {
     /// Full rule id -> (severity, result): the recorded scan, then every effect applied since.
     pub results: BTreeMap<String, (String, Outcome)>,
     pub healthy: bool,
@@ -81,7 +82,7 @@ pub struct Machine {
     pub vanished: Vec<String>,
 }
 
-impl Machine {
+impl SimMachine {
     fn apply(&mut self, e: &Effect) {
         match e {
             Effect::Pass(r) => self.set(r, Outcome::Pass),
@@ -137,7 +138,7 @@ impl Machine {
 
 /// The rules of the world: what each script does.
 #[derive(Default)]
-struct World {
+struct SimWorld {
     /// Stock fix text -> its effects (a stock fix passes its own rule unless told otherwise).
     stock: HashMap<String, Vec<Effect>>,
     /// Effects of a stock fix on its n-th run onwards, by fix text (a fix that stops working).
@@ -153,10 +154,10 @@ struct World {
 }
 
 #[derive(Default)]
-struct State {
-    now: Machine,
-    snapshots: HashMap<String, Machine>,
-    world: World,
+struct SimState {
+    now: SimMachine,
+    snapshots: HashMap<String, SimMachine>,
+    world: SimWorld,
     /// Every fix or revert script run, in order.
     scripts: Vec<String>,
     scans: u32,
@@ -173,7 +174,7 @@ struct State {
     /// Powered on but never reached SSH: every call fails until a revert.
     down: bool,
     /// The script under way that takes time: since when, and what it does.
-    running: Option<(std::time::Instant, Doing)>,
+    running: Option<(std::time::Instant, SimDoing)>,
     /// Scripts the watch killed, in order.
     killed: Vec<String>,
     /// Walks of the file system the scanner asked for (`scan_walk`).
@@ -188,7 +189,7 @@ struct State {
     walk_errors: Option<Vec<u8>>,
 }
 
-impl State {
+impl SimState {
     /// One more scan, naming `rules`, with the walks finished as it starts.
     fn scan(&mut self, rules: Vec<String>) {
         self.scans += 1;
@@ -200,7 +201,7 @@ impl State {
 /// The scripted guest. Clone it to share; all clones see one machine.
 #[derive(Clone)]
 pub struct SimGuest {
-    state: Arc<Mutex<State>>,
+    state: Arc<Mutex<SimState>>,
     health_command: String,
     template: Arc<TestResult>,
     /// Notified when a script in `hang_on` starts (the attempt is under way).
@@ -216,7 +217,7 @@ impl SimGuest {
             .filter(|r| r.result != Outcome::NotSelected)
             .map(|r| (r.idref.clone(), (r.severity.to_string(), r.result)))
             .collect();
-        let state = State { now: Machine { results, healthy: true, ..Machine::default() }, ..State::default() };
+        let state = SimState { now: SimMachine { results, healthy: true, ..SimMachine::default() }, ..SimState::default() };
         Self {
             state: Arc::new(Mutex::new(state)),
             health_command: health_command.into(),
@@ -225,7 +226,7 @@ impl SimGuest {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SimState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -393,26 +394,26 @@ impl SimGuest {
     }
 
     /// How long `script` takes, and doing what, when it is told to take time.
-    fn takes(&self, script: &str) -> Option<(Duration, Doing)> {
+    fn takes(&self, script: &str) -> Option<(Duration, SimDoing)> {
         let s = self.lock();
         let effects = s.world.stock.get(script)?;
         effects.iter().find_map(|e| if let Effect::Takes(t, d) = e { Some((*t, *d)) } else { None })
     }
 
     /// The watch's probe: the script under way, as `crate::script`'s probe reports it.
-    fn probe(&self, mode: script::Mode) -> ExecOutput {
+    fn probe(&self, mode: script::ProbeMode) -> ExecOutput {
         let mut s = self.lock();
         let Some((since, doing)) = s.running else { return ok(b"gone\n", 0) };
-        if mode == script::Mode::Kill {
+        if mode == script::ProbeMode::Kill {
             let last = s.scripts.len();
             s.killed.push(format!("script {last}"));
             return ok(b"root 4242\nkilled\n", 0);
         }
         let ms = since.elapsed().as_millis() as u64;
         let out = match doing {
-            Doing::Working => format!("root 4242\ntree 3 {ms} {ms}\n"),
-            Doing::Sleeping => "root 4242\ntree 2 1 20\n".to_string(),
-            Doing::WaitingOnDpkg => format!("root 4242\ntree 2 {ms} 20\nlock /var/lib/dpkg/lock-frontend 812 unattended-upgr\n"),
+            SimDoing::Working => format!("root 4242\ntree 3 {ms} {ms}\n"),
+            SimDoing::Sleeping => "root 4242\ntree 2 1 20\n".to_string(),
+            SimDoing::WaitingOnDpkg => format!("root 4242\ntree 2 {ms} 20\nlock /var/lib/dpkg/lock-frontend 812 unattended-upgr\n"),
         };
         ok(out.as_bytes(), 0)
     }

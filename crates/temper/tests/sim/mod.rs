@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 #[allow(unused_imports)]
-pub use guest::Doing;
+pub use guest::SimDoing;
 pub use guest::{Effect, SimGuest, SimHypervisor, full};
 #[allow(unused_imports)]
 pub use offline::RecordedJudge;

@@ -17,7 +17,7 @@ pub mod ansible;
 pub mod keys;
 mod otlp;
 #[allow(unused_imports)] // each test binary uses some of it
-pub use otlp::{Attr, OtlpSink, Span, otlp_sink};
+pub use otlp::{Attr, OtlpSink, OtlpSpan, otlp_sink};
 
 pub const STANDARD: &str = "xccdf_org.ssgproject.content_profile_standard";
 /// A rule's full XCCDF id from its short one.
@@ -147,7 +147,7 @@ pub fn hypervisor() -> LibvirtHypervisor {
 
 /// The host's copy of the guest's datastream (SSG 0.1.76, Debian 12).
 pub fn datastream() -> PathBuf {
-    temper_core::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml")
+    temper_journal::target::vm_dir().join("ssg/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml")
 }
 
 /// `profile` cut by `autotailor` (openscap-utils) to `keep` (full rule ids), as profile

@@ -9,7 +9,7 @@ use prost::Message;
 
 /// One exported span: its name and attributes.
 #[derive(Debug, Clone)]
-pub struct Span {
+pub struct OtlpSpan {
     pub name: String,
     pub attributes: BTreeMap<String, Attr>,
 }
@@ -22,7 +22,7 @@ pub enum Attr {
     Other(String),
 }
 
-impl Span {
+impl OtlpSpan {
     pub fn str(&self, key: &str) -> Option<&str> {
         match self.attributes.get(key) {
             Some(Attr::Str(s)) => Some(s),
@@ -64,12 +64,12 @@ pub async fn otlp_sink() -> OtlpSink {
 
 impl OtlpSink {
     /// Every span received so far; panics on a body that is not an `ExportTraceServiceRequest`.
-    pub fn all(&self) -> Vec<Span> {
+    pub fn all(&self) -> Vec<OtlpSpan> {
         let bodies = self.bodies.lock().unwrap();
         let requests = bodies.iter().map(|b| ExportTraceServiceRequest::decode(b.as_slice()).expect("an OTLP trace export"));
         let spans = requests.flat_map(|r| r.resource_spans).flat_map(|r| r.scope_spans).flat_map(|s| s.spans);
         spans
-            .map(|s| Span {
+            .map(|s| OtlpSpan {
                 name: s.name,
                 attributes: s.attributes.into_iter().map(|kv| (kv.key, attr(kv.value.and_then(|v| v.value)))).collect(),
             })
@@ -77,7 +77,7 @@ impl OtlpSink {
     }
 
     /// The spans named `name`.
-    pub fn spans(&self, name: &str) -> Vec<Span> {
+    pub fn spans(&self, name: &str) -> Vec<OtlpSpan> {
         self.all().into_iter().filter(|s| s.name == name).collect()
     }
 

@@ -30,7 +30,7 @@ fn keygen_verifies(dir: &Path, signers: &Path) -> (bool, String) {
 }
 
 /// A plan-like folder, a key pair made by ssh-keygen, and an allowed-signers file naming it.
-struct Fixture {
+struct SealFixture {
     _tmp: tempfile::TempDir,
     dir: PathBuf,
     key: PathBuf,
@@ -46,7 +46,7 @@ fn keygen(path: &Path, passphrase: &str) {
     assert!(ok.success());
 }
 
-fn fixture() -> Fixture {
+fn fixture() -> SealFixture {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("plan");
     std::fs::create_dir_all(dir.join("steps")).unwrap();
@@ -61,7 +61,7 @@ fn fixture() -> Fixture {
     let key = tmp.path().join("key");
     keygen(&key, "");
     let signers = allowed(tmp.path(), "ops@example.com", &key, "");
-    Fixture { _tmp: tmp, dir, key, signers }
+    SealFixture { _tmp: tmp, dir, key, signers }
 }
 
 /// An allowed-signers file with one line for `key`'s public half.

@@ -3,13 +3,13 @@ use std::time::Instant;
 
 use super::Attempter;
 use super::rescan::RescanScope;
-use crate::agent::ApplyFix;
 use crate::ralph::error::LoopResult;
 use crate::ralph::machine::OUTPUT_CAP;
 use crate::ralph::state::RunState;
 use crate::scan::{Scan, tail};
 use crate::script::ScriptError;
 use crate::verdict::{self, Checks, Exit, Guard, Reboot};
+use temper_journal::turn::ApplyFix;
 use temper_journal::{Evaluation, Findings, ScanResult};
 
 /// What the fix script did.

@@ -1,15 +1,17 @@
 //! An attempt's records: started with its origin, closed when nothing ran, and what the Worker
 //! is told (`FixContext`); the deny-list it is checked against.
+use temper_journal::FixSource;
+use temper_journal::turn::ApplyFix;
 use temper_scap::oval::Evidence;
 
 use super::Attempter;
-use crate::agent::{ApplyFix, FixContext, FixSource, Tried};
+use crate::agent::{FixContext, Tried};
 use crate::ban::BanScope;
 use crate::policy::{DenyList, DenySource};
 use crate::ralph::error::LoopResult;
 use crate::ralph::state::RunState;
 use crate::ralph::trial::{Ended, Trial};
-use crate::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{AttemptNo, AttemptSpec, Ban, Evaluation, EventData, Findings};
 
 /// Where an attempt's fix and its evidence before came from.

@@ -9,6 +9,7 @@
 //! - a rule escalated with no fix to try ran nothing on the guest, and the rules likely to follow
 //!   it the same way (open, untried, no stock fix) are evaluated together, once (`ahead_past`).
 use std::collections::BTreeMap;
+use temper_journal::Engine;
 
 use temper_scap::oval::Evidence;
 
@@ -16,7 +17,6 @@ use super::Attempter;
 use crate::ralph::error::LoopResult;
 use crate::ralph::state::RunState;
 use crate::ralph::state::{Ahead, Seen};
-use crate::scan::Engine;
 
 /// The rule before an attempt, as the guest stands now.
 pub(in crate::ralph) struct BeforeFix {

@@ -13,7 +13,7 @@ impl Attempter<'_> {
         let name = format!("{}a{id}", state.prefix());
         self.machine.take_snapshot(&name, &format!("{rule} fixed")).await?;
         // A fix awaiting its reboot joins the regression set once the proof sees its rule pass.
-        if e.verdict == crate::verdict::Verdict::Fixed {
+        if e.verdict == temper_journal::Verdict::Fixed {
             self.ledger.now_passes(state, rule);
         }
         if state.batched() {

@@ -11,13 +11,15 @@ mod rescan;
 mod revert;
 
 use std::time::Instant;
+use temper_journal::FixSource;
+use temper_journal::turn::ApplyFix;
 
 use temper_scap::Benchmark;
 
 pub(super) use apply::{ScriptRun, diagnostics, evaluation};
 pub(super) use context::AttemptOrigin;
 
-use crate::agent::{AgentError, ApplyFix, FixSource, Worker};
+use crate::agent::{AgentError, Worker};
 use crate::ralph::books::Books;
 use crate::ralph::check::RegressionCheck;
 use crate::ralph::crew::Crew;
@@ -31,7 +33,7 @@ use crate::ralph::state::Seen;
 use crate::ralph::trial::Ended;
 use crate::ralph::trial::{Pick, Preset};
 use crate::skill::Skill;
-use crate::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{AttemptNo, AttemptState, Escalation, EscalationCause, EventData, Phase};
 
 /// Steps 3 to 5, one attempt on one rule: from the proposal to the verdict.

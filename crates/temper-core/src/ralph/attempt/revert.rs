@@ -6,11 +6,11 @@ use std::time::Instant;
 use temper_scap::Outcome;
 
 use super::Attempter;
-use crate::agent::ApplyFix;
 use crate::checks::GuardFailure;
 use crate::ralph::error::LoopResult;
 use crate::ralph::state::RunState;
 use crate::scan::tail;
+use temper_journal::turn::ApplyFix;
 use temper_journal::{EventData, RevertMethod};
 
 impl Attempter<'_> {

@@ -1,6 +1,7 @@
 //! A plan batch's check: its steps applied and judged together, then kept with one snapshot or
 //! bisected over their prefixes.
 use std::time::Instant;
+use temper_journal::Verdict;
 
 use super::{PlanBatch, Step};
 use crate::ralph::attempt::{ScriptRun, diagnostics, evaluation};
@@ -9,7 +10,7 @@ use crate::ralph::state::RunState;
 use crate::ralph::trial::Ended;
 use crate::ralph::trial::Pick;
 use crate::scan::Scan;
-use crate::verdict::{Checks, Guard, Reboot, Rescan, Verdict};
+use crate::verdict::{Checks, Guard, Reboot, Rescan};
 use temper_journal::{AttemptId, AttemptState, Evaluation, EventData, KeptFix, PlanBatched, PlanBisected, ScanResult};
 
 /// The batch's first steps, applied on the checkpoint and checked.

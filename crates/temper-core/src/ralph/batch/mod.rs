@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 
 use temper_scap::oval::Evidence;
 
-use crate::agent::FixSource;
 use crate::policy::DenyList;
 use crate::ralph::attempt::{AttemptOrigin, Attempter};
 use crate::ralph::books::Books;
@@ -30,7 +29,8 @@ use crate::ralph::settings::PLAN_BATCH;
 use crate::ralph::state::Seen;
 use crate::ralph::state::{Ahead, RunState};
 use crate::ralph::trial::Trial;
-use crate::verdict::Verdict;
+use temper_journal::FixSource;
+use temper_journal::Verdict;
 use temper_journal::plan::PlannedFix;
 use temper_journal::{AttemptNo, EventData, Phase, Picked, PickedBy};
 

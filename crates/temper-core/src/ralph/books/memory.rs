@@ -3,9 +3,9 @@
 //! its regression check is remembered; each try of a remembered fix is counted, and two failures
 //! in a row retire it.
 use super::Books;
-use crate::agent::FixSource;
 use crate::ralph::error::LoopResult;
-use crate::verdict::Verdict;
+use temper_journal::FixSource;
+use temper_journal::Verdict;
 use temper_journal::{Attempt, MemoryId, NewRememberedFix};
 
 impl Books<'_> {

@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 pub(in crate::ralph) use spent::Spent;
 pub use status::{Observer, Quiet, Status};
 
-use crate::agent::TurnRecord;
 use crate::lease::Lease;
 use crate::ralph::error::{LoopError, LoopResult};
 use crate::scan::{Scan, Scanner};
+use temper_journal::turn::TurnRecord;
 use temper_journal::{AttemptId, AttemptNo, EventData, NewTurn, Overhead, Phase, Recall, RunId, RunJournal, RunStatus};
 
 /// The run's record, written by every step.

@@ -1,7 +1,8 @@
 //! What a check, or a probe of its bisection, found wrong, and the verdict on the fix it blames.
 use crate::ralph::state::{Kept, RunState};
 use crate::scan::{Scan, ScanError};
-use crate::verdict::{Guard, Verdict};
+use crate::verdict::Guard;
+use temper_journal::Verdict;
 use temper_journal::{Culprit, ScanResult};
 
 /// What a check, or a probe of its bisection, found wrong with the guest as it stood.

@@ -29,7 +29,7 @@ use crate::ralph::offer::Offer;
 use crate::ralph::proof::RebootProver;
 use crate::ralph::state::{Ahead, Kept, RunState};
 use crate::ralph::trial::{Ended, Trial};
-use crate::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{EventData, Phase, Regressed};
 
 /// One regression check over the kept fixes pending, and its bisection when it finds one.

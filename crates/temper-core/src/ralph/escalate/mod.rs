@@ -1,15 +1,16 @@
 //! Step 6b: escalate a rule on budget, on a plateau, or when the Architect says so.
 
+use temper_journal::turn::Decision;
 use temper_scap::Benchmark;
 
-use crate::agent::{AgentError, Architect, Decision, ReengageContext};
+use crate::agent::{AgentError, Architect, ReengageContext};
 use crate::ralph::books::Books;
 use crate::ralph::crew::Crew;
 use crate::ralph::error::LoopResult;
 use crate::ralph::reflect::Reflect;
 use crate::ralph::settings::Budget;
 use crate::ralph::trial::Ended;
-use crate::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{Attempt, Escalation, EscalationCause, EventData};
 
 /// Step 6b: the budgets, a plateau, the Architect re-engaged; a rule escalated to a human.

@@ -1,10 +1,11 @@
 //! What the final scan found wrong with each rule left failing, kept with the rule for the
 //! reports.
+use temper_journal::Engine;
 use temper_scap::Outcome;
 
 use super::Finisher;
 use crate::ralph::error::LoopResult;
-use crate::scan::{Engine, Scan};
+use crate::scan::Scan;
 
 impl Finisher<'_> {
     /// What the final scan found wrong with each rule still failing, attempted or not, kept

@@ -5,6 +5,7 @@ mod snapshots;
 
 use std::sync::Arc;
 use std::time::Duration;
+use temper_journal::Verdict;
 
 use crate::checks::{self, GuardFailure};
 use crate::ports::{ExecOutput, Guest, Hypervisor};
@@ -13,7 +14,7 @@ use crate::ralph::error::LoopResult;
 use crate::ralph::settings::Settings;
 use crate::scan::{Scan, ScanError, Scanner};
 use crate::script::{self, ScriptError, Watch};
-use crate::verdict::{Guard, Verdict};
+use crate::verdict::Guard;
 use temper_journal::RunId;
 
 /// The most output a fix, revert or replayed script keeps.

@@ -6,10 +6,12 @@ mod next;
 mod plan;
 
 use std::cmp::Reverse;
+use temper_journal::FixSource;
+use temper_journal::turn::ApplyFix;
 
 use temper_scap::{Benchmark, Severity};
 
-use crate::agent::{ApplyFix, Candidate, Derive, FixSource};
+use crate::agent::{Candidate, Derive};
 use crate::ralph::error::LoopResult;
 use crate::ralph::settings::Settings;
 use crate::ralph::trial::Preset;

@@ -2,7 +2,7 @@
 //! attempts (`attempt/evidence.rs`, `check/`): only when they add little to that rescan.
 use super::Offer;
 use crate::ralph::error::LoopResult;
-use crate::scan::Engine;
+use temper_journal::Engine;
 
 impl Offer<'_> {
     /// The rule to look ahead to while `rule` is rescanned: the first other open candidate with a

@@ -9,9 +9,11 @@
 //! and all the plan's untried steps would fit in one batch, that batch waits: the loop works
 //! the other rules first, so the held steps join the batch and need no check of their own.
 use std::collections::HashSet;
+use temper_journal::FixSource;
+use temper_journal::turn::ApplyFix;
 
 use super::Offer;
-use crate::agent::{ApplyFix, Candidate, FixContext, FixSource};
+use crate::agent::{Candidate, FixContext};
 use crate::ralph::error::LoopResult;
 use crate::ralph::settings::PLAN_BATCH;
 use temper_journal::plan::PlannedFix;

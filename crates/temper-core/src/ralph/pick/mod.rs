@@ -4,7 +4,7 @@ mod planned;
 mod remembered;
 mod second_pass;
 
-use crate::agent::{AgentError, ApplyFix, Architect, Candidate, FixSource, PickContext};
+use crate::agent::{AgentError, Architect, Candidate, PickContext};
 use crate::ralph::books::Books;
 use crate::ralph::crew::Crew;
 use crate::ralph::error::LoopResult;
@@ -13,6 +13,8 @@ use crate::ralph::offer::Offer;
 use crate::ralph::state::RunState;
 use crate::ralph::trial::{Pick, Preset};
 use crate::skill::Skill;
+use temper_journal::FixSource;
+use temper_journal::turn::ApplyFix;
 use temper_journal::{Attempt, AttemptState, Escalation, EscalationCause, EventData, Phase, Picked, PickedBy, Replayed, RuleStatus};
 
 /// What a pick leaves the loop with.

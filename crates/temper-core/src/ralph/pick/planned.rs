@@ -1,9 +1,10 @@
 //! A proven plan's next step, picked by the harness before the Architect is asked (`offer/plan.rs`
 //! says which steps are due and which wait).
 use std::collections::HashSet;
+use temper_journal::FixSource;
 
 use super::Picker;
-use crate::agent::{Candidate, FixSource};
+use crate::agent::Candidate;
 use crate::ralph::error::LoopResult;
 use crate::ralph::trial::{Pick, Preset};
 use temper_journal::{EventData, Picked, PickedBy};

@@ -3,9 +3,11 @@
 //! before the Architect or the Worker is asked (source `memory`), once per rule. Each try is
 //! counted, and two failures in a row retire the fix (`books/memory.rs`).
 use std::collections::HashSet;
+use temper_journal::FixSource;
+use temper_journal::turn::ApplyFix;
 
 use super::Picker;
-use crate::agent::{ApplyFix, Candidate, FixSource};
+use crate::agent::Candidate;
 use crate::ralph::error::LoopResult;
 use crate::ralph::trial::{Pick, Preset};
 use temper_journal::{EventData, Picked, PickedBy};

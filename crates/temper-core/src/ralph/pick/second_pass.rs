@@ -7,7 +7,7 @@
 use super::Picker;
 use crate::ralph::error::LoopResult;
 use crate::ralph::trial::Pick;
-use crate::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{Attempt, EventData, Picked, PickedBy, Rule, RuleStatus};
 
 impl Picker<'_> {

@@ -2,6 +2,7 @@
 mod lost;
 
 use std::time::Duration;
+use temper_journal::Engine;
 
 use temper_scap::{Benchmark, Outcome};
 
@@ -14,9 +15,9 @@ use crate::ralph::machine::Machine;
 use crate::ralph::offer::Offer;
 use crate::ralph::proof::RebootProver;
 use crate::ralph::state::{Ahead, Kept, RunState};
-use crate::scan::{Engine, Scan};
+use crate::scan::Scan;
 use crate::verdict::Guard;
-use crate::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{Booted, Cadence, Event, EventData, EventKind, NewRule, Phase, RescanTimes, RuleStatus, RunId, ScanKind, ScanResult};
 
 /// Step 1, before the loop: the checkpoint restored (or rebuilt), access checked, the first scan

@@ -22,7 +22,7 @@ use crate::ralph::machine::Machine;
 use crate::ralph::settings::RebootProof;
 use crate::ralph::state::RunState;
 use crate::scan::Scan;
-use crate::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{Attempt, EventData};
 
 /// Why a guest failed a reboot: the verdict it gives the blamed fix, and what was seen.

@@ -5,7 +5,7 @@ use crate::ralph::error::LoopResult;
 use crate::ralph::state::RunState;
 use crate::ralph::trial::{Ended, Trial};
 use crate::scan::tail;
-use crate::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{Attempt, AttemptId, Blamed, Booted, Culprit, EventData, EventKind, MemoryKind, Regressed, ReplayWhy};
 
 impl RebootProver<'_> {

@@ -5,15 +5,16 @@
 //! the others apply its plan once its run has passed the reboot proof (`plan_from`).
 use std::sync::Arc;
 use std::time::Duration;
+use temper_journal::plan_from::PlanFrom;
 
 use anyhow::Context;
 use clap::Args;
-use temper_core::target::Target;
 use temper_journal::Run;
 use temper_journal::prelude::*;
+use temper_journal::target::Target;
 use tracing::Level;
 
-use super::plan_from::{self, PlanFrom};
+use super::plan_from::{self};
 use crate::cli::{RunArgs, parse_run_args};
 use crate::cmd::EXIT_ERROR;
 use crate::cmd::run::{self, RunOrigin};

@@ -9,10 +9,10 @@
 //! run verifies it with that key as it would any plan.
 use temper_core::plan::own_key::OwnKey;
 use temper_core::plan::seal::{self, Trust};
-pub use temper_core::plan_from::{PlanFrom, Withheld};
-use temper_core::target::Target;
 use temper_journal::plan::{Applying, Terms};
+use temper_journal::plan_from::{PlanFrom, Withheld};
 use temper_journal::prelude::*;
+use temper_journal::target::Target;
 use temper_journal::{RebootOutcome, RunStatus};
 
 use super::super::last_plan::{self, Job};

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use temper_core::handover::{self, Expect, Handover, ImageView, Removal, leftovers, not_clone_ready};
 use temper_core::skill::Skill;
-use temper_core::target::Target;
+use temper_journal::target::Target;
 use temper_report::RunData;
 use temper_scap::Benchmark;
 use temper_target::{DirectBoot, DiskFiles, HandoverJob, LibvirtConfig, LibvirtHypervisor, SshConfig};
@@ -39,7 +39,7 @@ pub struct Ask<'a> {
 pub async fn hand_over(ask: &Ask<'_>) -> anyhow::Result<HandedOverDisk> {
     let (data, target) = (ask.data, ask.target);
     let hv = LibvirtHypervisor::new(LibvirtConfig::for_target(target));
-    let controls = temper_core::controls::RunControls::of(&data.run);
+    let controls = temper_journal::controls::RunControls::of(&data.run);
     let day = run_day(&data.run.started_at);
     let (mut held, steps) = handover::held_rules(ask.skill, &data.rules, &controls.waivers, day, ask.content, ask.keep_harness);
     let (last, last_steps) = handover::last_rules(ask.skill, &data.rules, ask.content, ask.keep_harness);

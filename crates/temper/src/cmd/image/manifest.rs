@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use temper_core::footprint::Footprint;
 use temper_core::handover::{HeldRule, Removal};
 use temper_journal::RunId;
+use temper_journal::footprint::Footprint;
 use temper_target::{BootProof, DirectBoot};
 
 #[derive(Debug, Serialize)]

@@ -36,7 +36,7 @@ pub async fn prove(s: Subject<'_>) -> anyhow::Result<BootProof> {
         memory_mib: 1536,
         admin: s.admin,
         harness: s.harness,
-        scratch: temper_core::target::vm_dir().join("run"),
+        scratch: temper_journal::target::vm_dir().join("run"),
         boot_within: s.boot_within,
     };
     eprintln!("temper: boot proof: {} in a throwaway overlay, SSH on 127.0.0.1:{port}, as its admin `{}`", s.image.display(), job.admin);

@@ -2,7 +2,7 @@
 //! the plan it sealed at its end when it passed its reboot proof; another job's, another
 //! target's, an unproven, unsealed or empty one gives none, and says why. A sealed plan that was
 //! changed, or whose steps the store no longer holds (one written in by hand), stops the run.
-use temper_core::verdict::Verdict;
+use temper_journal::Verdict;
 use temper_journal::{AttemptSpec, AttemptState, Evaluation, Findings, FixSource, NewRun, ScanResult};
 
 use super::*;
