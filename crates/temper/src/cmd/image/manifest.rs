@@ -115,6 +115,10 @@ impl Operation {
 #[derive(Debug, Serialize)]
 pub struct ProofRecord {
     pub passed: bool,
+    /// Each unit that failed at the boot, with the rules whose kept fix names it (`units.rs`);
+    /// absent from `temper image prove`, which has no run to trace them to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_from: Option<std::collections::BTreeMap<String, Vec<String>>>,
     #[serde(flatten)]
     pub proof: BootProof,
 }

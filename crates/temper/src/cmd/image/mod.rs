@@ -2,13 +2,15 @@
 //! of temper's. The handover (`handover.rs`) settles the rules held for the harness and removes
 //! everything temper put on the target, the harness last; virt-sysprep makes the copy ready to
 //! be cloned; the host reads it to check; the boot proof (`prove.rs`) boots it without the
-//! harness. Beside it: the manifest (`FILE.json`, `manifest.rs`), the CKL, CKLB and HTML report.
+//! harness, and a unit that failed at its boot is traced to the kept fix that names it
+//! (`units.rs`). Beside it: the manifest (`FILE.json`, `manifest.rs`), the CKL, CKLB and HTML report.
 //! A state that has not passed the reboot proof is refused unless `--unproven` is given.
 //! `temper image prove IMAGE`: the boot proof alone.
 mod evidence;
 mod handover;
 mod manifest;
 mod prove;
+mod units;
 mod verdicts;
 
 use std::path::{Path, PathBuf};
@@ -179,7 +181,18 @@ async fn export(
                 boot_within: first_boot(config),
             };
             let p = prove::prove(subject).await?;
-            Some(ProofRecord { passed: p.passed(), proof: p })
+            let kept: Vec<(&str, &str)> = temper_journal::plan::kept(&data.attempts)
+                .into_iter()
+                .map(|a| (a.spec.rule_id.as_str(), a.spec.fix_script.as_str()))
+                .collect();
+            let failed_from = units::named_by(&p.failed_units, &kept);
+            for (unit, rules) in &failed_from {
+                match rules.as_slice() {
+                    [] => eprintln!("temper: boot proof: {unit} failed; no kept fix of run {id} names it"),
+                    rules => eprintln!("temper: boot proof: {unit} failed; the kept fix of {} names it: start there", rules.join(", ")),
+                }
+            }
+            Some(ProofRecord { passed: p.passed(), failed_from: Some(failed_from), proof: p })
         }
     };
     let name = |p: PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -259,6 +272,6 @@ async fn prove_only(config: &Config, image: &Path, args: ProofArgs) -> anyhow::R
     let subject =
         prove::Subject { image, libvirt_uri: &uri, direct_boot, admin, harness, port: args.proof_port, boot_within: first_boot(config) };
     let p = prove::prove(subject).await?;
-    println!("{}", serde_json::to_string_pretty(&ProofRecord { passed: p.passed(), proof: p.clone() })?);
+    println!("{}", serde_json::to_string_pretty(&ProofRecord { passed: p.passed(), failed_from: None, proof: p.clone() })?);
     Ok(if p.passed() { 0 } else { 1 })
 }
