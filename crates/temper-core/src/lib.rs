@@ -12,6 +12,7 @@ pub mod ralph;
 pub mod scan;
 pub mod script;
 pub mod skill;
+pub mod units;
 pub mod verdict;
 
 pub use ports::{Exec, ExecOutput, Guest, Hypervisor, PortError, PortResult};

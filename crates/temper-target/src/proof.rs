@@ -189,10 +189,7 @@ async fn boot_and_check(job: &ProofJob, overlay: &Path, key: &Path, secret: &Pat
     let out = |o: Result<temper_core::ports::ExecOutput, PortError>| o.map(|o| o.stdout_str().trim().to_string()).unwrap_or_default();
     let system_state = out(admin.exec(say(&["timeout", "150", "systemctl", "is-system-running", "--wait"])).await);
     let multi_user = out(admin.exec(say(&["systemctl", "is-active", "multi-user.target"])).await) == "active";
-    let failed_units: Vec<String> = out(admin.exec(say(&["systemctl", "--failed", "--plain", "--no-legend", "--no-pager"])).await)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next().map(String::from))
-        .collect();
+    let failed_units: Vec<String> = temper_core::units::failed(&admin).await.unwrap_or_default().into_iter().collect();
     let machine_id = out(admin.exec(say(&["cat", "/etc/machine-id"])).await).len() == 32;
     let host_keys = out(admin.exec(say(&["sh", "-c", "ls /etc/ssh/ssh_host_*_key.pub"])).await).lines().map(String::from).collect();
     let harness_user_gone = match &job.harness {

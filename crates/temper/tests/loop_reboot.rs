@@ -127,6 +127,44 @@ async fn a_fix_that_leaves_the_guest_unhealthy_after_a_reboot_is_blamed() {
     took("a_fix_that_leaves_the_guest_unhealthy_after_a_reboot_is_blamed", t);
 }
 
+/// A fix writes and enables a unit that fails at boot (SSG's `aidecheck.service` on Debian calls
+/// `/usr/sbin/aide`, which is not there): healthy live and after the reboot, its rule passing,
+/// but the unit is failed after the cold reboot and was not before it. The fix that names the
+/// unit is blamed (`health_broken`), and the next one, without the unit, is kept.
+#[tokio::test]
+async fn a_fix_whose_unit_fails_after_the_reboot_is_blamed_and_the_next_one_is_kept() {
+    let t = Instant::now();
+    let mut sim = Sim::new("unit-fails-at-boot").await;
+    sim.settings.rules = vec![SYSMAP.into()];
+    let r = full(SYSMAP);
+    let lesson = "the unit the fix enabled fails at every boot";
+    let unit_fix = format!("# sim pass {r}\n# sim unit-fails-at-boot aidecheck.service\nsystemctl enable aidecheck.service\n");
+    let llm = MockLlm::start(vec![
+        Scripted::tool_call("select_rule", json!({"rule_id": r, "plan": "chmod, and a check unit"})),
+        fix(&unit_fix),
+        Scripted::tool_call(
+            "reflect",
+            json!({"lesson": lesson, "banned": null, "preferred": "chmod only", "distilled": lesson, "tips": []}),
+        ),
+        Scripted::tool_call("select_rule", json!({"rule_id": r, "plan": "chmod only"})),
+        fix(&format!("# sim pass {r}\nchmod 0600 /boot/System.map-*\n")),
+    ])
+    .await
+    .unwrap();
+    let run = sim.new_run("llm").await;
+    let summary = sim.llm(run, &llm.url()).await.unwrap();
+
+    let attempts = sim.attempts(run, SYSMAP).await;
+    let verdicts: Vec<_> = attempts.iter().map(|a| a.verdict).collect();
+    assert_eq!(verdicts, [Some(Verdict::HealthBroken), Some(Verdict::Fixed)], "{summary:?}");
+    let why = attempts[0].verdict_reason.as_deref().unwrap();
+    assert!(why.contains("aidecheck.service failed after the cold reboot, and had not before it"), "{why}");
+    assert_eq!(sim.rule(run, SYSMAP).await.status, RuleStatus::Fixed);
+    assert_eq!(summary.rebooted, Some(true));
+    assert!(sim.guest.units_failing_at_boot().is_empty(), "the blamed fix was rolled back with its unit");
+    took("a_fix_whose_unit_fails_after_the_reboot_is_blamed_and_the_next_one_is_kept", t);
+}
+
 /// A fix breaks a rule that passed at the baseline, but only at boot: no fix of that rule's own
 /// is to blame, so the fixes are bisected with that rule rescanned after each probe's reboot.
 #[tokio::test]

@@ -51,6 +51,8 @@ pub enum Effect {
     /// This happens once the guard has read the health check after the fix: damage that shows
     /// late (a timer, a service that dies a while after its restart).
     Later(Box<Effect>),
+    /// This unit fails at every boot from now on (`systemctl --failed` lists it after a boot).
+    UnitFailsAtBoot(String),
 }
 
 /// What a script's processes look like to the watch's probe while it runs.
@@ -80,6 +82,9 @@ pub struct SimMachine {
     pub later: Vec<Effect>,
     /// Rules whose checks give no result (`Effect::Vanishes`).
     pub vanished: Vec<String>,
+    /// Units that fail at every boot (`Effect::UnitFailsAtBoot`), and those failed now.
+    pub units_failing_at_boot: Vec<String>,
+    pub failed_units: Vec<String>,
 }
 
 impl SimMachine {
@@ -105,6 +110,7 @@ impl SimMachine {
             Effect::BreaksScan => self.breaks_scan = true,
             Effect::BreaksScanOf(r) => self.breaks_scan_of.push(full(r)),
             Effect::Later(e) => self.later.push((**e).clone()),
+            Effect::UnitFailsAtBoot(u) => self.units_failing_at_boot.push(u.clone()),
         }
     }
 
@@ -127,6 +133,7 @@ impl SimMachine {
         for e in self.at_boot.clone() {
             self.apply(&e);
         }
+        self.failed_units = self.units_failing_at_boot.clone();
         !self.breaks_boot
     }
     fn set(&mut self, rule: &str, o: Outcome) {
@@ -373,6 +380,11 @@ impl SimGuest {
         m.boot() && m.healthy
     }
 
+    /// The units that would fail if the guest booted now.
+    pub fn units_failing_at_boot(&self) -> Vec<String> {
+        self.lock().now.units_failing_at_boot.clone()
+    }
+
     fn power_cycle(&self) {
         let mut s = self.lock();
         s.reboots += 1;
@@ -542,6 +554,7 @@ pub fn directives(script: &str) -> Vec<Effect> {
                 ("at-boot", Some("unhealthy")) => Some(Effect::AtBoot(Box::new(Effect::Unhealthy))),
                 ("at-boot", Some("fail")) => w.next().map(|r| Effect::AtBoot(Box::new(Effect::Fail(r.into())))),
                 ("at-boot", Some("pass")) => w.next().map(|r| Effect::AtBoot(Box::new(Effect::Pass(r.into())))),
+                ("unit-fails-at-boot", Some(u)) => Some(Effect::UnitFailsAtBoot(u.into())),
                 _ => None,
             }
         })
@@ -667,6 +680,10 @@ impl Guest for SimGuest {
             // judgement over a real walk is `temper-core`'s `scan_engines` test, against oscap.
             "sh" if arg(1) == "-s" && exec.stdin == temper_scap::fswalk::COLLECT.as_bytes() => self.walk().await,
             "test" | "true" | "pkill" | "ps" | "rm" | "journalctl" | "sync" => ok(b"", 0),
+            "systemctl" if arg(1) == "--failed" => {
+                let listing: String = self.lock().now.failed_units.iter().map(|u| format!("{u} loaded failed failed {u}\n")).collect();
+                ok(listing.as_bytes(), 0)
+            }
             "sha256sum" => match self.lock().world.datastream_sha.clone() {
                 Some(sha) => ok(format!("{sha}  {}\n", arg(2)).as_bytes(), 0),
                 None => ok(b"", 1),

@@ -115,6 +115,11 @@ impl Machine<'_> {
         script::run(self.guest, script, OUTPUT_CAP, self.fix_watch).await
     }
 
+    /// The units that failed on the guest now (`None`: the listing could not be read).
+    pub async fn failed_units(&self) -> Option<std::collections::BTreeSet<String>> {
+        crate::units::failed(self.guest).await
+    }
+
     /// The guest's journal errors, for the Reflector.
     pub async fn journal_errors(&self) -> String {
         checks::journal_errors(self.guest).await

@@ -5,11 +5,13 @@
 //! checkpoint, replays the fixes up to the probe and reboots. The blamed fix's rule reopens; the
 //! others are replayed once more on the booted checkpoint, rebooted, and that state is the next
 //! booted checkpoint. Stock fixes that take effect after a reboot (`needs_reboot`) are kept
-//! until then and proven by the same reboot, all of them at once. The final set (rules whose
+//! until then and proven by the same reboot, all of them at once. A guest that comes back whole
+//! with a unit failed that had not failed before the reboot blames each fix that names the unit. The final set (rules whose
 //! checks walk a directory tree, left out of the rescans) is checked here, with or without the
 //! proof, and a rule of it that fails is bisected the same way.
 mod rebuild;
 
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 use crate::checks::GuardFailure;
@@ -22,6 +24,7 @@ use crate::ralph::machine::Machine;
 use crate::ralph::settings::RebootProof;
 use crate::ralph::state::RunState;
 use crate::scan::Scan;
+use crate::units;
 use temper_journal::Verdict;
 use temper_journal::{Attempt, EventData};
 
@@ -81,11 +84,39 @@ impl RebootProver<'_> {
         if fixes.is_empty() {
             return Ok(End::Holds(()));
         }
-        let Err(broken) = self.reboot("the run's end", fixes.len()).await? else { return Ok(End::Holds(())) };
+        let before = self.machine.failed_units().await;
+        let Err(broken) = self.reboot("the run's end", fixes.len()).await? else {
+            return self.units_after_boot(state, &fixes, before).await;
+        };
         let found = self.bisect_boot(state, &BootProbe { fixes: &fixes, pass: &[] }, broken).await?;
         // The culprit was the newest fix and the last probe, all the others, came up: that is the state.
         let live = found.live == Some(fixes.len() - 1);
         self.rebuild(state, &fixes, &[(found.culprit, found.broken)], live).await?;
+        Ok(End::Reopened)
+    }
+
+    /// The guest came back whole: a unit that fails now, and did not before the reboot, is
+    /// blamed on each fix since the booted checkpoint that names it (it wrote or enabled the
+    /// unit), and those fixes' rules reopen. A unit no such fix names blames nothing, nor does a
+    /// listing that could not be read.
+    async fn units_after_boot(&self, state: &mut RunState, fixes: &[Attempt], before: Option<BTreeSet<String>>) -> LoopResult<End> {
+        let (Some(before), Some(after)) = (before, self.machine.failed_units().await) else { return Ok(End::Holds(())) };
+        let new: Vec<&String> = after.difference(&before).collect();
+        let blamed: Vec<(Attempt, Broken)> = fixes
+            .iter()
+            .filter_map(|a| {
+                let named: Vec<&str> = new.iter().filter(|u| units::named_in(&a.spec.fix_script, u)).map(|u| u.as_str()).collect();
+                let why = format!(
+                    "{} failed after the cold reboot, and had not before it: this fix names it (it wrote or enabled the unit)",
+                    named.join(", ")
+                );
+                (!named.is_empty()).then(|| (a.clone(), (Verdict::HealthBroken, why)))
+            })
+            .collect();
+        if blamed.is_empty() {
+            return Ok(End::Holds(()));
+        }
+        self.rebuild(state, fixes, &blamed, false).await?;
         Ok(End::Reopened)
     }
 

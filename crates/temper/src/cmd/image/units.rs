@@ -7,20 +7,12 @@ use std::collections::BTreeMap;
 /// fix's rule and script, in keep order.
 pub fn named_by(failed: &[String], kept: &[(&str, &str)]) -> BTreeMap<String, Vec<String>> {
     let by = |unit: &str| -> Vec<String> {
-        kept.iter().filter(|(_, script)| names(script, unit)).map(|(rule, _)| temper_scap::short_rule_id(rule).to_string()).collect()
+        kept.iter()
+            .filter(|(_, script)| temper_core::units::named_in(script, unit))
+            .map(|(rule, _)| temper_scap::short_rule_id(rule).to_string())
+            .collect()
     };
     failed.iter().map(|unit| (unit.clone(), by(unit))).collect()
-}
-
-/// `script` names `unit` as a whole word: `/etc/systemd/system/aidecheck.service` does,
-/// `myaidecheck.service` and `aidecheck.services` do not.
-fn names(script: &str, unit: &str) -> bool {
-    let part = |c: char| c.is_ascii_alphanumeric() || "_.@-\\".contains(c);
-    script.match_indices(unit).any(|(i, _)| {
-        let before = script[..i].chars().next_back();
-        let after = script[i + unit.len()..].chars().next();
-        !before.is_some_and(part) && !after.is_some_and(part)
-    })
 }
 
 #[cfg(test)]
