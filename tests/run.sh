@@ -2,7 +2,7 @@
 # The test suite: the VM (built once, cached), the real small LLM, the report consumers, then
 # every crate's tests, including those against the real VM, and the real-model smoke test.
 # Each phase's time, and the total (printed however the script ends), on lines of their own:
-#   phase NAME: Ns             NAME: vm-setup report-setup postgres llm-server build crate-tests
+#   phase NAME: Ns             NAME: structure vm-setup report-setup postgres llm-server build crate-tests
 #   phase NAME: Ns (failed)          temper-tests temper-test2-suites fleet smoke protections;
 #                                    last `phase total: Ns`
 # and each test binary's time, as `suite PKG/NAME: Ns`.
@@ -20,7 +20,7 @@ build_tests() {
 }
 # `tests/run.sh --build`: that build alone, diagnostics on stderr (.ci/run's, beside its setups).
 if [ "${1:-}" = --build ]; then build_tests >/dev/null; exit; fi
-t0=$SECONDS ph="" ph_t0=0 ph_failed=""
+t0=$SECONDS ph="" ph_t0=0 ph_failed="" status=0
 # phase_line NAME SECONDS [failed]: the one line format.
 phase_line() { echo "phase $1: $2s${3:+ (failed)}"; }
 # disk_line NAME: the disk's free space as NAME starts, and what the build and the guests hold
@@ -50,6 +50,9 @@ on_exit() {
   phase_line total $((SECONDS - t0)) || true
 }
 trap on_exit EXIT
+# The code's shape against its goals (Ralph's methods, a type name declared once, no facades).
+phase structure
+python3 tests/structure/check.py || failed
 phase vm-setup
 TEMPER_SETUP_BUILD=0 bash vm/setup.sh   # temper is built once, below, and doctor runs after it
 phase report-setup
@@ -126,7 +129,6 @@ log=$(mktemp)
   exit "$rc"
 ) &
 pid=$!
-status=0
 crate_tests || failed
 # The ETA against the recorded journals (no VM). It exits 1 when a run misses its goal: the miss
 # is printed and reported (docs/benchmarks.md), not a failed suite; any other exit fails it.
