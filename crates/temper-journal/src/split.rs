@@ -1,8 +1,8 @@
 //! Where a run's wall time went: its fix scripts, the work every tool pays, and the proof around
 //! them (scans, each fix's checks, reverts, regression and plan batch checks, the reboot proof,
 //! and the rest). The rest is named in its parts as far as they were measured ([`Overhead`]):
-//! the snapshots taken and dropped, the restores outside a revert and the loop's bookkeeping
-//! (the loop's `spent` events), and the LLM's calls (its turns); what none names is left
+//! the snapshots taken and dropped, the restores outside a revert, the replays of kept fixes and
+//! the loop's bookkeeping (the loop's `spent` events), and the LLM's calls (its turns); what none names is left
 //! unnamed (picks, each fix's evidence and context, the store's writes, the final summary). One
 //! place for the reports and the benches.
 use std::collections::BTreeMap;
@@ -68,6 +68,9 @@ pub enum Overhead {
     /// The guest restored to a snapshot, SSH back, outside a revert (which counts its own): at
     /// preflight, in a bisection, in the reboot proof's rebuilds.
     Restores,
+    /// Kept fixes run again onto an older state: the reboot proof's bisection probes and
+    /// rebuilds, and a resume whose checkpoint was lost (their fix scripts, run once more).
+    Replays,
     /// The loop's bookkeeping at each phase change: the lease, the run's phase in the store, the
     /// tally and the ETA for the progress line.
     Bookkeeping,
@@ -77,14 +80,15 @@ pub enum Overhead {
 }
 
 impl Overhead {
-    pub const ALL: [Overhead; 5] =
-        [Overhead::SnapshotsTaken, Overhead::SnapshotsDropped, Overhead::Restores, Overhead::Bookkeeping, Overhead::Llm];
+    pub const ALL: [Overhead; 6] =
+        [Overhead::SnapshotsTaken, Overhead::SnapshotsDropped, Overhead::Restores, Overhead::Replays, Overhead::Bookkeeping, Overhead::Llm];
 
     pub fn says(self) -> &'static str {
         match self {
             Overhead::SnapshotsTaken => "snapshots taken",
             Overhead::SnapshotsDropped => "snapshots dropped",
             Overhead::Restores => "restores (outside reverts)",
+            Overhead::Replays => "replays of kept fixes",
             Overhead::Bookkeeping => "bookkeeping (phase, tally, ETA)",
             Overhead::Llm => "LLM calls",
         }

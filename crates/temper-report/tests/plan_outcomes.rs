@@ -281,4 +281,6 @@ fn the_schema_names_the_report_version_and_temper_enums() {
     assert_eq!(s["$defs"]["run_status"]["enum"], names(RunStatus::ALL.iter().map(|v| v.as_str()).collect()));
     assert_eq!(s["$defs"]["phase"]["enum"], names(Phase::ALL.iter().map(|v| v.as_str()).collect()));
     assert_eq!(s["$defs"]["attempt_state"]["enum"], names(AttemptState::ALL.iter().map(|v| v.as_str()).collect()));
+    let rest = &s["properties"]["time_split"]["properties"]["rest"]["items"]["properties"]["part"]["enum"];
+    assert_eq!(*rest, json!(temper_journal::Overhead::ALL), "the rest's parts");
 }

@@ -96,7 +96,7 @@ async fn json_carries_the_report() {
     let data = load(&f.store, f.run).await.unwrap();
     let v: serde_json::Value = serde_json::from_str(&render(&data, Some(rhel9()), Format::Json).unwrap()).unwrap();
     assert_eq!(
-        v["schema"], "temper-report/8",
+        v["schema"], "temper-report/9",
         "2: `reboot` is a value with its reason; 3: `plan`; 4: `interruptions`; 5: the verdicts `stalled` and `timed_out`"
     );
     assert_eq!(v["reboot"], serde_json::json!({"proof": "not_run", "reason": "not proven: the run skipped the reboot proof"}));

@@ -186,6 +186,7 @@ fn the_rest_is_named_in_its_parts() {
         scan(ScanKind::Full, 100.0),
         spent(&[(Overhead::SnapshotsTaken, 10, 17.0), (Overhead::Bookkeeping, 30, 1.5)]),
         spent(&[(Overhead::SnapshotsTaken, 5, 8.0), (Overhead::SnapshotsDropped, 9, 2.5), (Overhead::Restores, 1, 9.0)]),
+        spent(&[(Overhead::Replays, 4, 6.0)]),
         scan(ScanKind::Final, 100.0),
     ];
     let s = TimeSplit::of(&events, &[attempt(200_000, Some(50_000), None)], &[turn(3_000), turn(1_500)], 500.0);
@@ -197,11 +198,12 @@ fn the_rest_is_named_in_its_parts() {
             (Overhead::SnapshotsTaken, 15, 25.0),
             (Overhead::SnapshotsDropped, 9, 2.5),
             (Overhead::Restores, 1, 9.0),
+            (Overhead::Replays, 4, 6.0),
             (Overhead::Bookkeeping, 30, 1.5),
             (Overhead::Llm, 2, 4.5)
         ]
     );
-    assert_eq!(s.unnamed_secs, 50.0 - 25.0 - 2.5 - 9.0 - 1.5 - 4.5);
+    assert_eq!(s.unnamed_secs, 50.0 - 25.0 - 2.5 - 9.0 - 6.0 - 1.5 - 4.5);
     assert_eq!(s.rest_secs_of(Overhead::Restores), 9.0);
     let none = TimeSplit::of(&events[..1], &[], &[], 100.0);
     assert!(none.rest.iter().all(|r| r.count == 0 && r.secs == 0.0), "a run before `spent` events names nothing: {none:?}");

@@ -13,8 +13,9 @@ use crate::text::{ms, span_ms};
 
 /// The JSON report's schema name (`schemas/report.schema.json`): 2, `reboot` is a value with its
 /// reason; 3, `plan`; 4, `interruptions`; 7, the rest of the run's time in its parts
-/// (`time_split.rest`); 8, `cross_examination` and each rule's `offline`.
-pub const SCHEMA: &str = "temper-report/8";
+/// (`time_split.rest`); 8, `cross_examination` and each rule's `offline`; 9, the rest's
+/// `replays` part.
+pub const SCHEMA: &str = "temper-report/9";
 
 #[derive(Debug, Serialize)]
 pub struct Report {

@@ -112,6 +112,11 @@ impl<'a> Books<'a> {
         Ok(())
     }
 
+    /// Counts `took` to `part` of the rest of the run's time.
+    pub fn spend(&self, part: Overhead, took: std::time::Duration) {
+        self.spent.add(part, took);
+    }
+
     /// A lost lease stops the loop: another process drives the run now.
     fn hold_lease(&self) -> LoopResult<()> {
         if self.lease.lost() { Err(LoopError::LeaseLost(self.id())) } else { Ok(()) }

@@ -1,8 +1,8 @@
 //! Where "the rest" of a run's time goes (`journal::Overhead`): the parts no other record times
-//! (the snapshots taken and dropped, the restores outside a revert, the loop's bookkeeping at
-//! each phase change), measured where they are spent and noted as a `spent` event by the books, at a phase
-//! change once a minute has passed since the last, and at the end. The time split
-//! (`journal::TimeSplit`) adds the events up.
+//! (the snapshots taken and dropped, the restores outside a revert, the replays of kept fixes,
+//! the loop's bookkeeping at each phase change), measured where they are spent and noted as a
+//! `spent` event by the books, at a phase change once a minute has passed since the last, and
+//! at the end. The time split (`journal::TimeSplit`) adds the events up.
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
