@@ -108,16 +108,8 @@ fn for_verdict(verdict: Verdict, a: &Attempt, info: &RuleInfo, data: &RunData) -
     match verdict {
         Verdict::Fixed => None,
         Verdict::HealthBroken => {
-            let out = a.findings.health_output.as_deref().unwrap_or("");
-            let what = health_culprit(out);
-            step(
-                format!(
-                    "The health check failed after attempt {} ({}). Inspect {what} on a copy of the target: `systemctl status` and `journalctl -u` for it, with the fix applied.",
-                    a.n,
-                    first_line(out).unwrap_or("no output")
-                ),
-                "Find which setting of the fix the service rejects and adjust the service (or an exception) so both hold; then apply the fix in a maintenance window where the service can be restarted and watched.".into(),
-            )
+            let (check, try_) = health_broken(a.n.get(), a.findings.health_output.as_deref(), a.verdict_reason.as_deref());
+            step(check, try_)
         }
         Verdict::Refused => {
             let why = a.verdict_reason.as_deref().unwrap_or("");
@@ -256,6 +248,36 @@ fn first_line(s: &str) -> Option<&str> {
 }
 
 /// The unit or service the health output names, else its first line.
+/// The step for `health_broken`: from the health check's output when it printed one; else from
+/// the verdict's reason, as when the reboot proof blamed a fix for a unit that fails at boot
+/// (the health check itself passed, with no output).
+fn health_broken(n: i64, output: Option<&str>, reason: Option<&str>) -> (String, String) {
+    let out = output.unwrap_or("");
+    let reason = reason.unwrap_or("").trim();
+    if first_line(out).is_none() && !reason.is_empty() {
+        let what = health_culprit(reason);
+        let at_boot = reason.contains("reboot");
+        let check = format!(
+            "Attempt {n}'s fix was kept, then blamed: {reason}. Inspect {what} on a copy of the target with the fix applied{}: `systemctl status` and `journalctl -b -u` for it.",
+            if at_boot { ", after a cold reboot" } else { "" }
+        );
+        let try_ = if at_boot {
+            "Give the unit what it runs before the fix enables it (its program or package, and any state it reads, such as a database to initialise), or leave it disabled where it cannot run; reboot a snapshot and check that `systemctl --failed` lists nothing new, then rescan."
+        } else {
+            "Find which setting of the fix the service rejects and adjust the service (or an exception) so both hold; then apply the fix in a maintenance window where the service can be restarted and watched."
+        };
+        return (check, try_.into());
+    }
+    (
+        format!(
+            "The health check failed after attempt {n} ({}). Inspect {} on a copy of the target: `systemctl status` and `journalctl -u` for it, with the fix applied.",
+            first_line(out).unwrap_or("no output"),
+            health_culprit(out)
+        ),
+        "Find which setting of the fix the service rejects and adjust the service (or an exception) so both hold; then apply the fix in a maintenance window where the service can be restarted and watched.".into(),
+    )
+}
+
 fn health_culprit(out: &str) -> String {
     let units: Vec<&str> = out
         .split(|c: char| c.is_whitespace() || matches!(c, ':' | ',' | ';' | '(' | ')' | '\'' | '"'))
@@ -279,6 +301,20 @@ mod tests {
         assert_eq!(health_culprit("nginx.service: failed\nUNHEALTHY"), "`nginx.service`");
         assert!(health_culprit("web: connection refused").contains("connection refused"));
         assert_eq!(health_culprit(""), "the services the health check covers");
+    }
+
+    /// The README run's blame: the unit that failed at boot, not "no output" from a health
+    /// check that passed.
+    #[test]
+    fn a_unit_blamed_at_boot_is_named_from_the_reason() {
+        let why = "aidecheck.service failed after the cold reboot, and had not before it: this fix names it (it wrote or enabled the unit)";
+        let (check, try_) = health_broken(1, Some(""), Some(why));
+        assert!(check.contains("`aidecheck.service`") && check.contains(why) && !check.contains("no output"), "{check}");
+        assert!(try_.contains("systemctl --failed"), "{try_}");
+        let (check, _) = health_broken(2, Some("nginx.service: failed"), Some("the health check fails after the fix"));
+        assert!(check.starts_with("The health check failed after attempt 2 (nginx.service: failed)"), "{check}");
+        let (check, _) = health_broken(3, None, None);
+        assert!(check.contains("(no output)") && check.contains("the services the health check covers"), "{check}");
     }
 
     #[test]
