@@ -23,6 +23,21 @@ fn fix(body: &str) -> Scripted {
     Scripted::tool_call("apply_fix", json!({"fix_script": body, "revert_script": "true\n", "description": "System.map mode 0600"}))
 }
 
+/// The Architect picks `r` and the Worker's `first` fix is kept, then blamed; the Reflector
+/// learns `lesson`; the second pick's fix (chmod alone) is kept.
+fn blamed_then_kept(r: &str, (plan, first): (&str, &str), lesson: &str, second_plan: &str) -> Vec<Scripted> {
+    vec![
+        Scripted::tool_call("select_rule", json!({"rule_id": r, "plan": plan})),
+        fix(first),
+        Scripted::tool_call(
+            "reflect",
+            json!({"lesson": lesson, "banned": null, "preferred": "chmod only", "distilled": lesson, "tips": []}),
+        ),
+        Scripted::tool_call("select_rule", json!({"rule_id": r, "plan": second_plan})),
+        fix(&format!("# sim pass {r}\nchmod 0600 /boot/System.map-*\n")),
+    ]
+}
+
 /// A fix passes its live rescan, but a unit puts the old mode back at boot. The reboot proof
 /// finds the rule failing, blames the fix (`not_persistent`), the Reflector hears why, and the
 /// next attempt, without the unit, is kept and survives the next reboot.
@@ -33,18 +48,8 @@ async fn a_fix_undone_at_boot_is_not_persistent_and_the_next_one_is_kept() {
     sim.settings.rules = vec![SYSMAP.into()];
     let r = full(SYSMAP);
     let lesson = "a oneshot unit restored the old mode at boot";
-    let llm = MockLlm::start(vec![
-        Scripted::tool_call("select_rule", json!({"rule_id": r, "plan": "chmod 0600"})),
-        fix(&format!("# sim pass {r}\n# sim at-boot fail {r}\nchmod 0600 /boot/System.map-*\n")),
-        Scripted::tool_call(
-            "reflect",
-            json!({"lesson": lesson, "banned": null, "preferred": "chmod only", "distilled": lesson, "tips": []}),
-        ),
-        Scripted::tool_call("select_rule", json!({"rule_id": r, "plan": "chmod 0600, nothing at boot"})),
-        fix(&format!("# sim pass {r}\nchmod 0600 /boot/System.map-*\n")),
-    ])
-    .await
-    .unwrap();
+    let first = format!("# sim pass {r}\n# sim at-boot fail {r}\nchmod 0600 /boot/System.map-*\n");
+    let llm = MockLlm::start(blamed_then_kept(&r, ("chmod 0600", &first), lesson, "chmod 0600, nothing at boot")).await.unwrap();
     let run = sim.new_run("llm").await;
     let summary = sim.llm(run, &llm.url()).await.unwrap();
 
@@ -75,6 +80,7 @@ async fn a_fix_undone_at_boot_is_not_persistent_and_the_next_one_is_kept() {
 /// other two, replayed and rebooted, are the booted checkpoint the run ends on.
 #[tokio::test]
 async fn a_fix_that_breaks_boot_is_found_by_bisection_and_the_rest_are_kept() {
+    let mut replayed = 0;
     for bad in THREE {
         let t = Instant::now();
         let mut sim = Sim::new(&format!("breaks-boot-{bad}")).await;
@@ -103,8 +109,15 @@ async fn a_fix_that_breaks_boot_is_found_by_bisection_and_the_rest_are_kept() {
         let section = json["escalated"].as_array().unwrap().iter().find(|e| e["info"]["rule_id"] == full(bad)).expect("escalated");
         let reverted = section["attempts"][0]["reverted"].as_str().unwrap();
         assert!(reverted.contains("rolled back by the reboot proof") && !reverted.contains("regression check"), "{bad}: {reverted}");
+        // The probes' and the rebuild's replays are a named part of the rest of the run's time.
+        let replays = sim.events(run, EventKind::Replay).await.len();
+        let split = data.split.as_ref().expect("the run ended: its time split");
+        let named = split.rest.iter().find(|s| s.part == temper_journal::Overhead::Replays).unwrap();
+        assert_eq!(named.count, replays, "{bad}: {replays} replay events, the split counts {named:?}");
+        replayed += replays;
         took(&format!("a_fix_that_breaks_boot_is_found_by_bisection_and_the_rest_are_kept ({bad})"), t);
     }
+    assert!(replayed > 0, "a probe or the rebuild replayed some fix in one case at least");
 }
 
 /// A fix leaves the mission service up but not enabled: healthy live, unhealthy after a reboot.
@@ -139,18 +152,7 @@ async fn a_fix_whose_unit_fails_after_the_reboot_is_blamed_and_the_next_one_is_k
     let r = full(SYSMAP);
     let lesson = "the unit the fix enabled fails at every boot";
     let unit_fix = format!("# sim pass {r}\n# sim unit-fails-at-boot aidecheck.service\nsystemctl enable aidecheck.service\n");
-    let llm = MockLlm::start(vec![
-        Scripted::tool_call("select_rule", json!({"rule_id": r, "plan": "chmod, and a check unit"})),
-        fix(&unit_fix),
-        Scripted::tool_call(
-            "reflect",
-            json!({"lesson": lesson, "banned": null, "preferred": "chmod only", "distilled": lesson, "tips": []}),
-        ),
-        Scripted::tool_call("select_rule", json!({"rule_id": r, "plan": "chmod only"})),
-        fix(&format!("# sim pass {r}\nchmod 0600 /boot/System.map-*\n")),
-    ])
-    .await
-    .unwrap();
+    let llm = MockLlm::start(blamed_then_kept(&r, ("chmod, and a check unit", &unit_fix), lesson, "chmod only")).await.unwrap();
     let run = sim.new_run("llm").await;
     let summary = sim.llm(run, &llm.url()).await.unwrap();
 
@@ -163,6 +165,51 @@ async fn a_fix_whose_unit_fails_after_the_reboot_is_blamed_and_the_next_one_is_k
     assert_eq!(summary.rebooted, Some(true));
     assert!(sim.guest.units_failing_at_boot().is_empty(), "the blamed fix was rolled back with its unit");
     took("a_fix_whose_unit_fails_after_the_reboot_is_blamed_and_the_next_one_is_kept", t);
+}
+
+/// Three stock fixes, each kept as a checkpoint; one of them enables a unit that fails at boot.
+/// The rebuild without it restores the checkpoint the run moved past just before it (a stepping
+/// stone) and replays only the fixes kept after it, not every fix from the baseline; at the end
+/// no stone is left among the snapshots.
+#[tokio::test]
+async fn a_rebuild_starts_from_the_last_checkpoint_before_the_blamed_fix() {
+    use temper_core::ports::Hypervisor;
+    let mut from_a_stone = 0;
+    for bad in [THREE[1], THREE[0]] {
+        let t = Instant::now();
+        let unit = "cron";
+        let mut sim = Sim::new(&format!("stones-{bad}")).await;
+        sim.settings.rules = THREE.map(String::from).to_vec();
+        // The unit is named by the stock fix of `bad` (cron's `apt-get install -y "cron"`);
+        // sshd's fix does not name it, so for that one the sim says it with its own unit.
+        let named = if bad == THREE[1] { unit.to_string() } else { "sshd_config".to_string() };
+        assert!(temper_core::units::named_in(&stock_fix(bad), &named), "{bad}'s stock fix names {named}");
+        sim.guest.stock_fix(&stock_fix(bad), vec![Effect::Pass(full(bad)), Effect::UnitFailsAtBoot(named.clone())]);
+        let run = sim.new_run("stock").await;
+        let summary = sim.stock(run).await.unwrap();
+
+        let kept: Vec<_> = sim.store.attempts(run).await.unwrap().into_iter().filter(|a| a.snapshot.is_some()).collect();
+        let at = kept.iter().position(|a| a.spec.rule_id == full(bad)).expect("the blamed fix was kept first");
+        assert_eq!(kept[at].verdict, Some(Verdict::HealthBroken), "{bad}: {:?}", kept[at]);
+        let after = kept[at + 1..].iter().filter(|a| a.in_force()).count();
+        let replays = sim.events(run, EventKind::Replay).await;
+        assert_eq!(replays.len(), after, "{bad}: only the {after} fix(es) kept after the blamed one are replayed: {replays:?}");
+        if at > 0 {
+            from_a_stone += 1;
+            let onto: Vec<&str> = replays.iter().filter_map(|r| r["onto"].as_str()).collect();
+            assert!(onto.iter().all(|o| *o != "baseline"), "{bad}: replayed onto a stone, not the baseline: {onto:?}");
+        }
+        assert!(sim.guest.units_failing_at_boot().is_empty(), "{bad}: the blamed fix is not in the rebuilt state");
+        for good in sim.settings.rules.iter().filter(|r| **r != bad) {
+            assert_eq!(sim.guest.result(good), Some(Outcome::Pass), "{good} (bad: {bad})");
+        }
+        assert_eq!(summary.rebooted, Some(true), "{bad}");
+        let left = sim.hv.snapshot_list().await.unwrap();
+        let checkpoint = sim.store.run(run).await.unwrap().checkpoint;
+        assert!(left.iter().all(|s| s == "baseline" || *s == checkpoint), "{bad}: no stone is left: {left:?} (checkpoint {checkpoint})");
+        took(&format!("a_rebuild_starts_from_the_last_checkpoint_before_the_blamed_fix ({bad})"), t);
+    }
+    assert!(from_a_stone > 0, "in one case at least, the blamed fix was not the first kept");
 }
 
 /// A fix breaks a rule that passed at the baseline, but only at boot: no fix of that rule's own

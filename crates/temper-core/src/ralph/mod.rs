@@ -37,6 +37,7 @@ mod preflight;
 mod proof;
 mod reflect;
 mod replay;
+mod retire;
 mod settings;
 mod state;
 mod trial;

@@ -2,12 +2,13 @@
 //! undoes one that failed.
 use super::Attempter;
 use crate::ralph::error::LoopResult;
+use crate::ralph::retire::retire;
 use crate::ralph::state::{Kept, RunState};
 use temper_journal::{AttemptId, Evaluation, EventData};
 
 impl Attempter<'_> {
     /// Keeps a fix: a snapshot with memory. When the regression set was scanned with the rule it
-    /// is the new checkpoint and the old one is deleted; otherwise it waits for the batch check.
+    /// is the new checkpoint and the old one a stepping stone (`retire.rs`); otherwise it waits for the batch check.
     #[tracing::instrument(name = "keep", skip_all)]
     pub(super) async fn keep(&self, state: &mut RunState, id: AttemptId, rule: &str, e: &Evaluation) -> LoopResult<()> {
         let name = format!("{}a{id}", state.prefix());
@@ -26,10 +27,7 @@ impl Attempter<'_> {
         let kept = self.books.journal().rule_attempts(rule).await?.into_iter().filter(|a| a.id == id);
         self.books.remember(kept).await?;
         let old = state.set_checkpoint(name.clone());
-        // The checkpoint proven to boot stays: the reboot proof replays fixes onto it.
-        if !state.pinned(&old) {
-            self.machine.drop_snapshot(&old).await?;
-        }
+        retire(self.books, self.machine, state, old.clone(), &[id]).await?;
         self.books.note(Some(rule), EventData::Checkpoint { snapshot: name, replaced: old, fixes: None }).await?;
         Ok(())
     }

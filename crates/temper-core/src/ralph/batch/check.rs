@@ -6,6 +6,7 @@ use temper_journal::Verdict;
 use super::{PlanBatch, Step};
 use crate::ralph::attempt::{ScriptRun, diagnostics, evaluation};
 use crate::ralph::error::LoopResult;
+use crate::ralph::retire::retire;
 use crate::ralph::state::RunState;
 use crate::ralph::trial::Ended;
 use crate::ralph::trial::Pick;
@@ -146,9 +147,7 @@ impl PlanBatch<'_> {
         let ids: Vec<AttemptId> = steps.iter().map(|s| s.trial.id).collect();
         self.books.remember(self.books.journal().attempts().await?.into_iter().filter(|a| ids.contains(&a.id))).await?;
         let old = state.set_checkpoint(name.clone());
-        if !state.pinned(&old) {
-            self.machine.drop_snapshot(&old).await?;
-        }
+        retire(self.books, self.machine, state, old.clone(), &ids).await?;
         self.books.note(None, EventData::Checkpoint { snapshot: name, replaced: old, fixes: Some(steps.len()) }).await?;
         if let Some(scan) = &checked.scan {
             self.ledger.now_applicable(state, scan, watched).await?;

@@ -27,10 +27,11 @@ use crate::ralph::ledger::Ledger;
 use crate::ralph::machine::Machine;
 use crate::ralph::offer::Offer;
 use crate::ralph::proof::RebootProver;
+use crate::ralph::retire::retire;
 use crate::ralph::state::{Ahead, Kept, RunState};
 use crate::ralph::trial::{Ended, Trial};
 use temper_journal::Verdict;
-use temper_journal::{EventData, Phase, Regressed};
+use temper_journal::{AttemptId, EventData, Phase, Regressed};
 
 /// One regression check over the kept fixes pending, and its bisection when it finds one.
 #[derive(Clone, Copy)]
@@ -121,7 +122,8 @@ impl RegressionCheck<'_> {
         Ok(state.regression_every())
     }
 
-    /// The batch is clean: its newest snapshot becomes the checkpoint; older snapshots go.
+    /// The batch is clean: its newest snapshot becomes the checkpoint, the old checkpoint a
+    /// stepping stone (`retire.rs`); the batch's older snapshots go.
     async fn promote(&self, state: &mut RunState) -> LoopResult<()> {
         let head = state.head().to_string();
         let confirmed = self.books.journal().pending_fixes().await?;
@@ -129,13 +131,14 @@ impl RegressionCheck<'_> {
         self.books.remember(confirmed).await?;
         let (old, pending) = state.promote();
         let fixes = pending.len();
-        for k in pending {
+        for k in &pending {
             if k.snapshot != head {
                 self.machine.drop_snapshot(&k.snapshot).await?;
             }
         }
-        if old != head && !state.pinned(&old) {
-            self.machine.drop_snapshot(&old).await?;
+        if old != head {
+            let newer: Vec<AttemptId> = pending.iter().map(|k| k.attempt).collect();
+            retire(self.books, self.machine, state, old.clone(), &newer).await?;
         }
         self.books.note(None, EventData::Checkpoint { snapshot: head, replaced: old, fixes: Some(fixes) }).await
     }

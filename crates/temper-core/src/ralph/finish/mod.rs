@@ -10,6 +10,7 @@ use crate::ralph::ledger::Ledger;
 use crate::ralph::machine::Machine;
 use crate::ralph::offer::{OUT_OF_SCOPE, Offer};
 use crate::ralph::proof::RebootProver;
+use crate::ralph::retire::drop_stones;
 use crate::ralph::state::RunState;
 use crate::scan::Scan;
 use temper_journal::{self as journal, EventData, EventKind, Phase, RuleStatus, RunSummary, ScanKind, ScanResult, Tally, count_by};
@@ -72,7 +73,12 @@ impl Finisher<'_> {
         }
         let watched = self.offer.not_applicable().await?;
         let reopened = self.ledger.now_applicable(state, &scan, &watched).await?;
-        Ok(if reopened == 0 { End::Holds(scan) } else { End::Reopened })
+        if reopened > 0 {
+            return Ok(End::Reopened);
+        }
+        // The run ends here: no replay will need a stepping stone.
+        drop_stones(self.machine, state, None).await?;
+        Ok(End::Holds(scan))
     }
 
     #[tracing::instrument(name = "finish", skip_all)]

@@ -2,6 +2,7 @@
 //! the booted checkpoint with the others and prove it again.
 use super::{BootCulprit, BootProbe, Broken, RebootProver};
 use crate::ralph::error::LoopResult;
+use crate::ralph::retire::drop_stones;
 use crate::ralph::state::RunState;
 use crate::ralph::trial::{Ended, Trial};
 use crate::scan::tail;
@@ -9,8 +10,8 @@ use temper_journal::Verdict;
 use temper_journal::{Attempt, AttemptId, Blamed, Booted, Culprit, EventData, EventKind, MemoryKind, Regressed, ReplayWhy};
 
 impl RebootProver<'_> {
-    /// The first fix after which the probe fails: each step reverts to the booted checkpoint,
-    /// replays the fixes up to it and reboots. Probing all of them failed already.
+    /// The first fix after which the probe fails: each step reverts to the booted checkpoint (or
+    /// the newest stepping stone on the way), replays the fixes up to it and reboots. Probing all of them failed already.
     pub(super) async fn bisect_boot(&self, state: &RunState, probe: &BootProbe<'_>, mut broken: Broken) -> LoopResult<BootCulprit> {
         let (mut lo, mut hi, mut live) = (probe.shortest(), probe.fixes.len(), None);
         while lo < hi {
@@ -47,11 +48,18 @@ impl RebootProver<'_> {
         format!("rules that passed at the last booted checkpoint fail at the final scan{after}: {}", rules.join(", "))
     }
 
-    /// Reverts to the booted checkpoint and runs `fixes` again, in order.
+    /// The booted checkpoint with `fixes` run again, in order: restored to the newest stepping
+    /// stone that holds exactly their first ones (`state/stones.rs`), the rest replayed onto it;
+    /// else to the booted checkpoint, all of them replayed.
     pub(super) async fn replay_on_booted(&self, state: &RunState, fixes: &[Attempt]) -> LoopResult<()> {
-        let onto = &state.booted().snapshot;
+        let ids: Vec<AttemptId> = fixes.iter().map(|a| a.id).collect();
+        let (onto, held) = match state.stone_for(&ids) {
+            Some(s) => (&s.snapshot, s.holds.len()),
+            None => (&state.booted().snapshot, 0),
+        };
         self.machine.restore(onto).await?;
-        crate::ralph::replay::replay(self.books, self.machine, &fixes.iter().collect::<Vec<_>>(), onto, ReplayWhy::RebootProof).await
+        let replayed: Vec<&Attempt> = fixes[held..].iter().collect();
+        crate::ralph::replay::replay(self.books, self.machine, &replayed, onto, ReplayWhy::RebootProof).await
     }
 
     /// Blames `blamed`, then builds the booted checkpoint plus every other fix, reboots it and
@@ -74,6 +82,8 @@ impl RebootProver<'_> {
         for (a, broken) in blamed {
             self.blame(state, a, broken).await?;
         }
+        let ids: Vec<AttemptId> = blamed.iter().map(|(a, _)| a.id).collect();
+        drop_stones(self.machine, state, Some(&ids)).await?;
         let mut rest: Vec<Attempt> = fixes.iter().filter(|a| !blamed.iter().any(|(b, _)| b.id == a.id)).cloned().collect();
         if rest.is_empty() {
             // Nothing left to keep: the booted checkpoint is the state.
@@ -84,6 +94,7 @@ impl RebootProver<'_> {
             let Err(broken) = self.probe(state, &rest, &[]).await? else { break };
             let found = self.bisect_boot(state, &BootProbe { fixes: &rest, pass: &[] }, broken).await?;
             self.blame(state, &found.culprit, &found.broken).await?;
+            drop_stones(self.machine, state, Some(&[found.culprit.id])).await?;
             rest.retain(|a| a.id != found.culprit.id);
             if rest.is_empty() {
                 return self.back_to_booted(state).await;
@@ -145,7 +156,8 @@ impl RebootProver<'_> {
         if was.snapshot != old {
             self.machine.drop_snapshot(&was.snapshot).await?;
         }
-        Ok(())
+        // Every stone holds fewer fixes than the new booted checkpoint: none can serve again.
+        drop_stones(self.machine, state, None).await
     }
 
     /// Without the proof: the guest as it runs now, rebuilt, becomes the checkpoint (not booted).

@@ -4,8 +4,11 @@
 use std::time::Duration;
 
 mod ahead;
+mod stones;
 
 pub use ahead::{Ahead, Seen};
+pub use stones::Stone;
+use stones::Stones;
 use temper_journal::{AttemptId, Booted, MemoryId};
 
 #[derive(Debug, Clone)]
@@ -34,6 +37,8 @@ pub struct RunState {
     shared_bans: Vec<MemoryId>,
     /// Evidence looked ahead to by the last rescan (`attempt/evidence.rs`).
     ahead: Option<Ahead>,
+    /// Checkpoints moved past since the booted one, for the reboot proof's replays.
+    stones: Stones,
 }
 
 /// A fix verified on its own (rule, health, access) and kept with its snapshot.
@@ -60,6 +65,7 @@ impl RunState {
             booted,
             shared_bans: Vec::new(),
             ahead: None,
+            stones: Stones::default(),
         }
     }
     /// The same, watching `regression_set` at every check and `final_set` at the final scan.
@@ -104,6 +110,15 @@ impl RunState {
         &self.booted
     }
 
+    /// The newest stepping stone that holds exactly the first of `fixes`.
+    pub fn stone_for(&self, fixes: &[AttemptId]) -> Option<&Stone> {
+        self.stones.for_fixes(fixes)
+    }
+    /// The snapshots kept as stepping stones.
+    pub fn stone_names(&self) -> impl Iterator<Item = &str> {
+        self.stones.names()
+    }
+
     /// True when `name` must stay: the baseline, or the checkpoint proven to boot.
     pub fn pinned(&self, name: &str) -> bool {
         name == self.booted.snapshot
@@ -138,6 +153,14 @@ impl RunState {
     /// `name` is the checkpoint now; returns the one it replaced.
     pub fn set_checkpoint(&mut self, name: String) -> String {
         std::mem::replace(&mut self.checkpoint, name)
+    }
+    /// A checkpoint moved past becomes a stepping stone; returns the stones thinned out.
+    pub fn add_stone(&mut self, stone: Stone) -> Vec<Stone> {
+        self.stones.add(stone)
+    }
+    /// Takes the stones that hold any of `ids`, or all of them (a new booted checkpoint, the end).
+    pub fn take_stones(&mut self, ids: Option<&[AttemptId]>) -> Vec<Stone> {
+        self.stones.take_holding(ids)
     }
     /// The batch passed its check: its head is the checkpoint. Returns the old checkpoint and the
     /// fixes that were pending.
