@@ -2,8 +2,8 @@
 //! them (scans, each fix's checks, reverts, regression and plan batch checks, the reboot proof,
 //! and the rest). The rest is named in its parts as far as they were measured ([`Overhead`]):
 //! the snapshots taken and dropped, the restores outside a revert, the replays of kept fixes and
-//! the loop's bookkeeping (the loop's `spent` events), and the LLM's calls (its turns); what none names is left
-//! unnamed (picks, each fix's evidence and context, the store's writes, the final summary). One
+//! the loop's bookkeeping (the loop's `spent` events), and the LLM's calls (its turns); what
+//! none names is left unnamed (picks, each fix's evidence and context, the store's writes, the final summary). One
 //! place for the reports and the benches.
 use std::collections::BTreeMap;
 

@@ -247,7 +247,9 @@ fn first_line(s: &str) -> Option<&str> {
     s.lines().map(str::trim).find(|l| !l.is_empty() && *l != "HEALTHY")
 }
 
-/// The unit or service the health output names, else its first line.
+/// What to try when a service rejects a fix (the health check failed after it).
+const SERVICE_TRY: &str = "Find which setting of the fix the service rejects and adjust the service (or an exception) so both hold; then apply the fix in a maintenance window where the service can be restarted and watched.";
+
 /// The step for `health_broken`: from the health check's output when it printed one; else from
 /// the verdict's reason, as when the reboot proof blamed a fix for a unit that fails at boot
 /// (the health check itself passed, with no output).
@@ -264,7 +266,7 @@ fn health_broken(n: i64, output: Option<&str>, reason: Option<&str>) -> (String,
         let try_ = if at_boot {
             "Give the unit what it runs before the fix enables it (its program or package, and any state it reads, such as a database to initialise), or leave it disabled where it cannot run; reboot a snapshot and check that `systemctl --failed` lists nothing new, then rescan."
         } else {
-            "Find which setting of the fix the service rejects and adjust the service (or an exception) so both hold; then apply the fix in a maintenance window where the service can be restarted and watched."
+            SERVICE_TRY
         };
         return (check, try_.into());
     }
@@ -274,10 +276,11 @@ fn health_broken(n: i64, output: Option<&str>, reason: Option<&str>) -> (String,
             first_line(out).unwrap_or("no output"),
             health_culprit(out)
         ),
-        "Find which setting of the fix the service rejects and adjust the service (or an exception) so both hold; then apply the fix in a maintenance window where the service can be restarted and watched.".into(),
+        SERVICE_TRY.into(),
     )
 }
 
+/// The unit or service the health output names, else its first line.
 fn health_culprit(out: &str) -> String {
     let units: Vec<&str> = out
         .split(|c: char| c.is_whitespace() || matches!(c, ':' | ',' | ';' | '(' | ')' | '\'' | '"'))

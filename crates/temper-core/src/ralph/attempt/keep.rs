@@ -8,7 +8,8 @@ use temper_journal::{AttemptId, Evaluation, EventData};
 
 impl Attempter<'_> {
     /// Keeps a fix: a snapshot with memory. When the regression set was scanned with the rule it
-    /// is the new checkpoint and the old one a stepping stone (`retire.rs`); otherwise it waits for the batch check.
+    /// is the new checkpoint and the old one a stepping stone (`retire.rs`); otherwise it waits
+    /// for the batch check.
     #[tracing::instrument(name = "keep", skip_all)]
     pub(super) async fn keep(&self, state: &mut RunState, id: AttemptId, rule: &str, e: &Evaluation) -> LoopResult<()> {
         let name = format!("{}a{id}", state.prefix());

@@ -3,9 +3,9 @@
 //! not fixed for good (`not_persistent`). A guest that does not come back, or comes back broken,
 //! has the fixes kept since the last booted checkpoint bisected: each probe reverts to that
 //! checkpoint (or the newest stepping stone that holds a prefix of the probe's fixes:
-//! `state/stones.rs`), replays the fixes up to the probe and reboots. The blamed fix's rule reopens; the
-//! others are replayed once more on the booted checkpoint, rebooted, and that state is the next
-//! booted checkpoint. Stock fixes that take effect after a reboot (`needs_reboot`) are kept
+//! `state/stones.rs`), replays the fixes up to the probe and reboots. The blamed fix's rule
+//! reopens; the others are replayed once more on the booted checkpoint, rebooted, and that state
+//! is the next booted checkpoint. Stock fixes that take effect after a reboot (`needs_reboot`) are kept
 //! until then and proven by the same reboot, all of them at once. A guest that comes back whole
 //! with a unit failed that had not failed before the reboot blames each fix that names the unit. The final set (rules whose
 //! checks walk a directory tree, left out of the rescans) is checked here, with or without the

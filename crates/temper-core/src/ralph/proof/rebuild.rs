@@ -11,7 +11,8 @@ use temper_journal::{Attempt, AttemptId, Blamed, Booted, Culprit, EventData, Eve
 
 impl RebootProver<'_> {
     /// The first fix after which the probe fails: each step reverts to the booted checkpoint (or
-    /// the newest stepping stone on the way), replays the fixes up to it and reboots. Probing all of them failed already.
+    /// the newest stepping stone on the way), replays the fixes up to it and reboots. Probing all
+    /// of them failed already.
     pub(super) async fn bisect_boot(&self, state: &RunState, probe: &BootProbe<'_>, mut broken: Broken) -> LoopResult<BootCulprit> {
         let (mut lo, mut hi, mut live) = (probe.shortest(), probe.fixes.len(), None);
         while lo < hi {
@@ -82,8 +83,6 @@ impl RebootProver<'_> {
         for (a, broken) in blamed {
             self.blame(state, a, broken).await?;
         }
-        let ids: Vec<AttemptId> = blamed.iter().map(|(a, _)| a.id).collect();
-        drop_stones(self.machine, state, Some(&ids)).await?;
         let mut rest: Vec<Attempt> = fixes.iter().filter(|a| !blamed.iter().any(|(b, _)| b.id == a.id)).cloned().collect();
         if rest.is_empty() {
             // Nothing left to keep: the booted checkpoint is the state.
@@ -94,7 +93,6 @@ impl RebootProver<'_> {
             let Err(broken) = self.probe(state, &rest, &[]).await? else { break };
             let found = self.bisect_boot(state, &BootProbe { fixes: &rest, pass: &[] }, broken).await?;
             self.blame(state, &found.culprit, &found.broken).await?;
-            drop_stones(self.machine, state, Some(&[found.culprit.id])).await?;
             rest.retain(|a| a.id != found.culprit.id);
             if rest.is_empty() {
                 return self.back_to_booted(state).await;
@@ -109,7 +107,8 @@ impl RebootProver<'_> {
         self.mark_booted(state, through).await
     }
 
-    /// The verdict on a kept fix, its rule reopened (or escalated), the Reflector told why.
+    /// The verdict on a kept fix, its rule reopened (or escalated), the Reflector told why; the
+    /// stepping stones that hold it deleted.
     pub(super) async fn blame(&self, state: &mut RunState, a: &Attempt, (verdict, reason): &Broken) -> LoopResult<()> {
         let proof = self.reboot.is_some();
         let by = if proof { "The reboot proof" } else { "The final scan" };
@@ -127,6 +126,8 @@ impl RebootProver<'_> {
             rule_result: None,
         };
         self.books.journal().roll_back_fixes(&culprit, &[]).await?;
+        // A stepping stone that holds the fix can serve no replay without it.
+        drop_stones(self.machine, state, Some(&[a.id])).await?;
         state.unwatch(&a.spec.rule_id);
         // A fix that does not survive a reboot is never offered to another target.
         if let Some(f) = self.books.journal().memory().remembered_fix(self.books.skill(), &a.spec.rule_id).await?

@@ -114,10 +114,6 @@ impl RunState {
     pub fn stone_for(&self, fixes: &[AttemptId]) -> Option<&Stone> {
         self.stones.for_fixes(fixes)
     }
-    /// The snapshots kept as stepping stones.
-    pub fn stone_names(&self) -> impl Iterator<Item = &str> {
-        self.stones.names()
-    }
 
     /// True when `name` must stay: the baseline, or the checkpoint proven to boot.
     pub fn pinned(&self, name: &str) -> bool {

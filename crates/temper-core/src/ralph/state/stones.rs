@@ -45,7 +45,8 @@ impl Stones {
         gone
     }
 
-    pub fn names(&self) -> impl Iterator<Item = &str> {
+    #[cfg(test)]
+    fn names(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|s| s.snapshot.as_str())
     }
 }
