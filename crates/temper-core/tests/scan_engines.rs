@@ -10,7 +10,7 @@ use std::sync::Arc;
 use temper_journal::Engine;
 
 use common::{Here, datastream};
-use temper_core::scan::{OvalSide, ScanError, Scanner, two_stages};
+use temper_core::scan::{DPKG_STATUS, OvalSide, SCAN_LANES, ScanError, Scanner, two_stages};
 use temper_scap::oval::{OvalContent, OvalEngine};
 use temper_scap::{Outcome, read_benchmark};
 
@@ -47,11 +47,12 @@ async fn both(profile: &str, pick: impl Fn(&OvalSide) -> Vec<String>) -> (temper
     let order: Vec<&str> = got.results.rule_results.iter().map(|r| r.idref.as_str()).collect();
     assert_eq!(order, rules.iter().map(String::as_str).collect::<Vec<_>>(), "in the order asked");
 
-    // One `oscap oval eval` (after one for the platforms, for a large set or a tree walker), and
-    // one `oscap xccdf eval` only for the rules routed there.
+    // One `oscap oval eval` (one a lane for a large set; after one for the platforms, for a
+    // large set or a tree walker), and one `oscap xccdf eval` only for the rules routed there.
     let trips = guest.trips.lock().unwrap().clone();
     let runs = |sub: &str| trips.iter().filter(|t| t.args[0] == sub).count();
-    assert_eq!(runs("oval"), 1 + usize::from(two), "{trips:?}");
+    let lanes = runs("oval") - usize::from(two);
+    assert!((1..=SCAN_LANES).contains(&lanes), "{lanes} oval runs past the platforms'");
     assert_eq!(runs("xccdf"), 1 + usize::from(routed > 0), "xccdf's own scan, and one for the {routed} routed rules");
     assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new(), "every scan file was removed");
     (got, routed)
@@ -74,6 +75,9 @@ async fn oval_agrees_with_xccdf_on_every_rule_of_standard_in_two_stages() {
     let counts = scan.results.counts(false);
     assert!(counts.contains_key("pass") && counts.contains_key("notapplicable"), "{counts:?}");
     check_evidence(&scan);
+    // The package tests (the rules' and their platforms') were judged on the host, from this
+    // machine's dpkg status, and agree with oscap's probe above.
+    assert!(scan.packages >= 10, "package tests judged on the host: {}", scan.packages);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -95,6 +99,23 @@ async fn oval_agrees_with_xccdf_on_a_few_anssi_rules_some_routed_to_xccdf() {
         scan.evidence.len(),
         failing.len()
     );
+    check_evidence(&scan);
+}
+
+/// Every ANSSI high rule that does not walk the tree (its package rules and the platforms that
+/// name packages among them): the package tests judged on the host from this machine's dpkg
+/// status give each rule oscap's result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn package_tests_judged_on_the_host_agree_with_oscap_on_anssi_high() {
+    let (scan, _) = both("anssi_bp28_high", |s| {
+        let all: Vec<String> = s.benchmark.selected_rules.iter().map(|r| r.id.clone()).collect();
+        let walkers = s.engine.tree_walkers(&s.benchmark, &all);
+        all.into_iter().filter(|r| !walkers.contains(r)).collect()
+    })
+    .await;
+    assert!(scan.packages >= 50, "package tests judged on the host: {}", scan.packages);
+    let packaged = |p: &str| scan.results.rule_results.iter().any(|r| r.idref.contains(&format!("rule_package_{p}")));
+    assert!(packaged("aide_installed") && packaged("telnet_removed"), "the profile's package rules are among them");
     check_evidence(&scan);
 }
 
@@ -174,4 +195,48 @@ async fn a_guest_with_other_content_is_refused() {
         }
         other => panic!("expected a content mismatch, got {other:?}"),
     }
+}
+
+/// This machine as a guest whose dpkg status cannot be read.
+#[derive(Default)]
+struct NoStatus(Here);
+
+#[async_trait::async_trait]
+impl temper_core::ports::Guest for NoStatus {
+    async fn exec(&self, exec: temper_core::ports::Exec) -> temper_core::ports::PortResult<temper_core::ports::ExecOutput> {
+        if exec.argv.iter().any(|a| a == DPKG_STATUS) {
+            let denied = format!("cat: {DPKG_STATUS}: Permission denied");
+            return Ok(temper_core::ports::ExecOutput { exit_code: Some(1), stderr: denied.into_bytes(), ..Default::default() });
+        }
+        self.0.exec(exec).await
+    }
+    async fn reconnect(&self, within: std::time::Duration) -> temper_core::ports::PortResult<()> {
+        self.0.reconnect(within).await
+    }
+}
+
+/// A package list that cannot be read is no empty one: the scan runs again with oscap's own
+/// probe for the package tests, and gives oscap's results.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_package_list_oscaps_own_probe_judges_the_package_tests() {
+    let (ds, dir) = (datastream(), tempfile::tempdir().unwrap());
+    let side = side(&ds, "standard");
+    let rules: Vec<String> = side.benchmark.selected_rules.iter().map(|r| r.id.clone()).collect();
+    let mut xccdf = Scanner::new(&ds, format!("{PREFIX}standard"));
+    xccdf.dir = dir.path().to_str().unwrap().into();
+    let oval = xccdf.clone().with_oval(side);
+    let guest = NoStatus::default();
+    let want = xccdf.scan(&guest, &rules).await.unwrap();
+    let got = oval.scan(&guest, &rules).await.unwrap();
+    let differ = want.differences(&got, &rules);
+    assert!(differ.is_empty(), "{} of {} rules differ:\n{}", differ.len(), rules.len(), differ.join("\n"));
+    assert_eq!(got.packages, 0, "no package test judged without the list");
+    let trips = guest.0.trips.lock().unwrap().clone();
+    let last = trips.iter().rev().find(|t| t.args[0] == "oval").expect("an oval run");
+    let sent = String::from_utf8_lossy(&last.inputs[0].1).into_owned();
+    assert!(sent.contains("dpkginfo_object") && !sent.contains("<unknown_test"), "the last run's document leaves the packages to oscap");
+    assert!(
+        trips.iter().any(|t| t.inputs.first().is_some_and(|(_, d)| String::from_utf8_lossy(d).contains("<unknown_test"))),
+        "it tried first"
+    );
 }

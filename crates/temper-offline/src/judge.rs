@@ -21,8 +21,8 @@ use tokio::process::Command;
 
 use crate::disk::{self, DiskSource, Tree};
 use crate::error::{OfflineError, OfflineResult};
-use crate::probe::dpkg::Dpkg;
 use crate::probe::{self, HostProbe, Reach};
+use temper_scap::dpkg::Dpkg;
 
 /// Open tests a rule may hang on before it is left to the running system (2^N evaluations).
 const MAX_OPEN: usize = 12;

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::path::Path;
 use std::process::Command;
 
-use temper_offline::probe::dpkg::Dpkg;
+use temper_scap::dpkg::Dpkg;
 use temper_scap::oval::{DefinitionResult, OvalReport};
 
 #[test]

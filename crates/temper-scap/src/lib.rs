@@ -5,6 +5,7 @@
 //! entities and character references are read, prose is capped, fix scripts and values
 //! over their caps are errors.
 pub mod datastream;
+pub mod dpkg;
 pub mod error;
 pub mod fswalk;
 pub mod json;

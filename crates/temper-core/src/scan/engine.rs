@@ -13,11 +13,12 @@ use std::sync::Arc;
 
 use futures_util::future::join_all;
 
-use temper_scap::oval::{Evidence, OvalEngine, OvalEval, OvalPlan, OvalReport, OvalResults, RuleOutcome, XccdfReason};
+use temper_scap::oval::{CutFor, Evidence, OvalEngine, OvalEval, OvalPlan, OvalReport, RuleOutcome, Stage, TestResults, XccdfReason};
 use temper_scap::{Benchmark, Outcome, RuleResult, TestResult};
 
 use temper_scap::fswalk::{COLLECT, Fallback, Filled, Gap, GapAt, Listing};
 
+use super::packages::PackageList;
 use super::{Call, ScanError, Scanner, WalkSummary, tail};
 use crate::ports::{Exec, Guest};
 
@@ -83,6 +84,8 @@ pub(super) struct OvalScan {
     pub stalls: u32,
     pub routed: Vec<(String, XccdfReason)>,
     pub walk: Option<WalkSummary>,
+    /// Package tests judged on the host over the guest's dpkg status (`packages.rs`).
+    pub packages: usize,
 }
 
 /// From this many rules a scan goes in two stages: the platforms first, so the checks of rules
@@ -116,7 +119,22 @@ impl Scanner {
     /// `rules` through the OVAL engine: one `oscap oval eval` for the rules it plans (after one
     /// for their platforms, for large sets and tree walkers; a large set in one per lane, side by side), one
     /// `oscap xccdf eval` for the rest. Results come in the order of `rules`.
+    ///
+    /// The package tests are judged on the host over the guest's dpkg status (`packages.rs`);
+    /// when it cannot be read, the scan runs again with oscap's own probe for them.
     pub(super) async fn scan_oval(&self, guest: &dyn Guest, side: &OvalSide, rules: &[String]) -> Result<OvalScan, ScanError> {
+        match self.scan_oval_cut(guest, side, rules, self.packages).await {
+            Err(ScanError::PackageList(why)) => {
+                tracing::warn!(%why, "the guest's package list could not be read: oscap's own probe judges the package tests");
+                self.scan_oval_cut(guest, side, rules, false).await
+            }
+            done => done,
+        }
+    }
+
+    async fn scan_oval_cut(&self, guest: &dyn Guest, side: &OvalSide, rules: &[String], packages: bool) -> Result<OvalScan, ScanError> {
+        let list = PackageList::default();
+        let mut judged_packages = 0;
         let severity = |id: &str| side.benchmark.rule(id).map(|r| r.severity).unwrap_or_default();
         let result = |rule: String, outcome| RuleResult { severity: severity(&rule), idref: rule, result: outcome, time: None };
         let mut found: Vec<RuleResult> = Vec::new();
@@ -130,9 +148,16 @@ impl Scanner {
         tokio::pin!(walk_early);
         let mut walked: Option<Walked> = None;
         if two {
-            let first = side.engine.platforms(&side.benchmark, rules)?;
+            let first = side.engine.planned(&side.benchmark, rules, Stage::Platforms, CutFor { walk: false, packages })?;
             if let Some(document) = first.document.clone() {
-                let platforms = self.oval_eval(guest, document, first.variables.as_ref());
+                let platforms = async {
+                    let (run, _) = tokio::join!(self.oval_eval(guest, document, first.variables.as_ref()), async {
+                        if first.packages.is_some() {
+                            let _ = list.get(guest).await;
+                        }
+                    });
+                    run
+                };
                 tokio::pin!(platforms);
                 let (bytes, s) = match early {
                     true => tokio::select! {
@@ -145,15 +170,18 @@ impl Scanner {
                     false => platforms.await?,
                 };
                 stalls += s;
-                let split = first.split(&OvalResults::parse(&bytes)?);
+                let report = OvalReport::from_guest(&bytes)?;
+                let mut results = report.results();
+                if let Some(part) = &first.packages {
+                    let judged = part.judge(list.get(guest).await.map_err(ScanError::PackageList)?);
+                    judged.rejudge(&mut results, &report, None);
+                }
+                let split = first.split(&results);
                 found.extend(split.not_applicable.into_iter().map(|o| result(o.rule, o.outcome)));
                 evaluate = split.evaluate;
             }
         }
-        let plan = |part: &Vec<String>| match self.walk {
-            true => side.engine.plan_walked(&side.benchmark, part),
-            false => side.engine.plan(&side.benchmark, part),
-        };
+        let plan = |part: &Vec<String>| side.engine.planned(&side.benchmark, part, Stage::Full, CutFor { walk: self.walk, packages });
         let plans = lanes(&evaluate, self.lanes).iter().map(plan).collect::<Result<Vec<_>, _>>()?;
         let evaluated: Vec<&OvalPlan> = plans.iter().filter(|p| p.document.is_some()).map(|p| p.as_ref()).collect();
         let walks = |p: &&OvalPlan| p.walk.as_ref().is_some_and(|w| !w.tests.is_empty() || !w.feeds.is_empty());
@@ -163,7 +191,13 @@ impl Scanner {
             true if early => Some(Box::pin(walk_early) as Walking<'_>),
             true => Some(Box::pin(self.walk_guest(guest)) as Walking<'_>),
         };
-        let (runs, walk, filled) = self.evaluate(guest, &evaluated, walk).await?;
+        let listed = async {
+            if evaluated.iter().any(|p| p.packages.is_some()) {
+                let _ = list.get(guest).await;
+            }
+        };
+        let (evaluated_runs, ()) = tokio::join!(self.evaluate(guest, &evaluated, walk), listed);
+        let (runs, walk, filled) = evaluated_runs?;
         let parts: Vec<&temper_scap::fswalk::WalkPart> = evaluated.iter().filter_map(|p| p.walk.as_ref()).collect();
         let (entries, secs) = match &walk {
             Some(Ok((l, s))) => (l.len(), *s),
@@ -187,11 +221,25 @@ impl Scanner {
             };
             let again = judged.as_ref().map(|j| j.rules_to_oscap(plan, &report)).unwrap_or_default();
             fell_back.extend(judged.iter().flat_map(|j| j.fallen.iter().cloned()));
-            let results = judged.as_ref().map_or_else(|| report.results(), |j| j.results.clone());
+            let mut results = judged.as_ref().map_or_else(|| report.results(), |j| j.results.clone());
+            // The decisive tests picked by the host's results (the walk's, the packages'), not
+            // the stand-ins'.
+            let mut over: Option<TestResults> = judged.as_ref().map(|j| j.test_results());
+            let host_packages = match &plan.packages {
+                Some(part) => {
+                    let j = part.judge(list.get(guest).await.map_err(ScanError::PackageList)?);
+                    j.rejudge(&mut results, &report, over.as_ref());
+                    over.get_or_insert_with(TestResults::new).extend(j.results());
+                    judged_packages += j.tests.len();
+                    Some(j)
+                }
+                None => None,
+            };
             let outcomes = plan.outcomes(&results);
-            // The decisive tests picked by the walk's results, not the stand-ins'.
-            let over = judged.as_ref().map(|j| j.test_results());
             let mut found_evidence = plan.evidence_judged(&report, &outcomes, over.as_ref());
+            if let Some(j) = &host_packages {
+                j.patch(&mut found_evidence);
+            }
             if let Some(j) = &judged {
                 j.patch(&mut found_evidence);
                 // A walked test's items are the walk's, collected on the host by its own object:
@@ -243,7 +291,7 @@ impl Scanner {
             rule_results: found,
             ..TestResult::default()
         };
-        Ok(OvalScan { results, evidence, stalls, routed, walk: summary })
+        Ok(OvalScan { results, evidence, stalls, routed, walk: summary, packages: judged_packages })
     }
 
     /// The plans' `oscap oval eval`s beside `walk`, when they walk, unless an object feeds

@@ -77,7 +77,17 @@ impl Scanner {
             }
         }
         side.benchmark.score_tree.rescore(&mut results);
-        Ok(Scan { results, took: start.elapsed(), stalls, engine: Engine::Oval, evidence, routed: Vec::new(), walk, unknown: Vec::new() })
+        Ok(Scan {
+            results,
+            took: start.elapsed(),
+            stalls,
+            engine: Engine::Oval,
+            evidence,
+            routed: Vec::new(),
+            walk,
+            packages: 0,
+            unknown: Vec::new(),
+        })
     }
 }
 

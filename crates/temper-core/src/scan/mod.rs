@@ -7,6 +7,7 @@
 mod engine;
 mod files;
 mod full;
+mod packages;
 mod trip;
 mod watch;
 
@@ -22,6 +23,7 @@ use tokio::time::Instant;
 
 pub use engine::{MAX_WALK, MAX_WALK_ERRORS, OvalSide, TWO_STAGE_FROM, two_stages};
 pub use files::{ScanFiles, random_tag};
+pub use packages::DPKG_STATUS;
 pub use trip::{TRIP, Trip};
 
 use crate::ports::{Exec, Guest, PortError};
@@ -47,6 +49,9 @@ pub enum ScanError {
     Oval(#[from] OvalError),
     #[error("the walk of the guest's file system: {0}")]
     Walk(#[from] temper_scap::fswalk::WalkError),
+    /// The guest's package list could not be read: the scan runs again with oscap's own probe.
+    #[error("the guest's package list: {0}")]
+    PackageList(String),
     #[error(
         "the OVAL engine reads the host's datastream, and the guest's differs (host sha256 {host}, guest {guest}): \
          install the same content on both, or scan with --engine xccdf"
@@ -89,6 +94,9 @@ pub struct Scanner {
     /// OVAL engine: the tree-walking tests are judged on the host over one walk of the guest's
     /// file system (`temper_scap::fswalk`), so oscap no longer walks for them (`scan_walk`).
     pub walk: bool,
+    /// OVAL engine: the package tests are judged on the host over the guest's dpkg status
+    /// (`packages.rs`), so oscap's dpkginfo probe (about 2 s a run under TCG) never starts.
+    pub packages: bool,
     /// What each tree walker took in the last full scan, to start the costliest first (`full.rs`).
     walk_costs: full::WalkCosts,
     /// The content's rule ids: a result for any other is dropped at this edge ([`Scan::unknown`]).
@@ -142,6 +150,8 @@ pub struct Scan {
     pub routed: Vec<(String, XccdfReason)>,
     /// The one walk, when the scan took one.
     pub walk: Option<WalkSummary>,
+    /// OVAL engine: the package tests judged on the host, over the guest's dpkg status.
+    pub packages: usize,
     /// Results the guest gave for rules the content does not have, dropped here: each id as a
     /// plain-character rendering (`?` for anything else, at most 80 characters), for the event.
     pub unknown: Vec<String>,
@@ -205,6 +215,7 @@ impl Scanner {
             walkers: None,
             lanes: SCAN_LANES,
             walk: false,
+            packages: true,
             walk_costs: full::WalkCosts::default(),
             known: None,
             notes: Arc::default(),
@@ -366,6 +377,7 @@ impl Scanner {
                     evidence: o.evidence,
                     routed: o.routed,
                     walk: o.walk,
+                    packages: o.packages,
                     unknown: Vec::new(),
                 }
             }
@@ -384,6 +396,7 @@ impl Scanner {
                     evidence: x.evidence,
                     routed: Vec::new(),
                     walk: None,
+                    packages: 0,
                     unknown: Vec::new(),
                 }
             }

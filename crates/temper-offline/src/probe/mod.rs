@@ -2,7 +2,6 @@
 //! disk through temper's own probe where oscap has no offline one, or only the running system.
 //! A test takes the worst of its object, its states and every variable they take values from:
 //! a file test whose path comes from the mount table is as live as the mount table.
-pub mod dpkg;
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -13,7 +13,7 @@ use super::gap::{Fallback, Gap, GapAt};
 use super::listing::{ListedEntry, Listing};
 use super::plan::{WalkPart, WalkedTest};
 use super::state::filter;
-use crate::oval::{CollectedItem, Criterion, DefinitionResult, Evidence, OvalPlan, OvalReport, OvalResults, shown};
+use crate::oval::{CollectedItem, DefinitionResult, Evidence, OvalPlan, OvalReport, OvalResults, shown};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
 
@@ -54,7 +54,9 @@ impl JudgedWalk {
         }
         plan.rules
             .iter()
-            .filter(|r| r.document_id.as_ref().and_then(|d| report.criteria(d)).is_some_and(|c| names_any(&c, &self.fallen_tests)))
+            .filter(|r| {
+                r.document_id.as_ref().and_then(|d| report.criteria(d)).is_some_and(|c| c.names_any(&|t| self.fallen_tests.contains(t)))
+            })
             .map(|r| r.id.clone())
             .collect()
     }
@@ -69,7 +71,7 @@ impl JudgedWalk {
     pub fn patch(&self, evidence: &mut [Evidence]) {
         let over = |t: &str| self.tests.get(t).map(|j| j.result);
         for e in evidence {
-            if let Some(c) = e.criteria.as_ref().filter(|c| names_any(c, &self.tests)) {
+            if let Some(c) = e.criteria.as_ref().filter(|c| c.names_any(&|t| self.tests.contains_key(t))) {
                 e.result = c.recompute(&over);
                 e.criteria = Some(c.rejudged(&over));
             }
@@ -131,7 +133,7 @@ impl WalkPart {
         }
         let mut results = report.results();
         for (id, r) in results.definitions.iter_mut() {
-            if let Some(c) = report.criteria(id).filter(|c| names_any(c, &judged.tests)) {
+            if let Some(c) = report.criteria(id).filter(|c| c.names_any(&|t| judged.tests.contains_key(t))) {
                 *r = c.recompute(&|t| judged.tests.get(t).map(|j| j.result));
             }
         }
@@ -229,36 +231,6 @@ const BITS: [(&str, u32); 12] = [
     ("owrite", 0o2),
     ("oexec", 0o1),
 ];
-
-/// Whether criteria `c` name any of `tests`; a stack of its own, no recursion.
-fn names_any(c: &Criterion, tests: &impl Named) -> bool {
-    let mut todo = vec![c];
-    while let Some(c) = todo.pop() {
-        match c {
-            Criterion::Test { test, .. } if tests.has(test) => return true,
-            Criterion::Test { .. } => {}
-            Criterion::Criteria { children, .. } => todo.extend(children),
-        }
-    }
-    false
-}
-
-/// A set of test ids.
-trait Named {
-    fn has(&self, test: &str) -> bool;
-}
-
-impl<V> Named for HashMap<String, V> {
-    fn has(&self, test: &str) -> bool {
-        self.contains_key(test)
-    }
-}
-
-impl Named for BTreeSet<String> {
-    fn has(&self, test: &str) -> bool {
-        self.contains(test)
-    }
-}
 
 /// Each collected object's variable values, by the object's id: the `variable_item`s of the
 /// system characteristics, every `value` read whole.

@@ -9,7 +9,7 @@ use crate::Benchmark;
 
 use super::content::{OvalContent, hex};
 use super::error::OvalResult;
-use super::plan::{OvalPlan, Stage};
+use super::plan::{CutFor, OvalPlan, Stage};
 
 /// What a plan depends on. The selection part hashes what the profile and tailoring resolve
 /// to (profile id, tailoring id and version, every Value's pick, the selected rules), so two
@@ -86,22 +86,25 @@ impl OvalEngine {
 
     /// The plan for `rules` with the one walk's part ([`OvalPlan::build_walked`]).
     pub fn plan_walked(&self, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Arc<OvalPlan>> {
-        self.planned(benchmark, rules, Stage::Full, true)
+        self.planned(benchmark, rules, Stage::Full, CutFor { walk: true, packages: false })
     }
 
     fn staged(&self, benchmark: &Benchmark, rules: &[String], stage: Stage) -> OvalResult<Arc<OvalPlan>> {
-        self.planned(benchmark, rules, stage, false)
+        self.planned(benchmark, rules, stage, CutFor::default())
     }
 
-    fn planned(&self, benchmark: &Benchmark, rules: &[String], stage: Stage, walk: bool) -> OvalResult<Arc<OvalPlan>> {
+    /// The plan for `rules` at `stage`, its document cut as `cut` says ([`OvalPlan::build_with`]).
+    pub fn planned(&self, benchmark: &Benchmark, rules: &[String], stage: Stage, cut: CutFor) -> OvalResult<Arc<OvalPlan>> {
         let mut key = PlanKey::staged(&self.content, benchmark, rules, stage);
-        if walk {
-            key.rules = Sha256::new().chain_update(key.rules).chain_update(b"walked").finalize().into();
+        for (on, what) in [(cut.walk, &b"walked"[..]), (cut.packages, &b"packages"[..])] {
+            if on {
+                key.rules = Sha256::new().chain_update(key.rules).chain_update(what).finalize().into();
+            }
         }
         if let Some(p) = self.plans.lock().expect("plan cache lock").get(&key) {
             return Ok(p.clone());
         }
-        let plan = Arc::new(OvalPlan::build_with(&self.content, benchmark, rules, stage, walk)?);
+        let plan = Arc::new(OvalPlan::build_with(&self.content, benchmark, rules, stage, cut)?);
         self.plans.lock().expect("plan cache lock").insert(key, plan.clone());
         Ok(plan)
     }

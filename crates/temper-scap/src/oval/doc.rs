@@ -11,6 +11,8 @@ use regex::{Captures, Regex};
 use super::content::OvalContent;
 use super::error::{OvalError, OvalResult};
 use super::index::{Component, Section};
+use super::packages::{self, PackagePart};
+use super::plan::CutFor;
 use crate::fswalk::plan::{RawElement, WalkPart, cut};
 
 static OVAL_ID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"oval:([A-Za-z0-9_.\-]+):(def|tst|obj|ste|var):([0-9]+)").unwrap());
@@ -26,6 +28,8 @@ pub(crate) struct Built {
     pub counts: BTreeMap<Section, usize>,
     /// What the walk judges, when the document was cut for it.
     pub walk: Option<WalkPart>,
+    /// The package tests the host judges, when the document was cut for them.
+    pub packages: Option<PackagePart>,
 }
 
 /// The ids reachable from `roots` in one component.
@@ -47,9 +51,9 @@ pub(crate) fn closure(comp: &Component, roots: &[String]) -> OvalResult<HashSet<
 /// in the document) and the ids it names.
 type PickedElement = (Section, usize, usize, String, String, Vec<String>);
 
-/// Builds the document from (component index, root definition ids), components in order; with
-/// `walk`, cut for the one walk ([`crate::fswalk::plan`]).
-pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], walk: bool) -> OvalResult<Built> {
+/// Builds the document from (component index, root definition ids), components in order; cut
+/// for the one walk ([`crate::fswalk::plan`]) and for the packages ([`packages`]) as `cut` says.
+pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], cut_for: CutFor) -> OvalResult<Built> {
     let mut taken: HashSet<String> = HashSet::new();
     let mut renamed = Vec::new();
     let mut picked: Vec<PickedElement> = Vec::new();
@@ -71,11 +75,8 @@ pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], walk:
         taken.extend(ids.iter().map(|id| map.get(id).unwrap_or(id).clone()));
         renamed.push(map);
     }
-    let walk = walk.then(|| {
-        let elements: Vec<RawElement> = picked
-            .iter()
-            .map(|p| RawElement { section: p.0, id: p.4.clone(), local: tag(&p.3), refs: p.5.clone(), text: p.3.clone() })
-            .collect();
+    let walk = cut_for.walk.then(|| {
+        let elements = raw(&picked);
         let c = cut(&elements);
         // The first run's document: its probes, and what the variables they read need, as they
         // were before the cut.
@@ -101,9 +102,24 @@ pub(crate) fn build(content: &OvalContent, roots: &[(usize, Vec<String>)], walk:
         Ok::<_, OvalError>(part)
     });
     let walk = walk.transpose()?;
+    let packages = cut_for.packages.then(|| {
+        let c = packages::cut(&raw(&picked));
+        for p in picked.iter_mut() {
+            if let Some(t) = c.replace.get(&p.4) {
+                p.3 = t.clone();
+            }
+        }
+        picked.retain(|p| !c.drop.contains(&p.4));
+        c.part
+    });
     externals.sort();
     let (out, counts) = write(content, roots, picked)?;
-    Ok(Built { bytes: out.into_bytes(), renamed, externals, counts, walk })
+    Ok(Built { bytes: out.into_bytes(), renamed, externals, counts, walk, packages })
+}
+
+/// The picked elements as the cuts read them.
+fn raw(picked: &[PickedElement]) -> Vec<RawElement> {
+    picked.iter().map(|p| RawElement { section: p.0, id: p.4.clone(), local: tag(&p.3), refs: p.5.clone(), text: p.3.clone() }).collect()
 }
 
 /// An element the walk adds.

@@ -23,6 +23,7 @@ mod error;
 mod evidence;
 mod graph;
 pub(crate) mod index;
+pub mod packages;
 mod plan;
 mod results;
 mod route;
@@ -40,7 +41,7 @@ pub use evidence::{
 };
 pub use graph::{DocElement, PathEntity, document_elements};
 pub use index::{DefClass, Section};
-pub use plan::{OvalPlan, PlanStats, PlannedRule, Stage};
+pub use plan::{CutFor, OvalPlan, PlanStats, PlannedRule, Stage};
 pub use results::{DefinitionResult, OvalResults, RuleOutcome, Split};
 pub use route::{OvalCheck, Route, XccdfReason};
 pub use walk::tree_walkers;

@@ -47,6 +47,14 @@ pub enum Stage {
     Platforms,
 }
 
+/// What a document is cut for, besides oscap's own evaluation: the tree-walking tests the one
+/// walk judges ([`crate::fswalk`]), and the package tests the host judges ([`super::packages`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct CutFor {
+    pub walk: bool,
+    pub packages: bool,
+}
+
 #[derive(Debug, Clone)]
 pub struct OvalPlan {
     pub stage: Stage,
@@ -62,6 +70,8 @@ pub struct OvalPlan {
     /// The tests the one walk judges ([`OvalPlan::build_walked`]); their definitions' results come
     /// from [`crate::fswalk::WalkPart::results`].
     pub walk: Option<crate::fswalk::WalkPart>,
+    /// The package tests the host judges ([`super::packages`]), over the guest's dpkg status.
+    pub packages: Option<super::packages::PackagePart>,
     /// The host's definitions the document was cut from, for the evidence ([`OvalPlan::evidence`]).
     pub(crate) source: Option<super::evidence::Source>,
 }
@@ -80,14 +90,16 @@ impl OvalPlan {
     /// As [`OvalPlan::build`], with the document cut for the one walk: the tree-walking tests it
     /// implements are judged on the host over the walk ([`OvalPlan::walk`]).
     pub fn build_walked(content: &OvalContent, benchmark: &Benchmark, rules: &[String]) -> OvalResult<Self> {
-        Self::build_with(content, benchmark, rules, Stage::Full, true)
+        Self::build_with(content, benchmark, rules, Stage::Full, CutFor { walk: true, packages: false })
     }
 
     pub fn build_stage(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage) -> OvalResult<Self> {
-        Self::build_with(content, benchmark, rules, stage, false)
+        Self::build_with(content, benchmark, rules, stage, CutFor::default())
     }
 
-    pub(crate) fn build_with(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage, walk: bool) -> OvalResult<Self> {
+    /// `rules` planned for `stage`, the document cut as `cut` says (the walk's part only at the
+    /// full stage).
+    pub fn build_with(content: &OvalContent, benchmark: &Benchmark, rules: &[String], stage: Stage, cut: CutFor) -> OvalResult<Self> {
         let router = Router::new(content, benchmark);
         let mut planned: Vec<PlannedRule> = Vec::new();
         let mut seen = HashSet::new();
@@ -125,7 +137,7 @@ impl OvalPlan {
         if roots.is_empty() {
             return Ok(OvalPlan::new(stage, planned, None, None, BTreeMap::new(), content, HashMap::new()));
         }
-        let built = build(content, &roots, walk && stage == Stage::Full)?;
+        let built = build(content, &roots, CutFor { walk: cut.walk && stage == Stage::Full, ..cut })?;
         let doc_id = |ci: usize, id: &str| {
             let n = roots.iter().position(|r| r.0 == ci).expect("every root component is in the document");
             built.renamed[n].get(id).cloned().unwrap_or_else(|| id.to_string())
@@ -151,6 +163,7 @@ impl OvalPlan {
         source.renamed = roots.iter().zip(built.renamed).filter(|(_, m)| !m.is_empty()).map(|((ci, _), m)| (*ci, m)).collect();
         let mut plan = OvalPlan::new(stage, planned, Some(built.bytes), variables, built.counts, content, cpe_defs);
         plan.walk = built.walk;
+        plan.packages = built.packages.filter(|p| !p.tests.is_empty());
         plan.source = Some(source);
         Ok(plan)
     }
@@ -173,7 +186,18 @@ impl OvalPlan {
             document_bytes: document.as_ref().map_or(0, Vec::len),
             datastream_bytes: content.len(),
         };
-        OvalPlan { stage, rules, document, variables, stats, cpe: content.xccdf.cpe.clone(), cpe_defs, walk: None, source: None }
+        OvalPlan {
+            stage,
+            rules,
+            document,
+            variables,
+            stats,
+            cpe: content.xccdf.cpe.clone(),
+            cpe_defs,
+            walk: None,
+            packages: None,
+            source: None,
+        }
     }
 
     /// The rules left to `oscap xccdf eval`, with why.

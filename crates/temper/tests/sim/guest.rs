@@ -625,6 +625,10 @@ fn ok(stdout: &[u8], code: u32) -> ExecOutput {
     ExecOutput { exit_code: Some(code), stdout: stdout.to_vec(), ..Default::default() }
 }
 
+/// The sim's dpkg status: a Debian guest's, in brief.
+const SIM_DPKG_STATUS: &str = "Package: dpkg\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1.21.22\n\n\
+                               Package: openssh-server\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1:9.2p1-2+deb12u3\n";
+
 #[async_trait]
 impl Guest for SimGuest {
     async fn exec(&self, exec: Exec) -> PortResult<ExecOutput> {
@@ -679,6 +683,9 @@ impl Guest for SimGuest {
             // machine's (the sim's `oscap oval eval` gives no criteria to judge again); the host's
             // judgement over a real walk is `temper-core`'s `scan_engines` test, against oscap.
             "sh" if arg(1) == "-s" && exec.stdin == temper_scap::fswalk::COLLECT.as_bytes() => self.walk().await,
+            // The package list the scanner judges package tests over: the sim's `oscap oval eval`
+            // gives no criteria to judge again, so a rule's result stays the modelled machine's.
+            "cat" if arg(2) == temper_core::scan::DPKG_STATUS => ok(SIM_DPKG_STATUS.as_bytes(), 0),
             "test" | "true" | "pkill" | "ps" | "rm" | "journalctl" | "sync" => ok(b"", 0),
             "systemctl" if arg(1) == "--failed" => {
                 let listing: String = self.lock().now.failed_units.iter().map(|u| format!("{u} loaded failed failed {u}\n")).collect();

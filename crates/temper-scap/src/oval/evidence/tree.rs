@@ -119,6 +119,19 @@ impl Criterion {
         }
     }
 
+    /// Whether the tree names a test `has` holds; a stack of its own, no recursion.
+    pub fn names_any(&self, has: &dyn Fn(&str) -> bool) -> bool {
+        let mut todo = vec![self];
+        while let Some(c) = todo.pop() {
+            match c {
+                Self::Test { test, .. } if has(test) => return true,
+                Self::Test { .. } => {}
+                Self::Criteria { children, .. } => todo.extend(children),
+            }
+        }
+        false
+    }
+
     /// The node's result again, with the results of some tests replaced (`over`; `None`
     /// keeps oscap's): how tests judged on the host give their definitions' results.
     pub fn recompute(&self, over: &dyn Fn(&str) -> Option<DefinitionResult>) -> DefinitionResult {
