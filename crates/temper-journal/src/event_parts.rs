@@ -93,6 +93,9 @@ pub enum ScanKind {
     /// The first scan of a run.
     Full,
     Final,
+    /// A rescan of named rules before a fix, where no rescan after the last fix looked ahead to
+    /// them: the rule about to be attempted, or the rules likely next after an escalation.
+    Before,
 }
 
 /// The rescans preflight timed to set the regression cadence.

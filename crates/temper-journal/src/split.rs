@@ -16,6 +16,8 @@ use crate::{Attempt, Event, EventData, ScanKind, StoredTurn};
 #[serde(rename_all = "snake_case")]
 pub enum Part {
     FirstScan,
+    /// Rules read before their fix where no rescan looked ahead to them.
+    ReadsBefore,
     /// The regression cadence's two timed rescans.
     Cadence,
     FixScripts,
@@ -30,8 +32,9 @@ pub enum Part {
 }
 
 impl Part {
-    pub const ALL: [Part; 9] = [
+    pub const ALL: [Part; 10] = [
         Part::FirstScan,
+        Part::ReadsBefore,
         Part::Cadence,
         Part::FixScripts,
         Part::Evaluation,
@@ -45,6 +48,7 @@ impl Part {
     pub fn says(self) -> &'static str {
         match self {
             Part::FirstScan => "first full scan",
+            Part::ReadsBefore => "rescans before a fix (none looked ahead)",
             Part::Cadence => "regression cadence measurement",
             Part::FixScripts => "fix scripts",
             Part::Evaluation => "evaluation (rescan, health, guard)",
@@ -199,6 +203,7 @@ fn share(part: Part, events: &[Event], attempts: &[Attempt]) -> Share {
     };
     let (count, secs) = match part {
         Part::FirstScan => from_events(&scan(ScanKind::Full)),
+        Part::ReadsBefore => from_events(&scan(ScanKind::Before)),
         Part::FinalScan => from_events(&scan(ScanKind::Final)),
         Part::Cadence => from_events(&|d| match d {
             EventData::RegressionEvery { secs: Some(t), .. } => Some(t.one_rule + t.with_set),

@@ -283,4 +283,6 @@ fn the_schema_names_the_report_version_and_temper_enums() {
     assert_eq!(s["$defs"]["attempt_state"]["enum"], names(AttemptState::ALL.iter().map(|v| v.as_str()).collect()));
     let rest = &s["properties"]["time_split"]["properties"]["rest"]["items"]["properties"]["part"]["enum"];
     assert_eq!(*rest, json!(temper_journal::Overhead::ALL), "the rest's parts");
+    let parts = &s["properties"]["time_split"]["properties"]["parts"]["items"]["properties"]["part"]["enum"];
+    assert_eq!(*parts, json!(temper_journal::Part::ALL), "the parts");
 }

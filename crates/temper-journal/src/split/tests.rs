@@ -99,6 +99,8 @@ fn each_part_from_its_own_record_and_the_proof_is_the_rest_of_the_wall() {
             up: true,
             problem: None,
         }),
+        scan(ScanKind::Before, 6.0),
+        scan(ScanKind::Before, 4.0),
         scan(ScanKind::Final, 90.0),
     ];
     let attempts = [attempt(200_000, Some(50_000), None), attempt(100_000, Some(25_000), Some(5_000))];
@@ -108,6 +110,7 @@ fn each_part_from_its_own_record_and_the_proof_is_the_rest_of_the_wall() {
         got,
         [
             (Part::FirstScan, 1, 100.0),
+            (Part::ReadsBefore, 2, 10.0),
             (Part::Cadence, 1, 20.0),
             (Part::FixScripts, 2, 300.0),
             (Part::Evaluation, 2, 75.0),
@@ -118,7 +121,7 @@ fn each_part_from_its_own_record_and_the_proof_is_the_rest_of_the_wall() {
             (Part::FinalScan, 1, 90.0),
         ]
     );
-    assert_eq!(s.rest_secs, 1000.0 - 790.0);
+    assert_eq!(s.rest_secs, 1000.0 - 800.0);
     assert_eq!(s.proof_secs, 700.0);
     assert_eq!(s.proof_ratio, Some(700.0 / 300.0));
     assert_eq!(s.secs(Part::Reboots), 70.0);

@@ -15,7 +15,7 @@ use crate::text::{ms, span_ms};
 /// reason; 3, `plan`; 4, `interruptions`; 7, the rest of the run's time in its parts
 /// (`time_split.rest`); 8, `cross_examination` and each rule's `offline`; 9, the rest's
 /// `replays` part.
-pub const SCHEMA: &str = "temper-report/9";
+pub const SCHEMA: &str = "temper-report/10";
 
 #[derive(Debug, Serialize)]
 pub struct Report {

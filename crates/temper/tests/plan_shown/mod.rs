@@ -41,7 +41,7 @@ pub async fn plan_shown(sim: &Sim, run: RunId, from: RunId, rules: [&str; 3]) {
     // JSON: to its schema, the outcomes typed.
     let doc: Value = serde_json::from_str(&temper_report::render(&data, Some(content()), Format::Json).unwrap()).unwrap();
     assert_eq!(schema_errors(&doc), Vec::<String>::new());
-    assert_eq!(doc["schema"], "temper-report/9");
+    assert_eq!(doc["schema"], "temper-report/10");
     let p = &doc["plan"];
     assert_eq!((&p["from_run"], &p["dir"]), (&json!(from), &json!(HOSTILE_DIR)));
     assert_eq!(p["counts"], json!({"steps": 3, "kept": 2, "redone": 1, "escalated": 0, "open": 0, "not_applied": 0}));

@@ -9,7 +9,7 @@
 //! - a rule escalated with no fix to try ran nothing on the guest, and the rules likely to follow
 //!   it the same way (open, untried, no stock fix) are evaluated together, once (`ahead_past`).
 use std::collections::BTreeMap;
-use temper_journal::Engine;
+use temper_journal::{Engine, EventData, ScanKind};
 
 use temper_scap::oval::Evidence;
 
@@ -17,6 +17,7 @@ use super::Attempter;
 use crate::ralph::error::LoopResult;
 use crate::ralph::state::RunState;
 use crate::ralph::state::{Ahead, Seen};
+use crate::scan::{Scan, ScanError};
 
 /// The rule before an attempt, as the guest stands now.
 pub(in crate::ralph) struct BeforeFix {
@@ -38,30 +39,41 @@ impl BeforeFix {
 impl Attempter<'_> {
     /// The rule as a rescan of its own sees it now. Not with the xccdf engine for a rule that
     /// walks a directory tree (minutes under TCG, and no evidence): its attempt goes without.
-    async fn seen_now(&self, rule: &str) -> Option<Seen> {
+    async fn seen_now(&self, rule: &str) -> LoopResult<Option<Seen>> {
         let rules = [rule.to_string()];
         if self.machine.scanner().engine() == Engine::Xccdf && !self.machine.scanner().costly_walkers(&rules).is_empty() {
-            return None;
+            return Ok(None);
         }
-        match self.machine.scan(&rules).await {
+        Ok(match self.scan_before(Some(rule), &rules).await? {
             Ok(scan) => Some(Seen::of(&scan, rule)),
             Err(e) => {
                 tracing::warn!(rule, error = %e, "no result before the fix: the rescan failed");
                 None
             }
-        }
+        })
+    }
+
+    /// A rescan before a fix, timed in the journal (`ScanKind::Before`: a part of the run's
+    /// time of its own, not the rest).
+    async fn scan_before(&self, rule: Option<&str>, rules: &[String]) -> LoopResult<Result<Scan, ScanError>> {
+        let started = std::time::Instant::now();
+        let scan = self.machine.scan(rules).await;
+        let secs = started.elapsed().as_secs_f64();
+        let (counts, stalls) = scan.as_ref().map_or_else(|_| (BTreeMap::new(), 0), |s| (s.results.counts(false), s.stalls));
+        self.books.note(rule, EventData::Scan { kind: ScanKind::Before, counts, score: None, secs, stalls }).await?;
+        Ok(scan)
     }
 }
 
 impl Attempter<'_> {
     /// The rule before a fix: looked ahead when that is still the state, else rescanned.
-    pub(super) async fn before(&self, state: &mut RunState, rule: &str) -> BeforeFix {
+    pub(super) async fn before(&self, state: &mut RunState, rule: &str) -> LoopResult<BeforeFix> {
         let head = state.head().to_string();
         let mut ahead = state.take_ahead().and_then(|a| a.at(&head));
-        match ahead.as_mut().and_then(|a| a.take(rule)) {
+        Ok(match ahead.as_mut().and_then(|a| a.take(rule)) {
             Some(seen) => BeforeFix { seen: Some(seen), looked_ahead: true, rest: ahead },
-            None => BeforeFix { seen: self.seen_now(rule).await, looked_ahead: false, rest: ahead },
-        }
+            None => BeforeFix { seen: self.seen_now(rule).await?, looked_ahead: false, rest: ahead },
+        })
     }
 
     /// After `rule` was escalated with nothing run on the guest: `rest`, with the evidence of the
@@ -78,7 +90,7 @@ impl Attempter<'_> {
             self.offer.offered().await?.into_iter().filter(|c| !c.has_stock_fix && c.attempts == 0).map(|c| c.rule_id).collect();
         let missing = self.machine.scanner().cheap_evidence(&alike.into_iter().filter(|r| !ahead.seen.contains_key(r)).collect::<Vec<_>>());
         if !missing.is_empty() {
-            match self.machine.scan(&missing).await {
+            match self.scan_before(None, &missing).await? {
                 Ok(scan) => ahead.seen.extend(Ahead::of(head, &scan, &missing).seen),
                 Err(e) => tracing::warn!(rules = missing.len(), error = %e, "no evidence looked ahead: the rescan failed"),
             }

@@ -117,7 +117,7 @@ impl Attempter<'_> {
     async fn attempt(&self, state: &mut RunState, rule: &str, plan: &str, preset: Option<Preset>) -> LoopResult<Option<Ended>> {
         let n = AttemptNo::after(self.books.journal().rule(rule).await?.map_or(0, |r| r.attempts));
         self.books.enter(Phase::Fix, Some(rule), Some(n)).await?;
-        let before = self.before(state, rule).await;
+        let before = self.before(state, rule).await?;
         // Read passing right before its fix: other rules' fixes fixed it, and no fix of its own
         // runs, so none is credited with their work.
         if before.seen.as_ref().is_some_and(Seen::passes) {

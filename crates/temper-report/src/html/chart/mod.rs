@@ -110,6 +110,7 @@ pub fn svg(p: &ProgressChart) -> String {
             let kind = match p.kind {
                 ScanKind::Full => "first scan",
                 ScanKind::Final => "final scan",
+                ScanKind::Before => "rescan before a fix",
             };
             let title = format!("{kind} at {}: score {:.2}%", ms((p.secs * 1000.0) as i64), p.score);
             let _ = write!(
