@@ -2,10 +2,10 @@ use std::time::Duration;
 
 // The loop's fixed limits: a regression batch's and a plan batch's most fixes.
 /// The most fixes a batch holds: the most work one regression can send back to replay, and the
-/// most pending snapshots at once. 32 was tried (README run, 2026-12-06): 4 fewer checks saved
-/// about 90 s, but with up to 40 memory snapshots in the image each new one cost 1.87 s against
-/// 1.24 s (the host's writeback of their memory, about 220 MiB each), and the stones were
-/// coarser: no gain, and twice the disk.
+/// most pending snapshots at once. 32 was tried in one README run (2026-12-06): 6 checks, 181 s,
+/// against 9 checks, 314 s, in the next run at 16; each snapshot 1.87 s against 1.73 s, and
+/// coarser stones (79 s of replays against 41 s): about 70 s less in all, at twice the peak disk.
+/// One pair of runs: not switched yet.
 pub const MAX_BATCH: u32 = 16;
 /// The most steps one plan batch applies: each step was proven on the plan's source target and
 /// a batch fails rarely (none in the ANSSI plan's 95 steps for the rules failing at baseline);
