@@ -151,12 +151,8 @@ impl Scanner {
             let first = side.engine.planned(&side.benchmark, rules, Stage::Platforms, CutFor { walk: false, packages })?;
             if let Some(document) = first.document.clone() {
                 let platforms = async {
-                    let (run, _) = tokio::join!(self.oval_eval(guest, document, first.variables.as_ref()), async {
-                        if first.packages.is_some() {
-                            let _ = list.get(guest).await;
-                        }
-                    });
-                    run
+                    let eval = self.oval_eval(guest, document, first.variables.as_ref());
+                    tokio::join!(eval, list.warm(guest, first.packages.is_some())).0
                 };
                 tokio::pin!(platforms);
                 let (bytes, s) = match early {
@@ -191,13 +187,8 @@ impl Scanner {
             true if early => Some(Box::pin(walk_early) as Walking<'_>),
             true => Some(Box::pin(self.walk_guest(guest)) as Walking<'_>),
         };
-        let listed = async {
-            if evaluated.iter().any(|p| p.packages.is_some()) {
-                let _ = list.get(guest).await;
-            }
-        };
-        let (evaluated_runs, ()) = tokio::join!(self.evaluate(guest, &evaluated, walk), listed);
-        let (runs, walk, filled) = evaluated_runs?;
+        let listed = list.warm(guest, evaluated.iter().any(|p| p.packages.is_some()));
+        let (runs, walk, filled) = tokio::join!(self.evaluate(guest, &evaluated, walk), listed).0?;
         let parts: Vec<&temper_scap::fswalk::WalkPart> = evaluated.iter().filter_map(|p| p.walk.as_ref()).collect();
         let (entries, secs) = match &walk {
             Some(Ok((l, s))) => (l.len(), *s),

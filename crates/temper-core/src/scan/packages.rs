@@ -20,6 +20,13 @@ pub(super) struct PackageList {
 }
 
 impl PackageList {
+    /// Reads the list beside other work when `needed`; what it found waits for [`Self::get`].
+    pub async fn warm(&self, guest: &dyn Guest, needed: bool) {
+        if needed {
+            let _ = self.get(guest).await;
+        }
+    }
+
     /// The guest's installed packages, or why they could not be read.
     pub async fn get(&self, guest: &dyn Guest) -> Result<&Dpkg, String> {
         self.read.get_or_init(|| read(guest)).await.as_ref().map_err(Clone::clone)

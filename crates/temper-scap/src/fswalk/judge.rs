@@ -132,11 +132,7 @@ impl WalkPart {
             }
         }
         let mut results = report.results();
-        for (id, r) in results.definitions.iter_mut() {
-            if let Some(c) = report.criteria(id).filter(|c| c.names_any(&|t| judged.tests.contains_key(t))) {
-                *r = c.recompute(&|t| judged.tests.get(t).map(|j| j.result));
-            }
-        }
+        report.rejudge(&mut results, &|t| judged.tests.contains_key(t), &|t| judged.tests.get(t).map(|j| j.result));
         judged.results = results;
         judged
     }

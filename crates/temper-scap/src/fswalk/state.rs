@@ -239,7 +239,8 @@ fn compare(c: &FieldCheck, v: &str, item: &ItemNames<'_>, e: &ListedEntry) -> Re
     }
 }
 
-pub(super) fn first<'a>(x: &mut Xml<'a>) -> Result<(BytesStart<'a>, bool), WalkError> {
+/// The document's root element: its start tag, and whether it is empty.
+pub(crate) fn first<'a>(x: &mut Xml<'a>) -> Result<(BytesStart<'a>, bool), WalkError> {
     loop {
         match x.next()? {
             Event::Start(e) => return Ok((e, false)),

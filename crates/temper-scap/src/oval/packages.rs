@@ -13,6 +13,7 @@ use super::evidence::{CollectedItem, Evidence, OvalReport, TestResults};
 use super::results::{DefinitionResult, OvalResults};
 use crate::dpkg::Dpkg;
 use crate::fswalk::plan::RawElement;
+use crate::fswalk::state::first;
 use crate::xml::{Xml, local};
 
 /// The `check_existence` values a test with no state can take, as [`Dpkg::judge_name`] reads them.
@@ -86,7 +87,7 @@ struct ReadTest {
 /// A test with one object, no state, and a `check_existence` the host reads; `None` otherwise.
 fn read_test(text: &str) -> Option<ReadTest> {
     let mut x = Xml::new(text.as_bytes()).ok()?;
-    let (root, empty) = first(&mut x)?;
+    let (root, empty) = first(&mut x).ok()?;
     if empty {
         return None;
     }
@@ -112,7 +113,7 @@ fn read_test(text: &str) -> Option<ReadTest> {
 /// for anything else (a variable, an operation, a filter, a set, behaviors).
 fn read_object(text: &str) -> Option<String> {
     let mut x = Xml::new(text.as_bytes()).ok()?;
-    let (root, empty) = first(&mut x)?;
+    let (root, empty) = first(&mut x).ok()?;
     if empty || local(&root) != "dpkginfo_object" {
         return None;
     }
@@ -130,17 +131,6 @@ fn read_object(text: &str) -> Option<String> {
 fn plain_entity(x: &Xml<'_>, e: &BytesStart<'_>) -> Option<bool> {
     let attrs = x.all_attrs(e).ok()?;
     Some(attrs.iter().all(|(k, v)| matches!((k.as_str(), v.as_str()), ("datatype", "string") | ("operation", "equals"))))
-}
-
-fn first<'a>(x: &mut Xml<'a>) -> Option<(BytesStart<'a>, bool)> {
-    loop {
-        match x.next().ok()? {
-            quick_xml::events::Event::Start(e) => return Some((e, false)),
-            quick_xml::events::Event::Empty(e) => return Some((e, true)),
-            quick_xml::events::Event::Eof => return None,
-            _ => {}
-        }
-    }
 }
 
 /// The part's tests as the host judged them over one package list.
@@ -178,11 +168,7 @@ impl JudgedPackages {
             return;
         }
         let over = |t: &str| self.tests.get(t).map(|j| j.0).or_else(|| also.and_then(|a| a.get(t).copied()));
-        for (id, r) in results.definitions.iter_mut() {
-            if let Some(c) = report.criteria(id).filter(|c| c.names_any(&|t| self.tests.contains_key(t))) {
-                *r = c.recompute(&over);
-            }
-        }
+        report.rejudge(results, &|t| self.tests.contains_key(t), &over);
     }
 
     /// The package tests in `evidence` with the host's result, flag and items.

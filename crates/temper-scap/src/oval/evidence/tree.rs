@@ -3,7 +3,7 @@
 //! the failing tests (which alternative of an OR to meet, which items a filter already picked).
 use serde::{Deserialize, Serialize};
 
-use super::super::results::DefinitionResult;
+use super::super::results::{DefinitionResult, OvalResults};
 use super::parts::Node;
 use super::{OvalReport, Spec};
 
@@ -154,6 +154,17 @@ const MAX_EXTENDS: usize = 16;
 const MAX_NODES: usize = 1024;
 
 impl OvalReport {
+    /// `results` with every definition whose criteria name a test `names` holds judged again,
+    /// each such test's result from `over` (`None` keeps oscap's): how the tests the host judged
+    /// (the one walk's, the packages') give their definitions' results.
+    pub fn rejudge(&self, results: &mut OvalResults, names: &dyn Fn(&str) -> bool, over: &dyn Fn(&str) -> Option<DefinitionResult>) {
+        for (id, r) in results.definitions.iter_mut() {
+            if let Some(c) = self.criteria(id).filter(|c| c.names_any(names)) {
+                *r = c.recompute(over);
+            }
+        }
+    }
+
     /// The criteria tree of a definition's result, through its extended definitions.
     pub fn criteria(&self, definition: &str) -> Option<Criterion> {
         let (result, nodes) = self.parsed.definitions.get(definition)?;
