@@ -86,8 +86,10 @@ pub enum EventData {
         refused: Vec<String>,
     },
     Finish(Box<RunSummary>),
+    /// A fix kept pending its batch's check; `snapshot`: its own, when one was taken (else its
+    /// state is rebuilt from the newest one before it).
     KeptPending {
-        snapshot: String,
+        snapshot: Option<String>,
         pending: usize,
         every: u32,
     },

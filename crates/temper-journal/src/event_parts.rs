@@ -66,6 +66,10 @@ pub enum ReplayWhy {
     /// A resume found the run's checkpoint (or a pending fix's snapshot) gone, and rebuilt it.
     #[serde(rename = "checkpoint lost")]
     CheckpointLost,
+    /// A pending fix's state, stood at again (a revert's fallback, a bisection's probe), has no
+    /// snapshot of its own: the newest one before it was restored and the fixes since replayed.
+    #[serde(rename = "no snapshot")]
+    NoSnapshot,
 }
 
 /// A kept fix blamed after the fact: by the reboot proof, or by the final scan without it.

@@ -103,7 +103,7 @@ impl<'a> RunJournal<'a> {
     pub async fn record_fixes(&self, fixes: &[KeptFix], checkpoint: &str) -> JournalResult<()> {
         self.journal.record_fixes(self.run, fixes, checkpoint).await
     }
-    pub async fn record_pending_fix(&self, id: AttemptId, e: &Evaluation, rule_id: &str, snapshot: &str) -> JournalResult<()> {
+    pub async fn record_pending_fix(&self, id: AttemptId, e: &Evaluation, rule_id: &str, snapshot: Option<&str>) -> JournalResult<()> {
         self.journal.record_pending_fix(self.run, id, e, rule_id, snapshot).await
     }
     pub async fn pending_fixes(&self) -> JournalResult<Vec<Attempt>> {

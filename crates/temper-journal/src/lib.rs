@@ -133,8 +133,9 @@ pub trait AttemptLog: ReadAttempts {
     /// Keeps a batch's fixes (a plan batch's steps) in one transaction, all with `checkpoint`,
     /// which is then in force: none is kept without the others.
     async fn record_fixes(&self, run: RunId, fixes: &[KeptFix], checkpoint: &str) -> JournalResult<()>;
-    /// Keeps a verified fix that awaits its batch's regression check, with its snapshot.
-    async fn record_pending_fix(&self, run: RunId, id: AttemptId, e: &Evaluation, rule_id: &str, snapshot: &str) -> JournalResult<()>;
+    /// Keeps a verified fix that awaits its batch's regression check, with its snapshot when one
+    /// was taken.
+    async fn record_pending_fix(&self, run: RunId, id: AttemptId, e: &Evaluation, rule: &str, snapshot: Option<&str>) -> JournalResult<()>;
     /// The regression set passed: every pending fix is confirmed and `checkpoint` is in force.
     async fn confirm_fixes(&self, run: RunId, checkpoint: &str) -> JournalResult<()>;
     /// A fix kept until the reboot proof (`needs_reboot`) whose rule passes after the reboot: its

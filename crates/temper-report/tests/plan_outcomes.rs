@@ -63,7 +63,7 @@ async fn pending(f: &ReportFixture, short: &str) -> AttemptId {
     let id = attempt(f, short, FixSource::Plan).await;
     let e =
         Evaluation::new(Verdict::Fixed, "the rule passes").found(Findings { rule_result: Some(ScanResult::Pass), ..Findings::default() });
-    f.store.record_pending_fix(f.run, id, &e, &rule(short), &format!("temper-a{id}")).await.unwrap();
+    f.store.record_pending_fix(f.run, id, &e, &rule(short), Some(&format!("temper-a{id}"))).await.unwrap();
     id
 }
 

@@ -209,10 +209,10 @@ impl AttemptLog for Store {
         })
     }
 
-    async fn record_pending_fix(&self, run: RunId, id: AttemptId, e: &Evaluation, rule_id: &str, snapshot: &str) -> JournalResult<()> {
+    async fn record_pending_fix(&self, run: RunId, id: AttemptId, e: &Evaluation, rule: &str, snapshot: Option<&str>) -> JournalResult<()> {
         with_db!(self, p => async {
             let mut tx = p.begin_write().await?;
-            keep!(tx, run, id, e, rule_id, snapshot, KeptState::Pending)?;
+            keep!(tx, run, id, e, rule, snapshot, KeptState::Pending)?;
             tx.commit().await
         })
     }

@@ -181,7 +181,7 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
         for r in ["a", "b", "c"] {
             s.add_rule(run, &rule(r, RuleStatus::Pending)).await.unwrap();
             let (id, _) = s.start_attempt(run, &attempt(r)).await.unwrap();
-            s.record_pending_fix(run, id, &fixed(), r, &format!("snap-{r}")).await.unwrap();
+            s.record_pending_fix(run, id, &fixed(), r, Some(&format!("snap-{r}"))).await.unwrap();
             ids.push(id);
         }
         let pending = s.pending_fixes(run).await.unwrap();
@@ -215,7 +215,7 @@ async fn a_batch_of_kept_fixes_is_confirmed_or_rolled_back() {
         // nothing, never that this rule passes, so it makes up no result for it.
         let mut unread = fixed();
         unread.findings.rule_result = None;
-        s.record_pending_fix(run, id, &unread, "c", "snap-c2").await.unwrap();
+        s.record_pending_fix(run, id, &unread, "c", Some("snap-c2")).await.unwrap();
         s.confirm_fixes(run, "snap-c2").await.unwrap();
         assert!(s.pending_fixes(run).await.unwrap().is_empty());
         assert_eq!(s.run(run).await.unwrap().checkpoint, "snap-c2");

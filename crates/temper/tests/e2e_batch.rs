@@ -1,6 +1,6 @@
 //! Regression checks in batches (`--regression-every`), end to end on the real VM: a fix that
 //! passes its own rescan but breaks another kept fix is found by the batch check, isolated by
-//! bisecting the batch's snapshots, reflected on and redone; the fix kept after it is replayed.
+//! bisecting the batch's kept states, reflected on and redone; the fix kept after it is replayed.
 mod support;
 
 use serde_json::Value;
@@ -129,7 +129,8 @@ async fn kill_nine_with_a_pending_batch_resumes_from_the_newest_kept_snapshot() 
         [(1, "done", "fixed", Some("confirmed")), (1, "interrupted", "interrupted", None), (2, "done", "fixed", Some("confirmed"))]
     );
     assert_eq!(store.rule(run.id, SUID).await.unwrap().unwrap().attempts, 1, "the pending fix was kept, not redone");
-    // The VM went back to the suid fix's snapshot: the killed fix left nothing, the kept one stayed.
+    // The VM went back to the suid fix's state (its snapshot, or the baseline with it replayed):
+    // the killed fix left nothing, the kept one stayed.
     assert_ne!(sh("test -e /root/temper-kill-marker").await.0, Some(0));
     assert_eq!(rescan_all(&w, [SUID, ASLR]).await, ["pass"; 2]);
     assert!(healthy().await);

@@ -7,13 +7,13 @@
 mod sim;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use sim::*;
 use temper_core::ports::Hypervisor;
 use temper_journal::RunId;
 use temper_journal::Verdict;
-use temper_journal::{AttemptState, EventData, Phase, RuleStatus, RunStatus};
+use temper_journal::{AttemptState, EventData, Phase, ReplayWhy, Replayed, RuleStatus, RunStatus};
 
 const THREE: [&str; 3] = ["sshd_set_keepalive", "package_cron_installed", "sysctl_kernel_randomize_va_space"];
 
@@ -133,7 +133,9 @@ async fn a_resume_whose_snapshots_are_gone_rebuilds_them_and_ends_as_an_uninterr
     assert_eq!(order.len(), 3, "one kept attempt per rule: {order:?}");
 
     for (case, at) in [("second-fix", Some(&order[1])), ("third-fix", Some(&order[2])), ("boot", None)] {
-        let sim = sim(&format!("lost-{case}")).await;
+        let mut sim = sim(&format!("lost-{case}")).await;
+        // Each kept fix with a snapshot of its own, to lose (cheap ones go without by default).
+        sim.settings.replay_budget = Duration::ZERO;
         let run = sim.new_run("stock").await;
         match at {
             Some(rule) => sim.guest.hang_on_nth(&stock_fix(rule), 1),
@@ -159,4 +161,38 @@ async fn a_resume_whose_snapshots_are_gone_rebuilds_them_and_ends_as_an_uninterr
         assert_eq!(replays, kept_before, "{case}: no fix replayed twice");
     }
     took("a_resume_whose_snapshots_are_gone_rebuilds_them_and_ends_as_an_uninterrupted_run", t);
+}
+
+/// Killed at the second fix, the first pending with no snapshot of its own (its script cheap to
+/// run again: `state/kept.rs`). Nothing is lost: the resume restores the checkpoint and replays
+/// that fix once onto it, guarded, and ends as the uninterrupted run does.
+#[tokio::test]
+async fn a_resume_replays_the_pending_fixes_that_have_no_snapshot_and_ends_as_an_uninterrupted_run() {
+    let t = Instant::now();
+    let (reference, run, want) = reference("nosnap-reference").await;
+    let order: Vec<String> = reference.store.attempts(run).await.unwrap().into_iter().map(|a| a.spec.rule_id).collect();
+    let sim = sim("nosnap").await;
+    let run = sim.new_run("stock").await;
+    sim.guest.hang_on_nth(&stock_fix(&order[1]), 1);
+    sim.kill_when_hung(run, "second fix").await;
+    let pending = sim.store.pending_fixes(run).await.unwrap();
+    assert_eq!(pending.len(), 1, "the first fix awaits its check: {pending:?}");
+    assert_eq!(pending[0].snapshot, None, "it went without a snapshot: {pending:?}");
+    let have = sim.hv.snapshot_list().await.unwrap();
+    assert!(have.iter().all(|n| !n.ends_with(&format!("a{}", pending[0].id))), "{have:?}");
+
+    resumed_whole(&sim, run, &want, "killed at the second fix, the first with no snapshot").await;
+    let events = sim.store.events(run, None).await.unwrap();
+    assert!(!events.iter().any(|e| matches!(e.data, EventData::CheckpointLost { .. })), "nothing was lost");
+    let replays: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::Replay(Replayed::Onto { attempt, why, .. }) => Some((*attempt, *why, e.rule_id.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replays.len(), 1, "the pending fix replayed once: {replays:?}");
+    assert_eq!(replays[0].1, ReplayWhy::NoSnapshot, "{replays:?}");
+    assert_eq!(replays[0].2.as_deref(), Some(pending[0].spec.rule_id.as_str()), "{replays:?}");
+    took("a_resume_replays_the_pending_fixes_that_have_no_snapshot_and_ends_as_an_uninterrupted_run", t);
 }

@@ -2,11 +2,14 @@
 //! after a kill. No VM: see `sim/`.
 mod sim;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use sim::*;
+use temper_core::ralph::Settings;
 use temper_journal::Verdict;
-use temper_journal::{AttemptState, EventKind, FixSource, Outlook, RuleStatus, ScanResult, Tally, open_ids, predict_end};
+use temper_journal::{
+    AttemptState, EventData, EventKind, FixSource, Outlook, ReplayWhy, Replayed, RuleStatus, ScanResult, Tally, open_ids, predict_end,
+};
 use temper_scap::Outcome;
 
 /// The failing rules of the recorded scan that the stock agent can fix here: not skipped by the
@@ -113,12 +116,24 @@ const P2: &str = "file_owner_etc_passwd";
 /// first, breaks P2, so X is dropped again and replayed a second time. X is a sysctl fix that the
 /// content marks `reboot`, and from its third run on it no longer takes effect. A replay keeps
 /// its source: X's last attempt is still a stock fix, so its verdict is `needs_reboot` (before
-/// the fix a replay of a replay came back as an LLM fix, `still_failing`).
+/// the fix a replay of a replay came back as an LLM fix, `still_failing`). The same with a
+/// snapshot after every kept fix, and with the default replay budget, where the quick fixes
+/// pending go without and each probe rebuilds its state by replays (`state/kept.rs`).
 #[tokio::test]
 async fn bisect_finds_each_culprit_and_replays_keep_their_stock_source() {
     let t = Instant::now();
+    for budget in [Duration::ZERO, Settings::default().replay_budget] {
+        let replays = bisect_finds_each_culprit(budget).await;
+        assert_eq!(replays > 0, !budget.is_zero(), "budget {budget:?}: {replays} states rebuilt by replays");
+    }
+    took("bisect_finds_each_culprit_and_replays_keep_their_stock_source", t);
+}
+
+/// The case above with `budget`; the replays made for states with no snapshot of their own.
+async fn bisect_finds_each_culprit(budget: Duration) -> usize {
     let (b, y, x) = ("package_cron_installed", "file_permissions_systemmap", "sysctl_kernel_randomize_va_space");
-    let mut sim = Sim::new("bisect").await;
+    let mut sim = Sim::new(&format!("bisect-{}", budget.as_secs())).await;
+    sim.settings.replay_budget = budget;
     sim.settings.rules = [b, y, x, "sshd_set_keepalive", "sshd_disable_root_login"].map(String::from).to_vec();
     sim.settings.regression_every = Some(3);
     // Without the reboot proof, so that X's last fix is judged live (`needs_reboot`, reverted).
@@ -149,9 +164,9 @@ async fn bisect_finds_each_culprit_and_replays_keep_their_stock_source() {
         assert_eq!(sim.guest.result(p), Some(Outcome::Pass), "{p} passes again");
         assert_eq!(sim.rule(run, p).await.status, RuleStatus::Passing);
     }
-    let found = sim.store.events(run, None).await.unwrap().into_iter().filter(|e| e.kind == EventKind::RegressionFound).count();
-    assert_eq!(found, 2);
-    took("bisect_finds_each_culprit_and_replays_keep_their_stock_source", t);
+    let events = sim.store.events(run, None).await.unwrap();
+    assert_eq!(events.iter().filter(|e| e.kind == EventKind::RegressionFound).count(), 2);
+    events.iter().filter(|e| matches!(e.data, EventData::Replay(Replayed::Onto { why: ReplayWhy::NoSnapshot, .. }))).count()
 }
 
 /// rsyslog's install makes rules applicable that were not. The regression set rides in each

@@ -1,12 +1,17 @@
 use std::time::Duration;
 
 // The loop's fixed limits: a regression batch's and a plan batch's most fixes.
-/// The most fixes a batch holds: the most work one regression can send back to replay, and the
-/// most pending snapshots at once. 32 was tried in one README run (2026-12-06): 6 checks, 181 s,
-/// against 9 checks, 314 s, in the next run at 16; each snapshot 1.87 s against 1.73 s, and
-/// coarser stones (79 s of replays against 41 s): about 70 s less in all, at twice the peak disk.
-/// One pair of runs: not switched yet.
-pub const MAX_BATCH: u32 = 16;
+/// The most fixes a batch holds: the most work one regression can send back to replay. 32 was
+/// tried in one README run (2026-12-06): 6 checks, 181 s, against 9 checks, 314 s, in the next
+/// run at 16, and coarser stones (79 s of replays against 41 s): about 70 s less in all. Its
+/// cost then, up to 32 pending snapshots on disk, went with [`REPLAY_BUDGET`].
+pub const MAX_BATCH: u32 = 32;
+/// The most fix-script time a pending state is rebuilt with instead of a snapshot of its own
+/// (`state/kept.rs`). In the twelfth README run 101 of 140 kept fixes ran under 3 s (median
+/// 1.4 s) and each snapshot cost 1.73 s, while a pending state was stood at again 3 times (3
+/// reverts that fell back to it, no bisection): 20 s of replays at those rare times, against a
+/// snapshot after every cheap fix.
+pub const REPLAY_BUDGET: Duration = Duration::from_secs(20);
 /// The most steps one plan batch applies: each step was proven on the plan's source target and
 /// a batch fails rarely (none in the ANSSI plan's 95 steps for the rules failing at baseline);
 /// one that fails costs about log2(32) = 5 checks.
@@ -44,6 +49,9 @@ pub struct Settings {
     /// How a plan's derived step is derived again from this target's evidence; `None`: such a
     /// step is refused (nothing run) and its rule goes to the normal loop.
     pub derive: Option<crate::agent::Derive>,
+    /// The most fix-script time a pending fix's state is rebuilt with by replays instead of a
+    /// snapshot of its own ([`REPLAY_BUDGET`]; zero: a snapshot after every kept fix).
+    pub replay_budget: Duration,
 }
 
 impl Default for Settings {
@@ -68,6 +76,7 @@ impl Default for Settings {
             plan: Vec::new(),
             plan_cadence: None,
             derive: None,
+            replay_budget: REPLAY_BUDGET,
         }
     }
 }

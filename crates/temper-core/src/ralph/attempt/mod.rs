@@ -53,6 +53,8 @@ pub(super) struct Attempter<'r> {
     user: &'r str,
     /// The run ends with a reboot proof: a stock fix that needs a reboot is kept for it.
     proof: bool,
+    /// The most replays a pending fix's state is rebuilt with instead of its own snapshot.
+    replay_budget: std::time::Duration,
 }
 
 impl<'r> Attempter<'r> {
@@ -69,6 +71,7 @@ impl<'r> Attempter<'r> {
             content: c.content,
             user: &c.settings.user,
             proof: c.settings.reboot.is_some(),
+            replay_budget: c.settings.replay_budget,
         }
     }
 }

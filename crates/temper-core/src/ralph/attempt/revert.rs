@@ -1,6 +1,7 @@
 //! Step 5, when a fix fails its checks: the Worker's revert script, verified, else the newest
-//! kept snapshot. A fix the skill calls one way goes straight to the snapshot: its revert cannot
-//! undo what the kernel holds, though the rule's rescan may fail again (its file gone).
+//! kept state (its snapshot, or the newest one before it with the fixes since replayed:
+//! `state/kept.rs`). A fix the skill calls one way goes straight to that: its revert cannot undo
+//! what the kernel holds, though the rule's rescan may fail again (its file gone).
 use std::time::Instant;
 
 use temper_scap::Outcome;
@@ -8,6 +9,7 @@ use temper_scap::Outcome;
 use super::Attempter;
 use crate::checks::GuardFailure;
 use crate::ralph::error::LoopResult;
+use crate::ralph::replay::stand_at;
 use crate::ralph::state::RunState;
 use crate::scan::tail;
 use temper_journal::turn::ApplyFix;
@@ -34,7 +36,7 @@ impl Attempter<'_> {
             }
         }
         if method != RevertMethod::Script {
-            self.machine.restore(state.head()).await?;
+            stand_at(self.books, self.machine, state.way_to_head()).await?;
         }
         let ms = started.elapsed().as_millis() as i64;
         self.books.note(Some(rule), EventData::Revert { method, ms, checkpoint: state.head().to_string() }).await?;

@@ -112,9 +112,9 @@ impl<'a> Books<'a> {
         Ok(())
     }
 
-    /// Counts `took` to `part` of the rest of the run's time.
+    /// Counts `took` to `part` of the rest of the run's time (not while reverting: the revert's).
     pub fn spend(&self, part: Overhead, took: std::time::Duration) {
-        self.spent.add(part, took);
+        self.spent.outside_revert(part, took);
     }
 
     /// A lost lease stops the loop: another process drives the run now.

@@ -1,5 +1,5 @@
 //! Where "the rest" of a run's time goes (`journal::Overhead`): the parts no other record times
-//! (the snapshots taken and dropped, the restores outside a revert, the replays of kept fixes,
+//! (the snapshots taken and dropped, the restores and replays of kept fixes outside a revert,
 //! the loop's bookkeeping at each phase change), measured where they are spent and noted as a
 //! `spent` event by the books, at a phase change once a minute has passed since the last, and
 //! at the end. The time split (`journal::TimeSplit`) adds the events up.
@@ -40,11 +40,11 @@ impl Spent {
         (e.count, e.secs) = (e.count + 1, e.secs + took.as_secs_f64());
     }
 
-    /// Counts a restore that took `took`, unless the loop is reverting a fix: the revert's own
-    /// time (`revert_ms`) holds it then.
-    pub fn restored(&self, took: Duration) {
+    /// Counts `took` to `part` (a restore, a replay), unless the loop is reverting a fix: the
+    /// revert's own time (`revert_ms`) holds it then.
+    pub fn outside_revert(&self, part: Overhead, took: Duration) {
         if self.state().phase != Phase::Revert {
-            self.add(Overhead::Restores, took);
+            self.add(part, took);
         }
     }
 
@@ -77,18 +77,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_restore_while_reverting_is_the_reverts_and_the_rest_is_taken_once() {
+    fn a_restore_or_replay_while_reverting_is_the_reverts_and_the_rest_is_taken_once() {
         let s = Spent::default();
         s.add(Overhead::SnapshotsTaken, Duration::from_millis(1500));
         s.add(Overhead::SnapshotsTaken, Duration::from_millis(500));
         s.set_phase(Phase::Revert);
-        s.restored(Duration::from_secs(7));
+        s.outside_revert(Overhead::Restores, Duration::from_secs(7));
         s.set_phase(Phase::Regression);
-        s.restored(Duration::from_secs(5));
+        s.outside_revert(Overhead::Restores, Duration::from_secs(5));
+        s.set_phase(Phase::Revert);
+        s.outside_revert(Overhead::Replays, Duration::from_secs(3));
         assert_eq!(s.take(false), None, "not a minute yet");
         let taken = s.take(true).expect("at the end, at once");
         assert_eq!(taken.parts[&Overhead::SnapshotsTaken], Spend { count: 2, secs: 2.0 });
         assert_eq!(taken.parts[&Overhead::Restores], Spend { count: 1, secs: 5.0 }, "the revert's restore is its own");
+        assert!(!taken.parts.contains_key(&Overhead::Replays), "and so are its replays");
         assert_eq!(s.take(true), None, "nothing measured since");
     }
 }

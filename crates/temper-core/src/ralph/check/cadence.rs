@@ -13,7 +13,7 @@ pub(in crate::ralph) const CHECK_SHARE: f64 = 0.5;
 /// Fixes per regression check, from a one-rule rescan and the same rescan with the regression set:
 /// the set's extra cost over [`CHECK_SHARE`] of a one-rule rescan. 1 means the set is cheap and
 /// rides in every rule rescan (standard: 12.3 s with the set vs 9.7 s without → 1; ANSSI high,
-/// hardened, in lanes: about 15 s vs 1.7 s → 15; capped at 16).
+/// hardened, in lanes: about 15 s vs 1.7 s → 15; capped at [`MAX_BATCH`]).
 pub(in crate::ralph) fn batch_size(with_set: Duration, one_rule: Duration) -> u32 {
     let unit = one_rule.as_secs_f64().max(0.1) * CHECK_SHARE;
     let extra = with_set.saturating_sub(one_rule).as_secs_f64();
@@ -57,7 +57,8 @@ mod tests {
         let state = RunState::at("c".into(), booted, "temper-r1-".into()).with_cadence(4, Some(secs(2.6)));
         assert_eq!(retimed(&state, secs(5.0)), Some(4));
         assert_eq!(retimed(&state, secs(11.0)), Some(8));
-        assert_eq!(retimed(&state, secs(26.0)), Some(MAX_BATCH));
+        assert_eq!(retimed(&state, secs(26.0)), Some(20));
+        assert_eq!(retimed(&state, secs(60.0)), Some(MAX_BATCH));
         assert_eq!(retimed(&state, secs(95.0)), Some(MAX_BATCH), "a walker joined the set");
         assert_eq!(retimed(&state, secs(1.0)), Some(1), "a cheap set rides in every rescan again");
         assert_eq!(retimed(&state.with_cadence(4, None), secs(26.0)), None, "a cadence set by hand stays");

@@ -97,7 +97,13 @@ mod tests {
     use temper_journal::{AttemptId, Booted};
 
     fn kept(rule: &str) -> Kept {
-        Kept { attempt: AttemptId::new(1).unwrap(), rule: rule.into(), snapshot: format!("s-{rule}") }
+        Kept {
+            attempt: AttemptId::new(1).unwrap(),
+            rule: rule.into(),
+            snapshot: format!("s-{rule}"),
+            taken: true,
+            script: Default::default(),
+        }
     }
 
     fn state(every: u32) -> RunState {

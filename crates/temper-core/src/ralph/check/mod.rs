@@ -27,6 +27,7 @@ use crate::ralph::ledger::Ledger;
 use crate::ralph::machine::Machine;
 use crate::ralph::offer::Offer;
 use crate::ralph::proof::RebootProver;
+use crate::ralph::replay::stand_at;
 use crate::ralph::retire::retire;
 use crate::ralph::state::{Ahead, Kept, RunState};
 use crate::ralph::trial::{Ended, Trial};
@@ -122,17 +123,21 @@ impl RegressionCheck<'_> {
         Ok(state.regression_every())
     }
 
-    /// The batch is clean: its newest snapshot becomes the checkpoint, the old checkpoint a
-    /// stepping stone (`retire.rs`); the batch's older snapshots go.
+    /// The batch is clean: its head becomes the checkpoint (its snapshot taken now, the guest
+    /// standing there, when it went without), the old checkpoint a stepping stone (`retire.rs`);
+    /// the batch's older snapshots go.
     async fn promote(&self, state: &mut RunState) -> LoopResult<()> {
         let head = state.head().to_string();
+        if let Some(last) = state.pending().last().filter(|k| !k.taken) {
+            self.machine.take_snapshot(&head, &format!("{} fixed, its batch checked", last.rule)).await?;
+        }
         let confirmed = self.books.journal().pending_fixes().await?;
         self.books.journal().confirm_fixes(&head).await?;
         self.books.remember(confirmed).await?;
         let (old, pending) = state.promote();
         let fixes = pending.len();
         for k in &pending {
-            if k.snapshot != head {
+            if k.taken && k.snapshot != head {
                 self.machine.drop_snapshot(&k.snapshot).await?;
             }
         }
@@ -165,7 +170,7 @@ impl RegressionCheck<'_> {
         }
         found.rules.retain(|(r, _)| !unstable.contains(r));
         if found.clean() {
-            self.machine.restore(state.head()).await?;
+            stand_at(self.books, self.machine, state.way_to_head()).await?;
             return self.promote(state).await;
         }
         let (mut lo, mut hi, mut probes) = (1, state.pending().len(), 0);
@@ -181,17 +186,16 @@ impl RegressionCheck<'_> {
             }
         }
         let (culprit, dropped) = state.blame(lo);
-        self.machine.restore(state.head()).await?;
+        stand_at(self.books, self.machine, state.way_to_head()).await?;
         self.settle(state, &culprit, &dropped, &at_hi, probes).await
     }
 
-    /// The guest at snapshot `i` of the batch (0: the checkpoint), checked for what `wanted`
+    /// The guest at kept state `i` of the batch (0: the checkpoint), checked for what `wanted`
     /// found at the head: the guard when it failed there; the whole scan of `scanned` when it
     /// could not run there; else only the rules that did not pass there and are expected to pass
     /// at `i`.
     async fn probe(&self, state: &RunState, i: usize, wanted: &CheckFindings, scanned: &[String]) -> LoopResult<CheckFindings> {
-        let snapshot = if i == 0 { state.checkpoint().to_string() } else { state.pending()[i - 1].snapshot.clone() };
-        self.machine.restore(&snapshot).await?;
+        stand_at(self.books, self.machine, state.way_to(i)).await?;
         let expected = expected(state, &wanted.rule_ids(), i);
         let rules = if wanted.scan.is_some() { scanned.to_vec() } else { expected.clone() };
         let (guard, scan) = match wanted.guard {
@@ -216,7 +220,9 @@ impl RegressionCheck<'_> {
         self.books.journal().roll_back_fixes(&blame, &dropped.iter().map(|k| k.attempt).collect::<Vec<_>>()).await?;
         for k in std::iter::once(culprit).chain(dropped) {
             state.unwatch(&k.rule);
-            self.machine.drop_snapshot(&k.snapshot).await?;
+            if k.taken {
+                self.machine.drop_snapshot(&k.snapshot).await?;
+            }
         }
         let replay = dropped.iter().map(|k| k.rule.clone()).collect();
         let found = Regressed::Bisected { culprit: culprit.rule.clone(), regressions: found.rule_ids(), probes, replay };

@@ -23,7 +23,7 @@ impl Machine<'_> {
             self.guest.reconnect(self.ssh_ready).await.map_err(|e| fail(e.to_string()))
         }
         .await;
-        self.spent.restored(started.elapsed());
+        self.spent.outside_revert(Overhead::Restores, started.elapsed());
         restored
     }
 

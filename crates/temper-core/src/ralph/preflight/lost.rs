@@ -1,4 +1,5 @@
-//! On resume, the newest kept state restored: the checkpoint, or the last pending fix's snapshot.
+//! On resume, the newest kept state restored: the checkpoint, or the last pending fix's state (its
+//! snapshot, or the newest one before it with the fixes since replayed: `state/kept.rs`).
 //! When any of those snapshots is gone (the domain was defined again, say), the guest is rebuilt
 //! from the newest older kept state left: the checkpoint when only pending snapshots are gone,
 //! else the checkpoint proven to boot (the baseline before any). The fixes kept since are run
@@ -6,8 +7,8 @@
 //! next regression check verifies the pending fixes, and the reboot proof every replayed one.
 use super::Preflight;
 use crate::ralph::error::LoopResult;
-use crate::ralph::replay::replay;
-use crate::ralph::state::Kept;
+use crate::ralph::replay::{replay, stand_at};
+use crate::ralph::state::{Kept, KeptWay};
 use temper_journal::Booted;
 use temper_journal::{Attempt, EventData, KeptState, ReplayWhy};
 
@@ -17,10 +18,10 @@ impl Preflight<'_> {
     pub(super) async fn restore_head(&self, checkpoint: &str, pending: &[Kept], booted: &Booted, prefix: &str) -> LoopResult<String> {
         // One listing: each `snapshot_exists` lists them all again.
         let have = self.machine.hv().snapshot_list().await?;
-        let kept = std::iter::once(checkpoint).chain(pending.iter().map(|k| k.snapshot.as_str()));
+        let kept = std::iter::once(checkpoint).chain(pending.iter().filter(|k| k.taken).map(|k| k.snapshot.as_str()));
         let missing: Vec<String> = kept.filter(|n| !have.iter().any(|h| h == n)).map(String::from).collect();
         if missing.is_empty() {
-            self.machine.restore(pending.last().map_or(checkpoint, |k| k.snapshot.as_str())).await?;
+            stand_at(self.books, self.machine, KeptWay::to(checkpoint, pending, pending.len())).await?;
             return Ok(checkpoint.to_string());
         }
         let attempts = self.books.journal().attempts().await?;

@@ -73,7 +73,13 @@ impl Preflight<'_> {
             .pending_fixes()
             .await?
             .into_iter()
-            .filter_map(|a| Some(Kept { attempt: a.id, rule: a.spec.rule_id, snapshot: a.snapshot? }))
+            .map(|a| Kept {
+                snapshot: a.snapshot.clone().unwrap_or_else(|| format!("{prefix}a{}", a.id)),
+                taken: a.snapshot.is_some(),
+                script: std::time::Duration::from_millis(a.findings.apply_ms.unwrap_or(0).max(0) as u64),
+                attempt: a.id,
+                rule: a.spec.rule_id,
+            })
             .collect();
         let events = self.books.journal().events(None).await?;
         let booted = self.booted(&events, &row.baseline).await?;
@@ -85,7 +91,7 @@ impl Preflight<'_> {
                 _ => None,
             })
             .collect();
-        let mut keep: Vec<&str> = pending.iter().map(|k| k.snapshot.as_str()).collect();
+        let mut keep: Vec<&str> = pending.iter().filter(|k| k.taken).map(|k| k.snapshot.as_str()).collect();
         keep.extend([checkpoint.as_str(), booted.snapshot.as_str()]);
         for name in self.machine.drop_stale(&prefix, &keep).await? {
             self.books.note(None, EventData::CheckpointDropped { snapshot: name }).await?;

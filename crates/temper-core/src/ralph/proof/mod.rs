@@ -191,7 +191,7 @@ impl RebootProver<'_> {
             return Err(LoopError::CheckpointFails { checkpoint, problem: format!("{}: {}", broken.0, broken.1) });
         }
         for k in state.fold_pending() {
-            if k.snapshot != state.checkpoint() {
+            if k.taken && k.snapshot != state.checkpoint() {
                 self.machine.drop_snapshot(&k.snapshot).await?;
             }
         }

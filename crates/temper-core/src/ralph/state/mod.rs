@@ -4,9 +4,11 @@
 use std::time::Duration;
 
 mod ahead;
+mod kept;
 mod stones;
 
 pub use ahead::{Ahead, Seen};
+pub use kept::{Kept, KeptWay};
 pub use stones::Stone;
 use stones::Stones;
 use temper_journal::{AttemptId, Booted, MemoryId};
@@ -39,14 +41,6 @@ pub struct RunState {
     ahead: Option<Ahead>,
     /// Checkpoints moved past since the booted one, for the reboot proof's replays.
     stones: Stones,
-}
-
-/// A fix verified on its own (rule, health, access) and kept with its snapshot.
-#[derive(Debug, Clone)]
-pub struct Kept {
-    pub attempt: AttemptId,
-    pub rule: String,
-    pub snapshot: String,
 }
 
 impl RunState {
@@ -119,9 +113,24 @@ impl RunState {
     pub fn pinned(&self, name: &str) -> bool {
         name == self.booted.snapshot
     }
-    /// The newest kept state: the last pending fix's snapshot, else the checkpoint.
+    /// The newest kept state's name: the last pending fix's snapshot (taken or not), else the
+    /// checkpoint.
     pub fn head(&self) -> &str {
         self.pending.last().map_or(&self.checkpoint, |k| &k.snapshot)
+    }
+    /// How to stand the guest at pending state `i` (0: the checkpoint; `pending().len()`: the
+    /// head): the newest snapshot taken at or before it, and the fixes to replay onto it.
+    pub fn way_to(&self, i: usize) -> KeptWay<'_> {
+        KeptWay::to(&self.checkpoint, &self.pending, i)
+    }
+    /// The way to the head.
+    pub fn way_to_head(&self) -> KeptWay<'_> {
+        self.way_to(self.pending.len())
+    }
+    /// Whether a fix kept pending, its script having taken `script`, needs a snapshot of its own:
+    /// replaying the fixes since the newest one would take longer than `budget` (`kept.rs`).
+    pub fn snapshot_due(&self, script: std::time::Duration, budget: std::time::Duration) -> bool {
+        kept::snapshot_due(&self.pending, script, budget)
     }
     /// The regression set waits for a batch of kept fixes, instead of riding in each rescan.
     pub fn batched(&self) -> bool {
