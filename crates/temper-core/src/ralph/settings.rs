@@ -2,9 +2,9 @@ use std::time::Duration;
 
 // The loop's fixed limits: a regression batch's and a plan batch's most fixes.
 /// The most fixes a batch holds: the most work one regression can send back to replay. 32 was
-/// tried in one README run (2026-12-06): 6 checks, 181 s, against 9 checks, 314 s, in the next
-/// run at 16, and coarser stones (79 s of replays against 41 s): about 70 s less in all. Its
-/// cost then, up to 32 pending snapshots on disk, went with [`REPLAY_BUDGET`].
+/// tried in two README runs (2026-12-06): 6 checks, 181 s and 194 s, against 9 checks, 314 s,
+/// at 16, and coarser stones (79 s of replays against 41 s): about 70 s less in all. Its cost
+/// then, up to 32 pending snapshots on disk, went with [`REPLAY_BUDGET`].
 pub const MAX_BATCH: u32 = 32;
 /// The most fix-script time a pending state is rebuilt with instead of a snapshot of its own
 /// (`state/kept.rs`). In the twelfth README run 101 of 140 kept fixes ran under 3 s (median
