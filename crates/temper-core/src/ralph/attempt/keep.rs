@@ -1,7 +1,5 @@
 //! Step 5: keep a fix as a new checkpoint (or, in a batch, a pending snapshot); `revert.rs`
 //! undoes one that failed.
-use std::time::Duration;
-
 use super::Attempter;
 use crate::ralph::error::LoopResult;
 use crate::ralph::retire::retire;
@@ -15,8 +13,8 @@ impl Attempter<'_> {
     /// fixes since the newest snapshot would cost more than the replay budget (`state/kept.rs`).
     #[tracing::instrument(name = "keep", skip_all)]
     pub(super) async fn keep(&self, state: &mut RunState, id: AttemptId, rule: &str, e: &Evaluation) -> LoopResult<()> {
-        let name = format!("{}a{id}", state.prefix());
-        let script = Duration::from_millis(e.findings.apply_ms.unwrap_or(0).max(0) as u64);
+        let name = Kept::name(state.prefix(), id);
+        let script = Kept::script_time(&e.findings);
         let taken = !state.batched() || state.snapshot_due(script, self.replay_budget);
         if taken {
             self.machine.take_snapshot(&name, &format!("{rule} fixed")).await?;

@@ -136,9 +136,9 @@ impl RegressionCheck<'_> {
         self.books.remember(confirmed).await?;
         let (old, pending) = state.promote();
         let fixes = pending.len();
-        for k in &pending {
-            if k.taken && k.snapshot != head {
-                self.machine.drop_snapshot(&k.snapshot).await?;
+        for s in pending.iter().filter_map(Kept::taken_snapshot) {
+            if s != head {
+                self.machine.drop_snapshot(s).await?;
             }
         }
         if old != head {
@@ -220,8 +220,8 @@ impl RegressionCheck<'_> {
         self.books.journal().roll_back_fixes(&blame, &dropped.iter().map(|k| k.attempt).collect::<Vec<_>>()).await?;
         for k in std::iter::once(culprit).chain(dropped) {
             state.unwatch(&k.rule);
-            if k.taken {
-                self.machine.drop_snapshot(&k.snapshot).await?;
+            if let Some(s) = k.taken_snapshot() {
+                self.machine.drop_snapshot(s).await?;
             }
         }
         let replay = dropped.iter().map(|k| k.rule.clone()).collect();

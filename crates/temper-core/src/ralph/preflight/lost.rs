@@ -18,7 +18,7 @@ impl Preflight<'_> {
     pub(super) async fn restore_head(&self, checkpoint: &str, pending: &[Kept], booted: &Booted, prefix: &str) -> LoopResult<String> {
         // One listing: each `snapshot_exists` lists them all again.
         let have = self.machine.hv().snapshot_list().await?;
-        let kept = std::iter::once(checkpoint).chain(pending.iter().filter(|k| k.taken).map(|k| k.snapshot.as_str()));
+        let kept = std::iter::once(checkpoint).chain(pending.iter().filter_map(Kept::taken_snapshot));
         let missing: Vec<String> = kept.filter(|n| !have.iter().any(|h| h == n)).map(String::from).collect();
         if missing.is_empty() {
             stand_at(self.books, self.machine, KeptWay::to(checkpoint, pending, pending.len())).await?;

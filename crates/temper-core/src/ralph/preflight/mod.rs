@@ -74,9 +74,9 @@ impl Preflight<'_> {
             .await?
             .into_iter()
             .map(|a| Kept {
-                snapshot: a.snapshot.clone().unwrap_or_else(|| format!("{prefix}a{}", a.id)),
+                snapshot: a.snapshot.clone().unwrap_or_else(|| Kept::name(&prefix, a.id)),
                 taken: a.snapshot.is_some(),
-                script: std::time::Duration::from_millis(a.findings.apply_ms.unwrap_or(0).max(0) as u64),
+                script: Kept::script_time(&a.findings),
                 attempt: a.id,
                 rule: a.spec.rule_id,
             })
@@ -91,7 +91,7 @@ impl Preflight<'_> {
                 _ => None,
             })
             .collect();
-        let mut keep: Vec<&str> = pending.iter().filter(|k| k.taken).map(|k| k.snapshot.as_str()).collect();
+        let mut keep: Vec<&str> = pending.iter().filter_map(Kept::taken_snapshot).collect();
         keep.extend([checkpoint.as_str(), booted.snapshot.as_str()]);
         for name in self.machine.drop_stale(&prefix, &keep).await? {
             self.books.note(None, EventData::CheckpointDropped { snapshot: name }).await?;

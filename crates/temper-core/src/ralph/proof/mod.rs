@@ -191,8 +191,8 @@ impl RebootProver<'_> {
             return Err(LoopError::CheckpointFails { checkpoint, problem: format!("{}: {}", broken.0, broken.1) });
         }
         for k in state.fold_pending() {
-            if k.taken && k.snapshot != state.checkpoint() {
-                self.machine.drop_snapshot(&k.snapshot).await?;
+            if let Some(s) = k.taken_snapshot().filter(|s| *s != state.checkpoint()) {
+                self.machine.drop_snapshot(s).await?;
             }
         }
         let found = self.bisect_boot(state, &BootProbe { fixes: &fixes, pass: &[] }, broken).await?;

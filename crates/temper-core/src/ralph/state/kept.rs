@@ -6,7 +6,7 @@
 //! ([`REPLAY_BUDGET`] unless the settings say otherwise; zero: a snapshot for every fix).
 use std::time::Duration;
 
-use temper_journal::AttemptId;
+use temper_journal::{AttemptId, Findings};
 
 #[cfg(doc)]
 use crate::ralph::settings::REPLAY_BUDGET;
@@ -22,6 +22,21 @@ pub struct Kept {
     pub taken: bool,
     /// How long its script ran: what replaying it costs.
     pub script: Duration,
+}
+
+impl Kept {
+    /// The name of pending fix `attempt`'s state in the run whose snapshots start with `prefix`.
+    pub fn name(prefix: &str, attempt: AttemptId) -> String {
+        format!("{prefix}a{attempt}")
+    }
+    /// What replaying a fix costs: how long its script ran (`findings.apply_ms`).
+    pub fn script_time(findings: &Findings) -> Duration {
+        Duration::from_millis(findings.apply_ms.unwrap_or(0).max(0) as u64)
+    }
+    /// Its snapshot, when one was taken.
+    pub fn taken_snapshot(&self) -> Option<&str> {
+        self.taken.then_some(self.snapshot.as_str())
+    }
 }
 
 /// How to stand the guest at a kept state: restore `from` (a snapshot taken), then run
