@@ -228,8 +228,8 @@ pub async fn rescan_with(w: &World, rule: &str, extra: &[&str]) -> String {
     rescan_all_with(w, [rule], extra).await.remove(0)
 }
 
-/// Each of `rules` as one independent `oscap xccdf eval` (one for them all) in the standard
-/// profile finds it, in the order given.
+/// What one independent `oscap xccdf eval` of all of `rules`, in the standard profile, finds for
+/// each, in the order given.
 pub async fn rescan_all<R: AsRef<str>>(w: &World, rules: impl IntoIterator<Item = R>) -> Vec<String> {
     rescan_all_with(w, rules, &["--profile", STANDARD]).await
 }
