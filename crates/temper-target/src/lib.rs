@@ -23,7 +23,7 @@ pub use disk::{DiskEntry, DiskError, DiskFiles};
 pub use domain::DomainSpec;
 pub use enroll::{EnrollError, Harness, Inspection, inspect, prepare};
 pub use handover::{HandedOver, HandoverError, HandoverJob};
-pub use image::{DirectBoot, ImageError, compress};
+pub use image::{Compression, DirectBoot, ImageError, compress};
 pub use known_hosts::{DEFAULT_KNOWN_HOSTS, HostKeyError, KnownHosts, fingerprint, host_pattern, parse_key};
 pub use last::{LastRun, run_last};
 pub use libvirt::{LibvirtConfig, LibvirtHypervisor};

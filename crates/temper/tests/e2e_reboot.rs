@@ -67,9 +67,12 @@ async fn a_fix_undone_at_boot_is_not_persistent_and_the_next_one_survives_the_re
 /// `temper image export --keep-harness` of the proven state: the manifest's sha256 is the file's;
 /// the image, booted as a throwaway domain on its own port, passes the same rules as the run's
 /// final scan, scanned by the harness it kept (`e2e_handover` proves the default: no harness).
+/// Compressed with zstd, which qemu here reads: about 45 s less than zlib's one thread
+/// (`temper-target`'s own test compresses with each kind through qemu-img).
 async fn exported_image_boots_with_the_runs_passing_rules(w: &World, run: RunId) {
     let image = w.dir.path().join("hardened.qcow2");
-    let args = ["image", "export", &run.to_string(), "-o", image.to_str().unwrap(), "--keep-harness", "--no-boot-proof"];
+    let args =
+        ["image", "export", &run.to_string(), "-o", image.to_str().unwrap(), "--keep-harness", "--no-boot-proof", "--compression", "zstd"];
     let out = w.run(&args).await;
     assert!(out.status.success(), "export: {}", String::from_utf8_lossy(&out.stderr));
     let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(w.dir.path().join("hardened.qcow2.json")).unwrap()).unwrap();
@@ -77,6 +80,7 @@ async fn exported_image_boots_with_the_runs_passing_rules(w: &World, run: RunId)
     let sum = String::from_utf8_lossy(&sum.stdout).split_whitespace().next().unwrap().to_string();
     assert_eq!(manifest["sha256"], sum, "{manifest}");
     assert_eq!(manifest["reboot_proven"], true);
+    assert_eq!(manifest["compression"], "zstd");
     assert_eq!(manifest["run"], run.get());
     assert_eq!(manifest["handover"]["harness"], "kept", "{manifest}");
     for ext in ["ckl", "cklb", "html"] {

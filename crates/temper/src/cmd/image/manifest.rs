@@ -13,6 +13,8 @@ use temper_target::{BootProof, DirectBoot};
 pub struct ImageManifest {
     pub image: String,
     pub format: &'static str,
+    /// zlib, zstd (qemu 5.1 or newer reads it) or none.
+    pub compression: temper_target::Compression,
     pub bytes: u64,
     pub sha256: String,
     pub domain: String,
