@@ -4,7 +4,9 @@
 #       bind/  a bind mount of .bind-src (the same file system)
 #       tmpfs/ another local file system (a tmpfs)
 #       ext4/  another local file system (an ext4 image, loop-mounted)
-#       deep/  a tree 1,900 and more levels deep whose paths stay under 4096 bytes
+#   bash tests/walk/hostile.sh deep ROOT    deep/: a tree 1,900 and more levels deep whose paths
+#       stay under 4096 bytes, read as oscap reads it (a set of its own: each object that walks
+#       it costs oscap's probe about 10 s here, so only the objects about depth reach it)
 #   bash tests/walk/hostile.sh gaps ROOT    trees the walk cannot complete, so oscap walks them:
 #       fuse/   a user's FUSE mount (bindfs, run by nobody, without allow_other): root may not
 #               even look at it
@@ -21,7 +23,7 @@
 # (`unshare -m`), so no other process sees the mounts; in the test VM the engines bench's
 # hostile state runs it in the guest.
 set -euo pipefail
-set_of=${1:?clean, gaps, churn or down}
+set_of=${1:?clean, deep, gaps, churn or down}
 root=${2:?ROOT}
 mkdir -p "$root"
 root=$(cd "$root" && pwd -P)
@@ -67,8 +69,11 @@ clean)
   truncate -s 8M "$img"
   mkfs.ext4 -q -F "$img"
   mkdir -p "$root/ext4" && mount -o loop "$img" "$root/ext4" && seed "$root/ext4"
-  deep "$root/deep" 4000
   echo "clean trees under $root: $(find "$root" | wc -l) entries"
+  ;;
+deep)
+  deep "$root/deep" 4000
+  echo "deep tree under $root: $(find "$root/deep" | wc -l) entries"
   ;;
 gaps)
   seed "$root/.fuse-src"
@@ -100,7 +105,7 @@ down)
   echo "down: $root"
   ;;
 *)
-  echo "hostile.sh: clean, gaps, churn or down, not $set_of" >&2
+  echo "hostile.sh: clean, deep, gaps, churn or down, not $set_of" >&2
   exit 2
   ;;
 esac

@@ -48,6 +48,7 @@ fn hostile(dir: &Path) -> ns::Namespace {
         ),
     ]);
     println!("{}", ns.trees("clean", Path::new("/home/temperwalk")).trim());
+    println!("{}", ns.trees("deep", Path::new("/home/temperwalk")).trim());
     println!("{}", ns.trees("gaps", Path::new("/usr/local/sbin")).trim());
     println!("{}", ns.trees("churn", Path::new("/usr/local/sbin")).trim());
     ns

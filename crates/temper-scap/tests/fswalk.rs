@@ -582,8 +582,8 @@ fn files_of(p: &str) -> String {
     format!(r#"<unix:path operation="equals">{p}</unix:path><unix:filename operation="pattern match">.*</unix:filename>"#)
 }
 
-/// Over the clean trees: a bind mount, a tmpfs and an ext4 (each file system scope), and a tree
-/// 1,900 levels deep. The walk must give oscap's items.
+/// Over the clean trees: a bind mount, a tmpfs and an ext4, in each file system scope. The walk
+/// must give oscap's items.
 fn clean_objects(root: &str) -> Vec<Hostile> {
     let mut out: Vec<Hostile> = Vec::new();
     for (k, fs) in ["all", "local", "defined"].into_iter().enumerate() {
@@ -593,12 +593,20 @@ fn clean_objects(root: &str) -> Vec<Hostile> {
     }
     out.push(("the bind mount's files", object_xml(10, &down("defined", -1), &files_of(&format!("{root}/bind"))), None));
     out.push(("the ext4's directories", object_xml(11, &down("defined", -1), &dirs_of(&format!("{root}/ext4"))), None));
-    out.push((
-        "the deep tree's leaf",
-        object_xml(12, &down("all", -1), &format!(r#"<unix:path>{root}/deep</unix:path><unix:filename>leaf</unix:filename>"#)),
-        None,
-    ));
     out
+}
+
+/// Over the tree 1,900 levels deep: its every directory, and the leaf at its bottom. The walk
+/// must give oscap's items.
+fn deep_objects(root: &str) -> Vec<Hostile> {
+    vec![
+        ("the deep tree's directories", object_xml(1, &down("all", -1), &dirs_of(&format!("{root}/deep"))), None),
+        (
+            "the deep tree's leaf",
+            object_xml(2, &down("all", -1), &format!(r#"<unix:path>{root}/deep</unix:path><unix:filename>leaf</unix:filename>"#)),
+            None,
+        ),
+    ]
 }
 
 /// Over the gaps, as root: a user's FUSE mount, a proc, a tree past PATH_MAX, files vanishing.
@@ -634,7 +642,8 @@ fn hostile_compare(ns: &ns::Namespace, objects: &[Hostile], w: &Listing, user: O
 }
 
 /// The hostile trees: a bind mount, other local file systems (a tmpfs, a loop-mounted ext4) and
-/// a deep tree, read as oscap reads them, item for item; a user's FUSE mount (which root may not
+/// a deep tree (a root of its own, which only the objects about depth walk), read as oscap reads
+/// them, item for item; a user's FUSE mount (which root may not
 /// look at), a proc, a tree past PATH_MAX refused where an object reaches them, and read as oscap
 /// reads them where it does not. In a mount namespace of the test's own.
 #[test]
@@ -643,12 +652,16 @@ fn hostile_trees_are_read_as_oscap_reads_them_or_left_to_it() {
     let t = tempfile::tempdir().unwrap();
     let mut ns = ns::Namespace::new();
     std::fs::set_permissions(t.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let (clean, gaps) = (t.path().join("clean"), t.path().join("gaps"));
+    let (clean, deep, gaps) = (t.path().join("clean"), t.path().join("deep"), t.path().join("gaps"));
     eprintln!("{}", ns.trees("clean", &clean).trim());
+    eprintln!("{}", ns.trees("deep", &deep).trim());
     eprintln!("{}", ns.trees("gaps", &gaps).trim());
-    let (w, _) = walk_in(&ns, &clean, None);
-    assert!(w.any_gap().is_none(), "the clean trees read whole: {:?}", w.any_gap());
-    let mut diff = hostile_compare(&ns, &clean_objects(clean.to_str().unwrap()), &w, None);
+    let mut diff = Vec::new();
+    for (root, objects) in [(&clean, clean_objects(clean.to_str().unwrap())), (&deep, deep_objects(deep.to_str().unwrap()))] {
+        let (w, _) = walk_in(&ns, root, None);
+        assert!(w.any_gap().is_none(), "{} reads whole: {:?}", root.display(), w.any_gap());
+        diff.extend(hostile_compare(&ns, &objects, &w, None));
+    }
     let (w, errors) = walk_in(&ns, &gaps, None);
     assert!(errors.contains("fuse': Permission denied"), "root may not look at a user's FUSE mount: {errors}");
     diff.extend(hostile_compare(&ns, &gap_objects(gaps.to_str().unwrap()), &w, None));
