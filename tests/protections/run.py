@@ -18,10 +18,14 @@ LOGS = os.path.join(ROOT, "target", "protections")
 # Where a row's test lives: (cargo args selecting the test target, the test's name or filter).
 def lib(pkg, name):
     return (["-p", pkg, "--lib"], name)
+# The temper package with the workspace's one feature, as tests/run.sh builds it: temper-agents
+# is then the build's own, not built again without it (crates/temper-deps does the same for the
+# third-party crates).
+TEMPER = ["-p", "temper", "--features", "temper-agents/real-model"]
 def bin_(name):
-    return (["-p", "temper", "--bin", "temper"], name)
+    return ([*TEMPER, "--bin", "temper"], name)
 def itest(pkg, binary, name):
-    return (["-p", pkg, "--test", binary], name)
+    return ([*TEMPER, "--test", binary] if pkg == "temper" else ["-p", pkg, "--test", binary], name)
 
 SEAL = "crates/temper-core/src/plan/seal.rs"
 FOLDER = "crates/temper-journal/src/plan/folder.rs"
