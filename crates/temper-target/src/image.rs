@@ -42,6 +42,15 @@ pub enum Compression {
 }
 
 impl Compression {
+    /// As the export's line says it.
+    pub fn said(self) -> &'static str {
+        match self {
+            Self::Zlib => "zlib-compressed",
+            Self::Zstd => "zstd-compressed: qemu 5.1 or newer reads it",
+            Self::None => "uncompressed",
+        }
+    }
+
     /// qemu-img convert's options for it. zlib is qcow2's default type, left unnamed: the image
     /// then carries no compression-type field, which qemu before 5.1 would refuse.
     fn qemu_img_args(self) -> &'static [&'static str] {

@@ -90,15 +90,14 @@ pub async fn run(config: &Config, cmd: ImageCmd) -> anyhow::Result<u8> {
 }
 
 async fn export(config: &Config, args: &ExportArgs) -> anyhow::Result<u8> {
-    let ExportArgs { run, output, unproven, keep_harness, .. } = args;
-    let (output, unproven, keep_harness) = (output.as_path(), *unproven, *keep_harness);
+    let (output, keep_harness) = (args.output.as_path(), args.keep_harness);
     let proof = (!args.no_boot_proof).then_some(&args.proof);
     let store = crate::wiring::store(config).await?;
-    let id = resolve_run(&store, run).await?;
+    let id = resolve_run(&store, &args.run).await?;
     let data = load(&store, id).await?;
     let Some(summary) = data.summary.clone() else { bail!("run {id} has not finished: it has no final state to export") };
     let proven = summary.rebooted == Some(true);
-    if !proven && !unproven {
+    if !proven && !args.unproven {
         bail!(
             "run {id}'s final state has not passed the reboot proof ({}); pass --unproven to export it anyway",
             temper_journal::reboot_line(summary.rebooted)
@@ -131,7 +130,7 @@ async fn export(config: &Config, args: &ExportArgs) -> anyhow::Result<u8> {
     eprintln!(
         "temper: wrote {} ({bytes} bytes, {}, sha256 {sha256}) from snapshot {} of {}: harness {}, {} thing(s) of temper's removed, {} held rule(s) settled",
         output.display(),
-        compression_said(args.compression),
+        args.compression.said(),
         data.run.checkpoint,
         target.domain,
         if keep_harness { "kept" } else { "removed" },
@@ -246,15 +245,6 @@ async fn export(config: &Config, args: &ExportArgs) -> anyhow::Result<u8> {
         return Ok(1);
     }
     Ok(0)
-}
-
-/// The compression as the export's line says it.
-fn compression_said(how: temper_target::Compression) -> &'static str {
-    match how {
-        temper_target::Compression::Zlib => "zlib-compressed",
-        temper_target::Compression::Zstd => "zstd-compressed: qemu 5.1 or newer reads it",
-        temper_target::Compression::None => "uncompressed",
-    }
 }
 
 /// The boot proof's bound on a first boot: twice `boot_timeout_secs` (it makes host keys too).
