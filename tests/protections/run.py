@@ -7,10 +7,13 @@
 # stale). Exit 0 when every row FAILED. From the repository root:
 #   python3 tests/protections/run.py [ROW...]        e.g. P5a S2
 #   python3 tests/protections/run.py --check         each row's text still in the source, once
-# tests/run.sh runs it in its last phase. It builds as the environment says (under .ci/run, the
-# lints' wrapper too), with incremental builds for the crates it changes. The VM's rows are
-# tests/protections/revert-vm.py's.
-import os, shutil, subprocess, sys, time
+#   python3 tests/protections/run.py --own-target    every row, built in a target of its own
+# It builds as the environment says (under .ci/run, the lints' wrapper too), with incremental
+# builds for the crates it changes. With --own-target (tests/run.sh, beside its VM suites) it
+# builds in target/protections/target, first a copy of target/debug without its executables, and
+# its sshd rows use an sshd of their own: the suite's binaries stay as built while they run.
+# The VM's rows are tests/protections/revert-vm.py's.
+import os, shutil, signal, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOGS = os.path.join(ROOT, "target", "protections")
@@ -214,6 +217,40 @@ def row(name, what, path, edits, target, env):
     return ("OTHER", out[-300:].replace("\n", " "), built, ran)
 
 
+# --own-target's target, its sshd (the rows' host_keys test starts it; the fleet phase uses the
+# suite's own) and its port.
+OWN_TARGET = os.path.join(LOGS, "target")
+OWN_SSHD = ("/var/tmp/temper-sshd-protections", "2201")
+
+
+def seed(src, dst):
+    """`src` (target/debug) copied to `dst` but for the executables that rows link again (the
+    test binaries, 4.5 of 7.8 GB): the crates' outputs, fingerprints and build scripts' outputs,
+    times kept, so cargo finds them fresh. Returns the bytes copied."""
+    copied = 0
+    for top, dirs, files in os.walk(src):
+        rel = os.path.relpath(top, src)
+        if rel == "incremental":
+            dirs[:] = []
+            continue
+        os.makedirs(os.path.join(dst, rel), exist_ok=True)
+        for f in files:
+            path = os.path.join(top, f)
+            linked = rel in (".", "deps") and os.access(path, os.X_OK) and not f.endswith(".so")
+            if linked or os.path.islink(path):
+                continue
+            shutil.copy2(path, os.path.join(dst, rel, f))
+            copied += os.path.getsize(path)
+    return copied
+
+
+def own_target():
+    """The environment for --own-target: a fresh copy of the suite's build, an sshd of its own."""
+    shutil.rmtree(OWN_TARGET, ignore_errors=True)
+    seed(os.path.join(ROOT, "target", "debug"), os.path.join(OWN_TARGET, "debug"))
+    return {"CARGO_TARGET_DIR": OWN_TARGET, "TEMPER_SSHD_DIR": OWN_SSHD[0], "TEMPER_SSHD_PORT": OWN_SSHD[1]}
+
+
 def check():
     """Each row's text is in its file once: the rows still fit the source (`--check`)."""
     stale = []
@@ -227,13 +264,19 @@ def check():
 def main():
     if sys.argv[1:] == ["--check"]:
         check()
-    only = sys.argv[1:]
+    # Stopped (tests/run.sh ending early): the row's `finally` puts its source back.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    own = "--own-target" in sys.argv[1:]
+    only = [a for a in sys.argv[1:] if a != "--own-target"]
     unknown = [o for o in only if o not in [r[0] for r in ROWS]]
     if unknown:
         sys.exit(f"no row {unknown}: the rows are {' '.join(r[0] for r in ROWS)}")
     os.makedirs(LOGS, exist_ok=True)
     env = dict(os.environ, CARGO_INCREMENTAL="1", CARGO_TERM_COLOR="never")
     results, t0 = [], time.time()
+    if own:
+        env.update(own_target())
+        print(f"protections: built in {env['CARGO_TARGET_DIR']}, seeded in {time.time() - t0:.0f} s", flush=True)
     for name, what, path, edits, target in ROWS:
         if only and name not in only:
             continue
@@ -247,6 +290,8 @@ def main():
     print("|---|---|---|---|---|---|")
     for name, what, test, res, built, ran in results:
         print(f"| {name} | {what} | `{test}` | {res} | {built:.0f} | {ran:.0f} |")
+    if own:
+        subprocess.run(["bash", os.path.join(ROOT, "tests/sshd/stop.sh")], env=env, check=False)
     caught = sum(1 for r in results if r[3] == "FAILED")
     print(f"\nprotections: {caught} of {len(results)} caught by their tests in {time.time() - t0:.0f} s (logs: target/protections/)")
     sys.exit(0 if caught == len(results) else 1)
