@@ -10,8 +10,9 @@
 #   python3 tests/protections/run.py --own-target    every row, built in a target of its own
 # It builds as the environment says (under .ci/run, the lints' wrapper too), with incremental
 # builds for the crates it changes. With --own-target (tests/run.sh, beside its VM suites) it
-# builds in target/protections/target, first a copy of target/debug without its executables, and
-# its sshd rows use an sshd of their own: the suite's binaries stay as built while they run.
+# builds in target/protections/target, first a copy of target/debug without its executables
+# (removed at the end), and its sshd rows use an sshd of their own: the suite's binaries stay as
+# built while they run.
 # The VM's rows are tests/protections/revert-vm.py's.
 import os, shutil, signal, subprocess, sys, time
 
@@ -251,6 +252,12 @@ def own_target():
     return {"CARGO_TARGET_DIR": OWN_TARGET, "TEMPER_SSHD_DIR": OWN_SSHD[0], "TEMPER_SSHD_PORT": OWN_SSHD[1]}
 
 
+def own_target_done(env):
+    """Its sshd stopped; its target (4 GB after every row) removed, the logs kept."""
+    subprocess.run(["bash", os.path.join(ROOT, "tests/sshd/stop.sh")], env=env, check=False)
+    shutil.rmtree(OWN_TARGET, ignore_errors=True)
+
+
 def check():
     """Each row's text is in its file once: the rows still fit the source (`--check`)."""
     stale = []
@@ -291,7 +298,7 @@ def main():
     for name, what, test, res, built, ran in results:
         print(f"| {name} | {what} | `{test}` | {res} | {built:.0f} | {ran:.0f} |")
     if own:
-        subprocess.run(["bash", os.path.join(ROOT, "tests/sshd/stop.sh")], env=env, check=False)
+        own_target_done(env)
     caught = sum(1 for r in results if r[3] == "FAILED")
     print(f"\nprotections: {caught} of {len(results)} caught by their tests in {time.time() - t0:.0f} s (logs: target/protections/)")
     sys.exit(0 if caught == len(results) else 1)
