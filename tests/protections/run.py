@@ -246,10 +246,11 @@ def seed(src, dst):
 
 
 def own_target():
-    """The environment for --own-target: a fresh copy of the suite's build, an sshd of its own."""
+    """The environment for --own-target: a fresh copy of the suite's build, an sshd of its own;
+    and the bytes copied."""
     shutil.rmtree(OWN_TARGET, ignore_errors=True)
-    seed(os.path.join(ROOT, "target", "debug"), os.path.join(OWN_TARGET, "debug"))
-    return {"CARGO_TARGET_DIR": OWN_TARGET, "TEMPER_SSHD_DIR": OWN_SSHD[0], "TEMPER_SSHD_PORT": OWN_SSHD[1]}
+    copied = seed(os.path.join(ROOT, "target", "debug"), os.path.join(OWN_TARGET, "debug"))
+    return {"CARGO_TARGET_DIR": OWN_TARGET, "TEMPER_SSHD_DIR": OWN_SSHD[0], "TEMPER_SSHD_PORT": OWN_SSHD[1]}, copied
 
 
 def own_target_done(env):
@@ -282,23 +283,27 @@ def main():
     env = dict(os.environ, CARGO_INCREMENTAL="1", CARGO_TERM_COLOR="never")
     results, t0 = [], time.time()
     if own:
-        env.update(own_target())
-        print(f"protections: built in {env['CARGO_TARGET_DIR']}, seeded in {time.time() - t0:.0f} s", flush=True)
-    for name, what, path, edits, target in ROWS:
-        if only and name not in only:
-            continue
-        res, why, built, ran = row(name, what, path, edits, target, env)
-        results.append((name, what, target[1], res, built, ran))
-        print(f"protection {name}: {res} (build {built:.0f} s, test {ran:.0f} s): {what}", flush=True)
-        if why:
-            print(f"    {why}", flush=True)
+        own_env, copied = own_target()
+        env.update(own_env)
+        print(f"protections: built in {OWN_TARGET}, seeded with {copied / 1e9:.1f} GB in {time.time() - t0:.0f} s", flush=True)
+    try:
+        for name, what, path, edits, target in ROWS:
+            if only and name not in only:
+                continue
+            res, why, built, ran = row(name, what, path, edits, target, env)
+            results.append((name, what, target[1], res, built, ran))
+            print(f"protection {name}: {res} (build {built:.0f} s, test {ran:.0f} s): {what}", flush=True)
+            if why:
+                print(f"    {why}", flush=True)
+    finally:
+        # Stopped or not: its sshd stopped, its target removed.
+        if own:
+            own_target_done(env)
     print()
     print("| row | protection taken out | test | result | build s | test s |")
     print("|---|---|---|---|---|---|")
     for name, what, test, res, built, ran in results:
         print(f"| {name} | {what} | `{test}` | {res} | {built:.0f} | {ran:.0f} |")
-    if own:
-        own_target_done(env)
     caught = sum(1 for r in results if r[3] == "FAILED")
     print(f"\nprotections: {caught} of {len(results)} caught by their tests in {time.time() - t0:.0f} s (logs: target/protections/)")
     sys.exit(0 if caught == len(results) else 1)
