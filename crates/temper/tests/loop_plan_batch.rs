@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use sim::*;
+use temper_core::ralph::PlanRoom;
 use temper_journal::RunId;
 use temper_journal::Verdict;
 use temper_journal::plan::PlannedFix;
@@ -263,21 +264,30 @@ async fn a_batch_takes_its_evidence_in_one_rescan_that_leaves_its_tree_walkers_o
     took("a_batch_takes_its_evidence_in_one_rescan_that_leaves_its_tree_walkers_out", t);
 }
 
-/// A clean batch's check also takes the evidence of the rules the next batch takes: here two rules
-/// not applicable at the baseline that step 1 makes applicable (and failing). Their steps go in a
-/// second batch, with the evidence the first batch's check took and no rescan of their own.
-#[tokio::test]
-async fn the_next_batch_takes_its_evidence_from_the_last_batchs_check() {
-    let t = Instant::now();
-    const LATER: [&str; 2] = ["service_ntp_enabled", "service_auditd_enabled"];
-    let mut plan = steps([&format!("# sim fail {}\n# sim fail {}\n", LATER[0], LATER[1]), "", "", ""]);
+/// Two rules not applicable at the baseline, which step 1 of [`six_steps`] makes applicable.
+const LATER: [&str; 2] = ["service_ntp_enabled", "service_auditd_enabled"];
+
+/// The four steps (`more` as for [`steps`]), step 1 making [`LATER`]'s rules applicable and
+/// failing, and steps 5 and 6 fixing them.
+fn six_steps(more: [&str; 4]) -> Vec<PlannedFix> {
+    let first = format!("# sim fail {}\n# sim fail {}\n{}", LATER[0], LATER[1], more[0]);
+    let mut plan = steps([&first, more[1], more[2], more[3]]);
     for (i, rule) in LATER.into_iter().enumerate() {
         let n = 5 + i;
         let fix_script = format!("echo plan step {n}\n# sim pass {rule}\n");
         let fix = ApplyFix { fix_script, revert_script: "true\n".into(), description: format!("step {n}") };
         plan.push(PlannedFix { n, rule: full(rule), fix, accepted_exits: vec![0], needs_reboot: false, derived: false });
     }
-    let mut sim = planned("batch-ahead", plan).await;
+    plan
+}
+
+/// A clean batch's check also takes the evidence of the rules the next batch takes: here two rules
+/// not applicable at the baseline that step 1 makes applicable (and failing). Their steps go in a
+/// second batch, with the evidence the first batch's check took and no rescan of their own.
+#[tokio::test]
+async fn the_next_batch_takes_its_evidence_from_the_last_batchs_check() {
+    let t = Instant::now();
+    let mut sim = planned("batch-ahead", six_steps(["", "", "", ""])).await;
     sim.settings.rules.extend(LATER.map(String::from));
     sim.with_oval();
     let run = sim.new_run("stock").await;
@@ -492,4 +502,38 @@ async fn a_last_step_joins_the_last_batch_after_the_loop_settles_the_other_rules
 #[tokio::test]
 async fn a_last_step_joins_the_last_batch_after_a_fix_the_loop_kept_is_checked() {
     last_step_joins_the_last_batch(true).await;
+}
+
+/// A batch's room doubles after each clean batch, up to its most, and starts again after one that
+/// fails its check. With room for 2 steps at first and 4 at most: six clean steps go in two
+/// batches (2, then 4), not three. When step 3 fails, its batch of 4 is bisected, and the next
+/// batch takes 2 again.
+#[tokio::test]
+async fn a_batchs_room_doubles_after_a_clean_batch_and_starts_again_after_one_that_fails() {
+    let t = Instant::now();
+    for failing in [false, true] {
+        let mut plan = six_steps(["", "", "", ""]);
+        if failing {
+            plan[2].fix.fix_script = "echo plan step 3\nexit 3\n# sim exit 3\n".into();
+        }
+        let mut sim = planned(&format!("batch-room-{failing}"), plan).await;
+        sim.settings.rules.extend(LATER.map(String::from));
+        sim.settings.plan_room = PlanRoom { first: 2, most: 4 };
+        let run = sim.new_run("stock").await;
+        sim.stock(run).await.unwrap();
+        ends_well(&sim, run).await;
+        for rule in LATER {
+            assert_eq!(sim.rule(run, rule).await.status, RuleStatus::Fixed, "{rule}");
+        }
+        let batches: Vec<_> = sim.events(run, EventKind::PlanBatch).await.into_iter().map(|b| b["steps"].clone()).collect();
+        if failing {
+            assert_eq!(batches, [json!([1, 2]), json!([3, 4, 5, 6]), json!([4, 5])], "failing: room 2 again after the bisection");
+            let found = sim.events(run, EventKind::PlanBisected).await;
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0]["step"], json!(3));
+        } else {
+            assert_eq!(batches, [json!([1, 2]), json!([3, 4, 5, 6])], "clean: 2, then 4");
+        }
+    }
+    took("a_batchs_room_doubles_after_a_clean_batch_and_starts_again_after_one_that_fails", t);
 }

@@ -12,10 +12,36 @@ pub const MAX_BATCH: u32 = 32;
 /// reverts that fell back to it, no bisection): 20 s of replays at those rare times, against a
 /// snapshot after every cheap fix.
 pub const REPLAY_BUDGET: Duration = Duration::from_secs(20);
-/// The most steps one plan batch applies: each step was proven on the plan's source target and
-/// a batch fails rarely (none in the ANSSI plan's 95 steps for the rules failing at baseline);
-/// one that fails costs about log2(32) = 5 checks.
+/// The most steps a run's first plan batch applies: each step was proven on the plan's source
+/// target and a batch fails rarely (none in the ANSSI plan's 146 steps, in any recorded run);
+/// one that fails costs about log2(32) = 5 checks, with its prefixes applied again.
 pub const PLAN_BATCH: usize = 32;
+/// The most steps any plan batch applies, reached by doubling after each clean batch
+/// ([`PlanRoom`]). Each check costs about one full scan (50 to 90 s on ANSSI high under TCG):
+/// the ANSSI plan's 146 steps take 3 checks instead of 5.
+pub const PLAN_BATCH_MOST: usize = 64;
+
+/// How many steps a plan batch may take: `first` for a run's first batch and for the first after
+/// a batch that failed its check, doubled by each batch checked clean since, up to `most`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanRoom {
+    pub first: usize,
+    pub most: usize,
+}
+
+impl PlanRoom {
+    /// The room after `clean` batches in a row were checked clean.
+    pub fn after(self, clean: usize) -> usize {
+        let grown = self.first.saturating_mul(1usize << clean.min(usize::BITS as usize - 1));
+        grown.clamp(self.first.min(self.most), self.most)
+    }
+}
+
+impl Default for PlanRoom {
+    fn default() -> Self {
+        Self { first: PLAN_BATCH, most: PLAN_BATCH_MOST }
+    }
+}
 
 /// The run's knobs, from temper.toml, env and flags.
 #[derive(Debug, Clone)]
@@ -52,6 +78,8 @@ pub struct Settings {
     /// The most fix-script time a pending fix's state is rebuilt with by replays instead of a
     /// snapshot of its own ([`REPLAY_BUDGET`]; zero: a snapshot after every kept fix).
     pub replay_budget: Duration,
+    /// How many steps a plan batch may take ([`PlanRoom`]).
+    pub plan_room: PlanRoom,
 }
 
 impl Default for Settings {
@@ -77,6 +105,7 @@ impl Default for Settings {
             plan_cadence: None,
             derive: None,
             replay_budget: REPLAY_BUDGET,
+            plan_room: PlanRoom::default(),
         }
     }
 }
@@ -113,5 +142,21 @@ pub struct RebootProof {
 impl Default for RebootProof {
     fn default() -> Self {
         Self { grace: Duration::from_secs(90), boot_timeout: Duration::from_secs(300) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_batchs_room_doubles_with_each_clean_batch_up_to_its_most() {
+        let room = PlanRoom::default();
+        let rooms: Vec<usize> = (0..4).map(|clean| room.after(clean)).collect();
+        assert_eq!(rooms, [32, 64, 64, 64]);
+        assert_eq!(room.after(usize::MAX), PLAN_BATCH_MOST, "no overflow");
+        let small = PlanRoom { first: 2, most: 5 };
+        assert_eq!((0..4).map(|c| small.after(c)).collect::<Vec<_>>(), [2, 4, 5, 5]);
+        assert_eq!(PlanRoom { first: 8, most: 4 }.after(0), 4, "most bounds the first too");
     }
 }

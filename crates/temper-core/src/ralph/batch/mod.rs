@@ -1,5 +1,6 @@
 //! A proven plan's steps in batches (`temper run --plan`). The next steps in the plan's order (up
-//! to [`PLAN_BATCH`]) are applied together and checked once: one rescan
+//! to [`PlanRoom`](crate::ralph::settings::PlanRoom): 32, doubled after each clean batch, up to
+//! 64) are applied together and checked once: one rescan
 //! of their rules with the regression set and the rules not applicable so far, beside the lockout
 //! guard and the health check. A clean batch is kept with one snapshot, the new checkpoint. A
 //! failing one is bisected over its prefixes, each applied again on the restored checkpoint, to
@@ -25,7 +26,6 @@ use crate::ralph::escalate::Escalator;
 use crate::ralph::ledger::Ledger;
 use crate::ralph::machine::Machine;
 use crate::ralph::offer::Offer;
-use crate::ralph::settings::PLAN_BATCH;
 use crate::ralph::state::Seen;
 use crate::ralph::state::{Ahead, RunState};
 use crate::ralph::trial::Trial;
@@ -77,7 +77,7 @@ impl PlanBatch<'_> {
     /// loop's other rules (`Tail`).
     #[tracing::instrument(name = "plan_batch", skip_all)]
     pub(in crate::ralph) async fn run(&self, state: &mut RunState) -> LoopResult<bool> {
-        let tail = self.offer.plan_tail(self.room(state)).await?;
+        let tail = self.offer.plan_tail(self.room(state, 0).await?).await?;
         if tail.waits || tail.due.len() < 2 {
             return Ok(false);
         }
@@ -95,7 +95,7 @@ impl PlanBatch<'_> {
         self.attempt.note_shared_bans(state, &due[0].rule, &bans).await?;
         let deny = self.attempt.deny_list(&bans).await?;
         let watched = self.offer.watched().await?;
-        let next = self.next_evidence(state, &tail.after, &watched);
+        let next = self.next_evidence(state, &tail.after, &watched).await?;
         let mut steps = Vec::new();
         for fix in due {
             let (seen, looked_ahead) = before.remove(&fix.rule).unwrap_or((None, false));
@@ -120,18 +120,21 @@ impl PlanBatch<'_> {
         self.bisect_batch(state, &steps, checked).await.map(|()| true)
     }
 
-    /// How many steps the next batch may take: [`PLAN_BATCH`], or what `--max-rules` leaves.
-    fn room(&self, state: &RunState) -> usize {
-        self.offer.max_rules().map_or(PLAN_BATCH, |m| m.saturating_sub(state.worked()).min(PLAN_BATCH))
+    /// How many steps a batch may take (`Offer::plan_room`, with `more` clean batches besides the
+    /// journal's), within what `--max-rules` leaves.
+    async fn room(&self, state: &RunState, more: usize) -> LoopResult<usize> {
+        let room = self.offer.plan_room(more).await?;
+        Ok(self.offer.max_rules().map_or(room, |m| m.saturating_sub(state.worked()).min(room)))
     }
 
     /// The rules whose evidence the batch's check takes for the next batch: the first open steps
-    /// `after` it, and those of rules not applicable so far (`watched`, rescanned anyway), which
-    /// the batch may make applicable. Cheap ones only, as for [`Self::before_all`].
-    fn next_evidence(&self, state: &RunState, after: &[PlannedFix], watched: &[String]) -> Vec<String> {
-        let next = after.iter().take(self.room(state)).map(|s| s.rule.clone());
+    /// `after` it (as many as the next batch may take if this one is clean), and those of rules
+    /// not applicable so far (`watched`, rescanned anyway), which the batch may make applicable.
+    /// Cheap ones only, as for [`Self::before_all`].
+    async fn next_evidence(&self, state: &RunState, after: &[PlannedFix], watched: &[String]) -> LoopResult<Vec<String>> {
+        let next = after.iter().take(self.room(state, 1).await?).map(|s| s.rule.clone());
         let applicable_next = self.offer.plan().iter().filter(|s| watched.contains(&s.rule)).map(|s| s.rule.clone());
-        self.machine.scanner().cheap_evidence(&next.chain(applicable_next).collect::<Vec<_>>())
+        Ok(self.machine.scanner().cheap_evidence(&next.chain(applicable_next).collect::<Vec<_>>()))
     }
 
     /// The batch's rules as the scanner finds them before any step runs (their results, and

@@ -15,9 +15,8 @@ use temper_journal::turn::ApplyFix;
 use super::Offer;
 use crate::agent::{Candidate, FixContext};
 use crate::ralph::error::LoopResult;
-use crate::ralph::settings::PLAN_BATCH;
 use temper_journal::plan::PlannedFix;
-use temper_journal::{AttemptState, RuleStatus};
+use temper_journal::{AttemptState, EventData, RuleStatus};
 
 /// The plan's untried steps whose rules are open and in scope, as the next batch may take them.
 #[derive(Debug, Default)]
@@ -77,11 +76,26 @@ impl Offer<'_> {
     /// while their batch waits for the others.
     pub async fn offered(&self) -> LoopResult<Vec<Candidate>> {
         let mut candidates = self.candidates().await?;
-        let tail = self.plan_tail(PLAN_BATCH).await?;
+        if self.plan.is_empty() {
+            return Ok(candidates);
+        }
+        let tail = self.plan_tail(self.plan_room(0).await?).await?;
         if tail.waits {
             candidates.retain(|c| !tail.holds(&c.rule_id));
         }
         Ok(candidates)
+    }
+
+    /// How many steps a plan batch may take ([`PlanRoom`](crate::ralph::settings::PlanRoom)),
+    /// counting the batches the journal has checked clean since the last that failed, and `more`
+    /// clean ones besides (the next batch's room, should the one under way be clean).
+    pub async fn plan_room(&self, more: usize) -> LoopResult<usize> {
+        let events = self.journal.events(None).await?;
+        let checked = events.iter().rev().filter_map(|e| match &e.data {
+            EventData::PlanBatch(b) => Some(b.failed.is_empty() && b.guard.is_none()),
+            _ => None,
+        });
+        Ok(self.plan_room.after(checked.take_while(|clean| *clean).count() + more))
     }
 
     /// A plan's derived step `n`, derived again from this target's own evidence and tries (the
