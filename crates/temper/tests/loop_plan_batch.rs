@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use sim::*;
-use temper_core::ralph::PlanRoom;
+use temper_core::ralph::PlanBatches;
 use temper_journal::RunId;
 use temper_journal::Verdict;
 use temper_journal::plan::PlannedFix;
@@ -506,8 +506,8 @@ async fn a_last_step_joins_the_last_batch_after_a_fix_the_loop_kept_is_checked()
 
 /// A batch's room doubles after each clean batch, up to its most, and starts again after one that
 /// fails its check. With room for 2 steps at first and 4 at most: six clean steps go in two
-/// batches (2, then 4), not three. When step 3 fails, its batch of 4 is bisected, and the next
-/// batch takes 2 again.
+/// batches (2, then 4), not three. When step 3 fails, its batch of 4 is bisected (its stones
+/// dropped), and the next batch takes 2 again.
 #[tokio::test]
 async fn a_batchs_room_doubles_after_a_clean_batch_and_starts_again_after_one_that_fails() {
     let t = Instant::now();
@@ -518,10 +518,14 @@ async fn a_batchs_room_doubles_after_a_clean_batch_and_starts_again_after_one_th
         }
         let mut sim = planned(&format!("batch-room-{failing}"), plan).await;
         sim.settings.rules.extend(LATER.map(String::from));
-        sim.settings.plan_room = PlanRoom { first: 2, most: 4 };
+        // A stone after every step: the failing batch's are dropped with it.
+        sim.settings.plan_batches = PlanBatches { first: 2, most: 4, stone_after: std::time::Duration::ZERO };
         let run = sim.new_run("stock").await;
         sim.stock(run).await.unwrap();
         ends_well(&sim, run).await;
+        let left = temper_core::ports::Hypervisor::snapshot_list(&sim.hv).await.unwrap();
+        let checkpoint = sim.store.run(run).await.unwrap().checkpoint;
+        assert!(left.iter().all(|s| s == "baseline" || *s == checkpoint), "no stone is left: {left:?} (checkpoint {checkpoint})");
         for rule in LATER {
             assert_eq!(sim.rule(run, rule).await.status, RuleStatus::Fixed, "{rule}");
         }
@@ -536,4 +540,37 @@ async fn a_batchs_room_doubles_after_a_clean_batch_and_starts_again_after_one_th
         }
     }
     took("a_batchs_room_doubles_after_a_clean_batch_and_starts_again_after_one_that_fails", t);
+}
+
+/// A batch takes a stepping stone after each step once its scripts ran `stone_after` (here:
+/// zero, so after every step but its last). Step 5 enables a unit that fails at boot: the reboot
+/// proof blames it, and the rebuild restores the second batch's stone after step 4 and replays
+/// only step 6, not steps 3, 4 and 6 onto the first batch's checkpoint. No stone is left.
+#[tokio::test]
+async fn a_rebuild_after_a_blamed_plan_step_starts_from_the_stone_its_batch_took_before_it() {
+    use temper_core::ports::Hypervisor;
+    let t = Instant::now();
+    for stone_after in [std::time::Duration::ZERO, std::time::Duration::from_secs(3600)] {
+        let mut plan = six_steps(["", "", "", ""]);
+        plan[4].fix.fix_script.push_str("# sim unit-fails-at-boot aidecheck.service\nsystemctl enable aidecheck.service\n");
+        let mut sim = planned(&format!("batch-stones-{}", stone_after.as_secs()), plan).await;
+        sim.settings.rules.extend(LATER.map(String::from));
+        sim.settings.plan_batches = PlanBatches { first: 2, most: 4, stone_after };
+        let run = sim.new_run("stock").await;
+        let summary = sim.stock(run).await.unwrap();
+        assert_eq!(summary.rebooted, Some(true), "{summary:?}");
+        ends_well(&sim, run).await;
+        let batches: Vec<_> = sim.events(run, EventKind::PlanBatch).await.into_iter().map(|b| b["steps"].clone()).collect();
+        assert_eq!(batches, [json!([1, 2]), json!([3, 4, 5, 6])]);
+        let blamed = sim.attempts(run, LATER[0]).await;
+        assert_eq!(blamed[0].verdict, Some(Verdict::HealthBroken), "step 5 blamed: {blamed:?}");
+        let replays = sim.events(run, EventKind::Replay).await;
+        let want = if stone_after.is_zero() { 1 } else { 3 };
+        assert_eq!(replays.len(), want, "stone_after {stone_after:?}: {replays:?}");
+        assert!(sim.guest.units_failing_at_boot().is_empty(), "the blamed step is not in the rebuilt state");
+        let left = sim.hv.snapshot_list().await.unwrap();
+        let checkpoint = sim.store.run(run).await.unwrap().checkpoint;
+        assert!(left.iter().all(|s| s == "baseline" || *s == checkpoint), "no stone is left: {left:?} (checkpoint {checkpoint})");
+    }
+    took("a_rebuild_after_a_blamed_plan_step_starts_from_the_stone_its_batch_took_before_it", t);
 }

@@ -55,7 +55,7 @@ pub use crew::{Agents, Parts};
 pub use error::{LoopError, LoopResult};
 pub use finish::{EXIT_DONE, EXIT_GUEST_DISAGREES, EXIT_REMAINING};
 pub use preflight::checkpoint_prefix;
-pub use settings::{PlanRoom, RebootProof, Settings};
+pub use settings::{PlanBatches, RebootProof, Settings};
 pub use state::{Ahead, Kept, RunState};
 
 use crate::lease::Lease;

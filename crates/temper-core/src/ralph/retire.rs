@@ -19,19 +19,39 @@ pub(super) async fn retire(
     if state.pinned(&old) {
         return Ok(());
     }
-    let since = state.booted().through;
-    let holds: Vec<AttemptId> = books
-        .journal()
-        .attempts()
-        .await?
-        .into_iter()
-        .filter(|a| a.in_force() && Some(a.id) > since && !newer.contains(&a.id))
-        .map(|a| a.id)
-        .collect();
+    let holds: Vec<AttemptId> = in_force_since_booted(books, state).await?.into_iter().filter(|id| !newer.contains(id)).collect();
     if holds.is_empty() {
         return machine.drop_snapshot(&old).await;
     }
-    for s in state.add_stone(Stone { snapshot: old, holds }) {
+    add_stone(machine, state, Stone { snapshot: old, holds }).await
+}
+
+/// Snapshots taken on the way to the checkpoint just set (a plan batch's, `batch/check.rs`),
+/// oldest first, each with the fixes `newer` than it: kept as stepping stones, as a checkpoint
+/// moved past is.
+pub(super) async fn retire_passed(
+    books: &Books<'_>,
+    machine: &Machine<'_>,
+    state: &mut RunState,
+    passed: Vec<(String, Vec<AttemptId>)>,
+) -> LoopResult<()> {
+    let held = in_force_since_booted(books, state).await?;
+    for (snapshot, newer) in passed {
+        let holds = held.iter().copied().filter(|id| !newer.contains(id)).collect();
+        add_stone(machine, state, Stone { snapshot, holds }).await?;
+    }
+    Ok(())
+}
+
+/// The fixes in force kept since the booted checkpoint, oldest first.
+async fn in_force_since_booted(books: &Books<'_>, state: &RunState) -> LoopResult<Vec<AttemptId>> {
+    let since = state.booted().through;
+    let attempts = books.journal().attempts().await?;
+    Ok(attempts.into_iter().filter(|a| a.in_force() && Some(a.id) > since).map(|a| a.id).collect())
+}
+
+async fn add_stone(machine: &Machine<'_>, state: &mut RunState, stone: Stone) -> LoopResult<()> {
+    for s in state.add_stone(stone) {
         machine.drop_snapshot(&s.snapshot).await?;
     }
     Ok(())

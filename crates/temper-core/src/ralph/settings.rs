@@ -17,29 +17,37 @@ pub const REPLAY_BUDGET: Duration = Duration::from_secs(20);
 /// one that fails costs about log2(32) = 5 checks, with its prefixes applied again.
 pub const PLAN_BATCH: usize = 32;
 /// The most steps any plan batch applies, reached by doubling after each clean batch
-/// ([`PlanRoom`]). Each check costs about one full scan (50 to 90 s on ANSSI high under TCG):
+/// ([`PlanBatches`]). Each check costs about one full scan (50 to 90 s on ANSSI high under TCG):
 /// the ANSSI plan's 146 steps take 3 checks instead of 5.
 pub const PLAN_BATCH_MOST: usize = 64;
+/// The most fix-script time a plan batch applies past its checkpoint or its last stepping stone
+/// before it takes another (`batch/check.rs`), so that a larger batch costs the reboot proof's
+/// rebuild no more replays: in the ANSSI plan of 2026-11-29, step 131 (the aide timer, blamed at
+/// every reboot) sits 35 steps into its batch of 64, 16 of them `audit_rules_*` fixes of up to
+/// 55 s each. At about 1 s a snapshot, 120 s keeps a plan's stones to a handful.
+pub const PLAN_STONE_AFTER: Duration = Duration::from_secs(120);
 
-/// How many steps a plan batch may take: `first` for a run's first batch and for the first after
-/// a batch that failed its check, doubled by each batch checked clean since, up to `most`.
+/// How a proven plan is batched: `first` steps in a run's first batch and in the first after a
+/// batch that failed its check, doubled by each batch checked clean since, up to `most`; within
+/// a batch, a stepping stone once `stone_after` of fix-script time ran since the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlanRoom {
+pub struct PlanBatches {
     pub first: usize,
     pub most: usize,
+    pub stone_after: Duration,
 }
 
-impl PlanRoom {
+impl PlanBatches {
     /// The room after `clean` batches in a row were checked clean.
-    pub fn after(self, clean: usize) -> usize {
+    pub fn room(self, clean: usize) -> usize {
         let grown = self.first.saturating_mul(1usize << clean.min(usize::BITS as usize - 1));
         grown.clamp(self.first.min(self.most), self.most)
     }
 }
 
-impl Default for PlanRoom {
+impl Default for PlanBatches {
     fn default() -> Self {
-        Self { first: PLAN_BATCH, most: PLAN_BATCH_MOST }
+        Self { first: PLAN_BATCH, most: PLAN_BATCH_MOST, stone_after: PLAN_STONE_AFTER }
     }
 }
 
@@ -78,8 +86,8 @@ pub struct Settings {
     /// The most fix-script time a pending fix's state is rebuilt with by replays instead of a
     /// snapshot of its own ([`REPLAY_BUDGET`]; zero: a snapshot after every kept fix).
     pub replay_budget: Duration,
-    /// How many steps a plan batch may take ([`PlanRoom`]).
-    pub plan_room: PlanRoom,
+    /// How a proven plan is batched ([`PlanBatches`]).
+    pub plan_batches: PlanBatches,
 }
 
 impl Default for Settings {
@@ -105,7 +113,7 @@ impl Default for Settings {
             plan_cadence: None,
             derive: None,
             replay_budget: REPLAY_BUDGET,
-            plan_room: PlanRoom::default(),
+            plan_batches: PlanBatches::default(),
         }
     }
 }
@@ -151,12 +159,12 @@ mod tests {
 
     #[test]
     fn a_plan_batchs_room_doubles_with_each_clean_batch_up_to_its_most() {
-        let room = PlanRoom::default();
-        let rooms: Vec<usize> = (0..4).map(|clean| room.after(clean)).collect();
+        let b = PlanBatches::default();
+        let rooms: Vec<usize> = (0..4).map(|clean| b.room(clean)).collect();
         assert_eq!(rooms, [32, 64, 64, 64]);
-        assert_eq!(room.after(usize::MAX), PLAN_BATCH_MOST, "no overflow");
-        let small = PlanRoom { first: 2, most: 5 };
-        assert_eq!((0..4).map(|c| small.after(c)).collect::<Vec<_>>(), [2, 4, 5, 5]);
-        assert_eq!(PlanRoom { first: 8, most: 4 }.after(0), 4, "most bounds the first too");
+        assert_eq!(b.room(usize::MAX), PLAN_BATCH_MOST, "no overflow");
+        let small = PlanBatches { first: 2, most: 5, ..b };
+        assert_eq!((0..4).map(|c| small.room(c)).collect::<Vec<_>>(), [2, 4, 5, 5]);
+        assert_eq!(PlanBatches { first: 8, most: 4, ..b }.room(0), 4, "most bounds the first too");
     }
 }

@@ -23,6 +23,10 @@ pub(in crate::ralph) struct ScriptRun {
 }
 
 impl ScriptRun {
+    /// How long the script ran.
+    pub(in crate::ralph) fn took(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.ms.max(0) as u64)
+    }
     /// How the script ended, for the verdict.
     pub(in crate::ralph) fn exit(&self) -> Exit {
         self.exit.clone()

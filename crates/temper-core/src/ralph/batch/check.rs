@@ -6,7 +6,7 @@ use temper_journal::Verdict;
 use super::{PlanBatch, Step};
 use crate::ralph::attempt::{ScriptRun, diagnostics, evaluation};
 use crate::ralph::error::LoopResult;
-use crate::ralph::retire::retire;
+use crate::ralph::retire::{retire, retire_passed};
 use crate::ralph::state::RunState;
 use crate::ralph::trial::Ended;
 use crate::ralph::trial::Pick;
@@ -27,6 +27,9 @@ pub(super) struct BatchChecked {
     pub secs: f64,
     /// The guest's journal errors, read when the check failed.
     pub journal: String,
+    /// Stepping stones taken while the steps were applied: each snapshot's name, with the index
+    /// of the last step it holds.
+    pub stones: Vec<(usize, String)>,
 }
 
 impl BatchChecked {
@@ -54,14 +57,23 @@ impl PlanBatch<'_> {
         ahead: &[String],
         first: bool,
     ) -> LoopResult<BatchChecked> {
-        let mut applied = Vec::new();
-        for s in steps {
-            applied.push(self.attempt.apply(&s.fix.fix).await);
+        let (mut applied, mut stones, mut since) = (Vec::new(), Vec::new(), std::time::Duration::ZERO);
+        for (i, s) in steps.iter().enumerate() {
+            let run = self.attempt.apply(&s.fix.fix).await;
+            since += run.took();
+            applied.push(run);
             if first {
                 self.books.journal().set_attempt_state(s.trial.id, AttemptState::Applied).await?;
+                if i + 1 < steps.len() && since >= self.stone_after {
+                    let name = format!("{}s{}", state.prefix(), s.trial.id);
+                    self.machine.take_snapshot(&name, &format!("plan steps {} to {} applied", steps[0].fix.n, s.fix.n)).await?;
+                    stones.push((i, name));
+                    since = std::time::Duration::ZERO;
+                }
             }
         }
-        let checked = self.check(state, steps, &applied, watched, ahead).await?;
+        let mut checked = self.check(state, steps, &applied, watched, ahead).await?;
+        checked.stones = stones;
         if first {
             let (rules, watched, secs) = (state.regression_set().len(), watched.len(), checked.secs);
             let (steps_n, failed, guard) = (steps.iter().map(|s| s.fix.n).collect(), checked.failed(steps), checked.guard.clone());
@@ -109,7 +121,16 @@ impl PlanBatch<'_> {
             .collect::<Vec<Evaluation>>();
         let kept = evaluations.iter().map(|e| self.attempt.kept(e.verdict)).collect();
         let problem = guard.failure().map(|(_, d)| d);
-        let mut checked = BatchChecked { evaluations, kept, regressions, guard: problem, scan: scan.ok(), secs, journal: String::new() };
+        let mut checked = BatchChecked {
+            evaluations,
+            kept,
+            regressions,
+            guard: problem,
+            scan: scan.ok(),
+            secs,
+            journal: String::new(),
+            stones: Vec::new(),
+        };
         if !checked.clean() {
             checked.journal = self.machine.journal_errors().await;
         }
@@ -148,6 +169,8 @@ impl PlanBatch<'_> {
         self.books.remember(self.books.journal().attempts().await?.into_iter().filter(|a| ids.contains(&a.id))).await?;
         let old = state.set_checkpoint(name.clone());
         retire(self.books, self.machine, state, old.clone(), &ids).await?;
+        let passed = checked.stones.iter().map(|(i, stone)| (stone.clone(), ids[i + 1..].to_vec())).collect();
+        retire_passed(self.books, self.machine, state, passed).await?;
         self.books.note(None, EventData::Checkpoint { snapshot: name, replaced: old, fixes: Some(steps.len()) }).await?;
         if let Some(scan) = &checked.scan {
             self.ledger.now_applicable(state, scan, watched).await?;
@@ -158,6 +181,10 @@ impl PlanBatch<'_> {
     /// Finds the first step the checks fail with, by binary search over the batch's prefixes,
     /// each applied again on the checkpoint; that step's rule goes to the normal loop.
     pub(super) async fn bisect_batch(&self, state: &mut RunState, steps: &[Step], mut full: BatchChecked) -> LoopResult<()> {
+        // The batch's stones hold steps that are not kept as they stand.
+        for (_, stone) in std::mem::take(&mut full.stones) {
+            self.machine.drop_snapshot(&stone).await?;
+        }
         // A regression-set rule that fails at the checkpoint too was not broken by the batch.
         let unstable = self.machine.not_passing_at(state.checkpoint(), &full.regressions).await?;
         for r in &unstable {

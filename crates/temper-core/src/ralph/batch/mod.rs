@@ -1,11 +1,15 @@
 //! A proven plan's steps in batches (`temper run --plan`). The next steps in the plan's order (up
-//! to [`PlanRoom`](crate::ralph::settings::PlanRoom): 32, doubled after each clean batch, up to
+//! to [`PlanBatches`](crate::ralph::settings::PlanBatches): 32, doubled after each clean batch, up to
 //! 64) are applied together and checked once: one rescan
 //! of their rules with the regression set and the rules not applicable so far, beside the lockout
 //! guard and the health check. A clean batch is kept with one snapshot, the new checkpoint. A
 //! failing one is bisected over its prefixes, each applied again on the restored checkpoint, to
 //! the first step the checks fail with: that step gets its verdict and its rule goes to the
 //! normal loop; the other steps are set aside and applied again in the next batch.
+//!
+//! While a batch applies its steps it takes a stepping stone each time `stone_after` of script
+//! time ran since the checkpoint or the last stone: kept with a clean batch, so that the reboot
+//! proof's rebuild replays no more than that; dropped with one that fails.
 //!
 //! A clean batch's check also takes the evidence of the rules the next batch is likely to take
 //! (`Ahead`): the guest stays as the check saw it until that batch starts, so the next batch
@@ -48,6 +52,8 @@ pub(super) struct PlanBatch<'r> {
     check: RegressionCheck<'r>,
     /// The run ends with a reboot proof: a step that takes effect at boot is kept for it.
     proof: bool,
+    /// Fix-script time after which a batch takes a stepping stone (`PlanBatches::stone_after`).
+    stone_after: std::time::Duration,
 }
 
 impl<'r> PlanBatch<'r> {
@@ -61,6 +67,7 @@ impl<'r> PlanBatch<'r> {
             escalator: Escalator::new(c),
             check: RegressionCheck::new(c),
             proof: c.settings.reboot.is_some(),
+            stone_after: c.settings.plan_batches.stone_after,
         }
     }
 }

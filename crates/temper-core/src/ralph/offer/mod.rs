@@ -13,7 +13,7 @@ use temper_scap::{Benchmark, Severity};
 
 use crate::agent::{Candidate, Derive};
 use crate::ralph::error::LoopResult;
-use crate::ralph::settings::{PlanRoom, Settings};
+use crate::ralph::settings::{PlanBatches, Settings};
 use crate::ralph::trial::Preset;
 use crate::scan::Scanner;
 use crate::skill::Skill;
@@ -34,7 +34,7 @@ pub(in crate::ralph) struct Offer<'a> {
     max_rules: Option<usize>,
     /// A proven plan's steps, in order.
     plan: Vec<PlannedFix>,
-    plan_room: PlanRoom,
+    plan_batches: PlanBatches,
     derive: Option<Derive>,
 }
 
@@ -56,7 +56,7 @@ impl<'a> Offer<'a> {
             scope: s.rules.clone(),
             max_rules: s.max_rules,
             plan: s.plan.clone(),
-            plan_room: s.plan_room,
+            plan_batches: s.plan_batches,
             derive: s.derive,
         }
     }

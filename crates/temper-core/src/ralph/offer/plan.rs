@@ -86,7 +86,7 @@ impl Offer<'_> {
         Ok(candidates)
     }
 
-    /// How many steps a plan batch may take ([`PlanRoom`](crate::ralph::settings::PlanRoom)),
+    /// How many steps a plan batch may take ([`PlanBatches`](crate::ralph::settings::PlanBatches)),
     /// counting the batches the journal has checked clean since the last that failed, and `more`
     /// clean ones besides (the next batch's room, should the one under way be clean).
     pub async fn plan_room(&self, more: usize) -> LoopResult<usize> {
@@ -95,7 +95,7 @@ impl Offer<'_> {
             EventData::PlanBatch(b) => Some(b.failed.is_empty() && b.guard.is_none()),
             _ => None,
         });
-        Ok(self.plan_room.after(checked.take_while(|clean| *clean).count() + more))
+        Ok(self.plan_batches.room(checked.take_while(|clean| *clean).count() + more))
     }
 
     /// A plan's derived step `n`, derived again from this target's own evidence and tries (the
