@@ -506,8 +506,8 @@ async fn a_last_step_joins_the_last_batch_after_a_fix_the_loop_kept_is_checked()
 
 /// A batch's room doubles after each clean batch, up to its most, and starts again after one that
 /// fails its check. With room for 2 steps at first and 4 at most: six clean steps go in two
-/// batches (2, then 4), not three. When step 3 fails, its batch of 4 is bisected (its stones
-/// dropped), and the next batch takes 2 again.
+/// batches (2, then 4), not three. When step 3 fails, its batch of 4 is bisected from its own
+/// stones (no step run again), which are then dropped, and the next batch takes 2 again.
 #[tokio::test]
 async fn a_batchs_room_doubles_after_a_clean_batch_and_starts_again_after_one_that_fails() {
     let t = Instant::now();
@@ -534,7 +534,10 @@ async fn a_batchs_room_doubles_after_a_clean_batch_and_starts_again_after_one_th
             assert_eq!(batches, [json!([1, 2]), json!([3, 4, 5, 6]), json!([4, 5])], "failing: room 2 again after the bisection");
             let found = sim.events(run, EventKind::PlanBisected).await;
             assert_eq!(found.len(), 1, "{found:?}");
-            assert_eq!(found[0]["step"], json!(3));
+            assert_eq!((&found[0]["step"], &found[0]["probes"]), (&json!(3), &json!(2)));
+            // Each probe restored the batch's stone that holds its whole prefix: nothing ran again.
+            let ran = |n: usize| sim.guest.scripts().iter().filter(|s| s.contains(&format!("echo plan step {n}\n"))).count();
+            assert_eq!((ran(3), ran(4), ran(6)), (1, 2, 2), "step 3 once; 4 and 6 again only in their later batch and pick");
         } else {
             assert_eq!(batches, [json!([1, 2]), json!([3, 4, 5, 6])], "clean: 2, then 4");
         }

@@ -13,6 +13,7 @@ use temper_journal::turn::ApplyFix;
 use temper_journal::{Evaluation, Findings, ScanResult};
 
 /// What the fix script did.
+#[derive(Clone)]
 pub(in crate::ralph) struct ScriptRun {
     pub exit_code: Option<i64>,
     stdout: Option<String>,

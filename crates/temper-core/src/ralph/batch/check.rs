@@ -30,6 +30,8 @@ pub(super) struct BatchChecked {
     /// Stepping stones taken while the steps were applied: each snapshot's name, with the index
     /// of the last step it holds.
     pub stones: Vec<(usize, String)>,
+    /// The steps' scripts as they ran in the batch's own application.
+    pub applied: Vec<ScriptRun>,
 }
 
 impl BatchChecked {
@@ -45,41 +47,50 @@ impl BatchChecked {
 }
 
 impl PlanBatch<'_> {
-    /// Applies `steps` in order on the guest as it stands, then checks them: their rules, the
-    /// regression set and `watched` in one rescan, beside the guard, which also takes the
-    /// evidence of `ahead`. `first`: the batch's own application (its attempts become `applied`,
-    /// and its check is journaled), not a probe.
+    /// The batch's own application: `steps` applied in order on the checkpoint (their attempts
+    /// become `applied`; a stepping stone each `stone_after` of script time), then checked: their
+    /// rules, the regression set and `watched` in one rescan, beside the guard, which also takes
+    /// the evidence of `ahead`. The check is journaled.
     pub(super) async fn apply_and_check(
         &self,
         state: &RunState,
         steps: &[Step],
         watched: &[String],
         ahead: &[String],
-        first: bool,
     ) -> LoopResult<BatchChecked> {
         let (mut applied, mut stones, mut since) = (Vec::new(), Vec::new(), std::time::Duration::ZERO);
         for (i, s) in steps.iter().enumerate() {
             let run = self.attempt.apply(&s.fix.fix).await;
             since += run.took();
             applied.push(run);
-            if first {
-                self.books.journal().set_attempt_state(s.trial.id, AttemptState::Applied).await?;
-                if i + 1 < steps.len() && since >= self.stone_after {
-                    let name = format!("{}s{}", state.prefix(), s.trial.id);
-                    self.machine.take_snapshot(&name, &format!("plan steps {} to {} applied", steps[0].fix.n, s.fix.n)).await?;
-                    stones.push((i, name));
-                    since = std::time::Duration::ZERO;
-                }
+            self.books.journal().set_attempt_state(s.trial.id, AttemptState::Applied).await?;
+            if i + 1 < steps.len() && since >= self.stone_after {
+                let name = format!("{}s{}", state.prefix(), s.trial.id);
+                self.machine.take_snapshot(&name, &format!("plan steps {} to {} applied", steps[0].fix.n, s.fix.n)).await?;
+                stones.push((i, name));
+                since = std::time::Duration::ZERO;
             }
         }
         let mut checked = self.check(state, steps, &applied, watched, ahead).await?;
-        checked.stones = stones;
-        if first {
-            let (rules, watched, secs) = (state.regression_set().len(), watched.len(), checked.secs);
-            let (steps_n, failed, guard) = (steps.iter().map(|s| s.fix.n).collect(), checked.failed(steps), checked.guard.clone());
-            self.books.note(None, EventData::PlanBatch(PlanBatched { steps: steps_n, rules, watched, failed, guard, secs })).await?;
-        }
+        (checked.stones, checked.applied) = (stones, applied);
+        let (rules, watched, secs) = (state.regression_set().len(), watched.len(), checked.secs);
+        let (steps_n, failed, guard) = (steps.iter().map(|s| s.fix.n).collect(), checked.failed(steps), checked.guard.clone());
+        self.books.note(None, EventData::PlanBatch(PlanBatched { steps: steps_n, rules, watched, failed, guard, secs })).await?;
         Ok(checked)
+    }
+
+    /// A bisection probe of `prefix`: the guest at the newest of the batch's `stones` that holds
+    /// only steps of it (else at the checkpoint), the prefix's other steps applied again, then
+    /// checked. A step the stone holds is judged by its first run (`first`), whose state it is.
+    async fn probe(&self, state: &RunState, prefix: &[Step], stones: &[(usize, String)], first: &[ScriptRun]) -> LoopResult<BatchChecked> {
+        let stone = stones.iter().rev().find(|(i, _)| *i < prefix.len());
+        let (onto, held) = stone.map_or((state.checkpoint(), 0), |(i, name)| (name.as_str(), i + 1));
+        self.machine.restore(onto).await?;
+        let mut applied = first[..held].to_vec();
+        for s in &prefix[held..] {
+            applied.push(self.attempt.apply(&s.fix.fix).await);
+        }
+        self.check(state, prefix, &applied, &[], &[]).await
     }
 
     async fn check(
@@ -130,6 +141,7 @@ impl PlanBatch<'_> {
             secs,
             journal: String::new(),
             stones: Vec::new(),
+            applied: Vec::new(),
         };
         if !checked.clean() {
             checked.journal = self.machine.journal_errors().await;
@@ -181,10 +193,8 @@ impl PlanBatch<'_> {
     /// Finds the first step the checks fail with, by binary search over the batch's prefixes,
     /// each applied again on the checkpoint; that step's rule goes to the normal loop.
     pub(super) async fn bisect_batch(&self, state: &mut RunState, steps: &[Step], mut full: BatchChecked) -> LoopResult<()> {
-        // The batch's stones hold steps that are not kept as they stand.
-        for (_, stone) in std::mem::take(&mut full.stones) {
-            self.machine.drop_snapshot(&stone).await?;
-        }
+        // The batch's stones serve its probes, then go: they hold steps not kept as they stand.
+        let (stones, first) = (std::mem::take(&mut full.stones), std::mem::take(&mut full.applied));
         // A regression-set rule that fails at the checkpoint too was not broken by the batch.
         let unstable = self.machine.not_passing_at(state.checkpoint(), &full.regressions).await?;
         for r in &unstable {
@@ -194,6 +204,7 @@ impl PlanBatch<'_> {
         full.regressions.retain(|r| !unstable.contains(r));
         if full.clean() {
             self.machine.restore(state.checkpoint()).await?;
+            self.drop_stones(&stones).await?;
             let why = "applied in a plan batch whose check failed only on rules that fail at the checkpoint too (unstable): \
                        applied again in the next batch";
             return self
@@ -207,8 +218,7 @@ impl PlanBatch<'_> {
         while lo < hi {
             let mid = (lo + hi) / 2;
             probes += 1;
-            self.machine.restore(state.checkpoint()).await?;
-            let c = self.apply_and_check(state, &steps[..mid], &[], &[], false).await?;
+            let c = self.probe(state, &steps[..mid], &stones, &first).await?;
             if c.clean() {
                 lo = mid + 1;
             } else {
@@ -216,6 +226,7 @@ impl PlanBatch<'_> {
             }
         }
         self.machine.restore(state.checkpoint()).await?;
+        self.drop_stones(&stones).await?;
         let culprit = &steps[lo - 1];
         let e = blamed(&steps[..lo], at_hi);
         let (verdict, reason) = (e.verdict, e.verdict_reason.clone());
@@ -243,6 +254,15 @@ impl PlanBatch<'_> {
         if preset.is_some() {
             let plan = format!("step {} of the proven plan failed; the normal loop takes the rule up", culprit.fix.n);
             self.attempt.work_on(state, Pick { rule_id: rule, plan, preset }).await?;
+        }
+        Ok(())
+    }
+}
+
+impl PlanBatch<'_> {
+    async fn drop_stones(&self, stones: &[(usize, String)]) -> LoopResult<()> {
+        for (_, stone) in stones {
+            self.machine.drop_snapshot(stone).await?;
         }
         Ok(())
     }

@@ -9,7 +9,8 @@
 //!
 //! While a batch applies its steps it takes a stepping stone each time `stone_after` of script
 //! time ran since the checkpoint or the last stone: kept with a clean batch, so that the reboot
-//! proof's rebuild replays no more than that; dropped with one that fails.
+//! proof's rebuild replays no more than that. A failing batch's probes start from its newest
+//! stone within their prefix, then the stones are dropped.
 //!
 //! A clean batch's check also takes the evidence of the rules the next batch is likely to take
 //! (`Ahead`): the guest stays as the check saw it until that batch starts, so the next batch
@@ -117,7 +118,7 @@ impl PlanBatch<'_> {
         if steps.is_empty() {
             return Ok(true);
         }
-        let checked = self.apply_and_check(state, &steps, &watched, &next, true).await?;
+        let checked = self.apply_and_check(state, &steps, &watched, &next).await?;
         if checked.clean() {
             self.keep_batch(state, &steps, &checked, &watched).await?;
             let ahead = checked.scan.as_ref().map(|s| Ahead::of(state.head(), s, &next));
