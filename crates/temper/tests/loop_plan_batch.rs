@@ -195,6 +195,22 @@ async fn a_run_killed_mid_batch_or_mid_bisection_resumes_and_ends_the_same() {
     let interrupted = sim.store.attempts(run).await.unwrap().into_iter().filter(|a| a.state == AttemptState::Interrupted).count();
     assert_eq!(interrupted, 4, "the killed batch's four attempts, closed on resume");
 
+    // Mid batch with a stone after every step: the resumed run drops the two the kill left.
+    let plan = steps(["", "", "", ""]);
+    let third = plan[2].fix.fix_script.clone();
+    let mut sim = planned("batch-kill-stones", plan).await;
+    sim.settings.plan_batches.stone_after = std::time::Duration::ZERO;
+    let run = sim.new_run("stock").await;
+    sim.kill_during(run, &third).await;
+    let left = temper_core::ports::Hypervisor::snapshot_list(&sim.hv).await.unwrap();
+    let stones: Vec<&String> = left.iter().filter(|s| s.ends_with("-s1") || s.ends_with("-s2")).collect();
+    assert_eq!(stones.len(), 2, "the stones after steps 1 and 2, left by the kill: {left:?}");
+    sim.stock(run).await.unwrap();
+    ends_well(&sim, run).await;
+    let left = temper_core::ports::Hypervisor::snapshot_list(&sim.hv).await.unwrap();
+    let checkpoint = sim.store.run(run).await.unwrap().checkpoint;
+    assert!(left.iter().all(|s| s == "baseline" || *s == checkpoint), "no stone is left: {left:?} (checkpoint {checkpoint})");
+
     // Mid bisection (step 2's second run is the first probe's): the same end as without the kill.
     let mut plan = steps(["", "", "", ""]);
     plan[1].fix.fix_script = "echo plan step 2\nexit 3\n# sim exit 3\n".into();
