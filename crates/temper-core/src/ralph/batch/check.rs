@@ -7,7 +7,7 @@ use super::{PlanBatch, Step};
 use crate::ralph::attempt::{ScriptRun, diagnostics, evaluation};
 use crate::ralph::error::LoopResult;
 use crate::ralph::retire::{retire, retire_passed};
-use crate::ralph::state::RunState;
+use crate::ralph::state::{RunState, Stone, Stones};
 use crate::ralph::trial::Ended;
 use crate::ralph::trial::Pick;
 use crate::scan::Scan;
@@ -27,9 +27,9 @@ pub(super) struct BatchChecked {
     pub secs: f64,
     /// The guest's journal errors, read when the check failed.
     pub journal: String,
-    /// Stepping stones taken while the steps were applied: each snapshot's name, with the index
-    /// of the last step it holds.
-    pub stones: Vec<(usize, String)>,
+    /// Stepping stones taken while the steps were applied, each holding a prefix of the steps
+    /// (at most 8 at once, thinned as the run's are: `state/stones.rs`).
+    pub stones: Stones,
     /// The steps' scripts as they ran in the batch's own application.
     pub applied: Vec<ScriptRun>,
 }
@@ -58,7 +58,7 @@ impl PlanBatch<'_> {
         watched: &[String],
         ahead: &[String],
     ) -> LoopResult<BatchChecked> {
-        let (mut applied, mut stones, mut since) = (Vec::new(), Vec::new(), std::time::Duration::ZERO);
+        let (mut applied, mut stones, mut since) = (Vec::new(), Stones::default(), std::time::Duration::ZERO);
         for (i, s) in steps.iter().enumerate() {
             let run = self.attempt.apply(&s.fix.fix).await;
             since += run.took();
@@ -67,7 +67,10 @@ impl PlanBatch<'_> {
             if i + 1 < steps.len() && since >= self.stone_after {
                 let name = format!("{}s{}", state.prefix(), s.trial.id);
                 self.machine.take_snapshot(&name, &format!("plan steps {} to {} applied", steps[0].fix.n, s.fix.n)).await?;
-                stones.push((i, name));
+                let holds = steps[..=i].iter().map(|s| s.trial.id).collect();
+                for gone in stones.add(Stone { snapshot: name, holds }) {
+                    self.machine.drop_snapshot(&gone.snapshot).await?;
+                }
                 since = std::time::Duration::ZERO;
             }
         }
@@ -82,9 +85,9 @@ impl PlanBatch<'_> {
     /// A bisection probe of `prefix`: the guest at the newest of the batch's `stones` that holds
     /// only steps of it (else at the checkpoint), the prefix's other steps applied again, then
     /// checked. A step the stone holds is judged by its first run (`first`), whose state it is.
-    async fn probe(&self, state: &RunState, prefix: &[Step], stones: &[(usize, String)], first: &[ScriptRun]) -> LoopResult<BatchChecked> {
-        let stone = stones.iter().rev().find(|(i, _)| *i < prefix.len());
-        let (onto, held) = stone.map_or((state.checkpoint(), 0), |(i, name)| (name.as_str(), i + 1));
+    async fn probe(&self, state: &RunState, prefix: &[Step], stones: &Stones, first: &[ScriptRun]) -> LoopResult<BatchChecked> {
+        let stone = stones.iter().rev().find(|s| s.holds.len() <= prefix.len());
+        let (onto, held) = stone.map_or((state.checkpoint(), 0), |s| (s.snapshot.as_str(), s.holds.len()));
         self.machine.restore(onto).await?;
         let mut applied = first[..held].to_vec();
         for s in &prefix[held..] {
@@ -140,7 +143,7 @@ impl PlanBatch<'_> {
             scan: scan.ok(),
             secs,
             journal: String::new(),
-            stones: Vec::new(),
+            stones: Stones::default(),
             applied: Vec::new(),
         };
         if !checked.clean() {
@@ -181,7 +184,7 @@ impl PlanBatch<'_> {
         self.books.remember(self.books.journal().attempts().await?.into_iter().filter(|a| ids.contains(&a.id))).await?;
         let old = state.set_checkpoint(name.clone());
         retire(self.books, self.machine, state, old.clone(), &ids).await?;
-        let passed = checked.stones.iter().map(|(i, stone)| (stone.clone(), ids[i + 1..].to_vec())).collect();
+        let passed = checked.stones.iter().map(|s| (s.snapshot.clone(), ids[s.holds.len()..].to_vec())).collect();
         retire_passed(self.books, self.machine, state, passed).await?;
         self.books.note(None, EventData::Checkpoint { snapshot: name, replaced: old, fixes: Some(steps.len()) }).await?;
         if let Some(scan) = &checked.scan {
@@ -260,9 +263,9 @@ impl PlanBatch<'_> {
 }
 
 impl PlanBatch<'_> {
-    async fn drop_stones(&self, stones: &[(usize, String)]) -> LoopResult<()> {
-        for (_, stone) in stones {
-            self.machine.drop_snapshot(stone).await?;
+    async fn drop_stones(&self, stones: &Stones) -> LoopResult<()> {
+        for s in stones.iter() {
+            self.machine.drop_snapshot(&s.snapshot).await?;
         }
         Ok(())
     }

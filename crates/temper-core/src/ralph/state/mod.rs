@@ -9,8 +9,7 @@ mod stones;
 
 pub use ahead::{Ahead, Seen};
 pub use kept::{Kept, KeptWay};
-pub use stones::Stone;
-use stones::Stones;
+pub use stones::{Stone, Stones};
 use temper_journal::{AttemptId, Booted, MemoryId};
 
 #[derive(Debug, Clone)]

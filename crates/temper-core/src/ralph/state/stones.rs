@@ -45,6 +45,11 @@ impl Stones {
         gone
     }
 
+    /// The stones, oldest first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Stone> {
+        self.0.iter()
+    }
+
     #[cfg(test)]
     fn names(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|s| s.snapshot.as_str())
