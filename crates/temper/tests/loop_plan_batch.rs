@@ -202,14 +202,13 @@ async fn a_run_killed_mid_batch_or_mid_bisection_resumes_and_ends_the_same() {
     sim.settings.plan_batches.stone_after = std::time::Duration::ZERO;
     let run = sim.new_run("stock").await;
     sim.kill_during(run, &third).await;
-    let left = temper_core::ports::Hypervisor::snapshot_list(&sim.hv).await.unwrap();
+    let left = sim.snapshots_left(run).await;
     let stones: Vec<&String> = left.iter().filter(|s| s.ends_with("-s1") || s.ends_with("-s2")).collect();
     assert_eq!(stones.len(), 2, "the stones after steps 1 and 2, left by the kill: {left:?}");
     sim.stock(run).await.unwrap();
     ends_well(&sim, run).await;
-    let left = temper_core::ports::Hypervisor::snapshot_list(&sim.hv).await.unwrap();
-    let checkpoint = sim.store.run(run).await.unwrap().checkpoint;
-    assert!(left.iter().all(|s| s == "baseline" || *s == checkpoint), "no stone is left: {left:?} (checkpoint {checkpoint})");
+    let left = sim.snapshots_left(run).await;
+    assert!(left.is_empty(), "no stone is left: {left:?}");
 
     // Mid bisection (step 2's second run is the first probe's): the same end as without the kill.
     let mut plan = steps(["", "", "", ""]);
@@ -539,9 +538,8 @@ async fn a_batchs_room_doubles_after_a_clean_batch_and_starts_again_after_one_th
         let run = sim.new_run("stock").await;
         sim.stock(run).await.unwrap();
         ends_well(&sim, run).await;
-        let left = temper_core::ports::Hypervisor::snapshot_list(&sim.hv).await.unwrap();
-        let checkpoint = sim.store.run(run).await.unwrap().checkpoint;
-        assert!(left.iter().all(|s| s == "baseline" || *s == checkpoint), "no stone is left: {left:?} (checkpoint {checkpoint})");
+        let left = sim.snapshots_left(run).await;
+        assert!(left.is_empty(), "no stone is left: {left:?}");
         for rule in LATER {
             assert_eq!(sim.rule(run, rule).await.status, RuleStatus::Fixed, "{rule}");
         }
@@ -567,7 +565,6 @@ async fn a_batchs_room_doubles_after_a_clean_batch_and_starts_again_after_one_th
 /// only step 6, not steps 3, 4 and 6 onto the first batch's checkpoint. No stone is left.
 #[tokio::test]
 async fn a_rebuild_after_a_blamed_plan_step_starts_from_the_stone_its_batch_took_before_it() {
-    use temper_core::ports::Hypervisor;
     let t = Instant::now();
     for stone_after in [std::time::Duration::ZERO, std::time::Duration::from_secs(3600)] {
         let mut plan = six_steps(["", "", "", ""]);
@@ -587,9 +584,8 @@ async fn a_rebuild_after_a_blamed_plan_step_starts_from_the_stone_its_batch_took
         let want = if stone_after.is_zero() { 1 } else { 3 };
         assert_eq!(replays.len(), want, "stone_after {stone_after:?}: {replays:?}");
         assert!(sim.guest.units_failing_at_boot().is_empty(), "the blamed step is not in the rebuilt state");
-        let left = sim.hv.snapshot_list().await.unwrap();
-        let checkpoint = sim.store.run(run).await.unwrap().checkpoint;
-        assert!(left.iter().all(|s| s == "baseline" || *s == checkpoint), "no stone is left: {left:?} (checkpoint {checkpoint})");
+        let left = sim.snapshots_left(run).await;
+        assert!(left.is_empty(), "no stone is left: {left:?}");
     }
     took("a_rebuild_after_a_blamed_plan_step_starts_from_the_stone_its_batch_took_before_it", t);
 }

@@ -292,6 +292,12 @@ impl Sim {
         all.into_iter().filter(|e| e.kind == kind).map(|e| e.data.fields()).collect()
     }
 
+    /// The snapshots left besides the baseline and `run`'s checkpoint (stones not dropped).
+    pub async fn snapshots_left(&self, run: RunId) -> Vec<String> {
+        let checkpoint = self.store.run(run).await.unwrap().checkpoint;
+        self.hv.snapshot_list().await.unwrap().into_iter().filter(|s| s != "baseline" && *s != checkpoint).collect()
+    }
+
     pub async fn attempts(&self, run: RunId, rule: &str) -> Vec<Attempt> {
         self.store.rule_attempts(run, &full(rule)).await.unwrap()
     }

@@ -96,6 +96,14 @@ impl PlanBatch<'_> {
         self.check(state, prefix, &applied, &[], &[]).await
     }
 
+    /// Deletes a failing batch's stones, once its probes are done.
+    async fn drop_stones(&self, stones: &Stones) -> LoopResult<()> {
+        for s in stones.iter() {
+            self.machine.drop_snapshot(&s.snapshot).await?;
+        }
+        Ok(())
+    }
+
     async fn check(
         &self,
         state: &RunState,
@@ -257,15 +265,6 @@ impl PlanBatch<'_> {
         if preset.is_some() {
             let plan = format!("step {} of the proven plan failed; the normal loop takes the rule up", culprit.fix.n);
             self.attempt.work_on(state, Pick { rule_id: rule, plan, preset }).await?;
-        }
-        Ok(())
-    }
-}
-
-impl PlanBatch<'_> {
-    async fn drop_stones(&self, stones: &Stones) -> LoopResult<()> {
-        for s in stones.iter() {
-            self.machine.drop_snapshot(&s.snapshot).await?;
         }
         Ok(())
     }

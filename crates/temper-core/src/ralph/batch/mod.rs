@@ -85,7 +85,8 @@ impl PlanBatch<'_> {
     /// loop's other rules (`Tail`).
     #[tracing::instrument(name = "plan_batch", skip_all)]
     pub(in crate::ralph) async fn run(&self, state: &mut RunState) -> LoopResult<bool> {
-        let tail = self.offer.plan_tail(self.room(state, 0).await?).await?;
+        let clean = self.offer.clean_plan_batches().await?;
+        let tail = self.offer.plan_tail(self.room(state, clean)).await?;
         if tail.waits || tail.due.len() < 2 {
             return Ok(false);
         }
@@ -103,7 +104,8 @@ impl PlanBatch<'_> {
         self.attempt.note_shared_bans(state, &due[0].rule, &bans).await?;
         let deny = self.attempt.deny_list(&bans).await?;
         let watched = self.offer.watched().await?;
-        let next = self.next_evidence(state, &tail.after, &watched).await?;
+        // The next batch's room, should this one be clean.
+        let next = self.next_evidence(&tail.after, &watched, self.room(state, clean + 1));
         let mut steps = Vec::new();
         for fix in due {
             let (seen, looked_ahead) = before.remove(&fix.rule).unwrap_or((None, false));
@@ -128,21 +130,20 @@ impl PlanBatch<'_> {
         self.bisect_batch(state, &steps, checked).await.map(|()| true)
     }
 
-    /// How many steps a batch may take (`Offer::plan_room`, with `more` clean batches besides the
-    /// journal's), within what `--max-rules` leaves.
-    async fn room(&self, state: &RunState, more: usize) -> LoopResult<usize> {
-        let room = self.offer.plan_room(more).await?;
-        Ok(self.offer.max_rules().map_or(room, |m| m.saturating_sub(state.worked()).min(room)))
+    /// How many steps a batch may take after `clean` clean batches in a row (`Offer::plan_room`),
+    /// within what `--max-rules` leaves.
+    fn room(&self, state: &RunState, clean: usize) -> usize {
+        let room = self.offer.plan_room(clean);
+        self.offer.max_rules().map_or(room, |m| m.saturating_sub(state.worked()).min(room))
     }
 
-    /// The rules whose evidence the batch's check takes for the next batch: the first open steps
-    /// `after` it (as many as the next batch may take if this one is clean), and those of rules
-    /// not applicable so far (`watched`, rescanned anyway), which the batch may make applicable.
-    /// Cheap ones only, as for [`Self::before_all`].
-    async fn next_evidence(&self, state: &RunState, after: &[PlannedFix], watched: &[String]) -> LoopResult<Vec<String>> {
-        let next = after.iter().take(self.room(state, 1).await?).map(|s| s.rule.clone());
+    /// The rules whose evidence the batch's check takes for the next batch: the first `room` open
+    /// steps `after` it, and those of rules not applicable so far (`watched`, rescanned anyway),
+    /// which the batch may make applicable. Cheap ones only, as for [`Self::before_all`].
+    fn next_evidence(&self, after: &[PlannedFix], watched: &[String], room: usize) -> Vec<String> {
+        let next = after.iter().take(room).map(|s| s.rule.clone());
         let applicable_next = self.offer.plan().iter().filter(|s| watched.contains(&s.rule)).map(|s| s.rule.clone());
-        Ok(self.machine.scanner().cheap_evidence(&next.chain(applicable_next).collect::<Vec<_>>()))
+        self.machine.scanner().cheap_evidence(&next.chain(applicable_next).collect::<Vec<_>>())
     }
 
     /// The batch's rules as the scanner finds them before any step runs (their results, and

@@ -79,23 +79,28 @@ impl Offer<'_> {
         if self.plan.is_empty() {
             return Ok(candidates);
         }
-        let tail = self.plan_tail(self.plan_room(0).await?).await?;
+        let room = self.plan_room(self.clean_plan_batches().await?);
+        let tail = self.plan_tail(room).await?;
         if tail.waits {
             candidates.retain(|c| !tail.holds(&c.rule_id));
         }
         Ok(candidates)
     }
 
-    /// How many steps a plan batch may take ([`PlanBatches`](crate::ralph::settings::PlanBatches)),
-    /// counting the batches the journal has checked clean since the last that failed, and `more`
-    /// clean ones besides (the next batch's room, should the one under way be clean).
-    pub async fn plan_room(&self, more: usize) -> LoopResult<usize> {
+    /// The plan batches the journal has checked clean since the last that failed.
+    pub async fn clean_plan_batches(&self) -> LoopResult<usize> {
         let events = self.journal.events(None).await?;
         let checked = events.iter().rev().filter_map(|e| match &e.data {
             EventData::PlanBatch(b) => Some(b.failed.is_empty() && b.guard.is_none()),
             _ => None,
         });
-        Ok(self.plan_batches.room(checked.take_while(|clean| *clean).count() + more))
+        Ok(checked.take_while(|clean| *clean).count())
+    }
+
+    /// How many steps a plan batch may take after `clean` clean batches in a row
+    /// ([`PlanBatches`](crate::ralph::settings::PlanBatches)).
+    pub fn plan_room(&self, clean: usize) -> usize {
+        self.plan_batches.room(clean)
     }
 
     /// A plan's derived step `n`, derived again from this target's own evidence and tries (the
