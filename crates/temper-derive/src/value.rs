@@ -69,7 +69,7 @@ pub fn failing_items(t: &TestEvidence) -> Result<Vec<&CollectedItem>, Refusal> {
     if t.items_total > t.items.len() {
         return Err(Refusal::Truncated { test: t.id.clone(), named: t.items.len(), total: t.items_total });
     }
-    let none_exist = t.check_existence == "none_exist";
+    let none_exist = t.check_existence == temper_scap::oval::Existence::NoneExist;
     let out: Vec<&CollectedItem> =
         t.items.iter().filter(|i| none_exist || i.result == Some(temper_scap::oval::DefinitionResult::False)).collect();
     if out.is_empty() {

@@ -286,7 +286,7 @@ impl JudgeInputs<'_> {
             for t in &mut e.tests {
                 if let Some((r, items)) = self.host.get(&t.id) {
                     t.result = *r;
-                    t.flag = Some(if items.is_empty() { "does not exist" } else { "complete" }.into());
+                    t.flag = Some(temper_scap::oval::Flag::found(items.len()));
                     t.items_total = items.len();
                     t.items = items.clone();
                 } else if self.open.contains_key(&t.id) {

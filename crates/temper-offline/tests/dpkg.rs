@@ -49,8 +49,12 @@ fn temper_reads_the_packages_oscaps_probe_reads() {
     let (mut found, mut missing) = (0, 0);
     for (i, n) in names.iter().enumerate() {
         let t = report.test(&format!("oval:t:tst:{}", i + 1)).unwrap();
-        let theirs: Vec<BTreeMap<String, String>> =
-            t.items.iter().filter(|i| i.status == "exists").map(|i| i.fields.iter().cloned().collect()).collect();
+        let theirs: Vec<BTreeMap<String, String>> = t
+            .items
+            .iter()
+            .filter(|i| i.status == temper_scap::oval::ItemStatus::Exists)
+            .map(|i| i.fields.iter().cloned().collect())
+            .collect();
         let judged = dpkg.judge(&t).unwrap();
         let ours: Vec<BTreeMap<String, String>> = judged.1.iter().map(|i| i.fields.iter().cloned().collect()).collect();
         assert_eq!(ours, theirs, "package `{n}`");

@@ -16,7 +16,7 @@ use temper_journal::PowerOff;
 use temper_journal::{Booted, EventData};
 use temper_report::{Format, RunData, load, render};
 use temper_scap::Outcome;
-use temper_scap::oval::{CollectedItem, DefinitionResult, Evidence, Field, Spec, TestEvidence};
+use temper_scap::oval::{Check, CollectedItem, DefinitionResult, Evidence, Existence, Field, Flag, ItemStatus, Spec, TestEvidence};
 
 /// A rule the content does not know, with a hostile title.
 const HOSTILE_RULE: &str = "xccdf_org.ssgproject.content_rule_temper_hostile_title";
@@ -88,8 +88,8 @@ fn evidence(rule: &str) -> Evidence {
             kind: "file_test".into(),
             comment: "files are owned by root".into(),
             result: DefinitionResult::False,
-            check: "all".into(),
-            check_existence: "any_exist".into(),
+            check: Check::All,
+            check_existence: Existence::AnyExist,
             object: Some(Spec {
                 id: "oval:obj:1".into(),
                 kind: "file_object".into(),
@@ -98,7 +98,7 @@ fn evidence(rule: &str) -> Evidence {
                 members: vec![],
                 operator: None,
             }),
-            flag: Some("complete".into()),
+            flag: Some(Flag::Complete),
             states: vec![Spec {
                 id: "oval:ste:1".into(),
                 kind: "file_state".into(),
@@ -111,7 +111,7 @@ fn evidence(rule: &str) -> Evidence {
             items: vec![CollectedItem {
                 id: "1".into(),
                 kind: "file_item".into(),
-                status: "exists".into(),
+                status: ItemStatus::Exists,
                 result: Some(DefinitionResult::False),
                 fields: vec![("filepath".into(), format!("/usr/bin/{}", hostile())), ("user_id".into(), "1000".into())],
             }],

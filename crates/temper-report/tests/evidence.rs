@@ -8,7 +8,7 @@ use std::process::Command;
 
 use common::*;
 use temper_report::{Format, load, render};
-use temper_scap::oval::{Evidence, OvalContent, OvalEval, OvalPlan, OvalReport, OvalResults};
+use temper_scap::oval::{Check, Evidence, Existence, Flag, ItemStatus, OvalContent, OvalEval, OvalPlan, OvalReport, OvalResults};
 
 const RULES: [&str; 2] = ["accounts_password_set_max_life_root", "file_permission_user_init_files"];
 const HOSTILE: &str = "/home/x/<script>alert(1)</script>";
@@ -109,8 +109,8 @@ fn kernel_config(rule: &str, found: &str) -> Evidence {
         kind: "textfilecontent54_test".into(),
         comment: "CONFIG_X is set to y".into(),
         result: DefinitionResult::False,
-        check: "all".into(),
-        check_existence: "all_exist".into(),
+        check: Check::All,
+        check_existence: Existence::AllExist,
         object: Some(Spec {
             id: "oval:o:1".into(),
             kind: "textfilecontent54_object".into(),
@@ -119,7 +119,7 @@ fn kernel_config(rule: &str, found: &str) -> Evidence {
             members: vec![],
             operator: None,
         }),
-        flag: Some("complete".into()),
+        flag: Some(Flag::Complete),
         states: vec![Spec {
             id: "oval:s:1".into(),
             kind: "textfilecontent54_state".into(),
@@ -132,7 +132,7 @@ fn kernel_config(rule: &str, found: &str) -> Evidence {
         items: vec![CollectedItem {
             id: "1".into(),
             kind: "textfilecontent_item".into(),
-            status: "exists".into(),
+            status: ItemStatus::Exists,
             result: Some(DefinitionResult::False),
             fields: vec![("filepath".into(), "/boot/config-6.1.0-28-amd64".into()), ("text".into(), found.into())],
         }],

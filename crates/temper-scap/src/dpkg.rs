@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::oval::{CollectedItem, DefinitionResult, TestEvidence};
+use crate::oval::{CollectedItem, DefinitionResult, Existence, ItemStatus, TestEvidence};
 
 /// Largest status file read (a full desktop's is about 4 MB).
 pub const MAX_STATUS: u64 = 64 << 20;
@@ -60,7 +60,7 @@ impl Package {
         CollectedItem {
             id: String::new(),
             kind: "dpkginfo_item".into(),
-            status: "exists".into(),
+            status: ItemStatus::Exists,
             result: None,
             fields: fields.into_iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
         }
@@ -141,33 +141,21 @@ impl Dpkg {
         if name.var_ref.is_some() || name.operation.as_deref().is_some_and(|o| o != "equals") {
             return Err(format!("{} names its package through a variable or an operation", object.id));
         }
-        self.judge_name(name.value.trim(), &test.check_existence)
+        Ok(self.judge_name(name.value.trim(), test.check_existence))
     }
 
     /// A `dpkginfo_test` with no state on the package `name`: its `check_existence` over the
     /// package's item, and the item.
-    pub fn judge_name(&self, name: &str, check_existence: &str) -> Result<(DefinitionResult, Vec<CollectedItem>), String> {
+    pub fn judge_name(&self, name: &str, check_existence: Existence) -> (DefinitionResult, Vec<CollectedItem>) {
         let items: Vec<CollectedItem> = self.get(name).map(Package::item).into_iter().collect();
-        Ok((existence(check_existence, items.len())?, items))
+        let result = if check_existence.holds(items.len()) { DefinitionResult::True } else { DefinitionResult::False };
+        (result, items)
     }
 }
 
 /// A stanza's fields (continuation lines are left out: the ones read are one line).
 fn fields(stanza: &str) -> HashMap<&str, &str> {
     stanza.lines().filter(|l| !l.starts_with([' ', '\t'])).filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim(), v.trim())).collect()
-}
-
-/// A test with no state: its `check_existence` over `n` items, all of them existing.
-fn existence(check_existence: &str, n: usize) -> Result<DefinitionResult, String> {
-    use DefinitionResult as R;
-    let b = |x: bool| if x { R::True } else { R::False };
-    Ok(match check_existence {
-        "" | "at_least_one_exists" | "all_exist" => b(n >= 1),
-        "any_exist" => R::True,
-        "none_exist" => b(n == 0),
-        "only_one_exists" => b(n == 1),
-        other => return Err(format!("check_existence `{other}`")),
-    })
 }
 
 #[cfg(test)]
@@ -206,10 +194,12 @@ mod tests {
     #[test]
     fn existence_decides_a_test_without_states() {
         use DefinitionResult as R;
-        assert_eq!(existence("at_least_one_exists", 1), Ok(R::True));
-        assert_eq!(existence("", 0), Ok(R::False));
-        assert_eq!(existence("none_exist", 0), Ok(R::True));
-        assert_eq!(existence("none_exist", 1), Ok(R::False));
-        assert!(existence("nonsense", 1).is_err());
+        let d = Dpkg::parse("Package: sudo\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1.9\n\n");
+        let result = |name: &str, e: Existence| d.judge_name(name, e).0;
+        assert_eq!(result("sudo", Existence::AtLeastOneExists), R::True);
+        assert_eq!(result("telnet", Existence::AtLeastOneExists), R::False);
+        assert_eq!(result("telnet", Existence::NoneExist), R::True);
+        assert_eq!(result("sudo", Existence::NoneExist), R::False);
+        assert_eq!(d.judge_name("sudo", Existence::AnyExist).1.len(), 1, "the package's item");
     }
 }

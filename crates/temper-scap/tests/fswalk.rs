@@ -16,7 +16,8 @@ use std::process::{Command, Stdio};
 
 use quick_xml::events::Event;
 use quick_xml::{Reader, XmlVersion};
-use temper_scap::fswalk::{COLLECT, Collected, Flag, Gap, GapAt, Listing, WalkError, WalkObject, collect, name_text};
+use temper_scap::fswalk::{COLLECT, Collected, Gap, GapAt, Listing, WalkError, WalkObject, collect, name_text};
+use temper_scap::oval::Flag;
 
 /// (path, filename, type) of each item, and the flag.
 type Found = (BTreeSet<(String, Option<String>, String)>, String);
@@ -173,7 +174,7 @@ fn ours(objects: &[String], w: &Listing) -> Vec<Found> {
 
 /// The walk's items and flag, as oscap's are read.
 fn found(c: &Collected, w: &Listing) -> Found {
-    (ours_items(c, w), c.flag.oval().to_string())
+    (ours_items(c, w), c.flag.to_string())
 }
 
 fn cases(root: &str) -> Vec<(&'static str, String)> {

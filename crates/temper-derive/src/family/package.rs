@@ -1,5 +1,5 @@
 //! `dpkginfo_test`: a package installed (`all_exist`, no state) or removed (`none_exist`).
-use temper_scap::oval::TestEvidence;
+use temper_scap::oval::{Existence, TestEvidence};
 
 use crate::Refusal;
 use crate::action::{Action, PackageFix};
@@ -18,10 +18,12 @@ pub fn actions(t: &TestEvidence) -> Result<Vec<Action>, Refusal> {
     if let Some(s) = t.states.first() {
         return Err(Refusal::Unsupported { test: t.id.clone(), why: format!("state {} asks for a version", s.id) });
     }
-    let install = match t.check_existence.as_str() {
-        "none_exist" => false,
-        "all_exist" | "at_least_one_exists" | "any_exist" => true,
-        other => return Err(Refusal::Unsupported { test: t.id.clone(), why: format!("check_existence {other}") }),
+    let install = match t.check_existence {
+        Existence::NoneExist => false,
+        Existence::AllExist | Existence::AtLeastOneExists | Existence::AnyExist => true,
+        other @ Existence::OnlyOneExists => {
+            return Err(Refusal::Unsupported { test: t.id.clone(), why: format!("check_existence {other}") });
+        }
     };
     if !install && PROTECTED.contains(&name.as_str()) {
         return Err(Refusal::Protected { what: format!("package {name}") });

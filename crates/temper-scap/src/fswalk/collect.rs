@@ -13,6 +13,7 @@ use super::gap::{Gap, GapAt};
 use super::listing::{EntryKind, Listing, Located, PRUNED, normal, parent};
 use super::object::{Entity, EntityOp, EntityValue, FsScope, ObjectTarget, WalkObject};
 use super::pattern::{NotUtf8, Pattern};
+use crate::oval::Flag;
 
 /// The longest path oscap's file probe reaches (PATH_MAX less its NUL): past it, the object
 /// goes to oscap.
@@ -73,26 +74,6 @@ impl ItemNames<'_> {
             p.extend_from_slice(name);
             p
         })
-    }
-}
-
-/// The object's flag in the system characteristics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flag {
-    Complete,
-    DoesNotExist,
-    /// A name could not be matched (it is not UTF-8): oscap's `error`, items kept.
-    Error,
-}
-
-impl Flag {
-    /// The flag as oscap writes it.
-    pub fn oval(self) -> &'static str {
-        match self {
-            Self::Complete => "complete",
-            Self::DoesNotExist => "does not exist",
-            Self::Error => "error",
-        }
     }
 }
 
@@ -248,13 +229,8 @@ pub fn collect(obj: &WalkObject, walk: &Listing, var: &dyn Fn(&str) -> Option<Ve
     if let Some(at) = c.refused {
         return Err(WalkError::Incomplete { object: obj.id.clone(), at });
     }
-    let flag = if c.bad_name {
-        Flag::Error
-    } else if c.items.is_empty() {
-        Flag::DoesNotExist
-    } else {
-        Flag::Complete
-    };
+    // A name that could not be matched (it is not UTF-8) is oscap's `error`, items kept.
+    let flag = if c.bad_name { Flag::Error } else { Flag::found(c.items.len()) };
     let mut out = Collected { items: c.items, flag, starts: c.starts };
     out.settle(walk);
     Ok(out)

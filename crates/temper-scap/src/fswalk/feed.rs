@@ -8,13 +8,14 @@
 use std::collections::HashMap;
 
 use super::WalkError;
-use super::collect::{Flag, ItemNames, collect};
+use super::collect::{ItemNames, collect};
 use super::gap::{Fallback, GapAt};
 use super::judge::gap_of;
 use super::listing::Listing;
 use super::object::WalkObject;
 use super::plan::{Added, RawElement, WalkPart};
 use super::state::{FileState, filter};
+use crate::oval::Flag;
 use crate::oval::index::Section;
 
 const DEF: &str = "http://oval.mitre.org/XMLSchema/oval-definitions-5";

@@ -8,12 +8,12 @@ use std::collections::{BTreeSet, HashMap};
 use quick_xml::events::Event;
 
 use super::WalkError;
-use super::collect::{Flag, ItemNames, collect};
+use super::collect::{ItemNames, collect};
 use super::gap::{Fallback, Gap, GapAt};
 use super::listing::{ListedEntry, Listing};
 use super::plan::{WalkPart, WalkedTest};
 use super::state::filter;
-use crate::oval::{CollectedItem, DefinitionResult, Evidence, OvalPlan, OvalReport, OvalResults, shown};
+use crate::oval::{CollectedItem, DefinitionResult, Evidence, Flag, ItemStatus, OvalPlan, OvalReport, OvalResults, shown};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
 
@@ -78,7 +78,7 @@ impl JudgedWalk {
             for t in &mut e.tests {
                 if let Some(j) = self.tests.get(&t.id) {
                     t.result = j.result;
-                    t.flag = Some(j.flag.oval().to_string());
+                    t.flag = Some(j.flag);
                     t.items = j.items.clone();
                     t.items_total = j.total;
                 }
@@ -175,7 +175,7 @@ fn judge_test(t: &WalkedTest, walk: &Listing, var: &dyn Fn(&str) -> Option<Vec<S
         items.push(CollectedItem {
             id: String::new(),
             kind: "file_item".into(),
-            status: "exists".into(),
+            status: ItemStatus::Exists,
             result: Some(compared),
             fields: fields(&names, e),
         });

@@ -19,14 +19,14 @@ pub mod pattern;
 pub mod plan;
 pub mod state;
 
-pub use collect::{Collected, Flag, ItemNames, PATH_MAX, WalkItem, collect};
+pub use collect::{Collected, ItemNames, PATH_MAX, WalkItem, collect};
 pub use feed::{Feed, Filled, ItemField};
 pub use gap::{Fallback, Gap, GapAt};
 pub use judge::{JudgedTest, JudgedWalk, name_text};
 pub use listing::{COLLECT, EntryKind, ListedEntry, Listing, Located, MAX_ENTRIES};
 pub use object::{Behaviors, Entity, EntityOp, EntityValue, FsScope, ObjectTarget, StateFilter, WalkObject};
 pub use plan::{PrePass, WalkPart, WalkedTest};
-pub use state::{Existence, FileState, FileTest, Truth, filter};
+pub use state::{FileState, FileTest, Truth, filter};
 
 /// Why a walk or an object could not be used.
 #[derive(Debug, thiserror::Error)]

@@ -4,12 +4,12 @@
 //! `check`, and their number by its `check_existence`.
 use quick_xml::events::{BytesStart, Event};
 
-use crate::oval::{DefinitionResult, Operator};
+use crate::oval::{Check, DefinitionResult, Existence, Flag, Operator};
 use crate::text::TextBuilder;
 use crate::xml::{Xml, local};
 
 use super::WalkError;
-use super::collect::{Collected, Flag, ItemNames};
+use super::collect::{Collected, ItemNames};
 use super::listing::{ListedEntry, Listing};
 use super::pattern::Pattern;
 
@@ -59,15 +59,6 @@ pub enum Cmp {
     PatternMatch,
 }
 
-/// How an entity's result is drawn from a variable's values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VarCheck {
-    All,
-    AtLeastOne,
-    OnlyOne,
-    NoneSatisfy,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldCheck {
     pub field: StateField,
@@ -75,7 +66,7 @@ pub struct FieldCheck {
     /// The value written, or a variable's id.
     pub value: String,
     pub var: bool,
-    pub var_check: VarCheck,
+    pub var_check: Check,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,10 +173,10 @@ impl FileState {
             return Ok(Truth::Error);
         }
         Ok(Truth::of(match c.var_check {
-            VarCheck::All => t == each.len(),
-            VarCheck::AtLeastOne => t >= 1,
-            VarCheck::OnlyOne => t == 1,
-            VarCheck::NoneSatisfy => t == 0,
+            Check::All => t == each.len(),
+            Check::AtLeastOne => t >= 1,
+            Check::OnlyOne => t == 1,
+            Check::NoneSatisfy => t == 0,
         }))
     }
 }
@@ -254,7 +245,7 @@ pub(crate) fn first<'a>(x: &mut Xml<'a>) -> Result<(BytesStart<'a>, bool), WalkE
 fn read_check(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<FieldCheck, String> {
     let name = local(e).to_string();
     let field = StateField::from_name(&name).ok_or_else(|| format!("the state entity <{name}>"))?;
-    let (mut cmp, mut var, mut var_check) = (Cmp::Equals, None, VarCheck::All);
+    let (mut cmp, mut var, mut var_check) = (Cmp::Equals, None, Check::All);
     for (k, v) in x.all_attrs(e).map_err(|e| e.to_string())? {
         match k.as_str() {
             "operation" => {
@@ -270,15 +261,7 @@ fn read_check(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> Result<FieldC
                 }
             }
             "var_ref" => var = Some(v),
-            "var_check" => {
-                var_check = match v.as_str() {
-                    "all" => VarCheck::All,
-                    "at least one" => VarCheck::AtLeastOne,
-                    "only one" => VarCheck::OnlyOne,
-                    "none satisfy" => VarCheck::NoneSatisfy,
-                    _ => return Err(format!("{name} var_check {v:?}")),
-                }
-            }
+            "var_check" => var_check = Check::read(&v).map_err(|e| format!("{name} var_{e}"))?,
             "datatype" if matches!(v.as_str(), "int" | "boolean" | "string") => {}
             other => return Err(format!("{name} {other}={v:?}")),
         }
@@ -302,19 +285,10 @@ pub struct FileTest {
     pub id: String,
     pub object: String,
     pub states: Vec<String>,
-    pub check: VarCheck,
+    pub check: Check,
     pub existence: Existence,
     /// `state_operator="OR"`; AND otherwise.
     pub states_or: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Existence {
-    AllExist,
-    AnyExist,
-    AtLeastOneExists,
-    NoneExist,
-    OnlyOneExists,
 }
 
 impl FileTest {
@@ -324,21 +298,8 @@ impl FileTest {
         let id = x.attr(&root, "id")?.unwrap_or_default();
         let unsupported = |why: String| WalkError::Unsupported { object: id.clone(), why };
         let [check, existence, op] = x.attrs(&root, ["check", "check_existence", "state_operator"])?;
-        let check = match check.as_deref() {
-            Some("all") => VarCheck::All,
-            Some("at least one") => VarCheck::AtLeastOne,
-            Some("only one") => VarCheck::OnlyOne,
-            Some("none satisfy") => VarCheck::NoneSatisfy,
-            c => return Err(unsupported(format!("check {c:?}"))),
-        };
-        let existence = match existence.as_deref() {
-            None | Some("at_least_one_exists") => Existence::AtLeastOneExists,
-            Some("all_exist") => Existence::AllExist,
-            Some("any_exist") => Existence::AnyExist,
-            Some("none_exist") => Existence::NoneExist,
-            Some("only_one_exists") => Existence::OnlyOneExists,
-            Some(c) => return Err(unsupported(format!("check_existence {c:?}"))),
-        };
+        let check = Check::read(check.as_deref().unwrap_or_default()).map_err(&unsupported)?;
+        let existence = Existence::of(existence.as_deref()).map_err(&unsupported)?;
         let states_or = match op.as_deref() {
             None | Some("AND") => false,
             Some("OR") => true,
@@ -363,13 +324,7 @@ impl FileTest {
     /// Whether the object's items (already filtered) meet the test's `check_existence`: only
     /// then are they compared with its states (oscap's items are otherwise `not evaluated`).
     pub fn exists(&self, c: &Collected) -> bool {
-        let n = c.items.len();
-        match self.existence {
-            Existence::AllExist | Existence::AtLeastOneExists => n >= 1,
-            Existence::AnyExist => true,
-            Existence::NoneExist => n == 0,
-            Existence::OnlyOneExists => n == 1,
-        }
+        self.existence.holds(c.items.len())
     }
 
     /// The test's result over the object's items (already filtered).
@@ -394,14 +349,14 @@ impl FileTest {
         let t = each.iter().filter(|&&t| t == Truth::True).count();
         let f = each.iter().filter(|&&t| t == Truth::False).count();
         Ok(match self.check {
-            VarCheck::All if f > 0 => Truth::False,
-            VarCheck::All if t == n => Truth::True,
-            VarCheck::AtLeastOne if t > 0 => Truth::True,
-            VarCheck::AtLeastOne if f == n => Truth::False,
-            VarCheck::OnlyOne if t == 1 && f == n - 1 => Truth::True,
-            VarCheck::OnlyOne if t > 1 || f == n => Truth::False,
-            VarCheck::NoneSatisfy if t > 0 => Truth::False,
-            VarCheck::NoneSatisfy if f == n => Truth::True,
+            Check::All if f > 0 => Truth::False,
+            Check::All if t == n => Truth::True,
+            Check::AtLeastOne if t > 0 => Truth::True,
+            Check::AtLeastOne if f == n => Truth::False,
+            Check::OnlyOne if t == 1 && f == n - 1 => Truth::True,
+            Check::OnlyOne if t > 1 || f == n => Truth::False,
+            Check::NoneSatisfy if t > 0 => Truth::False,
+            Check::NoneSatisfy if f == n => Truth::True,
             _ => Truth::Error,
         })
     }

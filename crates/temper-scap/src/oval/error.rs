@@ -21,6 +21,8 @@ pub enum OvalError {
     NamespaceClash { prefix: String, first: String, second: String },
     #[error("not OVAL results: the root element is <{0}>")]
     NotOvalResults(String),
+    #[error("<{element}> has an invalid {why}")]
+    BadAttribute { element: String, why: String },
     #[error("invalid OVAL result `{value}` for `{id}`")]
     BadResult { id: String, value: String },
 }

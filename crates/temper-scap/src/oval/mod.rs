@@ -28,6 +28,7 @@ mod plan;
 mod results;
 mod route;
 mod vars;
+mod vocab;
 mod walk;
 mod xccdf;
 
@@ -44,6 +45,7 @@ pub use index::{DefClass, Section};
 pub use plan::{CutFor, OvalPlan, PlanStats, PlannedRule, Stage};
 pub use results::{DefinitionResult, OvalResults, RuleOutcome, Split};
 pub use route::{OvalCheck, Route, XccdfReason};
+pub use vocab::{Check, Existence, Flag, ItemStatus};
 pub use walk::tree_walkers;
 
 /// Where a plan's files are, for `oscap oval eval`.

@@ -11,13 +11,11 @@ use quick_xml::events::BytesStart;
 use super::doc::escape;
 use super::evidence::{CollectedItem, Evidence, OvalReport, TestResults};
 use super::results::{DefinitionResult, OvalResults};
+use super::vocab::{Existence, Flag};
 use crate::dpkg::Dpkg;
 use crate::fswalk::plan::RawElement;
 use crate::fswalk::state::first;
 use crate::xml::{Xml, local};
-
-/// The `check_existence` values a test with no state can take, as [`Dpkg::judge_name`] reads them.
-const EXISTENCE: &[&str] = &["", "at_least_one_exists", "all_exist", "any_exist", "none_exist", "only_one_exists"];
 
 /// Largest package name read (Debian's are at most a few dozen bytes).
 const MAX_NAME: usize = 256;
@@ -27,7 +25,7 @@ const MAX_NAME: usize = 256;
 pub struct PackageTest {
     pub id: String,
     pub package: String,
-    pub check_existence: String,
+    pub check_existence: Existence,
 }
 
 /// What the host judges of one document.
@@ -80,7 +78,7 @@ fn stand_in(id: &str, version: &str) -> String {
 /// What a `dpkginfo_test` says, when the host can judge it.
 struct ReadTest {
     version: String,
-    check_existence: String,
+    check_existence: Existence,
     object: String,
 }
 
@@ -92,10 +90,7 @@ fn read_test(text: &str) -> Option<ReadTest> {
         return None;
     }
     let [version, check_existence] = x.attrs(&root, ["version", "check_existence"]).ok()?;
-    let check_existence = check_existence.unwrap_or_default();
-    if !EXISTENCE.contains(&check_existence.as_str()) {
-        return None;
-    }
+    let check_existence = Existence::of(check_existence.as_deref()).ok()?;
     let mut object = None;
     while let Some((e, empty)) = x.child("dpkginfo_test").ok()? {
         match local(&e) {
@@ -142,15 +137,7 @@ pub struct JudgedPackages {
 impl PackagePart {
     /// Each test judged over `dpkg`, the guest's packages.
     pub fn judge(&self, dpkg: &Dpkg) -> JudgedPackages {
-        let tests = self
-            .tests
-            .iter()
-            .map(|t| {
-                // The cut took only `check_existence` values the probe reads.
-                let judged = dpkg.judge_name(&t.package, &t.check_existence).unwrap_or((DefinitionResult::Error, Vec::new()));
-                (t.id.clone(), judged)
-            })
-            .collect();
+        let tests = self.tests.iter().map(|t| (t.id.clone(), dpkg.judge_name(&t.package, t.check_existence))).collect();
         JudgedPackages { tests }
     }
 }
@@ -176,7 +163,7 @@ impl JudgedPackages {
         for t in evidence.iter_mut().flat_map(|e| e.tests.iter_mut()) {
             if let Some((result, items)) = self.tests.get(&t.id) {
                 t.result = *result;
-                t.flag = Some(if items.is_empty() { "does not exist" } else { "complete" }.to_string());
+                t.flag = Some(Flag::found(items.len()));
                 t.items = items.clone();
                 t.items_total = items.len();
                 t.refused.clear();
@@ -221,7 +208,7 @@ mod tests {
         let c = cut(&els);
         assert_eq!(
             c.part.tests,
-            [PackageTest { id: "oval:x:tst:1".into(), package: "telnet".into(), check_existence: "none_exist".into() }]
+            [PackageTest { id: "oval:x:tst:1".into(), package: "telnet".into(), check_existence: Existence::NoneExist }]
         );
         let s = &c.replace["oval:x:tst:1"];
         assert!(s.starts_with("<unknown_test ") && s.contains(r#"id="oval:x:tst:1" version="2""#), "{s}");
@@ -262,8 +249,8 @@ mod tests {
         );
         let part = PackagePart {
             tests: vec![
-                PackageTest { id: "t1".into(), package: "aide".into(), check_existence: "at_least_one_exists".into() },
-                PackageTest { id: "t2".into(), package: "telnet".into(), check_existence: "none_exist".into() },
+                PackageTest { id: "t1".into(), package: "aide".into(), check_existence: Existence::AtLeastOneExists },
+                PackageTest { id: "t2".into(), package: "telnet".into(), check_existence: Existence::NoneExist },
             ],
         };
         let j = part.judge(&dpkg);

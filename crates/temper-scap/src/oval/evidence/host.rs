@@ -12,8 +12,9 @@ use crate::xml::{Xml, local};
 
 use super::super::content::OvalContent;
 use super::super::doc::{closure, rewrite};
-use super::super::error::OvalResult;
+use super::super::error::{OvalError, OvalResult};
 use super::super::index::{Component, Section};
+use super::super::vocab::{Check, Existence};
 use super::Field;
 use super::parts::{Node, children, criteria, metadata_title, text};
 
@@ -22,8 +23,9 @@ use super::parts::{Node, children, criteria, metadata_title, text};
 pub(crate) struct Element {
     pub kind: String,
     pub comment: String,
-    pub check: String,
-    pub check_existence: String,
+    /// A test's; the defaults for an object or a state, which have none.
+    pub check: Check,
+    pub check_existence: Existence,
     /// A state's `operator` (how its fields combine), when given.
     pub operator: Option<String>,
     pub object_ref: Option<String>,
@@ -235,16 +237,15 @@ fn values(x: &mut Xml<'_>) -> OvalResult<Vec<String>> {
 /// A test, object or state whose start tag `e` was just read.
 pub(crate) fn element(x: &mut Xml<'_>, e: &BytesStart<'_>, empty: bool) -> OvalResult<Element> {
     let [comment, check, existence, operator] = x.attrs(e, ["comment", "check", "check_existence", "operator"])?;
-    let mut el = Element {
-        kind: local(e).to_string(),
-        comment: comment.unwrap_or_default(),
-        check: check.unwrap_or_default(),
-        // The schema's default, for tests.
-        check_existence: existence
-            .unwrap_or_else(|| if local(e).ends_with("_test") { "at_least_one_exists".into() } else { String::new() }),
-        operator,
-        ..Element::default()
+    let kind = local(e).to_string();
+    // `check` is required of a test; `check_existence` has the schema's default.
+    let (check, check_existence) = if kind.ends_with("_test") {
+        let bad = |why| OvalError::BadAttribute { element: kind.clone(), why };
+        (Check::read(check.as_deref().unwrap_or_default()).map_err(bad)?, Existence::of(existence.as_deref()).map_err(bad)?)
+    } else {
+        (Check::default(), Existence::default())
     };
+    let mut el = Element { kind, comment: comment.unwrap_or_default(), check, check_existence, operator, ..Element::default() };
     if !empty {
         read_fields(x, &mut el)?;
     }

@@ -250,6 +250,7 @@ fn num(v: &str) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oval::ItemStatus;
 
     fn field(name: &str, op: Option<&str>, value: &str) -> Field {
         Field { name: name.into(), value: value.into(), operation: op.map(String::from), ..Field::default() }
@@ -263,7 +264,7 @@ mod tests {
         CollectedItem {
             id: "1".into(),
             kind: kind.into(),
-            status: "exists".into(),
+            status: ItemStatus::Exists,
             result: None,
             fields: fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         }

@@ -128,13 +128,7 @@ impl Reading<'_> {
         let mut refused = Vec::new();
         for (iid, result) in tested.iter().take(MAX_ITEMS) {
             let Some(i) = self.guest.items.get(iid) else { continue };
-            let item = CollectedItem {
-                id: iid.clone(),
-                kind: i.kind.clone(),
-                status: i.status.clone(),
-                result: *result,
-                fields: i.fields.clone(),
-            };
+            let item = CollectedItem { id: iid.clone(), kind: i.kind.clone(), status: i.status, result: *result, fields: i.fields.clone() };
             let raw = CollectedItem { fields: i.raw.clone(), ..item.clone() };
             match object.as_ref().map_or(Ok(()), |o| items::check(o, &variables, &raw)) {
                 Ok(()) => items.push(item),
@@ -155,10 +149,10 @@ impl Reading<'_> {
             kind: el.kind.clone(),
             comment: el.comment.clone(),
             result: r.and_then(|t| t.result).unwrap_or(DefinitionResult::Unknown),
-            check: el.check.clone(),
-            check_existence: el.check_existence.clone(),
+            check: el.check,
+            check_existence: el.check_existence,
             object,
-            flag: collected.map(|(f, _)| f.clone()),
+            flag: collected.map(|(f, _)| *f),
             states,
             variables,
             items_total: tested.len() - refused.len(),
