@@ -1,6 +1,7 @@
 //! The tools each role is offered, as JSON schemas, and their arguments as typed values.
 use serde::Deserialize;
 use serde_json::{Value, json};
+use temper_journal::TipKind;
 
 use crate::wire::{FunctionDef, Tool};
 
@@ -89,7 +90,7 @@ pub fn reflect() -> ToolSpec {
                         "type": "object",
                         "properties": {
                             "text": {"type": "string"},
-                            "type": {"type": "string", "description": "package, config, service, permission, kernel or other"},
+                            "type": {"type": "string", "enum": TipKind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>()},
                             "mechanism": {"type": "string"}
                         },
                         "required": ["text", "type", "mechanism"]

@@ -4,6 +4,7 @@ mod common;
 use common::*;
 use serde_json::json;
 use temper_core::agent::{AgentError, Reflector};
+use temper_journal::TipKind;
 use temper_journal::turn::NewTip;
 use temper_mockllm::{MockLlm, Scripted};
 
@@ -16,8 +17,9 @@ fn reflection(banned: serde_json::Value, distilled: &str) -> Scripted {
             "preferred": "write a drop-in that sorts before 50-redhat.conf",
             "distilled": distilled,
             "tips": [
-                {"text": "sshd uses the first value it reads", "type": "config", "mechanism": "sshd_config.d ordering"},
-                {"text": "", "type": "other", "mechanism": ""}
+                {"text": "sshd uses the first value it reads", "type": " Config", "mechanism": "sshd_config.d ordering"},
+                {"text": "", "type": "other", "mechanism": ""},
+                {"text": "net keys are read from sysctl.d", "type": "network", "mechanism": "sysctl.d"}
             ]
         }),
     )
@@ -32,12 +34,20 @@ async fn reflection_is_parsed() {
     let r = turn.value;
     assert_eq!(r.banned.as_deref(), Some(r"sed\s+-i\s+'s/\^PermitRootLogin"));
     assert_eq!(r.distilled, "sed on sshd_config lost to 50-redhat.conf");
+    let tip = |text: &str, kind, mechanism: &str| NewTip { text: text.into(), kind, mechanism: mechanism.into() };
     assert_eq!(
         r.tips,
-        [NewTip { text: "sshd uses the first value it reads".into(), kind: "config".into(), mechanism: "sshd_config.d ordering".into() }],
-        "tips with no text are dropped"
+        [
+            tip("sshd uses the first value it reads", TipKind::Config, "sshd_config.d ordering"),
+            tip("net keys are read from sysctl.d", TipKind::Other, "sysctl.d")
+        ],
+        "tips with no text are dropped; a type in any case is read, one outside the list is other"
     );
     assert!(turn.records[0].error.is_none());
+    let tools = mock.requests()[0]["tools"].as_array().cloned().unwrap_or_default();
+    let reflect = tools.iter().find(|t| t["function"]["name"] == "reflect").expect("the reflect tool is offered");
+    let offered = &reflect["function"]["parameters"]["properties"]["tips"]["items"]["properties"]["type"]["enum"];
+    assert_eq!(offered, &json!(TipKind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>()), "the tool offers the kinds");
     let user = messages(&mock.requests()[0])[1]["content"].as_str().unwrap().to_owned();
     assert!(user.contains("50-redhat.conf sets PermitRootLogin yes first"), "diagnostics are shown");
 }

@@ -51,7 +51,7 @@ pub use verdict::Verdict;
 pub(crate) use vocab::text_enum;
 pub use vocab::{
     AttemptState, Engine, EscalationCause, EventKind, FixSource, KeptState, MemoryKind, Phase, PowerOff, QueueState, RevertMethod,
-    RuleStatus, RunStatus, ScanResult, TurnMode, TurnRole, UnknownValue,
+    RuleStatus, RunStatus, ScanResult, TipKind, TurnMode, TurnRole, UnknownValue,
 };
 
 /// The journal's traits (and [`Recall`], which their memory reads take), for callers that hold a

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::{EscalationCause, EventKind, Phase, QueueState, RuleStatus, RunStatus, ScanResult, TurnMode, TurnRole};
+use crate::vocab::{EscalationCause, EventKind, Phase, QueueState, RuleStatus, RunStatus, ScanResult, TipKind, TurnMode, TurnRole};
 use temper_scap::Severity;
 use temper_scap::oval::Evidence;
 
@@ -248,7 +248,7 @@ pub struct Tip {
     pub run_id: Option<RunId>,
     pub rule_id: Option<String>,
     pub text: String,
-    pub kind: String,
+    pub kind: TipKind,
     pub mechanism: String,
     pub created_at: String,
     pub active: bool,

@@ -2,7 +2,7 @@
 //! the Architect's decision, and each LLM call.
 use serde::{Deserialize, Serialize};
 
-use crate::{TurnMode, TurnRole};
+use crate::{TipKind, TurnMode, TurnRole};
 
 /// The Worker's one action: the `apply_fix` tool call, as a typed value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,8 +15,7 @@ pub struct ApplyFix {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewTip {
     pub text: String,
-    /// e.g. "package", "config", "service".
-    pub kind: String,
+    pub kind: TipKind,
     pub mechanism: String,
 }
 

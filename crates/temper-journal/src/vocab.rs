@@ -387,6 +387,26 @@ text_enum! {
 }
 
 text_enum! {
+    /// What a Reflector's tip is about.
+    pub enum TipKind {
+        Package = "package",
+        Config = "config",
+        Service = "service",
+        Permission = "permission",
+        Kernel = "kernel",
+        Other = "other",
+    }
+}
+
+impl TipKind {
+    /// The word an LLM gave (`type` in the `reflect` call), in any case; a word outside the
+    /// list, or none, is `other`: the tip is kept, its text says the rest.
+    pub fn from_reply(word: &str) -> Self {
+        word.trim().to_ascii_lowercase().parse().unwrap_or(Self::Other)
+    }
+}
+
+text_enum! {
     /// How the guest went down in a cold reboot.
     pub enum PowerOff {
         /// It shut down cleanly on the hypervisor's request (ACPI).

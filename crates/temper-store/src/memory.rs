@@ -123,7 +123,7 @@ impl MemoryLog for Store {
             .bind(run)
             .bind(rule)
             .bind(&t.text)
-            .bind(&t.kind)
+            .bind(t.kind)
             .bind(&t.mechanism)
             .bind(now())
             .fetch_one(p)

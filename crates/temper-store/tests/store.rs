@@ -94,7 +94,7 @@ async fn memory_is_recalled_per_skill() {
         b.store.add_ban(rhel, "r1", "authselect", "locks out").await.unwrap();
         b.store.add_lesson(deb2, "r1", "l", "p", "deb lesson").await.unwrap();
         b.store.add_lesson(rhel, "r2", "l", "p", "rhel lesson").await.unwrap();
-        let tip = temper_journal::turn::NewTip { text: "t".into(), kind: "config".into(), mechanism: "m".into() };
+        let tip = temper_journal::turn::NewTip { text: "t".into(), kind: temper_journal::TipKind::Config, mechanism: "m".into() };
         b.store.add_tip(rhel, "r1", &tip).await.unwrap();
         let pats = |v: Vec<Ban>| v.into_iter().map(|x| x.pattern).collect::<Vec<_>>();
         assert_eq!(pats(b.store.bans(Recall::skill("debian12-anssi")).await.unwrap()), ["sysctl -w"], "{}", b.name);
@@ -120,7 +120,7 @@ async fn memory_holds_on_its_target_until_approved_for_the_skill() {
         let other = "qemu:///system#b (temper@h:22)";
         s.add_ban(a, "r1", "sysctl -w", "runtime only").await.unwrap();
         let lesson = s.add_lesson(a, "r1", "l", "p", "a lesson").await.unwrap();
-        let tip = temper_journal::turn::NewTip { text: "t".into(), kind: "config".into(), mechanism: "m".into() };
+        let tip = temper_journal::turn::NewTip { text: "t".into(), kind: temper_journal::TipKind::Config, mechanism: "m".into() };
         let tip = s.add_tip(a, "r1", &tip).await.unwrap();
         let on = |t: &'static str| Recall::skill("debian12-anssi").on(t);
         assert_eq!(s.bans(on("qemu:///system#a (temper@h:22)")).await.unwrap().len(), 1, "on its own target: {}", b.name);
@@ -157,7 +157,7 @@ async fn memory_persists_across_opens_and_can_be_forgotten() {
         let run = b.store.create_run(&new_run()).await.unwrap();
         b.store.add_lesson(run, "r1", "lesson", "prefer", "distilled").await.unwrap();
         b.store.add_ban(run, "r1", "rm -rf", "no").await.unwrap();
-        let tip = temper_journal::turn::NewTip { text: "t".into(), kind: "config".into(), mechanism: "m".into() };
+        let tip = temper_journal::turn::NewTip { text: "t".into(), kind: temper_journal::TipKind::Config, mechanism: "m".into() };
         b.store.add_tip(run, "r1", &tip).await.unwrap();
         let s = Store::open(&b.spec).await.unwrap();
         let bans = s.bans(Recall::all()).await.unwrap();
@@ -165,7 +165,7 @@ async fn memory_persists_across_opens_and_can_be_forgotten() {
         assert_eq!(s.lessons(Recall::all().rule("r1")).await.unwrap().len(), 1);
         assert_eq!(s.lessons(Recall::all()).await.unwrap().len(), 1);
         assert!(s.lessons(Recall::all().rule("r2")).await.unwrap().is_empty());
-        assert_eq!(s.tips(Recall::all()).await.unwrap()[0].kind, "config");
+        assert_eq!(s.tips(Recall::all()).await.unwrap()[0].kind, TipKind::Config);
         s.forget(MemoryKind::Bans, bans[0].id).await.unwrap();
         assert!(s.bans(Recall::all()).await.unwrap().is_empty());
         assert!(s.forget(MemoryKind::Bans, bans[0].id).await.is_err(), "forgetting twice is an error");

@@ -27,6 +27,7 @@ fn vocabularies(backend: &str) -> Vec<Vocabulary> {
         ("turn_modes", all(TurnMode::ALL), vec![("turns", "mode")]),
         ("event_kinds", all(EventKind::ALL), vec![("events", "kind")]),
         ("escalation_causes", all(EscalationCause::ALL), vec![("rules", "escalation_cause")]),
+        ("tip_kinds", all(TipKind::ALL), vec![("tips", "kind")]),
     ];
     if backend == "postgres" {
         v.push(("queue_states", all(QueueState::ALL), vec![("queue", "state")]));
@@ -46,6 +47,7 @@ async fn the_lookup_tables_hold_exactly_the_code_vocabulary() {
         let record = temper_journal::turn::TurnRecord::new(TurnRole::Worker, "m");
         s.add_turn(run, &NewTurn { attempt_id: Some(attempt), rule_id: None, record: &record }).await.unwrap();
         s.raw_rows(&format!("INSERT INTO events (run_id, ts, kind) VALUES ({run}, 't', 'scan')")).await.unwrap();
+        s.raw_rows(&format!("INSERT INTO tips (run_id, text, kind, created_at) VALUES ({run}, 't', 'config', 't')")).await.unwrap();
         let queued = match b.name {
             "postgres" => s.enqueue("f", &temper_journal::target::Target::default(), &[]).await.unwrap(),
             _ => 0,
@@ -79,17 +81,7 @@ async fn the_lookup_tables_hold_exactly_the_code_vocabulary() {
 #[tokio::test]
 async fn a_database_at_the_check_list_schema_keeps_its_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
-    let old = |backend: &str, last: &str| {
-        let to = dir.path().join(backend);
-        std::fs::create_dir_all(&to).unwrap();
-        for f in std::fs::read_dir(root.join(backend)).unwrap().map(|e| e.unwrap().file_name()) {
-            if f.to_str().unwrap() <= last {
-                std::fs::copy(root.join(backend).join(&f), to.join(&f)).unwrap();
-            }
-        }
-        to
-    };
+    let old = |backend: &str, last: &str| migrations_up_to(dir.path(), backend, last);
     let mut tables = vec!["runs", "rules", "attempts", "turns", "events", "lessons", "bans", "tips", "remembered_fixes"];
 
     let path = dir.path().join("t.db");
@@ -115,6 +107,60 @@ async fn a_database_at_the_check_list_schema_keeps_its_rows() {
     pool.close().await;
     let pg = Store::open(&url).await.unwrap().with_runs_dir(dir.path().join("runs"));
     assert_rows_kept(&pg, &tables).await;
+}
+
+/// A tip's kind from before its lookup table (an LLM's word, in any case, or none) is kept as the
+/// word it is, or read as `other`, the tip kept; from then on the database refuses a kind the
+/// code does not know.
+#[tokio::test]
+async fn a_tips_kind_from_before_its_lookup_table_is_kept_or_read_as_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = r#"INSERT INTO runs (started_at, status, skill, profile, datastream, target, agent, phase)
+            VALUES ('t0', 'finished', 'debian12-anssi', 'p', 'ds.xml', 'qemu', 'llm', 'done');
+        INSERT INTO tips (run_id, text, kind, created_at) SELECT id, 'a', 'config', 't' FROM runs;
+        INSERT INTO tips (run_id, text, kind, created_at) SELECT id, 'b', ' Kernel', 't' FROM runs;
+        INSERT INTO tips (run_id, text, kind, created_at) SELECT id, 'c', '', 't' FROM runs;
+        INSERT INTO tips (run_id, text, kind, created_at) SELECT id, 'd', 'network', 't' FROM runs;"#;
+    let want = [("a", "config"), ("b", "kernel"), ("c", "other"), ("d", "other")];
+    let check = |s: Store| async move {
+        let name = s.backend();
+        assert_eq!(s.raw_rows("SELECT * FROM tips").await.unwrap(), want.len(), "{name}: every tip kept");
+        for (text, kind) in want {
+            let n = s.raw_rows(&format!("SELECT * FROM tips WHERE text = '{text}' AND kind = '{kind}'")).await.unwrap();
+            assert_eq!(n, 1, "{name}: tip {text} is not {kind}");
+        }
+        assert!(s.raw_rows("UPDATE tips SET kind = 'network'").await.is_err(), "{name}: the key is in force");
+    };
+
+    let path = dir.path().join("t.db");
+    let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(opts).await.unwrap();
+    let to = migrations_up_to(dir.path(), "sqlite", "0025_walk_fallback.sql");
+    sqlx::migrate::Migrator::new(to).await.unwrap().run(&pool).await.unwrap();
+    sqlx::raw_sql(seed).execute(&pool).await.unwrap();
+    pool.close().await;
+    check(Store::open(path.to_str().unwrap()).await.unwrap()).await;
+
+    let url = temper_store::testing::scratch_database(&temper_store::testing::server_url(), "temper_tip_kinds").await.unwrap();
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let to = migrations_up_to(dir.path(), "postgres", "0024_walk_fallback.sql");
+    sqlx::migrate::Migrator::new(to).await.unwrap().run(&pool).await.unwrap();
+    sqlx::raw_sql(seed).execute(&pool).await.unwrap();
+    pool.close().await;
+    check(Store::open(&url).await.unwrap().with_runs_dir(dir.path().join("runs"))).await;
+}
+
+/// A copy of `backend`'s migrations up to `last`, in a folder of its own under `dir`.
+fn migrations_up_to(dir: &std::path::Path, backend: &str, last: &str) -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
+    let to = dir.join(format!("{backend}-{last}"));
+    std::fs::create_dir_all(&to).unwrap();
+    for f in std::fs::read_dir(root.join(backend)).unwrap().map(|e| e.unwrap().file_name()) {
+        if f.to_str().unwrap() <= last {
+            std::fs::copy(root.join(backend).join(&f), to.join(&f)).unwrap();
+        }
+    }
+    to
 }
 
 /// One row in each table, every vocabulary column set, and a copy of each table (`old_<table>`)

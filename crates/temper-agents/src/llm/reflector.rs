@@ -4,7 +4,7 @@ use temper_core::agent::{AgentResult, ReflectContext, Reflection, Reflector, Tur
 use temper_core::ban::check_ban;
 use temper_journal::turn::NewTip;
 
-use temper_journal::TurnRole;
+use temper_journal::{TipKind, TurnRole};
 
 use super::LlmAgent;
 use crate::prompt::{Fence, PromptSection};
@@ -70,7 +70,7 @@ pub fn validate_reflection(arguments: &str) -> Result<(Reflection, Option<String
         .tips
         .into_iter()
         .filter(|t| !t.text.trim().is_empty())
-        .map(|t| NewTip { text: t.text.trim().into(), kind: t.kind.trim().into(), mechanism: t.mechanism.trim().into() })
+        .map(|t| NewTip { text: t.text.trim().into(), kind: TipKind::from_reply(&t.kind), mechanism: t.mechanism.trim().into() })
         .collect();
     let reflection =
         Reflection { distilled: clip(distilled, MAX_DISTILLED_CHARS), lesson, banned, preferred: a.preferred.trim().to_owned(), tips };
