@@ -145,12 +145,12 @@ fn withhold(field: &str, value: String) -> String {
     }
 }
 
-/// A definition result without its id or result says nothing: skipped, as `OvalResults` does.
 /// A word in the guest's document that the schema does not have.
 fn bad(element: &str, why: String) -> OvalError {
     OvalError::BadAttribute { element: element.to_string(), why }
 }
 
+/// A definition result without its id or result says nothing: skipped, as `OvalResults` does.
 fn skip_unnamed(empty: bool, x: &mut Xml<'_>, e: &BytesStart<'_>) -> OvalResult<()> {
     if !empty {
         x.skip(e)?;
