@@ -34,4 +34,12 @@ else
   /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"
   log "started on 127.0.0.1:$port"
 fi
+# sshd forks before it listens: return only once the port takes a connection.
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
+for _ in $(seq 100); do listening && break; sleep 0.1; done
+if ! listening; then
+  log "sshd does not listen on 127.0.0.1:$port after 10 s; its log:"
+  tail -n 20 "$dir/sshd.log" >&2 || true
+  exit 1
+fi
 echo "qemu+ssh://root@127.0.0.1:$port/system?keyfile=$dir/id_ed25519&no_verify=1&no_tty=1"

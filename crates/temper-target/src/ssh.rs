@@ -118,9 +118,16 @@ pub async fn offered_host_key(cfg: &SshConfig) -> PortResult<PublicKey> {
     let config = Arc::new(client::Config::default());
     let attempt = client::connect(config, (cfg.host.as_str(), cfg.port), handler);
     // The handler refuses the key once it has it: the connection ends there.
-    let _ = tokio::time::timeout(cfg.connect_timeout, attempt).await;
+    let ended = tokio::time::timeout(cfg.connect_timeout, attempt).await;
     let key = seen.lock().map_err(|_| PortError::Other("host key lock".into()))?.clone();
-    key.ok_or_else(|| PortError::Connect { target, reason: format!("no SSH key exchange within {:?}", cfg.connect_timeout) })
+    key.ok_or_else(|| {
+        let reason = match ended {
+            Err(_) => format!("no SSH key exchange within {:?}", cfg.connect_timeout),
+            Ok(Err(e)) => format!("the connection ended before the key exchange: {e}"),
+            Ok(Ok(_)) => "the key exchange offered no host key".into(),
+        };
+        PortError::Connect { target, reason }
+    })
 }
 
 impl fmt::Debug for SshGuest {
@@ -513,6 +520,18 @@ mod tests {
         match SshGuest::new(cfg) {
             Err(PortError::Connect { reason, .. }) => {
                 assert!(reason.contains("/nonexistent/key"), "{reason}")
+            }
+            other => panic!("want Connect error, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_said_as_such_not_as_a_timeout() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let cfg = SshConfig { host: "127.0.0.1".into(), port, connect_timeout: Duration::from_secs(15), ..Default::default() };
+        match offered_host_key(&cfg).await {
+            Err(PortError::Connect { reason, .. }) => {
+                assert!(reason.contains("ended before the key exchange") && !reason.contains("15s"), "{reason}")
             }
             other => panic!("want Connect error, got {other:?}"),
         }
