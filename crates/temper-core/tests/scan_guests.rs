@@ -1,7 +1,9 @@
 //! Two scanners in one guest, with real oscap processes: this machine is the guest (its
 //! `oscap` and SSG's Debian 12 datastream, as `vm/fetch-ssg.sh` unpacks it). One scan stalls
 //! and is killed while the other, stopped all that time, is neither killed nor disturbed, and
-//! neither leaves a file behind.
+//! neither leaves a file behind. And a scan whose first oscap spins in user space (a stand-in
+//! first on PATH, a shell's busy loop under oscap's name) is killed and scanned again by the
+//! real one.
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -114,4 +116,54 @@ async fn a_stalled_scan_is_killed_alone_and_two_scans_share_no_file() {
     assert_eq!(kills.len(), a_scan.stalls as usize, "{kills:?}");
     assert!(kills[0].contains(&a_first.pid), "the kill names A's stalled run's pid file: {kills:?}");
     assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new(), "every scan file was removed");
+}
+
+/// The watchdog's spin rule on this machine's kernel: the first run is a real process spinning
+/// in user space under oscap's name; it is killed by its pid file once its system time has
+/// stood still for `spin_after` while its user time grew, and the second run, the real oscap,
+/// reads the rule.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oscap_spinning_in_user_space_is_killed_and_the_scan_run_again() {
+    let (ds, dir, bin) = (datastream(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let real = String::from_utf8(std::process::Command::new("sh").args(["-c", "command -v oscap"]).output().unwrap().stdout).unwrap();
+    let marker = dir.path().join("spun");
+    let stand_in = format!(
+        "#!/bin/bash\nif [ ! -e {m} ]; then : > {m}; while :; do :; done; fi\nexec {real} \"$@\"\n",
+        m = marker.display(),
+        real = real.trim()
+    );
+    std::fs::write(bin.path().join("oscap"), stand_in).unwrap();
+    assert!(std::process::Command::new("chmod").arg("+x").arg(bin.path().join("oscap")).status().unwrap().success());
+    let guest = Here { path_first: Some(bin.path().to_path_buf()), ..Here::default() };
+    let mut scanner = Scanner::new(&ds, STANDARD);
+    scanner.dir = dir.path().to_str().unwrap().into();
+    (scanner.watch_every, scanner.spin_after) = (Duration::from_millis(250), Duration::from_secs(3));
+    let stopped = Stopped(Mutex::default());
+    let first = ScanFiles::new(&scanner.dir, &scanner.tag, 1).pid;
+    let scan = tokio::spawn({
+        let s = scanner.clone();
+        async move { (s.scan(&guest, &[SUID.to_string()]).await, guest.log.into_inner().unwrap()) }
+    });
+    // The spinning run's pid, kept to be killed should the test fail half-way.
+    let mut spun = None;
+    for _ in 0..200 {
+        if let Some(pid) = std::fs::read_to_string(&first).ok().and_then(|p| p.trim().parse::<u32>().ok()) {
+            stopped.0.lock().unwrap().push(pid);
+            spun = Some(pid);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let spun = spun.expect("the first run wrote its pid file");
+    let (scan, log) = tokio::time::timeout(Duration::from_secs(180), scan).await.expect("the scan ends").unwrap();
+    let scan = scan.unwrap();
+    assert_eq!(scan.stalls, 1, "the spinning run was taken for a stall");
+    assert!(scan.took >= Duration::from_secs(3), "not before 3 s in user space: {:?}", scan.took);
+    assert!(scan.outcome(SUID).is_some(), "the real oscap's run read the rule");
+    assert!(matches!(state(spun), None | Some('Z')), "the spinning run was killed");
+    let kills: Vec<&Vec<String>> = log.iter().filter(|a| a[0] == "pkill").collect();
+    assert_eq!(kills.len(), 1, "{kills:?}");
+    assert!(kills[0].contains(&first), "by its own pid file: {kills:?}");
+    assert!(log.iter().any(|a| a[0] == "cat" && a.contains(&format!("/proc/{spun}/stat"))), "its CPU time was read: {log:?}");
+    assert_eq!(leftovers(dir.path()), vec![marker], "every scan file was removed");
 }

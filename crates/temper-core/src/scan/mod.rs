@@ -73,6 +73,9 @@ pub struct Scanner {
     pub stall_after: Duration,
     /// Sooner, this long, when every thread of it is parked on a futex (oscap's deadlock).
     pub parked_after: Duration,
+    /// A scan whose CPU time grows with no system time for this long (a probe spinning in user
+    /// space) is killed and run again, as a stall is.
+    pub spin_after: Duration,
     /// The watchdog's cadence; its first look comes after two of these.
     pub watch_every: Duration,
     /// A tailoring document (`temper_scap::Tailoring::for_oscap`), written to the guest as data
@@ -206,6 +209,7 @@ impl Scanner {
             skip_valid_rescans: true,
             stall_after: Duration::from_secs(120),
             parked_after: Duration::from_secs(30),
+            spin_after: Duration::from_secs(300),
             watch_every: Duration::from_secs(15),
             tailoring: None,
             dir: "/var/tmp".into(),
@@ -456,8 +460,7 @@ impl Scanner {
                 Ok(Ok(results)) => return Ok((results, stalls)),
                 Ok(Err(stall)) => {
                     stalls += 1;
-                    let threads = if stall.parked { "every thread parked on a futex" } else { "its threads not all parked" };
-                    tracing::warn!(stalls, "oscap made no progress for {:?} ({threads}): killed, scanning again", stall.idle)
+                    tracing::warn!(stalls, "oscap made no progress for {:?} ({}): killed, scanning again", stall.idle, stall.kind)
                 }
                 Err(ScanError::Failed { code: Some(code), stderr }) if crashed(code) && tried < SCAN_TRIES => {
                     tracing::warn!(code, %stderr, "oscap crashed (signal {}): scanning again", code - 128);

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::watch::{all_parked, parse_times};
+use super::watch::{Times, all_parked, parse_stat};
 use super::*;
 use crate::ports::{ExecOutput, PortResult};
 use temper_journal::RunId;
@@ -13,18 +13,51 @@ use temper_journal::RunId;
 const RESULT: &str = r#"<TestResult id="t"><rule-result idref="r"><result>pass</result></rule-result></TestResult>"#;
 const PID: &str = "4242";
 
-/// A guest whose first `hung` oscap runs deadlock: they never end, and their CPU time stays put.
-/// The `dropped` runs after those lose the SSH session, and the `crashed` runs after those
-/// die of SIGSEGV. `threads` is what `ps -L` lists of a hung run's threads (`None`: not read).
+/// A guest whose first `hung` oscap runs never end; their CPU time does as `cpu` says (stays
+/// put: a deadlock). The `dropped` runs after those lose the SSH session, and the `crashed`
+/// runs after those die of SIGSEGV. `threads` is what `ps -L` lists of a hung run's threads
+/// (`None`: not read).
 #[derive(Default)]
 struct Deadlocking {
     hung: u32,
+    cpu: Cpu,
     threads: Option<&'static str>,
     dropped: u32,
     crashed: u32,
     reconnects: Mutex<u32>,
     calls: Mutex<Vec<(Vec<String>, Vec<u8>)>>,
     oscap_runs: Mutex<u32>,
+    /// How many times its CPU time has been read.
+    samples: Mutex<u64>,
+}
+
+/// How a hung run's CPU time goes, read after read.
+#[derive(Default, Clone, Copy)]
+enum Cpu {
+    /// It stays put: a deadlock.
+    #[default]
+    Still,
+    /// User time grows, system time stays put: a probe spinning in user space.
+    Spinning,
+    /// Both grow: a long scan at work.
+    Busy,
+}
+
+impl Deadlocking {
+    /// Its `/proc/PID/stat` line, with a command name that holds a space and a parenthesis.
+    fn stat(&self) -> String {
+        let n = {
+            let mut n = self.samples.lock().unwrap();
+            *n += 1;
+            *n
+        };
+        let (user, system) = match self.cpu {
+            Cpu::Still => (12, 3),
+            Cpu::Spinning => (12 + 1500 * n, 3),
+            Cpu::Busy => (12 + 1400 * n, 3 + 100 * n),
+        };
+        format!("{PID} (osc ap) R 1 {PID} {PID} 0 -1 4194560 905 0 0 0 {user} {system} 0 0 20 0 3 0 1 2 3\n")
+    }
 }
 
 /// The oscap run a call is, if it is one.
@@ -64,7 +97,7 @@ impl Guest for Deadlocking {
                 Some(t) if exec.sudo => ok(t),
                 _ => ExecOutput { exit_code: Some(1), stderr: b"sudo: a password is required".to_vec(), ..Default::default() },
             },
-            "ps" => ok(" 12\n"),
+            "cat" if exec.argv[2].starts_with("/proc/") => ok(&self.stat()),
             "cat" => ok(PID),
             _ => ok(""),
         })
@@ -107,9 +140,10 @@ async fn a_deadlocked_oscap_is_killed_by_its_own_pid_and_the_scan_run_again() {
     let kills: Vec<_> = argvs.iter().filter(|a| a[0] == "pkill").collect();
     assert_eq!(kills.len(), 1);
     assert_eq!(kills[0], &["pkill", "-KILL", "-x", "oscap", "-F", &first.pid], "only the stalled run's process");
-    let (threads, samples): (Vec<_>, Vec<_>) = argvs.iter().filter(|a| a[0] == "ps").partition(|a| a[1] == "-L");
+    let threads: Vec<_> = argvs.iter().filter(|a| a[0] == "ps").collect();
+    let samples: Vec<_> = argvs.iter().filter(|a| a[0] == "cat" && a[2].starts_with("/proc/")).collect();
     assert!(samples.len() >= 8, "sampled for 120 s every 15 s: {argvs:?}");
-    assert!(samples.iter().all(|a| a[1..] == ["-o", "times=", "-p", PID]), "its own PID only: {samples:?}");
+    assert!(samples.iter().all(|a| a[1..] == ["--", &format!("/proc/{PID}/stat")]), "its own PID only: {samples:?}");
     assert!(threads.iter().all(|a| a.last().map(String::as_str) == Some(PID)), "its own threads only: {threads:?}");
     let removed = argvs.iter().find(|a| a[0] == "rm").expect("the killed run's files are removed");
     assert!(removed.contains(&first.pid) && removed.contains(&first.results));
@@ -262,8 +296,43 @@ fn every_thread_parked_is_read_from_the_kernel_s_own_wait_channels() {
     assert_eq!(all_parked(""), None, "a gone process");
 }
 
+/// A probe spinning in user space (CPU time growing, system time not) is killed after 300 s so,
+/// and the scan run again; a long scan whose system time grows too is never taken for one.
+#[tokio::test(start_paused = true)]
+async fn an_oscap_spinning_in_user_space_is_killed_and_a_busy_one_is_not() {
+    let g = Deadlocking { cpu: Cpu::Spinning, ..guest(1) };
+    let scanner = Scanner::new("ds.xml", "p");
+    let scan = tokio::time::timeout(Duration::from_secs(1200), scanner.scan(&g, &[])).await.expect("a spin is not waited out").unwrap();
+    assert_eq!((scan.stalls, scan.outcome("r")), (1, Some(Outcome::Pass)));
+    assert!(scan.took >= Duration::from_secs(330), "30 s before the first sample, then 300 s in user space: {:?}", scan.took);
+    assert!(scan.took < Duration::from_secs(360), "killed once it is seen: {:?}", scan.took);
+    let kills: Vec<_> = g.argvs().into_iter().filter(|a| a[0] == "pkill").collect();
+    assert_eq!(kills, vec![["pkill", "-KILL", "-x", "oscap", "-F", &g.trips()[0].pid]], "the spinning run, by its pid file");
+
+    let g = Deadlocking { cpu: Cpu::Busy, ..guest(1) };
+    let scanner = Scanner::new("ds.xml", "p");
+    let waited = tokio::time::timeout(Duration::from_secs(3600), scanner.scan(&g, &[])).await;
+    assert!(waited.is_err(), "a busy scan is left to work for an hour");
+    assert!(*g.samples.lock().unwrap() >= 200, "and watched all the while: {}", g.samples.lock().unwrap());
+    assert_eq!(g.count("pkill"), 0, "never killed");
+}
+
+/// `parse_stat` over this machine's own kernel: a shell spinning in user space gains user time
+/// and no system time; the fields are read after a command name with spaces and parentheses.
 #[test]
-fn times_are_read_from_ps_and_a_gone_process_has_none() {
-    assert_eq!(parse_times(" 140\n"), Some(140));
-    assert_eq!(parse_times(""), None);
+fn times_are_read_from_proc_stat_and_a_gone_process_has_none() {
+    use std::process::{Command, Stdio};
+    let mut spin = Command::new("sh").args(["-c", "while :; do :; done"]).stdout(Stdio::null()).spawn().unwrap();
+    let read = || parse_stat(&std::fs::read_to_string(format!("/proc/{}/stat", spin.id())).unwrap());
+    let first = read().expect("a live process's stat");
+    std::thread::sleep(Duration::from_millis(1500));
+    let second = read().expect("a live process's stat");
+    spin.kill().unwrap();
+    spin.wait().unwrap();
+    assert!(second.user > first.user, "a busy loop gains user time: {first:?} then {second:?}");
+    assert!(second.system - first.system <= 1, "and no system time to speak of: {first:?} then {second:?}");
+    let odd = "77 (a) b (c) S 1 77 77 0 -1 4194560 905 0 0 0 140 7 0 0 20 0 1 0 1 2 3\n";
+    assert_eq!(parse_stat(odd), Some(Times { user: 140, system: 7 }));
+    assert_eq!(parse_stat(""), None, "a gone process");
+    assert_eq!(parse_stat("77 (a) S 1"), None, "a short line");
 }

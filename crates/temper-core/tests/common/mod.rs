@@ -18,6 +18,8 @@ pub struct Here {
     pub trips: Mutex<Vec<Trip>>,
     /// Commands run in the mount namespace of this process (`nsenter -t PID -m`).
     pub within: Option<u32>,
+    /// A folder put first on the commands' PATH (stand-ins for the guest's programs).
+    pub path_first: Option<std::path::PathBuf>,
 }
 
 impl Here {
@@ -42,6 +44,7 @@ impl Guest for Here {
             .args(&ns)
             .args(["-k", "2", &format!("{:.3}", exec.timeout.as_secs_f64())])
             .args(&exec.argv)
+            .envs(self.path_first.iter().map(|dir| ("PATH", format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default()))))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
