@@ -42,21 +42,27 @@ impl Drop for Stopped {
     }
 }
 
-/// Waits for the `n`-th oscap run of `scanner` to be oscap, then stops it (SIGSTOP): from then
-/// on it makes no progress, as a deadlocked oscap makes none.
-async fn stop_run(scanner: &Scanner, n: u32, stopped: &Stopped) -> u32 {
+/// Waits for the `n`-th oscap run of `scanner` to be a running oscap, and returns its pid.
+async fn running_oscap(scanner: &Scanner, n: u32) -> u32 {
     let file = ScanFiles::new(&scanner.dir, &scanner.tag, n).pid;
     for _ in 0..1200 {
         if let Some(pid) = std::fs::read_to_string(&file).ok().and_then(|p| p.trim().parse().ok())
             && is_oscap(pid)
         {
-            signal("-STOP", pid);
-            stopped.0.lock().unwrap().push(pid);
             return pid;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("{file} never named a running oscap");
+}
+
+/// Waits for the `n`-th oscap run of `scanner` to be oscap, then stops it (SIGSTOP): from then
+/// on it makes no progress, as a deadlocked oscap makes none.
+async fn stop_run(scanner: &Scanner, n: u32, stopped: &Stopped) -> u32 {
+    let pid = running_oscap(scanner, n).await;
+    signal("-STOP", pid);
+    stopped.0.lock().unwrap().push(pid);
+    pid
 }
 
 fn leftovers(dir: &Path) -> Vec<PathBuf> {
@@ -144,17 +150,10 @@ async fn an_oscap_spinning_in_user_space_is_killed_and_the_scan_run_again() {
         let s = scanner.clone();
         async move { (s.scan(&guest, &[SUID.to_string()]).await, guest.log.into_inner().unwrap()) }
     });
-    // The spinning run's pid, kept to be killed should the test fail half-way.
-    let mut spun = None;
-    for _ in 0..200 {
-        if let Some(pid) = std::fs::read_to_string(&first).ok().and_then(|p| p.trim().parse::<u32>().ok()) {
-            stopped.0.lock().unwrap().push(pid);
-            spun = Some(pid);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let spun = spun.expect("the first run wrote its pid file");
+    // The spinning run's pid (a shell under oscap's name), kept to be killed should the test
+    // fail half-way.
+    let spun = running_oscap(&scanner, 1).await;
+    stopped.0.lock().unwrap().push(spun);
     let (scan, log) = tokio::time::timeout(Duration::from_secs(180), scan).await.expect("the scan ends").unwrap();
     let scan = scan.unwrap();
     assert_eq!(scan.stalls, 1, "the spinning run was taken for a stall");

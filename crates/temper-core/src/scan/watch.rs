@@ -2,8 +2,8 @@
 //! never ends), so a run whose CPU time has not grown for `stall_after` is killed and run
 //! again; sooner, after `parked_after`, when every one of its threads is parked on a futex,
 //! the deadlock's own picture. A probe can also spin: one thread running in user space, making
-//! no system call, for as long as it is let (19 minutes on a scan that takes one, in CI's
-//! fleet test). Its CPU time grows and its system time does not; after `spin_after` so, it is
+//! no system call, for as long as it is let (19 minutes on a scan that takes one, in a local
+//! run of `.ci/run`'s fleet test). Its CPU time grows and its system time does not; after `spin_after` so, it is
 //! killed and run again too. It is found and killed by its own PID, from its pid file, never
 //! by name: a scan of another run in the same guest goes on untouched.
 use std::fmt;
@@ -50,12 +50,6 @@ pub(super) struct Times {
     pub system: u64,
 }
 
-impl Times {
-    fn total(self) -> u64 {
-        self.user + self.system
-    }
-}
-
 impl Scanner {
     /// Returns once the oscap of `files` has not gained CPU time (all its threads) for
     /// `stall_after`, or for `parked_after` with all its threads parked on a futex; or has gained
@@ -74,7 +68,8 @@ impl Scanner {
             };
             let idle = since.elapsed();
             match (now, pid) {
-                (Some(t), _) if last.map(Times::total) != Some(t.total()) => {
+                // Both counters only grow: a change in either is CPU time gained.
+                (Some(t), _) if last != now => {
                     if last.is_none_or(|l| l.system != t.system) {
                         kernel_since = Instant::now();
                     }
